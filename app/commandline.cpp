@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commandline.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QRegularExpression>
+
+namespace fleetscope {
+
+CommandLine parseCommandLine(const QStringList &arguments)
+{
+    CommandLine result;
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("Fleetscope: a live, GPU-rendered heatmap of a GPU fleet.\n"
+                       "Without --backend it starts a simulated fleet on this machine and connects to it."));
+    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
+    const QCommandLineOption version(QStringLiteral("version"), QStringLiteral("Show the version."));
+    const QCommandLineOption backend(QStringLiteral("backend"),
+                                     QStringLiteral("Connect to a running fleetscope-backend at HOST:PORT."),
+                                     QStringLiteral("HOST:PORT"));
+    const QCommandLineOption gpus(QStringLiteral("gpus"),
+                                  QStringLiteral("GPUs in the embedded simulated fleet, 8 to 1048576 (default 10240)."),
+                                  QStringLiteral("N"), QStringLiteral("10240"));
+    const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Seed of the embedded simulated fleet."),
+                                  QStringLiteral("S"), QStringLiteral("1"));
+    const QCommandLineOption metric(QStringLiteral("metric"),
+                                    QStringLiteral("Metric shown at start, e.g. gpu_temp, power, gpu_util."),
+                                    QStringLiteral("ID"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QStringLiteral("Wait until a live frame is drawn, save the window to FILE (PNG) and exit."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption screenshotTimeout(
+        QStringLiteral("screenshot-timeout"),
+        QStringLiteral("Seconds --screenshot waits for a live frame before failing (default 30)."),
+        QStringLiteral("S"), QStringLiteral("30"));
+    parser.addOptions({help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout});
+
+    auto fail = [&](const QString &why) {
+        result.exitCode = 2;
+        result.message = QStringLiteral("fleetscope: %1\nTry 'fleetscope --help'.").arg(why);
+        return result;
+    };
+    if (!parser.parse(arguments)) {
+        return fail(parser.errorText());
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        return fail(QStringLiteral("unexpected argument '%1'").arg(parser.positionalArguments().constFirst()));
+    }
+    if (parser.isSet(help)) {
+        result.exitCode = 0;
+        result.message = parser.helpText();
+        return result;
+    }
+    if (parser.isSet(version)) {
+        result.exitCode = 0;
+        result.message = QStringLiteral("fleetscope %1").arg(QStringLiteral(FLEETSCOPE_VERSION));
+        return result;
+    }
+    auto &o = result.options;
+    if (parser.isSet(backend)) {
+        o.backend = parser.value(backend);
+        static const QRegularExpression hostPort(QStringLiteral("^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):([0-9]{1,5})$"));
+        const auto match = hostPort.match(o.backend);
+        if (!match.hasMatch() || match.captured(2).toInt() < 1 || match.captured(2).toInt() > 65535) {
+            return fail(QStringLiteral("--backend: '%1' is not HOST:PORT").arg(o.backend));
+        }
+    }
+    bool ok = false;
+    o.gpus = parser.value(gpus).toInt(&ok);
+    if (!ok || o.gpus < 8 || o.gpus > 1048576) {
+        return fail(QStringLiteral("--gpus: '%1' is not a number from 8 to 1048576").arg(parser.value(gpus)));
+    }
+    o.seed = parser.value(seed).toULongLong(&ok);
+    if (!ok) {
+        return fail(QStringLiteral("--seed: '%1' is not a non-negative integer").arg(parser.value(seed)));
+    }
+    o.metric = parser.value(metric);
+    o.screenshot = parser.value(screenshot);
+    o.screenshotTimeoutS = parser.value(screenshotTimeout).toInt(&ok);
+    if (!ok || o.screenshotTimeoutS < 1 || o.screenshotTimeoutS > 3600) {
+        return fail(QStringLiteral("--screenshot-timeout: '%1' is not a number of seconds from 1 to 3600")
+                        .arg(parser.value(screenshotTimeout)));
+    }
+    return result;
+}
+
+} // namespace fleetscope

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QObject>
+#include <QProcess>
+
+namespace fleetscope {
+
+// The simulator backend the console starts for itself when no --backend is given: a fleetscope-backend child
+// process on loopback, reached over gRPC like any other backend. If it dies it is started again on the same port,
+// so the client simply reconnects.
+class EmbeddedBackend : public QObject
+{
+    Q_OBJECT
+public:
+    EmbeddedBackend(int gpus, quint64 seed, QObject *parent = nullptr);
+    ~EmbeddedBackend() override;
+
+    void start();
+    QString address() const { return m_address; }
+
+Q_SIGNALS:
+    void ready(const QString &address);
+    void failed(const QString &message);
+
+private:
+    void launch();
+    void onOutput();
+    void onFinished(int exitCode, QProcess::ExitStatus status);
+
+    int m_gpus;
+    quint64 m_seed;
+    QProcess m_process;
+    QByteArray m_buffer;
+    QString m_address;
+    int m_restarts = 0;
+    bool m_stopping = false;
+};
+
+} // namespace fleetscope

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "mainwindow.h"
+
+#include "colorlegend.h"
+#include "heatmapview.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QLabel>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include <cstdio>
+
+namespace fleetscope {
+
+MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
+    : QMainWindow(parent)
+    , m_options(options)
+{
+    setWindowTitle(tr("Fleetscope"));
+    resize(1280, 800);
+
+    auto *central = new QWidget(this);
+    auto *layout = new QVBoxLayout(central);
+    layout->setContentsMargins(6, 6, 6, 6);
+    m_view = new HeatmapView(central);
+    m_legend = new ColorLegend(central);
+    layout->addWidget(m_view, 1);
+    layout->addWidget(m_legend);
+    setCentralWidget(central);
+
+    auto *toolbar = addToolBar(tr("View"));
+    toolbar->setMovable(false);
+    toolbar->addWidget(new QLabel(tr(" Metric: "), toolbar));
+    m_metricBox = new QComboBox(toolbar);
+    m_metricBox->setMinimumContentsLength(22);
+    m_metricBox->setToolTip(tr("The metric the map shows"));
+    toolbar->addWidget(m_metricBox);
+
+    m_connectionLabel = new QLabel(this);
+    m_gpuLabel = new QLabel(this);
+    m_ageLabel = new QLabel(this);
+    m_fpsLabel = new QLabel(this);
+    m_ageLabel->setMinimumWidth(m_ageLabel->fontMetrics().horizontalAdvance(tr("data as of 00:00:00 (0000.0 s old)")));
+    m_fpsLabel->setMinimumWidth(m_fpsLabel->fontMetrics().horizontalAdvance(tr("000.0 fps")));
+    statusBar()->addWidget(m_connectionLabel, 1);
+    statusBar()->addPermanentWidget(m_gpuLabel);
+    statusBar()->addPermanentWidget(m_ageLabel);
+    statusBar()->addPermanentWidget(m_fpsLabel);
+
+    connect(&m_client, &TelemetryClient::stateChanged, this, &MainWindow::onStateChanged);
+    connect(&m_client, &TelemetryClient::topologyChanged, this, &MainWindow::onTopologyChanged);
+    connect(&m_client, &TelemetryClient::metricsChanged, this, &MainWindow::onMetricsChanged);
+    connect(&m_client, &TelemetryClient::frameReady, this, &MainWindow::onFrame);
+    connect(&m_client, &TelemetryClient::errorOccurred, this,
+            [this](const QString &message) { statusBar()->showMessage(message, 10000); });
+    connect(m_metricBox, &QComboBox::currentIndexChanged, this, &MainWindow::onMetricSelected);
+
+    m_statusTimer.setInterval(250);
+    connect(&m_statusTimer, &QTimer::timeout, this, &MainWindow::refreshStatus);
+    m_statusTimer.start();
+    m_fpsClock.start();
+    onStateChanged(TelemetryClient::State::Connecting,
+                   options.backend.isEmpty() ? tr("starting the embedded simulator…")
+                                             : tr("connecting to %1…").arg(options.backend));
+}
+
+void MainWindow::connectTo(const QString &address)
+{
+    m_client.start(address);
+}
+
+void MainWindow::showProblem(const QString &message)
+{
+    m_connectionLabel->setText(QStringLiteral("⚠ ") + message);
+    m_connectionLabel->setStyleSheet(QStringLiteral("color: #e0603a; font-weight: bold;"));
+}
+
+void MainWindow::onStateChanged(TelemetryClient::State state, const QString &detail)
+{
+    QString colour;
+    switch (state) {
+    case TelemetryClient::State::Live:
+        colour = QStringLiteral("#4caf50");
+        break;
+    case TelemetryClient::State::Reconnecting:
+        colour = QStringLiteral("#e0603a");
+        break;
+    default:
+        colour = QStringLiteral("#d6a400");
+        break;
+    }
+    m_connectionLabel->setText(QStringLiteral("● ") + detail);
+    m_connectionLabel->setStyleSheet(QStringLiteral("color: %1;").arg(colour));
+}
+
+void MainWindow::onTopologyChanged(const TopologyPtr &topology)
+{
+    m_view->setTopology(topology);
+    m_gpuLabel->setText(tr("%L1 GPUs · %L2 nodes · %L3 racks")
+                            .arg(topology->gpuCount)
+                            .arg(topology->nodes.size())
+                            .arg(topology->racks.size()));
+}
+
+void MainWindow::onMetricsChanged()
+{
+    const QString current = m_metricBox->currentData().toString();
+    const QString wanted = current.isEmpty() ? m_options.metric : current;
+    QSignalBlocker block(m_metricBox);
+    m_metricBox->clear();
+    int select = 0;
+    for (const auto &m : m_client.metrics()) {
+        m_metricBox->addItem(QStringLiteral("%1 (%2)").arg(m.name, m.unit), m.id);
+        if (m.id == wanted) {
+            select = m_metricBox->count() - 1;
+        }
+    }
+    m_metricBox->setCurrentIndex(select);
+    onMetricSelected(select);
+}
+
+void MainWindow::onMetricSelected(int index)
+{
+    const auto &metrics = m_client.metrics();
+    if (index < 0 || static_cast<size_t>(index) >= metrics.size()) {
+        return;
+    }
+    const MetricInfo &metric = metrics[static_cast<size_t>(index)];
+    m_view->setMetric(metric);
+    m_legend->setMetric(metric, m_view->colorMap());
+    // Subscribe to the shown metric alongside the health-relevant defaults, so a switch back is instant.
+    QStringList ids{metric.id};
+    for (const auto &id : {QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util")}) {
+        if (!ids.contains(id)) {
+            ids << id;
+        }
+    }
+    m_client.setMetrics(ids);
+}
+
+void MainWindow::onFrame(const FramePtr &frame)
+{
+    m_view->setFrame(frame);
+    if (!m_screenshotFile.isEmpty() && frame->plane(m_view->metric().id) != nullptr) {
+        // Save after this frame has been painted, not before.
+        const QString file = m_screenshotFile;
+        m_screenshotFile.clear();
+        connect(
+            m_view, &QOpenGLWidget::frameSwapped, this,
+            [this, file] {
+                refreshStatus();
+                const bool saved = grab().save(file, "PNG");
+                if (!saved) {
+                    std::fprintf(stderr, "fleetscope: cannot write %s\n", qPrintable(file));
+                }
+                Q_EMIT screenshotDone(saved ? 0 : 1);
+            },
+            Qt::SingleShotConnection);
+    }
+}
+
+void MainWindow::takeScreenshotWhenLive(const QString &file, int timeoutS)
+{
+    m_screenshotFile = file;
+    QTimer::singleShot(timeoutS * 1000, this, [this, timeoutS] {
+        if (!m_screenshotFile.isEmpty()) {
+            std::fprintf(stderr, "fleetscope: no live frame arrived within %d s (%s); no screenshot taken\n", timeoutS,
+                         qPrintable(m_client.stateDetail()));
+            Q_EMIT screenshotDone(1);
+        }
+    });
+}
+
+void MainWindow::refreshStatus()
+{
+    const qint64 elapsed = m_fpsClock.elapsed();
+    if (elapsed >= 1000) {
+        m_fps = static_cast<double>(m_view->paintCount() - m_fpsPaints) * 1000.0 / static_cast<double>(elapsed);
+        m_fpsPaints = m_view->paintCount();
+        m_fpsClock.restart();
+    }
+    m_fpsLabel->setText(tr("%1 fps").arg(m_fps, 0, 'f', 1));
+    const FramePtr frame = m_view->frame();
+    if (!frame) {
+        m_ageLabel->setText(tr("no data yet"));
+        return;
+    }
+    const double age = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - frame->sampleTimeMs) / 1000.0;
+    const QString when = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
+    m_ageLabel->setText(tr("data as of %1 (%2 s old)").arg(when).arg(std::max(0.0, age), 0, 'f', 1));
+    // Old data must never look fresh: past a few intervals the age turns into a warning.
+    m_ageLabel->setStyleSheet(age > 5.0 ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
+}
+
+} // namespace fleetscope

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "commandline.h"
+#include "telemetryclient.h"
+
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <QTimer>
+
+class QComboBox;
+class QLabel;
+
+namespace fleetscope {
+
+class ColorLegend;
+class HeatmapView;
+
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(const ConsoleOptions &options, QWidget *parent = nullptr);
+
+    TelemetryClient *client() { return &m_client; }
+    HeatmapView *heatmap() { return m_view; }
+    // Connects the client to HOST:PORT (the embedded backend's or the user's).
+    void connectTo(const QString &address);
+    // Shows a problem that stops the console from working (the embedded backend failed) in the status bar.
+    void showProblem(const QString &message);
+    // --screenshot: once a live frame has been drawn, saves the window to file and emits screenshotDone(0); after
+    // timeoutS seconds without one, emits screenshotDone(1) with a message on stderr.
+    void takeScreenshotWhenLive(const QString &file, int timeoutS);
+
+Q_SIGNALS:
+    void screenshotDone(int exitCode);
+
+private:
+    void onStateChanged(TelemetryClient::State state, const QString &detail);
+    void onTopologyChanged(const TopologyPtr &topology);
+    void onMetricsChanged();
+    void onFrame(const FramePtr &frame);
+    void onMetricSelected(int index);
+    void refreshStatus();
+
+    ConsoleOptions m_options;
+    TelemetryClient m_client;
+    HeatmapView *m_view = nullptr;
+    ColorLegend *m_legend = nullptr;
+    QComboBox *m_metricBox = nullptr;
+    QLabel *m_connectionLabel = nullptr;
+    QLabel *m_gpuLabel = nullptr;
+    QLabel *m_ageLabel = nullptr;
+    QLabel *m_fpsLabel = nullptr;
+    QTimer m_statusTimer;
+    QElapsedTimer m_fpsClock;
+    quint64 m_fpsPaints = 0;
+    double m_fps = 0;
+    QString m_screenshotFile;
+};
+
+} // namespace fleetscope

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "backendoptions.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+namespace {
+template<typename T>
+bool parseNumber(const std::string &text, T *out)
+{
+    const char *end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
+    return ec == std::errc() && ptr == end;
+}
+} // namespace
+
+std::string backendUsage()
+{
+    return fmt::format(
+        "Usage: fleetscope-backend [options]\n"
+        "Serves the Fleetscope telemetry API (gRPC) from a deterministic simulated GPU fleet.\n\n"
+        "  --listen ADDR       address to listen on (default 127.0.0.1:50051); port 0 picks a free port,\n"
+        "                      and 'listening on HOST:PORT' is printed when ready\n"
+        "  --gpus N            fleet size, {} to {} GPUs (default 10240)\n"
+        "  --seed S            simulation seed (default 1); the same seed gives the same fleet\n"
+        "  --interval-ms MS    time between frames, 50 to 60000 (default 1000)\n"
+        "  --speed X           simulated seconds per real second, 0.1 to 3600 (default 1)\n"
+        "  --version           print the version\n"
+        "  --help              print this help\n",
+        FleetShape::minGpus, FleetShape::maxGpus);
+}
+
+ParseResult parseBackendOptions(const std::vector<std::string> &args)
+{
+    ParseResult result;
+    auto &o = result.options;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string &arg = args[i];
+        auto value = [&](std::string *out) {
+            if (i + 1 >= args.size()) {
+                result.error = fmt::format("option {} needs a value", arg);
+                return false;
+            }
+            *out = args[++i];
+            return true;
+        };
+        std::string v;
+        if (arg == "--help" || arg == "-h") {
+            o.showHelp = true;
+        } else if (arg == "--version") {
+            o.showVersion = true;
+        } else if (arg == "--listen") {
+            if (!value(&o.listen)) {
+                return result;
+            }
+        } else if (arg == "--gpus") {
+            if (!value(&v)) {
+                return result;
+            }
+            if (!parseNumber(v, &o.source.gpuCount) || o.source.gpuCount < FleetShape::minGpus
+                || o.source.gpuCount > FleetShape::maxGpus) {
+                result.error = fmt::format("--gpus: '{}' is not a number from {} to {}", v, FleetShape::minGpus,
+                                           FleetShape::maxGpus);
+                return result;
+            }
+        } else if (arg == "--seed") {
+            if (!value(&v)) {
+                return result;
+            }
+            if (!parseNumber(v, &o.source.seed)) {
+                result.error = fmt::format("--seed: '{}' is not a non-negative integer", v);
+                return result;
+            }
+        } else if (arg == "--interval-ms") {
+            if (!value(&v)) {
+                return result;
+            }
+            int64_t ms = 0;
+            if (!parseNumber(v, &ms) || ms < 50 || ms > 60000) {
+                result.error = fmt::format("--interval-ms: '{}' is not a number from 50 to 60000", v);
+                return result;
+            }
+            o.source.interval = std::chrono::milliseconds(ms);
+        } else if (arg == "--speed") {
+            if (!value(&v)) {
+                return result;
+            }
+            double speed = 0;
+            if (!parseNumber(v, &speed) || !(speed >= 0.1 && speed <= 3600)) {
+                result.error = fmt::format("--speed: '{}' is not a number from 0.1 to 3600", v);
+                return result;
+            }
+            o.source.speed = speed;
+        } else {
+            result.error = fmt::format("unknown option '{}'", arg);
+            return result;
+        }
+    }
+    return result;
+}
+
+} // namespace fleetscope::backend

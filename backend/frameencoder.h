@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "fleetshape.h"
+#include "metriccatalog.h"
+#include "simulator.h"
+
+#include <fleetscope/telemetry/v1/telemetry.pb.h>
+
+#include <vector>
+
+namespace fleetscope::backend {
+
+namespace pb = fleetscope::telemetry::v1;
+
+// At most this many GPUs per FramePart: 65,536 x (8 metrics x 4 bytes + 1 health byte) stays near 2 MiB, well under
+// gRPC's 4 MiB message limit.
+constexpr uint32_t maxGpusPerFramePart = 65536;
+// Nodes per TopologyPart; a node is under 100 bytes on the wire.
+constexpr uint32_t maxNodesPerTopologyPart = 20000;
+
+std::vector<pb::FramePart> encodeFrame(const SimFrame &frame, const std::vector<MetricId> &metrics,
+                                       uint64_t topologyGeneration, uint32_t maxGpusPerPart = maxGpusPerFramePart);
+
+std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t generation,
+                                             uint32_t maxNodesPerPart = maxNodesPerTopologyPart);
+
+void fillMetricCatalog(pb::ListMetricsResponse *response);
+
+} // namespace fleetscope::backend

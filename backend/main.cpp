@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "backendoptions.h"
+#include "backendserver.h"
+
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+
+using namespace fleetscope::backend;
+
+int main(int argc, char **argv)
+{
+    const auto parsed = parseBackendOptions(std::vector<std::string>(argv + 1, argv + argc));
+    if (!parsed.error.empty()) {
+        fmt::print(stderr, "fleetscope-backend: {}\nTry 'fleetscope-backend --help'.\n", parsed.error);
+        return 2;
+    }
+    const auto &options = parsed.options;
+    if (options.showHelp) {
+        fmt::print("{}", backendUsage());
+        return 0;
+    }
+    if (options.showVersion) {
+        fmt::print("fleetscope-backend {}\n", FLEETSCOPE_VERSION);
+        return 0;
+    }
+
+    // Block the stop signals in every thread (gRPC's included) and take them synchronously below.
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGINT);
+    sigaddset(&stopSignals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+
+    BackendServer server(options.source);
+    std::string error;
+    if (!server.start(options.listen, &error)) {
+        fmt::print(stderr, "fleetscope-backend: {}\n", error);
+        return 1;
+    }
+    fmt::print("listening on {}\n", server.listeningAddress());
+    std::fflush(stdout);
+
+    int signal = 0;
+    sigwait(&stopSignals, &signal);
+    fmt::print(stderr, "fleetscope-backend: stopping on signal {}\n", signal);
+    server.stop();
+    return 0;
+}

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fleetscope::backend {
+
+enum class MetricId : uint8_t {
+    GpuTemp,
+    MemTemp,
+    Power,
+    GpuUtil,
+    MemCopyUtil,
+    SmClock,
+    FbUsed,
+    Count
+};
+
+struct MetricDef
+{
+    MetricId id;
+    std::string key; // the id used on the wire
+    std::string name;
+    std::string unit;
+    std::string dcgmField;
+    float rangeMin;
+    float rangeMax;
+    bool isRate;
+    std::string colourMap;
+};
+
+// The metrics the simulator produces, in MetricId order.
+const std::vector<MetricDef> &metricCatalog();
+std::optional<MetricId> metricByKey(const std::string &key);
+// The set sent when a subscriber asks for none.
+std::vector<MetricId> defaultMetrics();
+
+} // namespace fleetscope::backend

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetscope::backend {
+namespace {
+
+constexpr double pi = 3.14159265358979323846;
+
+// Counter-based randomness: every draw is a pure function of (seed, what, when, where), so the simulation is
+// deterministic without a shared generator and could be split across threads.
+uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31U);
+}
+
+uint64_t hash(uint64_t seed, uint64_t a, uint64_t b = 0, uint64_t c = 0)
+{
+    return mix(mix(mix(seed ^ mix(a)) ^ b) ^ c);
+}
+
+// Uniform in [0, 1).
+double unit(uint64_t h)
+{
+    return static_cast<double>(h >> 11U) * (1.0 / 9007199254740992.0);
+}
+
+enum Salt : uint64_t {
+    SaltGpuResistance = 1,
+    SaltGpuEfficiency,
+    SaltJobSize,
+    SaltJobPlace,
+    SaltJobDuration,
+    SaltJobShape,
+    SaltSchedule,
+    SaltUtilJitter,
+    SaltRowDrift,
+    SaltJobAge,
+};
+
+constexpr float idlePower = 62.0F;
+constexpr float maxPower = 700.0F;
+constexpr float throttleTemp = 87.0F;
+constexpr float warningTemp = 83.0F;
+constexpr float criticalTemp = 90.0F;
+constexpr double targetAllocation = 0.9; // fraction of nodes the scheduler keeps busy
+
+} // namespace
+
+Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds)
+    : m_shape(FleetShape::forGpuCount(gpuCount))
+    , m_seed(seed)
+    , m_dt(stepSeconds)
+{
+    const size_t n = gpuCount;
+    m_thermalResistance.resize(n);
+    m_powerEfficiency.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        m_thermalResistance[i] = static_cast<float>(0.052 + 0.008 * unit(hash(m_seed, SaltGpuResistance, i)));
+        m_powerEfficiency[i] = static_cast<float>(0.92 + 0.12 * unit(hash(m_seed, SaltGpuEfficiency, i)));
+    }
+    m_temp.assign(n, 0.0F);
+    m_memTemp.assign(n, 0.0F);
+    m_power.assign(n, idlePower);
+    m_util.assign(n, 0.0F);
+    m_memCopyUtil.assign(n, 0.0F);
+    m_smClock.assign(n, 0.0F);
+    m_fbUsed.assign(n, 0.0F);
+    m_health.assign(n, health::ok);
+    m_rackInlet.assign(m_shape.racks.size(), 24.0F);
+    m_rowSupply.assign(m_shape.rows.size(), 18.0F);
+    m_rowSupplyDrift.assign(m_shape.rows.size(), 0.0F);
+    m_jobOfNode.assign(m_shape.nodes.size(), -1);
+
+    // Start from a fleet that has been running a while: jobs already placed, at various ages, and temperatures
+    // near equilibrium, so the first frame already looks like a real fleet.
+    schedule();
+    for (auto &job : m_jobs) {
+        const double age = 6 * 3600.0 * unit(hash(m_seed, SaltJobAge, job.id));
+        job.startSeconds -= age;
+        job.endSeconds -= age * 0.5;
+    }
+    updateCooling();
+    updateGpus();
+    for (size_t i = 0; i < n; ++i) {
+        const auto &node = m_shape.nodes[m_shape.nodeOfGpu[i]];
+        const float inlet = m_rackInlet[node.rack];
+        m_temp[i] = inlet + m_power[i] * m_thermalResistance[i];
+        m_memTemp[i] = m_temp[i] + 6.0F;
+    }
+}
+
+bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
+{
+    const auto total = static_cast<uint32_t>(m_jobOfNode.size());
+    if (nodeCount == 0 || nodeCount > total) {
+        return false;
+    }
+    // First fit from a random starting node, so jobs spread over the floor instead of piling up at index 0.
+    const auto start = static_cast<uint32_t>(unit(hash(m_seed, SaltJobPlace, salt)) * total);
+    uint32_t run = 0;
+    for (uint32_t k = 0; k < total + nodeCount; ++k) {
+        const uint32_t node = (start + k) % total;
+        if (node == 0) {
+            run = 0; // a job's nodes are a contiguous index range: never wrap around
+        }
+        run = m_jobOfNode[node] < 0 ? run + 1 : 0;
+        if (run == nodeCount) {
+            const uint32_t first = node + 1 - nodeCount;
+            Job job;
+            job.id = m_nextJobId++;
+            job.firstNode = first;
+            job.nodeCount = nodeCount;
+            job.startSeconds = nowSeconds();
+            const double hours = 0.25 + 11.75 * std::pow(unit(hash(m_seed, SaltJobDuration, job.id)), 2.0);
+            job.endSeconds = job.startSeconds + hours * 3600.0;
+            const uint64_t shapeHash = hash(m_seed, SaltJobShape, job.id);
+            job.iterationSeconds = 8.0 + 40.0 * unit(shapeHash);
+            job.checkpointEverySeconds = 600.0 + 1800.0 * unit(mix(shapeHash));
+            job.phase = unit(mix(shapeHash + 1));
+            job.memoryMiB = static_cast<float>(40000.0 + 38000.0 * unit(mix(shapeHash + 2)));
+            const auto index = static_cast<int32_t>(m_jobs.size());
+            std::fill_n(m_jobOfNode.begin() + first, nodeCount, index);
+            m_jobs.push_back(job);
+            return true;
+        }
+    }
+    return false;
+}
+
+void Simulator::schedule()
+{
+    const double t = nowSeconds();
+    // Retire ended jobs, then re-index the node map.
+    const auto ended = std::remove_if(m_jobs.begin(), m_jobs.end(), [t](const Job &j) { return j.endSeconds <= t; });
+    if (ended != m_jobs.end()) {
+        m_jobs.erase(ended, m_jobs.end());
+        std::fill(m_jobOfNode.begin(), m_jobOfNode.end(), -1);
+        for (size_t j = 0; j < m_jobs.size(); ++j) {
+            std::fill_n(m_jobOfNode.begin() + m_jobs[j].firstNode, m_jobs[j].nodeCount, static_cast<int32_t>(j));
+        }
+    }
+    const auto totalNodes = static_cast<double>(m_jobOfNode.size());
+    auto busyNodes = static_cast<double>(std::count_if(m_jobOfNode.begin(), m_jobOfNode.end(), [](int32_t j) {
+        return j >= 0;
+    }));
+    // Submit jobs until the fleet is as full as the scheduler aims for; sizes are log-uniform from 1 node (8 GPUs) to
+    // 512 nodes (4,096 GPUs), capped by the fleet. A job that finds no free contiguous span waits (fragmentation,
+    // as in real schedulers) and a smaller one may take its place.
+    const double maxLog = std::log2(std::min(512.0, std::max(1.0, totalNodes / 4)));
+    const uint64_t attempts = m_step == 0 ? 64 + static_cast<uint64_t>(totalNodes) / 8 : 64;
+    for (uint64_t attempt = 0; busyNodes < targetAllocation * totalNodes && attempt < attempts; ++attempt) {
+        const uint64_t salt = hash(m_seed, SaltSchedule, m_step, attempt);
+        const double draw = unit(hash(m_seed, SaltJobSize, salt));
+        const auto nodes = static_cast<uint32_t>(std::exp2(std::floor(draw * (maxLog + 1))));
+        if (placeJob(nodes, salt)) {
+            busyNodes += nodes;
+        }
+    }
+}
+
+float Simulator::jobUtilisation(const Job &job, double t) const
+{
+    const double age = t - job.startSeconds;
+    // Checkpoint: all GPUs of the job wait on storage for about a minute.
+    if (std::fmod(age, job.checkpointEverySeconds) < 45.0) {
+        return 4.0F;
+    }
+    // Iteration: compute, then an all-reduce where the GPUs wait on the network.
+    const double phase = std::fmod(age / job.iterationSeconds + job.phase, 1.0);
+    if (phase > 0.86) {
+        return 38.0F;
+    }
+    return 97.0F;
+}
+
+void Simulator::updateCooling()
+{
+    const double t = nowSeconds();
+    for (size_t r = 0; r < m_rowSupply.size(); ++r) {
+        // A slow daily swing plus a bounded random walk per cooling unit.
+        const double noise = unit(hash(m_seed, SaltRowDrift, m_step, r)) - 0.5;
+        m_rowSupplyDrift[r] = static_cast<float>(0.995 * m_rowSupplyDrift[r] + 0.05 * noise);
+        m_rowSupply[r] = static_cast<float>(18.0 + 1.2 * std::sin(2 * pi * t / 86400.0 + static_cast<double>(r))
+                                            + m_rowSupplyDrift[r]);
+    }
+    // Rack exhaust in kW drives recirculation into the rack itself and, less, its neighbours in the row.
+    std::vector<float> rackKw(m_shape.racks.size(), 0.0F);
+    for (size_t k = 0; k < m_shape.racks.size(); ++k) {
+        const auto &rack = m_shape.racks[k];
+        float sum = 0;
+        for (uint32_t n = rack.firstNode; n < rack.firstNode + rack.nodeCount; ++n) {
+            const auto &node = m_shape.nodes[n];
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                sum += m_power[g];
+            }
+        }
+        rackKw[k] = sum / 1000.0F;
+    }
+    for (size_t k = 0; k < m_shape.racks.size(); ++k) {
+        const auto &rack = m_shape.racks[k];
+        const auto &row = m_shape.rows[rack.row];
+        float neighbours = 0;
+        if (k > row.firstRack) {
+            neighbours += rackKw[k - 1];
+        }
+        if (k + 1 < row.firstRack + row.rackCount) {
+            neighbours += rackKw[k + 1];
+        }
+        m_rackInlet[k] = m_rowSupply[rack.row] + 0.06F * rackKw[k] + 0.035F * neighbours;
+    }
+}
+
+void Simulator::updateGpus()
+{
+    const double t = nowSeconds();
+    const auto dt = static_cast<float>(m_dt);
+    const float alphaGpu = 1.0F - std::exp(-dt / 25.0F);
+    const float alphaMem = 1.0F - std::exp(-dt / 60.0F);
+    for (const auto &node : m_shape.nodes) {
+        const int32_t jobIndex = m_jobOfNode[&node - m_shape.nodes.data()];
+        const Job *job = jobIndex >= 0 ? &m_jobs[static_cast<size_t>(jobIndex)] : nullptr;
+        const float jobUtil = job != nullptr ? jobUtilisation(*job, t) : 0.0F;
+        float preheat = 0; // air warmed by the GPUs upstream in this chassis
+        for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+            float util = 0;
+            if (job != nullptr) {
+                const double jitter = unit(hash(m_seed, SaltUtilJitter, m_step, g)) - 0.5;
+                util = std::clamp(jobUtil + static_cast<float>(3.0 * jitter), 0.0F, 100.0F);
+            }
+            const bool throttled = m_temp[g] >= throttleTemp;
+            float power = idlePower + (maxPower - idlePower) * (util / 100.0F) * m_powerEfficiency[g];
+            float clock = util > 1.0F ? 1980.0F : 345.0F;
+            if (throttled) {
+                power *= 0.72F;
+                clock -= 540.0F;
+            }
+            m_util[g] = util;
+            m_memCopyUtil[g] = util * 0.42F;
+            m_power[g] = power;
+            m_smClock[g] = clock;
+            m_fbUsed[g] = job != nullptr ? job->memoryMiB : 3.0F;
+
+            const float target = m_rackInlet[node.rack] + preheat + power * m_thermalResistance[g];
+            m_temp[g] += (target - m_temp[g]) * alphaGpu;
+            m_memTemp[g] += (m_temp[g] + 6.0F - m_memTemp[g]) * alphaMem;
+            preheat += 0.0016F * power;
+
+            uint8_t h = health::ok;
+            if (m_temp[g] >= criticalTemp) {
+                h = health::critical;
+            } else if (m_temp[g] >= warningTemp) {
+                h = health::warning;
+            }
+            if (throttled) {
+                h |= health::throttledFlag;
+            }
+            m_health[g] = h;
+        }
+    }
+}
+
+void Simulator::step()
+{
+    ++m_step;
+    schedule();
+    updateCooling();
+    updateGpus();
+}
+
+std::shared_ptr<SimFrame> Simulator::snapshot() const
+{
+    auto frame = std::make_shared<SimFrame>();
+    frame->sequence = m_step;
+    frame->planes[static_cast<size_t>(MetricId::GpuTemp)] = m_temp;
+    frame->planes[static_cast<size_t>(MetricId::MemTemp)] = m_memTemp;
+    frame->planes[static_cast<size_t>(MetricId::Power)] = m_power;
+    frame->planes[static_cast<size_t>(MetricId::GpuUtil)] = m_util;
+    frame->planes[static_cast<size_t>(MetricId::MemCopyUtil)] = m_memCopyUtil;
+    frame->planes[static_cast<size_t>(MetricId::SmClock)] = m_smClock;
+    frame->planes[static_cast<size_t>(MetricId::FbUsed)] = m_fbUsed;
+    frame->health = m_health;
+    return frame;
+}
+
+} // namespace fleetscope::backend

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "fleetshape.h"
+#include "metriccatalog.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// One sample of the whole fleet: a plane of gpuCount values per metric (in MetricId order) and a health byte per
+// GPU. Immutable once published; shared between subscribers as shared_ptr<const SimFrame>.
+struct SimFrame
+{
+    uint64_t sequence = 0;
+    int64_t sampleTimeMs = 0;
+    std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> planes;
+    std::vector<uint8_t> health;
+
+    const std::vector<float> &plane(MetricId id) const { return planes[static_cast<size_t>(id)]; }
+};
+
+namespace health {
+constexpr uint8_t ok = 0;
+constexpr uint8_t warning = 1;
+constexpr uint8_t critical = 2;
+constexpr uint8_t offline = 3;
+constexpr uint8_t noData = 4;
+constexpr uint8_t throttledFlag = 0x08;
+} // namespace health
+
+// A deterministic fleet: the same (gpuCount, seed, step length) gives the same frames, bit for bit.
+//
+// Physics, per step of dt seconds: each row's cooling unit supplies air at a slowly varying temperature; a rack's
+// inlet is that plus recirculated exhaust of itself and its neighbours (so a busy rack warms the racks beside it);
+// inside a node air flows past the GPUs in order, so each GPU breathes air preheated by the ones before it. A GPU's
+// temperature relaxes towards inlet + power x thermal resistance with a time constant of tens of seconds; memory
+// follows the GPU. Power and clocks follow utilisation, which follows the job the GPU belongs to: a scheduler
+// places jobs of 8 to 4,096 GPUs whose GPUs move together through compute phases, synchronisation dips and
+// checkpoint pauses. Hot GPUs throttle (clock and power drop).
+class Simulator
+{
+public:
+    Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds = 1.0);
+
+    const FleetShape &shape() const { return m_shape; }
+    uint64_t seed() const { return m_seed; }
+    double stepSeconds() const { return m_dt; }
+    // Number of steps taken; the frame after step k has sequence k.
+    uint64_t steps() const { return m_step; }
+
+    void step();
+    // The current state as a frame; sampleTimeMs is left for the caller (the simulator has no wall clock).
+    std::shared_ptr<SimFrame> snapshot() const;
+
+    // Jobs currently placed, for tests and, later, ListJobs.
+    struct Job
+    {
+        uint64_t id = 0;
+        uint32_t firstNode = 0;
+        uint32_t nodeCount = 0;
+        double startSeconds = 0;
+        double endSeconds = 0;
+        double iterationSeconds = 30;
+        double checkpointEverySeconds = 1800;
+        double phase = 0;
+        float memoryMiB = 0;
+    };
+    const std::vector<Job> &jobs() const { return m_jobs; }
+
+private:
+    double nowSeconds() const { return static_cast<double>(m_step) * m_dt; }
+    void schedule();
+    bool placeJob(uint32_t nodeCount, uint64_t salt);
+    float jobUtilisation(const Job &job, double t) const;
+    void updateCooling();
+    void updateGpus();
+
+    FleetShape m_shape;
+    uint64_t m_seed;
+    double m_dt;
+    uint64_t m_step = 0;
+    uint64_t m_nextJobId = 1;
+
+    // Per GPU, fixed at construction: manufacturing spread.
+    std::vector<float> m_thermalResistance; // °C per W
+    std::vector<float> m_powerEfficiency;   // multiplies dynamic power
+
+    // Per GPU state.
+    std::vector<float> m_temp;
+    std::vector<float> m_memTemp;
+    std::vector<float> m_power;
+    std::vector<float> m_util;
+    std::vector<float> m_memCopyUtil;
+    std::vector<float> m_smClock;
+    std::vector<float> m_fbUsed;
+    std::vector<uint8_t> m_health;
+
+    // Per rack / row state.
+    std::vector<float> m_rackInlet;
+    std::vector<float> m_rowSupply;
+    std::vector<float> m_rowSupplyDrift;
+
+    std::vector<Job> m_jobs;
+    std::vector<int32_t> m_jobOfNode; // index into m_jobs, -1 when idle
+};
+
+} // namespace fleetscope::backend

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "framesource.h"
+
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+
+namespace fleetscope::backend {
+
+// The gRPC Telemetry service over a FrameSource. Synchronous API: each streaming call runs on a thread of gRPC's
+// pool and blocks on the source, waking at least every 200 ms to notice a cancelled call or a server shutdown.
+class TelemetryService final : public fleetscope::telemetry::v1::Telemetry::Service
+{
+public:
+    explicit TelemetryService(const FrameSource &source)
+        : m_source(source)
+    {
+    }
+
+    grpc::Status GetTopology(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetTopologyRequest *request,
+                             grpc::ServerWriter<fleetscope::telemetry::v1::TopologyPart> *writer) override;
+    grpc::Status ListMetrics(grpc::ServerContext *context, const fleetscope::telemetry::v1::ListMetricsRequest *request,
+                             fleetscope::telemetry::v1::ListMetricsResponse *response) override;
+    grpc::Status Subscribe(grpc::ServerContext *context, const fleetscope::telemetry::v1::SubscribeRequest *request,
+                           grpc::ServerWriter<fleetscope::telemetry::v1::FramePart> *writer) override;
+
+private:
+    const FrameSource &m_source;
+};
+
+} // namespace fleetscope::backend

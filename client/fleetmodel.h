@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+// The plain C++ fleet model: what the client decodes from the wire and what widgets and app see. No protobuf type
+// crosses this line. Everything handed between threads is immutable and shared as shared_ptr<const T>.
+namespace fleetscope {
+
+struct MetricInfo
+{
+    QString id; // e.g. "gpu_temp"
+    QString name;
+    QString unit;
+    QString dcgmField;
+    QString colourMap;
+    float rangeMin = 0;
+    float rangeMax = 1;
+    bool isRate = false;
+};
+
+struct Topology
+{
+    struct Row
+    {
+        QString name;
+        QString hall;
+    };
+    struct Rack
+    {
+        QString name;
+        uint32_t row = 0;
+        uint32_t position = 0;
+        uint32_t firstNode = 0;
+        uint32_t nodeCount = 0;
+    };
+    struct Node
+    {
+        QString hostname;
+        QString model;
+        QString driverVersion;
+        uint32_t rack = 0;
+        uint32_t firstGpu = 0;
+        uint32_t gpuCount = 0;
+    };
+
+    uint64_t generation = 0;
+    uint32_t gpuCount = 0;
+    std::vector<Row> rows;
+    std::vector<Rack> racks;
+    std::vector<Node> nodes;
+    std::vector<uint32_t> nodeOfGpu; // dense GPU index -> node index
+
+    const Node &nodeOf(uint32_t gpu) const { return nodes[nodeOfGpu[gpu]]; }
+};
+
+// Health byte per GPU: low 3 bits state, upper bits flags (see the .proto).
+namespace health {
+enum State : uint8_t { Ok = 0, Warning = 1, Critical = 2, Offline = 3, NoData = 4 };
+constexpr uint8_t stateMask = 0x07;
+constexpr uint8_t throttledFlag = 0x08;
+constexpr uint8_t eccFlag = 0x10;
+constexpr uint8_t xidFlag = 0x20;
+inline State stateOf(uint8_t byte) { return static_cast<State>(byte & stateMask); }
+QString describe(uint8_t byte);
+} // namespace health
+
+struct MetricPlane
+{
+    QString metricId;
+    std::vector<float> values; // gpuCount values in dense order; NaN = no value
+};
+
+struct Frame
+{
+    uint64_t sequence = 0;
+    int64_t sampleTimeMs = 0; // the sample's own time, Unix epoch ms
+    uint64_t topologyGeneration = 0;
+    std::vector<MetricPlane> planes;
+    std::vector<uint8_t> health;
+
+    const MetricPlane *plane(const QString &metricId) const
+    {
+        for (const auto &p : planes) {
+            if (p.metricId == metricId) {
+                return &p;
+            }
+        }
+        return nullptr;
+    }
+};
+
+using TopologyPtr = std::shared_ptr<const Topology>;
+using FramePtr = std::shared_ptr<const Frame>;
+
+} // namespace fleetscope
+
+Q_DECLARE_METATYPE(fleetscope::TopologyPtr)
+Q_DECLARE_METATYPE(fleetscope::FramePtr)

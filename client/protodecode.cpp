@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "protodecode.h"
+
+#include <cstring>
+#include <limits>
+
+namespace fleetscope {
+
+namespace {
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+} // namespace
+
+TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *error)
+{
+    if (parts.empty()) {
+        *error = QStringLiteral("the topology stream was empty");
+        return nullptr;
+    }
+    const auto &head = parts.front();
+    if (head.part_index() != 0 || head.part_count() != parts.size()) {
+        *error = QStringLiteral("topology parts missing: got %1 of %2").arg(parts.size()).arg(head.part_count());
+        return nullptr;
+    }
+    auto topology = std::make_shared<Topology>();
+    topology->generation = head.generation();
+    topology->gpuCount = head.gpu_count();
+    for (size_t p = 0; p < parts.size(); ++p) {
+        const auto &part = parts[p];
+        if (part.part_index() != p || part.generation() != head.generation()) {
+            *error = QStringLiteral("topology part %1 is out of order or from another generation").arg(p);
+            return nullptr;
+        }
+        for (const auto &row : part.rows()) {
+            topology->rows.push_back({qs(row.name()), qs(row.hall())});
+        }
+        for (const auto &rack : part.racks()) {
+            topology->racks.push_back(
+                {qs(rack.name()), rack.row(), rack.position(), rack.first_node(), rack.node_count()});
+        }
+        for (const auto &node : part.nodes()) {
+            topology->nodes.push_back({qs(node.hostname()), qs(node.model()), qs(node.driver_version()), node.rack(),
+                                       node.first_gpu(), node.gpu_count()});
+        }
+    }
+
+    // Check the hierarchy: nodes tile 0..N-1 in order, racks tile the nodes in order, every index is in range.
+    const uint32_t n = topology->gpuCount;
+    if (n == 0) {
+        *error = QStringLiteral("the topology has no GPUs");
+        return nullptr;
+    }
+    uint32_t nextGpu = 0;
+    topology->nodeOfGpu.resize(n);
+    for (size_t i = 0; i < topology->nodes.size(); ++i) {
+        const auto &node = topology->nodes[i];
+        if (node.firstGpu != nextGpu || node.gpuCount == 0 || node.gpuCount > n - nextGpu
+            || node.rack >= topology->racks.size()) {
+            *error = QStringLiteral("node %1 (%2) has an inconsistent GPU range or rack").arg(i).arg(node.hostname);
+            return nullptr;
+        }
+        std::fill_n(topology->nodeOfGpu.begin() + node.firstGpu, node.gpuCount, static_cast<uint32_t>(i));
+        nextGpu += node.gpuCount;
+    }
+    if (nextGpu != n) {
+        *error = QStringLiteral("the nodes cover %1 GPUs, the topology says %2").arg(nextGpu).arg(n);
+        return nullptr;
+    }
+    uint32_t nextNode = 0;
+    for (size_t k = 0; k < topology->racks.size(); ++k) {
+        const auto &rack = topology->racks[k];
+        if (rack.firstNode != nextNode || rack.nodeCount > topology->nodes.size() - nextNode
+            || rack.row >= topology->rows.size()) {
+            *error = QStringLiteral("rack %1 (%2) has an inconsistent node range or row").arg(k).arg(rack.name);
+            return nullptr;
+        }
+        for (uint32_t j = rack.firstNode; j < rack.firstNode + rack.nodeCount; ++j) {
+            if (topology->nodes[j].rack != k) {
+                *error = QStringLiteral("node %1 does not point back to rack %2").arg(j).arg(k);
+                return nullptr;
+            }
+        }
+        nextNode += rack.nodeCount;
+    }
+    if (nextNode != topology->nodes.size()) {
+        *error = QStringLiteral("the racks cover %1 nodes of %2").arg(nextNode).arg(topology->nodes.size());
+        return nullptr;
+    }
+    return topology;
+}
+
+MetricInfo decodeMetricInfo(const pb::MetricInfo &info)
+{
+    MetricInfo m;
+    m.id = qs(info.id());
+    m.name = qs(info.name());
+    m.unit = qs(info.unit());
+    m.dcgmField = qs(info.dcgm_field());
+    m.colourMap = qs(info.colour_map());
+    m.rangeMin = info.range_min();
+    m.rangeMax = info.range_max() > info.range_min() ? info.range_max() : info.range_min() + 1;
+    m.isRate = info.kind() == pb::METRIC_KIND_RATE;
+    return m;
+}
+
+FrameAssembler::FrameAssembler(TopologyPtr topology)
+    : m_topology(std::move(topology))
+{
+}
+
+QString FrameAssembler::check(const pb::FramePart &part) const
+{
+    const uint32_t n = m_topology->gpuCount;
+    if (part.fleet_gpu_count() != n) {
+        return QStringLiteral("frame %1 is for %2 GPUs, the topology has %3").arg(part.sequence()).arg(part.fleet_gpu_count()).arg(n);
+    }
+    if (part.topology_generation() != m_topology->generation) {
+        return QStringLiteral("frame %1 is for topology generation %2, ours is %3")
+            .arg(part.sequence())
+            .arg(part.topology_generation())
+            .arg(m_topology->generation);
+    }
+    if (part.part_index() != m_nextPart || part.part_index() >= part.part_count() || part.first_gpu() != m_covered
+        || part.gpu_count() > n - m_covered) {
+        return QStringLiteral("frame %1: part %2 of %3 (GPUs %4+%5) is out of order")
+            .arg(part.sequence())
+            .arg(part.part_index())
+            .arg(part.part_count())
+            .arg(part.first_gpu())
+            .arg(part.gpu_count());
+    }
+    if (m_building && (part.sequence() != m_building->sequence || part.planes_size() != static_cast<int>(m_building->planes.size()))) {
+        return QStringLiteral("frame %1: a part of frame %2 is mixed in").arg(m_building->sequence).arg(part.sequence());
+    }
+    if (part.health().size() != part.gpu_count()) {
+        return QStringLiteral("frame %1: %2 health bytes for %3 GPUs").arg(part.sequence()).arg(part.health().size()).arg(part.gpu_count());
+    }
+    for (int i = 0; i < part.planes_size(); ++i) {
+        const auto &plane = part.planes(i);
+        size_t width = 0;
+        switch (plane.encoding()) {
+        case pb::PLANE_ENCODING_FLOAT32:
+            width = 4;
+            break;
+        case pb::PLANE_ENCODING_UINT16:
+            width = 2;
+            break;
+        default:
+            return QStringLiteral("frame %1: plane %2 has unknown encoding %3")
+                .arg(part.sequence())
+                .arg(qs(plane.metric_id()))
+                .arg(plane.encoding());
+        }
+        if (plane.values().size() != width * part.gpu_count()) {
+            return QStringLiteral("frame %1: plane %2 has %3 values, expected %4")
+                .arg(part.sequence())
+                .arg(qs(plane.metric_id()))
+                .arg(plane.values().size() / width)
+                .arg(part.gpu_count());
+        }
+        if (m_building && m_building->planes[i].metricId != qs(plane.metric_id())) {
+            return QStringLiteral("frame %1: plane %2 changed between parts").arg(part.sequence()).arg(i);
+        }
+    }
+    return {};
+}
+
+FrameAssembler::Result FrameAssembler::add(const pb::FramePart &part)
+{
+    if (part.part_index() == 0) {
+        // A new frame starts; whatever was half built is abandoned (the server moved on).
+        m_building.reset();
+        m_nextPart = 0;
+        m_covered = 0;
+    }
+    Result result;
+    result.error = check(part);
+    if (!result.error.isEmpty()) {
+        m_building.reset();
+        m_nextPart = 0;
+        m_covered = 0;
+        return result;
+    }
+    const uint32_t n = m_topology->gpuCount;
+    if (!m_building) {
+        m_building = std::make_shared<Frame>();
+        m_building->sequence = part.sequence();
+        m_building->sampleTimeMs = part.sample_time_ms();
+        m_building->topologyGeneration = part.topology_generation();
+        m_building->health.resize(n);
+        m_building->planes.resize(static_cast<size_t>(part.planes_size()));
+        for (int i = 0; i < part.planes_size(); ++i) {
+            m_building->planes[i].metricId = qs(part.planes(i).metric_id());
+            m_building->planes[i].values.resize(n);
+        }
+    }
+    const uint32_t first = part.first_gpu();
+    const uint32_t count = part.gpu_count();
+    for (int i = 0; i < part.planes_size(); ++i) {
+        const auto &plane = part.planes(i);
+        float *out = m_building->planes[i].values.data() + first;
+        const char *bytes = plane.values().data();
+        if (plane.encoding() == pb::PLANE_ENCODING_FLOAT32) {
+            std::memcpy(out, bytes, count * sizeof(float));
+        } else {
+            const float scale = plane.scale();
+            const float offset = plane.offset();
+            for (uint32_t g = 0; g < count; ++g) {
+                uint16_t raw = 0;
+                std::memcpy(&raw, bytes + 2 * g, 2);
+                out[g] = raw == 0xFFFF ? std::numeric_limits<float>::quiet_NaN() : raw * scale + offset;
+            }
+        }
+    }
+    std::memcpy(m_building->health.data() + first, part.health().data(), count);
+    m_covered += count;
+    ++m_nextPart;
+    if (m_nextPart == part.part_count()) {
+        if (m_covered != n) {
+            result.error = QStringLiteral("frame %1 ended after %2 of %3 GPUs").arg(part.sequence()).arg(m_covered).arg(n);
+            m_building.reset();
+        } else {
+            result.frame = std::move(m_building);
+        }
+        m_nextPart = 0;
+        m_covered = 0;
+    }
+    return result;
+}
+
+} // namespace fleetscope

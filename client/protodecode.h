@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+// Internal to client/ (and its tests): turns wire messages into the plain model, checking everything.
+
+#include "fleetmodel.h"
+
+#include <fleetscope/telemetry/v1/telemetry.pb.h>
+
+#include <optional>
+#include <vector>
+
+namespace fleetscope {
+
+namespace pb = fleetscope::telemetry::v1;
+
+// Builds a Topology from all the parts of one GetTopology stream. Returns null and sets error when the parts do not
+// form a consistent fleet (ranges not contiguous, indices out of range, parts missing).
+TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *error);
+
+MetricInfo decodeMetricInfo(const pb::MetricInfo &info);
+
+// Reassembles the parts of a frame into one Frame for a given topology. Feed parts in the order received; a part
+// that does not fit (wrong plane length, another GPU count, parts out of order, unknown encoding) drops the frame
+// being assembled and reports why, and the next frame starts clean.
+class FrameAssembler
+{
+public:
+    explicit FrameAssembler(TopologyPtr topology);
+
+    struct Result
+    {
+        FramePtr frame; // set when this part completed a frame
+        QString error;  // set when this part was rejected
+    };
+    Result add(const pb::FramePart &part);
+
+private:
+    QString check(const pb::FramePart &part) const;
+
+    TopologyPtr m_topology;
+    std::shared_ptr<Frame> m_building;
+    uint32_t m_nextPart = 0;
+    uint32_t m_covered = 0;
+};
+
+} // namespace fleetscope

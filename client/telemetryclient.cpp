@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "telemetryclient.h"
+
+#include "protodecode.h"
+
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+#include <QThread>
+
+#include <chrono>
+
+Q_LOGGING_CATEGORY(lcClient, "fleetscope.client")
+
+namespace fleetscope {
+
+namespace {
+constexpr int initialBackoffMs = 500;
+constexpr int maxBackoffMs = 10000;
+constexpr auto topologyDeadline = std::chrono::seconds(20);
+constexpr auto unaryDeadline = std::chrono::seconds(5);
+
+QString describe(const grpc::Status &status)
+{
+    switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+        return QStringLiteral("backend unavailable (%1)").arg(QString::fromStdString(status.error_message()));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+        return QStringLiteral("backend did not answer in time");
+    case grpc::StatusCode::OK:
+        return QStringLiteral("the backend ended the stream");
+    default:
+        return QStringLiteral("backend error %1: %2")
+            .arg(static_cast<int>(status.error_code()))
+            .arg(QString::fromStdString(status.error_message()));
+    }
+}
+} // namespace
+
+TelemetryClient::TelemetryClient(QObject *parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<TopologyPtr>();
+    qRegisterMetaType<FramePtr>();
+    m_retryTimer.setSingleShot(true);
+    connect(&m_retryTimer, &QTimer::timeout, this, &TelemetryClient::startSession);
+}
+
+TelemetryClient::~TelemetryClient()
+{
+    stop();
+}
+
+void TelemetryClient::start(const QString &address)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    stop();
+    m_address = address;
+    m_backoffMs = initialBackoffMs;
+    startSession();
+}
+
+void TelemetryClient::stop()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_retryTimer.stop();
+    stopSession();
+    if (m_state != State::Idle) {
+        setState(State::Idle, QStringLiteral("stopped"));
+    }
+}
+
+void TelemetryClient::setMetrics(const QStringList &metricIds)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (metricIds == m_metricIds) {
+        return;
+    }
+    m_metricIds = metricIds;
+    if (m_state == State::Live || m_state == State::Connecting) {
+        stopSession();
+        startSession();
+    }
+}
+
+void TelemetryClient::setState(State state, const QString &detail)
+{
+    if (state == m_state && detail == m_stateDetail) {
+        return;
+    }
+    m_state = state;
+    m_stateDetail = detail;
+    Q_EMIT stateChanged(state, detail);
+}
+
+template<typename F>
+void TelemetryClient::post(F &&f)
+{
+    // The worker is always joined before this object dies, so `this` is valid here; Qt drops the queued call if the
+    // object is deleted before it runs.
+    QMetaObject::invokeMethod(this, std::forward<F>(f), Qt::QueuedConnection);
+}
+
+void TelemetryClient::startSession()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    stopSession();
+    const quint64 session = ++m_session;
+    if (m_state != State::Reconnecting) {
+        setState(State::Connecting, QStringLiteral("connecting to %1…").arg(m_address));
+    }
+    std::vector<std::string> metrics;
+    for (const auto &id : std::as_const(m_metricIds)) {
+        metrics.push_back(id.toStdString());
+    }
+    const uint64_t generation = m_topology ? m_topology->generation : 0;
+    m_worker = std::thread(&TelemetryClient::runSession, this, session, m_address.toStdString(), std::move(metrics),
+                           generation);
+}
+
+void TelemetryClient::stopSession()
+{
+    if (!m_worker.joinable()) {
+        return;
+    }
+    {
+        std::lock_guard lock(m_cancelMutex);
+        m_cancelled = true;
+        if (m_context) {
+            m_context->TryCancel();
+        }
+    }
+    m_worker.join();
+    std::lock_guard lock(m_cancelMutex);
+    m_cancelled = false;
+    m_context.reset();
+}
+
+void TelemetryClient::onSessionEnded(quint64 session, const QString &why, bool wasLive)
+{
+    if (session != m_session) {
+        return;
+    }
+    stopSession(); // joins the finished worker
+    if (wasLive) {
+        m_backoffMs = initialBackoffMs;
+    }
+    // ±20% jitter so that a wall of consoles does not reconnect in lock-step after an outage.
+    const double jitter = 0.8 + 0.4 * QRandomGenerator::global()->generateDouble();
+    const int delay = static_cast<int>(m_backoffMs * jitter);
+    m_backoffMs = std::min(maxBackoffMs, m_backoffMs * 2);
+    qCInfo(lcClient, "session to %s ended: %s; retrying in %d ms", qPrintable(m_address), qPrintable(why), delay);
+    setState(State::Reconnecting, QStringLiteral("%1: %2; retrying in %3 s")
+                                      .arg(m_address, why)
+                                      .arg(QString::number(delay / 1000.0, 'f', 1)));
+    m_retryTimer.start(delay);
+}
+
+void TelemetryClient::postFrame(quint64 session, FramePtr frame)
+{
+    std::lock_guard lock(m_pendingMutex);
+    m_pending = std::move(frame);
+    if (!m_deliveryQueued) {
+        m_deliveryQueued = true;
+        post([this, session] { deliverPendingFrame(session); });
+    }
+}
+
+void TelemetryClient::deliverPendingFrame(quint64 session)
+{
+    FramePtr frame;
+    {
+        std::lock_guard lock(m_pendingMutex);
+        frame = std::move(m_pending);
+        m_deliveryQueued = false;
+    }
+    if (session != m_session || !frame || !m_topology || frame->topologyGeneration != m_topology->generation) {
+        return;
+    }
+    m_latest = frame;
+    Q_EMIT frameReady(frame);
+}
+
+void TelemetryClient::runSession(quint64 session, std::string address, std::vector<std::string> metrics,
+                                 uint64_t knownGeneration)
+{
+    namespace pb = fleetscope::telemetry::v1;
+    auto newContext = [this](std::optional<std::chrono::seconds> deadline) -> std::shared_ptr<grpc::ClientContext> {
+        auto context = std::make_shared<grpc::ClientContext>();
+        if (deadline) {
+            context->set_deadline(std::chrono::system_clock::now() + *deadline);
+        }
+        std::lock_guard lock(m_cancelMutex);
+        if (m_cancelled) {
+            return nullptr;
+        }
+        m_context = context;
+        return context;
+    };
+    auto end = [this, session](const QString &why, bool wasLive) {
+        post([this, session, why, wasLive] { onSessionEnded(session, why, wasLive); });
+    };
+
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
+    // Notice a backend that vanished without closing the connection (a pulled cable, a frozen VM).
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    auto stub = pb::Telemetry::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+
+    // Topology.
+    auto context = newContext(topologyDeadline);
+    if (!context) {
+        return;
+    }
+    std::vector<pb::TopologyPart> parts;
+    {
+        auto reader = stub->GetTopology(context.get(), pb::GetTopologyRequest());
+        pb::TopologyPart part;
+        while (reader->Read(&part)) {
+            parts.push_back(std::move(part));
+        }
+        const auto status = reader->Finish();
+        if (!status.ok()) {
+            end(describe(status), false);
+            return;
+        }
+    }
+    QString error;
+    TopologyPtr topology = decodeTopology(parts, &error);
+    parts.clear();
+    if (!topology) {
+        post([this, error] { Q_EMIT errorOccurred(QStringLiteral("rejected topology: %1").arg(error)); });
+        end(QStringLiteral("the backend sent an inconsistent topology"), false);
+        return;
+    }
+    post([this, session, topology] {
+        if (session != m_session) {
+            return;
+        }
+        if (!m_topology || m_topology->generation != topology->generation) {
+            m_topology = topology;
+            m_latest.reset();
+            Q_EMIT topologyChanged(topology);
+        }
+    });
+    Q_UNUSED(knownGeneration);
+
+    // Metric catalogue.
+    context = newContext(unaryDeadline);
+    if (!context) {
+        return;
+    }
+    pb::ListMetricsResponse catalogue;
+    if (const auto status = stub->ListMetrics(context.get(), pb::ListMetricsRequest(), &catalogue); !status.ok()) {
+        end(describe(status), false);
+        return;
+    }
+    std::vector<MetricInfo> infos;
+    for (const auto &m : catalogue.metrics()) {
+        infos.push_back(decodeMetricInfo(m));
+    }
+    post([this, session, infos = std::move(infos)] {
+        if (session == m_session) {
+            m_metrics = infos;
+            Q_EMIT metricsChanged();
+        }
+    });
+
+    // Frames.
+    context = newContext(std::nullopt);
+    if (!context) {
+        return;
+    }
+    pb::SubscribeRequest request;
+    for (const auto &m : metrics) {
+        request.add_metric_ids(m);
+    }
+    request.set_topology_generation(topology->generation);
+    auto reader = stub->Subscribe(context.get(), request);
+    FrameAssembler assembler(topology);
+    pb::FramePart part;
+    bool live = false;
+    while (reader->Read(&part)) {
+        auto result = assembler.add(part);
+        if (!result.error.isEmpty()) {
+            ++m_framesRejected;
+            qCWarning(lcClient, "dropped a frame: %s", qPrintable(result.error));
+            post([this, error = result.error] { Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error)); });
+            continue;
+        }
+        if (!result.frame) {
+            continue;
+        }
+        ++m_framesReceived;
+        if (!live) {
+            live = true;
+            post([this, session, address] {
+                if (session == m_session) {
+                    m_backoffMs = initialBackoffMs;
+                    setState(State::Live, QStringLiteral("live from %1").arg(QString::fromStdString(address)));
+                }
+            });
+        }
+        postFrame(session, std::move(result.frame));
+    }
+    const auto status = reader->Finish();
+    end(describe(status), live);
+}
+
+} // namespace fleetscope

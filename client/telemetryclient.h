@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "fleetmodel.h"
+
+#include <QObject>
+#include <QStringList>
+#include <QTimer>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace grpc {
+class ClientContext;
+}
+
+namespace fleetscope {
+
+// Connects to a Fleetscope backend, fetches the topology and metric catalogue, subscribes to frames and hands the
+// newest decoded frame to the thread it lives on (the GUI thread), latest-wins: a burst of frames while that thread
+// is busy is delivered as one. When the backend goes away it says so and reconnects with exponential backoff.
+//
+// Threads: the public API and all signals belong to the object's thread. Each connection attempt ("session") runs
+// on one worker std::thread with blocking gRPC calls; results come back through queued calls tagged with the session
+// id, and results of a superseded session are dropped.
+class TelemetryClient : public QObject
+{
+    Q_OBJECT
+public:
+    enum class State { Idle, Connecting, Live, Reconnecting };
+    Q_ENUM(State)
+
+    explicit TelemetryClient(QObject *parent = nullptr);
+    ~TelemetryClient() override;
+
+    // Starts (or restarts) talking to HOST:PORT.
+    void start(const QString &address);
+    void stop();
+    // Metric ids to subscribe to; empty means the backend's default set. Takes effect by resubscribing.
+    void setMetrics(const QStringList &metricIds);
+
+    State state() const { return m_state; }
+    QString address() const { return m_address; }
+    // Why the last session ended, or what is happening now, for people.
+    QString stateDetail() const { return m_stateDetail; }
+    TopologyPtr topology() const { return m_topology; }
+    const std::vector<MetricInfo> &metrics() const { return m_metrics; }
+    FramePtr latestFrame() const { return m_latest; }
+    // Frames decoded since start, including those coalesced away for display.
+    quint64 framesReceived() const { return m_framesReceived.load(); }
+    // Frames dropped as malformed since start.
+    quint64 framesRejected() const { return m_framesRejected.load(); }
+    int nextRetryDelayMs() const { return m_backoffMs; }
+
+Q_SIGNALS:
+    void stateChanged(fleetscope::TelemetryClient::State state, const QString &detail);
+    void topologyChanged(const fleetscope::TopologyPtr &topology);
+    void metricsChanged();
+    void frameReady(const fleetscope::FramePtr &frame);
+    // A bad input that was dropped (a malformed frame, an inconsistent topology), for the log and status bar.
+    void errorOccurred(const QString &message);
+
+private:
+    void startSession();
+    void stopSession();
+    void runSession(quint64 session, std::string address, std::vector<std::string> metrics, uint64_t generation);
+    void setState(State state, const QString &detail);
+    void onSessionEnded(quint64 session, const QString &why, bool wasLive);
+    void deliverPendingFrame(quint64 session);
+    // Worker -> owner thread.
+    void postFrame(quint64 session, FramePtr frame);
+    template<typename F>
+    void post(F &&f);
+
+    QString m_address;
+    QStringList m_metricIds;
+    State m_state = State::Idle;
+    QString m_stateDetail;
+    TopologyPtr m_topology;
+    std::vector<MetricInfo> m_metrics;
+    FramePtr m_latest;
+    QTimer m_retryTimer;
+    int m_backoffMs = 0;
+
+    std::atomic<quint64> m_framesReceived{0};
+    std::atomic<quint64> m_framesRejected{0};
+
+    // Session bookkeeping. m_session and m_worker are touched only by the owner thread. m_cancelMutex guards
+    // m_context and m_cancelled, shared with the worker so that stop() can cancel a blocking call.
+    quint64 m_session = 0;
+    std::thread m_worker;
+    std::mutex m_cancelMutex;
+    std::shared_ptr<grpc::ClientContext> m_context;
+    bool m_cancelled = false;
+
+    // Latest-wins hand-over: the worker replaces m_pending and queues one delivery if none is queued.
+    std::mutex m_pendingMutex;
+    FramePtr m_pending;
+    bool m_deliveryQueued = false;
+};
+
+} // namespace fleetscope

@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared by scripts/run.sh and scripts/test.sh: install what is missing, configure and build.
+set -euo pipefail
+
+FLEETSCOPE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PRESET=${FLEETSCOPE_PRESET:-dev}
+
+# Everything the project needs on a fresh Debian 12, by package name.
+FLEETSCOPE_PACKAGES=(
+    cmake g++ ninja-build ccache pkg-config
+    qt6-base-dev qt6-qpa-plugins libqt6opengl6-dev qt6-charts-dev
+    libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libfmt-dev
+    libgl-dev libegl-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core
+)
+
+install_missing_packages() {
+    local missing=()
+    for p in "${FLEETSCOPE_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        return 0
+    fi
+    echo "fleetscope: installing ${missing[*]}"
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        sudo=sudo
+    fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+configure_and_build() {
+    cd "$FLEETSCOPE_ROOT"
+    if [ ! -f "build/$PRESET/build.ninja" ]; then
+        cmake --preset "$PRESET"
+    fi
+    cmake --build --preset "$PRESET"
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// The #version line (and precision statements on OpenGL ES) are prepended at load time.
+//
+// One fragment = one physical pixel. The pixel is mapped to a layout cell, the layout texture names the GPU in that
+// cell (or a gap), the data texture holds that GPU's value in dense order, and the colour-map texture turns the
+// normalised value into a colour.
+
+uniform highp isampler2D uLayout;   // R32I, layout cells: dense GPU index, -1 for gaps
+uniform highp sampler2D uData;      // R32F, values in dense order, uDataWidth per texture row
+uniform highp usampler2D uHealth;   // R8UI, health bytes in dense order, same shape as uData
+uniform sampler2D uColorMap;        // 256 x 1 RGBA8, sampled with NEAREST
+
+uniform vec2 uViewport;       // framebuffer size in physical pixels
+uniform vec2 uOrigin;         // top-left of the layout in physical pixels, from the top-left of the framebuffer
+uniform float uCellSize;      // physical pixels per cell
+uniform ivec2 uLayoutSize;
+uniform int uDataWidth;
+uniform vec2 uRange;          // value mapped to the first and last colour
+uniform int uHasData;
+uniform vec4 uBackground;
+uniform vec4 uAisle;
+uniform vec4 uNoData;
+
+out vec4 fragColor;
+
+// Diagonal hatching for GPUs without a value: readable without colour vision, and in a photograph of a wall.
+vec4 hatch(vec4 base, vec2 pixel)
+{
+    float stripe = mod(floor((pixel.x + pixel.y) / 3.0), 2.0);
+    return mix(base, base * 0.55, stripe);
+}
+
+void main()
+{
+    vec2 pixel = vec2(gl_FragCoord.x, uViewport.y - gl_FragCoord.y);
+    vec2 p = (pixel - uOrigin) / uCellSize;
+    ivec2 cell = ivec2(floor(p));
+    if (p.x < 0.0 || p.y < 0.0 || cell.x >= uLayoutSize.x || cell.y >= uLayoutSize.y) {
+        fragColor = uBackground;
+        return;
+    }
+    int gpu = texelFetch(uLayout, cell, 0).r;
+    if (gpu < 0) {
+        fragColor = uAisle;
+        return;
+    }
+    if (uHasData == 0) {
+        fragColor = hatch(uNoData, pixel);
+        return;
+    }
+    ivec2 texel = ivec2(gpu % uDataWidth, gpu / uDataWidth);
+    float value = texelFetch(uData, texel, 0).r;
+    uint state = texelFetch(uHealth, texel, 0).r & 7u;
+    vec4 colour;
+    if (isnan(value) || state == 3u || state == 4u) {
+        colour = hatch(uNoData, pixel);
+    } else {
+        float t = clamp((value - uRange.x) / (uRange.y - uRange.x), 0.0, 1.0);
+        // Same rounding as ColorMap::indexFor on the CPU.
+        float index = floor(t * 255.0 + 0.5);
+        colour = texelFetch(uColorMap, ivec2(int(index), 0), 0);
+    }
+    // From a few pixels per GPU on, a thin darker edge separates the cells.
+    if (uCellSize >= 6.0) {
+        vec2 within = (p - vec2(cell)) * uCellSize;
+        if (within.x < 1.0 || within.y < 1.0) {
+            colour.rgb *= 0.7;
+        }
+    }
+    fragColor = colour;
+}

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "heatmapview.h"
+
+#include <QFile>
+#include <QHelpEvent>
+#include <QLoggingCategory>
+#include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLShaderProgram>
+#include <QOpenGLVertexArrayObject>
+#include <QPainter>
+#include <QThread>
+#include <QToolTip>
+
+#include <cmath>
+#include <limits>
+
+Q_LOGGING_CATEGORY(lcHeatmap, "fleetscope.heatmap")
+
+namespace fleetscope {
+
+namespace {
+constexpr QRgb backgroundColour = 0xff15171c;
+constexpr QRgb aisleColour = 0xff22252c;
+constexpr QRgb noDataColour = 0xff8a8f99;
+
+void setColourUniform(QOpenGLShaderProgram *program, const char *name, QRgb rgb)
+{
+    program->setUniformValue(name, QColor::fromRgb(rgb));
+}
+
+QString formatValue(float value, const QString &unit)
+{
+    if (std::isnan(value)) {
+        return QStringLiteral("no value");
+    }
+    const int decimals = std::abs(value) >= 100 ? 0 : 1;
+    return QString::number(value, 'f', decimals) + QLatin1Char(' ') + unit;
+}
+} // namespace
+
+HeatmapView::HeatmapView(QWidget *parent)
+    : QOpenGLWidget(parent)
+    , m_colorMap(ColorMap::byName(QStringLiteral("inferno")))
+{
+    setMouseTracking(true);
+    setMinimumSize(320, 200);
+}
+
+HeatmapView::~HeatmapView()
+{
+    if (context() != nullptr) {
+        makeCurrent();
+        releaseGL();
+        doneCurrent();
+    }
+}
+
+void HeatmapView::setTopology(const TopologyPtr &topology)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_topology = topology;
+    m_layout = topology ? HeatmapLayout::floorPlan(*topology) : HeatmapLayout();
+    m_frame.reset();
+    m_hasData = false;
+    m_layoutDirty = true;
+    update();
+}
+
+void HeatmapView::setFrame(const FramePtr &frame)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (!m_topology || !frame || frame->health.size() != m_topology->gpuCount) {
+        // The client checks frames against the topology; this guards a frame from a topology we no longer show.
+        qCWarning(lcHeatmap, "ignoring a frame that does not match the topology shown");
+        return;
+    }
+    m_frame = frame;
+    m_frameDirty = true;
+    update();
+}
+
+void HeatmapView::setMetric(const MetricInfo &metric)
+{
+    m_metric = metric;
+    if (!metric.colourMap.isEmpty()) {
+        setColorMap(ColorMap::byName(metric.colourMap));
+    }
+    m_frameDirty = true;
+    update();
+}
+
+void HeatmapView::setColorMap(const ColorMap &map)
+{
+    m_colorMap = map;
+    m_colorMapDirty = true;
+    update();
+}
+
+HeatmapView::Placement HeatmapView::placement() const
+{
+    Placement p;
+    if (m_layout.width == 0) {
+        return p;
+    }
+    const double dpr = devicePixelRatioF();
+    const double w = width() * dpr;
+    const double h = height() * dpr;
+    double cell = std::min(w / m_layout.width, h / m_layout.height);
+    // Whole physical pixels per cell when a cell is bigger than a pixel, so that every cell is the same size.
+    if (cell >= 1.0) {
+        cell = std::floor(cell);
+    }
+    p.cellSize = cell;
+    p.originX = std::floor((w - cell * m_layout.width) / 2);
+    p.originY = std::floor((h - cell * m_layout.height) / 2);
+    return p;
+}
+
+int HeatmapView::gpuAt(const QPointF &pos) const
+{
+    if (m_layout.width == 0) {
+        return -1;
+    }
+    const auto p = placement();
+    const double dpr = devicePixelRatioF();
+    const int x = static_cast<int>(std::floor((pos.x() * dpr - p.originX) / p.cellSize));
+    const int y = static_cast<int>(std::floor((pos.y() * dpr - p.originY) / p.cellSize));
+    return m_layout.gpuAt(x, y);
+}
+
+QRectF HeatmapView::cellRect(int gpu) const
+{
+    if (gpu < 0 || static_cast<size_t>(gpu) >= m_layout.gpuCells.size()) {
+        return {};
+    }
+    const auto p = placement();
+    const double dpr = devicePixelRatioF();
+    const QPoint c = m_layout.gpuCells[static_cast<size_t>(gpu)];
+    return {(p.originX + c.x() * p.cellSize) / dpr, (p.originY + c.y() * p.cellSize) / dpr, p.cellSize / dpr,
+            p.cellSize / dpr};
+}
+
+float HeatmapView::valueOf(int gpu) const
+{
+    const MetricPlane *plane = m_frame ? m_frame->plane(m_metric.id) : nullptr;
+    if (plane == nullptr || gpu < 0 || static_cast<size_t>(gpu) >= plane->values.size()) {
+        return std::numeric_limits<float>::quiet_NaN();
+    }
+    return plane->values[static_cast<size_t>(gpu)];
+}
+
+QString HeatmapView::describeGpu(int gpu) const
+{
+    if (!m_topology || gpu < 0 || static_cast<uint32_t>(gpu) >= m_topology->gpuCount) {
+        return {};
+    }
+    const auto &node = m_topology->nodeOf(static_cast<uint32_t>(gpu));
+    QString text = QStringLiteral("<b>%1</b> GPU %2<br>%3: %4")
+                       .arg(node.hostname)
+                       .arg(static_cast<uint32_t>(gpu) - node.firstGpu)
+                       .arg(m_metric.name.toHtmlEscaped(), formatValue(valueOf(gpu), m_metric.unit).toHtmlEscaped());
+    if (m_frame) {
+        text += QStringLiteral("<br>health: %1").arg(health::describe(m_frame->health[static_cast<size_t>(gpu)]));
+    }
+    text += QStringLiteral("<br><small>fleet index %1 · %2</small>").arg(gpu).arg(node.model.toHtmlEscaped());
+    return text;
+}
+
+QString HeatmapView::shaderSource(const QString &path) const
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        qCCritical(lcHeatmap, "missing shader resource %s", qPrintable(path));
+        return {};
+    }
+    const QByteArray header = context()->isOpenGLES()
+        ? QByteArrayLiteral("#version 300 es\nprecision highp float;\nprecision highp int;\n")
+        : QByteArrayLiteral("#version 330 core\n");
+    return QString::fromUtf8(header + file.readAll());
+}
+
+void HeatmapView::initializeGL()
+{
+    initializeOpenGLFunctions();
+    connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] {
+        makeCurrent();
+        releaseGL();
+        doneCurrent();
+    });
+
+    m_program = std::make_unique<QOpenGLShaderProgram>();
+    const bool ok = m_program->addShaderFromSourceCode(QOpenGLShader::Vertex, shaderSource(QStringLiteral(":/shaders/heatmap.vert")))
+        && m_program->addShaderFromSourceCode(QOpenGLShader::Fragment, shaderSource(QStringLiteral(":/shaders/heatmap.frag")))
+        && m_program->link();
+    if (!ok) {
+        qCCritical(lcHeatmap, "heatmap shader failed: %s", qPrintable(m_program->log()));
+        m_program.reset();
+        return;
+    }
+    m_vao = std::make_unique<QOpenGLVertexArrayObject>();
+    m_vao->create();
+
+    GLuint textures[4];
+    glGenTextures(4, textures);
+    m_layoutTexture = textures[0];
+    m_dataTexture = textures[1];
+    m_healthTexture = textures[2];
+    m_colorMapTexture = textures[3];
+    for (GLuint t : textures) {
+        glBindTexture(GL_TEXTURE_2D, t);
+        // Every lookup is a texelFetch of an exact texel: no filtering, no mipmaps.
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    }
+    m_layoutDirty = true;
+    m_frameDirty = true;
+    m_colorMapDirty = true;
+}
+
+void HeatmapView::releaseGL()
+{
+    if (m_layoutTexture != 0) {
+        const GLuint textures[4] = {m_layoutTexture, m_dataTexture, m_healthTexture, m_colorMapTexture};
+        glDeleteTextures(4, textures);
+        m_layoutTexture = m_dataTexture = m_healthTexture = m_colorMapTexture = 0;
+    }
+    m_vao.reset();
+    m_program.reset();
+}
+
+void HeatmapView::uploadLayout()
+{
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, m_layoutTexture);
+    const int w = std::max(1, m_layout.width);
+    const int h = std::max(1, m_layout.height);
+    static const int32_t none = HeatmapLayout::gap;
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32I, w, h, 0, GL_RED_INTEGER, GL_INT,
+                 m_layout.cells.empty() ? &none : m_layout.cells.data());
+    // Allocate the dense-order textures for this fleet size; frames fill them with sub-image uploads.
+    const int n = m_topology ? static_cast<int>(m_topology->gpuCount) : 1;
+    const int rows = (n + dataTextureWidth - 1) / dataTextureWidth;
+    glBindTexture(GL_TEXTURE_2D, m_dataTexture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, dataTextureWidth, rows, 0, GL_RED, GL_FLOAT, nullptr);
+    glBindTexture(GL_TEXTURE_2D, m_healthTexture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, dataTextureWidth, rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
+    m_layoutDirty = false;
+    m_hasData = false;
+}
+
+void HeatmapView::uploadFrame()
+{
+    m_frameDirty = false;
+    const MetricPlane *plane = m_frame ? m_frame->plane(m_metric.id) : nullptr;
+    if (plane == nullptr) {
+        m_hasData = false;
+        return;
+    }
+    const int n = static_cast<int>(plane->values.size());
+    const int fullRows = n / dataTextureWidth;
+    const int rest = n % dataTextureWidth;
+    // Straight from the frame's memory: the full texture rows in one call, the partial last row in a second.
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glBindTexture(GL_TEXTURE_2D, m_dataTexture);
+    if (fullRows > 0) {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED, GL_FLOAT, plane->values.data());
+    }
+    if (rest > 0) {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED, GL_FLOAT,
+                        plane->values.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
+    }
+    glBindTexture(GL_TEXTURE_2D, m_healthTexture);
+    if (fullRows > 0) {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
+                        m_frame->health.data());
+    }
+    if (rest > 0) {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
+                        m_frame->health.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
+    }
+    m_hasData = true;
+}
+
+void HeatmapView::uploadColorMap()
+{
+    std::array<uint8_t, ColorMap::size * 4> rgba{};
+    for (int i = 0; i < ColorMap::size; ++i) {
+        const QRgb c = m_colorMap.at(i);
+        rgba[static_cast<size_t>(i) * 4 + 0] = static_cast<uint8_t>(qRed(c));
+        rgba[static_cast<size_t>(i) * 4 + 1] = static_cast<uint8_t>(qGreen(c));
+        rgba[static_cast<size_t>(i) * 4 + 2] = static_cast<uint8_t>(qBlue(c));
+        rgba[static_cast<size_t>(i) * 4 + 3] = 255;
+    }
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, ColorMap::size, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
+    m_colorMapDirty = false;
+}
+
+void HeatmapView::paintGL()
+{
+    ++m_paintCount;
+    const double dpr = devicePixelRatioF();
+    const int fbWidth = static_cast<int>(std::lround(width() * dpr));
+    const int fbHeight = static_cast<int>(std::lround(height() * dpr));
+    glViewport(0, 0, fbWidth, fbHeight);
+    glClearColor(qRed(backgroundColour) / 255.0F, qGreen(backgroundColour) / 255.0F, qBlue(backgroundColour) / 255.0F,
+                 1.0F);
+    glClear(GL_COLOR_BUFFER_BIT);
+    if (!m_program || !m_topology) {
+        QPainter painter(this);
+        painter.setPen(QColor(0xc8, 0xcc, 0xd4));
+        QFont f = painter.font();
+        f.setPointSizeF(f.pointSizeF() * 1.6);
+        painter.setFont(f);
+        painter.drawText(rect(), Qt::AlignCenter,
+                         m_program ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
+        return;
+    }
+    if (m_layoutDirty) {
+        uploadLayout();
+    }
+    if (m_frameDirty) {
+        uploadFrame();
+    }
+    if (m_colorMapDirty) {
+        uploadColorMap();
+    }
+
+    const auto p = placement();
+    m_program->bind();
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, m_layoutTexture);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, m_dataTexture);
+    glActiveTexture(GL_TEXTURE2);
+    glBindTexture(GL_TEXTURE_2D, m_healthTexture);
+    glActiveTexture(GL_TEXTURE3);
+    glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
+    m_program->setUniformValue("uLayout", 0);
+    m_program->setUniformValue("uData", 1);
+    m_program->setUniformValue("uHealth", 2);
+    m_program->setUniformValue("uColorMap", 3);
+    m_program->setUniformValue("uViewport", QVector2D(static_cast<float>(fbWidth), static_cast<float>(fbHeight)));
+    m_program->setUniformValue("uOrigin", QVector2D(static_cast<float>(p.originX), static_cast<float>(p.originY)));
+    m_program->setUniformValue("uCellSize", static_cast<float>(p.cellSize));
+    // QOpenGLShaderProgram has no ivec2 setter; a float pair would leave the ivec2 unset.
+    glUniform2i(m_program->uniformLocation("uLayoutSize"), m_layout.width, m_layout.height);
+    m_program->setUniformValue("uDataWidth", dataTextureWidth);
+    m_program->setUniformValue("uRange", QVector2D(m_metric.rangeMin, m_metric.rangeMax));
+    m_program->setUniformValue("uHasData", m_hasData ? 1 : 0);
+    setColourUniform(m_program.get(), "uBackground", backgroundColour);
+    setColourUniform(m_program.get(), "uAisle", aisleColour);
+    setColourUniform(m_program.get(), "uNoData", noDataColour);
+    m_vao->bind();
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    m_vao->release();
+    m_program->release();
+    glActiveTexture(GL_TEXTURE0);
+}
+
+void HeatmapView::mouseMoveEvent(QMouseEvent *event)
+{
+    const int gpu = gpuAt(event->position());
+    if (gpu != m_hoveredGpu) {
+        m_hoveredGpu = gpu;
+        Q_EMIT hoveredGpuChanged(gpu);
+        if (gpu < 0) {
+            QToolTip::hideText();
+        } else {
+            QToolTip::showText(event->globalPosition().toPoint(), describeGpu(gpu), this, cellRect(gpu).toAlignedRect());
+        }
+    }
+    QOpenGLWidget::mouseMoveEvent(event);
+}
+
+void HeatmapView::leaveEvent(QEvent *event)
+{
+    if (m_hoveredGpu >= 0) {
+        m_hoveredGpu = -1;
+        Q_EMIT hoveredGpuChanged(-1);
+    }
+    QOpenGLWidget::leaveEvent(event);
+}
+
+bool HeatmapView::event(QEvent *event)
+{
+    // A tooltip request (the mouse rests) shows the live value, refreshed from the current frame.
+    if (event->type() == QEvent::ToolTip) {
+        auto *help = static_cast<QHelpEvent *>(event);
+        const int gpu = gpuAt(help->pos());
+        if (gpu >= 0) {
+            QToolTip::showText(help->globalPos(), describeGpu(gpu), this, cellRect(gpu).toAlignedRect());
+        } else {
+            QToolTip::hideText();
+            event->ignore();
+        }
+        return true;
+    }
+    return QOpenGLWidget::event(event);
+}
+
+} // namespace fleetscope

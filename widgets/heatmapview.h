@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "colormap.h"
+#include "fleetmodel.h"
+#include "heatmaplayout.h"
+
+#include <QOpenGLExtraFunctions>
+#include <QOpenGLWidget>
+
+#include <memory>
+
+class QOpenGLShaderProgram;
+class QOpenGLVertexArrayObject;
+
+namespace fleetscope {
+
+// The fleet heatmap: every GPU one cell, drawn by the fragment shader from four textures (layout, data, health,
+// colour map). A new frame is one contiguous upload of the selected metric's plane and the health bytes; the layout
+// is uploaded once per topology generation.
+class HeatmapView : public QOpenGLWidget, protected QOpenGLExtraFunctions
+{
+    Q_OBJECT
+public:
+    // Data texture row length: 1,048,576 GPUs make a 1024 x 1024 texture.
+    static constexpr int dataTextureWidth = 1024;
+
+    explicit HeatmapView(QWidget *parent = nullptr);
+    ~HeatmapView() override;
+
+    void setTopology(const TopologyPtr &topology);
+    void setFrame(const FramePtr &frame);
+    void setMetric(const MetricInfo &metric);
+    void setColorMap(const ColorMap &map);
+
+    TopologyPtr topology() const { return m_topology; }
+    FramePtr frame() const { return m_frame; }
+    const MetricInfo &metric() const { return m_metric; }
+    const ColorMap &colorMap() const { return m_colorMap; }
+    const HeatmapLayout &layout() const { return m_layout; }
+
+    // Geometry, in widget (logical) coordinates: the GPU under a point (-1 for none) and a GPU's cell.
+    int gpuAt(const QPointF &pos) const;
+    QRectF cellRect(int gpu) const;
+    // The value of the current metric for a GPU in the frame shown (NaN when none).
+    float valueOf(int gpu) const;
+    // Tooltip text for a GPU: host, GPU index, value with unit, health.
+    QString describeGpu(int gpu) const;
+    // Paints so far, for the frame-rate display and tests.
+    quint64 paintCount() const { return m_paintCount; }
+
+Q_SIGNALS:
+    void hoveredGpuChanged(int gpu);
+
+protected:
+    void initializeGL() override;
+    void paintGL() override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+    bool event(QEvent *event) override;
+
+private:
+    struct Placement
+    {
+        double originX = 0; // physical pixels
+        double originY = 0;
+        double cellSize = 1;
+    };
+    Placement placement() const; // fits the layout in the widget, in physical pixels
+    void releaseGL();
+    void uploadLayout();
+    void uploadFrame();
+    void uploadColorMap();
+    QString shaderSource(const QString &path) const;
+
+    TopologyPtr m_topology;
+    FramePtr m_frame;
+    MetricInfo m_metric;
+    ColorMap m_colorMap;
+    HeatmapLayout m_layout;
+    int m_hoveredGpu = -1;
+    quint64 m_paintCount = 0;
+
+    // GL state, touched only with the context current (initializeGL, paintGL, releaseGL).
+    std::unique_ptr<QOpenGLShaderProgram> m_program;
+    std::unique_ptr<QOpenGLVertexArrayObject> m_vao;
+    GLuint m_layoutTexture = 0;
+    GLuint m_dataTexture = 0;
+    GLuint m_healthTexture = 0;
+    GLuint m_colorMapTexture = 0;
+    bool m_layoutDirty = false;
+    bool m_frameDirty = false;
+    bool m_colorMapDirty = true;
+    bool m_hasData = false;
+};
+
+} // namespace fleetscope
