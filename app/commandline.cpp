@@ -14,28 +14,24 @@ CommandLine parseCommandLine(const QStringList &arguments)
     parser.setApplicationDescription(
         QStringLiteral("Fleetscope: a live, GPU-rendered heatmap of a GPU fleet.\n"
                        "Without --backend it starts a simulated fleet on this machine and connects to it."));
-    const QCommandLineOption help({QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Show this help."));
+    const QCommandLineOption help({ QStringLiteral("h"), QStringLiteral("help") }, QStringLiteral("Show this help."));
     const QCommandLineOption version(QStringLiteral("version"), QStringLiteral("Show the version."));
     const QCommandLineOption backend(QStringLiteral("backend"),
-                                     QStringLiteral("Connect to a running fleetscope-backend at HOST:PORT."),
-                                     QStringLiteral("HOST:PORT"));
+        QStringLiteral("Connect to a running fleetscope-backend at HOST:PORT."), QStringLiteral("HOST:PORT"));
     const QCommandLineOption gpus(QStringLiteral("gpus"),
-                                  QStringLiteral("GPUs in the embedded simulated fleet, 8 to 1048576 (default 10240)."),
-                                  QStringLiteral("N"), QStringLiteral("10240"));
+        QStringLiteral("GPUs in the embedded simulated fleet, 8 to 1048576 (default 10240)."), QStringLiteral("N"),
+        QStringLiteral("10240"));
     const QCommandLineOption seed(QStringLiteral("seed"), QStringLiteral("Seed of the embedded simulated fleet."),
-                                  QStringLiteral("S"), QStringLiteral("1"));
+        QStringLiteral("S"), QStringLiteral("1"));
     const QCommandLineOption metric(QStringLiteral("metric"),
-                                    QStringLiteral("Metric shown at start, e.g. gpu_temp, power, gpu_util."),
-                                    QStringLiteral("ID"));
-    const QCommandLineOption screenshot(
-        QStringLiteral("screenshot"),
+        QStringLiteral("Metric shown at start, e.g. gpu_temp, power, gpu_util."), QStringLiteral("ID"));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
         QStringLiteral("Wait until a live frame is drawn, save the window to FILE (PNG) and exit."),
         QStringLiteral("FILE"));
-    const QCommandLineOption screenshotTimeout(
-        QStringLiteral("screenshot-timeout"),
-        QStringLiteral("Seconds --screenshot waits for a live frame before failing (default 30)."),
-        QStringLiteral("S"), QStringLiteral("30"));
-    parser.addOptions({help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout});
+    const QCommandLineOption screenshotTimeout(QStringLiteral("screenshot-timeout"),
+        QStringLiteral("Seconds --screenshot waits for a live frame before failing (default 30)."), QStringLiteral("S"),
+        QStringLiteral("30"));
+    parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;

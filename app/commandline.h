@@ -8,19 +8,19 @@ namespace fleetscope {
 
 struct ConsoleOptions
 {
-    QString backend;        // HOST:PORT; empty = start the embedded simulator backend
-    int gpus = 10240;       // size of the embedded fleet
+    QString backend; // HOST:PORT; empty = start the embedded simulator backend
+    int gpus = 10240; // size of the embedded fleet
     quint64 seed = 1;
-    QString metric;         // initial metric id; empty = the backend's first default
-    QString screenshot;     // save a PNG once a live frame is drawn, then exit
+    QString metric; // initial metric id; empty = the backend's first default
+    QString screenshot; // save a PNG once a live frame is drawn, then exit
     int screenshotTimeoutS = 30;
 };
 
 struct CommandLine
 {
     ConsoleOptions options;
-    int exitCode = -1;      // >= 0: exit now with this code (help, version, bad option)
-    QString message;        // printed before exiting: to stdout for code 0, stderr otherwise
+    int exitCode = -1; // >= 0: exit now with this code (help, version, bad option)
+    QString message; // printed before exiting: to stdout for code 0, stderr otherwise
 };
 
 CommandLine parseCommandLine(const QStringList &arguments);

@@ -8,6 +8,9 @@
 #include <QStandardPaths>
 #include <QTimer>
 
+#include <csignal>
+#include <sys/prctl.h>
+
 Q_LOGGING_CATEGORY(lcEmbedded, "fleetscope.embedded")
 
 namespace fleetscope {
@@ -32,11 +35,14 @@ EmbeddedBackend::EmbeddedBackend(int gpus, quint64 seed, QObject *parent)
     , m_seed(seed)
 {
     m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    // The backend must not outlive the console, even when the console is killed outright.
+    m_process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
     connect(&m_process, &QProcess::readyReadStandardOutput, this, &EmbeddedBackend::onOutput);
     connect(&m_process, &QProcess::finished, this, &EmbeddedBackend::onFinished);
     connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart) {
-            Q_EMIT failed(tr("cannot start the embedded backend %1: %2").arg(m_process.program(), m_process.errorString()));
+            Q_EMIT failed(
+                tr("cannot start the embedded backend %1: %2").arg(m_process.program(), m_process.errorString()));
         }
     });
 }
@@ -68,8 +74,9 @@ void EmbeddedBackend::launch()
     // First start: let the kernel pick a free port. Restarts reuse it, so the client's address stays valid.
     const QString listen = m_address.isEmpty() ? QStringLiteral("127.0.0.1:0") : m_address;
     m_buffer.clear();
-    m_process.start(program, {QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QString::number(m_gpus),
-                              QStringLiteral("--seed"), QString::number(m_seed)});
+    m_process.start(program,
+        { QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QString::number(m_gpus),
+            QStringLiteral("--seed"), QString::number(m_seed) });
 }
 
 void EmbeddedBackend::onOutput()
@@ -96,8 +103,8 @@ void EmbeddedBackend::onFinished(int exitCode, QProcess::ExitStatus status)
     if (m_stopping) {
         return;
     }
-    qCWarning(lcEmbedded, "embedded backend ended (%s, code %d)",
-              status == QProcess::CrashExit ? "crashed" : "exited", exitCode);
+    qCWarning(lcEmbedded, "embedded backend ended (%s, code %d)", status == QProcess::CrashExit ? "crashed" : "exited",
+        exitCode);
     if (++m_restarts > maxRestarts) {
         Q_EMIT failed(tr("the embedded backend keeps failing; giving up after %1 restarts").arg(maxRestarts));
         return;

@@ -1,23 +1,46 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commandline.h"
 #include "embeddedbackend.h"
+#include "heatmapview.h"
 #include "mainwindow.h"
 
 #include <QApplication>
-#include <QSurfaceFormat>
 
+#include <QSocketNotifier>
+
+#include <csignal>
 #include <cstdio>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace fleetscope;
 
+namespace {
+int g_signalPipe[2] = { -1, -1 };
+
+// SIGINT / SIGTERM end the console cleanly (and with it the embedded backend): the handler only writes a byte, the
+// event loop reads it and quits.
+void watchStopSignals(QApplication *app)
+{
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, g_signalPipe) != 0) {
+        return;
+    }
+    auto *notifier = new QSocketNotifier(g_signalPipe[1], QSocketNotifier::Read, app);
+    QObject::connect(notifier, &QSocketNotifier::activated, app, [] { QApplication::quit(); });
+    struct sigaction action = {};
+    action.sa_handler = [](int) {
+        const char byte = 1;
+        [[maybe_unused]] const auto written = ::write(g_signalPipe[0], &byte, 1);
+    };
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+}
+} // namespace
+
 int main(int argc, char *argv[])
 {
-    // Core profile 3.3 on desktop GL (ES 3.0 where Qt picks GLES); the heatmap's shaders need it.
-    QSurfaceFormat format;
-    format.setVersion(3, 3);
-    format.setProfile(QSurfaceFormat::CoreProfile);
-    QSurfaceFormat::setDefaultFormat(format);
-
     // The command line first, so that --help, --version and a bad option work without a display.
     QStringList arguments;
     for (int i = 0; i < argc; ++i) {
@@ -29,10 +52,12 @@ int main(int argc, char *argv[])
         return cl.exitCode;
     }
 
+    HeatmapView::requestSurfaceFormat();
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("fleetscope"));
     QApplication::setOrganizationName(QStringLiteral("Fleetscope"));
     QApplication::setApplicationVersion(QStringLiteral(FLEETSCOPE_VERSION));
+    watchStopSignals(&app);
     const ConsoleOptions &options = cl.options;
 
     MainWindow window(options);

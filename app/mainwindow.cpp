@@ -55,7 +55,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     connect(&m_client, &TelemetryClient::metricsChanged, this, &MainWindow::onMetricsChanged);
     connect(&m_client, &TelemetryClient::frameReady, this, &MainWindow::onFrame);
     connect(&m_client, &TelemetryClient::errorOccurred, this,
-            [this](const QString &message) { statusBar()->showMessage(message, 10000); });
+        [this](const QString &message) { statusBar()->showMessage(message, 10000); });
     connect(m_metricBox, &QComboBox::currentIndexChanged, this, &MainWindow::onMetricSelected);
 
     m_statusTimer.setInterval(250);
@@ -63,8 +63,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     m_statusTimer.start();
     m_fpsClock.start();
     onStateChanged(TelemetryClient::State::Connecting,
-                   options.backend.isEmpty() ? tr("starting the embedded simulator…")
-                                             : tr("connecting to %1…").arg(options.backend));
+        options.backend.isEmpty() ? tr("starting the embedded simulator…")
+                                  : tr("connecting to %1…").arg(options.backend));
 }
 
 void MainWindow::connectTo(const QString &address)
@@ -132,8 +132,8 @@ void MainWindow::onMetricSelected(int index)
     m_view->setMetric(metric);
     m_legend->setMetric(metric, m_view->colorMap());
     // Subscribe to the shown metric alongside the health-relevant defaults, so a switch back is instant.
-    QStringList ids{metric.id};
-    for (const auto &id : {QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util")}) {
+    QStringList ids { metric.id };
+    for (const auto &id : { QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util") }) {
         if (!ids.contains(id)) {
             ids << id;
         }
@@ -168,7 +168,7 @@ void MainWindow::takeScreenshotWhenLive(const QString &file, int timeoutS)
     QTimer::singleShot(timeoutS * 1000, this, [this, timeoutS] {
         if (!m_screenshotFile.isEmpty()) {
             std::fprintf(stderr, "fleetscope: no live frame arrived within %d s (%s); no screenshot taken\n", timeoutS,
-                         qPrintable(m_client.stateDetail()));
+                qPrintable(m_client.stateDetail()));
             Q_EMIT screenshotDone(1);
         }
     });

@@ -8,8 +8,7 @@
 namespace fleetscope::backend {
 
 namespace {
-template<typename T>
-bool parseNumber(const std::string &text, T *out)
+template <typename T> bool parseNumber(const std::string &text, T *out)
 {
     const char *end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
@@ -62,8 +61,8 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             }
             if (!parseNumber(v, &o.source.gpuCount) || o.source.gpuCount < FleetShape::minGpus
                 || o.source.gpuCount > FleetShape::maxGpus) {
-                result.error = fmt::format("--gpus: '{}' is not a number from {} to {}", v, FleetShape::minGpus,
-                                           FleetShape::maxGpus);
+                result.error = fmt::format(
+                    "--gpus: '{}' is not a number from {} to {}", v, FleetShape::minGpus, FleetShape::maxGpus);
                 return result;
             }
         } else if (arg == "--seed") {

@@ -12,8 +12,7 @@ namespace fleetscope::backend {
 BackendServer::BackendServer(const FrameSource::Options &options)
     : m_source(std::make_unique<FrameSource>(options))
     , m_service(std::make_unique<TelemetryService>(*m_source))
-{
-}
+{ }
 
 BackendServer::~BackendServer()
 {

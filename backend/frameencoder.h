@@ -20,10 +20,10 @@ constexpr uint32_t maxGpusPerFramePart = 65536;
 constexpr uint32_t maxNodesPerTopologyPart = 20000;
 
 std::vector<pb::FramePart> encodeFrame(const SimFrame &frame, const std::vector<MetricId> &metrics,
-                                       uint64_t topologyGeneration, uint32_t maxGpusPerPart = maxGpusPerFramePart);
+    uint64_t topologyGeneration, uint32_t maxGpusPerPart = maxGpusPerFramePart);
 
-std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t generation,
-                                             uint32_t maxNodesPerPart = maxNodesPerTopologyPart);
+std::vector<pb::TopologyPart> encodeTopology(
+    const FleetShape &shape, uint64_t generation, uint32_t maxNodesPerPart = maxNodesPerTopologyPart);
 
 void fillMetricCatalog(pb::ListMetricsResponse *response);
 

@@ -12,8 +12,8 @@ int64_t toUnixMs(std::chrono::system_clock::time_point t)
 
 FrameSource::FrameSource(const Options &options)
     : m_options(options)
-    , m_simulator(options.gpuCount, options.seed,
-                  std::chrono::duration<double>(options.interval).count() * options.speed)
+    , m_simulator(
+          options.gpuCount, options.seed, std::chrono::duration<double>(options.interval).count() * options.speed)
     // The generation identifies this layout; it is stable for a given fleet so that a restarted backend with the
     // same arguments serves the same generation and consoles keep their layout.
     , m_generation((static_cast<uint64_t>(options.gpuCount) << 32U) | (options.seed & 0xffffffffU))
@@ -48,8 +48,8 @@ std::shared_ptr<const SimFrame> FrameSource::latest() const
     return m_latest;
 }
 
-std::shared_ptr<const SimFrame> FrameSource::waitForFrameAfter(uint64_t sequence,
-                                                               std::chrono::milliseconds timeout) const
+std::shared_ptr<const SimFrame> FrameSource::waitForFrameAfter(
+    uint64_t sequence, std::chrono::milliseconds timeout) const
 {
     std::unique_lock lock(m_mutex);
     m_published.wait_for(lock, timeout, [&] { return m_stopping || m_latest->sequence > sequence; });

@@ -23,7 +23,7 @@ public:
     {
         uint32_t gpuCount = 10240;
         uint64_t seed = 1;
-        std::chrono::milliseconds interval{1000};
+        std::chrono::milliseconds interval { 1000 };
         double speed = 1.0; // simulated seconds per wall-clock second
     };
 

@@ -8,16 +8,7 @@
 
 namespace fleetscope::backend {
 
-enum class MetricId : uint8_t {
-    GpuTemp,
-    MemTemp,
-    Power,
-    GpuUtil,
-    MemCopyUtil,
-    SmClock,
-    FbUsed,
-    Count
-};
+enum class MetricId : uint8_t { GpuTemp, MemTemp, Power, GpuUtil, MemCopyUtil, SmClock, FbUsed, Count };
 
 struct MetricDef
 {

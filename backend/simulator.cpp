@@ -146,9 +146,8 @@ void Simulator::schedule()
         }
     }
     const auto totalNodes = static_cast<double>(m_jobOfNode.size());
-    auto busyNodes = static_cast<double>(std::count_if(m_jobOfNode.begin(), m_jobOfNode.end(), [](int32_t j) {
-        return j >= 0;
-    }));
+    auto busyNodes
+        = static_cast<double>(std::count_if(m_jobOfNode.begin(), m_jobOfNode.end(), [](int32_t j) { return j >= 0; }));
     // Submit jobs until the fleet is as full as the scheduler aims for; sizes are log-uniform from 1 node (8 GPUs) to
     // 512 nodes (4,096 GPUs), capped by the fleet. A job that finds no free contiguous span waits (fragmentation,
     // as in real schedulers) and a smaller one may take its place.
@@ -186,8 +185,8 @@ void Simulator::updateCooling()
         // A slow daily swing plus a bounded random walk per cooling unit.
         const double noise = unit(hash(m_seed, SaltRowDrift, m_step, r)) - 0.5;
         m_rowSupplyDrift[r] = static_cast<float>(0.995 * m_rowSupplyDrift[r] + 0.05 * noise);
-        m_rowSupply[r] = static_cast<float>(18.0 + 1.2 * std::sin(2 * pi * t / 86400.0 + static_cast<double>(r))
-                                            + m_rowSupplyDrift[r]);
+        m_rowSupply[r] = static_cast<float>(
+            18.0 + 1.2 * std::sin(2 * pi * t / 86400.0 + static_cast<double>(r)) + m_rowSupplyDrift[r]);
     }
     // Rack exhaust in kW drives recirculation into the rack itself and, less, its neighbours in the row.
     std::vector<float> rackKw(m_shape.racks.size(), 0.0F);

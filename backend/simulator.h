@@ -87,7 +87,7 @@ private:
 
     // Per GPU, fixed at construction: manufacturing spread.
     std::vector<float> m_thermalResistance; // °C per W
-    std::vector<float> m_powerEfficiency;   // multiplies dynamic power
+    std::vector<float> m_powerEfficiency; // multiplies dynamic power
 
     // Per GPU state.
     std::vector<float> m_temp;

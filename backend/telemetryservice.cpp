@@ -10,32 +10,32 @@ namespace fleetscope::backend {
 using namespace std::chrono_literals;
 
 grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const pb::GetTopologyRequest * /*request*/,
-                                           grpc::ServerWriter<pb::TopologyPart> *writer)
+    grpc::ServerWriter<pb::TopologyPart> *writer)
 {
     for (const auto &part : encodeTopology(m_source.shape(), m_source.topologyGeneration())) {
         if (context->IsCancelled() || !writer->Write(part)) {
-            return {grpc::StatusCode::CANCELLED, "client went away while the topology was sent"};
+            return { grpc::StatusCode::CANCELLED, "client went away while the topology was sent" };
         }
     }
     return grpc::Status::OK;
 }
 
-grpc::Status TelemetryService::ListMetrics(grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/,
-                                           pb::ListMetricsResponse *response)
+grpc::Status TelemetryService::ListMetrics(
+    grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/, pb::ListMetricsResponse *response)
 {
     fillMetricCatalog(response);
     return grpc::Status::OK;
 }
 
-grpc::Status TelemetryService::Subscribe(grpc::ServerContext *context, const pb::SubscribeRequest *request,
-                                         grpc::ServerWriter<pb::FramePart> *writer)
+grpc::Status TelemetryService::Subscribe(
+    grpc::ServerContext *context, const pb::SubscribeRequest *request, grpc::ServerWriter<pb::FramePart> *writer)
 {
     std::vector<MetricId> metrics;
     for (const auto &key : request->metric_ids()) {
         const auto id = metricByKey(key);
         if (!id) {
-            return {grpc::StatusCode::INVALID_ARGUMENT,
-                    fmt::format("unknown metric id '{}'; ListMetrics gives the valid ones", key)};
+            return { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("unknown metric id '{}'; ListMetrics gives the valid ones", key) };
         }
         metrics.push_back(*id);
     }
@@ -43,9 +43,9 @@ grpc::Status TelemetryService::Subscribe(grpc::ServerContext *context, const pb:
         metrics = defaultMetrics();
     }
     if (request->topology_generation() != 0 && request->topology_generation() != m_source.topologyGeneration()) {
-        return {grpc::StatusCode::FAILED_PRECONDITION,
-                fmt::format("topology generation {} is stale, the current one is {}; call GetTopology again",
-                            request->topology_generation(), m_source.topologyGeneration())};
+        return { grpc::StatusCode::FAILED_PRECONDITION,
+            fmt::format("topology generation {} is stale, the current one is {}; call GetTopology again",
+                request->topology_generation(), m_source.topologyGeneration()) };
     }
     const auto native = m_source.interval();
     const auto wanted = std::chrono::milliseconds(request->interval_ms());
@@ -57,7 +57,7 @@ grpc::Status TelemetryService::Subscribe(grpc::ServerContext *context, const pb:
         if (frame) {
             for (const auto &part : encodeFrame(*frame, metrics, m_source.topologyGeneration())) {
                 if (!writer->Write(part)) {
-                    return {grpc::StatusCode::CANCELLED, "client went away"};
+                    return { grpc::StatusCode::CANCELLED, "client went away" };
                 }
             }
         }
@@ -65,7 +65,7 @@ grpc::Status TelemetryService::Subscribe(grpc::ServerContext *context, const pb:
         const uint64_t wantedAfter = sent + every - 1;
         do {
             if (context->IsCancelled()) {
-                return {grpc::StatusCode::CANCELLED, "subscription cancelled"};
+                return { grpc::StatusCode::CANCELLED, "subscription cancelled" };
             }
             frame = m_source.waitForFrameAfter(wantedAfter, 200ms);
         } while (!frame);

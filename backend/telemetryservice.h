@@ -14,15 +14,14 @@ class TelemetryService final : public fleetscope::telemetry::v1::Telemetry::Serv
 public:
     explicit TelemetryService(const FrameSource &source)
         : m_source(source)
-    {
-    }
+    { }
 
     grpc::Status GetTopology(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetTopologyRequest *request,
-                             grpc::ServerWriter<fleetscope::telemetry::v1::TopologyPart> *writer) override;
+        grpc::ServerWriter<fleetscope::telemetry::v1::TopologyPart> *writer) override;
     grpc::Status ListMetrics(grpc::ServerContext *context, const fleetscope::telemetry::v1::ListMetricsRequest *request,
-                             fleetscope::telemetry::v1::ListMetricsResponse *response) override;
+        fleetscope::telemetry::v1::ListMetricsResponse *response) override;
     grpc::Status Subscribe(grpc::ServerContext *context, const fleetscope::telemetry::v1::SubscribeRequest *request,
-                           grpc::ServerWriter<fleetscope::telemetry::v1::FramePart> *writer) override;
+        grpc::ServerWriter<fleetscope::telemetry::v1::FramePart> *writer) override;
 
 private:
     const FrameSource &m_source;

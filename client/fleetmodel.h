@@ -67,7 +67,10 @@ constexpr uint8_t stateMask = 0x07;
 constexpr uint8_t throttledFlag = 0x08;
 constexpr uint8_t eccFlag = 0x10;
 constexpr uint8_t xidFlag = 0x20;
-inline State stateOf(uint8_t byte) { return static_cast<State>(byte & stateMask); }
+inline State stateOf(uint8_t byte)
+{
+    return static_cast<State>(byte & stateMask);
+}
 QString describe(uint8_t byte);
 } // namespace health
 

@@ -34,15 +34,15 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
             return nullptr;
         }
         for (const auto &row : part.rows()) {
-            topology->rows.push_back({qs(row.name()), qs(row.hall())});
+            topology->rows.push_back({ qs(row.name()), qs(row.hall()) });
         }
         for (const auto &rack : part.racks()) {
             topology->racks.push_back(
-                {qs(rack.name()), rack.row(), rack.position(), rack.first_node(), rack.node_count()});
+                { qs(rack.name()), rack.row(), rack.position(), rack.first_node(), rack.node_count() });
         }
         for (const auto &node : part.nodes()) {
-            topology->nodes.push_back({qs(node.hostname()), qs(node.model()), qs(node.driver_version()), node.rack(),
-                                       node.first_gpu(), node.gpu_count()});
+            topology->nodes.push_back({ qs(node.hostname()), qs(node.model()), qs(node.driver_version()), node.rack(),
+                node.first_gpu(), node.gpu_count() });
         }
     }
 
@@ -107,14 +107,16 @@ MetricInfo decodeMetricInfo(const pb::MetricInfo &info)
 
 FrameAssembler::FrameAssembler(TopologyPtr topology)
     : m_topology(std::move(topology))
-{
-}
+{ }
 
 QString FrameAssembler::check(const pb::FramePart &part) const
 {
     const uint32_t n = m_topology->gpuCount;
     if (part.fleet_gpu_count() != n) {
-        return QStringLiteral("frame %1 is for %2 GPUs, the topology has %3").arg(part.sequence()).arg(part.fleet_gpu_count()).arg(n);
+        return QStringLiteral("frame %1 is for %2 GPUs, the topology has %3")
+            .arg(part.sequence())
+            .arg(part.fleet_gpu_count())
+            .arg(n);
     }
     if (part.topology_generation() != m_topology->generation) {
         return QStringLiteral("frame %1 is for topology generation %2, ours is %3")
@@ -131,11 +133,18 @@ QString FrameAssembler::check(const pb::FramePart &part) const
             .arg(part.first_gpu())
             .arg(part.gpu_count());
     }
-    if (m_building && (part.sequence() != m_building->sequence || part.planes_size() != static_cast<int>(m_building->planes.size()))) {
-        return QStringLiteral("frame %1: a part of frame %2 is mixed in").arg(m_building->sequence).arg(part.sequence());
+    if (m_building
+        && (part.sequence() != m_building->sequence
+            || part.planes_size() != static_cast<int>(m_building->planes.size()))) {
+        return QStringLiteral("frame %1: a part of frame %2 is mixed in")
+            .arg(m_building->sequence)
+            .arg(part.sequence());
     }
     if (part.health().size() != part.gpu_count()) {
-        return QStringLiteral("frame %1: %2 health bytes for %3 GPUs").arg(part.sequence()).arg(part.health().size()).arg(part.gpu_count());
+        return QStringLiteral("frame %1: %2 health bytes for %3 GPUs")
+            .arg(part.sequence())
+            .arg(part.health().size())
+            .arg(part.gpu_count());
     }
     for (int i = 0; i < part.planes_size(); ++i) {
         const auto &plane = part.planes(i);
@@ -219,7 +228,8 @@ FrameAssembler::Result FrameAssembler::add(const pb::FramePart &part)
     ++m_nextPart;
     if (m_nextPart == part.part_count()) {
         if (m_covered != n) {
-            result.error = QStringLiteral("frame %1 ended after %2 of %3 GPUs").arg(part.sequence()).arg(m_covered).arg(n);
+            result.error
+                = QStringLiteral("frame %1 ended after %2 of %3 GPUs").arg(part.sequence()).arg(m_covered).arg(n);
             m_building.reset();
         } else {
             result.frame = std::move(m_building);

@@ -31,7 +31,7 @@ public:
     struct Result
     {
         FramePtr frame; // set when this part completed a frame
-        QString error;  // set when this part was rejected
+        QString error; // set when this part was rejected
     };
     Result add(const pb::FramePart &part);
 

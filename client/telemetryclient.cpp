@@ -95,8 +95,7 @@ void TelemetryClient::setState(State state, const QString &detail)
     Q_EMIT stateChanged(state, detail);
 }
 
-template<typename F>
-void TelemetryClient::post(F &&f)
+template <typename F> void TelemetryClient::post(F &&f)
 {
     // The worker is always joined before this object dies, so `this` is valid here; Qt drops the queued call if the
     // object is deleted before it runs.
@@ -116,8 +115,8 @@ void TelemetryClient::startSession()
         metrics.push_back(id.toStdString());
     }
     const uint64_t generation = m_topology ? m_topology->generation : 0;
-    m_worker = std::thread(&TelemetryClient::runSession, this, session, m_address.toStdString(), std::move(metrics),
-                           generation);
+    m_worker = std::thread(
+        &TelemetryClient::runSession, this, session, m_address.toStdString(), std::move(metrics), generation);
 }
 
 void TelemetryClient::stopSession()
@@ -152,9 +151,8 @@ void TelemetryClient::onSessionEnded(quint64 session, const QString &why, bool w
     const int delay = static_cast<int>(m_backoffMs * jitter);
     m_backoffMs = std::min(maxBackoffMs, m_backoffMs * 2);
     qCInfo(lcClient, "session to %s ended: %s; retrying in %d ms", qPrintable(m_address), qPrintable(why), delay);
-    setState(State::Reconnecting, QStringLiteral("%1: %2; retrying in %3 s")
-                                      .arg(m_address, why)
-                                      .arg(QString::number(delay / 1000.0, 'f', 1)));
+    setState(State::Reconnecting,
+        QStringLiteral("%1: %2; retrying in %3 s").arg(m_address, why).arg(QString::number(delay / 1000.0, 'f', 1)));
     m_retryTimer.start(delay);
 }
 
@@ -183,8 +181,8 @@ void TelemetryClient::deliverPendingFrame(quint64 session)
     Q_EMIT frameReady(frame);
 }
 
-void TelemetryClient::runSession(quint64 session, std::string address, std::vector<std::string> metrics,
-                                 uint64_t knownGeneration)
+void TelemetryClient::runSession(
+    quint64 session, std::string address, std::vector<std::string> metrics, uint64_t knownGeneration)
 {
     namespace pb = fleetscope::telemetry::v1;
     auto newContext = [this](std::optional<std::chrono::seconds> deadline) -> std::shared_ptr<grpc::ClientContext> {
@@ -289,7 +287,9 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
         if (!result.error.isEmpty()) {
             ++m_framesRejected;
             qCWarning(lcClient, "dropped a frame: %s", qPrintable(result.error));
-            post([this, error = result.error] { Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error)); });
+            post([this, error = result.error] {
+                Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error));
+            });
             continue;
         }
         if (!result.frame) {

@@ -72,8 +72,7 @@ private:
     void deliverPendingFrame(quint64 session);
     // Worker -> owner thread.
     void postFrame(quint64 session, FramePtr frame);
-    template<typename F>
-    void post(F &&f);
+    template <typename F> void post(F &&f);
 
     QString m_address;
     QStringList m_metricIds;
@@ -85,8 +84,8 @@ private:
     QTimer m_retryTimer;
     int m_backoffMs = 0;
 
-    std::atomic<quint64> m_framesReceived{0};
-    std::atomic<quint64> m_framesRejected{0};
+    std::atomic<quint64> m_framesReceived { 0 };
+    std::atomic<quint64> m_framesRejected { 0 };
 
     // Session bookkeeping. m_session and m_worker are touched only by the owner thread. m_cancelMutex guards
     // m_context and m_cancelled, shared with the worker so that stop() can cancel a blocking call.

@@ -21,7 +21,7 @@ void ColorLegend::setMetric(const MetricInfo &metric, const ColorMap &map)
 
 QSize ColorLegend::sizeHint() const
 {
-    return {360, fontMetrics().height() + 18};
+    return { 360, fontMetrics().height() + 18 };
 }
 
 void ColorLegend::paintEvent(QPaintEvent * /*event*/)

@@ -11,7 +11,7 @@ namespace fleetscope {
 
 QStringList ColorMap::names()
 {
-    return {QStringLiteral("viridis"), QStringLiteral("inferno"), QStringLiteral("cividis")};
+    return { QStringLiteral("viridis"), QStringLiteral("inferno"), QStringLiteral("cividis") };
 }
 
 ColorMap ColorMap::byName(const QString &name)

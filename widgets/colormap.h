@@ -32,7 +32,7 @@ private:
     static ColorMap load(const QString &name, bool *ok);
 
     QString m_name;
-    std::array<QRgb, size> m_table{};
+    std::array<QRgb, size> m_table {};
 };
 
 } // namespace fleetscope

@@ -9,7 +9,7 @@ HeatmapLayout HeatmapLayout::floorPlan(const Topology &topology)
 {
     constexpr int rackGap = 1;
     constexpr int rowGap = 3;
-    uint32_t blockWidth = 1;  // GPUs per node, the widest node
+    uint32_t blockWidth = 1; // GPUs per node, the widest node
     uint32_t blockHeight = 1; // nodes per rack, the tallest rack
     for (const auto &node : topology.nodes) {
         blockWidth = std::max(blockWidth, node.gpuCount);
@@ -44,8 +44,8 @@ HeatmapLayout HeatmapLayout::floorPlan(const Topology &topology)
         }
     }
     for (int r = 0; r < rows; ++r) {
-        layout.rowLabels.push_back({topology.rows[static_cast<size_t>(r)].name,
-                                    QRect(0, r * (bh + rowGap), layout.width, bh)});
+        layout.rowLabels.push_back(
+            { topology.rows[static_cast<size_t>(r)].name, QRect(0, r * (bh + rowGap), layout.width, bh) });
     }
     return layout;
 }

@@ -9,6 +9,7 @@
 #include <QOpenGLShaderProgram>
 #include <QOpenGLVertexArrayObject>
 #include <QPainter>
+#include <QSurfaceFormat>
 #include <QThread>
 #include <QToolTip>
 
@@ -45,6 +46,14 @@ HeatmapView::HeatmapView(QWidget *parent)
 {
     setMouseTracking(true);
     setMinimumSize(320, 200);
+}
+
+void HeatmapView::requestSurfaceFormat()
+{
+    QSurfaceFormat format;
+    format.setVersion(3, 3);
+    format.setProfile(QSurfaceFormat::CoreProfile);
+    QSurfaceFormat::setDefaultFormat(format);
 }
 
 HeatmapView::~HeatmapView()
@@ -137,8 +146,8 @@ QRectF HeatmapView::cellRect(int gpu) const
     const auto p = placement();
     const double dpr = devicePixelRatioF();
     const QPoint c = m_layout.gpuCells[static_cast<size_t>(gpu)];
-    return {(p.originX + c.x() * p.cellSize) / dpr, (p.originY + c.y() * p.cellSize) / dpr, p.cellSize / dpr,
-            p.cellSize / dpr};
+    return { (p.originX + c.x() * p.cellSize) / dpr, (p.originY + c.y() * p.cellSize) / dpr, p.cellSize / dpr,
+        p.cellSize / dpr };
 }
 
 float HeatmapView::valueOf(int gpu) const
@@ -190,8 +199,10 @@ void HeatmapView::initializeGL()
     });
 
     m_program = std::make_unique<QOpenGLShaderProgram>();
-    const bool ok = m_program->addShaderFromSourceCode(QOpenGLShader::Vertex, shaderSource(QStringLiteral(":/shaders/heatmap.vert")))
-        && m_program->addShaderFromSourceCode(QOpenGLShader::Fragment, shaderSource(QStringLiteral(":/shaders/heatmap.frag")))
+    const bool ok = m_program->addShaderFromSourceCode(
+                        QOpenGLShader::Vertex, shaderSource(QStringLiteral(":/shaders/heatmap.vert")))
+        && m_program->addShaderFromSourceCode(
+            QOpenGLShader::Fragment, shaderSource(QStringLiteral(":/shaders/heatmap.frag")))
         && m_program->link();
     if (!ok) {
         qCCritical(lcHeatmap, "heatmap shader failed: %s", qPrintable(m_program->log()));
@@ -223,7 +234,7 @@ void HeatmapView::initializeGL()
 void HeatmapView::releaseGL()
 {
     if (m_layoutTexture != 0) {
-        const GLuint textures[4] = {m_layoutTexture, m_dataTexture, m_healthTexture, m_colorMapTexture};
+        const GLuint textures[4] = { m_layoutTexture, m_dataTexture, m_healthTexture, m_colorMapTexture };
         glDeleteTextures(4, textures);
         m_layoutTexture = m_dataTexture = m_healthTexture = m_colorMapTexture = 0;
     }
@@ -239,7 +250,7 @@ void HeatmapView::uploadLayout()
     const int h = std::max(1, m_layout.height);
     static const int32_t none = HeatmapLayout::gap;
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R32I, w, h, 0, GL_RED_INTEGER, GL_INT,
-                 m_layout.cells.empty() ? &none : m_layout.cells.data());
+        m_layout.cells.empty() ? &none : m_layout.cells.data());
     // Allocate the dense-order textures for this fleet size; frames fill them with sub-image uploads.
     const int n = m_topology ? static_cast<int>(m_topology->gpuCount) : 1;
     const int rows = (n + dataTextureWidth - 1) / dataTextureWidth;
@@ -270,23 +281,23 @@ void HeatmapView::uploadFrame()
     }
     if (rest > 0) {
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED, GL_FLOAT,
-                        plane->values.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
+            plane->values.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
     }
     glBindTexture(GL_TEXTURE_2D, m_healthTexture);
     if (fullRows > 0) {
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
-                        m_frame->health.data());
+            m_frame->health.data());
     }
     if (rest > 0) {
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
-                        m_frame->health.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
+            m_frame->health.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
     }
     m_hasData = true;
 }
 
 void HeatmapView::uploadColorMap()
 {
-    std::array<uint8_t, ColorMap::size * 4> rgba{};
+    std::array<uint8_t, ColorMap::size * 4> rgba {};
     for (int i = 0; i < ColorMap::size; ++i) {
         const QRgb c = m_colorMap.at(i);
         rgba[static_cast<size_t>(i) * 4 + 0] = static_cast<uint8_t>(qRed(c));
@@ -307,8 +318,8 @@ void HeatmapView::paintGL()
     const int fbWidth = static_cast<int>(std::lround(width() * dpr));
     const int fbHeight = static_cast<int>(std::lround(height() * dpr));
     glViewport(0, 0, fbWidth, fbHeight);
-    glClearColor(qRed(backgroundColour) / 255.0F, qGreen(backgroundColour) / 255.0F, qBlue(backgroundColour) / 255.0F,
-                 1.0F);
+    glClearColor(
+        qRed(backgroundColour) / 255.0F, qGreen(backgroundColour) / 255.0F, qBlue(backgroundColour) / 255.0F, 1.0F);
     glClear(GL_COLOR_BUFFER_BIT);
     if (!m_program || !m_topology) {
         QPainter painter(this);
@@ -317,7 +328,7 @@ void HeatmapView::paintGL()
         f.setPointSizeF(f.pointSizeF() * 1.6);
         painter.setFont(f);
         painter.drawText(rect(), Qt::AlignCenter,
-                         m_program ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
+            m_program ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
         return;
     }
     if (m_layoutDirty) {
@@ -371,7 +382,8 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
         if (gpu < 0) {
             QToolTip::hideText();
         } else {
-            QToolTip::showText(event->globalPosition().toPoint(), describeGpu(gpu), this, cellRect(gpu).toAlignedRect());
+            QToolTip::showText(
+                event->globalPosition().toPoint(), describeGpu(gpu), this, cellRect(gpu).toAlignedRect());
         }
     }
     QOpenGLWidget::mouseMoveEvent(event);

@@ -26,6 +26,8 @@ public:
     static constexpr int dataTextureWidth = 1024;
 
     explicit HeatmapView(QWidget *parent = nullptr);
+    // Asks for the OpenGL the shaders need (3.3 core, or ES 3.0 where Qt uses GLES); call before QApplication.
+    static void requestSurfaceFormat();
     ~HeatmapView() override;
 
     void setTopology(const TopologyPtr &topology);

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fleetshape.h"
+#include "simulator.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <numeric>
+
+using namespace fleetscope::backend;
+
+class TestSimulator : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void shapeOfTheDefaultFleet()
+    {
+        const auto shape = FleetShape::forGpuCount(10240);
+        QCOMPARE(shape.rows.size(), size_t(10));
+        QCOMPARE(shape.racks.size(), size_t(160));
+        QCOMPARE(shape.nodes.size(), size_t(1280));
+        for (const auto &row : shape.rows) {
+            QCOMPARE(row.rackCount, 16U);
+        }
+    }
+
+    void shapeRangesAreContiguous_data()
+    {
+        QTest::addColumn<uint32_t>("gpus");
+        QTest::newRow("smallest") << 8U;
+        QTest::newRow("partial node") << 1003U;
+        QTest::newRow("default") << 10240U;
+        QTest::newRow("million") << (1U << 20U);
+    }
+    void shapeRangesAreContiguous()
+    {
+        QFETCH(uint32_t, gpus);
+        const auto shape = FleetShape::forGpuCount(gpus);
+        uint32_t nextGpu = 0;
+        uint32_t nextNode = 0;
+        for (size_t k = 0; k < shape.racks.size(); ++k) {
+            const auto &rack = shape.racks[k];
+            QCOMPARE(rack.firstNode, nextNode);
+            for (uint32_t n = rack.firstNode; n < rack.firstNode + rack.nodeCount; ++n) {
+                QCOMPARE(shape.nodes[n].rack, uint32_t(k));
+                QCOMPARE(shape.nodes[n].firstGpu, nextGpu);
+                QVERIFY(shape.nodes[n].gpuCount >= 1 && shape.nodes[n].gpuCount <= 8);
+                nextGpu += shape.nodes[n].gpuCount;
+            }
+            nextNode += rack.nodeCount;
+        }
+        QCOMPARE(nextGpu, gpus);
+        QCOMPARE(size_t(nextNode), shape.nodes.size());
+    }
+
+    void rejectsSizesOutOfRange()
+    {
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, FleetShape::forGpuCount(7));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, FleetShape::forGpuCount((1U << 20U) + 1));
+    }
+
+    void sameSeedSameFrames()
+    {
+        Simulator a(2048, 42);
+        Simulator b(2048, 42);
+        Simulator c(2048, 43);
+        for (int i = 0; i < 30; ++i) {
+            a.step();
+            b.step();
+            c.step();
+        }
+        const auto fa = a.snapshot();
+        const auto fb = b.snapshot();
+        const auto fc = c.snapshot();
+        QCOMPARE(fa->sequence, 30U);
+        for (size_t m = 0; m < fa->planes.size(); ++m) {
+            QVERIFY(fa->planes[m] == fb->planes[m]); // bit for bit
+        }
+        QVERIFY(fa->health == fb->health);
+        QVERIFY(fa->plane(MetricId::GpuTemp) != fc->plane(MetricId::GpuTemp));
+    }
+
+    void valuesArePlausible()
+    {
+        Simulator sim(10240, 1);
+        for (int i = 0; i < 60; ++i) {
+            sim.step();
+        }
+        const auto f = sim.snapshot();
+        for (size_t g = 0; g < 10240; ++g) {
+            const float t = f->plane(MetricId::GpuTemp)[g];
+            const float p = f->plane(MetricId::Power)[g];
+            const float u = f->plane(MetricId::GpuUtil)[g];
+            QVERIFY2(t > 15 && t < 100, qPrintable(QString::number(t)));
+            QVERIFY(p >= 40 && p <= 750);
+            QVERIFY(u >= 0 && u <= 100);
+            QVERIFY(f->plane(MetricId::MemTemp)[g] > 15);
+        }
+        // Busy fleet: the scheduler keeps most GPUs working.
+        const auto &util = f->plane(MetricId::GpuUtil);
+        const double mean = std::accumulate(util.begin(), util.end(), 0.0) / util.size();
+        QVERIFY2(mean > 50 && mean < 95, qPrintable(QString::number(mean)));
+    }
+
+    // Not white noise: temperature has inertia, so a step changes it far less than the spread across the fleet.
+    void temperatureHasInertia()
+    {
+        Simulator sim(4096, 3);
+        sim.step();
+        const auto before = sim.snapshot();
+        sim.step();
+        const auto after = sim.snapshot();
+        const auto &t0 = before->plane(MetricId::GpuTemp);
+        const auto &t1 = after->plane(MetricId::GpuTemp);
+        double meanStep = 0;
+        float lo = 1e9F;
+        float hi = -1e9F;
+        for (size_t g = 0; g < t0.size(); ++g) {
+            meanStep += std::abs(t1[g] - t0[g]);
+            lo = std::min(lo, t0[g]);
+            hi = std::max(hi, t0[g]);
+        }
+        meanStep /= static_cast<double>(t0.size());
+        QVERIFY2(meanStep < 0.1 * (hi - lo), qPrintable(QStringLiteral("%1 vs spread %2").arg(meanStep).arg(hi - lo)));
+    }
+
+    // Neighbours influence each other: inside a busy node the air is warmed by the GPUs upstream, so the last GPU
+    // of a node runs hotter than the first one on average.
+    void neighboursWarmEachOther()
+    {
+        Simulator sim(10240, 5);
+        for (int i = 0; i < 120; ++i) {
+            sim.step();
+        }
+        const auto f = sim.snapshot();
+        const auto &temp = f->plane(MetricId::GpuTemp);
+        const auto &util = f->plane(MetricId::GpuUtil);
+        double first = 0;
+        double last = 0;
+        int busy = 0;
+        for (const auto &node : sim.shape().nodes) {
+            if (node.gpuCount == 8 && util[node.firstGpu] > 50) {
+                first += temp[node.firstGpu];
+                last += temp[node.firstGpu + 7];
+                ++busy;
+            }
+        }
+        QVERIFY(busy > 100);
+        QVERIFY2(last / busy > first / busy + 3.0,
+            qPrintable(QStringLiteral("first %1 last %2").arg(first / busy).arg(last / busy)));
+    }
+
+    // GPUs of one job move together: their utilisation is the same phase within jitter.
+    void jobsMoveTogether()
+    {
+        Simulator sim(10240, 9);
+        sim.step();
+        const auto f = sim.snapshot();
+        const auto &util = f->plane(MetricId::GpuUtil);
+        QVERIFY(!sim.jobs().empty());
+        for (const auto &job : sim.jobs()) {
+            const auto &nodes = sim.shape().nodes;
+            const float ref = util[nodes[job.firstNode].firstGpu];
+            for (uint32_t n = job.firstNode; n < job.firstNode + job.nodeCount; ++n) {
+                for (uint32_t g = nodes[n].firstGpu; g < nodes[n].firstGpu + nodes[n].gpuCount; ++g) {
+                    QVERIFY(std::abs(util[g] - ref) <= 3.0F);
+                }
+            }
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSimulator)
+#include "tst_simulator.moc"

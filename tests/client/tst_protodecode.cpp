@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: Apache-2.0
+// Wire -> model: topology and frame decoding, reassembly of parts, and every kind of malformed input we drop.
+#include "frameencoder.h"
+#include "protodecode.h"
+#include "simulator.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <cstring>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+
+class TestProtoDecode : public QObject
+{
+    Q_OBJECT
+
+    static constexpr uint64_t generation = 77;
+
+    TopologyPtr topologyFor(const be::Simulator &sim, uint32_t nodesPerPart = 20000)
+    {
+        QString error;
+        auto t = decodeTopology(be::encodeTopology(sim.shape(), generation, nodesPerPart), &error);
+        if (!t) {
+            qWarning("%s", qPrintable(error));
+        }
+        return t;
+    }
+
+private Q_SLOTS:
+    void topologyRoundTrip()
+    {
+        be::Simulator sim(10240, 1);
+        // Small parts so that the reassembly of several is exercised.
+        const auto topology = topologyFor(sim, 100);
+        QVERIFY(topology);
+        QCOMPARE(topology->gpuCount, 10240U);
+        QCOMPARE(topology->generation, generation);
+        QCOMPARE(topology->nodes.size(), sim.shape().nodes.size());
+        QCOMPARE(topology->racks.size(), sim.shape().racks.size());
+        QCOMPARE(topology->nodeOf(10239).hostname, QStringLiteral("r10-k16-n08"));
+        QCOMPARE(topology->nodeOf(0).hostname, QStringLiteral("r01-k01-n01"));
+    }
+
+    void topologyRejectsInconsistentParts()
+    {
+        be::Simulator sim(64, 1);
+        auto parts = be::encodeTopology(sim.shape(), generation);
+        QString error;
+
+        auto gap = parts;
+        gap[0].mutable_nodes(1)->set_first_gpu(9); // GPU 8 belongs to no node
+        QVERIFY(!decodeTopology(gap, &error));
+        QVERIFY(error.contains(QStringLiteral("node 1")));
+
+        auto badRack = parts;
+        badRack[0].mutable_nodes(0)->set_rack(99);
+        QVERIFY(!decodeTopology(badRack, &error));
+
+        auto badRow = parts;
+        badRow[0].mutable_racks(0)->set_row(5);
+        QVERIFY(!decodeTopology(badRow, &error));
+
+        auto wrongCount = parts;
+        wrongCount[0].set_gpu_count(65);
+        QVERIFY(!decodeTopology(wrongCount, &error));
+        QVERIFY(error.contains(QStringLiteral("65")));
+
+        auto missing = parts;
+        missing[0].set_part_count(2);
+        QVERIFY(!decodeTopology(missing, &error));
+
+        QVERIFY(!decodeTopology({}, &error));
+    }
+
+    void framePartsReassemble()
+    {
+        be::Simulator sim(10000, 4);
+        sim.step();
+        const auto frame = sim.snapshot();
+        frame->sampleTimeMs = 1700000000123;
+        const auto topology = topologyFor(sim);
+        const std::vector<be::MetricId> metrics { be::MetricId::GpuTemp, be::MetricId::Power };
+        // 10,000 GPUs in parts of 3,000: four parts, the last one short.
+        const auto parts = be::encodeFrame(*frame, metrics, generation, 3000);
+        QCOMPARE(parts.size(), size_t(4));
+        FrameAssembler assembler(topology);
+        FramePtr out;
+        for (size_t i = 0; i < parts.size(); ++i) {
+            auto r = assembler.add(parts[i]);
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(bool(r.frame), i + 1 == parts.size());
+            if (r.frame) {
+                out = r.frame;
+            }
+        }
+        QCOMPARE(out->sequence, 1U);
+        QCOMPARE(out->sampleTimeMs, int64_t(1700000000123));
+        QVERIFY(out->plane(QStringLiteral("gpu_temp"))->values == frame->plane(be::MetricId::GpuTemp));
+        QVERIFY(out->plane(QStringLiteral("power"))->values == frame->plane(be::MetricId::Power));
+        QVERIFY(out->health == frame->health);
+        QVERIFY(out->plane(QStringLiteral("gpu_util")) == nullptr);
+    }
+
+    void uint16PlanesDecodeWithScaleAndNoValue()
+    {
+        be::Simulator sim(8, 1);
+        const auto topology = topologyFor(sim);
+        pb::FramePart part;
+        part.set_sequence(5);
+        part.set_topology_generation(generation);
+        part.set_fleet_gpu_count(8);
+        part.set_gpu_count(8);
+        part.set_part_count(1);
+        part.set_health(std::string(8, '\0'));
+        auto *plane = part.add_planes();
+        plane->set_metric_id("gpu_temp");
+        plane->set_encoding(pb::PLANE_ENCODING_UINT16);
+        plane->set_scale(0.5F);
+        plane->set_offset(10.0F);
+        std::string bytes(16, '\0');
+        for (uint16_t g = 0; g < 8; ++g) {
+            const uint16_t raw = g == 3 ? 0xFFFF : static_cast<uint16_t>(100 + g);
+            std::memcpy(bytes.data() + 2 * g, &raw, 2);
+        }
+        plane->set_values(bytes);
+        FrameAssembler assembler(topology);
+        const auto r = assembler.add(part);
+        QVERIFY2(r.frame, qPrintable(r.error));
+        const auto &v = r.frame->plane(QStringLiteral("gpu_temp"))->values;
+        QCOMPARE(v[0], 60.0F);
+        QCOMPARE(v[7], 63.5F);
+        QVERIFY(std::isnan(v[3]));
+    }
+
+    // Each kind of malformed part is dropped with a message naming the problem, and the next good frame still
+    // assembles (the assembler does not stay stuck).
+    void malformedPartsAreDropped_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("short plane") << 0 << "has 4095 values, expected 4096";
+        QTest::newRow("other fleet size") << 1 << "topology has";
+        QTest::newRow("other generation") << 2 << "generation";
+        QTest::newRow("out of order") << 3 << "out of order";
+        QTest::newRow("unknown encoding") << 4 << "unknown encoding";
+        QTest::newRow("short health") << 5 << "health bytes";
+    }
+    void malformedPartsAreDropped()
+    {
+        QFETCH(int, kind);
+        QFETCH(QString, mentions);
+        be::Simulator sim(4096, 2);
+        const auto topology = topologyFor(sim);
+        sim.step();
+        auto parts = be::encodeFrame(*sim.snapshot(), { be::MetricId::GpuTemp }, generation);
+        QCOMPARE(parts.size(), size_t(1));
+        auto bad = parts[0];
+        switch (kind) {
+        case 0:
+            bad.mutable_planes(0)->mutable_values()->resize(4095 * 4);
+            break;
+        case 1:
+            bad.set_fleet_gpu_count(4097);
+            break;
+        case 2:
+            bad.set_topology_generation(generation + 1);
+            break;
+        case 3:
+            bad.set_part_index(1);
+            bad.set_part_count(2);
+            break;
+        case 4:
+            bad.mutable_planes(0)->set_encoding(static_cast<pb::PlaneEncoding>(9));
+            break;
+        case 5:
+            bad.mutable_health()->resize(100);
+            break;
+        }
+        FrameAssembler assembler(topology);
+        const auto rejected = assembler.add(bad);
+        QVERIFY(!rejected.frame);
+        QVERIFY2(rejected.error.contains(mentions), qPrintable(rejected.error));
+        const auto good = assembler.add(parts[0]);
+        QVERIFY2(good.frame, qPrintable(good.error));
+    }
+
+    void aPartOfAnotherFrameAbortsTheFrame()
+    {
+        be::Simulator sim(3000, 2);
+        const auto topology = topologyFor(sim);
+        sim.step();
+        const auto first = be::encodeFrame(*sim.snapshot(), { be::MetricId::Power }, generation, 1000);
+        sim.step();
+        const auto second = be::encodeFrame(*sim.snapshot(), { be::MetricId::Power }, generation, 1000);
+        FrameAssembler assembler(topology);
+        QVERIFY(assembler.add(first[0]).error.isEmpty());
+        const auto mixed = assembler.add(second[1]);
+        QVERIFY(!mixed.frame);
+        QVERIFY(!mixed.error.isEmpty());
+        // A frame that ends short of the fleet is rejected too.
+        auto shortEnd = first[1];
+        shortEnd.set_part_count(2);
+        QVERIFY(assembler.add(first[0]).error.isEmpty());
+        const auto r = assembler.add(shortEnd);
+        QVERIFY(!r.frame);
+        QVERIFY2(r.error.contains(QStringLiteral("ended after 2000 of 3000")), qPrintable(r.error));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProtoDecode)
+#include "tst_protodecode.moc"

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+// The client against a real backend on 127.0.0.1 with an ephemeral port, and against a fake one that misbehaves.
+#include "backendserver.h"
+#include "frameencoder.h"
+#include "simulator.h"
+#include "telemetryclient.h"
+
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+namespace pb = fleetscope::telemetry::v1;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::unique_ptr<be::BackendServer> startBackend(
+    uint32_t gpus, uint64_t seed, int port = 0, std::chrono::milliseconds interval = 100ms)
+{
+    be::FrameSource::Options options;
+    options.gpuCount = gpus;
+    options.seed = seed;
+    options.interval = interval;
+    auto server = std::make_unique<be::BackendServer>(options);
+    std::string error;
+    if (!server->start("127.0.0.1:" + std::to_string(port), &error)) {
+        qWarning("backend did not start: %s", error.c_str());
+        return nullptr;
+    }
+    return server;
+}
+
+QString addressOf(const be::BackendServer &server)
+{
+    return QString::fromStdString(server.listeningAddress());
+}
+
+// What the simulator produced for this seed at this sequence, computed independently of the server.
+std::shared_ptr<be::SimFrame> expectedFrame(uint32_t gpus, uint64_t seed, uint64_t sequence)
+{
+    be::Simulator sim(gpus, seed, 0.1);
+    for (uint64_t i = 0; i < sequence; ++i) {
+        sim.step();
+    }
+    return sim.snapshot();
+}
+
+// A backend that sends one frame with a short plane, then a good one, then keeps the stream open.
+class MisbehavingBackend final : public fleetscope::telemetry::v1::Telemetry::Service
+{
+public:
+    grpc::Status GetTopology(grpc::ServerContext * /*context*/, const pb::GetTopologyRequest * /*request*/,
+        grpc::ServerWriter<pb::TopologyPart> *writer) override
+    {
+        for (const auto &part : be::encodeTopology(m_sim.shape(), generation)) {
+            writer->Write(part);
+        }
+        return grpc::Status::OK;
+    }
+    grpc::Status ListMetrics(grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/,
+        pb::ListMetricsResponse *response) override
+    {
+        be::fillMetricCatalog(response);
+        return grpc::Status::OK;
+    }
+    grpc::Status Subscribe(grpc::ServerContext *context, const pb::SubscribeRequest * /*request*/,
+        grpc::ServerWriter<pb::FramePart> *writer) override
+    {
+        m_sim.step();
+        auto bad = be::encodeFrame(*m_sim.snapshot(), { be::MetricId::GpuTemp }, generation);
+        bad[0].mutable_planes(0)->mutable_values()->resize(15 * sizeof(float));
+        writer->Write(bad[0]);
+        m_sim.step();
+        writer->Write(be::encodeFrame(*m_sim.snapshot(), { be::MetricId::GpuTemp }, generation)[0]);
+        // Keep the stream open (so the client does not reconnect and see the bad frame again) until released.
+        m_released.wait();
+        return context->IsCancelled() ? grpc::Status::CANCELLED : grpc::Status::OK;
+    }
+    void release()
+    {
+        std::call_once(m_releasedOnce, [this] { m_release.set_value(); });
+    }
+    static constexpr uint64_t generation = 5;
+
+private:
+    be::Simulator m_sim { 16, 1 };
+    std::once_flag m_releasedOnce;
+    std::promise<void> m_release;
+    std::shared_future<void> m_released { m_release.get_future().share() };
+};
+
+} // namespace
+
+class TestTelemetryClient : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void framesMatchTheSimulator()
+    {
+        auto server = startBackend(2048, 7);
+        QVERIFY(server);
+        TelemetryClient client;
+        QSignalSpy topologies(&client, &TelemetryClient::topologyChanged);
+        QSignalSpy frames(&client, &TelemetryClient::frameReady);
+        client.start(addressOf(*server));
+        QCOMPARE(client.state(), TelemetryClient::State::Connecting);
+        QVERIFY(frames.wait(10000));
+        QCOMPARE(topologies.count(), 1);
+        QCOMPARE(client.state(), TelemetryClient::State::Live);
+        QCOMPARE(client.topology()->gpuCount, 2048U);
+        QVERIFY(!client.metrics().empty());
+        QCOMPARE(client.metrics().front().id, QStringLiteral("gpu_temp"));
+        QCOMPARE(client.metrics().front().unit, QStringLiteral("°C"));
+
+        const auto frame = frames.last().at(0).value<FramePtr>();
+        QVERIFY(frame);
+        const auto expected = expectedFrame(2048, 7, frame->sequence);
+        for (const auto &[id, key] : { std::pair { be::MetricId::GpuTemp, "gpu_temp" },
+                 std::pair { be::MetricId::Power, "power" }, std::pair { be::MetricId::GpuUtil, "gpu_util" } }) {
+            const MetricPlane *plane = frame->plane(QString::fromLatin1(key));
+            QVERIFY2(plane, key);
+            QVERIFY2(plane->values == expected->plane(id), key);
+        }
+        QVERIFY(frame->health == expected->health);
+        // The sample's own time, close to now.
+        QVERIFY(std::abs(QDateTime::currentMSecsSinceEpoch() - frame->sampleTimeMs) < 10000);
+
+        // Later frames keep coming, in order.
+        QVERIFY(frames.wait(5000));
+        QVERIFY(frames.last().at(0).value<FramePtr>()->sequence > frame->sequence);
+    }
+
+    void largeFramesArriveInPartsAndReassemble()
+    {
+        // 100,000 GPUs: two parts per frame on the wire.
+        auto server = startBackend(100000, 3, 0, 200ms);
+        QVERIFY(server);
+        TelemetryClient client;
+        client.setMetrics({ QStringLiteral("power") });
+        QSignalSpy frames(&client, &TelemetryClient::frameReady);
+        client.start(addressOf(*server));
+        QVERIFY(frames.wait(20000));
+        const auto frame = frames.last().at(0).value<FramePtr>();
+        QCOMPARE(frame->planes.size(), size_t(1));
+        const auto expected = expectedFrame(100000, 3, frame->sequence);
+        QVERIFY(frame->plane(QStringLiteral("power"))->values == expected->plane(be::MetricId::Power));
+    }
+
+    void reconnectsWhenTheBackendComesBack()
+    {
+        auto server = startBackend(1024, 1);
+        QVERIFY(server);
+        const int port = server->port();
+        TelemetryClient client;
+        QSignalSpy frames(&client, &TelemetryClient::frameReady);
+        client.start(addressOf(*server));
+        QVERIFY(frames.wait(10000));
+
+        server.reset(); // the backend goes away
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), TelemetryClient::State::Reconnecting, 10000);
+        QVERIFY(client.stateDetail().contains(QStringLiteral("127.0.0.1:%1").arg(port)));
+        QVERIFY(client.latestFrame()); // what we had is kept
+
+        server = startBackend(1024, 1, port); // and comes back on the same port
+        QVERIFY(server);
+        frames.clear();
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), TelemetryClient::State::Live, 20000);
+        QVERIFY(frames.wait(10000));
+    }
+
+    void unreachableBackendKeepsRetryingWithBackoff()
+    {
+        // Bind and close a port so that nothing listens there.
+        int port = 0;
+        {
+            auto probe = startBackend(8, 1);
+            QVERIFY(probe);
+            port = probe->port();
+        }
+        TelemetryClient client;
+        QSignalSpy states(&client, &TelemetryClient::stateChanged);
+        client.start(QStringLiteral("127.0.0.1:%1").arg(port));
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), TelemetryClient::State::Reconnecting, 10000);
+        const int firstDelay = client.nextRetryDelayMs();
+        QTRY_VERIFY_WITH_TIMEOUT(client.nextRetryDelayMs() > firstDelay, 10000);
+        QVERIFY(client.stateDetail().contains(QStringLiteral("retrying")));
+        QVERIFY(!client.latestFrame());
+    }
+
+    void malformedFrameIsDroppedAndTheNextOneShown()
+    {
+        MisbehavingBackend service;
+        grpc::ServerBuilder builder;
+        int port = 0;
+        builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+        builder.RegisterService(&service);
+        auto server = builder.BuildAndStart();
+        QVERIFY(server && port != 0);
+        // Declared after the server so that it runs first: a blocked handler would stall the server's shutdown.
+        const auto releaseOnExit = qScopeGuard([&service] { service.release(); });
+
+        TelemetryClient client;
+        QSignalSpy errors(&client, &TelemetryClient::errorOccurred);
+        QSignalSpy frames(&client, &TelemetryClient::frameReady);
+        client.setMetrics({ QStringLiteral("gpu_temp") });
+        client.start(QStringLiteral("127.0.0.1:%1").arg(port));
+        QVERIFY(frames.wait(10000));
+        QCOMPARE(frames.count(), 1);
+        QCOMPARE(frames.first().at(0).value<FramePtr>()->sequence, 2U);
+        QCOMPARE(client.framesRejected(), 1U);
+        QCOMPARE(errors.count(), 1);
+        QVERIFY2(errors.first().at(0).toString().contains(QStringLiteral("has 15 values, expected 16")),
+            qPrintable(errors.first().at(0).toString()));
+        client.stop();
+    }
+
+    // While the GUI thread is busy, frames pile up in the client: it delivers only the newest, once.
+    void busyReceiverGetsTheLatestFrameOnly()
+    {
+        auto server = startBackend(1024, 2, 0, 50ms);
+        QVERIFY(server);
+        TelemetryClient client;
+        QSignalSpy frames(&client, &TelemetryClient::frameReady);
+        client.start(addressOf(*server));
+        QVERIFY(frames.wait(10000));
+        const uint64_t shown = frames.last().at(0).value<FramePtr>()->sequence;
+        frames.clear();
+        // Keep this thread busy (no event processing) until the worker has decoded five more frames.
+        const quint64 before = client.framesReceived();
+        const auto deadline = std::chrono::steady_clock::now() + 10s;
+        while (client.framesReceived() < before + 5 && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::yield();
+        }
+        QVERIFY(client.framesReceived() >= before + 5);
+        QCoreApplication::processEvents();
+        QCOMPARE(frames.count(), 1);
+        const auto delivered = frames.first().at(0).value<FramePtr>();
+        QVERIFY(delivered->sequence >= shown + 5);
+        QCOMPARE(client.latestFrame(), delivered);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTelemetryClient)
+#include "tst_telemetryclient.moc"

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+// The heatmap's pixels: grab the framebuffer and check that the pixel of GPU i has the colour the colour map gives
+// its value. Needs an X display with OpenGL (Xvfb + Mesa in CI).
+#include "colormap.h"
+#include "heatmaplayout.h"
+#include "heatmapview.h"
+
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <cmath>
+#include <limits>
+
+using namespace fleetscope;
+
+namespace {
+
+// 2 rows x 3 racks x 2 nodes x 8 GPUs = 96 GPUs.
+TopologyPtr smallFleet()
+{
+    auto t = std::make_shared<Topology>();
+    t->generation = 1;
+    t->gpuCount = 96;
+    t->rows
+        = { { QStringLiteral("r01"), QStringLiteral("hall-a") }, { QStringLiteral("r02"), QStringLiteral("hall-a") } };
+    uint32_t gpu = 0;
+    for (uint32_t k = 0; k < 6; ++k) {
+        t->racks.push_back({ QStringLiteral("rack%1").arg(k), k / 3, k % 3, k * 2, 2 });
+        for (uint32_t n = 0; n < 2; ++n) {
+            t->nodes.push_back({ QStringLiteral("rack%1-n%2").arg(k).arg(n), QStringLiteral("H100"),
+                QStringLiteral("550"), k, gpu, 8 });
+            gpu += 8;
+        }
+    }
+    t->nodeOfGpu.resize(96);
+    for (uint32_t g = 0; g < 96; ++g) {
+        t->nodeOfGpu[g] = g / 8;
+    }
+    return t;
+}
+
+MetricInfo temperature()
+{
+    MetricInfo m;
+    m.id = QStringLiteral("gpu_temp");
+    m.name = QStringLiteral("GPU temperature");
+    m.unit = QStringLiteral("°C");
+    m.rangeMin = 20;
+    m.rangeMax = 100;
+    m.colourMap = QStringLiteral("viridis");
+    return m;
+}
+
+FramePtr frameWith(uint64_t sequence, float base)
+{
+    auto f = std::make_shared<Frame>();
+    f->sequence = sequence;
+    f->topologyGeneration = 1;
+    MetricPlane plane;
+    plane.metricId = QStringLiteral("gpu_temp");
+    plane.values.resize(96);
+    for (int g = 0; g < 96; ++g) {
+        plane.values[static_cast<size_t>(g)] = base + static_cast<float>(g) * 0.75F; // 20..91 °C for base 20
+    }
+    f->planes.push_back(std::move(plane));
+    f->health.assign(96, health::Ok);
+    return f;
+}
+
+bool closeTo(QRgb a, QRgb b)
+{
+    return std::abs(qRed(a) - qRed(b)) <= 2 && std::abs(qGreen(a) - qGreen(b)) <= 2
+        && std::abs(qBlue(a) - qBlue(b)) <= 2;
+}
+
+} // namespace
+
+class TestHeatmapView : public QObject
+{
+    Q_OBJECT
+
+    // Shows the view and waits until it has painted the current state.
+    static bool paint(HeatmapView &view)
+    {
+        const quint64 before = view.paintCount();
+        view.update();
+        QSignalSpy swapped(&view, &QOpenGLWidget::frameSwapped);
+        return swapped.wait(5000) && view.paintCount() > before;
+    }
+
+    static QRgb pixelOf(HeatmapView &view, const QImage &image, int gpu)
+    {
+        const QPointF c = view.cellRect(gpu).center() * view.devicePixelRatioF();
+        return image.pixel(static_cast<int>(c.x()), static_cast<int>(c.y()));
+    }
+
+private Q_SLOTS:
+    void layoutPlacesEveryGpuOnce()
+    {
+        const auto layout = HeatmapLayout::floorPlan(*smallFleet());
+        // 3 racks of 8 GPUs with 1-cell aisles; 2 rows of 2 nodes with a 3-cell aisle.
+        QCOMPARE(layout.width, 3 * 8 + 2);
+        QCOMPARE(layout.height, 2 * 2 + 3);
+        std::vector<int> seen(96, 0);
+        int gaps = 0;
+        for (int32_t c : layout.cells) {
+            if (c == HeatmapLayout::gap) {
+                ++gaps;
+            } else {
+                ++seen[static_cast<size_t>(c)];
+            }
+        }
+        QCOMPARE(gaps, layout.width * layout.height - 96);
+        for (int g = 0; g < 96; ++g) {
+            QCOMPARE(seen[static_cast<size_t>(g)], 1);
+            QCOMPARE(
+                layout.gpuAt(layout.gpuCells[static_cast<size_t>(g)].x(), layout.gpuCells[static_cast<size_t>(g)].y()),
+                g);
+        }
+        // Rack 4 is row 1, position 1: its first GPU (node 8) sits at x = 9, y = 2 + 3.
+        QCOMPARE(layout.gpuCells[64], QPoint(9, 5));
+    }
+
+    void pixelsHaveTheColourOfTheirValue()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        for (int gpu : { 0, 7, 8, 31, 50, 64, 95 }) {
+            QCOMPARE(view.gpuAt(view.cellRect(gpu).center()), gpu);
+            const float value = frame->planes[0].values[static_cast<size_t>(gpu)];
+            const QRgb expected = map.map(value, 20, 100);
+            const QRgb actual = pixelOf(view, image, gpu);
+            QVERIFY2(closeTo(actual, expected),
+                qPrintable(QStringLiteral("GPU %1 value %2: got %3, expected %4")
+                               .arg(gpu)
+                               .arg(value)
+                               .arg(QColor(actual).name(), QColor(expected).name())));
+        }
+        // GPUs 0 and 95 are at opposite ends of the range: their colours differ clearly.
+        QVERIFY(!closeTo(pixelOf(view, image, 0), pixelOf(view, image, 95)));
+        // An aisle between racks is not a GPU and not a data colour.
+        const QRectF a = view.cellRect(7);
+        const QPointF aisle = QPointF(a.right() + a.width() / 2, a.center().y());
+        QCOMPARE(view.gpuAt(aisle), -1);
+    }
+
+    void noValueIsHatchedNotColoured()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        auto frame = std::const_pointer_cast<Frame>(frameWith(1, 20));
+        frame->planes[0].values[10] = std::numeric_limits<float>::quiet_NaN();
+        frame->health[20] = health::Offline;
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        for (int gpu : { 10, 20 }) {
+            // The hatch alternates two greys across the cell: sample the whole cell and find both, and no colour of
+            // the map.
+            const QRect r = QRectF(view.cellRect(gpu).topLeft() * view.devicePixelRatioF(),
+                view.cellRect(gpu).size() * view.devicePixelRatioF())
+                                .toAlignedRect()
+                                .adjusted(2, 2, -2, -2);
+            const QRgb light = 0x8a8f99;
+            const QRgb dark = qRgb(qRed(light) * 55 / 100, qGreen(light) * 55 / 100, qBlue(light) * 55 / 100);
+            QSet<QRgb> colours;
+            for (int y = r.top(); y <= r.bottom(); ++y) {
+                for (int x = r.left(); x <= r.right(); ++x) {
+                    const QRgb c = image.pixel(x, y);
+                    QVERIFY2(closeTo(c, light) || closeTo(c, dark), qPrintable(QColor(c).name()));
+                    colours.insert(closeTo(c, light) ? light : dark);
+                }
+            }
+            QVERIFY2(colours.size() >= 2, qPrintable(QStringLiteral("GPU %1 is not hatched").arg(gpu)));
+        }
+    }
+
+    void aFrameThatDoesNotFitIsIgnoredAndThePreviousStays()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto good = frameWith(1, 20);
+        view.setFrame(good);
+        auto bad = std::const_pointer_cast<Frame>(frameWith(2, 60));
+        bad->health.resize(95);
+        bad->planes[0].values.resize(95);
+        QTest::ignoreMessage(QtWarningMsg, "ignoring a frame that does not match the topology shown");
+        view.setFrame(bad);
+        QCOMPARE(view.frame(), good);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const QRgb expected = ColorMap::byName(QStringLiteral("viridis")).map(good->planes[0].values[40], 20, 100);
+        QVERIFY(closeTo(pixelOf(view, image, 40), expected));
+    }
+
+    void newFramesRepaintWithNewColours()
+    {
+        HeatmapView view;
+        view.resize(400, 300);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QRgb before = pixelOf(view, view.grabFramebuffer(), 5);
+        view.setFrame(frameWith(2, 80));
+        QVERIFY(paint(view));
+        const QRgb after = pixelOf(view, view.grabFramebuffer(), 5);
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        QVERIFY(closeTo(after, map.map(80 + 5 * 0.75F, 20, 100)));
+        QVERIFY(!closeTo(before, after));
+    }
+
+    void tooltipNamesHostGpuValueAndUnit()
+    {
+        HeatmapView view;
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        const QString text = view.describeGpu(13);
+        QVERIFY2(text.contains(QStringLiteral("rack0-n1")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("GPU 5")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("29.8 °C")), qPrintable(text)); // 20 + 13 x 0.75
+        QVERIFY(view.describeGpu(96).isEmpty());
+    }
+};
+
+int main(int argc, char *argv[])
+{
+    HeatmapView::requestSurfaceFormat();
+    QApplication app(argc, argv);
+    TestHeatmapView test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_heatmapview.moc"
