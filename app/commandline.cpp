@@ -46,7 +46,8 @@ CommandLine parseCommandLine(const QStringList &arguments)
     }
     if (parser.isSet(help)) {
         result.exitCode = 0;
-        result.message = parser.helpText();
+        // Parsed before QApplication exists, so Qt cannot know the program's name.
+        result.message = parser.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("fleetscope"));
         return result;
     }
     if (parser.isSet(version)) {

@@ -118,6 +118,11 @@ void MainWindow::onMetricsChanged()
             select = m_metricBox->count() - 1;
         }
     }
+    if (!wanted.isEmpty() && m_metricBox->itemData(select).toString() != wanted) {
+        statusBar()->showMessage(tr("The backend has no metric '%1'; showing %2 instead.")
+                                     .arg(wanted, m_metricBox->itemText(select)),
+                                 15000);
+    }
     m_metricBox->setCurrentIndex(select);
     onMetricSelected(select);
 }

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cost of one frame through the pipeline, at 10k / 100k / 1M GPUs, against a memcpy of the same bytes measured
+// in the same run: simulate, encode to FrameParts, serialise (what gRPC sends), parse and reassemble in the client.
+//
+//   build/dev/bin/bench_frame [repetitions]
+#include "frameencoder.h"
+#include "protodecode.h"
+#include "simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace be = fleetscope::backend;
+
+namespace {
+
+// Median wall time of fn over reps runs, in milliseconds.
+double medianMs(int reps, const std::function<void()> &fn)
+{
+    std::vector<double> times;
+    for (int i = 0; i < reps; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        fn();
+        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 9;
+    std::vector<be::MetricId> all;
+    for (const auto &m : be::metricCatalog()) {
+        all.push_back(m.id);
+    }
+    fmt::print("metrics per frame: {}; median of {} runs; times in ms\n\n", all.size(), reps);
+    fmt::print("{:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>12} {:>12}\n", "GPUs", "MiB", "memcpy", "step",
+               "snapshot", "encode", "serial.", "decode", "encode/memcpy", "decode/memcpy");
+    for (const uint32_t gpus : {10240U, 102400U, 1048576U}) {
+        be::Simulator sim(gpus, 1);
+        sim.step();
+        const size_t bytes = static_cast<size_t>(gpus) * (all.size() * sizeof(float) + 1);
+        std::vector<char> src(bytes, 1);
+        std::vector<char> dst(bytes);
+        const double memcpyMs = medianMs(reps, [&] { std::memcpy(dst.data(), src.data(), bytes); });
+
+        const double stepMs = medianMs(reps, [&] { sim.step(); });
+        std::shared_ptr<be::SimFrame> frame;
+        const double snapshotMs = medianMs(reps, [&] { frame = sim.snapshot(); });
+        std::vector<be::pb::FramePart> parts;
+        const double encodeMs = medianMs(reps, [&] { parts = be::encodeFrame(*frame, all, 1); });
+        std::vector<std::string> wire(parts.size());
+        const double serialiseMs = medianMs(reps, [&] {
+            for (size_t i = 0; i < parts.size(); ++i) {
+                parts[i].SerializeToString(&wire[i]);
+            }
+        });
+
+        QString error;
+        const auto topology = fleetscope::decodeTopology(be::encodeTopology(sim.shape(), 1), &error);
+        fleetscope::FramePtr decoded;
+        const double decodeMs = medianMs(reps, [&] {
+            fleetscope::FrameAssembler assembler(topology);
+            be::pb::FramePart part;
+            for (const auto &w : wire) {
+                part.ParseFromString(w);
+                auto r = assembler.add(part);
+                if (r.frame) {
+                    decoded = r.frame;
+                }
+            }
+        });
+        if (!decoded) {
+            fmt::print(stderr, "decode failed\n");
+            return 1;
+        }
+        fmt::print("{:>9} {:>8.1f} {:>8.3f} {:>8.2f} {:>9.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>12.1f} {:>12.1f}\n", gpus,
+                   bytes / 1048576.0, memcpyMs, stepMs, snapshotMs, encodeMs, serialiseMs, decodeMs,
+                   (encodeMs + serialiseMs) / memcpyMs, decodeMs / memcpyMs);
+    }
+    return 0;
+}
