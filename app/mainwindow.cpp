@@ -187,7 +187,7 @@ void MainWindow::refreshStatus()
         m_fpsPaints = m_view->paintCount();
         m_fpsClock.restart();
     }
-    m_fpsLabel->setText(tr("%1 fps").arg(m_fps, 0, 'f', 1));
+    m_fpsLabel->setText(m_fps < 0 ? tr("– fps") : tr("%1 fps").arg(m_fps, 0, 'f', 1));
     const FramePtr frame = m_view->frame();
     if (!frame) {
         m_ageLabel->setText(tr("no data yet"));

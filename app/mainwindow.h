@@ -55,7 +55,7 @@ private:
     QTimer m_statusTimer;
     QElapsedTimer m_fpsClock;
     quint64 m_fpsPaints = 0;
-    double m_fps = 0;
+    double m_fps = -1; // not measured yet
     QString m_screenshotFile;
 };
 
