@@ -58,6 +58,8 @@ void HeatmapView::requestSurfaceFormat()
 
 HeatmapView::~HeatmapView()
 {
+    // QOpenGLWidget's own destructor emits aboutToBeDestroyed after this object is gone: release here instead.
+    disconnect(m_contextDestroyed);
     if (context() != nullptr) {
         makeCurrent();
         releaseGL();
@@ -192,7 +194,8 @@ QString HeatmapView::shaderSource(const QString &path) const
 void HeatmapView::initializeGL()
 {
     initializeOpenGLFunctions();
-    connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] {
+    disconnect(m_contextDestroyed);
+    m_contextDestroyed = connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] {
         makeCurrent();
         releaseGL();
         doneCurrent();

@@ -84,6 +84,7 @@ private:
     quint64 m_paintCount = 0;
 
     // GL state, touched only with the context current (initializeGL, paintGL, releaseGL).
+    QMetaObject::Connection m_contextDestroyed;
     std::unique_ptr<QOpenGLShaderProgram> m_program;
     std::unique_ptr<QOpenGLVertexArrayObject> m_vao;
     GLuint m_layoutTexture = 0;
