@@ -119,9 +119,9 @@ void MainWindow::onMetricsChanged()
         }
     }
     if (!wanted.isEmpty() && m_metricBox->itemData(select).toString() != wanted) {
-        statusBar()->showMessage(tr("The backend has no metric '%1'; showing %2 instead.")
-                                     .arg(wanted, m_metricBox->itemText(select)),
-                                 15000);
+        statusBar()->showMessage(
+            tr("The backend has no metric '%1'; showing %2 instead.").arg(wanted, m_metricBox->itemText(select)),
+            15000);
     }
     m_metricBox->setCurrentIndex(select);
     onMetricSelected(select);

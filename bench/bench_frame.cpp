@@ -44,8 +44,8 @@ int main(int argc, char **argv)
     }
     fmt::print("metrics per frame: {}; median of {} runs; times in ms\n\n", all.size(), reps);
     fmt::print("{:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>8} {:>12} {:>12}\n", "GPUs", "MiB", "memcpy", "step",
-               "snapshot", "encode", "serial.", "decode", "encode/memcpy", "decode/memcpy");
-    for (const uint32_t gpus : {10240U, 102400U, 1048576U}) {
+        "snapshot", "encode", "serial.", "decode", "encode/memcpy", "decode/memcpy");
+    for (const uint32_t gpus : { 10240U, 102400U, 1048576U }) {
         be::Simulator sim(gpus, 1);
         sim.step();
         const size_t bytes = static_cast<size_t>(gpus) * (all.size() * sizeof(float) + 1);
@@ -84,8 +84,8 @@ int main(int argc, char **argv)
             return 1;
         }
         fmt::print("{:>9} {:>8.1f} {:>8.3f} {:>8.2f} {:>9.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>12.1f} {:>12.1f}\n", gpus,
-                   bytes / 1048576.0, memcpyMs, stepMs, snapshotMs, encodeMs, serialiseMs, decodeMs,
-                   (encodeMs + serialiseMs) / memcpyMs, decodeMs / memcpyMs);
+            bytes / 1048576.0, memcpyMs, stepMs, snapshotMs, encodeMs, serialiseMs, decodeMs,
+            (encodeMs + serialiseMs) / memcpyMs, decodeMs / memcpyMs);
     }
     return 0;
 }
