@@ -27,9 +27,20 @@ std::string backendUsage()
         "  --seed S            simulation seed (default 1); the same seed gives the same fleet\n"
         "  --interval-ms MS    time between frames, 50 to 60000 (default 1000)\n"
         "  --speed X           simulated seconds per real second, 0.1 to 3600 (default 1)\n"
+        "  --scenario NAME     stage an incident (see --list-scenarios); default none\n"
+        "  --list-scenarios    list the scenarios and exit\n"
         "  --version           print the version\n"
         "  --help              print this help\n",
         FleetShape::minGpus, FleetShape::maxGpus);
+}
+
+std::string scenarioList()
+{
+    std::string text;
+    for (const auto &s : Scenario::all()) {
+        text += fmt::format("{:<16} {}\n", s.name, s.description);
+    }
+    return text;
 }
 
 ParseResult parseBackendOptions(const std::vector<std::string> &args)
@@ -51,6 +62,18 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             o.showHelp = true;
         } else if (arg == "--version") {
             o.showVersion = true;
+        } else if (arg == "--list-scenarios") {
+            o.listScenarios = true;
+        } else if (arg == "--scenario") {
+            if (!value(&v)) {
+                return result;
+            }
+            const auto kind = Scenario::byName(v);
+            if (!kind) {
+                result.error = fmt::format("--scenario: no scenario '{}'; --list-scenarios lists them", v);
+                return result;
+            }
+            o.source.scenario = *kind;
         } else if (arg == "--listen") {
             if (!value(&o.listen)) {
                 return result;

@@ -14,6 +14,7 @@ struct BackendOptions
     FrameSource::Options source;
     bool showHelp = false;
     bool showVersion = false;
+    bool listScenarios = false;
 };
 
 struct ParseResult
@@ -24,5 +25,6 @@ struct ParseResult
 
 ParseResult parseBackendOptions(const std::vector<std::string> &args);
 std::string backendUsage();
+std::string scenarioList();
 
 } // namespace fleetscope::backend

@@ -20,8 +20,8 @@ FleetShape FleetShape::forGpuCount(uint32_t gpuCount)
     const uint32_t rackCount = (nodeCount + nodesPerRack - 1) / nodesPerRack;
     const auto racksPerRow = std::max<uint32_t>(1, static_cast<uint32_t>(std::ceil(std::sqrt(rackCount * 1.6))));
     const uint32_t rowCount = (rackCount + racksPerRow - 1) / racksPerRow;
-    // Halls of at most 32 rows, as on a real floor.
-    constexpr uint32_t rowsPerHall = 32;
+    // Halls of at most 16 rows, as on a real floor.
+    constexpr uint32_t rowsPerHall = 16;
 
     shape.rows.reserve(rowCount);
     shape.racks.reserve(rackCount);

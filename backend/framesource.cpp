@@ -71,12 +71,19 @@ void FrameSource::run()
             }
         }
         m_simulator.step();
+        auto events = m_simulator.takeEvents();
         auto frame = m_simulator.snapshot();
         // The sample's own time: when this state was taken, not when a subscriber gets it.
         frame->sampleTimeMs = toUnixMs(std::chrono::system_clock::now());
         {
             std::lock_guard lock(m_mutex);
             m_latest = std::move(frame);
+            for (auto &e : events) {
+                m_recentEvents.push_back(std::move(e));
+            }
+            while (m_recentEvents.size() > maxRecentEvents) {
+                m_recentEvents.pop_front();
+            }
         }
         m_published.notify_all();
         // If the simulation fell behind (a slow machine, a huge fleet), skip ahead instead of bursting to catch up.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -15,7 +16,8 @@ namespace fleetscope::backend {
 // Runs the simulator on its own thread, one step per interval of wall-clock time, and publishes each frame as the
 // latest. Any number of subscribers wait on it; one simulation serves them all.
 //
-// Locking: m_mutex guards m_latest and m_stopping; the simulator itself is touched only by the ticker thread.
+// Locking: m_mutex guards m_latest, m_recentEvents and m_stopping; the simulator itself is touched only by the ticker
+// thread.
 class FrameSource
 {
 public:
@@ -25,6 +27,7 @@ public:
         uint64_t seed = 1;
         std::chrono::milliseconds interval { 1000 };
         double speed = 1.0; // simulated seconds per wall-clock second
+        Scenario::Kind scenario = Scenario::Kind::None;
     };
 
     explicit FrameSource(const Options &options);
@@ -42,6 +45,8 @@ public:
 
     void stop();
 
+    static constexpr size_t maxRecentEvents = 100000;
+
 private:
     void run();
 
@@ -53,6 +58,7 @@ private:
     mutable std::mutex m_mutex;
     mutable std::condition_variable m_published;
     std::shared_ptr<const SimFrame> m_latest;
+    std::deque<FleetEvent> m_recentEvents; // newest last, at most maxRecentEvents
     bool m_stopping = false;
     std::thread m_thread;
 };

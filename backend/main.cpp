@@ -22,6 +22,10 @@ int main(int argc, char **argv)
         fmt::print("{}", backendUsage());
         return 0;
     }
+    if (options.listScenarios) {
+        fmt::print("{}", scenarioList());
+        return 0;
+    }
     if (options.showVersion) {
         fmt::print("fleetscope-backend {}\n", FLEETSCOPE_VERSION);
         return 0;

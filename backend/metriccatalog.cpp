@@ -15,6 +15,22 @@ const std::vector<MetricDef> &metricCatalog()
             false, "viridis" },
         { MetricId::SmClock, "sm_clock", "SM clock", "MHz", "DCGM_FI_DEV_SM_CLOCK", 0, 2100, false, "cividis" },
         { MetricId::FbUsed, "fb_used", "Framebuffer used", "MiB", "DCGM_FI_DEV_FB_USED", 0, 81920, false, "cividis" },
+        // Error counts are counts within the last 5 minutes, not the exporter's raw counters or last-value gauges.
+        { MetricId::XidErrors, "xid_errors", "XID errors (5 min)", "errors", "DCGM_FI_DEV_XID_ERRORS", 0, 5, true,
+            "inferno" },
+        { MetricId::EccSbe, "ecc_sbe", "ECC single-bit errors (5 min)", "errors", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", 0,
+            10, true, "inferno" },
+        { MetricId::EccDbe, "ecc_dbe", "ECC double-bit errors (5 min)", "errors", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 0, 2,
+            true, "inferno" },
+        { MetricId::NvlinkErrors, "nvlink_errors", "NVLink CRC errors (5 min)", "errors",
+            "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", 0, 10, true, "inferno" },
+        { MetricId::PcieReplays, "pcie_replays", "PCIe replays (5 min)", "replays", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+            0, 10, true, "inferno" },
+        // Bit mask as DCGM's clock event reasons: 0x4 power cap, 0x8 hardware slowdown, 0x20 thermal slowdown.
+        { MetricId::ThrottleReasons, "throttle_reasons", "Throttle reasons", "mask", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+            0, 64, false, "cividis" },
+        // 0 OK, 1 warning, 2 critical, 3 offline, 4 no data: the state bits of the health byte.
+        { MetricId::HealthState, "health", "Health state", "state", "", 0, 4, false, "inferno" },
     };
     return catalog;
 }

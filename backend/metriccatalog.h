@@ -8,7 +8,23 @@
 
 namespace fleetscope::backend {
 
-enum class MetricId : uint8_t { GpuTemp, MemTemp, Power, GpuUtil, MemCopyUtil, SmClock, FbUsed, Count };
+enum class MetricId : uint8_t {
+    GpuTemp,
+    MemTemp,
+    Power,
+    GpuUtil,
+    MemCopyUtil,
+    SmClock,
+    FbUsed,
+    XidErrors,
+    EccSbe,
+    EccDbe,
+    NvlinkErrors,
+    PcieReplays,
+    ThrottleReasons,
+    HealthState,
+    Count
+};
 
 struct MetricDef
 {

@@ -1,34 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "simulator.h"
 
+#include "determinism.h"
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
 
 namespace fleetscope::backend {
+
+using namespace determinism;
+
 namespace {
 
 constexpr double pi = 3.14159265358979323846;
-
-// Counter-based randomness: every draw is a pure function of (seed, what, when, where), so the simulation is
-// deterministic without a shared generator and could be split across threads.
-uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31U);
-}
-
-uint64_t hash(uint64_t seed, uint64_t a, uint64_t b = 0, uint64_t c = 0)
-{
-    return mix(mix(mix(seed ^ mix(a)) ^ b) ^ c);
-}
-
-// Uniform in [0, 1).
-double unit(uint64_t h)
-{
-    return static_cast<double>(h >> 11U) * (1.0 / 9007199254740992.0);
-}
 
 enum Salt : uint64_t {
     SaltGpuResistance = 1,
@@ -46,16 +33,25 @@ enum Salt : uint64_t {
 constexpr float idlePower = 62.0F;
 constexpr float maxPower = 700.0F;
 constexpr float throttleTemp = 87.0F;
+constexpr float throttleReleaseTemp = 84.0F;
 constexpr float warningTemp = 83.0F;
 constexpr float criticalTemp = 90.0F;
 constexpr double targetAllocation = 0.9; // fraction of nodes the scheduler keeps busy
+constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+
+// Throttle reason bits, as DCGM's clock event reasons.
+constexpr uint32_t reasonPowerCap = 0x4;
+constexpr uint32_t reasonHwSlowdown = 0x8;
+constexpr uint32_t reasonThermal = 0x20;
 
 } // namespace
 
-Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds)
+Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario)
     : m_shape(FleetShape::forGpuCount(gpuCount))
     , m_seed(seed)
     , m_dt(stepSeconds)
+    , m_scenario(scenario, m_shape, seed)
+    , m_faults(m_shape, seed)
 {
     const size_t n = gpuCount;
     m_thermalResistance.resize(n);
@@ -72,6 +68,8 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds)
     m_smClock.assign(n, 0.0F);
     m_fbUsed.assign(n, 0.0F);
     m_health.assign(n, health::ok);
+    m_throttleReasons.assign(n, 0.0F);
+    m_thermalThrottled.assign(n, 0);
     m_rackInlet.assign(m_shape.racks.size(), 24.0F);
     m_rowSupply.assign(m_shape.rows.size(), 18.0F);
     m_rowSupplyDrift.assign(m_shape.rows.size(), 0.0F);
@@ -80,6 +78,7 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds)
     // Start from a fleet that has been running a while: jobs already placed, at various ages, and temperatures
     // near equilibrium, so the first frame already looks like a real fleet.
     schedule();
+    m_events.clear(); // the jobs placed before the start are not news
     for (auto &job : m_jobs) {
         const double age = 6 * 3600.0 * unit(hash(m_seed, SaltJobAge, job.id));
         job.startSeconds -= age;
@@ -89,8 +88,7 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds)
     updateGpus();
     for (size_t i = 0; i < n; ++i) {
         const auto &node = m_shape.nodes[m_shape.nodeOfGpu[i]];
-        const float inlet = m_rackInlet[node.rack];
-        m_temp[i] = inlet + m_power[i] * m_thermalResistance[i];
+        m_temp[i] = m_rackInlet[node.rack] + m_power[i] * m_thermalResistance[i];
         m_memTemp[i] = m_temp[i] + 6.0F;
     }
 }
@@ -109,7 +107,7 @@ bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
         if (node == 0) {
             run = 0; // a job's nodes are a contiguous index range: never wrap around
         }
-        run = m_jobOfNode[node] < 0 ? run + 1 : 0;
+        run = (m_jobOfNode[node] < 0 && !m_faults.nodeDown(node)) ? run + 1 : 0;
         if (run == nodeCount) {
             const uint32_t first = node + 1 - nodeCount;
             Job job;
@@ -127,6 +125,14 @@ bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
             const auto index = static_cast<int32_t>(m_jobs.size());
             std::fill_n(m_jobOfNode.begin() + first, nodeCount, index);
             m_jobs.push_back(job);
+            FleetEvent e;
+            e.timeSeconds = nowSeconds();
+            e.kind = FleetEvent::Kind::JobStart;
+            e.jobId = job.id;
+            e.node = first;
+            e.text = fmt::format("job {} started on {} GPUs from {}", job.id, nodeCount * FleetShape::gpusPerNode,
+                m_shape.nodes[first].hostname);
+            m_events.push_back(std::move(e));
             return true;
         }
     }
@@ -137,8 +143,18 @@ void Simulator::schedule()
 {
     const double t = nowSeconds();
     // Retire ended jobs, then re-index the node map.
-    const auto ended = std::remove_if(m_jobs.begin(), m_jobs.end(), [t](const Job &j) { return j.endSeconds <= t; });
+    const auto ended
+        = std::stable_partition(m_jobs.begin(), m_jobs.end(), [t](const Job &j) { return j.endSeconds > t; });
     if (ended != m_jobs.end()) {
+        for (auto it = ended; it != m_jobs.end(); ++it) {
+            FleetEvent e;
+            e.timeSeconds = t;
+            e.kind = FleetEvent::Kind::JobEnd;
+            e.jobId = it->id;
+            e.node = it->firstNode;
+            e.text = fmt::format("job {} ended", it->id);
+            m_events.push_back(std::move(e));
+        }
         m_jobs.erase(ended, m_jobs.end());
         std::fill(m_jobOfNode.begin(), m_jobOfNode.end(), -1);
         for (size_t j = 0; j < m_jobs.size(); ++j) {
@@ -211,7 +227,8 @@ void Simulator::updateCooling()
         if (k + 1 < row.firstRack + row.rackCount) {
             neighbours += rackKw[k + 1];
         }
-        m_rackInlet[k] = m_rowSupply[rack.row] + 0.06F * rackKw[k] + 0.035F * neighbours;
+        m_rackInlet[k]
+            = m_rowSupply[rack.row] + m_scenario.supplyOffset(rack, t) + 0.06F * rackKw[k] + 0.035F * neighbours;
     }
 }
 
@@ -221,43 +238,123 @@ void Simulator::updateGpus()
     const auto dt = static_cast<float>(m_dt);
     const float alphaGpu = 1.0F - std::exp(-dt / 25.0F);
     const float alphaMem = 1.0F - std::exp(-dt / 60.0F);
-    for (const auto &node : m_shape.nodes) {
-        const int32_t jobIndex = m_jobOfNode[&node - m_shape.nodes.data()];
+    const int64_t badGpu = m_scenario.badGpu();
+    const float badSeverity = m_scenario.badGpuSeverity(t);
+
+    // A job stalls while any of its GPUs is impaired or offline: data-parallel training waits for every rank. A
+    // degrading GPU that still works drags its job down to its own pace.
+    m_jobStalled.assign(m_jobs.size(), 0);
+    std::vector<float> jobDrag(m_jobs.size(), 1.0F);
+    for (size_t j = 0; j < m_jobs.size(); ++j) {
+        const auto &job = m_jobs[j];
+        const uint32_t first = m_shape.nodes[job.firstNode].firstGpu;
+        const auto &last = m_shape.nodes[job.firstNode + job.nodeCount - 1];
+        for (uint32_t g = first; g < last.firstGpu + last.gpuCount; ++g) {
+            if (m_faults.gpuImpaired(g) || m_faults.gpuOffline(g)) {
+                m_jobStalled[j] = 1;
+                break;
+            }
+        }
+        if (badGpu >= first && badGpu < last.firstGpu + last.gpuCount) {
+            jobDrag[j] = 1.0F - 0.45F * badSeverity;
+        }
+    }
+
+    for (size_t k = 0; k < m_shape.nodes.size(); ++k) {
+        const auto &node = m_shape.nodes[k];
+        const auto &rack = m_shape.racks[node.rack];
+        const float cap = m_scenario.powerCap(m_shape, rack, t);
+        if (m_faults.nodeDown(static_cast<uint32_t>(k))) {
+            // An offline node reports nothing; it cools down meanwhile.
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                m_temp[g] += (m_rackInlet[node.rack] - m_temp[g]) * alphaGpu;
+                m_memTemp[g] += (m_temp[g] + 4.0F - m_memTemp[g]) * alphaMem;
+                m_power[g] = 0;
+                m_util[g] = m_memCopyUtil[g] = m_smClock[g] = m_fbUsed[g] = nan;
+                m_throttleReasons[g] = nan;
+                m_health[g] = health::offline;
+            }
+            continue;
+        }
+        const int32_t jobIndex = m_jobOfNode[k];
         const Job *job = jobIndex >= 0 ? &m_jobs[static_cast<size_t>(jobIndex)] : nullptr;
-        const float jobUtil = job != nullptr ? jobUtilisation(*job, t) : 0.0F;
+        float jobUtil = 0.0F;
+        if (job != nullptr && m_jobStalled[static_cast<size_t>(jobIndex)] == 0) {
+            jobUtil = jobUtilisation(*job, t) * jobDrag[static_cast<size_t>(jobIndex)];
+        }
         float preheat = 0; // air warmed by the GPUs upstream in this chassis
         for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
             float util = 0;
-            if (job != nullptr) {
+            if (job != nullptr && jobUtil > 0) {
                 const double jitter = unit(hash(m_seed, SaltUtilJitter, m_step, g)) - 0.5;
                 util = std::clamp(jobUtil + static_cast<float>(3.0 * jitter), 0.0F, 100.0F);
             }
-            const bool throttled = m_temp[g] >= throttleTemp;
+            const bool impaired = m_faults.gpuImpaired(g);
+            const bool hot
+                = m_temp[g] >= throttleTemp || (m_thermalThrottled[g] != 0 && m_temp[g] >= throttleReleaseTemp);
+            if (hot != (m_thermalThrottled[g] != 0)) {
+                m_thermalThrottled[g] = hot ? 1 : 0;
+                FleetEvent e;
+                e.timeSeconds = t;
+                e.kind = hot ? FleetEvent::Kind::ThermalThrottleStart : FleetEvent::Kind::ThermalThrottleEnd;
+                e.severity = hot ? FleetEvent::Severity::Warning : FleetEvent::Severity::Info;
+                e.gpu = g;
+                e.node = static_cast<int64_t>(k);
+                e.text = fmt::format("{} GPU {} {} thermal throttling at {:.0f} °C", node.hostname, g - node.firstGpu,
+                    hot ? "started" : "stopped", m_temp[g]);
+                m_events.push_back(std::move(e));
+            }
+            uint32_t reasons = 0;
             float power = idlePower + (maxPower - idlePower) * (util / 100.0F) * m_powerEfficiency[g];
             float clock = util > 1.0F ? 1980.0F : 345.0F;
-            if (throttled) {
+            if (hot) {
+                reasons |= reasonThermal;
                 power *= 0.72F;
                 clock -= 540.0F;
+            }
+            if (impaired) {
+                reasons |= reasonHwSlowdown;
+                clock = std::min(clock, 800.0F);
+            }
+            if (power > cap) {
+                // Capped: the clock drops until the power fits (power goes roughly with the clock's cube).
+                reasons |= reasonPowerCap;
+                clock *= std::cbrt(cap / power);
+                power = cap;
             }
             m_util[g] = util;
             m_memCopyUtil[g] = util * 0.42F;
             m_power[g] = power;
             m_smClock[g] = clock;
             m_fbUsed[g] = job != nullptr ? job->memoryMiB : 3.0F;
+            m_throttleReasons[g] = static_cast<float>(reasons);
 
-            const float target = m_rackInlet[node.rack] + preheat + power * m_thermalResistance[g];
+            float resistance = m_thermalResistance[g];
+            if (static_cast<int64_t>(g) == badGpu) {
+                resistance *= 1.0F + 0.7F * badSeverity; // a failing fan or dried-out thermal paste
+            }
+            const float target = m_rackInlet[node.rack] + preheat + power * resistance;
             m_temp[g] += (target - m_temp[g]) * alphaGpu;
             m_memTemp[g] += (m_temp[g] + 6.0F - m_memTemp[g]) * alphaMem;
             preheat += 0.0016F * power;
 
             uint8_t h = health::ok;
-            if (m_temp[g] >= criticalTemp) {
+            const bool xid = m_faults.windowCount(FaultModel::XidCount, g) > 0;
+            const bool dbe = m_faults.windowCount(FaultModel::EccDbeCount, g) > 0;
+            const bool sbe = m_faults.windowCount(FaultModel::EccSbeCount, g) > 0;
+            if (m_temp[g] >= criticalTemp || impaired || dbe) {
                 h = health::critical;
-            } else if (m_temp[g] >= warningTemp) {
+            } else if (m_temp[g] >= warningTemp || xid) {
                 h = health::warning;
             }
-            if (throttled) {
+            if (reasons != 0) {
                 h |= health::throttledFlag;
+            }
+            if (sbe || dbe) {
+                h |= health::eccFlag;
+            }
+            if (xid) {
+                h |= health::xidFlag;
             }
             m_health[g] = h;
         }
@@ -267,6 +364,14 @@ void Simulator::updateGpus()
 void Simulator::step()
 {
     ++m_step;
+    const double t = nowSeconds();
+    // The degrading GPU logs a soft XID about once a minute at full severity.
+    const double extraXids = m_scenario.badGpuSeverity(t) / 60.0;
+    m_faults.step(m_step, t, m_dt, m_temp, m_scenario.badGpu(), extraXids,
+        [this, t](uint32_t node) { return m_scenario.nodeHeldDown(node, t); });
+    for (auto &e : m_faults.takeEvents()) {
+        m_events.push_back(std::move(e));
+    }
     schedule();
     updateCooling();
     updateGpus();
@@ -276,13 +381,35 @@ std::shared_ptr<SimFrame> Simulator::snapshot() const
 {
     auto frame = std::make_shared<SimFrame>();
     frame->sequence = m_step;
-    frame->planes[static_cast<size_t>(MetricId::GpuTemp)] = m_temp;
-    frame->planes[static_cast<size_t>(MetricId::MemTemp)] = m_memTemp;
-    frame->planes[static_cast<size_t>(MetricId::Power)] = m_power;
-    frame->planes[static_cast<size_t>(MetricId::GpuUtil)] = m_util;
-    frame->planes[static_cast<size_t>(MetricId::MemCopyUtil)] = m_memCopyUtil;
-    frame->planes[static_cast<size_t>(MetricId::SmClock)] = m_smClock;
-    frame->planes[static_cast<size_t>(MetricId::FbUsed)] = m_fbUsed;
+    auto set = [&](MetricId id, const std::vector<float> &values) { frame->planes[static_cast<size_t>(id)] = values; };
+    set(MetricId::GpuTemp, m_temp);
+    set(MetricId::MemTemp, m_memTemp);
+    set(MetricId::Power, m_power);
+    set(MetricId::GpuUtil, m_util);
+    set(MetricId::MemCopyUtil, m_memCopyUtil);
+    set(MetricId::SmClock, m_smClock);
+    set(MetricId::FbUsed, m_fbUsed);
+    set(MetricId::XidErrors, m_faults.windowPlane(FaultModel::XidCount));
+    set(MetricId::EccSbe, m_faults.windowPlane(FaultModel::EccSbeCount));
+    set(MetricId::EccDbe, m_faults.windowPlane(FaultModel::EccDbeCount));
+    set(MetricId::NvlinkErrors, m_faults.windowPlane(FaultModel::NvlinkCount));
+    set(MetricId::PcieReplays, m_faults.windowPlane(FaultModel::PcieReplayCount));
+    set(MetricId::ThrottleReasons, m_throttleReasons);
+    auto &state = frame->planes[static_cast<size_t>(MetricId::HealthState)];
+    state.resize(m_health.size());
+    for (size_t g = 0; g < m_health.size(); ++g) {
+        state[g] = static_cast<float>(m_health[g] & 0x07U);
+    }
+    // An offline GPU reports nothing, whatever its counters or temperature were.
+    for (size_t g = 0; g < m_health.size(); ++g) {
+        if ((m_health[g] & 0x07U) == health::offline) {
+            for (size_t m = 0; m < frame->planes.size(); ++m) {
+                if (m != static_cast<size_t>(MetricId::HealthState)) {
+                    frame->planes[m][g] = nan;
+                }
+            }
+        }
+    }
     frame->health = m_health;
     return frame;
 }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "faultmodel.h"
 #include "fleetshape.h"
 #include "metriccatalog.h"
+#include "scenario.h"
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -30,6 +33,8 @@ constexpr uint8_t critical = 2;
 constexpr uint8_t offline = 3;
 constexpr uint8_t noData = 4;
 constexpr uint8_t throttledFlag = 0x08;
+constexpr uint8_t eccFlag = 0x10;
+constexpr uint8_t xidFlag = 0x20;
 } // namespace health
 
 // A deterministic fleet: the same (gpuCount, seed, step length) gives the same frames, bit for bit.
@@ -40,11 +45,16 @@ constexpr uint8_t throttledFlag = 0x08;
 // temperature relaxes towards inlet + power x thermal resistance with a time constant of tens of seconds; memory
 // follows the GPU. Power and clocks follow utilisation, which follows the job the GPU belongs to: a scheduler
 // places jobs of 8 to 4,096 GPUs whose GPUs move together through compute phases, synchronisation dips and
-// checkpoint pauses. Hot GPUs throttle (clock and power drop).
+// checkpoint pauses. Hot GPUs throttle (clock and power drop). Faults come from FaultModel; staged incidents from
+// Scenario.
 class Simulator
 {
 public:
-    Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds = 1.0);
+    Simulator(
+        uint32_t gpuCount, uint64_t seed, double stepSeconds = 1.0, Scenario::Kind scenario = Scenario::Kind::None);
+    // The fault model refers to the shape: a simulator stays where it was built.
+    Simulator(const Simulator &) = delete;
+    Simulator &operator=(const Simulator &) = delete;
 
     const FleetShape &shape() const { return m_shape; }
     uint64_t seed() const { return m_seed; }
@@ -70,9 +80,13 @@ public:
         float memoryMiB = 0;
     };
     const std::vector<Job> &jobs() const { return m_jobs; }
+    const Scenario &scenario() const { return m_scenario; }
+    const FaultModel &faults() const { return m_faults; }
+    double nowSeconds() const { return static_cast<double>(m_step) * m_dt; }
+    // Events of the last step (moved out by the caller, who keeps the log).
+    std::vector<FleetEvent> takeEvents() { return std::move(m_events); }
 
 private:
-    double nowSeconds() const { return static_cast<double>(m_step) * m_dt; }
     void schedule();
     bool placeJob(uint32_t nodeCount, uint64_t salt);
     float jobUtilisation(const Job &job, double t) const;
@@ -98,6 +112,8 @@ private:
     std::vector<float> m_smClock;
     std::vector<float> m_fbUsed;
     std::vector<uint8_t> m_health;
+    std::vector<float> m_throttleReasons;
+    std::vector<uint8_t> m_thermalThrottled; // with hysteresis: on at 87 °C, off below 84 °C
 
     // Per rack / row state.
     std::vector<float> m_rackInlet;
@@ -106,6 +122,11 @@ private:
 
     std::vector<Job> m_jobs;
     std::vector<int32_t> m_jobOfNode; // index into m_jobs, -1 when idle
+    std::vector<uint8_t> m_jobStalled; // per job, this step: one of its GPUs is impaired or its node is down
+
+    Scenario m_scenario;
+    FaultModel m_faults;
+    std::vector<FleetEvent> m_events;
 };
 
 } // namespace fleetscope::backend
