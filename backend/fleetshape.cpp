@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "fleetshape.h"
 
+#include "determinism.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -9,13 +11,28 @@
 
 namespace fleetscope::backend {
 
-FleetShape FleetShape::forGpuCount(uint32_t gpuCount)
+std::string FleetShape::gpuUuid(uint32_t gpu) const
+{
+    const uint64_t a = determinism::hash(seed, 0x55554944, gpu);
+    const uint64_t b = determinism::mix(a);
+    // Version-4 layout, as NVIDIA's UUIDs are random too.
+    return fmt::format("GPU-{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32U, (a >> 16U) & 0xffffU, a & 0xfffU,
+        0x8000U | ((b >> 48U) & 0x3fffU), b & 0xffffffffffffULL);
+}
+
+std::string FleetShape::gpuSerial(uint32_t gpu) const
+{
+    return fmt::format("1654{:09}", determinism::hash(seed, 0x5345524c, gpu) % 1000000000ULL);
+}
+
+FleetShape FleetShape::forGpuCount(uint32_t gpuCount, uint64_t seed)
 {
     if (gpuCount < minGpus || gpuCount > maxGpus) {
         throw std::invalid_argument(fmt::format("GPU count {} is outside {}..{}", gpuCount, minGpus, maxGpus));
     }
     FleetShape shape;
     shape.gpuCount = gpuCount;
+    shape.seed = seed;
     const uint32_t nodeCount = (gpuCount + gpusPerNode - 1) / gpusPerNode;
     const uint32_t rackCount = (nodeCount + nodesPerRack - 1) / nodesPerRack;
     const auto racksPerRow = std::max<uint32_t>(1, static_cast<uint32_t>(std::ceil(std::sqrt(rackCount * 1.6))));

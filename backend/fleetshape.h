@@ -47,7 +47,12 @@ struct FleetShape
 
     // Racks per row are chosen so that the floor plan is about 16:10, the shape of a screen: 10,240 GPUs give 10
     // rows of 16 racks of 8 nodes of 8 GPUs. The last node, rack and row may be partly filled.
-    static FleetShape forGpuCount(uint32_t gpuCount);
+    static FleetShape forGpuCount(uint32_t gpuCount, uint64_t seed = 1);
+
+    // Identity of a GPU, derived from the seed (not stored: at a million GPUs the strings alone are 50 MB).
+    std::string gpuUuid(uint32_t gpu) const;
+    std::string gpuSerial(uint32_t gpu) const;
+    uint64_t seed = 1;
 };
 
 } // namespace fleetscope::backend

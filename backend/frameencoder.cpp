@@ -79,6 +79,11 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         out->set_gpu_count(node.gpuCount);
         out->set_model("NVIDIA H100 80GB HBM3");
         out->set_driver_version("550.54.15");
+        out->set_firmware_version("96.00.99.00.01");
+        for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+            out->add_gpu_uuids(shape.gpuUuid(g));
+            out->add_gpu_serials(shape.gpuSerial(g));
+        }
     }
     return parts;
 }

@@ -16,8 +16,9 @@ namespace pb = fleetscope::telemetry::v1;
 // At most this many GPUs per FramePart: 65,536 x (8 metrics x 4 bytes + 1 health byte) stays near 2 MiB, well under
 // gRPC's 4 MiB message limit.
 constexpr uint32_t maxGpusPerFramePart = 65536;
-// Nodes per TopologyPart; a node is under 100 bytes on the wire.
-constexpr uint32_t maxNodesPerTopologyPart = 20000;
+// Nodes per TopologyPart; a node with its GPUs' UUIDs and serials is about 500 bytes on the wire, so a part stays
+// near 2 MiB.
+constexpr uint32_t maxNodesPerTopologyPart = 4096;
 
 std::vector<pb::FramePart> encodeFrame(const SimFrame &frame, const std::vector<MetricId> &metrics,
     uint64_t topologyGeneration, uint32_t maxGpusPerPart = maxGpusPerFramePart);

@@ -47,7 +47,7 @@ constexpr uint32_t reasonThermal = 0x20;
 } // namespace
 
 Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario)
-    : m_shape(FleetShape::forGpuCount(gpuCount))
+    : m_shape(FleetShape::forGpuCount(gpuCount, seed))
     , m_seed(seed)
     , m_dt(stepSeconds)
     , m_scenario(scenario, m_shape, seed)

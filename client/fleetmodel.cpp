@@ -3,6 +3,18 @@
 
 #include <QStringList>
 
+namespace fleetscope {
+
+QString Topology::uuidText(uint32_t gpu) const
+{
+    if (gpu >= gpuUuids.size() || gpuUuids[gpu].isNull()) {
+        return {};
+    }
+    return QStringLiteral("GPU-") + gpuUuids[gpu].toString(QUuid::WithoutBraces);
+}
+
+} // namespace fleetscope
+
 namespace fleetscope::health {
 
 QString describe(uint8_t byte)

@@ -3,10 +3,12 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QUuid>
 
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 // The plain C++ fleet model: what the client decodes from the wire and what widgets and app see. No protobuf type
@@ -45,6 +47,7 @@ struct Topology
         QString hostname;
         QString model;
         QString driverVersion;
+        QString firmwareVersion;
         uint32_t rack = 0;
         uint32_t firstGpu = 0;
         uint32_t gpuCount = 0;
@@ -56,8 +59,13 @@ struct Topology
     std::vector<Rack> racks;
     std::vector<Node> nodes;
     std::vector<uint32_t> nodeOfGpu; // dense GPU index -> node index
+    // Per GPU identity, compact (a million GPUs): null / empty where the source does not know it.
+    std::vector<QUuid> gpuUuids;
+    std::vector<std::string> gpuSerials;
 
     const Node &nodeOf(uint32_t gpu) const { return nodes[nodeOfGpu[gpu]]; }
+    // "GPU-xxxxxxxx-…" as nvidia-smi prints it, or empty.
+    QString uuidText(uint32_t gpu) const;
 };
 
 // Health byte per GPU: low 3 bits state, upper bits flags (see the .proto).

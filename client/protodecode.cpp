@@ -27,6 +27,14 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
     auto topology = std::make_shared<Topology>();
     topology->generation = head.generation();
     topology->gpuCount = head.gpu_count();
+    if (topology->gpuCount > maxGpus) {
+        *error = QStringLiteral("the topology claims %1 GPUs, more than the %2 this console handles")
+                     .arg(topology->gpuCount)
+                     .arg(maxGpus);
+        return nullptr;
+    }
+    topology->gpuUuids.resize(topology->gpuCount);
+    topology->gpuSerials.resize(topology->gpuCount);
     for (size_t p = 0; p < parts.size(); ++p) {
         const auto &part = parts[p];
         if (part.part_index() != p || part.generation() != head.generation()) {
@@ -41,8 +49,29 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
                 { qs(rack.name()), rack.row(), rack.position(), rack.first_node(), rack.node_count() });
         }
         for (const auto &node : part.nodes()) {
-            topology->nodes.push_back({ qs(node.hostname()), qs(node.model()), qs(node.driver_version()), node.rack(),
-                node.first_gpu(), node.gpu_count() });
+            const auto index = topology->nodes.size();
+            topology->nodes.push_back({ qs(node.hostname()), qs(node.model()), qs(node.driver_version()),
+                qs(node.firmware_version()), node.rack(), node.first_gpu(), node.gpu_count() });
+            const bool uuidsOk
+                = node.gpu_uuids_size() == 0 || node.gpu_uuids_size() == static_cast<int>(node.gpu_count());
+            const bool serialsOk
+                = node.gpu_serials_size() == 0 || node.gpu_serials_size() == static_cast<int>(node.gpu_count());
+            if (!uuidsOk || !serialsOk
+                || static_cast<uint64_t>(node.first_gpu()) + node.gpu_count() > topology->gpuCount) {
+                *error = QStringLiteral("node %1 (%2) has an inconsistent GPU range or identity list")
+                             .arg(index)
+                             .arg(qs(node.hostname()));
+                return nullptr;
+            }
+            for (int g = 0; g < node.gpu_uuids_size(); ++g) {
+                const std::string &text = node.gpu_uuids(g);
+                const size_t skip = text.rfind("GPU-", 0) == 0 ? 4 : 0; // nvidia-smi's prefix
+                topology->gpuUuids[node.first_gpu() + g]
+                    = QUuid::fromString(QLatin1String(text.data() + skip, static_cast<qsizetype>(text.size() - skip)));
+            }
+            for (int g = 0; g < node.gpu_serials_size(); ++g) {
+                topology->gpuSerials[node.first_gpu() + g] = node.gpu_serials(g);
+            }
         }
     }
 

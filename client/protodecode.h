@@ -14,6 +14,9 @@ namespace fleetscope {
 
 namespace pb = fleetscope::telemetry::v1;
 
+// The most GPUs a topology may claim (the contract's limit), so a garbage count cannot make us allocate gigabytes.
+constexpr uint32_t maxGpus = 1U << 20U;
+
 // Builds a Topology from all the parts of one GetTopology stream. Returns null and sets error when the parts do not
 // form a consistent fleet (ranges not contiguous, indices out of range, parts missing).
 TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *error);

@@ -174,6 +174,10 @@ QString HeatmapView::describeGpu(int gpu) const
     if (m_frame) {
         text += QStringLiteral("<br>health: %1").arg(health::describe(m_frame->health[static_cast<size_t>(gpu)]));
     }
+    const QString uuid = m_topology->uuidText(static_cast<uint32_t>(gpu));
+    if (!uuid.isEmpty()) {
+        text += QStringLiteral("<br><small>%1</small>").arg(uuid);
+    }
     text += QStringLiteral("<br><small>fleet index %1 · %2</small>").arg(gpu).arg(node.model.toHtmlEscaped());
     return text;
 }

@@ -41,6 +41,14 @@ private Q_SLOTS:
         QCOMPARE(topology->racks.size(), sim.shape().racks.size());
         QCOMPARE(topology->nodeOf(10239).hostname, QStringLiteral("r10-k16-n08"));
         QCOMPARE(topology->nodeOf(0).hostname, QStringLiteral("r01-k01-n01"));
+        // Identity: UUIDs as nvidia-smi prints them, serials, firmware.
+        for (uint32_t g : { 0U, 5000U, 10239U }) {
+            QCOMPARE(topology->uuidText(g), QString::fromStdString(sim.shape().gpuUuid(g)));
+            QCOMPARE(topology->gpuSerials[g], sim.shape().gpuSerial(g));
+        }
+        QVERIFY(topology->uuidText(0).startsWith(QStringLiteral("GPU-")));
+        QVERIFY(topology->uuidText(0) != topology->uuidText(1));
+        QVERIFY(!topology->nodeOf(0).firmwareVersion.isEmpty());
     }
 
     void topologyRejectsInconsistentParts()
@@ -72,6 +80,16 @@ private Q_SLOTS:
         QVERIFY(!decodeTopology(missing, &error));
 
         QVERIFY(!decodeTopology({}, &error));
+
+        auto shortIdentity = parts;
+        shortIdentity[0].mutable_nodes(2)->mutable_gpu_uuids()->RemoveLast();
+        QVERIFY(!decodeTopology(shortIdentity, &error));
+        QVERIFY2(error.contains(QStringLiteral("identity")), qPrintable(error));
+
+        auto huge = parts;
+        huge[0].set_gpu_count(0xFFFFFFFFU);
+        QVERIFY(!decodeTopology(huge, &error));
+        QVERIFY2(error.contains(QStringLiteral("more than")), qPrintable(error));
     }
 
     void framePartsReassemble()

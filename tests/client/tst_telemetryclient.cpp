@@ -46,9 +46,9 @@ QString addressOf(const be::BackendServer &server)
 }
 
 // What the simulator produced for this seed at this sequence, computed independently of the server.
-std::shared_ptr<be::SimFrame> expectedFrame(uint32_t gpus, uint64_t seed, uint64_t sequence)
+std::shared_ptr<be::SimFrame> expectedFrame(uint32_t gpus, uint64_t seed, uint64_t sequence, double stepSeconds = 0.1)
 {
-    be::Simulator sim(gpus, seed, 0.1);
+    be::Simulator sim(gpus, seed, stepSeconds);
     for (uint64_t i = 0; i < sequence; ++i) {
         sim.step();
     }
@@ -152,7 +152,7 @@ private Q_SLOTS:
         QVERIFY(frames.wait(20000));
         const auto frame = frames.last().at(0).value<FramePtr>();
         QCOMPARE(frame->planes.size(), size_t(1));
-        const auto expected = expectedFrame(100000, 3, frame->sequence);
+        const auto expected = expectedFrame(100000, 3, frame->sequence, 0.2);
         QVERIFY(frame->plane(QStringLiteral("power"))->values == expected->plane(be::MetricId::Power));
     }
 

@@ -29,7 +29,7 @@ TopologyPtr smallFleet()
         t->racks.push_back({ QStringLiteral("rack%1").arg(k), k / 3, k % 3, k * 2, 2 });
         for (uint32_t n = 0; n < 2; ++n) {
             t->nodes.push_back({ QStringLiteral("rack%1-n%2").arg(k).arg(n), QStringLiteral("H100"),
-                QStringLiteral("550"), k, gpu, 8 });
+                QStringLiteral("550"), QStringLiteral("96.00"), k, gpu, 8 });
             gpu += 8;
         }
     }
