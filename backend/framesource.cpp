@@ -1,27 +1,44 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "framesource.h"
 
+#include "determinism.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
 namespace fleetscope::backend {
 
 namespace {
-int64_t toUnixMs(std::chrono::system_clock::time_point t)
+int64_t nowUnixMs()
 {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+size_t frameBytes(const SimFrame &frame)
+{
+    size_t bytes = frame.health.size();
+    for (const auto &p : frame.planes) {
+        bytes += p.size() * sizeof(float);
+    }
+    return bytes;
 }
 } // namespace
 
 FrameSource::FrameSource(const Options &options)
     : m_options(options)
-    , m_simulator(
-          options.gpuCount, options.seed, std::chrono::duration<double>(options.interval).count() * options.speed)
+    , m_simulator(options.gpuCount, options.seed,
+          std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario)
     // The generation identifies this layout; it is stable for a given fleet so that a restarted backend with the
     // same arguments serves the same generation and consoles keep their layout.
     , m_generation((static_cast<uint64_t>(options.gpuCount) << 32U) | (options.seed & 0xffffffffU))
-    , m_epoch(std::chrono::system_clock::now())
 {
     auto first = m_simulator.snapshot();
-    first->sampleTimeMs = toUnixMs(m_epoch);
-    m_latest = std::move(first);
+    m_maxFrames = std::max<size_t>(2, options.frameMemoryBudget / std::max<size_t>(1, frameBytes(*first)));
+    first->sampleTimeMs = nowUnixMs();
+    publish(std::move(first), m_simulator.takeEvents());
     m_thread = std::thread([this] { run(); });
 }
 
@@ -45,18 +62,122 @@ void FrameSource::stop()
 std::shared_ptr<const SimFrame> FrameSource::latest() const
 {
     std::lock_guard lock(m_mutex);
-    return m_latest;
+    return m_frames.back();
 }
 
 std::shared_ptr<const SimFrame> FrameSource::waitForFrameAfter(
     uint64_t sequence, std::chrono::milliseconds timeout) const
 {
     std::unique_lock lock(m_mutex);
-    m_published.wait_for(lock, timeout, [&] { return m_stopping || m_latest->sequence > sequence; });
-    if (m_latest->sequence > sequence) {
-        return m_latest;
+    m_published.wait_for(lock, timeout, [&] { return m_stopping || m_frames.back()->sequence > sequence; });
+    if (m_frames.back()->sequence > sequence) {
+        return m_frames.back();
     }
     return nullptr;
+}
+
+bool FrameSource::framesAfter(
+    uint64_t sequence, std::vector<std::shared_ptr<const SimFrame>> *out, uint64_t *heldFrom, uint64_t *heldTo) const
+{
+    std::lock_guard lock(m_mutex);
+    *heldFrom = m_frames.front()->sequence;
+    *heldTo = m_frames.back()->sequence;
+    if (sequence + 1 < *heldFrom || sequence > *heldTo) {
+        return false;
+    }
+    for (const auto &f : m_frames) {
+        if (f->sequence > sequence) {
+            out->push_back(f);
+        }
+    }
+    return true;
+}
+
+std::vector<TimedEvent> FrameSource::eventsAfter(
+    int64_t sinceMs, uint64_t *afterSequence, std::chrono::milliseconds timeout) const
+{
+    std::unique_lock lock(m_mutex);
+    m_published.wait_for(
+        lock, timeout, [&] { return m_stopping || (!m_events.empty() && m_events.back().sequence > *afterSequence); });
+    std::vector<TimedEvent> out;
+    // Events are in sequence order: binary search for the first one not yet seen.
+    auto it = std::partition_point(
+        m_events.begin(), m_events.end(), [&](const TimedEvent &e) { return e.sequence <= *afterSequence; });
+    for (; it != m_events.end(); ++it) {
+        if (it->timeMs >= sinceMs) {
+            out.push_back(*it);
+        }
+        *afterSequence = it->sequence;
+    }
+    return out;
+}
+
+uint64_t FrameSource::lastEventSequence() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_nextEventSequence - 1;
+}
+
+std::vector<JobInfo> FrameSource::jobs() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_jobs;
+}
+
+JobInfo FrameSource::describeJob(const Simulator::Job &job, int64_t nowMs) const
+{
+    static const char *const kinds[] = { "train-llm", "finetune", "eval-suite", "train-vision", "rl-rollout", "embed" };
+    static const char *const teams[] = { "ml-research", "ml-platform", "vision", "speech", "ranking", "search" };
+    const uint64_t h = determinism::hash(m_options.seed, 0x4a4f42, job.id);
+    const auto &shape = m_simulator.shape();
+    const auto &lastNode = shape.nodes[job.firstNode + job.nodeCount - 1];
+    JobInfo info;
+    info.id = job.id;
+    info.name = fmt::format("{}-{}", kinds[h % 6], job.id);
+    info.owner = teams[(h >> 8U) % 6];
+    info.firstGpu = shape.nodes[job.firstNode].firstGpu;
+    info.gpuCount = lastNode.firstGpu + lastNode.gpuCount - info.firstGpu;
+    // Simulated seconds before now, converted to wall-clock milliseconds at the simulation's speed.
+    const double t = m_simulator.nowSeconds();
+    auto wall = [&](double simSeconds) {
+        return nowMs - static_cast<int64_t>(std::llround((t - simSeconds) / m_options.speed * 1000.0));
+    };
+    info.startMs = wall(job.startSeconds);
+    const double age = std::min(t, job.endSeconds) - job.startSeconds;
+    if (age >= job.checkpointEverySeconds) {
+        info.lastCheckpointMs
+            = wall(job.startSeconds + std::floor(age / job.checkpointEverySeconds) * job.checkpointEverySeconds);
+    }
+    info.endMs = job.endSeconds <= t ? wall(job.endSeconds) : 0;
+    return info;
+}
+
+void FrameSource::publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEvent> events)
+{
+    // Built outside the lock: the ticker is the only writer.
+    std::vector<JobInfo> jobs;
+    jobs.reserve(m_simulator.jobs().size() + m_simulator.endedJobs().size());
+    for (const auto &j : m_simulator.jobs()) {
+        jobs.push_back(describeJob(j, frame->sampleTimeMs));
+    }
+    for (auto it = m_simulator.endedJobs().rbegin(); it != m_simulator.endedJobs().rend(); ++it) {
+        jobs.push_back(describeJob(*it, frame->sampleTimeMs));
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        for (auto &e : events) {
+            m_events.push_back({ m_nextEventSequence++, frame->sampleTimeMs, std::move(e) });
+        }
+        while (m_events.size() > maxRecentEvents) {
+            m_events.pop_front();
+        }
+        m_frames.push_back(std::move(frame));
+        while (m_frames.size() > m_maxFrames) {
+            m_frames.pop_front();
+        }
+        m_jobs = std::move(jobs);
+    }
+    m_published.notify_all();
 }
 
 void FrameSource::run()
@@ -71,21 +192,10 @@ void FrameSource::run()
             }
         }
         m_simulator.step();
-        auto events = m_simulator.takeEvents();
         auto frame = m_simulator.snapshot();
         // The sample's own time: when this state was taken, not when a subscriber gets it.
-        frame->sampleTimeMs = toUnixMs(std::chrono::system_clock::now());
-        {
-            std::lock_guard lock(m_mutex);
-            m_latest = std::move(frame);
-            for (auto &e : events) {
-                m_recentEvents.push_back(std::move(e));
-            }
-            while (m_recentEvents.size() > maxRecentEvents) {
-                m_recentEvents.pop_front();
-            }
-        }
-        m_published.notify_all();
+        frame->sampleTimeMs = nowUnixMs();
+        publish(std::move(frame), m_simulator.takeEvents());
         // If the simulation fell behind (a slow machine, a huge fleet), skip ahead instead of bursting to catch up.
         const auto now = std::chrono::steady_clock::now();
         if (now > next + m_options.interval) {

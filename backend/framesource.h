@@ -9,15 +9,39 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace fleetscope::backend {
 
+// An event with the wall-clock time of the sample it happened in and its place in the source's event sequence.
+struct TimedEvent
+{
+    uint64_t sequence = 0;
+    int64_t timeMs = 0;
+    FleetEvent event;
+};
+
+// A job as served by ListJobs: wall-clock times, named and owned.
+struct JobInfo
+{
+    uint64_t id = 0;
+    std::string name;
+    std::string owner;
+    uint32_t firstGpu = 0;
+    uint32_t gpuCount = 0;
+    int64_t startMs = 0;
+    int64_t lastCheckpointMs = 0;
+    int64_t endMs = 0; // 0 while running
+};
+
 // Runs the simulator on its own thread, one step per interval of wall-clock time, and publishes each frame as the
-// latest. Any number of subscribers wait on it; one simulation serves them all.
+// latest. Any number of subscribers wait on it; one simulation serves them all. It keeps the recent frames (for
+// resuming subscribers, within a memory budget), the recent events, and the jobs as of the last step.
 //
-// Locking: m_mutex guards m_latest, m_recentEvents and m_stopping; the simulator itself is touched only by the ticker
-// thread.
+// Locking: m_mutex guards m_frames, m_events, m_jobs, m_nextEventSequence and m_stopping; the simulator itself is
+// touched only by the ticker thread (and by the constructor before it starts).
 class FrameSource
 {
 public:
@@ -28,6 +52,7 @@ public:
         std::chrono::milliseconds interval { 1000 };
         double speed = 1.0; // simulated seconds per wall-clock second
         Scenario::Kind scenario = Scenario::Kind::None;
+        size_t frameMemoryBudget = 256U << 20U; // bytes of recent frames held for resuming subscribers
     };
 
     explicit FrameSource(const Options &options);
@@ -42,6 +67,18 @@ public:
     std::shared_ptr<const SimFrame> latest() const;
     // Blocks until a frame newer than `sequence` is published, the timeout passes (returns null) or the source stops.
     std::shared_ptr<const SimFrame> waitForFrameAfter(uint64_t sequence, std::chrono::milliseconds timeout) const;
+    // The held frames after `sequence`, oldest first. False when the frame right after it is no longer (or not yet)
+    // held; heldFrom and heldTo then say what is.
+    bool framesAfter(uint64_t sequence, std::vector<std::shared_ptr<const SimFrame>> *out, uint64_t *heldFrom,
+        uint64_t *heldTo) const;
+
+    // Held events with time >= sinceMs and sequence > *afterSequence, oldest first; waits up to timeout for a new
+    // one. Advances *afterSequence past every event it looked at, kept or not.
+    std::vector<TimedEvent> eventsAfter(
+        int64_t sinceMs, uint64_t *afterSequence, std::chrono::milliseconds timeout) const;
+    std::vector<JobInfo> jobs() const;
+    // The sequence of the newest event held (0 when none yet).
+    uint64_t lastEventSequence() const;
 
     void stop();
 
@@ -49,16 +86,20 @@ public:
 
 private:
     void run();
+    void publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEvent> events);
+    JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
 
     Options m_options;
     Simulator m_simulator;
     uint64_t m_generation;
-    std::chrono::system_clock::time_point m_epoch;
+    size_t m_maxFrames;
 
     mutable std::mutex m_mutex;
     mutable std::condition_variable m_published;
-    std::shared_ptr<const SimFrame> m_latest;
-    std::deque<FleetEvent> m_recentEvents; // newest last, at most maxRecentEvents
+    std::deque<std::shared_ptr<const SimFrame>> m_frames; // newest last; never empty
+    std::deque<TimedEvent> m_events; // newest last, at most maxRecentEvents
+    uint64_t m_nextEventSequence = 1;
+    std::vector<JobInfo> m_jobs;
     bool m_stopping = false;
     std::thread m_thread;
 };

@@ -154,8 +154,12 @@ void Simulator::schedule()
             e.node = it->firstNode;
             e.text = fmt::format("job {} ended", it->id);
             m_events.push_back(std::move(e));
+            m_endedJobs.push_back(*it);
         }
         m_jobs.erase(ended, m_jobs.end());
+        while (!m_endedJobs.empty() && m_endedJobs.front().endSeconds < t - 3600.0) {
+            m_endedJobs.pop_front();
+        }
         std::fill(m_jobOfNode.begin(), m_jobOfNode.end(), -1);
         for (size_t j = 0; j < m_jobs.size(); ++j) {
             std::fill_n(m_jobOfNode.begin() + m_jobs[j].firstNode, m_jobs[j].nodeCount, static_cast<int32_t>(j));

@@ -80,6 +80,8 @@ public:
         float memoryMiB = 0;
     };
     const std::vector<Job> &jobs() const { return m_jobs; }
+    // Jobs that ended within the last simulated hour, oldest first.
+    const std::deque<Job> &endedJobs() const { return m_endedJobs; }
     const Scenario &scenario() const { return m_scenario; }
     const FaultModel &faults() const { return m_faults; }
     double nowSeconds() const { return static_cast<double>(m_step) * m_dt; }
@@ -121,6 +123,7 @@ private:
     std::vector<float> m_rowSupplyDrift;
 
     std::vector<Job> m_jobs;
+    std::deque<Job> m_endedJobs;
     std::vector<int32_t> m_jobOfNode; // index into m_jobs, -1 when idle
     std::vector<uint8_t> m_jobStalled; // per job, this step: one of its GPUs is impaired or its node is down
 

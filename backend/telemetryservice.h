@@ -23,6 +23,12 @@ public:
     grpc::Status Subscribe(grpc::ServerContext *context, const fleetscope::telemetry::v1::SubscribeRequest *request,
         grpc::ServerWriter<fleetscope::telemetry::v1::FramePart> *writer) override;
 
+    grpc::Status StreamEvents(grpc::ServerContext *context,
+        const fleetscope::telemetry::v1::StreamEventsRequest *request,
+        grpc::ServerWriter<fleetscope::telemetry::v1::Event> *writer) override;
+    grpc::Status ListJobs(grpc::ServerContext *context, const fleetscope::telemetry::v1::ListJobsRequest *request,
+        fleetscope::telemetry::v1::ListJobsResponse *response) override;
+
 private:
     const FrameSource &m_source;
 };

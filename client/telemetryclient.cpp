@@ -114,9 +114,11 @@ void TelemetryClient::startSession()
     for (const auto &id : std::as_const(m_metricIds)) {
         metrics.push_back(id.toStdString());
     }
-    const uint64_t generation = m_topology ? m_topology->generation : 0;
-    m_worker = std::thread(
-        &TelemetryClient::runSession, this, session, m_address.toStdString(), std::move(metrics), generation);
+    // Resume after the last frame we have, so that the frames missed while away are sent (if still held).
+    const uint64_t resumeAfter = m_latest ? m_latest->sequence : 0;
+    const uint64_t generation = m_latest ? m_latest->topologyGeneration : 0;
+    m_worker = std::thread(&TelemetryClient::runSession, this, session, m_address.toStdString(), std::move(metrics),
+        generation, resumeAfter);
 }
 
 void TelemetryClient::stopSession()
@@ -181,8 +183,8 @@ void TelemetryClient::deliverPendingFrame(quint64 session)
     Q_EMIT frameReady(frame);
 }
 
-void TelemetryClient::runSession(
-    quint64 session, std::string address, std::vector<std::string> metrics, uint64_t knownGeneration)
+void TelemetryClient::runSession(quint64 session, std::string address, std::vector<std::string> metrics,
+    uint64_t lastGeneration, uint64_t resumeAfter)
 {
     namespace pb = fleetscope::telemetry::v1;
     auto newContext = [this](std::optional<std::chrono::seconds> deadline) -> std::shared_ptr<grpc::ClientContext> {
@@ -245,7 +247,9 @@ void TelemetryClient::runSession(
             Q_EMIT topologyChanged(topology);
         }
     });
-    Q_UNUSED(knownGeneration);
+    if (topology->generation != lastGeneration) {
+        resumeAfter = 0; // another fleet layout: its sequences mean nothing to us
+    }
 
     // Metric catalogue.
     context = newContext(unaryDeadline);
@@ -268,47 +272,56 @@ void TelemetryClient::runSession(
         }
     });
 
-    // Frames.
-    context = newContext(std::nullopt);
-    if (!context) {
+    // Frames. A resume the server cannot honour (OUT_OF_RANGE) is retried at once as a fresh subscription.
+    bool live = false;
+    for (;;) {
+        context = newContext(std::nullopt);
+        if (!context) {
+            return;
+        }
+        pb::SubscribeRequest request;
+        for (const auto &m : metrics) {
+            request.add_metric_ids(m);
+        }
+        request.set_topology_generation(topology->generation);
+        request.set_resume_after_sequence(resumeAfter);
+        auto reader = stub->Subscribe(context.get(), request);
+        FrameAssembler assembler(topology);
+        pb::FramePart part;
+        while (reader->Read(&part)) {
+            auto result = assembler.add(part);
+            if (!result.error.isEmpty()) {
+                ++m_framesRejected;
+                qCWarning(lcClient, "dropped a frame: %s", qPrintable(result.error));
+                post([this, error = result.error] {
+                    Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error));
+                });
+                continue;
+            }
+            if (!result.frame) {
+                continue;
+            }
+            ++m_framesReceived;
+            if (!live) {
+                live = true;
+                post([this, session, address] {
+                    if (session == m_session) {
+                        m_backoffMs = initialBackoffMs;
+                        setState(State::Live, QStringLiteral("live from %1").arg(QString::fromStdString(address)));
+                    }
+                });
+            }
+            postFrame(session, std::move(result.frame));
+        }
+        const auto status = reader->Finish();
+        if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE && resumeAfter != 0) {
+            qCInfo(lcClient, "cannot resume: %s; subscribing afresh", status.error_message().c_str());
+            resumeAfter = 0;
+            continue;
+        }
+        end(describe(status), live);
         return;
     }
-    pb::SubscribeRequest request;
-    for (const auto &m : metrics) {
-        request.add_metric_ids(m);
-    }
-    request.set_topology_generation(topology->generation);
-    auto reader = stub->Subscribe(context.get(), request);
-    FrameAssembler assembler(topology);
-    pb::FramePart part;
-    bool live = false;
-    while (reader->Read(&part)) {
-        auto result = assembler.add(part);
-        if (!result.error.isEmpty()) {
-            ++m_framesRejected;
-            qCWarning(lcClient, "dropped a frame: %s", qPrintable(result.error));
-            post([this, error = result.error] {
-                Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error));
-            });
-            continue;
-        }
-        if (!result.frame) {
-            continue;
-        }
-        ++m_framesReceived;
-        if (!live) {
-            live = true;
-            post([this, session, address] {
-                if (session == m_session) {
-                    m_backoffMs = initialBackoffMs;
-                    setState(State::Live, QStringLiteral("live from %1").arg(QString::fromStdString(address)));
-                }
-            });
-        }
-        postFrame(session, std::move(result.frame));
-    }
-    const auto status = reader->Finish();
-    end(describe(status), live);
 }
 
 } // namespace fleetscope

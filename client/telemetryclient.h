@@ -66,7 +66,8 @@ Q_SIGNALS:
 private:
     void startSession();
     void stopSession();
-    void runSession(quint64 session, std::string address, std::vector<std::string> metrics, uint64_t generation);
+    void runSession(quint64 session, std::string address, std::vector<std::string> metrics, uint64_t lastGeneration,
+        uint64_t resumeAfter);
     void setState(State state, const QString &detail);
     void onSessionEnded(quint64 session, const QString &why, bool wasLive);
     void deliverPendingFrame(quint64 session);

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: Apache-2.0
+// Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
+#include "backendserver.h"
+#include "protodecode.h"
+
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
+#include <QTest>
+
+#include <chrono>
+#include <set>
+
+using namespace std::chrono_literals;
+namespace be = fleetscope::backend;
+namespace pb = fleetscope::telemetry::v1;
+
+namespace {
+constexpr size_t fourMiB = 4U << 20U;
+
+struct Backend
+{
+    std::unique_ptr<be::BackendServer> server;
+    std::unique_ptr<pb::Telemetry::Stub> stub;
+};
+
+Backend start(be::FrameSource::Options options)
+{
+    Backend b;
+    b.server = std::make_unique<be::BackendServer>(options);
+    std::string error;
+    if (!b.server->start("127.0.0.1:0", &error)) {
+        qFatal("backend did not start: %s", error.c_str());
+    }
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(16 << 20);
+    b.stub = pb::Telemetry::NewStub(
+        grpc::CreateCustomChannel(b.server->listeningAddress(), grpc::InsecureChannelCredentials(), args));
+    return b;
+}
+
+be::FrameSource::Options fleet(uint32_t gpus, std::chrono::milliseconds interval = 100ms)
+{
+    be::FrameSource::Options o;
+    o.gpuCount = gpus;
+    o.seed = 5;
+    o.interval = interval;
+    return o;
+}
+
+std::vector<pb::TopologyPart> topologyParts(pb::Telemetry::Stub &stub)
+{
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 20s);
+    auto reader = stub.GetTopology(&context, pb::GetTopologyRequest());
+    std::vector<pb::TopologyPart> parts;
+    pb::TopologyPart part;
+    while (reader->Read(&part)) {
+        parts.push_back(part);
+    }
+    if (!reader->Finish().ok()) {
+        parts.clear();
+    }
+    return parts;
+}
+
+// Reads whole frames from a Subscribe stream: all parts of one sequence.
+struct FrameReader
+{
+    grpc::ClientContext context;
+    std::unique_ptr<grpc::ClientReader<pb::FramePart>> reader;
+
+    FrameReader(pb::Telemetry::Stub &stub, const pb::SubscribeRequest &request)
+    {
+        context.set_deadline(std::chrono::system_clock::now() + 30s);
+        reader = stub.Subscribe(&context, request);
+    }
+    // The parts of the next frame; empty when the stream ended.
+    std::vector<pb::FramePart> next()
+    {
+        std::vector<pb::FramePart> parts;
+        pb::FramePart part;
+        while (reader->Read(&part)) {
+            parts.push_back(part);
+            if (part.part_index() + 1 == part.part_count()) {
+                break;
+            }
+        }
+        return parts;
+    }
+    grpc::Status finish()
+    {
+        context.TryCancel();
+        return reader->Finish();
+    }
+};
+} // namespace
+
+class TestContract : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void topologyIsStreamedInPartsUnder4MiBAndConsistent()
+    {
+        auto b = start(fleet(200000, 1000ms));
+        const auto parts = topologyParts(*b.stub);
+        QVERIFY(parts.size() > 1);
+        for (const auto &p : parts) {
+            QVERIFY(p.ByteSizeLong() < fourMiB);
+        }
+        QString error;
+        const auto topology = fleetscope::decodeTopology(parts, &error);
+        QVERIFY2(topology, qPrintable(error));
+        QCOMPARE(topology->gpuCount, 200000U);
+        // A rack's and a node's GPUs are contiguous ranges, in order (decodeTopology checks the tiling); every GPU
+        // has a distinct UUID.
+        std::set<QUuid> uuids(topology->gpuUuids.begin(), topology->gpuUuids.end());
+        QCOMPARE(uuids.size(), size_t(200000));
+        QVERIFY(!topology->racks.empty() && topology->racks[1].position == 1);
+    }
+
+    void catalogueNamesEveryRequiredMetric()
+    {
+        auto b = start(fleet(64));
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 5s);
+        pb::ListMetricsResponse response;
+        QVERIFY(b.stub->ListMetrics(&context, pb::ListMetricsRequest(), &response).ok());
+        std::set<std::string> ids;
+        for (const auto &m : response.metrics()) {
+            ids.insert(m.id());
+            QVERIFY(!m.unit().empty());
+            QVERIFY(m.range_max() > m.range_min());
+            QVERIFY(m.kind() != pb::METRIC_KIND_UNSPECIFIED);
+        }
+        for (const char *id : { "gpu_temp", "mem_temp", "power", "gpu_util", "mem_copy_util", "sm_clock", "fb_used",
+                 "ecc_sbe", "ecc_dbe", "xid_errors", "nvlink_errors", "pcie_replays", "throttle_reasons", "health" }) {
+            QVERIFY2(ids.count(id) == 1, id);
+        }
+    }
+
+    void framesHaveNValuesPerPlaneAndReassemble()
+    {
+        auto b = start(fleet(150000, 300ms));
+        const auto parts = topologyParts(*b.stub);
+        QString error;
+        const auto topology = fleetscope::decodeTopology(parts, &error);
+        pb::SubscribeRequest request; // empty: the default set
+        FrameReader frames(*b.stub, request);
+        const auto frame = frames.next();
+        QCOMPARE(frame.size(), size_t(3)); // 150,000 GPUs in parts of 65,536
+        fleetscope::FrameAssembler assembler(topology);
+        fleetscope::FramePtr assembled;
+        for (const auto &p : frame) {
+            QVERIFY(p.ByteSizeLong() < fourMiB);
+            QVERIFY(p.planes_size() >= 3);
+            for (const auto &plane : p.planes()) {
+                QCOMPARE(plane.values().size(), size_t(p.gpu_count()) * 4);
+            }
+            auto r = assembler.add(p);
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            assembled = r.frame;
+        }
+        QVERIFY(assembled);
+        for (const auto &plane : assembled->planes) {
+            QCOMPARE(plane.values.size(), size_t(150000));
+        }
+        frames.finish();
+    }
+
+    void resumeContinuesWithTheNextFrame()
+    {
+        auto b = start(fleet(1024, 50ms));
+        uint64_t last = 0;
+        {
+            FrameReader frames(*b.stub, pb::SubscribeRequest());
+            for (int i = 0; i < 3; ++i) {
+                last = frames.next().at(0).sequence();
+            }
+            frames.finish();
+        }
+        // Let the server move on a few frames while we are away.
+        QTRY_VERIFY_WITH_TIMEOUT(b.server->source().latest()->sequence > last + 3, 5000);
+        pb::SubscribeRequest request;
+        request.set_resume_after_sequence(last);
+        FrameReader frames(*b.stub, request);
+        for (uint64_t expected = last + 1; expected < last + 5; ++expected) {
+            const auto frame = frames.next();
+            QVERIFY(!frame.empty());
+            QCOMPARE(frame.at(0).sequence(), expected);
+        }
+        frames.finish();
+    }
+
+    void resumeFromASequenceNoLongerHeldSaysSo()
+    {
+        auto options = fleet(1024, 50ms);
+        options.frameMemoryBudget = 1; // keeps the minimum, two frames
+        auto b = start(options);
+        QTRY_VERIFY_WITH_TIMEOUT(b.server->source().latest()->sequence > 5, 5000);
+        for (const uint64_t resume : { uint64_t(1), uint64_t(1000000) }) {
+            pb::SubscribeRequest request;
+            request.set_resume_after_sequence(resume);
+            FrameReader frames(*b.stub, request);
+            QVERIFY(frames.next().empty());
+            const auto status = frames.reader->Finish();
+            QCOMPARE(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+            QVERIFY2(status.error_message().find("holds frames") != std::string::npos, status.error_message().c_str());
+        }
+    }
+
+    void badArgumentsGiveTheDocumentedStatus()
+    {
+        auto b = start(fleet(64));
+        {
+            pb::SubscribeRequest request;
+            request.add_metric_ids("gpu_temperature_typo");
+            FrameReader frames(*b.stub, request);
+            QVERIFY(frames.next().empty());
+            const auto status = frames.reader->Finish();
+            QCOMPARE(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+            QVERIFY(status.error_message().find("gpu_temperature_typo") != std::string::npos);
+        }
+        {
+            pb::SubscribeRequest request;
+            request.set_topology_generation(12345);
+            FrameReader frames(*b.stub, request);
+            QVERIFY(frames.next().empty());
+            QCOMPARE(frames.reader->Finish().error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+        }
+        {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 5s);
+            pb::StreamEventsRequest request;
+            request.set_since_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch() + 24h)
+                                     .count());
+            auto reader = b.stub->StreamEvents(&context, request);
+            pb::Event e;
+            QVERIFY(!reader->Read(&e));
+            QCOMPARE(reader->Finish().error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+        }
+    }
+
+    void eventsReplayThenFollow()
+    {
+        // node-flap at 5 simulated seconds per 50 ms step: the node goes down after about 1.2 s.
+        auto options = fleet(1024, 50ms);
+        options.speed = 100;
+        options.scenario = be::Scenario::Kind::NodeFlap;
+        auto b = start(options);
+        const auto flapping = b.server->source().shape().nodes[static_cast<size_t>(
+            be::Scenario(be::Scenario::Kind::NodeFlap, b.server->source().shape(), 5).flappingNode())];
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 20s);
+        pb::StreamEventsRequest request;
+        request.set_since_ms(1); // everything held
+        auto reader = b.stub->StreamEvents(&context, request);
+        pb::Event e;
+        uint64_t lastSequence = 0;
+        int64_t lastTime = 0;
+        int downs = 0;
+        int ups = 0;
+        while (reader->Read(&e) && (downs < 2 || ups < 1)) {
+            QVERIFY(e.sequence() > lastSequence);
+            QVERIFY(e.time_ms() >= lastTime);
+            lastSequence = e.sequence();
+            lastTime = e.time_ms();
+            if (e.text().find(flapping.hostname) != std::string::npos) {
+                downs += e.kind() == pb::EVENT_KIND_NODE_DOWN ? 1 : 0;
+                ups += e.kind() == pb::EVENT_KIND_NODE_UP ? 1 : 0;
+                QCOMPARE(
+                    e.severity(), e.kind() == pb::EVENT_KIND_NODE_DOWN ? pb::SEVERITY_CRITICAL : pb::SEVERITY_INFO);
+            }
+        }
+        context.TryCancel();
+        QVERIFY2(downs >= 2 && ups >= 1, qPrintable(QStringLiteral("%1 down, %2 up").arg(downs).arg(ups)));
+    }
+
+    void jobsHoldDistinctGpusOfTheFleet()
+    {
+        auto b = start(fleet(10240));
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 5s);
+        pb::ListJobsResponse response;
+        QVERIFY(b.stub->ListJobs(&context, pb::ListJobsRequest(), &response).ok());
+        QVERIFY(response.jobs_size() > 5);
+        std::set<uint32_t> held;
+        for (const auto &job : response.jobs()) {
+            QVERIFY(!job.name().empty() && !job.owner().empty());
+            QVERIFY(job.gpus_size() >= 8 && job.gpus_size() <= 4096);
+            QVERIFY(job.start_time_ms() > 0);
+            if (job.end_time_ms() == 0) {
+                for (uint32_t g : job.gpus()) {
+                    QVERIFY(g < 10240);
+                    QVERIFY2(held.insert(g).second, "a GPU held by two running jobs");
+                }
+            }
+        }
+        QVERIFY(held.size() > 10240 / 2);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestContract)
+#include "tst_contract.moc"
