@@ -16,6 +16,30 @@ template <typename T> bool parseNumber(const std::string &text, T *out)
 }
 } // namespace
 
+std::optional<int64_t> parseDuration(const std::string &text)
+{
+    if (text.size() < 2) {
+        return std::nullopt;
+    }
+    int64_t count = 0;
+    const std::string number = text.substr(0, text.size() - 1);
+    if (!parseNumber(number, &count) || count < 0 || count > 7 * 86400) {
+        return std::nullopt;
+    }
+    switch (text.back()) {
+    case 's':
+        return count;
+    case 'm':
+        return count * 60;
+    case 'h':
+        return count * 3600;
+    case 'd':
+        return count * 86400;
+    default:
+        return std::nullopt;
+    }
+}
+
 std::string backendUsage()
 {
     return fmt::format(
@@ -27,6 +51,8 @@ std::string backendUsage()
         "  --seed S            simulation seed (default 1); the same seed gives the same fleet\n"
         "  --interval-ms MS    time between frames, 50 to 60000 (default 1000)\n"
         "  --speed X           simulated seconds per real second, 0.1 to 3600 (default 1)\n"
+        "  --history DURATION  simulate this much past before starting (e.g. 90m, 6h; default 0), so that\n"
+        "                      history and replay have data at once; one frame a minute\n"
         "  --scenario NAME     stage an incident (see --list-scenarios); default none\n"
         "  --list-scenarios    list the scenarios and exit\n"
         "  --version           print the version\n"
@@ -62,6 +88,17 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             o.showHelp = true;
         } else if (arg == "--version") {
             o.showVersion = true;
+        } else if (arg == "--history") {
+            if (!value(&v)) {
+                return result;
+            }
+            const auto seconds = parseDuration(v);
+            if (!seconds || *seconds > 7 * 86400) {
+                result.error
+                    = fmt::format("--history: '{}' is not a duration such as 90s, 30m, 6h or 2d (at most 7d)", v);
+                return result;
+            }
+            o.source.history = std::chrono::seconds(*seconds);
         } else if (arg == "--list-scenarios") {
             o.listScenarios = true;
         } else if (arg == "--scenario") {

@@ -3,6 +3,7 @@
 
 #include "framesource.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct ParseResult
     BackendOptions options;
     std::string error; // empty when the command line was valid
 };
+
+// "90s", "30m", "6h", "2d" -> seconds.
+std::optional<int64_t> parseDuration(const std::string &text);
 
 ParseResult parseBackendOptions(const std::vector<std::string> &args);
 std::string backendUsage();

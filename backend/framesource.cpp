@@ -36,8 +36,16 @@ FrameSource::FrameSource(const Options &options)
     , m_generation((static_cast<uint64_t>(options.gpuCount) << 32U) | (options.seed & 0xffffffffU))
 {
     auto first = m_simulator.snapshot();
-    m_maxFrames = std::max<size_t>(2, options.frameMemoryBudget / std::max<size_t>(1, frameBytes(*first)));
-    first->sampleTimeMs = nowUnixMs();
+    const size_t bytes = std::max<size_t>(1, frameBytes(*first));
+    m_maxFrames = std::max<size_t>(2, options.frameMemoryBudget / bytes);
+    m_maxCoarse = std::max<size_t>(2, options.coarseMemoryBudget / bytes);
+    m_coarseEveryFrames = static_cast<uint64_t>(std::max<int64_t>(1, options.coarseEvery / options.interval));
+    const int64_t now = nowUnixMs();
+    if (options.history.count() > 0) {
+        simulatePast(now);
+        first = m_simulator.snapshot();
+    }
+    first->sampleTimeMs = now;
     publish(std::move(first), m_simulator.takeEvents());
     m_thread = std::thread([this] { run(); });
 }
@@ -152,6 +160,55 @@ JobInfo FrameSource::describeJob(const Simulator::Job &job, int64_t nowMs) const
     return info;
 }
 
+void FrameSource::simulatePast(int64_t nowMs)
+{
+    // Coarse steps of coarseEvery (wall-clock) each, as many as the history asks and the coarse budget holds.
+    const auto stepMs = m_options.coarseEvery.count();
+    const auto wanted = static_cast<size_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(m_options.history).count() / stepMs);
+    const size_t steps = std::min(wanted, m_maxCoarse);
+    const double simSeconds = static_cast<double>(stepMs) / 1000.0 * m_options.speed;
+    for (size_t i = 0; i < steps; ++i) {
+        m_simulator.step(simSeconds);
+        if (i + 1 == steps) {
+            break; // the state now is the first live frame, published by the caller with its events
+        }
+        auto frame = m_simulator.snapshot();
+        frame->sampleTimeMs = nowMs - static_cast<int64_t>(steps - i) * stepMs;
+        auto events = m_simulator.takeEvents();
+        std::lock_guard lock(m_mutex);
+        for (auto &e : events) {
+            m_events.push_back({ m_nextEventSequence++, frame->sampleTimeMs, std::move(e) });
+        }
+        while (m_events.size() > maxRecentEvents) {
+            m_events.pop_front();
+        }
+        m_coarse.push_back(std::move(frame));
+    }
+}
+
+std::vector<std::shared_ptr<const SimFrame>> FrameSource::framesBetween(int64_t fromMs, int64_t toMs) const
+{
+    std::vector<std::shared_ptr<const SimFrame>> out;
+    std::lock_guard lock(m_mutex);
+    // Both tiers are in time order; merge them, dropping the frames held in both.
+    std::vector<std::shared_ptr<const SimFrame>> all;
+    all.reserve(m_coarse.size() + m_frames.size());
+    std::merge(m_coarse.begin(), m_coarse.end(), m_frames.begin(), m_frames.end(), std::back_inserter(all),
+        [](const auto &a, const auto &b) { return a->sequence < b->sequence; });
+    all.erase(
+        std::unique(all.begin(), all.end(), [](const auto &a, const auto &b) { return a->sequence == b->sequence; }),
+        all.end());
+    for (size_t i = 0; i < all.size(); ++i) {
+        const int64_t t = all[i]->sampleTimeMs;
+        const bool lastBefore = t < fromMs && (i + 1 == all.size() || all[i + 1]->sampleTimeMs >= fromMs);
+        if (lastBefore || (t >= fromMs && t <= toMs)) {
+            out.push_back(all[i]);
+        }
+    }
+    return out;
+}
+
 void FrameSource::publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEvent> events)
 {
     // Built outside the lock: the ticker is the only writer.
@@ -170,6 +227,12 @@ void FrameSource::publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEven
         }
         while (m_events.size() > maxRecentEvents) {
             m_events.pop_front();
+        }
+        if (frame->sequence % m_coarseEveryFrames == 0) {
+            m_coarse.push_back(frame);
+            while (m_coarse.size() > m_maxCoarse) {
+                m_coarse.pop_front();
+            }
         }
         m_frames.push_back(std::move(frame));
         while (m_frames.size() > m_maxFrames) {

@@ -52,7 +52,12 @@ public:
         std::chrono::milliseconds interval { 1000 };
         double speed = 1.0; // simulated seconds per wall-clock second
         Scenario::Kind scenario = Scenario::Kind::None;
-        size_t frameMemoryBudget = 256U << 20U; // bytes of recent frames held for resuming subscribers
+        size_t frameMemoryBudget = 256U << 20U; // bytes of recent frames, every one, for resume and history
+        // Older history: one frame a minute (of wall-clock time), within its own budget.
+        std::chrono::milliseconds coarseEvery { 60000 };
+        size_t coarseMemoryBudget = 512U << 20U;
+        // A past simulated before the start, in coarse steps, so that history and replay have something at once.
+        std::chrono::seconds history { 0 };
     };
 
     explicit FrameSource(const Options &options);
@@ -80,6 +85,10 @@ public:
     // The sequence of the newest event held (0 when none yet).
     uint64_t lastEventSequence() const;
 
+    // The held frames (both tiers) whose sample time is in [fromMs, toMs], plus the last one before fromMs, in time
+    // order.
+    std::vector<std::shared_ptr<const SimFrame>> framesBetween(int64_t fromMs, int64_t toMs) const;
+
     void stop();
 
     static constexpr size_t maxRecentEvents = 100000;
@@ -87,6 +96,7 @@ public:
 private:
     void run();
     void publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEvent> events);
+    void simulatePast(int64_t nowMs);
     JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
 
     Options m_options;
@@ -97,6 +107,9 @@ private:
     mutable std::mutex m_mutex;
     mutable std::condition_variable m_published;
     std::deque<std::shared_ptr<const SimFrame>> m_frames; // newest last; never empty
+    std::deque<std::shared_ptr<const SimFrame>> m_coarse; // one per coarseEvery, newest last
+    size_t m_maxCoarse = 2;
+    uint64_t m_coarseEveryFrames = 1;
     std::deque<TimedEvent> m_events; // newest last, at most maxRecentEvents
     uint64_t m_nextEventSequence = 1;
     std::vector<JobInfo> m_jobs;

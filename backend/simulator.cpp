@@ -50,6 +50,7 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     : m_shape(FleetShape::forGpuCount(gpuCount, seed))
     , m_seed(seed)
     , m_dt(stepSeconds)
+    , m_lastDt(stepSeconds)
     , m_scenario(scenario, m_shape, seed)
     , m_faults(m_shape, seed)
 {
@@ -239,7 +240,7 @@ void Simulator::updateCooling()
 void Simulator::updateGpus()
 {
     const double t = nowSeconds();
-    const auto dt = static_cast<float>(m_dt);
+    const auto dt = static_cast<float>(m_lastDt);
     const float alphaGpu = 1.0F - std::exp(-dt / 25.0F);
     const float alphaMem = 1.0F - std::exp(-dt / 60.0F);
     const int64_t badGpu = m_scenario.badGpu();
@@ -365,13 +366,15 @@ void Simulator::updateGpus()
     }
 }
 
-void Simulator::step()
+void Simulator::step(double seconds)
 {
     ++m_step;
+    m_time += seconds;
+    m_lastDt = seconds;
     const double t = nowSeconds();
     // The degrading GPU logs a soft XID about once a minute at full severity.
     const double extraXids = m_scenario.badGpuSeverity(t) / 60.0;
-    m_faults.step(m_step, t, m_dt, m_temp, m_scenario.badGpu(), extraXids,
+    m_faults.step(m_step, t, seconds, m_temp, m_scenario.badGpu(), extraXids,
         [this, t](uint32_t node) { return m_scenario.nodeHeldDown(node, t); });
     for (auto &e : m_faults.takeEvents()) {
         m_events.push_back(std::move(e));

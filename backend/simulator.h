@@ -62,7 +62,9 @@ public:
     // Number of steps taken; the frame after step k has sequence k.
     uint64_t steps() const { return m_step; }
 
-    void step();
+    void step() { step(m_dt); }
+    // A step of another length: the past before a live start is simulated in coarse steps.
+    void step(double seconds);
     // The current state as a frame; sampleTimeMs is left for the caller (the simulator has no wall clock).
     std::shared_ptr<SimFrame> snapshot() const;
 
@@ -84,7 +86,7 @@ public:
     const std::deque<Job> &endedJobs() const { return m_endedJobs; }
     const Scenario &scenario() const { return m_scenario; }
     const FaultModel &faults() const { return m_faults; }
-    double nowSeconds() const { return static_cast<double>(m_step) * m_dt; }
+    double nowSeconds() const { return m_time; }
     // Events of the last step (moved out by the caller, who keeps the log).
     std::vector<FleetEvent> takeEvents() { return std::move(m_events); }
 
@@ -99,6 +101,8 @@ private:
     uint64_t m_seed;
     double m_dt;
     uint64_t m_step = 0;
+    double m_time = 0; // simulated seconds since the start
+    double m_lastDt = 0; // length of the current step
     uint64_t m_nextJobId = 1;
 
     // Per GPU, fixed at construction: manufacturing spread.

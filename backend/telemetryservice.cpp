@@ -2,12 +2,31 @@
 #include "telemetryservice.h"
 
 #include "frameencoder.h"
+#include "summary.h"
 
 #include <fmt/format.h>
 
 namespace fleetscope::backend {
 
 using namespace std::chrono_literals;
+
+bool TelemetryService::resolveMetrics(
+    const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out, grpc::Status *status)
+{
+    for (const auto &key : ids) {
+        const auto id = metricByKey(key);
+        if (!id) {
+            *status = { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("unknown metric id '{}'; ListMetrics gives the valid ones", key) };
+            return false;
+        }
+        out->push_back(*id);
+    }
+    if (out->empty()) {
+        *out = defaultMetrics();
+    }
+    return true;
+}
 
 grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const pb::GetTopologyRequest * /*request*/,
     grpc::ServerWriter<pb::TopologyPart> *writer)
@@ -31,16 +50,8 @@ grpc::Status TelemetryService::Subscribe(
     grpc::ServerContext *context, const pb::SubscribeRequest *request, grpc::ServerWriter<pb::FramePart> *writer)
 {
     std::vector<MetricId> metrics;
-    for (const auto &key : request->metric_ids()) {
-        const auto id = metricByKey(key);
-        if (!id) {
-            return { grpc::StatusCode::INVALID_ARGUMENT,
-                fmt::format("unknown metric id '{}'; ListMetrics gives the valid ones", key) };
-        }
-        metrics.push_back(*id);
-    }
-    if (metrics.empty()) {
-        metrics = defaultMetrics();
+    if (grpc::Status status; !resolveMetrics(request->metric_ids(), &metrics, &status)) {
+        return status;
     }
     if (request->topology_generation() != 0 && request->topology_generation() != m_source.topologyGeneration()) {
         return { grpc::StatusCode::FAILED_PRECONDITION,
@@ -179,6 +190,121 @@ grpc::Status TelemetryService::ListJobs(
         out->set_last_checkpoint_ms(job.lastCheckpointMs);
         out->set_end_time_ms(job.endMs);
     }
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::QueryRange(
+    grpc::ServerContext *context, const pb::QueryRangeRequest *request, grpc::ServerWriter<pb::QueryRangePart> *writer)
+{
+    std::vector<MetricId> metrics;
+    if (grpc::Status status; !resolveMetrics(request->metric_ids(), &metrics, &status)) {
+        return status;
+    }
+    const uint32_t n = m_source.shape().gpuCount;
+    std::vector<uint32_t> gpus(request->gpus().begin(), request->gpus().end());
+    if (gpus.empty()) {
+        const uint64_t first = request->first_gpu();
+        const uint64_t count = request->gpu_count() == 0 && first < n ? n - first : request->gpu_count();
+        if (first + count > n || count == 0) {
+            return { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("GPU range {}+{} is outside the fleet of {} GPUs", first, count, n) };
+        }
+        gpus.resize(count);
+        for (uint64_t i = 0; i < count; ++i) {
+            gpus[i] = static_cast<uint32_t>(first + i);
+        }
+    }
+    for (const uint32_t g : gpus) {
+        if (g >= n) {
+            return { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("GPU index {} is outside the fleet of {} GPUs", g, n) };
+        }
+    }
+    const int64_t from = request->from_ms();
+    const int64_t to = request->to_ms();
+    const int64_t step = request->step_ms();
+    if (step < 1 || to < from) {
+        return { grpc::StatusCode::INVALID_ARGUMENT,
+            fmt::format("need from_ms <= to_ms and step_ms >= 1 (got {} .. {} step {})", from, to, step) };
+    }
+    const uint64_t rows = static_cast<uint64_t>((to - from) / step) + 1;
+    if (rows > maxRangeValues || rows * gpus.size() * metrics.size() > maxRangeValues) {
+        return { grpc::StatusCode::RESOURCE_EXHAUSTED,
+            fmt::format("{} times x {} GPUs x {} metrics is over the limit of {} values per query; use a coarser "
+                        "step, fewer GPUs or fewer metrics",
+                rows, gpus.size(), metrics.size(), maxRangeValues) };
+    }
+
+    // For each output time, the last held frame at or before it.
+    const auto frames = m_source.framesBetween(from, to);
+    std::vector<int64_t> times;
+    std::vector<const SimFrame *> chosen;
+    size_t next = 0;
+    for (uint64_t r = 0; r < rows; ++r) {
+        const int64_t t = from + static_cast<int64_t>(r) * step;
+        while (next < frames.size() && frames[next]->sampleTimeMs <= t) {
+            ++next;
+        }
+        if (next > 0) {
+            times.push_back(t);
+            chosen.push_back(frames[next - 1].get());
+        }
+    }
+    // Parts of about 1M values (4 MiB of float32 less the headers), whole rows each.
+    const size_t rowsPerPart = std::max<size_t>(1, (1U << 20U) / std::max<size_t>(1, gpus.size()) - 1);
+    const auto &catalog = metricCatalog();
+    for (const MetricId id : metrics) {
+        for (size_t r0 = 0; r0 < chosen.size() || (r0 == 0 && chosen.empty()); r0 += rowsPerPart) {
+            pb::QueryRangePart part;
+            part.set_metric_id(catalog[static_cast<size_t>(id)].key);
+            *part.mutable_gpus() = { gpus.begin(), gpus.end() };
+            const size_t r1 = std::min(chosen.size(), r0 + rowsPerPart);
+            std::string values;
+            values.resize((r1 - r0) * gpus.size() * sizeof(float));
+            auto *out = reinterpret_cast<float *>(values.data());
+            for (size_t r = r0; r < r1; ++r) {
+                part.add_times_ms(times[r]);
+                part.add_sample_times_ms(chosen[r]->sampleTimeMs);
+                const auto &plane = chosen[r]->plane(id);
+                for (const uint32_t g : gpus) {
+                    *out++ = plane[g];
+                }
+            }
+            part.set_values(std::move(values));
+            if (context->IsCancelled() || !writer->Write(part)) {
+                return { grpc::StatusCode::CANCELLED, "client went away" };
+            }
+            if (chosen.empty()) {
+                break;
+            }
+        }
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::GetSummary(
+    grpc::ServerContext * /*context*/, const pb::GetSummaryRequest *request, pb::Summary *response)
+{
+    const int64_t nowMs
+        = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+    const int64_t from = request->from_ms();
+    const int64_t to = request->to_ms() == 0 ? nowMs : request->to_ms();
+    if (to < from) {
+        return { grpc::StatusCode::INVALID_ARGUMENT, fmt::format("to_ms {} is before from_ms {}", to, from) };
+    }
+    const auto frames = m_source.framesBetween(from, to);
+    if (frames.empty()) {
+        return { grpc::StatusCode::FAILED_PRECONDITION,
+            fmt::format("no frames held between {} and {}; the source's history starts later", from, to) };
+    }
+    uint64_t after = 0;
+    auto events = m_source.eventsAfter(from, &after, std::chrono::milliseconds(0));
+    events.erase(std::remove_if(events.begin(), events.end(), [to](const TimedEvent &e) { return e.timeMs > to; }),
+        events.end());
+    const int64_t end = std::min(to, frames.back()->sampleTimeMs + m_source.interval().count());
+    const uint32_t top = request->top_offenders() == 0 ? 20 : std::min<uint32_t>(request->top_offenders(), 1000);
+    *response = summarise(m_source.shape(), frames, events, m_source.jobs(), from, end, top);
     return grpc::Status::OK;
 }
 

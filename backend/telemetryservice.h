@@ -29,7 +29,19 @@ public:
     grpc::Status ListJobs(grpc::ServerContext *context, const fleetscope::telemetry::v1::ListJobsRequest *request,
         fleetscope::telemetry::v1::ListJobsResponse *response) override;
 
+    grpc::Status QueryRange(grpc::ServerContext *context, const fleetscope::telemetry::v1::QueryRangeRequest *request,
+        grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) override;
+    grpc::Status GetSummary(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetSummaryRequest *request,
+        fleetscope::telemetry::v1::Summary *response) override;
+
+    // QueryRange answers at most this many values (times x GPUs x metrics) per call.
+    static constexpr uint64_t maxRangeValues = 20'000'000;
+
 private:
+    // Resolves metric ids (empty: the default set); on an unknown one returns false with the status to send.
+    static bool resolveMetrics(
+        const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out, grpc::Status *status);
+
     const FrameSource &m_source;
 };
 

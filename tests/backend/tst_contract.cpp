@@ -2,6 +2,7 @@
 // Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
 #include "backendserver.h"
 #include "protodecode.h"
+#include "summary.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -9,6 +10,7 @@
 #include <QTest>
 
 #include <chrono>
+#include <cstring>
 #include <set>
 
 using namespace std::chrono_literals;
@@ -17,6 +19,34 @@ namespace pb = fleetscope::telemetry::v1;
 
 namespace {
 constexpr size_t fourMiB = 4U << 20U;
+
+int64_t nowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::vector<pb::QueryRangePart> queryRange(
+    pb::Telemetry::Stub &stub, const pb::QueryRangeRequest &request, grpc::Status *status)
+{
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 20s);
+    auto reader = stub.QueryRange(&context, request);
+    std::vector<pb::QueryRangePart> parts;
+    pb::QueryRangePart part;
+    while (reader->Read(&part)) {
+        parts.push_back(part);
+    }
+    *status = reader->Finish();
+    return parts;
+}
+
+float valueAt(const pb::QueryRangePart &part, int row, int column)
+{
+    float v = 0;
+    std::memcpy(&v, part.values().data() + (static_cast<size_t>(row) * part.gpus_size() + column) * 4, 4);
+    return v;
+}
 
 struct Backend
 {
@@ -275,6 +305,178 @@ private Q_SLOTS:
         }
         context.TryCancel();
         QVERIFY2(downs >= 2 && ups >= 1, qPrintable(QStringLiteral("%1 down, %2 up").arg(downs).arg(ups)));
+    }
+
+    void queryRangeReturnsWhatSubscribeDelivered()
+    {
+        auto b = start(fleet(4096, 100ms));
+        pb::SubscribeRequest request;
+        request.add_metric_ids("gpu_temp");
+        request.add_metric_ids("power");
+        FrameReader frames(*b.stub, request);
+        std::vector<pb::FramePart> delivered;
+        for (int i = 0; i < 4; ++i) {
+            delivered.push_back(frames.next().at(0));
+        }
+        frames.finish();
+        const std::vector<uint32_t> gpus = { 0, 17, 4095, 2048 };
+        pb::QueryRangeRequest query;
+        query.add_metric_ids("gpu_temp");
+        query.add_metric_ids("power");
+        *query.mutable_gpus() = { gpus.begin(), gpus.end() };
+        query.set_from_ms(delivered.front().sample_time_ms());
+        query.set_to_ms(delivered.back().sample_time_ms());
+        query.set_step_ms(1);
+        grpc::Status status;
+        const auto parts = queryRange(*b.stub, query, &status);
+        QVERIFY2(status.ok(), status.error_message().c_str());
+        QCOMPARE(parts.size(), size_t(2)); // one per metric
+        for (const auto &part : parts) {
+            const int plane = part.metric_id() == "gpu_temp" ? 0 : 1;
+            QCOMPARE(part.gpus_size(), 4);
+            for (const auto &frame : delivered) {
+                // The row whose time is the frame's own sample time holds exactly the delivered values.
+                const auto it = std::find(part.times_ms().begin(), part.times_ms().end(), frame.sample_time_ms());
+                QVERIFY(it != part.times_ms().end());
+                const int row = static_cast<int>(it - part.times_ms().begin());
+                QCOMPARE(part.sample_times_ms(row), frame.sample_time_ms());
+                for (int c = 0; c < 4; ++c) {
+                    float sent = 0;
+                    std::memcpy(&sent, frame.planes(plane).values().data() + gpus[c] * 4, 4);
+                    QCOMPARE(valueAt(part, row, c), sent);
+                }
+            }
+        }
+    }
+
+    void queryRangeBadArguments_data()
+    {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<int>("code");
+        QTest::newRow("unknown metric") << 0 << int(grpc::StatusCode::INVALID_ARGUMENT);
+        QTest::newRow("gpu out of range") << 1 << int(grpc::StatusCode::INVALID_ARGUMENT);
+        QTest::newRow("reversed") << 2 << int(grpc::StatusCode::INVALID_ARGUMENT);
+        QTest::newRow("zero step") << 3 << int(grpc::StatusCode::INVALID_ARGUMENT);
+        QTest::newRow("too large") << 4 << int(grpc::StatusCode::RESOURCE_EXHAUSTED);
+    }
+    void queryRangeBadArguments()
+    {
+        QFETCH(int, kind);
+        QFETCH(int, code);
+        auto b = start(fleet(1024));
+        pb::QueryRangeRequest q;
+        q.set_from_ms(nowMs() - 60000);
+        q.set_to_ms(nowMs());
+        q.set_step_ms(1000);
+        switch (kind) {
+        case 0:
+            q.add_metric_ids("nope");
+            break;
+        case 1:
+            q.add_gpus(1024);
+            break;
+        case 2:
+            q.set_to_ms(q.from_ms() - 1);
+            break;
+        case 3:
+            q.set_step_ms(0);
+            break;
+        case 4:
+            q.set_step_ms(1); // 60,001 times x 1,024 GPUs x 4 metrics
+            break;
+        }
+        grpc::Status status;
+        queryRange(*b.stub, q, &status);
+        QCOMPARE(int(status.error_code()), code);
+        if (kind == 4) {
+            QVERIFY2(
+                status.error_message().find("limit of 20000000") != std::string::npos, status.error_message().c_str());
+        }
+    }
+
+    void historyIsThereAtStartAndSummarised()
+    {
+        auto options = fleet(10240, 1000ms);
+        options.history = std::chrono::hours(2);
+        auto b = start(options);
+        const int64_t now = nowMs();
+        pb::QueryRangeRequest q;
+        q.add_metric_ids("gpu_util");
+        q.set_first_gpu(100);
+        q.set_gpu_count(8);
+        q.set_from_ms(now - 2 * 3600 * 1000);
+        q.set_to_ms(now);
+        q.set_step_ms(10 * 60 * 1000);
+        grpc::Status status;
+        const auto parts = queryRange(*b.stub, q, &status);
+        QVERIFY2(status.ok(), status.error_message().c_str());
+        QCOMPARE(parts.size(), size_t(1));
+        QVERIFY2(parts[0].times_ms_size() >= 11, qPrintable(QString::number(parts[0].times_ms_size())));
+        QVERIFY(parts[0].sample_times_ms(0) < now - 100 * 60 * 1000);
+
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 20s);
+        pb::GetSummaryRequest request;
+        request.set_from_ms(now - 2 * 3600 * 1000);
+        pb::Summary summary;
+        QVERIFY(b.stub->GetSummary(&context, request, &summary).ok());
+        QVERIFY(summary.frames() >= 100);
+        const auto &fleetRollup = summary.fleet();
+        QCOMPARE(fleetRollup.gpu_count(), 10240U);
+        QVERIFY2(fleetRollup.mean_utilisation() > 60 && fleetRollup.mean_utilisation() < 95,
+            qPrintable(QString::number(fleetRollup.mean_utilisation())));
+        // About two hours of 10,240 GPUs, split into busy, idle and offline.
+        const double hours = fleetRollup.busy_gpu_hours() + fleetRollup.idle_gpu_hours();
+        QVERIFY2(hours > 10240 * 1.9 * fleetRollup.availability() && hours < 10240 * 2.01,
+            qPrintable(QString::number(hours)));
+        QCOMPARE(summary.rows_size(), 10);
+        QCOMPARE(summary.racks_size(), 160);
+        QVERIFY(summary.jobs_size() > 0);
+        for (int i = 1; i < summary.offenders_size(); ++i) {
+            QVERIFY(summary.offenders(i - 1).failures() >= summary.offenders(i).failures());
+        }
+
+        grpc::ClientContext bad;
+        request.set_to_ms(request.from_ms() - 1);
+        QCOMPARE(b.stub->GetSummary(&bad, request, &summary).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    }
+
+    // The rollup arithmetic on frames the test makes itself.
+    void summaryFiguresFromKnownFrames()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        auto frame = [&](int64_t t, float utilFirstNode, uint8_t healthOfGpu3) {
+            auto f = std::make_shared<be::SimFrame>();
+            f->sampleTimeMs = t;
+            auto &util = f->planes[static_cast<size_t>(be::MetricId::GpuUtil)];
+            util.assign(16, 0.0F);
+            std::fill_n(util.begin(), 8, utilFirstNode);
+            f->health.assign(16, be::health::ok);
+            f->health[3] = healthOfGpu3;
+            return std::shared_ptr<const be::SimFrame>(f);
+        };
+        const int64_t h = 3600 * 1000;
+        // Hour 1: node 0 at 100%, node 1 idle. Hour 2: node 0 at 50%, GPU 3 offline.
+        const std::vector<std::shared_ptr<const be::SimFrame>> frames
+            = { frame(0, 100, be::health::ok), frame(h, 50, be::health::offline) };
+        std::vector<be::TimedEvent> events(3);
+        for (auto &e : events) {
+            e.event.kind = be::FleetEvent::Kind::Xid;
+            e.event.gpu = 9;
+        }
+        events[2].event.gpu = 1;
+        const auto s = be::summarise(shape, frames, events, {}, 0, 2 * h, 5);
+        QCOMPARE(s.fleet().gpu_count(), 16U);
+        // Online GPU-hours: 16 + 15; utilisation-hours: 8 x 100 + 7 x 50.
+        QCOMPARE(s.fleet().busy_gpu_hours(), 15.0);
+        QCOMPARE(s.fleet().idle_gpu_hours(), 16.0);
+        QCOMPARE(s.fleet().mean_utilisation(), (800.0 + 350.0) / 31.0);
+        QCOMPARE(s.fleet().availability(), 31.0 / 32.0);
+        QCOMPARE(s.fleet().unhealthy_gpus(), 1U);
+        QCOMPARE(s.total_failures(), uint64_t(3));
+        QCOMPARE(s.offenders_size(), 2);
+        QCOMPARE(s.offenders(0).gpu(), 9U);
+        QCOMPARE(s.offenders(0).failures(), uint64_t(2));
     }
 
     void jobsHoldDistinctGpusOfTheFleet()
