@@ -31,7 +31,16 @@ CommandLine parseCommandLine(const QStringList &arguments)
     const QCommandLineOption screenshotTimeout(QStringLiteral("screenshot-timeout"),
         QStringLiteral("Seconds --screenshot waits for a live frame before failing (default 30)."), QStringLiteral("S"),
         QStringLiteral("30"));
-    parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout });
+    const QCommandLineOption scenario(QStringLiteral("scenario"),
+        QStringLiteral("Embedded fleet: stage an incident (cooling-failure, power-cap, bad-gpu, node-flap); see "
+                       "fleetscope-backend --list-scenarios."),
+        QStringLiteral("NAME"));
+    const QCommandLineOption speed(QStringLiteral("speed"),
+        QStringLiteral("Embedded fleet: simulated seconds per real second (default 1)."), QStringLiteral("X"));
+    const QCommandLineOption history(QStringLiteral("history"),
+        QStringLiteral("Embedded fleet: simulate this much past first (e.g. 6h)."), QStringLiteral("DURATION"));
+    parser.addOptions(
+        { help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed, history });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -74,6 +83,16 @@ CommandLine parseCommandLine(const QStringList &arguments)
         return fail(QStringLiteral("--seed: '%1' is not a non-negative integer").arg(parser.value(seed)));
     }
     o.metric = parser.value(metric);
+    // The simulator's own options are checked by the simulator (it exits 2 with a message on a bad one).
+    for (const auto *option : { &scenario, &speed, &history }) {
+        if (parser.isSet(*option)) {
+            if (!o.backend.isEmpty()) {
+                return fail(QStringLiteral("--%1 is for the embedded fleet; it cannot be used with --backend")
+                                .arg(option->names().constFirst()));
+            }
+            o.simulatorArguments << QStringLiteral("--") + option->names().constFirst() << parser.value(*option);
+        }
+    }
     o.screenshot = parser.value(screenshot);
     o.screenshotTimeoutS = parser.value(screenshotTimeout).toInt(&ok);
     if (!ok || o.screenshotTimeoutS < 1 || o.screenshotTimeoutS > 3600) {

@@ -29,10 +29,11 @@ QString backendProgram()
 }
 } // namespace
 
-EmbeddedBackend::EmbeddedBackend(int gpus, quint64 seed, QObject *parent)
+EmbeddedBackend::EmbeddedBackend(int gpus, quint64 seed, const QStringList &extraArguments, QObject *parent)
     : QObject(parent)
     , m_gpus(gpus)
     , m_seed(seed)
+    , m_extraArguments(extraArguments)
 {
     m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
     // The backend must not outlive the console, even when the console is killed outright.
@@ -75,8 +76,9 @@ void EmbeddedBackend::launch()
     const QString listen = m_address.isEmpty() ? QStringLiteral("127.0.0.1:0") : m_address;
     m_buffer.clear();
     m_process.start(program,
-        { QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QString::number(m_gpus),
-            QStringLiteral("--seed"), QString::number(m_seed) });
+        QStringList { QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QString::number(m_gpus),
+            QStringLiteral("--seed"), QString::number(m_seed) }
+            + m_extraArguments);
 }
 
 void EmbeddedBackend::onOutput()
@@ -101,6 +103,12 @@ void EmbeddedBackend::onOutput()
 void EmbeddedBackend::onFinished(int exitCode, QProcess::ExitStatus status)
 {
     if (m_stopping) {
+        return;
+    }
+    if (status == QProcess::NormalExit && exitCode == 2) {
+        // It rejected its command line (its message went to stderr): restarting would not help.
+        Q_EMIT failed(tr("the embedded backend rejected its options (%1); see the message on standard error")
+                          .arg(m_extraArguments.join(QLatin1Char(' '))));
         return;
     }
     qCWarning(lcEmbedded, "embedded backend ended (%s, code %d)", status == QProcess::CrashExit ? "crashed" : "exited",

@@ -13,7 +13,7 @@ class EmbeddedBackend : public QObject
 {
     Q_OBJECT
 public:
-    EmbeddedBackend(int gpus, quint64 seed, QObject *parent = nullptr);
+    EmbeddedBackend(int gpus, quint64 seed, const QStringList &extraArguments, QObject *parent = nullptr);
     ~EmbeddedBackend() override;
 
     void start();
@@ -30,6 +30,7 @@ private:
 
     int m_gpus;
     quint64 m_seed;
+    QStringList m_extraArguments;
     QProcess m_process;
     QByteArray m_buffer;
     QString m_address;

@@ -63,7 +63,7 @@ int main(int argc, char *argv[])
     MainWindow window(options);
     EmbeddedBackend *embedded = nullptr;
     if (options.backend.isEmpty()) {
-        embedded = new EmbeddedBackend(options.gpus, options.seed, &window);
+        embedded = new EmbeddedBackend(options.gpus, options.seed, options.simulatorArguments, &window);
         QObject::connect(embedded, &EmbeddedBackend::ready, &window, &MainWindow::connectTo);
         QObject::connect(embedded, &EmbeddedBackend::failed, &window, &MainWindow::showProblem);
         embedded->start();

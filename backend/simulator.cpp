@@ -36,7 +36,7 @@ constexpr float throttleTemp = 87.0F;
 constexpr float throttleReleaseTemp = 84.0F;
 constexpr float warningTemp = 83.0F;
 constexpr float criticalTemp = 90.0F;
-constexpr double targetAllocation = 0.9; // fraction of nodes the scheduler keeps busy
+constexpr double targetAllocation = 0.96; // fraction of nodes the scheduler keeps busy
 constexpr float nan = std::numeric_limits<float>::quiet_NaN();
 
 // Throttle reason bits, as DCGM's clock event reasons.
@@ -193,7 +193,7 @@ float Simulator::jobUtilisation(const Job &job, double t) const
     }
     // Iteration: compute, then an all-reduce where the GPUs wait on the network.
     const double phase = std::fmod(age / job.iterationSeconds + job.phase, 1.0);
-    if (phase > 0.86) {
+    if (phase > 0.9) {
         return 38.0F;
     }
     return 97.0F;
