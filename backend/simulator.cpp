@@ -79,7 +79,6 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     // Start from a fleet that has been running a while: jobs already placed, at various ages, and temperatures
     // near equilibrium, so the first frame already looks like a real fleet.
     schedule();
-    m_events.clear(); // the jobs placed before the start are not news
     for (auto &job : m_jobs) {
         const double age = 6 * 3600.0 * unit(hash(m_seed, SaltJobAge, job.id));
         job.startSeconds -= age;
@@ -92,6 +91,7 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
         m_temp[i] = m_rackInlet[node.rack] + m_power[i] * m_thermalResistance[i];
         m_memTemp[i] = m_temp[i] + 6.0F;
     }
+    m_events.clear(); // what happened before the start (jobs placed, first throttles) is not news
 }
 
 bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
@@ -332,6 +332,22 @@ void Simulator::updateGpus()
             m_power[g] = power;
             m_smClock[g] = clock;
             m_fbUsed[g] = job != nullptr ? job->memoryMiB : 3.0F;
+            // Power-cap throttling starts and stops are events too (NaN, for a GPU that was offline, counts as none).
+            const float before = m_throttleReasons[g];
+            const bool wasCapped = !std::isnan(before) && (static_cast<uint32_t>(before) & reasonPowerCap) != 0;
+            const bool capped = (reasons & reasonPowerCap) != 0;
+            if (capped != wasCapped) {
+                FleetEvent e;
+                e.timeSeconds = t;
+                e.kind = capped ? FleetEvent::Kind::PowerThrottleStart : FleetEvent::Kind::PowerThrottleEnd;
+                e.severity = capped ? FleetEvent::Severity::Warning : FleetEvent::Severity::Info;
+                e.gpu = g;
+                e.node = static_cast<int64_t>(k);
+                e.text = capped
+                    ? fmt::format("{} GPU {} power-capped at {:.0f} W", node.hostname, g - node.firstGpu, cap)
+                    : fmt::format("{} GPU {} no longer power-capped", node.hostname, g - node.firstGpu);
+                m_events.push_back(std::move(e));
+            }
             m_throttleReasons[g] = static_cast<float>(reasons);
 
             float resistance = m_thermalResistance[g];

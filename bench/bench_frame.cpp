@@ -39,9 +39,9 @@ int main(int argc, char **argv)
 {
     const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 9;
     // The eight metrics a console usually streams: temperatures, power, utilisations, clock, memory, XID count.
-    const std::vector<be::MetricId> all = { be::MetricId::GpuTemp, be::MetricId::MemTemp, be::MetricId::Power,
-        be::MetricId::GpuUtil, be::MetricId::MemCopyUtil, be::MetricId::SmClock, be::MetricId::FbUsed,
-        be::MetricId::XidErrors };
+    const std::vector<be::MetricId> all
+        = { be::MetricId::GpuTemp, be::MetricId::MemTemp, be::MetricId::Power, be::MetricId::GpuUtil,
+              be::MetricId::MemCopyUtil, be::MetricId::SmClock, be::MetricId::FbUsed, be::MetricId::XidErrors };
     fmt::print("metrics per frame: {} (the simulator computes all {}); median of {} runs; times in ms\n\n", all.size(),
         be::metricCatalog().size(), reps);
     fmt::print("{:>9} {:>6} {:>7} {:>7} {:>9} {:>7} {:>8} {:>7} {:>10} {:>13} {:>13}\n", "GPUs", "MiB", "memcpy",
@@ -86,7 +86,8 @@ int main(int argc, char **argv)
         }
         // What one frame costs the backend: simulate, snapshot, encode, serialise.
         const double frameCost = stepMs + snapshotMs + encodeMs + serialiseMs;
-        fmt::print("{:>9} {:>6.1f} {:>7.3f} {:>7.2f} {:>9.2f} {:>7.2f} {:>8.2f} {:>7.2f} {:>10.1f} {:>13.1f} {:>13.1f}\n",
+        fmt::print(
+            "{:>9} {:>6.1f} {:>7.3f} {:>7.2f} {:>9.2f} {:>7.2f} {:>8.2f} {:>7.2f} {:>10.1f} {:>13.1f} {:>13.1f}\n",
             gpus, bytes / 1048576.0, memcpyMs, stepMs, snapshotMs, encodeMs, serialiseMs, decodeMs, frameCost,
             (encodeMs + serialiseMs) / memcpyMs, decodeMs / memcpyMs);
     }

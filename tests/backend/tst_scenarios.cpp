@@ -147,9 +147,14 @@ private Q_SLOTS:
     {
         Simulator sim(102400, 2, 10.0, Scenario::Kind::PowerCap);
         QVERIFY(sim.shape().rows.size() > 16); // two halls
+        size_t capStarts = 0;
         while (sim.nowSeconds() < Scenario::onsetSeconds + 120) {
             sim.step();
+            for (const auto &e : sim.takeEvents()) {
+                capStarts += e.kind == FleetEvent::Kind::PowerThrottleStart ? 1 : 0;
+            }
         }
+        QVERIFY2(capStarts > 1000, qPrintable(QString::number(capStarts)));
         const auto f = sim.snapshot();
         const auto &power = f->plane(MetricId::Power);
         const auto &clock = f->plane(MetricId::SmClock);

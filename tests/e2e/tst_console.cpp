@@ -72,10 +72,9 @@ private Q_SLOTS:
         QTest::newRow("bad backend") << QStringList { QStringLiteral("--backend"), QStringLiteral("nohost") }
                                      << QStringLiteral("HOST:PORT");
         QTest::newRow("stray argument") << QStringList { QStringLiteral("extra") } << QStringLiteral("extra");
-        QTest::newRow("simulator option with --backend")
-            << QStringList { QStringLiteral("--backend"), QStringLiteral("127.0.0.1:5"), QStringLiteral("--scenario"),
-                   QStringLiteral("bad-gpu") }
-            << QStringLiteral("embedded fleet");
+        QTest::newRow("simulator option with --backend") << QStringList { QStringLiteral("--backend"),
+            QStringLiteral("127.0.0.1:5"), QStringLiteral("--scenario"), QStringLiteral("bad-gpu") }
+                                                         << QStringLiteral("embedded fleet");
     }
     void badCommandLinesExitWithCode2()
     {
