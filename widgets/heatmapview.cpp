@@ -3,8 +3,10 @@
 
 #include <QFile>
 #include <QHelpEvent>
+#include <QKeyEvent>
 #include <QLoggingCategory>
 #include <QMouseEvent>
+#include <QNativeGestureEvent>
 #include <QOpenGLContext>
 #include <QOpenGLShaderProgram>
 #include <QOpenGLVertexArrayObject>
@@ -12,6 +14,7 @@
 #include <QSurfaceFormat>
 #include <QThread>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include <cmath>
 #include <limits>
@@ -45,6 +48,7 @@ HeatmapView::HeatmapView(QWidget *parent)
     , m_colorMap(ColorMap::byName(QStringLiteral("inferno")))
 {
     setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus); // + - 0 and the arrows zoom and pan
     setMinimumSize(320, 200);
 }
 
@@ -72,6 +76,7 @@ void HeatmapView::setTopology(const TopologyPtr &topology)
     Q_ASSERT(QThread::currentThread() == thread());
     m_topology = topology;
     m_layout = topology ? HeatmapLayout::floorPlan(*topology) : HeatmapLayout();
+    m_fitted = true;
     m_frame.reset();
     m_hasData = false;
     m_layoutDirty = true;
@@ -109,6 +114,58 @@ void HeatmapView::setColorMap(const ColorMap &map)
 }
 
 HeatmapView::Placement HeatmapView::placement() const
+{
+    return m_fitted ? fittedPlacement() : m_view;
+}
+
+void HeatmapView::zoomAt(const QPointF &anchor, double factor)
+{
+    if (m_layout.width == 0 || !(factor > 0)) {
+        return;
+    }
+    const Placement fit = fittedPlacement();
+    Placement p = placement();
+    // From half the fitted size (the whole fleet with a margin) to 64 physical pixels per GPU.
+    const double cell = std::clamp(p.cellSize * factor, fit.cellSize / 2, std::max(64.0, fit.cellSize));
+    const double dpr = devicePixelRatioF();
+    const double ax = anchor.x() * dpr;
+    const double ay = anchor.y() * dpr;
+    p.originX = ax - (ax - p.originX) * cell / p.cellSize;
+    p.originY = ay - (ay - p.originY) * cell / p.cellSize;
+    p.cellSize = cell;
+    m_view = p;
+    m_fitted = false;
+    update();
+}
+
+void HeatmapView::panBy(const QPointF &delta)
+{
+    if (m_layout.width == 0) {
+        return;
+    }
+    Placement p = placement();
+    const double dpr = devicePixelRatioF();
+    p.originX += delta.x() * dpr;
+    p.originY += delta.y() * dpr;
+    // Keep at least a quarter of the map on screen, so it can never be lost off the edge.
+    const double w = width() * dpr;
+    const double h = height() * dpr;
+    const double mapW = m_layout.width * p.cellSize;
+    const double mapH = m_layout.height * p.cellSize;
+    p.originX = std::clamp(p.originX, std::min(0.0, w / 4 - mapW), std::max(0.0, w - std::min(mapW, w) / 4));
+    p.originY = std::clamp(p.originY, std::min(0.0, h / 4 - mapH), std::max(0.0, h - std::min(mapH, h) / 4));
+    m_view = p;
+    m_fitted = false;
+    update();
+}
+
+void HeatmapView::zoomToFit()
+{
+    m_fitted = true;
+    update();
+}
+
+HeatmapView::Placement HeatmapView::fittedPlacement() const
 {
     Placement p;
     if (m_layout.width == 0) {
@@ -382,6 +439,10 @@ void HeatmapView::paintGL()
 
 void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 {
+    if (m_dragging) {
+        panBy(event->position() - m_dragFrom);
+        m_dragFrom = event->position();
+    }
     const int gpu = gpuAt(event->position());
     if (gpu != m_hoveredGpu) {
         m_hoveredGpu = gpu;
@@ -396,6 +457,75 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
     QOpenGLWidget::mouseMoveEvent(event);
 }
 
+void HeatmapView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton) {
+        m_dragFrom = event->position();
+        m_dragging = true;
+        setCursor(Qt::ClosedHandCursor);
+    }
+    QOpenGLWidget::mousePressEvent(event);
+}
+
+void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton && m_dragging) {
+        m_dragging = false;
+        unsetCursor();
+    }
+    QOpenGLWidget::mouseReleaseEvent(event);
+}
+
+void HeatmapView::mouseDoubleClickEvent(QMouseEvent *event)
+{
+    zoomAt(event->position(), (event->modifiers() & Qt::ShiftModifier) != 0 ? 0.5 : 2.0);
+}
+
+void HeatmapView::wheelEvent(QWheelEvent *event)
+{
+    // One notch (120) zooms by 25%; touchpads send smaller steps for smooth zooming.
+    const double notches = event->angleDelta().y() / 120.0;
+    if (notches != 0) {
+        zoomAt(event->position(), std::pow(1.25, notches));
+    }
+    event->accept();
+}
+
+void HeatmapView::keyPressEvent(QKeyEvent *event)
+{
+    const QPointF centre(width() / 2.0, height() / 2.0);
+    const double step = std::min(width(), height()) * 0.1;
+    switch (event->key()) {
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomAt(centre, 1.25);
+        break;
+    case Qt::Key_Minus:
+        zoomAt(centre, 0.8);
+        break;
+    case Qt::Key_0:
+    case Qt::Key_Home:
+        zoomToFit();
+        break;
+    case Qt::Key_Left:
+        panBy({ step, 0 });
+        break;
+    case Qt::Key_Right:
+        panBy({ -step, 0 });
+        break;
+    case Qt::Key_Up:
+        panBy({ 0, step });
+        break;
+    case Qt::Key_Down:
+        panBy({ 0, -step });
+        break;
+    default:
+        QOpenGLWidget::keyPressEvent(event);
+        return;
+    }
+    event->accept();
+}
+
 void HeatmapView::leaveEvent(QEvent *event)
 {
     if (m_hoveredGpu >= 0) {
@@ -407,6 +537,14 @@ void HeatmapView::leaveEvent(QEvent *event)
 
 bool HeatmapView::event(QEvent *event)
 {
+    // Pinch on a touchpad or touch screen.
+    if (event->type() == QEvent::NativeGesture) {
+        auto *gesture = static_cast<QNativeGestureEvent *>(event);
+        if (gesture->gestureType() == Qt::ZoomNativeGesture) {
+            zoomAt(gesture->position(), 1.0 + gesture->value());
+            return true;
+        }
+    }
     // A tooltip request (the mouse rests) shows the live value, refreshed from the current frame.
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);

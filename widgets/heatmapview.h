@@ -51,6 +51,15 @@ public:
     // Paints so far, for the frame-rate display and tests.
     quint64 paintCount() const { return m_paintCount; }
 
+    // Zoom and pan. The view starts fitted to the window (and stays fitted across resizes until the user zooms or
+    // pans). Positions are in widget coordinates.
+    void zoomAt(const QPointF &anchor, double factor); // the point under anchor stays under it
+    void panBy(const QPointF &delta);
+    void zoomToFit();
+    bool isFitted() const { return m_fitted; }
+    // Physical pixels per GPU cell now.
+    double cellSize() const { return placement().cellSize; }
+
 Q_SIGNALS:
     void hoveredGpuChanged(int gpu);
 
@@ -58,6 +67,11 @@ protected:
     void initializeGL() override;
     void paintGL() override;
     void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
     void leaveEvent(QEvent *event) override;
     bool event(QEvent *event) override;
 
@@ -68,7 +82,8 @@ private:
         double originY = 0;
         double cellSize = 1;
     };
-    Placement placement() const; // fits the layout in the widget, in physical pixels
+    Placement placement() const; // where the layout is drawn, in physical pixels
+    Placement fittedPlacement() const;
     void releaseGL();
     void uploadLayout();
     void uploadFrame();
@@ -81,6 +96,10 @@ private:
     ColorMap m_colorMap;
     HeatmapLayout m_layout;
     int m_hoveredGpu = -1;
+    bool m_fitted = true;
+    Placement m_view; // used when not fitted
+    QPointF m_dragFrom;
+    bool m_dragging = false;
     quint64 m_paintCount = 0;
 
     // GL state, touched only with the context current (initializeGL, paintGL, releaseGL).

@@ -230,6 +230,59 @@ private Q_SLOTS:
         QVERIFY(!closeTo(before, after));
     }
 
+    // Zoom anchored at the cursor keeps the GPU under it; pan moves cells by the drag; picking and colours stay
+    // right at every zoom and pan; zoom to fit restores the fitted view.
+    void zoomAndPanKeepPickingAndColoursRight()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QRectF fitted = view.cellRect(50);
+        const double fittedCell = view.cellSize();
+
+        const QPointF anchor = view.cellRect(50).center();
+        view.zoomAt(anchor, 2.0);
+        QVERIFY(!view.isFitted());
+        QCOMPARE(view.gpuAt(anchor), 50);
+        QVERIFY(std::abs(view.cellSize() - 2 * fittedCell) < 1e-9);
+
+        view.panBy(QPointF(-30, 12));
+        const QRectF moved = view.cellRect(50);
+        QVERIFY(std::abs(moved.center().x() - (anchor.x() - 30)) < 1e-6);
+        QVERIFY(std::abs(moved.center().y() - (anchor.y() + 12)) < 1e-6);
+
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        int checked = 0;
+        for (int gpu : { 49, 50, 51, 58 }) {
+            const QRectF r = view.cellRect(gpu);
+            if (!QRectF(view.rect()).contains(r)) {
+                continue;
+            }
+            ++checked;
+            QCOMPARE(view.gpuAt(r.center()), gpu);
+            QVERIFY(closeTo(
+                pixelOf(view, image, gpu), map.map(frame->planes[0].values[static_cast<size_t>(gpu)], 20, 100)));
+        }
+
+        QVERIFY(checked >= 2);
+        // Keys: - zooms out around the centre, 0 fits again.
+        QTest::keyClick(&view, Qt::Key_Minus);
+        QVERIFY(view.cellSize() < 2 * fittedCell);
+        QTest::keyClick(&view, Qt::Key_0);
+        QVERIFY(view.isFitted());
+        QCOMPARE(view.cellRect(50), fitted);
+        // Zooming out stops at half the fitted size.
+        view.zoomAt(QPointF(10, 10), 0.001);
+        QVERIFY(std::abs(view.cellSize() - fittedCell / 2) < 1e-9);
+    }
+
     void tooltipNamesHostGpuValueAndUnit()
     {
         HeatmapView view;
