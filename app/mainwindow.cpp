@@ -2,6 +2,7 @@
 #include "mainwindow.h"
 
 #include "colorlegend.h"
+#include "colormap.h"
 #include "heatmapview.h"
 
 #include <QComboBox>
@@ -38,6 +39,27 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     m_metricBox->setMinimumContentsLength(22);
     m_metricBox->setToolTip(tr("The metric the map shows"));
     toolbar->addWidget(m_metricBox);
+    toolbar->addSeparator();
+    toolbar->addWidget(new QLabel(tr(" Colours: "), toolbar));
+    m_colourBox = new QComboBox(toolbar);
+    m_colourBox->addItem(tr("as suggested"), QString());
+    for (const auto &name : ColorMap::names()) {
+        m_colourBox->addItem(name, name);
+    }
+    m_colourBox->setToolTip(tr("Colour map: perceptually uniform and colour-blind safe"));
+    toolbar->addWidget(m_colourBox);
+    toolbar->addSeparator();
+    toolbar->addWidget(new QLabel(tr(" Zoomed out, a pixel shows: "), toolbar));
+    auto *aggregation = new QComboBox(toolbar);
+    aggregation->addItem(tr("the worst GPU"));
+    aggregation->addItem(tr("the mean"));
+    aggregation->setToolTip(tr("When there are more GPUs than pixels"));
+    toolbar->addWidget(aggregation);
+    connect(aggregation, &QComboBox::currentIndexChanged, this, [this](int index) {
+        m_view->setAggregation(index == 0 ? HeatmapView::Aggregation::Worst : HeatmapView::Aggregation::Mean);
+    });
+    connect(
+        m_colourBox, &QComboBox::currentIndexChanged, this, [this] { onMetricSelected(m_metricBox->currentIndex()); });
 
     m_connectionLabel = new QLabel(this);
     m_gpuLabel = new QLabel(this);
@@ -135,6 +157,11 @@ void MainWindow::onMetricSelected(int index)
     }
     const MetricInfo &metric = metrics[static_cast<size_t>(index)];
     m_view->setMetric(metric);
+    // The user's colour map wins over the metric's suggestion.
+    const QString chosen = m_colourBox->currentData().toString();
+    if (!chosen.isEmpty()) {
+        m_view->setColorMap(ColorMap::byName(chosen));
+    }
     m_legend->setMetric(metric, m_view->colorMap());
     // Subscribe to the shown metric alongside the health-relevant defaults, so a switch back is instant.
     QStringList ids { metric.id };

@@ -48,6 +48,7 @@ private:
     HeatmapView *m_view = nullptr;
     ColorLegend *m_legend = nullptr;
     QComboBox *m_metricBox = nullptr;
+    QComboBox *m_colourBox = nullptr;
     QLabel *m_connectionLabel = nullptr;
     QLabel *m_gpuLabel = nullptr;
     QLabel *m_ageLabel = nullptr;

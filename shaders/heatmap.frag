@@ -20,6 +20,7 @@ uniform int uHasData;
 uniform vec4 uBackground;
 uniform vec4 uAisle;
 uniform vec4 uNoData;
+uniform int uAggregate;       // below one pixel per GPU: 0 = the worst (highest) value under a pixel, 1 = the mean
 
 out vec4 fragColor;
 
@@ -28,6 +29,31 @@ vec4 hatch(vec4 base, vec2 pixel)
 {
     float stripe = mod(floor((pixel.x + pixel.y) / 3.0), 2.0);
     return mix(base, base * 0.55, stripe);
+}
+
+// The normalised value (0..1) of the GPU in a layout cell. Returns 0 for a gap, 1 for a GPU with no value (NaN,
+// offline, no data), 2 for a GPU with a value in t.
+int sampleCell(ivec2 cell, out float t)
+{
+    t = 0.0;
+    int gpu = texelFetch(uLayout, cell, 0).r;
+    if (gpu < 0) {
+        return 0;
+    }
+    ivec2 texel = ivec2(gpu % uDataWidth, gpu / uDataWidth);
+    float value = texelFetch(uData, texel, 0).r;
+    uint state = texelFetch(uHealth, texel, 0).r & 7u;
+    if (isnan(value) || state == 3u || state == 4u) {
+        return 1;
+    }
+    t = clamp((value - uRange.x) / (uRange.y - uRange.x), 0.0, 1.0);
+    return 2;
+}
+
+vec4 colourOf(float t)
+{
+    // Same rounding as ColorMap::indexFor on the CPU.
+    return texelFetch(uColorMap, ivec2(int(floor(t * 255.0 + 0.5)), 0), 0);
 }
 
 void main()
@@ -39,27 +65,44 @@ void main()
         fragColor = uBackground;
         return;
     }
-    int gpu = texelFetch(uLayout, cell, 0).r;
-    if (gpu < 0) {
+    if (uCellSize < 1.0) {
+        // Several GPUs share this pixel: show the worst (highest) or the mean of those with a value, so a single
+        // hot GPU is never hidden by its neighbours; the pixel's footprint is at most 4 x 4 cells.
+        vec2 edge = (floor(pixel) - uOrigin) / uCellSize;
+        ivec2 first = max(ivec2(floor(edge)), ivec2(0));
+        ivec2 last = min(ivec2(ceil(edge + vec2(1.0 / uCellSize))) - 1, min(first + 3, uLayoutSize - 1));
+        float worst = 0.0;
+        float sum = 0.0;
+        int values = 0;
+        int gpus = 0;
+        for (int y = first.y; y <= last.y; ++y) {
+            for (int x = first.x; x <= last.x; ++x) {
+                float t;
+                int kind = sampleCell(ivec2(x, y), t);
+                gpus += kind > 0 ? 1 : 0;
+                if (kind == 2) {
+                    worst = max(worst, t);
+                    sum += t;
+                    ++values;
+                }
+            }
+        }
+        if (gpus == 0) {
+            fragColor = uAisle;
+        } else if (uHasData == 0 || values == 0) {
+            fragColor = hatch(uNoData, pixel);
+        } else {
+            fragColor = colourOf(uAggregate == 0 ? worst : sum / float(values));
+        }
+        return;
+    }
+    float t;
+    int kind = sampleCell(cell, t);
+    if (kind == 0) {
         fragColor = uAisle;
         return;
     }
-    if (uHasData == 0) {
-        fragColor = hatch(uNoData, pixel);
-        return;
-    }
-    ivec2 texel = ivec2(gpu % uDataWidth, gpu / uDataWidth);
-    float value = texelFetch(uData, texel, 0).r;
-    uint state = texelFetch(uHealth, texel, 0).r & 7u;
-    vec4 colour;
-    if (isnan(value) || state == 3u || state == 4u) {
-        colour = hatch(uNoData, pixel);
-    } else {
-        float t = clamp((value - uRange.x) / (uRange.y - uRange.x), 0.0, 1.0);
-        // Same rounding as ColorMap::indexFor on the CPU.
-        float index = floor(t * 255.0 + 0.5);
-        colour = texelFetch(uColorMap, ivec2(int(index), 0), 0);
-    }
+    vec4 colour = (uHasData == 0 || kind == 1) ? hatch(uNoData, pixel) : colourOf(t);
     // From a few pixels per GPU on, a thin darker edge separates the cells.
     if (uCellSize >= 6.0) {
         vec2 within = (p - vec2(cell)) * uCellSize;

@@ -159,6 +159,12 @@ void HeatmapView::panBy(const QPointF &delta)
     update();
 }
 
+void HeatmapView::setAggregation(Aggregation aggregation)
+{
+    m_aggregation = aggregation;
+    update();
+}
+
 void HeatmapView::zoomToFit()
 {
     m_fitted = true;
@@ -427,6 +433,7 @@ void HeatmapView::paintGL()
     m_program->setUniformValue("uDataWidth", dataTextureWidth);
     m_program->setUniformValue("uRange", QVector2D(m_metric.rangeMin, m_metric.rangeMax));
     m_program->setUniformValue("uHasData", m_hasData ? 1 : 0);
+    m_program->setUniformValue("uAggregate", m_aggregation == Aggregation::Worst ? 0 : 1);
     setColourUniform(m_program.get(), "uBackground", backgroundColour);
     setColourUniform(m_program.get(), "uAisle", aisleColour);
     setColourUniform(m_program.get(), "uNoData", noDataColour);

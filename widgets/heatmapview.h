@@ -56,6 +56,10 @@ public:
     void zoomAt(const QPointF &anchor, double factor); // the point under anchor stays under it
     void panBy(const QPointF &delta);
     void zoomToFit();
+    // When a pixel covers several GPUs (more GPUs than pixels), it shows the worst of them or their mean.
+    enum class Aggregation { Worst, Mean };
+    void setAggregation(Aggregation aggregation);
+    Aggregation aggregation() const { return m_aggregation; }
     bool isFitted() const { return m_fitted; }
     // Physical pixels per GPU cell now.
     double cellSize() const { return placement().cellSize; }
@@ -97,6 +101,7 @@ private:
     HeatmapLayout m_layout;
     int m_hoveredGpu = -1;
     bool m_fitted = true;
+    Aggregation m_aggregation = Aggregation::Worst;
     Placement m_view; // used when not fitted
     QPointF m_dragFrom;
     bool m_dragging = false;

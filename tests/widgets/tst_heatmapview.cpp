@@ -16,28 +16,36 @@ using namespace fleetscope;
 
 namespace {
 
-// 2 rows x 3 racks x 2 nodes x 8 GPUs = 96 GPUs.
-TopologyPtr smallFleet()
+// rows x racksPerRow racks x 2 nodes x 8 GPUs.
+TopologyPtr fleet(uint32_t rowCount, uint32_t racksPerRow)
 {
     auto t = std::make_shared<Topology>();
     t->generation = 1;
-    t->gpuCount = 96;
-    t->rows
-        = { { QStringLiteral("r01"), QStringLiteral("hall-a") }, { QStringLiteral("r02"), QStringLiteral("hall-a") } };
+    const uint32_t racks = rowCount * racksPerRow;
+    t->gpuCount = racks * 16;
+    for (uint32_t r = 0; r < rowCount; ++r) {
+        t->rows.push_back({ QStringLiteral("r%1").arg(r + 1, 2, 10, QLatin1Char('0')), QStringLiteral("hall-a") });
+    }
     uint32_t gpu = 0;
-    for (uint32_t k = 0; k < 6; ++k) {
-        t->racks.push_back({ QStringLiteral("rack%1").arg(k), k / 3, k % 3, k * 2, 2 });
+    for (uint32_t k = 0; k < racks; ++k) {
+        t->racks.push_back({ QStringLiteral("rack%1").arg(k), k / racksPerRow, k % racksPerRow, k * 2, 2 });
         for (uint32_t n = 0; n < 2; ++n) {
             t->nodes.push_back({ QStringLiteral("rack%1-n%2").arg(k).arg(n), QStringLiteral("H100"),
                 QStringLiteral("550"), QStringLiteral("96.00"), k, gpu, 8 });
             gpu += 8;
         }
     }
-    t->nodeOfGpu.resize(96);
-    for (uint32_t g = 0; g < 96; ++g) {
+    t->nodeOfGpu.resize(t->gpuCount);
+    for (uint32_t g = 0; g < t->gpuCount; ++g) {
         t->nodeOfGpu[g] = g / 8;
     }
     return t;
+}
+
+// 2 rows x 3 racks x 2 nodes x 8 GPUs = 96 GPUs.
+TopologyPtr smallFleet()
+{
+    return fleet(2, 3);
 }
 
 MetricInfo temperature()
@@ -281,6 +289,40 @@ private Q_SLOTS:
         // Zooming out stops at half the fitted size.
         view.zoomAt(QPointF(10, 10), 0.001);
         QVERIFY(std::abs(view.cellSize() - fittedCell / 2) < 1e-9);
+    }
+
+    // With more GPUs than pixels, a single hot GPU still shows (worst of), and the mean blends it away.
+    void aHotGpuIsNeverHiddenWhenZoomedOut()
+    {
+        const auto topology = fleet(2, 80); // 2,560 GPUs, 719 cells wide
+        auto frame = std::make_shared<Frame>();
+        frame->topologyGeneration = 1;
+        frame->planes.push_back({ QStringLiteral("gpu_temp"), std::vector<float>(topology->gpuCount, 20.0F) });
+        frame->planes[0].values[1234] = 100.0F;
+        frame->health.assign(topology->gpuCount, health::Ok);
+        HeatmapView view;
+        view.resize(320, 200);
+        view.setTopology(topology);
+        view.setMetric(temperature());
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.cellSize() < 1.0);
+        const QRgb hot = ColorMap::byName(QStringLiteral("viridis")).map(100, 20, 100);
+        auto count = [&](const QImage &image) {
+            int n = 0;
+            for (int y = 0; y < image.height(); ++y) {
+                for (int x = 0; x < image.width(); ++x) {
+                    n += closeTo(image.pixel(x, y), hot) ? 1 : 0;
+                }
+            }
+            return n;
+        };
+        QVERIFY(paint(view));
+        QVERIFY(count(view.grabFramebuffer()) >= 1);
+        view.setAggregation(HeatmapView::Aggregation::Mean);
+        QVERIFY(paint(view));
+        QCOMPARE(count(view.grabFramebuffer()), 0);
     }
 
     void tooltipNamesHostGpuValueAndUnit()
