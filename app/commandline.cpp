@@ -39,8 +39,10 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("Embedded fleet: simulated seconds per real second (default 1)."), QStringLiteral("X"));
     const QCommandLineOption history(QStringLiteral("history"),
         QStringLiteral("Embedded fleet: simulate this much past first (e.g. 6h)."), QStringLiteral("DURATION"));
-    parser.addOptions(
-        { help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed, history });
+    const QCommandLineOption noAnimation(QStringLiteral("no-animation"),
+        QStringLiteral("Show each frame at once instead of morphing between frames (for weak display machines)."));
+    parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
+        history, noAnimation });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -83,6 +85,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
         return fail(QStringLiteral("--seed: '%1' is not a non-negative integer").arg(parser.value(seed)));
     }
     o.metric = parser.value(metric);
+    o.animated = !parser.isSet(noAnimation);
     // The simulator's own options are checked by the simulator (it exits 2 with a message on a bad one).
     for (const auto *option : { &scenario, &speed, &history }) {
         if (parser.isSet(*option)) {

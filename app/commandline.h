@@ -15,6 +15,7 @@ struct ConsoleOptions
     QString metric; // initial metric id; empty = the backend's first default
     QString screenshot; // save a PNG once a live frame is drawn, then exit
     int screenshotTimeoutS = 30;
+    bool animated = true;
 };
 
 struct CommandLine

@@ -27,6 +27,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     auto *layout = new QVBoxLayout(central);
     layout->setContentsMargins(6, 6, 6, 6);
     m_view = new HeatmapView(central);
+    m_view->setAnimated(options.animated);
     m_legend = new ColorLegend(central);
     layout->addWidget(m_view, 1);
     layout->addWidget(m_legend);

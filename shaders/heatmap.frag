@@ -7,6 +7,8 @@
 
 uniform highp isampler2D uLayout;   // R32I, layout cells: dense GPU index, -1 for gaps
 uniform highp sampler2D uData;      // R32F, values in dense order, uDataWidth per texture row
+uniform highp sampler2D uPrevious;  // R32F, the previous frame's values, same shape
+uniform float uMix;                 // 0 = previous frame .. 1 = current frame
 uniform highp usampler2D uHealth;   // R8UI, health bytes in dense order, same shape as uData
 uniform sampler2D uColorMap;        // 256 x 1 RGBA8, sampled with NEAREST
 
@@ -42,6 +44,12 @@ int sampleCell(ivec2 cell, out float t)
     }
     ivec2 texel = ivec2(gpu % uDataWidth, gpu / uDataWidth);
     float value = texelFetch(uData, texel, 0).r;
+    if (uMix < 1.0) {
+        float previous = texelFetch(uPrevious, texel, 0).r;
+        if (!isnan(previous) && !isnan(value)) {
+            value = mix(previous, value, uMix);
+        }
+    }
     uint state = texelFetch(uHealth, texel, 0).r & 7u;
     if (isnan(value) || state == 3u || state == 4u) {
         return 1;

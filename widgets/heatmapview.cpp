@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "heatmapview.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -48,6 +49,15 @@ HeatmapView::HeatmapView(QWidget *parent)
     , m_colorMap(ColorMap::byName(QStringLiteral("inferno")))
 {
     setMouseTracking(true);
+    m_clock = [timer = std::make_shared<QElapsedTimer>()] {
+        if (!timer->isValid()) {
+            timer->start();
+        }
+        return timer->elapsed();
+    };
+    // About 60 repaints a second while a transition runs, none otherwise.
+    m_animationTimer.setInterval(16);
+    connect(&m_animationTimer, &QTimer::timeout, this, qOverload<>(&QWidget::update));
     setFocusPolicy(Qt::StrongFocus); // + - 0 and the arrows zoom and pan
     setMinimumSize(320, 200);
 }
@@ -91,14 +101,43 @@ void HeatmapView::setFrame(const FramePtr &frame)
         qCWarning(lcHeatmap, "ignoring a frame that does not match the topology shown");
         return;
     }
+    if (m_animated && m_frame && m_hasData && frame->plane(m_metric.id) != nullptr) {
+        m_transitionStart = m_clock();
+        m_transitionMs = std::clamp<qint64>(frame->sampleTimeMs - m_frame->sampleTimeMs, 50, 5000);
+    }
     m_frame = frame;
     m_frameDirty = true;
+    m_frameIsNew = true;
     update();
+}
+
+void HeatmapView::setAnimated(bool animated)
+{
+    m_animated = animated;
+    if (!animated) {
+        m_animationTimer.stop();
+    }
+    update();
+}
+
+void HeatmapView::setClock(std::function<qint64()> clock)
+{
+    m_clock = std::move(clock);
+}
+
+double HeatmapView::interpolation() const
+{
+    if (!m_animated || !m_hasPrevious) {
+        return 1.0;
+    }
+    return std::clamp(
+        static_cast<double>(m_clock() - m_transitionStart) / static_cast<double>(m_transitionMs), 0.0, 1.0);
 }
 
 void HeatmapView::setMetric(const MetricInfo &metric)
 {
     m_metric = metric;
+    m_hasPrevious = false; // no transition from another metric's values
     if (!metric.colourMap.isEmpty()) {
         setColorMap(ColorMap::byName(metric.colourMap));
     }
@@ -282,10 +321,10 @@ void HeatmapView::initializeGL()
     m_vao = std::make_unique<QOpenGLVertexArrayObject>();
     m_vao->create();
 
-    GLuint textures[4];
-    glGenTextures(4, textures);
+    GLuint textures[5];
+    glGenTextures(5, textures);
     m_layoutTexture = textures[0];
-    m_dataTexture = textures[1];
+    m_dataTextures = { textures[1], textures[4] };
     m_healthTexture = textures[2];
     m_colorMapTexture = textures[3];
     for (GLuint t : textures) {
@@ -304,9 +343,11 @@ void HeatmapView::initializeGL()
 void HeatmapView::releaseGL()
 {
     if (m_layoutTexture != 0) {
-        const GLuint textures[4] = { m_layoutTexture, m_dataTexture, m_healthTexture, m_colorMapTexture };
-        glDeleteTextures(4, textures);
-        m_layoutTexture = m_dataTexture = m_healthTexture = m_colorMapTexture = 0;
+        const GLuint textures[5]
+            = { m_layoutTexture, m_dataTextures[0], m_healthTexture, m_colorMapTexture, m_dataTextures[1] };
+        glDeleteTextures(5, textures);
+        m_layoutTexture = m_healthTexture = m_colorMapTexture = 0;
+        m_dataTextures = {};
     }
     m_vao.reset();
     m_program.reset();
@@ -324,28 +365,40 @@ void HeatmapView::uploadLayout()
     // Allocate the dense-order textures for this fleet size; frames fill them with sub-image uploads.
     const int n = m_topology ? static_cast<int>(m_topology->gpuCount) : 1;
     const int rows = (n + dataTextureWidth - 1) / dataTextureWidth;
-    glBindTexture(GL_TEXTURE_2D, m_dataTexture);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, dataTextureWidth, rows, 0, GL_RED, GL_FLOAT, nullptr);
+    for (GLuint t : m_dataTextures) {
+        glBindTexture(GL_TEXTURE_2D, t);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, dataTextureWidth, rows, 0, GL_RED, GL_FLOAT, nullptr);
+    }
     glBindTexture(GL_TEXTURE_2D, m_healthTexture);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, dataTextureWidth, rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
     m_layoutDirty = false;
     m_hasData = false;
+    m_hasPrevious = false;
 }
 
 void HeatmapView::uploadFrame()
 {
     m_frameDirty = false;
+    const bool newFrame = m_frameIsNew;
+    m_frameIsNew = false;
     const MetricPlane *plane = m_frame ? m_frame->plane(m_metric.id) : nullptr;
     if (plane == nullptr) {
         m_hasData = false;
+        m_hasPrevious = false;
         return;
+    }
+    // A new frame goes into the other texture, so the one shown until now becomes the previous frame; a new metric
+    // replaces the current one.
+    if (newFrame && m_hasData) {
+        m_current = 1 - m_current;
+        m_hasPrevious = m_animated;
     }
     const int n = static_cast<int>(plane->values.size());
     const int fullRows = n / dataTextureWidth;
     const int rest = n % dataTextureWidth;
     // Straight from the frame's memory: the full texture rows in one call, the partial last row in a second.
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glBindTexture(GL_TEXTURE_2D, m_dataTexture);
+    glBindTexture(GL_TEXTURE_2D, m_dataTextures[static_cast<size_t>(m_current)]);
     if (fullRows > 0) {
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED, GL_FLOAT, plane->values.data());
     }
@@ -416,7 +469,9 @@ void HeatmapView::paintGL()
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, m_layoutTexture);
     glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, m_dataTexture);
+    glBindTexture(GL_TEXTURE_2D, m_dataTextures[static_cast<size_t>(m_current)]);
+    glActiveTexture(GL_TEXTURE4);
+    glBindTexture(GL_TEXTURE_2D, m_dataTextures[static_cast<size_t>(1 - m_current)]);
     glActiveTexture(GL_TEXTURE2);
     glBindTexture(GL_TEXTURE_2D, m_healthTexture);
     glActiveTexture(GL_TEXTURE3);
@@ -425,6 +480,9 @@ void HeatmapView::paintGL()
     m_program->setUniformValue("uData", 1);
     m_program->setUniformValue("uHealth", 2);
     m_program->setUniformValue("uColorMap", 3);
+    m_program->setUniformValue("uPrevious", 4);
+    const double mix = interpolation();
+    m_program->setUniformValue("uMix", static_cast<float>(mix));
     m_program->setUniformValue("uViewport", QVector2D(static_cast<float>(fbWidth), static_cast<float>(fbHeight)));
     m_program->setUniformValue("uOrigin", QVector2D(static_cast<float>(p.originX), static_cast<float>(p.originY)));
     m_program->setUniformValue("uCellSize", static_cast<float>(p.cellSize));
@@ -442,6 +500,13 @@ void HeatmapView::paintGL()
     m_vao->release();
     m_program->release();
     glActiveTexture(GL_TEXTURE0);
+    if (mix < 1.0) {
+        if (!m_animationTimer.isActive()) {
+            m_animationTimer.start();
+        }
+    } else {
+        m_animationTimer.stop();
+    }
 }
 
 void HeatmapView::mouseMoveEvent(QMouseEvent *event)

@@ -8,6 +8,10 @@
 #include <QOpenGLExtraFunctions>
 #include <QOpenGLWidget>
 
+#include <QTimer>
+
+#include <array>
+#include <functional>
 #include <memory>
 
 class QOpenGLShaderProgram;
@@ -58,6 +62,14 @@ public:
     void zoomToFit();
     // When a pixel covers several GPUs (more GPUs than pixels), it shows the worst of them or their mean.
     enum class Aggregation { Worst, Mean };
+    // Between two frames the map morphs from one to the other at the display's rate (thermal waves move instead of
+    // jumping); off for weak wall-display machines.
+    void setAnimated(bool animated);
+    bool isAnimated() const { return m_animated; }
+    // How far the displayed state is from the previous frame to the current one, 0..1 (1 when not animating).
+    double interpolation() const;
+    // Monotonic milliseconds used for the interpolation; tests drive it.
+    void setClock(std::function<qint64()> clock);
     void setAggregation(Aggregation aggregation);
     Aggregation aggregation() const { return m_aggregation; }
     bool isFitted() const { return m_fitted; }
@@ -112,13 +124,23 @@ private:
     std::unique_ptr<QOpenGLShaderProgram> m_program;
     std::unique_ptr<QOpenGLVertexArrayObject> m_vao;
     GLuint m_layoutTexture = 0;
-    GLuint m_dataTexture = 0;
+    std::array<GLuint, 2> m_dataTextures {}; // the current frame's plane and the previous one, alternating
+    int m_current = 0; // index of the current frame's texture
     GLuint m_healthTexture = 0;
     GLuint m_colorMapTexture = 0;
     bool m_layoutDirty = false;
     bool m_frameDirty = false;
     bool m_colorMapDirty = true;
     bool m_hasData = false;
+    bool m_hasPrevious = false; // the other data texture holds the previous frame of the same metric
+    bool m_frameIsNew = false; // the pending upload is a new frame (shift textures), not a new metric
+
+    // Interpolation between the previous and the current frame, over the time between their samples.
+    bool m_animated = true;
+    std::function<qint64()> m_clock;
+    qint64 m_transitionStart = 0;
+    qint64 m_transitionMs = 1000;
+    QTimer m_animationTimer;
 };
 
 } // namespace fleetscope

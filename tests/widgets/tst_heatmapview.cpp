@@ -222,6 +222,7 @@ private Q_SLOTS:
     void newFramesRepaintWithNewColours()
     {
         HeatmapView view;
+        view.setAnimated(false); // --no-animation: a new frame shows at once
         view.resize(400, 300);
         view.setTopology(smallFleet());
         view.setMetric(temperature());
@@ -323,6 +324,44 @@ private Q_SLOTS:
         view.setAggregation(HeatmapView::Aggregation::Mean);
         QVERIFY(paint(view));
         QCOMPARE(count(view.grabFramebuffer()), 0);
+    }
+
+    // Between two frames the shader interpolates: halfway in time, the colour is the colour map's at the halfway
+    // value; at the end, the new frame's.
+    void interpolationIsHalfwayHalfway()
+    {
+        qint64 now = 1000;
+        HeatmapView view;
+        view.setClock([&now] { return now; });
+        view.resize(400, 300);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        auto first = std::const_pointer_cast<Frame>(frameWith(1, 20));
+        first->sampleTimeMs = 10000;
+        view.setFrame(first);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        auto second = std::const_pointer_cast<Frame>(frameWith(2, 80));
+        second->sampleTimeMs = 11000; // one second later: the transition lasts one second
+        view.setFrame(second);
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        const int gpu = 5;
+        const float from = first->planes[0].values[gpu];
+        const float to = second->planes[0].values[gpu];
+        QVERIFY(paint(view));
+        QVERIFY(closeTo(pixelOf(view, view.grabFramebuffer(), gpu), map.map(from, 20, 100)));
+        now += 500;
+        QCOMPARE(view.interpolation(), 0.5);
+        QVERIFY(paint(view));
+        const QRgb halfway = pixelOf(view, view.grabFramebuffer(), gpu);
+        QVERIFY2(closeTo(halfway, map.map((from + to) / 2, 20, 100)),
+            qPrintable(QStringLiteral("got %1, expected %2")
+                           .arg(QColor(halfway).name(), QColor(map.map((from + to) / 2, 20, 100)).name())));
+        now += 600;
+        QVERIFY(paint(view));
+        QVERIFY(closeTo(pixelOf(view, view.grabFramebuffer(), gpu), map.map(to, 20, 100)));
+        QCOMPARE(view.interpolation(), 1.0);
     }
 
     void tooltipNamesHostGpuValueAndUnit()
