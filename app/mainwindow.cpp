@@ -80,6 +80,18 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     connect(&m_client, &TelemetryClient::errorOccurred, this,
         [this](const QString &message) { statusBar()->showMessage(message, 10000); });
     connect(m_metricBox, &QComboBox::currentIndexChanged, this, &MainWindow::onMetricSelected);
+    connect(m_view, &HeatmapView::gpuSelected, this, [this](int gpu) {
+        const auto topology = m_client.topology();
+        if (gpu >= 0 && topology) {
+            const auto &node = topology->nodeOf(static_cast<uint32_t>(gpu));
+            statusBar()->showMessage(tr("Selected %1 GPU %2 (fleet index %3)")
+                                         .arg(node.hostname)
+                                         .arg(gpu - static_cast<int>(node.firstGpu))
+                                         .arg(gpu));
+        } else {
+            statusBar()->clearMessage();
+        }
+    });
 
     m_statusTimer.setInterval(250);
     connect(&m_statusTimer, &QTimer::timeout, this, &MainWindow::refreshStatus);
@@ -176,7 +188,11 @@ void MainWindow::onMetricSelected(int index)
 
 void MainWindow::onFrame(const FramePtr &frame)
 {
+    if (const FramePtr previous = m_view->frame(); previous && frame->sampleTimeMs > previous->sampleTimeMs) {
+        m_intervalMs = std::clamp<qint64>(frame->sampleTimeMs - previous->sampleTimeMs, 100, 60000);
+    }
     m_view->setFrame(frame);
+    refreshStatus();
     if (!m_screenshotFile.isEmpty() && frame->plane(m_view->metric().id) != nullptr) {
         // Save after this frame has been painted, not before.
         const QString file = m_screenshotFile;
@@ -224,8 +240,12 @@ void MainWindow::refreshStatus()
     const double age = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - frame->sampleTimeMs) / 1000.0;
     const QString when = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
     m_ageLabel->setText(tr("data as of %1 (%2 s old)").arg(when).arg(std::max(0.0, age), 0, 'f', 1));
-    // Old data must never look fresh: past a few intervals the age turns into a warning.
-    m_ageLabel->setStyleSheet(age > 5.0 ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
+    // Old data must never look fresh: past three intervals the age turns into a warning and the map is patterned.
+    const bool stale = age * 1000.0 > 3.0 * static_cast<double>(m_intervalMs);
+    m_ageLabel->setStyleSheet(stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
+    m_view->setStaleNote(stale
+            ? tr("Data is %1 s old (as of %2) · %3").arg(static_cast<qint64>(age)).arg(when, m_client.stateDetail())
+            : QString());
 }
 
 } // namespace fleetscope

@@ -58,6 +58,7 @@ private:
     quint64 m_fpsPaints = 0;
     double m_fps = -1; // not measured yet
     QString m_screenshotFile;
+    qint64 m_intervalMs = 1000; // between the last two frames' samples
 };
 
 } // namespace fleetscope

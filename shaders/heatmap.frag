@@ -22,6 +22,9 @@ uniform int uHasData;
 uniform vec4 uBackground;
 uniform vec4 uAisle;
 uniform vec4 uNoData;
+uniform int uStale;            // 1: the data is old; GPUs get a dot pattern, readable without colour
+uniform vec2 uSelectedCentre;  // physical pixels; the ring is drawn when uSelectedRadius > 0
+uniform float uSelectedRadius;
 uniform int uAggregate;       // below one pixel per GPU: 0 = the worst (highest) value under a pixel, 1 = the mean
 
 out vec4 fragColor;
@@ -64,13 +67,37 @@ vec4 colourOf(float t)
     return texelFetch(uColorMap, ivec2(int(floor(t * 255.0 + 0.5)), 0), 0);
 }
 
+// Old data never looks fresh: a grid of light dots over every GPU.
+vec4 staleDots(vec4 colour, vec2 pixel)
+{
+    if (uStale == 1 && mod(floor(pixel.x), 6.0) < 2.0 && mod(floor(pixel.y), 6.0) < 2.0) {
+        return vec4(mix(colour.rgb, vec3(1.0), 0.65), 1.0);
+    }
+    return colour;
+}
+
+// The selected GPU: a white ring with a dark outline around its cell, visible at any zoom.
+vec4 selectionRing(vec4 colour, vec2 pixel)
+{
+    if (uSelectedRadius > 0.0) {
+        float d = distance(pixel, uSelectedCentre);
+        if (d >= uSelectedRadius && d < uSelectedRadius + 2.0) {
+            return vec4(1.0);
+        }
+        if (d >= uSelectedRadius + 2.0 && d < uSelectedRadius + 3.0) {
+            return vec4(0.0, 0.0, 0.0, 1.0);
+        }
+    }
+    return colour;
+}
+
 void main()
 {
     vec2 pixel = vec2(gl_FragCoord.x, uViewport.y - gl_FragCoord.y);
     vec2 p = (pixel - uOrigin) / uCellSize;
     ivec2 cell = ivec2(floor(p));
     if (p.x < 0.0 || p.y < 0.0 || cell.x >= uLayoutSize.x || cell.y >= uLayoutSize.y) {
-        fragColor = uBackground;
+        fragColor = selectionRing(uBackground, pixel);
         return;
     }
     if (uCellSize < 1.0) {
@@ -95,19 +122,21 @@ void main()
                 }
             }
         }
+        vec4 aggregated;
         if (gpus == 0) {
-            fragColor = uAisle;
+            aggregated = uAisle;
         } else if (uHasData == 0 || values == 0) {
-            fragColor = hatch(uNoData, pixel);
+            aggregated = staleDots(hatch(uNoData, pixel), pixel);
         } else {
-            fragColor = colourOf(uAggregate == 0 ? worst : sum / float(values));
+            aggregated = staleDots(colourOf(uAggregate == 0 ? worst : sum / float(values)), pixel);
         }
+        fragColor = selectionRing(aggregated, pixel);
         return;
     }
     float t;
     int kind = sampleCell(cell, t);
     if (kind == 0) {
-        fragColor = uAisle;
+        fragColor = selectionRing(uAisle, pixel);
         return;
     }
     vec4 colour = (uHasData == 0 || kind == 1) ? hatch(uNoData, pixel) : colourOf(t);
@@ -118,5 +147,5 @@ void main()
             colour.rgb *= 0.7;
         }
     }
-    fragColor = colour;
+    fragColor = selectionRing(staleDots(colour, pixel), pixel);
 }

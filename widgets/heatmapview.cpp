@@ -87,6 +87,7 @@ void HeatmapView::setTopology(const TopologyPtr &topology)
     m_topology = topology;
     m_layout = topology ? HeatmapLayout::floorPlan(*topology) : HeatmapLayout();
     m_fitted = true;
+    m_selectedGpu = -1;
     m_frame.reset();
     m_hasData = false;
     m_layoutDirty = true;
@@ -118,6 +119,23 @@ void HeatmapView::setAnimated(bool animated)
         m_animationTimer.stop();
     }
     update();
+}
+
+void HeatmapView::setStaleNote(const QString &note)
+{
+    if (note != m_staleNote) {
+        m_staleNote = note;
+        update();
+    }
+}
+
+void HeatmapView::setSelectedGpu(int gpu)
+{
+    const int valid = (m_topology && gpu >= 0 && static_cast<uint32_t>(gpu) < m_topology->gpuCount) ? gpu : -1;
+    if (valid != m_selectedGpu) {
+        m_selectedGpu = valid;
+        update();
+    }
 }
 
 void HeatmapView::setClock(std::function<qint64()> clock)
@@ -217,7 +235,9 @@ HeatmapView::Placement HeatmapView::fittedPlacement() const
         return p;
     }
     const double dpr = devicePixelRatioF();
-    const double w = width() * dpr;
+    // A margin on the left for the row names.
+    const double margin = std::min(64.0, width() / 8.0) * dpr;
+    const double w = width() * dpr - margin;
     const double h = height() * dpr;
     double cell = std::min(w / m_layout.width, h / m_layout.height);
     // Whole physical pixels per cell when a cell is bigger than a pixel, so that every cell is the same size.
@@ -225,7 +245,7 @@ HeatmapView::Placement HeatmapView::fittedPlacement() const
         cell = std::floor(cell);
     }
     p.cellSize = cell;
-    p.originX = std::floor((w - cell * m_layout.width) / 2);
+    p.originX = margin + std::floor((w - cell * m_layout.width) / 2);
     p.originY = std::floor((h - cell * m_layout.height) / 2);
     return p;
 }
@@ -415,6 +435,8 @@ void HeatmapView::uploadFrame()
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
             m_frame->health.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
     }
+    // Back to GL's default: QPainter's glyph cache uploads with it and draws garbled text otherwise.
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     m_hasData = true;
 }
 
@@ -492,6 +514,16 @@ void HeatmapView::paintGL()
     m_program->setUniformValue("uRange", QVector2D(m_metric.rangeMin, m_metric.rangeMax));
     m_program->setUniformValue("uHasData", m_hasData ? 1 : 0);
     m_program->setUniformValue("uAggregate", m_aggregation == Aggregation::Worst ? 0 : 1);
+    m_program->setUniformValue("uStale", m_staleNote.isEmpty() ? 0 : 1);
+    float ringRadius = 0.0F;
+    QPointF ringCentre;
+    if (m_selectedGpu >= 0 && static_cast<size_t>(m_selectedGpu) < m_layout.gpuCells.size()) {
+        const QPoint c = m_layout.gpuCells[static_cast<size_t>(m_selectedGpu)];
+        ringCentre = QPointF(p.originX + (c.x() + 0.5) * p.cellSize, p.originY + (c.y() + 0.5) * p.cellSize);
+        ringRadius = static_cast<float>(std::max(6.0, p.cellSize * 0.75));
+    }
+    m_program->setUniformValue("uSelectedCentre", ringCentre);
+    m_program->setUniformValue("uSelectedRadius", ringRadius);
     setColourUniform(m_program.get(), "uBackground", backgroundColour);
     setColourUniform(m_program.get(), "uAisle", aisleColour);
     setColourUniform(m_program.get(), "uNoData", noDataColour);
@@ -500,6 +532,7 @@ void HeatmapView::paintGL()
     m_vao->release();
     m_program->release();
     glActiveTexture(GL_TEXTURE0);
+    paintLabels(p);
     if (mix < 1.0) {
         if (!m_animationTimer.isActive()) {
             m_animationTimer.start();
@@ -529,9 +562,66 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
     QOpenGLWidget::mouseMoveEvent(event);
 }
 
+void HeatmapView::paintLabels(const Placement &p)
+{
+    // Text over the GL image, in logical coordinates: row names beside the map, and the values of the GPUs once
+    // cells are big enough to hold them.
+    QPainter painter(this);
+    const double dpr = devicePixelRatioF();
+    const double cell = p.cellSize / dpr;
+    const double ox = p.originX / dpr;
+    const double oy = p.originY / dpr;
+    QFont font = painter.font();
+    painter.setPen(QColor(0xc8, 0xcc, 0xd4));
+    for (const auto &label : m_layout.rowLabels) {
+        const QRectF rowRect(ox + label.cells.x() * cell, oy + label.cells.y() * cell, label.cells.width() * cell,
+            label.cells.height() * cell);
+        if (rowRect.height() < 9 || rowRect.bottom() < 0 || rowRect.top() > height()) {
+            continue;
+        }
+        font.setPixelSize(static_cast<int>(std::clamp(rowRect.height() * 0.45, 9.0, 28.0)));
+        painter.setFont(font);
+        const QRectF textRect(std::max(2.0, rowRect.left() - 60), rowRect.top(), 56, rowRect.height());
+        painter.drawText(textRect, Qt::AlignRight | Qt::AlignVCenter, label.text);
+    }
+    if (cell >= 34 && m_frame && m_hasData) {
+        // Only the cells on screen.
+        const int x0 = std::max(0, static_cast<int>(std::floor(-ox / cell)));
+        const int y0 = std::max(0, static_cast<int>(std::floor(-oy / cell)));
+        const int x1 = std::min(m_layout.width - 1, static_cast<int>(std::ceil((width() - ox) / cell)));
+        const int y1 = std::min(m_layout.height - 1, static_cast<int>(std::ceil((height() - oy) / cell)));
+        font.setPixelSize(static_cast<int>(std::min(cell * 0.3, 16.0)));
+        painter.setFont(font);
+        for (int y = y0; y <= y1; ++y) {
+            for (int x = x0; x <= x1; ++x) {
+                const int gpu = m_layout.gpuAt(x, y);
+                const float value = gpu >= 0 ? valueOf(gpu) : std::nanf("");
+                if (std::isnan(value)) {
+                    continue;
+                }
+                const QRectF r(ox + x * cell, oy + y * cell, cell, cell);
+                const QRgb c = m_colorMap.map(value, m_metric.rangeMin, m_metric.rangeMax);
+                // Dark text on light colours, light on dark.
+                painter.setPen(qGray(c) > 140 ? QColor(0x10, 0x10, 0x10) : QColor(0xf0, 0xf0, 0xf0));
+                painter.drawText(r, Qt::AlignCenter, QString::number(value, 'f', std::abs(value) >= 100 ? 0 : 1));
+            }
+        }
+    }
+    if (!m_staleNote.isEmpty()) {
+        font.setPixelSize(std::max(14, height() / 30));
+        font.setBold(true);
+        painter.setFont(font);
+        const QRect banner(0, 0, width(), painter.fontMetrics().height() + 12);
+        painter.fillRect(banner, QColor(0xb0, 0x3a, 0x1e, 230));
+        painter.setPen(Qt::white);
+        painter.drawText(banner, Qt::AlignCenter, m_staleNote);
+    }
+}
+
 void HeatmapView::mousePressEvent(QMouseEvent *event)
 {
     if (event->button() == Qt::LeftButton) {
+        m_pressedAt = event->position();
         m_dragFrom = event->position();
         m_dragging = true;
         setCursor(Qt::ClosedHandCursor);
@@ -544,6 +634,12 @@ void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
     if (event->button() == Qt::LeftButton && m_dragging) {
         m_dragging = false;
         unsetCursor();
+        // A click, not a drag: select the GPU under the cursor (or nothing).
+        if ((event->position() - m_pressedAt).manhattanLength() < 4) {
+            const int gpu = gpuAt(event->position());
+            setSelectedGpu(gpu);
+            Q_EMIT gpuSelected(m_selectedGpu);
+        }
     }
     QOpenGLWidget::mouseReleaseEvent(event);
 }

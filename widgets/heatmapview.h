@@ -68,6 +68,12 @@ public:
     bool isAnimated() const { return m_animated; }
     // How far the displayed state is from the previous frame to the current one, 0..1 (1 when not animating).
     double interpolation() const;
+    // Marks the data shown as old (a dot pattern over the map and a banner with the note); empty = fresh.
+    void setStaleNote(const QString &note);
+    QString staleNote() const { return m_staleNote; }
+    // The selected GPU (-1 for none), drawn with a ring; a click selects, and emits gpuSelected.
+    void setSelectedGpu(int gpu);
+    int selectedGpu() const { return m_selectedGpu; }
     // Monotonic milliseconds used for the interpolation; tests drive it.
     void setClock(std::function<qint64()> clock);
     void setAggregation(Aggregation aggregation);
@@ -78,6 +84,7 @@ public:
 
 Q_SIGNALS:
     void hoveredGpuChanged(int gpu);
+    void gpuSelected(int gpu);
 
 protected:
     void initializeGL() override;
@@ -105,6 +112,7 @@ private:
     void uploadFrame();
     void uploadColorMap();
     QString shaderSource(const QString &path) const;
+    void paintLabels(const Placement &p);
 
     TopologyPtr m_topology;
     FramePtr m_frame;
@@ -113,6 +121,9 @@ private:
     HeatmapLayout m_layout;
     int m_hoveredGpu = -1;
     bool m_fitted = true;
+    QString m_staleNote;
+    int m_selectedGpu = -1;
+    QPointF m_pressedAt;
     Aggregation m_aggregation = Aggregation::Worst;
     Placement m_view; // used when not fitted
     QPointF m_dragFrom;

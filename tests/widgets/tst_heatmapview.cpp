@@ -97,9 +97,11 @@ class TestHeatmapView : public QObject
         return swapped.wait(5000) && view.paintCount() > before;
     }
 
+    // A point of the GPU's cell clear of the border and of the value text drawn in big cells.
     static QRgb pixelOf(HeatmapView &view, const QImage &image, int gpu)
     {
-        const QPointF c = view.cellRect(gpu).center() * view.devicePixelRatioF();
+        const QRectF r = view.cellRect(gpu);
+        const QPointF c = (r.topLeft() + QPointF(r.width() * 0.3, r.height() * 0.3)) * view.devicePixelRatioF();
         return image.pixel(static_cast<int>(c.x()), static_cast<int>(c.y()));
     }
 
@@ -362,6 +364,81 @@ private Q_SLOTS:
         QVERIFY(paint(view));
         QVERIFY(closeTo(pixelOf(view, view.grabFramebuffer(), gpu), map.map(to, 20, 100)));
         QCOMPARE(view.interpolation(), 1.0);
+    }
+
+    // Old data is marked by a pattern no colour of the map has, and a banner; offline GPUs are hatched likewise.
+    void staleDataIsPatternedNotJustColoured()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.setStaleNote(QStringLiteral("Data is 42 s old"));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        auto inMap = [&](QRgb c) {
+            for (int i = 0; i < ColorMap::size; ++i) {
+                if (closeTo(c, map.at(i))) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        // A dot lies on every 6th pixel in both directions; find the dots inside GPU 60's cell.
+        const QRect r = QRectF(
+            view.cellRect(60).topLeft() * view.devicePixelRatioF(), view.cellRect(60).size() * view.devicePixelRatioF())
+                            .toAlignedRect()
+                            .adjusted(2, 2, -2, -2);
+        int dots = 0;
+        for (int y = r.top(); y <= r.bottom(); ++y) {
+            for (int x = r.left(); x <= r.right(); ++x) {
+                if (x % 6 < 2 && y % 6 < 2) {
+                    QVERIFY2(!inMap(image.pixel(x, y)), qPrintable(QColor(image.pixel(x, y)).name()));
+                    ++dots;
+                }
+            }
+        }
+        QVERIFY(dots > 4);
+        // The banner across the top.
+        QVERIFY(closeTo(image.pixel(3, 3), qRgb(0xb0, 0x3a, 0x1e)) || qRed(image.pixel(3, 3)) > 150);
+        // Fresh again: no dots.
+        view.setStaleNote({});
+        QVERIFY(paint(view));
+        QVERIFY(
+            inMap(view.grabFramebuffer().pixel(r.left() + (6 - r.left() % 6) % 6, r.top() + (6 - r.top() % 6) % 6)));
+    }
+
+    void clickSelectsAGpuAndRingsIt()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy selected(&view, &HeatmapView::gpuSelected);
+        const QPoint centre = view.cellRect(33).center().toPoint();
+        QTest::mouseClick(&view, Qt::LeftButton, {}, centre);
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(selected.first().at(0).toInt(), 33);
+        QCOMPARE(view.selectedGpu(), 33);
+        QVERIFY(paint(view));
+        // The ring: white at its radius (0.75 cell, at least 6 physical pixels) from the cell's centre.
+        const double dpr = view.devicePixelRatioF();
+        const QRectF cell = view.cellRect(33);
+        const double radius = std::max(6.0, cell.width() * dpr * 0.75);
+        const QPointF c = cell.center() * dpr;
+        const QImage image = view.grabFramebuffer();
+        QCOMPARE(image.pixel(static_cast<int>(c.x() + radius + 1), static_cast<int>(c.y())), qRgb(255, 255, 255));
+        // A click on an aisle clears the selection.
+        const QRectF a = view.cellRect(7);
+        QTest::mouseClick(&view, Qt::LeftButton, {}, QPointF(a.right() + a.width() / 2, a.center().y()).toPoint());
+        QCOMPARE(view.selectedGpu(), -1);
     }
 
     void tooltipNamesHostGpuValueAndUnit()
