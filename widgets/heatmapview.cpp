@@ -456,6 +456,25 @@ void HeatmapView::uploadColorMap()
     m_colorMapDirty = false;
 }
 
+void HeatmapView::uploadPending()
+{
+    if (!m_program || !m_topology) {
+        return;
+    }
+    makeCurrent();
+    if (m_layoutDirty) {
+        uploadLayout();
+    }
+    if (m_frameDirty) {
+        uploadFrame();
+    }
+    if (m_colorMapDirty) {
+        uploadColorMap();
+    }
+    glFinish();
+    doneCurrent();
+}
+
 void HeatmapView::paintGL()
 {
     ++m_paintCount;

@@ -52,6 +52,9 @@ public:
     float valueOf(int gpu) const;
     // Tooltip text for a GPU: host, GPU index, value with unit, health.
     QString describeGpu(int gpu) const;
+    // Does now, and waits for, the texture uploads the next paint would do for a new topology, frame or colour map;
+    // benchmarks time the path from a received frame to its texture with it. Needs a shown widget.
+    void uploadPending();
     // Paints so far, for the frame-rate display and tests.
     quint64 paintCount() const { return m_paintCount; }
 
