@@ -107,10 +107,41 @@ struct Frame
     }
 };
 
+// Jobs as ListJobs reports them: running ones, then recently ended ones.
+struct Job
+{
+    uint64_t id = 0;
+    QString name;
+    QString owner;
+    std::vector<uint32_t> gpus; // dense GPU indices, ascending
+    int64_t startTimeMs = 0;
+    int64_t lastCheckpointMs = 0; // 0 when none yet
+    int64_t endTimeMs = 0; // 0 while running
+
+    bool isRunning() const { return endTimeMs == 0; }
+};
+
+struct JobList
+{
+    uint64_t topologyGeneration = 0;
+    std::vector<Job> jobs;
+    std::vector<int32_t> runningJobOfGpu; // dense GPU index -> index into jobs of the running job on it, or -1
+
+    const Job *runningJobOn(uint32_t gpu) const
+    {
+        if (gpu >= runningJobOfGpu.size() || runningJobOfGpu[gpu] < 0) {
+            return nullptr;
+        }
+        return &jobs[static_cast<size_t>(runningJobOfGpu[gpu])];
+    }
+};
+
 using TopologyPtr = std::shared_ptr<const Topology>;
+using JobsPtr = std::shared_ptr<const JobList>;
 using FramePtr = std::shared_ptr<const Frame>;
 
 } // namespace fleetscope
 
 Q_DECLARE_METATYPE(fleetscope::TopologyPtr)
 Q_DECLARE_METATYPE(fleetscope::FramePtr)
+Q_DECLARE_METATYPE(fleetscope::JobsPtr)

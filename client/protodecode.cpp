@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "protodecode.h"
 
+#include <QStringList>
+
 #include <cstring>
 #include <limits>
 
@@ -132,6 +134,56 @@ MetricInfo decodeMetricInfo(const pb::MetricInfo &info)
     m.rangeMax = info.range_max() > info.range_min() ? info.range_max() : info.range_min() + 1;
     m.isRate = info.kind() == pb::METRIC_KIND_RATE;
     return m;
+}
+
+JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error)
+{
+    auto list = std::make_shared<JobList>();
+    list->topologyGeneration = topology.generation;
+    list->runningJobOfGpu.assign(topology.gpuCount, -1);
+    QStringList problems;
+    for (const auto &j : response.jobs()) {
+        Job job;
+        job.id = j.id();
+        job.name = qs(j.name());
+        job.owner = qs(j.owner());
+        job.startTimeMs = j.start_time_ms();
+        job.lastCheckpointMs = j.last_checkpoint_ms();
+        job.endTimeMs = j.end_time_ms();
+        QString problem;
+        job.gpus.reserve(static_cast<size_t>(j.gpus_size()));
+        for (const uint32_t gpu : j.gpus()) {
+            if (gpu >= topology.gpuCount) {
+                problem = QStringLiteral("names GPU %1 of a fleet of %2").arg(gpu).arg(topology.gpuCount);
+                break;
+            }
+            if (!job.gpus.empty() && gpu <= job.gpus.back()) {
+                problem = QStringLiteral("lists its GPUs out of order or twice");
+                break;
+            }
+            if (job.isRunning() && list->runningJobOfGpu[gpu] >= 0) {
+                problem = QStringLiteral("holds GPU %1, which running job %2 holds too")
+                              .arg(gpu)
+                              .arg(list->jobs[static_cast<size_t>(list->runningJobOfGpu[gpu])].id);
+                break;
+            }
+            job.gpus.push_back(gpu);
+        }
+        if (!problem.isEmpty()) {
+            problems << QStringLiteral("job %1 (%2) %3").arg(job.id).arg(job.name, problem);
+            continue;
+        }
+        if (job.isRunning()) {
+            for (const uint32_t gpu : job.gpus) {
+                list->runningJobOfGpu[gpu] = static_cast<int32_t>(list->jobs.size());
+            }
+        }
+        list->jobs.push_back(std::move(job));
+    }
+    if (!problems.isEmpty()) {
+        *error = QStringLiteral("dropped %1 job(s): %2").arg(problems.size()).arg(problems.join(QStringLiteral("; ")));
+    }
+    return list;
 }
 
 FrameAssembler::FrameAssembler(TopologyPtr topology)

@@ -23,6 +23,10 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
 
 MetricInfo decodeMetricInfo(const pb::MetricInfo &info);
 
+// Jobs against the topology they were listed for. A job naming a GPU outside the topology, or a GPU twice, or a GPU
+// that another running job already holds, is dropped and described in *error (the rest are kept).
+JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error);
+
 // Reassembles the parts of a frame into one Frame for a given topology. Feed parts in the order received; a part
 // that does not fit (wrong plane length, another GPU count, parts out of order, unknown encoding) drops the frame
 // being assembled and reports why, and the next frame starts clean.

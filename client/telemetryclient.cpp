@@ -44,6 +44,7 @@ TelemetryClient::TelemetryClient(QObject *parent)
 {
     qRegisterMetaType<TopologyPtr>();
     qRegisterMetaType<FramePtr>();
+    qRegisterMetaType<JobsPtr>();
     m_retryTimer.setSingleShot(true);
     connect(&m_retryTimer, &QTimer::timeout, this, &TelemetryClient::startSession);
 }
@@ -119,24 +120,35 @@ void TelemetryClient::startSession()
     const uint64_t generation = m_latest ? m_latest->topologyGeneration : 0;
     m_worker = std::thread(&TelemetryClient::runSession, this, session, m_address.toStdString(), std::move(metrics),
         generation, resumeAfter);
+    m_jobsWorker = std::thread(&TelemetryClient::runJobsPoll, this, session, m_address.toStdString(), m_jobsPollMs);
 }
 
 void TelemetryClient::stopSession()
 {
-    if (!m_worker.joinable()) {
+    if (!m_worker.joinable() && !m_jobsWorker.joinable()) {
         return;
     }
     {
         std::lock_guard lock(m_cancelMutex);
         m_cancelled = true;
-        if (m_context) {
-            m_context->TryCancel();
+        for (const auto &context : { m_context, m_jobsContext }) {
+            if (context) {
+                context->TryCancel();
+            }
         }
     }
-    m_worker.join();
+    m_sessionChanged.notify_all();
+    if (m_worker.joinable()) {
+        m_worker.join();
+    }
+    if (m_jobsWorker.joinable()) {
+        m_jobsWorker.join();
+    }
     std::lock_guard lock(m_cancelMutex);
     m_cancelled = false;
+    m_topologyPosted = false;
     m_context.reset();
+    m_jobsContext.reset();
 }
 
 void TelemetryClient::onSessionEnded(quint64 session, const QString &why, bool wasLive)
@@ -244,9 +256,16 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
         if (!m_topology || m_topology->generation != topology->generation) {
             m_topology = topology;
             m_latest.reset();
+            m_jobs.reset(); // they named GPUs of the old topology
             Q_EMIT topologyChanged(topology);
         }
     });
+    {
+        // Jobs name GPUs of this topology: the jobs worker starts listing once it is queued ahead of them.
+        std::lock_guard lock(m_cancelMutex);
+        m_topologyPosted = true;
+    }
+    m_sessionChanged.notify_all();
     if (topology->generation != lastGeneration) {
         resumeAfter = 0; // another fleet layout: its sequences mean nothing to us
     }
@@ -321,6 +340,52 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
         }
         end(describe(status), live);
         return;
+    }
+}
+
+void TelemetryClient::runJobsPoll(quint64 session, std::string address, int intervalMs)
+{
+    namespace pb = fleetscope::telemetry::v1;
+    auto stub = pb::Telemetry::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    {
+        std::unique_lock lock(m_cancelMutex);
+        m_sessionChanged.wait(lock, [this] { return m_cancelled || m_topologyPosted; });
+    }
+    for (;;) {
+        auto context = std::make_shared<grpc::ClientContext>();
+        context->set_deadline(std::chrono::system_clock::now() + unaryDeadline);
+        {
+            std::lock_guard lock(m_cancelMutex);
+            if (m_cancelled) {
+                return;
+            }
+            m_jobsContext = context;
+        }
+        auto response = std::make_shared<pb::ListJobsResponse>();
+        const auto status = stub->ListJobs(context.get(), pb::ListJobsRequest(), response.get());
+        if (status.ok()) {
+            post([this, session, response] {
+                if (session != m_session || !m_topology) {
+                    return;
+                }
+                QString error;
+                auto jobs = decodeJobs(*response, *m_topology, &error);
+                if (!error.isEmpty()) {
+                    qCWarning(lcClient, "%s", qPrintable(error));
+                    Q_EMIT errorOccurred(error);
+                }
+                m_jobs = std::move(jobs);
+                Q_EMIT jobsChanged(m_jobs);
+            });
+        } else if (status.error_code() != grpc::StatusCode::CANCELLED) {
+            // The frame stream notices and reports an unreachable backend; a failed listing only waits for the next.
+            qCInfo(lcClient, "listing jobs failed: %s", qPrintable(describe(status)));
+        }
+        std::unique_lock lock(m_cancelMutex);
+        if (m_sessionChanged.wait_for(
+                lock, std::chrono::milliseconds(intervalMs), [this] { return m_cancelled; })) {
+            return;
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -49,6 +51,10 @@ public:
     TopologyPtr topology() const { return m_topology; }
     const std::vector<MetricInfo> &metrics() const { return m_metrics; }
     FramePtr latestFrame() const { return m_latest; }
+    // Jobs, as last listed (ListJobs is polled while connected); null before the first answer.
+    JobsPtr jobs() const { return m_jobs; }
+    // How often jobs are listed again (default 10 s); takes effect with the next session.
+    void setJobsPollInterval(int ms) { m_jobsPollMs = std::max(100, ms); }
     // Frames decoded since start, including those coalesced away for display.
     quint64 framesReceived() const { return m_framesReceived.load(); }
     // Frames dropped as malformed since start.
@@ -60,6 +66,7 @@ Q_SIGNALS:
     void topologyChanged(const fleetscope::TopologyPtr &topology);
     void metricsChanged();
     void frameReady(const fleetscope::FramePtr &frame);
+    void jobsChanged(const fleetscope::JobsPtr &jobs);
     // A bad input that was dropped (a malformed frame, an inconsistent topology), for the log and status bar.
     void errorOccurred(const QString &message);
 
@@ -71,6 +78,7 @@ private:
     void setState(State state, const QString &detail);
     void onSessionEnded(quint64 session, const QString &why, bool wasLive);
     void deliverPendingFrame(quint64 session);
+    void runJobsPoll(quint64 session, std::string address, int intervalMs);
     // Worker -> owner thread.
     void postFrame(quint64 session, FramePtr frame);
     template <typename F> void post(F &&f);
@@ -92,9 +100,15 @@ private:
     // m_context and m_cancelled, shared with the worker so that stop() can cancel a blocking call.
     quint64 m_session = 0;
     std::thread m_worker;
+    std::thread m_jobsWorker; // lists jobs every m_jobsPollMs while the session lasts
     std::mutex m_cancelMutex;
+    std::condition_variable m_sessionChanged; // wakes the jobs worker: cancelled, or the topology has been posted
+    bool m_topologyPosted = false; // this session's topology is on its way to the owner thread
     std::shared_ptr<grpc::ClientContext> m_context;
+    std::shared_ptr<grpc::ClientContext> m_jobsContext;
     bool m_cancelled = false;
+    JobsPtr m_jobs;
+    int m_jobsPollMs = 10000;
 
     // Latest-wins hand-over: the worker replaces m_pending and queues one delivery if none is queued.
     std::mutex m_pendingMutex;

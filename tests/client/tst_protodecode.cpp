@@ -11,6 +11,7 @@
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
+namespace pb = fleetscope::telemetry::v1;
 
 class TestProtoDecode : public QObject
 {
@@ -224,6 +225,48 @@ private Q_SLOTS:
         const auto r = assembler.add(shortEnd);
         QVERIFY(!r.frame);
         QVERIFY2(r.error.contains(QStringLiteral("ended after 2000 of 3000")), qPrintable(r.error));
+    }
+
+    void jobsMapGpusAndBadJobsAreDropped()
+    {
+        be::Simulator sim(64, 1);
+        const auto topology = topologyFor(sim);
+        QVERIFY(topology);
+        pb::ListJobsResponse response;
+        auto addJob = [&response](uint64_t id, std::initializer_list<uint32_t> gpus, int64_t end = 0) {
+            auto *job = response.add_jobs();
+            job->set_id(id);
+            job->set_name("job-" + std::to_string(id));
+            job->set_owner("ana");
+            job->set_start_time_ms(1000);
+            job->set_end_time_ms(end);
+            for (uint32_t g : gpus) {
+                job->add_gpus(g);
+            }
+        };
+        addJob(1, { 0, 1, 2, 3 });
+        addJob(2, { 8, 9, 64 }); // GPU 64 is outside a fleet of 64
+        addJob(3, { 12, 11 }); // out of order
+        addJob(4, { 3, 4 }); // GPU 3 is job 1's
+        addJob(5, { 40, 41 });
+        addJob(6, { 0, 1 }, 900000); // ended: may have held GPUs that running jobs hold now
+        QString error;
+        const auto jobs = decodeJobs(response, *topology, &error);
+        QVERIFY(jobs);
+        QCOMPARE(jobs->topologyGeneration, generation);
+        QCOMPARE(jobs->jobs.size(), size_t(3));
+        QCOMPARE(jobs->jobs[0].id, 1U);
+        QCOMPARE(jobs->jobs[1].id, 5U);
+        QCOMPARE(jobs->jobs[2].id, 6U);
+        QVERIFY(!jobs->jobs[2].isRunning());
+        QVERIFY2(error.contains(QStringLiteral("dropped 3 job(s)")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("GPU 64 of a fleet of 64")), qPrintable(error));
+        QCOMPARE(jobs->runningJobOn(2)->id, 1U);
+        QCOMPARE(jobs->runningJobOn(41)->id, 5U);
+        QVERIFY(jobs->runningJobOn(8) == nullptr); // job 2 was dropped whole
+        QVERIFY(jobs->runningJobOn(4) == nullptr);
+        QVERIFY(jobs->runningJobOn(1000) == nullptr);
+        QCOMPARE(jobs->runningJobOfGpu.size(), size_t(64));
     }
 };
 

@@ -248,6 +248,38 @@ private Q_SLOTS:
         QVERIFY(delivered->sequence >= shown + 5);
         QCOMPARE(client.latestFrame(), delivered);
     }
+
+    // Jobs are listed while connected; each running job's GPUs point back to it, and the listing is refreshed.
+    void jobsAreListedAndRefreshed()
+    {
+        auto server = startBackend(4096, 9);
+        QVERIFY(server);
+        TelemetryClient client;
+        client.setJobsPollInterval(200);
+        QSignalSpy jobsSpy(&client, &TelemetryClient::jobsChanged);
+        client.start(addressOf(*server));
+        QVERIFY(jobsSpy.wait(10000));
+        const auto jobs = jobsSpy.last().at(0).value<JobsPtr>();
+        QVERIFY(jobs);
+        QCOMPARE(client.jobs(), jobs);
+        QCOMPARE(jobs->topologyGeneration, client.topology()->generation);
+        int running = 0;
+        size_t busy = 0;
+        for (const auto &job : jobs->jobs) {
+            QVERIFY(!job.name.isEmpty());
+            QVERIFY(!job.gpus.empty());
+            if (job.isRunning()) {
+                ++running;
+                busy += job.gpus.size();
+                for (uint32_t g : job.gpus) {
+                    QCOMPARE(jobs->runningJobOn(g), &job);
+                }
+            }
+        }
+        QVERIFY(running > 0);
+        QVERIFY(busy > 0 && busy <= 4096);
+        QVERIFY(jobsSpy.wait(5000)); // listed again
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTelemetryClient)
