@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: Apache-2.0
+// The heatmap at 10k / 100k / 1M GPUs: a received frame to its textures against a memcpy of the same bytes, paint
+// time of the shader at 1M GPUs in 1920x1080 and 3840x2160 views at several zooms, and a naive CPU baseline (fill a
+// QImage per frame, draw it scaled with QPainter) measured in the same run. Needs a display with OpenGL:
+//
+//   xvfb-run -a -s "-screen 0 3840x2160x24" build/dev/bin/bench_heatmap [paints per row]
+#include "colormap.h"
+#include "frameencoder.h"
+#include "heatmapview.h"
+#include "protodecode.h"
+#include "simulator.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QOpenGLContext>
+#include <QOpenGLFunctions>
+#include <QPaintEvent>
+#include <QPainter>
+#include <QWindow>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace be = fleetscope::backend;
+using fleetscope::ColorMap;
+using fleetscope::FramePtr;
+using fleetscope::HeatmapView;
+using fleetscope::MetricInfo;
+using fleetscope::TopologyPtr;
+
+namespace {
+
+// The heatmap's own colours for what is not a GPU value (widgets/heatmapview.cpp).
+constexpr QRgb backgroundColour = 0xff15171c;
+constexpr QRgb aisleColour = 0xff22252c;
+constexpr QRgb noDataColour = 0xff8a8f99;
+
+struct Stats
+{
+    double median = 0;
+    double p95 = 0;
+};
+
+Stats stats(std::vector<double> ms)
+{
+    if (ms.empty()) {
+        return {};
+    }
+    std::sort(ms.begin(), ms.end());
+    const auto at
+        = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * (ms.size() - 1) + 0.5))]; };
+    return { at(0.5), at(0.95) };
+}
+
+double elapsedMs(const QElapsedTimer &timer)
+{
+    return static_cast<double>(timer.nsecsElapsed()) / 1e6;
+}
+
+// The shader path: paintGL as the console runs it, plus glFinish so that the time is the GPU's (here llvmpipe's)
+// work, not just the time to queue it.
+class TimedHeatmapView : public HeatmapView
+{
+public:
+    std::vector<double> paintMs;
+    QString renderer;
+
+protected:
+    void initializeGL() override
+    {
+        HeatmapView::initializeGL();
+        auto *f = QOpenGLContext::currentContext()->functions();
+        renderer = QString::fromLatin1(reinterpret_cast<const char *>(f->glGetString(GL_RENDERER)))
+            + QStringLiteral(", ") + QString::fromLatin1(reinterpret_cast<const char *>(f->glGetString(GL_VERSION)));
+    }
+    void paintGL() override
+    {
+        QElapsedTimer timer;
+        timer.start();
+        HeatmapView::paintGL();
+        QOpenGLContext::currentContext()->functions()->glFinish();
+        paintMs.push_back(elapsedMs(timer));
+    }
+};
+
+// The naive baseline: the whole layout as a QImage (one pixel per cell) filled on the CPU for each frame, drawn
+// scaled into a plain widget where the heatmap would draw it. Nearest-neighbour scaling: below one pixel per GPU it
+// drops GPUs instead of showing the worst of them, so it does less than the shader.
+class NaiveView : public QWidget
+{
+public:
+    std::vector<double> paintMs;
+    QImage image;
+    QRectF target;
+
+    void fill(const fleetscope::HeatmapLayout &layout, const fleetscope::Frame &frame, const MetricInfo &metric,
+        const ColorMap &map)
+    {
+        if (image.width() != layout.width || image.height() != layout.height) {
+            image = QImage(layout.width, layout.height, QImage::Format_RGB32);
+        }
+        const std::vector<float> &values = frame.plane(metric.id)->values;
+        for (int y = 0; y < layout.height; ++y) {
+            auto *line = reinterpret_cast<QRgb *>(image.scanLine(y));
+            const int32_t *cells = layout.cells.data() + static_cast<size_t>(y) * layout.width;
+            for (int x = 0; x < layout.width; ++x) {
+                const int32_t gpu = cells[x];
+                if (gpu < 0) {
+                    line[x] = aisleColour;
+                    continue;
+                }
+                const float v = values[static_cast<size_t>(gpu)];
+                const auto state = fleetscope::health::stateOf(frame.health[static_cast<size_t>(gpu)]);
+                line[x] = (std::isnan(v) || state == fleetscope::health::Offline || state == fleetscope::health::NoData)
+                    ? noDataColour
+                    : map.map(v, metric.rangeMin, metric.rangeMax);
+            }
+        }
+    }
+
+protected:
+    void paintEvent(QPaintEvent *) override
+    {
+        QElapsedTimer timer;
+        timer.start();
+        QPainter painter(this);
+        painter.fillRect(rect(), QColor::fromRgb(backgroundColour));
+        painter.drawImage(target, image);
+        painter.end();
+        paintMs.push_back(elapsedMs(timer));
+    }
+};
+
+void showAndWait(QWidget &widget)
+{
+    widget.show();
+    QElapsedTimer timer;
+    timer.start();
+    while ((widget.windowHandle() == nullptr || !widget.windowHandle()->isExposed()) && timer.elapsed() < 10000) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    QCoreApplication::processEvents();
+}
+
+struct Fleet
+{
+    TopologyPtr topology;
+    FramePtr frames[2];
+    MetricInfo metric;
+};
+
+// A simulated fleet, through the client's decode path: the topology and two consecutive frames of GPU temperature.
+Fleet makeFleet(uint32_t gpus)
+{
+    be::Simulator sim(gpus, 1);
+    for (int i = 0; i < 5; ++i) {
+        sim.step(60.0); // warm the fleet up to working temperatures
+    }
+    Fleet fleet;
+    QString error;
+    fleet.topology = fleetscope::decodeTopology(be::encodeTopology(sim.shape(), 1), &error);
+    for (int i = 0; i < 2; ++i) {
+        sim.step();
+        auto snap = sim.snapshot();
+        snap->sampleTimeMs = 1'700'000'000'000 + static_cast<int64_t>(sim.steps()) * 1000;
+        fleetscope::FrameAssembler assembler(fleet.topology);
+        for (const auto &part : be::encodeFrame(*snap, { be::MetricId::GpuTemp }, 1)) {
+            if (auto r = assembler.add(part); r.frame) {
+                fleet.frames[i] = r.frame;
+            }
+        }
+    }
+    be::pb::ListMetricsResponse catalog;
+    be::fillMetricCatalog(&catalog);
+    for (const auto &m : catalog.metrics()) {
+        if (m.id() == "gpu_temp") {
+            fleet.metric = fleetscope::decodeMetricInfo(m);
+        }
+    }
+    if (!fleet.topology || !fleet.frames[0] || !fleet.frames[1] || fleet.metric.id.isEmpty()) {
+        fmt::print(stderr, "cannot build a fleet of {} GPUs: {}\n", gpus, error.toStdString());
+        std::exit(1);
+    }
+    return fleet;
+}
+
+// 1. From a received frame to its textures, against a memcpy of the same bytes into a preallocated buffer.
+void benchUpload(QString *renderer)
+{
+    fmt::print("Frame to texture: setFrame + uploadPending (GL uploads + glFinish), alternating two frames; memcpy of "
+               "the same bytes (plane + health) into a warm buffer. Mean per frame, ms.\n\n");
+    fmt::print("{:>9} {:>8} {:>6} {:>9} {:>9} {:>15}\n", "GPUs", "MiB", "reps", "memcpy", "upload", "upload/memcpy");
+    for (const uint32_t gpus : { 10240U, 102400U, 1048576U }) {
+        const Fleet fleet = makeFleet(gpus);
+        TimedHeatmapView view;
+        view.resize(1280, 800);
+        view.setTopology(fleet.topology);
+        view.setMetric(fleet.metric);
+        showAndWait(view);
+        view.setFrame(fleet.frames[0]);
+        view.uploadPending(); // the layout and the first frame
+        *renderer = view.renderer;
+
+        const int reps = gpus <= 10240U ? 4000 : gpus <= 102400U ? 1000 : 200;
+        const auto &plane0 = fleet.frames[0]->plane(fleet.metric.id)->values;
+        const auto &plane1 = fleet.frames[1]->plane(fleet.metric.id)->values;
+        const size_t planeBytes = plane0.size() * sizeof(float);
+        const size_t bytes = planeBytes + fleet.frames[0]->health.size();
+        std::vector<char> dst(bytes, 1);
+        QElapsedTimer timer;
+        timer.start();
+        for (int i = 0; i < reps; ++i) {
+            const auto &f = *fleet.frames[i % 2];
+            std::memcpy(dst.data(), (i % 2 != 0 ? plane1 : plane0).data(), planeBytes);
+            std::memcpy(dst.data() + planeBytes, f.health.data(), f.health.size());
+        }
+        const double memcpyMs = elapsedMs(timer) / reps;
+        volatile char sink = dst[bytes / 2]; // keep the copies
+        (void)sink;
+
+        timer.restart();
+        for (int i = 0; i < reps; ++i) {
+            view.setFrame(fleet.frames[(i + 1) % 2]);
+            view.uploadPending();
+        }
+        const double uploadMs = elapsedMs(timer) / reps;
+        fmt::print("{:>9} {:>8.2f} {:>6} {:>9.4f} {:>9.4f} {:>15.1f}\n", gpus, static_cast<double>(bytes) / 1048576.0,
+            reps, memcpyMs, uploadMs, uploadMs / memcpyMs);
+    }
+    fmt::print("\n");
+}
+
+// 2 and 3. Paint at 1M GPUs: the shader (paintGL + glFinish) against the naive CPU fill + QPainter in the same
+// geometry.
+void benchPaint(int paints, const QString &grabDir)
+{
+    const Fleet fleet = makeFleet(1048576U);
+    const auto layout = fleetscope::HeatmapLayout::floorPlan(*fleet.topology);
+    fmt::print("Paint, 1,048,576 GPUs (layout {} x {} cells), {} paints per row; ms, median / p95.\n"
+               "shader = paintGL + glFinish; repaint = the whole QWidget::repaint (paint + compose + swap);\n"
+               "naive = fill a QImage of the layout on the CPU + QPainter::drawImage scaled into a QWidget.\n"
+               "naive/shader = (naive fill + naive paint) / shader paint, what showing a new frame (or one morphing "
+               "step) costs.\n\n",
+        layout.width, layout.height, paints);
+    fmt::print("{:>9} {:<22} {:>7} {:>15} {:>9} {:>8} {:>15} {:>9} {:>12}\n", "view", "zoom", "px/GPU",
+        "shader med/p95", "repaint", "naive fill", "naive paint", "repaint", "naive/shader");
+
+    struct Zoom
+    {
+        const char *name;
+        double pxPerGpu; // 0: fitted; < 0: factor on the fitted size
+        bool morphing;
+    };
+    const Zoom zooms[] = { { "fit", 0, false }, { "fit, morphing", 0, true }, { "fit x0.5 (aggregating)", -0.5, false },
+        { "8 px per GPU", 8, false }, { "40 px (values drawn)", 40, false } };
+
+    for (const QSize size : { QSize(1920, 1080), QSize(3840, 2160) }) {
+        qint64 now = 0; // the view's clock, so that a morphing paint is always half-way
+        TimedHeatmapView view;
+        view.setClock([&now] { return now; });
+        view.setTopology(fleet.topology);
+        view.setMetric(fleet.metric);
+        view.resize(size);
+        showAndWait(view);
+        NaiveView naive;
+        naive.resize(size);
+        showAndWait(naive);
+
+        for (const Zoom &zoom : zooms) {
+            // The frames: with morphing, the second frame half-way through its transition from the first.
+            view.setAnimated(zoom.morphing);
+            view.setFrame(fleet.frames[0]);
+            view.repaint();
+            view.setFrame(fleet.frames[1]);
+            now += 500; // half of the 1 s between the frames
+            view.zoomToFit();
+            const QPointF centre(size.width() / 2.0, size.height() / 2.0);
+            if (zoom.pxPerGpu < 0) {
+                view.zoomAt(centre, -zoom.pxPerGpu);
+            } else if (zoom.pxPerGpu > 0) {
+                view.zoomAt(centre, zoom.pxPerGpu / view.cellSize());
+            }
+            view.repaint(); // uploads the frame
+            view.paintMs.clear();
+            std::vector<double> repaintMs;
+            QElapsedTimer timer;
+            for (int i = 0; i < paints; ++i) {
+                timer.start();
+                view.repaint();
+                repaintMs.push_back(elapsedMs(timer));
+            }
+            if (!grabDir.isEmpty()) { // to see what was measured
+                view.grabFramebuffer().save(QStringLiteral("%1/%2x%3-%4.png")
+                                                .arg(grabDir)
+                                                .arg(size.width())
+                                                .arg(size.height())
+                                                .arg(&zoom - zooms));
+            }
+            const Stats shader = stats(view.paintMs);
+            const Stats shaderRepaint = stats(repaintMs);
+            if (view.paintMs.size() != static_cast<size_t>(paints)) {
+                fmt::print(stderr, "expected {} paints, got {}\n", paints, view.paintMs.size());
+            }
+
+            // The naive path in the same geometry.
+            const double cell = view.cellSize();
+            const QPointF first = view.layout().gpuCells[0];
+            const QPointF origin = view.cellRect(0).topLeft() - first * cell;
+            naive.target = QRectF(origin, QSizeF(view.layout().width * cell, view.layout().height * cell));
+            std::vector<double> fillMs;
+            naive.paintMs.clear();
+            repaintMs.clear();
+            for (int i = 0; i < paints; ++i) {
+                timer.start();
+                naive.fill(view.layout(), *fleet.frames[i % 2], fleet.metric, view.colorMap());
+                fillMs.push_back(elapsedMs(timer));
+                timer.start();
+                naive.repaint();
+                repaintMs.push_back(elapsedMs(timer));
+            }
+            const Stats fill = stats(fillMs);
+            const Stats naivePaint = stats(naive.paintMs);
+            const Stats naiveRepaint = stats(repaintMs);
+
+            fmt::print("{:>9} {:<22} {:>7.2f} {:>7.2f} / {:<5.2f} {:>9.2f} {:>10.2f} {:>7.2f} / {:<5.2f} {:>9.2f} "
+                       "{:>12.1f}\n",
+                fmt::format("{}x{}", size.width(), size.height()), zoom.name, cell, shader.median, shader.p95,
+                shaderRepaint.median, fill.median, naivePaint.median, naivePaint.p95, naiveRepaint.median,
+                (fill.median + naivePaint.median) / shader.median);
+        }
+    }
+    fmt::print("\n");
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    HeatmapView::requestSurfaceFormat();
+    QApplication app(argc, argv);
+    const int paints = argc > 1 ? std::max(3, std::atoi(argv[1])) : 40;
+    QString renderer;
+    benchUpload(&renderer);
+    fmt::print("OpenGL: {}\n\n", renderer.toStdString());
+    // FLEETSCOPE_BENCH_GRAB=DIR saves one image of each paint row there.
+    benchPaint(paints, qEnvironmentVariable("FLEETSCOPE_BENCH_GRAB"));
+    return 0;
+}
