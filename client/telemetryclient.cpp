@@ -382,8 +382,7 @@ void TelemetryClient::runJobsPoll(quint64 session, std::string address, int inte
             qCInfo(lcClient, "listing jobs failed: %s", qPrintable(describe(status)));
         }
         std::unique_lock lock(m_cancelMutex);
-        if (m_sessionChanged.wait_for(
-                lock, std::chrono::milliseconds(intervalMs), [this] { return m_cancelled; })) {
+        if (m_sessionChanged.wait_for(lock, std::chrono::milliseconds(intervalMs), [this] { return m_cancelled; })) {
             return;
         }
     }

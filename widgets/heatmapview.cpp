@@ -456,12 +456,8 @@ void HeatmapView::uploadColorMap()
     m_colorMapDirty = false;
 }
 
-void HeatmapView::uploadPending()
+void HeatmapView::uploadDirty()
 {
-    if (!m_program || !m_topology) {
-        return;
-    }
-    makeCurrent();
     if (m_layoutDirty) {
         uploadLayout();
     }
@@ -471,6 +467,15 @@ void HeatmapView::uploadPending()
     if (m_colorMapDirty) {
         uploadColorMap();
     }
+}
+
+void HeatmapView::uploadPending()
+{
+    if (!m_program || !m_topology) {
+        return;
+    }
+    makeCurrent();
+    uploadDirty();
     glFinish();
     doneCurrent();
 }
@@ -495,15 +500,7 @@ void HeatmapView::paintGL()
             m_program ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
         return;
     }
-    if (m_layoutDirty) {
-        uploadLayout();
-    }
-    if (m_frameDirty) {
-        uploadFrame();
-    }
-    if (m_colorMapDirty) {
-        uploadColorMap();
-    }
+    uploadDirty();
 
     const auto p = placement();
     m_program->bind();

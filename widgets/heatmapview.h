@@ -114,6 +114,7 @@ private:
     void uploadLayout();
     void uploadFrame();
     void uploadColorMap();
+    void uploadDirty(); // whatever of the three changed since the last upload
     QString shaderSource(const QString &path) const;
     void paintLabels(const Placement &p);
 
