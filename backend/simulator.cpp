@@ -30,6 +30,7 @@ enum Salt : uint64_t {
     SaltJobAge,
 };
 
+constexpr float preheatPerWatt = 0.0016F; // °C the chassis air warms per watt of the GPUs upstream
 constexpr float idlePower = 62.0F;
 constexpr float maxPower = 700.0F;
 constexpr float throttleTemp = 87.0F;
@@ -85,11 +86,17 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
         job.endSeconds -= age * 0.5;
     }
     updateCooling();
-    updateGpus();
-    for (size_t i = 0; i < n; ++i) {
-        const auto &node = m_shape.nodes[m_shape.nodeOfGpu[i]];
-        m_temp[i] = m_rackInlet[node.rack] + m_power[i] * m_thermalResistance[i];
-        m_memTemp[i] = m_temp[i] + 6.0F;
+    updateGpus(); // the GPUs' power, which warms the racks' inlets
+    updateCooling();
+    // The temperatures updateGpus converges to (inlet, the air warmed upstream in the chassis, the GPU's own power),
+    // so that the first minutes show no warm-up swing: rate-of-change views read it as a heat wave.
+    for (const auto &node : m_shape.nodes) {
+        float preheat = 0;
+        for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+            m_temp[g] = m_rackInlet[node.rack] + preheat + m_power[g] * m_thermalResistance[g];
+            m_memTemp[g] = m_temp[g] + 6.0F;
+            preheat += preheatPerWatt * m_power[g];
+        }
     }
     m_events.clear(); // what happened before the start (jobs placed, first throttles) is not news
 }
@@ -357,7 +364,7 @@ void Simulator::updateGpus()
             const float target = m_rackInlet[node.rack] + preheat + power * resistance;
             m_temp[g] += (target - m_temp[g]) * alphaGpu;
             m_memTemp[g] += (m_temp[g] + 6.0F - m_memTemp[g]) * alphaMem;
-            preheat += 0.0016F * power;
+            preheat += preheatPerWatt * power;
 
             uint8_t h = health::ok;
             const bool xid = m_faults.windowCount(FaultModel::XidCount, g) > 0;
