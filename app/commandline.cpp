@@ -41,8 +41,20 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("Embedded fleet: simulate this much past first (e.g. 6h)."), QStringLiteral("DURATION"));
     const QCommandLineOption noAnimation(QStringLiteral("no-animation"),
         QStringLiteral("Show each frame at once instead of morphing between frames (for weak display machines)."));
+    const QCommandLineOption arrange(QStringLiteral("arrange"),
+        QStringLiteral("Where GPUs sit on the map: floor (rows and racks as on the floor, default), compact (fleet "
+                       "order, filling the window) or jobs (grouped by job, idle GPUs last)."),
+        QStringLiteral("HOW"), QStringLiteral("floor"));
+    const QCommandLineOption range(QStringLiteral("range"),
+        QStringLiteral("Colour range: fixed (the metric's own, default) or auto (1st to 99th percentile of the "
+                       "frame shown)."),
+        QStringLiteral("HOW"), QStringLiteral("fixed"));
+    const QCommandLineOption change(QStringLiteral("change"),
+        QStringLiteral("Show the metric's rate of change per minute over a window of 10, 60, 300 or 900 seconds "
+                       "instead of its value (heat fronts stand out)."),
+        QStringLiteral("SECONDS"));
     parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
-        history, noAnimation });
+        history, noAnimation, arrange, range, change });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -94,6 +106,21 @@ CommandLine parseCommandLine(const QStringList &arguments)
                                 .arg(option->names().constFirst()));
             }
             o.simulatorArguments << QStringLiteral("--") + option->names().constFirst() << parser.value(*option);
+        }
+    }
+    o.arrangement = parser.value(arrange);
+    if (!QStringList { QStringLiteral("floor"), QStringLiteral("compact"), QStringLiteral("jobs") }.contains(
+            o.arrangement)) {
+        return fail(QStringLiteral("--arrange: '%1' is not floor, compact or jobs").arg(o.arrangement));
+    }
+    o.range = parser.value(range);
+    if (o.range != QStringLiteral("fixed") && o.range != QStringLiteral("auto")) {
+        return fail(QStringLiteral("--range: '%1' is not fixed or auto").arg(o.range));
+    }
+    if (parser.isSet(change)) {
+        o.changeWindowS = parser.value(change).toInt(&ok);
+        if (!ok || !QList<int> { 10, 60, 300, 900 }.contains(o.changeWindowS)) {
+            return fail(QStringLiteral("--change: '%1' is not 10, 60, 300 or 900 seconds").arg(parser.value(change)));
         }
     }
     o.screenshot = parser.value(screenshot);

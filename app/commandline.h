@@ -16,6 +16,9 @@ struct ConsoleOptions
     QString screenshot; // save a PNG once a live frame is drawn, then exit
     int screenshotTimeoutS = 30;
     bool animated = true;
+    QString arrangement = QStringLiteral("floor"); // floor, compact or jobs
+    QString range = QStringLiteral("fixed"); // fixed (the metric's own) or auto (1st to 99th percentile)
+    int changeWindowS = 0; // > 0: show the metric's rate of change over this window instead of its value
 };
 
 struct CommandLine

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "mainwindow.h"
 
+#include "autorange.h"
 #include "colorlegend.h"
 #include "colormap.h"
 #include "heatmapview.h"
@@ -28,6 +29,9 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     layout->setContentsMargins(6, 6, 6, 6);
     m_view = new HeatmapView(central);
     m_view->setAnimated(options.animated);
+    m_view->setArrangement(options.arrangement == QStringLiteral("compact") ? HeatmapView::Arrangement::Compact
+            : options.arrangement == QStringLiteral("jobs")                 ? HeatmapView::Arrangement::ByJob
+                                                                            : HeatmapView::Arrangement::FloorPlan);
     m_legend = new ColorLegend(central);
     layout->addWidget(m_view, 1);
     layout->addWidget(m_legend);
@@ -40,15 +44,48 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     m_metricBox->setMinimumContentsLength(22);
     m_metricBox->setToolTip(tr("The metric the map shows"));
     toolbar->addWidget(m_metricBox);
+    m_showBox = new QComboBox(toolbar);
+    m_showBox->addItem(tr("value"), 0);
+    for (const auto window : RateOfChange::windowChoices) {
+        const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(window).count();
+        m_showBox->addItem(seconds < 60 ? tr("change per min over %1 s").arg(seconds)
+                                        : tr("change per min over %1 min").arg(seconds / 60),
+            static_cast<int>(seconds));
+    }
+    m_showBox->setToolTip(tr("Show the metric, or how fast it changes (heat fronts stand out)"));
+    m_showBox->setCurrentIndex(std::max(0, m_showBox->findData(options.changeWindowS)));
+    toolbar->addWidget(m_showBox);
     toolbar->addSeparator();
     toolbar->addWidget(new QLabel(tr(" Colours: "), toolbar));
     m_colourBox = new QComboBox(toolbar);
     m_colourBox->addItem(tr("as suggested"), QString());
     for (const auto &name : ColorMap::names()) {
-        m_colourBox->addItem(name, name);
+        // A categorical map fits only its own metric (health), which suggests it.
+        if (ColorMap::byName(name).kind() != ColorMap::Kind::Categorical) {
+            m_colourBox->addItem(name, name);
+        }
     }
     m_colourBox->setToolTip(tr("Colour map: perceptually uniform and colour-blind safe"));
     toolbar->addWidget(m_colourBox);
+    m_rangeBox = new QComboBox(toolbar);
+    m_rangeBox->addItem(tr("fixed range"), QStringLiteral("fixed"));
+    m_rangeBox->addItem(tr("auto range"), QStringLiteral("auto"));
+    m_rangeBox->setToolTip(tr("Fixed: the metric's own range. Auto: the 1st to 99th percentile of the values shown, "
+                              "so a few outliers cannot wash out the rest."));
+    m_rangeBox->setCurrentIndex(std::max(0, m_rangeBox->findData(options.range)));
+    toolbar->addWidget(m_rangeBox);
+    toolbar->addSeparator();
+    toolbar->addWidget(new QLabel(tr(" Arrange: "), toolbar));
+    m_arrangeBox = new QComboBox(toolbar);
+    m_arrangeBox->addItem(tr("floor plan"), static_cast<int>(HeatmapView::Arrangement::FloorPlan));
+    m_arrangeBox->addItem(tr("compact"), static_cast<int>(HeatmapView::Arrangement::Compact));
+    m_arrangeBox->addItem(tr("by job"), static_cast<int>(HeatmapView::Arrangement::ByJob));
+    m_arrangeBox->setCurrentIndex(m_arrangeBox->findData(static_cast<int>(m_view->arrangement())));
+    m_arrangeBox->setToolTip(tr("Floor plan: rows and racks as on the floor. Compact: fleet order, filling the "
+                                "window. By job: each job's GPUs together, idle GPUs last."));
+    toolbar->addWidget(m_arrangeBox);
+    connect(m_arrangeBox, &QComboBox::currentIndexChanged, this,
+        [this] { m_view->setArrangement(static_cast<HeatmapView::Arrangement>(m_arrangeBox->currentData().toInt())); });
     toolbar->addSeparator();
     toolbar->addWidget(new QLabel(tr(" Zoomed out, a pixel shows: "), toolbar));
     auto *aggregation = new QComboBox(toolbar);
@@ -59,8 +96,9 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     connect(aggregation, &QComboBox::currentIndexChanged, this, [this](int index) {
         m_view->setAggregation(index == 0 ? HeatmapView::Aggregation::Worst : HeatmapView::Aggregation::Mean);
     });
-    connect(
-        m_colourBox, &QComboBox::currentIndexChanged, this, [this] { onMetricSelected(m_metricBox->currentIndex()); });
+    for (auto *box : { m_colourBox, m_showBox, m_rangeBox }) {
+        connect(box, &QComboBox::currentIndexChanged, this, [this] { onMetricSelected(m_metricBox->currentIndex()); });
+    }
 
     m_connectionLabel = new QLabel(this);
     m_gpuLabel = new QLabel(this);
@@ -77,6 +115,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     connect(&m_client, &TelemetryClient::topologyChanged, this, &MainWindow::onTopologyChanged);
     connect(&m_client, &TelemetryClient::metricsChanged, this, &MainWindow::onMetricsChanged);
     connect(&m_client, &TelemetryClient::frameReady, this, &MainWindow::onFrame);
+    connect(&m_client, &TelemetryClient::jobsChanged, this, [this] { m_view->setJobs(m_client.jobs()); });
     connect(&m_client, &TelemetryClient::errorOccurred, this,
         [this](const QString &message) { statusBar()->showMessage(message, 10000); });
     connect(m_metricBox, &QComboBox::currentIndexChanged, this, &MainWindow::onMetricSelected);
@@ -169,13 +208,29 @@ void MainWindow::onMetricSelected(int index)
         return;
     }
     const MetricInfo &metric = metrics[static_cast<size_t>(index)];
-    m_view->setMetric(metric);
+    // The value, or its rate of change per minute over the chosen window (from the frames as they arrive).
+    const int windowS = m_showBox->currentData().toInt();
+    if (windowS > 0) {
+        m_rate.emplace(metric.id, std::chrono::seconds(windowS));
+        m_shownMetric = RateOfChange::rateMetric(metric);
+        statusBar()->showMessage(
+            tr("Change per minute: the map fills in once %1 s of frames have arrived.").arg(std::max(2, windowS / 4)),
+            10000);
+    } else {
+        m_rate.reset();
+        m_shownMetric = metric;
+    }
+    m_view->setMetric(m_shownMetric);
     // The user's colour map wins over the metric's suggestion.
     const QString chosen = m_colourBox->currentData().toString();
     if (!chosen.isEmpty()) {
         m_view->setColorMap(ColorMap::byName(chosen));
     }
-    m_legend->setMetric(metric, m_view->colorMap());
+    m_legend->setMetric(m_shownMetric, m_view->colorMap());
+    if (const FramePtr last = m_client.latestFrame(); last && m_rate) {
+        m_view->setFrame(m_rate->apply(last));
+    }
+    updateAutoRange(m_view->frame());
     // Subscribe to the shown metric alongside the health-relevant defaults, so a switch back is instant.
     QStringList ids { metric.id };
     for (const auto &id : { QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util") }) {
@@ -191,7 +246,9 @@ void MainWindow::onFrame(const FramePtr &frame)
     if (const FramePtr previous = m_view->frame(); previous && frame->sampleTimeMs > previous->sampleTimeMs) {
         m_intervalMs = std::clamp<qint64>(frame->sampleTimeMs - previous->sampleTimeMs, 100, 60000);
     }
-    m_view->setFrame(frame);
+    const FramePtr shown = m_rate ? m_rate->apply(frame) : frame;
+    m_view->setFrame(shown);
+    updateAutoRange(shown);
     refreshStatus();
     if (!m_screenshotFile.isEmpty() && frame->plane(m_view->metric().id) != nullptr) {
         // Save after this frame has been painted, not before.
@@ -209,6 +266,35 @@ void MainWindow::onFrame(const FramePtr &frame)
             },
             Qt::SingleShotConnection);
     }
+}
+
+void MainWindow::updateAutoRange(const FramePtr &shown)
+{
+    // Categories have no range to fit.
+    if (m_rangeBox->currentData().toString() != QStringLiteral("auto")
+        || m_view->colorMap().kind() == ColorMap::Kind::Categorical) {
+        return;
+    }
+    const MetricPlane *plane = shown ? shown->plane(m_shownMetric.id) : nullptr;
+    if (plane == nullptr) {
+        return;
+    }
+    const bool diverging = m_view->colorMap().kind() == ColorMap::Kind::Diverging;
+    const ValueRange range = robustRange(plane->values, 0.01, 0.99, diverging);
+    if (!range.valid) {
+        return;
+    }
+    // Move the range only when it is off by more than a tenth of its span, so the colours do not shimmer from one
+    // frame to the next while the fleet is steady.
+    const MetricInfo &current = m_view->metric();
+    const float tolerance = (current.rangeMax - current.rangeMin) * 0.1F;
+    if (std::abs(range.min - current.rangeMin) <= tolerance && std::abs(range.max - current.rangeMax) <= tolerance) {
+        return;
+    }
+    m_view->setRange(range.min, range.max);
+    m_shownMetric.rangeMin = range.min;
+    m_shownMetric.rangeMax = range.max;
+    m_legend->setMetric(m_shownMetric, m_view->colorMap());
 }
 
 void MainWindow::takeScreenshotWhenLive(const QString &file, int timeoutS)

@@ -2,11 +2,14 @@
 #pragma once
 
 #include "commandline.h"
+#include "rateofchange.h"
 #include "telemetryclient.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QTimer>
+
+#include <optional>
 
 class QComboBox;
 class QLabel;
@@ -41,6 +44,8 @@ private:
     void onMetricsChanged();
     void onFrame(const FramePtr &frame);
     void onMetricSelected(int index);
+    // The range the map and legend use for this frame: the metric's own, or the auto range of the values shown.
+    void updateAutoRange(const FramePtr &shown);
     void refreshStatus();
 
     ConsoleOptions m_options;
@@ -49,6 +54,11 @@ private:
     ColorLegend *m_legend = nullptr;
     QComboBox *m_metricBox = nullptr;
     QComboBox *m_colourBox = nullptr;
+    QComboBox *m_showBox = nullptr; // the value, or its rate of change over a window
+    QComboBox *m_rangeBox = nullptr;
+    QComboBox *m_arrangeBox = nullptr;
+    MetricInfo m_shownMetric; // what the map shows: the selected metric or its rate, with the range in use
+    std::optional<RateOfChange> m_rate; // set while the map shows a rate of change
     QLabel *m_connectionLabel = nullptr;
     QLabel *m_gpuLabel = nullptr;
     QLabel *m_ageLabel = nullptr;

@@ -30,7 +30,7 @@ const std::vector<MetricDef> &metricCatalog()
         { MetricId::ThrottleReasons, "throttle_reasons", "Throttle reasons", "mask", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
             0, 64, false, "cividis" },
         // 0 OK, 1 warning, 2 critical, 3 offline, 4 no data: the state bits of the health byte.
-        { MetricId::HealthState, "health", "Health state", "state", "", 0, 4, false, "inferno" },
+        { MetricId::HealthState, "health", "Health state", "state", "", 0, 4, false, "health" },
     };
     return catalog;
 }

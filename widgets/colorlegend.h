@@ -8,7 +8,8 @@
 
 namespace fleetscope {
 
-// A horizontal colour bar with the metric's range and unit, so a colour on the map reads as a number.
+// The key to the map's colours. A sequential map is a horizontal bar with the metric's range and unit; a diverging
+// map also labels its centre value; a categorical map is one swatch per category with its label.
 class ColorLegend : public QWidget
 {
     Q_OBJECT
@@ -22,6 +23,12 @@ protected:
     void paintEvent(QPaintEvent *event) override;
 
 private:
+    void paintBar(QPainter &p, int right);
+    void paintSwatches(QPainter &p, int right);
+    // The key for the view's pattern: GPUs without a value (offline, no data) are hatched whatever the map; returns
+    // where it starts.
+    int paintNoDataKey(QPainter &p);
+
     MetricInfo m_metric;
     ColorMap m_map;
 };

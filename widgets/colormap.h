@@ -9,19 +9,39 @@
 
 namespace fleetscope {
 
-// A 256-entry colour map, perceptually uniform and colour-blind safe (viridis, inferno, cividis), loaded from the
-// compiled-in resources. The heatmap's shader samples the same table as a texture, so map() here gives exactly the
-// colour the shader draws for a value.
+// GPUs without a value (offline, no data) are drawn hatched in this grey and 55 % of it, whatever the map.
+inline constexpr QRgb noDataColour = 0xff8a8f99;
+
+// A 256-entry colour map, loaded from the compiled-in resources or built here. The sequential maps are perceptually
+// uniform and colour-blind safe (viridis, inferno, cividis); coolwarm is Moreland's diverging map for changes, light
+// grey at the centre; health is categorical, one Okabe-Ito colour per health state. The heatmap's shader samples the
+// same table as a texture, so map() here gives exactly the colour the shader draws for a value.
 class ColorMap
 {
 public:
     static constexpr int size = 256;
+
+    enum class Kind {
+        Sequential, // low to high
+        Diverging, // below and above a centre value at t = 0.5
+        Categorical, // category k of n at t = k / (n - 1), the table constant around each
+    };
 
     // Falls back to viridis for an unknown name.
     static ColorMap byName(const QString &name);
     static QStringList names();
 
     QString name() const { return m_name; }
+    Kind kind() const { return m_kind; }
+    // Categorical maps only (empty otherwise): the label of each category, in value order.
+    const QStringList &categoryNames() const { return m_categoryNames; }
+    // The colour of category k: the table at t = k / (categories - 1), what the shader draws for the value k when
+    // the range is 0 .. categories - 1 (the health metric's 0..4).
+    QRgb categoryColour(int k) const;
+    // The first categories, those the heatmap draws in their colour: the view hatches offline and no-data GPUs
+    // whatever the map (a pattern, readable without colour), so health's last two entries only complete 0..4.
+    int colouredCategories() const { return m_colouredCategories; }
+
     QRgb at(int index) const { return m_table[static_cast<size_t>(qBound(0, index, size - 1))]; }
     // The table index the shader uses for t in [0, 1].
     static int indexFor(float t);
@@ -30,8 +50,12 @@ public:
 
 private:
     static ColorMap load(const QString &name, bool *ok);
+    static ColorMap health();
 
     QString m_name;
+    Kind m_kind = Kind::Sequential;
+    QStringList m_categoryNames;
+    int m_colouredCategories = 0;
     std::array<QRgb, size> m_table {};
 };
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "heatmapview.h"
 
+#include "heatmapoverlay.h"
+
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QHelpEvent>
@@ -27,7 +30,6 @@ namespace fleetscope {
 namespace {
 constexpr QRgb backgroundColour = 0xff15171c;
 constexpr QRgb aisleColour = 0xff22252c;
-constexpr QRgb noDataColour = 0xff8a8f99;
 
 void setColourUniform(QOpenGLShaderProgram *program, const char *name, QRgb rgb)
 {
@@ -55,9 +57,13 @@ HeatmapView::HeatmapView(QWidget *parent)
         }
         return timer->elapsed();
     };
-    // About 60 repaints a second while a transition runs, none otherwise.
+    m_wallClock = [] { return QDateTime::currentMSecsSinceEpoch(); };
+    // About 60 repaints a second while a transition runs (fewer where painting is slow), none otherwise.
     m_animationTimer.setInterval(16);
     connect(&m_animationTimer, &QTimer::timeout, this, qOverload<>(&QWidget::update));
+    m_relayoutTimer.setSingleShot(true);
+    m_relayoutTimer.setInterval(60);
+    connect(&m_relayoutTimer, &QTimer::timeout, this, &HeatmapView::relayout);
     setFocusPolicy(Qt::StrongFocus); // + - 0 and the arrows zoom and pan
     setMinimumSize(320, 200);
 }
@@ -85,13 +91,82 @@ void HeatmapView::setTopology(const TopologyPtr &topology)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     m_topology = topology;
-    m_layout = topology ? HeatmapLayout::floorPlan(*topology) : HeatmapLayout();
+    if (m_jobs && (!topology || m_jobs->topologyGeneration != topology->generation)) {
+        m_jobs.reset();
+    }
     m_fitted = true;
     m_selectedGpu = -1;
     m_frame.reset();
     m_hasData = false;
+    m_topologyDirty = true;
+    relayout();
+}
+
+void HeatmapView::setJobs(const JobsPtr &jobs)
+{
+    const JobsPtr before = m_jobs;
+    m_jobs = (jobs && m_topology && jobs->topologyGeneration == m_topology->generation) ? jobs : nullptr;
+    if (m_arrangement != Arrangement::ByJob) {
+        return;
+    }
+    // Move GPUs only when the set of running jobs changed, not on every poll.
+    const auto running = [](const JobsPtr &list) {
+        std::vector<std::pair<uint64_t, size_t>> ids;
+        if (list) {
+            for (const auto &job : list->jobs) {
+                if (job.isRunning()) {
+                    ids.emplace_back(job.id, job.gpus.size());
+                }
+            }
+        }
+        return ids;
+    };
+    if (running(before) != running(m_jobs)) {
+        relayout();
+    }
+}
+
+void HeatmapView::setArrangement(Arrangement arrangement)
+{
+    if (arrangement != m_arrangement) {
+        m_arrangement = arrangement;
+        m_fitted = true;
+        relayout();
+    }
+}
+
+double HeatmapView::layoutAspect() const
+{
+    return std::max(1, width()) / static_cast<double>(std::max(1, height()));
+}
+
+void HeatmapView::relayout()
+{
+    if (!m_topology) {
+        m_layout = HeatmapLayout();
+    } else {
+        switch (m_arrangement) {
+        case Arrangement::FloorPlan:
+            m_layout = HeatmapLayout::floorPlan(*m_topology);
+            break;
+        case Arrangement::Compact:
+            m_layout = HeatmapLayout::compact(*m_topology, layoutAspect());
+            break;
+        case Arrangement::ByJob:
+            m_layout = HeatmapLayout::byJob(*m_topology, m_jobs.get(), layoutAspect());
+            break;
+        }
+    }
     m_layoutDirty = true;
     update();
+}
+
+void HeatmapView::resizeEvent(QResizeEvent *event)
+{
+    QOpenGLWidget::resizeEvent(event);
+    if (m_arrangement != Arrangement::FloorPlan && m_topology) {
+        m_relayoutTimer.start(); // once the resizing settles
+    }
 }
 
 void HeatmapView::setFrame(const FramePtr &frame)
@@ -143,6 +218,11 @@ void HeatmapView::setClock(std::function<qint64()> clock)
     m_clock = std::move(clock);
 }
 
+void HeatmapView::setWallClock(std::function<qint64()> clock)
+{
+    m_wallClock = std::move(clock);
+}
+
 double HeatmapView::interpolation() const
 {
     if (!m_animated || !m_hasPrevious) {
@@ -161,6 +241,15 @@ void HeatmapView::setMetric(const MetricInfo &metric)
     }
     m_frameDirty = true;
     update();
+}
+
+void HeatmapView::setRange(float rangeMin, float rangeMax)
+{
+    if (rangeMin < rangeMax && (rangeMin != m_metric.rangeMin || rangeMax != m_metric.rangeMax)) {
+        m_metric.rangeMin = rangeMin;
+        m_metric.rangeMax = rangeMax;
+        update();
+    }
 }
 
 void HeatmapView::setColorMap(const ColorMap &map)
@@ -182,9 +271,12 @@ void HeatmapView::zoomAt(const QPointF &anchor, double factor)
     }
     const Placement fit = fittedPlacement();
     Placement p = placement();
-    // From half the fitted size (the whole fleet with a margin) to 64 physical pixels per GPU.
-    const double cell = std::clamp(p.cellSize * factor, fit.cellSize / 2, std::max(64.0, fit.cellSize));
+    // From half the fitted size (the whole fleet with a margin) to 96 logical pixels per GPU (room for its value
+    // and its node's name at any device pixel ratio); never below a quarter of a physical pixel, the most a pixel
+    // aggregates (4 x 4 GPUs), so that no GPU is skipped.
     const double dpr = devicePixelRatioF();
+    const double cell = std::clamp(
+        p.cellSize * factor, std::max(minCellSize, fit.cellSize / 2), std::max(maxCellSize * dpr, fit.cellSize));
     const double ax = anchor.x() * dpr;
     const double ay = anchor.y() * dpr;
     p.originX = ax - (ax - p.originX) * cell / p.cellSize;
@@ -235,18 +327,20 @@ HeatmapView::Placement HeatmapView::fittedPlacement() const
         return p;
     }
     const double dpr = devicePixelRatioF();
-    // A margin on the left for the row names.
-    const double margin = std::min(64.0, width() / 8.0) * dpr;
+    // The floor plan keeps a margin on the left for the row names and one on top for the first row's rack names.
+    const bool floorPlan = m_arrangement == Arrangement::FloorPlan;
+    const double margin = floorPlan ? std::min(64.0, width() / 8.0) * dpr : 0.0;
+    const double top = floorPlan ? std::min(20.0, height() / 16.0) * dpr : 0.0;
     const double w = width() * dpr - margin;
-    const double h = height() * dpr;
-    double cell = std::min(w / m_layout.width, h / m_layout.height);
+    const double h = height() * dpr - top;
+    double cell = std::max(minCellSize, std::min(w / m_layout.width, h / m_layout.height));
     // Whole physical pixels per cell when a cell is bigger than a pixel, so that every cell is the same size.
     if (cell >= 1.0) {
         cell = std::floor(cell);
     }
     p.cellSize = cell;
     p.originX = margin + std::floor((w - cell * m_layout.width) / 2);
-    p.originY = std::floor((h - cell * m_layout.height) / 2);
+    p.originY = top + std::floor((h - cell * m_layout.height) / 2);
     return p;
 }
 
@@ -295,6 +389,22 @@ QString HeatmapView::describeGpu(int gpu) const
                        .arg(m_metric.name.toHtmlEscaped(), formatValue(valueOf(gpu), m_metric.unit).toHtmlEscaped());
     if (m_frame) {
         text += QStringLiteral("<br>health: %1").arg(health::describe(m_frame->health[static_cast<size_t>(gpu)]));
+    }
+    if (const Job *job = m_jobs ? m_jobs->runningJobOn(static_cast<uint32_t>(gpu)) : nullptr) {
+        text += QStringLiteral("<br>job: %1 #%2 (%3, %L4 GPUs)")
+                    .arg(job->name.toHtmlEscaped())
+                    .arg(job->id)
+                    .arg(job->owner.toHtmlEscaped())
+                    .arg(job->gpus.size());
+    } else if (m_jobs) {
+        text += QStringLiteral("<br>job: none (idle)");
+    }
+    if (m_frame) {
+        const qint64 ageMs = std::max<qint64>(0, m_wallClock() - m_frame->sampleTimeMs);
+        const QString when = QDateTime::fromMSecsSinceEpoch(m_frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
+        text += QStringLiteral("<br>data as of %1 (%2 s old)")
+                    .arg(when)
+                    .arg(static_cast<double>(ageMs) / 1000.0, 0, 'f', 1);
     }
     const QString uuid = m_topology->uuidText(static_cast<uint32_t>(gpu));
     if (!uuid.isEmpty()) {
@@ -355,6 +465,7 @@ void HeatmapView::initializeGL()
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     }
+    m_topologyDirty = true;
     m_layoutDirty = true;
     m_frameDirty = true;
     m_colorMapDirty = true;
@@ -382,7 +493,12 @@ void HeatmapView::uploadLayout()
     static const int32_t none = HeatmapLayout::gap;
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R32I, w, h, 0, GL_RED_INTEGER, GL_INT,
         m_layout.cells.empty() ? &none : m_layout.cells.data());
-    // Allocate the dense-order textures for this fleet size; frames fill them with sub-image uploads.
+    m_layoutDirty = false;
+}
+
+void HeatmapView::allocateDataTextures()
+{
+    // The dense-order textures for this fleet size; frames fill them with sub-image uploads.
     const int n = m_topology ? static_cast<int>(m_topology->gpuCount) : 1;
     const int rows = (n + dataTextureWidth - 1) / dataTextureWidth;
     for (GLuint t : m_dataTextures) {
@@ -391,7 +507,7 @@ void HeatmapView::uploadLayout()
     }
     glBindTexture(GL_TEXTURE_2D, m_healthTexture);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, dataTextureWidth, rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
-    m_layoutDirty = false;
+    m_topologyDirty = false;
     m_hasData = false;
     m_hasPrevious = false;
 }
@@ -458,6 +574,9 @@ void HeatmapView::uploadColorMap()
 
 void HeatmapView::uploadDirty()
 {
+    if (m_topologyDirty) {
+        allocateDataTextures();
+    }
     if (m_layoutDirty) {
         uploadLayout();
     }
@@ -483,6 +602,11 @@ void HeatmapView::uploadPending()
 void HeatmapView::paintGL()
 {
     ++m_paintCount;
+    // Every eighth paint of an animation is timed to its end (glFinish), so the animation rate follows the real
+    // cost of a paint; a software renderer does its work in glFinish.
+    const bool timed = m_paintCount % 8 == 0 && m_animationTimer.isActive();
+    QElapsedTimer paintTimer;
+    paintTimer.start();
     const double dpr = devicePixelRatioF();
     const int fbWidth = static_cast<int>(std::lround(width() * dpr));
     const int fbHeight = static_cast<int>(std::lround(height() * dpr));
@@ -549,6 +673,13 @@ void HeatmapView::paintGL()
     m_program->release();
     glActiveTexture(GL_TEXTURE0);
     paintLabels(p);
+    if (timed) {
+        glFinish();
+        const double ms = static_cast<double>(paintTimer.nsecsElapsed()) / 1e6;
+        m_paintCostMs = m_paintCostMs <= 0 ? ms : 0.7 * m_paintCostMs + 0.3 * ms;
+        // Painting takes at most about a third of the time between animation frames.
+        m_animationTimer.setInterval(std::clamp(static_cast<int>(std::lround(3 * m_paintCostMs)), 16, 250));
+    }
     if (mix < 1.0) {
         if (!m_animationTimer.isActive()) {
             m_animationTimer.start();
@@ -580,58 +711,19 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 
 void HeatmapView::paintLabels(const Placement &p)
 {
-    // Text over the GL image, in logical coordinates: row names beside the map, and the values of the GPUs once
-    // cells are big enough to hold them.
     QPainter painter(this);
     const double dpr = devicePixelRatioF();
-    const double cell = p.cellSize / dpr;
-    const double ox = p.originX / dpr;
-    const double oy = p.originY / dpr;
-    QFont font = painter.font();
-    painter.setPen(QColor(0xc8, 0xcc, 0xd4));
-    for (const auto &label : m_layout.rowLabels) {
-        const QRectF rowRect(ox + label.cells.x() * cell, oy + label.cells.y() * cell, label.cells.width() * cell,
-            label.cells.height() * cell);
-        if (rowRect.height() < 9 || rowRect.bottom() < 0 || rowRect.top() > height()) {
-            continue;
-        }
-        font.setPixelSize(static_cast<int>(std::clamp(rowRect.height() * 0.45, 9.0, 28.0)));
-        painter.setFont(font);
-        const QRectF textRect(std::max(2.0, rowRect.left() - 60), rowRect.top(), 56, rowRect.height());
-        painter.drawText(textRect, Qt::AlignRight | Qt::AlignVCenter, label.text);
-    }
-    if (cell >= 34 && m_frame && m_hasData) {
-        // Only the cells on screen.
-        const int x0 = std::max(0, static_cast<int>(std::floor(-ox / cell)));
-        const int y0 = std::max(0, static_cast<int>(std::floor(-oy / cell)));
-        const int x1 = std::min(m_layout.width - 1, static_cast<int>(std::ceil((width() - ox) / cell)));
-        const int y1 = std::min(m_layout.height - 1, static_cast<int>(std::ceil((height() - oy) / cell)));
-        font.setPixelSize(static_cast<int>(std::min(cell * 0.3, 16.0)));
-        painter.setFont(font);
-        for (int y = y0; y <= y1; ++y) {
-            for (int x = x0; x <= x1; ++x) {
-                const int gpu = m_layout.gpuAt(x, y);
-                const float value = gpu >= 0 ? valueOf(gpu) : std::nanf("");
-                if (std::isnan(value)) {
-                    continue;
-                }
-                const QRectF r(ox + x * cell, oy + y * cell, cell, cell);
-                const QRgb c = m_colorMap.map(value, m_metric.rangeMin, m_metric.rangeMax);
-                // Dark text on light colours, light on dark.
-                painter.setPen(qGray(c) > 140 ? QColor(0x10, 0x10, 0x10) : QColor(0xf0, 0xf0, 0xf0));
-                painter.drawText(r, Qt::AlignCenter, QString::number(value, 'f', std::abs(value) >= 100 ? 0 : 1));
-            }
-        }
-    }
-    if (!m_staleNote.isEmpty()) {
-        font.setPixelSize(std::max(14, height() / 30));
-        font.setBold(true);
-        painter.setFont(font);
-        const QRect banner(0, 0, width(), painter.fontMetrics().height() + 12);
-        painter.fillRect(banner, QColor(0xb0, 0x3a, 0x1e, 230));
-        painter.setPen(Qt::white);
-        painter.drawText(banner, Qt::AlignCenter, m_staleNote);
-    }
+    HeatmapOverlay::Scene scene;
+    scene.layout = &m_layout;
+    scene.widget = QSizeF(size());
+    scene.originX = p.originX / dpr;
+    scene.originY = p.originY / dpr;
+    scene.cell = p.cellSize / dpr;
+    scene.plane = (m_frame && m_hasData) ? m_frame->plane(m_metric.id) : nullptr;
+    scene.metric = &m_metric;
+    scene.colorMap = &m_colorMap;
+    scene.staleNote = m_staleNote;
+    HeatmapOverlay::paint(painter, scene);
 }
 
 void HeatmapView::mousePressEvent(QMouseEvent *event)

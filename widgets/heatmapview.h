@@ -28,6 +28,10 @@ class HeatmapView : public QOpenGLWidget, protected QOpenGLExtraFunctions
 public:
     // Data texture row length: 1,048,576 GPUs make a 1024 x 1024 texture.
     static constexpr int dataTextureWidth = 1024;
+    // The smallest cell, in physical pixels: a pixel shows at most 4 x 4 GPUs (the shader's footprint).
+    static constexpr double minCellSize = 0.25;
+    // The biggest, in logical pixels.
+    static constexpr double maxCellSize = 96.0;
 
     explicit HeatmapView(QWidget *parent = nullptr);
     // Asks for the OpenGL the shaders need (3.3 core, or ES 3.0 where Qt uses GLES); call before QApplication.
@@ -38,6 +42,18 @@ public:
     void setFrame(const FramePtr &frame);
     void setMetric(const MetricInfo &metric);
     void setColorMap(const ColorMap &map);
+    // The range of values mapped onto the colour map, without resetting the transition between frames (auto range
+    // moves it while the data streams); setMetric sets it to the metric's own range.
+    void setRange(float rangeMin, float rangeMax);
+    // Where GPUs sit: the floor plan (rows and racks as on the floor), compact (fleet order, filling the window), or
+    // grouped by job (each running job's GPUs together, idle GPUs last). Compact and by-job follow the window's
+    // shape; by-job follows the jobs.
+    enum class Arrangement { FloorPlan, Compact, ByJob };
+    void setArrangement(Arrangement arrangement);
+    Arrangement arrangement() const { return m_arrangement; }
+    // The jobs running on the fleet: the tooltip names a GPU's job, and the by-job arrangement groups by them.
+    void setJobs(const JobsPtr &jobs);
+    JobsPtr jobs() const { return m_jobs; }
 
     TopologyPtr topology() const { return m_topology; }
     FramePtr frame() const { return m_frame; }
@@ -50,7 +66,7 @@ public:
     QRectF cellRect(int gpu) const;
     // The value of the current metric for a GPU in the frame shown (NaN when none).
     float valueOf(int gpu) const;
-    // Tooltip text for a GPU: host, GPU index, value with unit, health.
+    // Tooltip text for a GPU: host, GPU index, value with unit, health, job, data age, UUID.
     QString describeGpu(int gpu) const;
     // Does now, and waits for, the texture uploads the next paint would do for a new topology, frame or colour map;
     // benchmarks time the path from a received frame to its texture with it. Needs a shown widget.
@@ -79,6 +95,11 @@ public:
     int selectedGpu() const { return m_selectedGpu; }
     // Monotonic milliseconds used for the interpolation; tests drive it.
     void setClock(std::function<qint64()> clock);
+    // Wall-clock milliseconds since the epoch, for the data's age in the tooltip; tests drive it.
+    void setWallClock(std::function<qint64()> clock);
+    // Between two animation repaints, in ms: 16 (the display's rate) where painting is cheap, longer where it is
+    // not (a software renderer), so that animating costs at most about a third of a core.
+    int animationInterval() const { return m_animationTimer.interval(); }
     void setAggregation(Aggregation aggregation);
     Aggregation aggregation() const { return m_aggregation; }
     bool isFitted() const { return m_fitted; }
@@ -96,6 +117,7 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
     void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
     void wheelEvent(QWheelEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     void leaveEvent(QEvent *event) override;
@@ -112,17 +134,23 @@ private:
     Placement fittedPlacement() const;
     void releaseGL();
     void uploadLayout();
+    void allocateDataTextures();
     void uploadFrame();
     void uploadColorMap();
     void uploadDirty(); // whatever of the three changed since the last upload
     QString shaderSource(const QString &path) const;
     void paintLabels(const Placement &p);
+    void relayout(); // m_layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
+    double layoutAspect() const;
 
     TopologyPtr m_topology;
     FramePtr m_frame;
     MetricInfo m_metric;
     ColorMap m_colorMap;
     HeatmapLayout m_layout;
+    Arrangement m_arrangement = Arrangement::FloorPlan;
+    JobsPtr m_jobs;
+    QTimer m_relayoutTimer; // coalesces the relayouts a window resize asks for
     int m_hoveredGpu = -1;
     bool m_fitted = true;
     QString m_staleNote;
@@ -143,6 +171,7 @@ private:
     int m_current = 0; // index of the current frame's texture
     GLuint m_healthTexture = 0;
     GLuint m_colorMapTexture = 0;
+    bool m_topologyDirty = false; // (re)allocate the dense-order textures for the fleet size
     bool m_layoutDirty = false;
     bool m_frameDirty = false;
     bool m_colorMapDirty = true;
@@ -156,6 +185,8 @@ private:
     qint64 m_transitionStart = 0;
     qint64 m_transitionMs = 1000;
     QTimer m_animationTimer;
+    std::function<qint64()> m_wallClock;
+    double m_paintCostMs = 0; // a paint's cost to its end, smoothed; sets the animation rate
 };
 
 } // namespace fleetscope

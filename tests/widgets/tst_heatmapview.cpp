@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -40,6 +41,65 @@ TopologyPtr fleet(uint32_t rowCount, uint32_t racksPerRow)
         t->nodeOfGpu[g] = g / 8;
     }
     return t;
+}
+
+// Jobs on the small fleet: job 7 on GPUs 0..23, job 9 on 40..47 and 60..67; the rest idle.
+JobsPtr someJobs()
+{
+    auto jobs = std::make_shared<JobList>();
+    jobs->topologyGeneration = 1;
+    Job a;
+    a.id = 7;
+    a.name = QStringLiteral("train-llm");
+    a.owner = QStringLiteral("ana");
+    for (uint32_t g = 0; g < 24; ++g) {
+        a.gpus.push_back(g);
+    }
+    Job b;
+    b.id = 9;
+    b.name = QStringLiteral("eval");
+    b.owner = QStringLiteral("bo");
+    for (uint32_t g = 40; g < 48; ++g) {
+        b.gpus.push_back(g);
+    }
+    for (uint32_t g = 60; g < 68; ++g) {
+        b.gpus.push_back(g);
+    }
+    Job ended;
+    ended.id = 3;
+    ended.name = QStringLiteral("old");
+    ended.gpus = { 90, 91 };
+    ended.endTimeMs = 5;
+    jobs->jobs = { a, b, ended };
+    jobs->runningJobOfGpu.assign(96, -1);
+    for (uint32_t g : jobs->jobs[0].gpus) {
+        jobs->runningJobOfGpu[g] = 0;
+    }
+    for (uint32_t g : jobs->jobs[1].gpus) {
+        jobs->runningJobOfGpu[g] = 1;
+    }
+    return jobs;
+}
+
+// Every GPU in exactly one cell, and gpuCells agrees with cells.
+bool placesEveryGpuOnce(const HeatmapLayout &layout, uint32_t gpuCount)
+{
+    std::vector<int> seen(gpuCount, 0);
+    for (int32_t c : layout.cells) {
+        if (c != HeatmapLayout::gap) {
+            if (c < 0 || static_cast<uint32_t>(c) >= gpuCount) {
+                return false;
+            }
+            ++seen[static_cast<size_t>(c)];
+        }
+    }
+    for (uint32_t g = 0; g < gpuCount; ++g) {
+        const QPoint at = layout.gpuCells[g];
+        if (seen[g] != 1 || layout.gpuAt(at.x(), at.y()) != static_cast<int32_t>(g)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 // 2 rows x 3 racks x 2 nodes x 8 GPUs = 96 GPUs.
@@ -130,6 +190,152 @@ private Q_SLOTS:
         }
         // Rack 4 is row 1, position 1: its first GPU (node 8) sits at x = 9, y = 2 + 3.
         QCOMPARE(layout.gpuCells[64], QPoint(9, 5));
+    }
+
+    void compactFillsTheWindowShapeInFleetOrder()
+    {
+        const auto topology = fleet(10, 20); // 3,200 GPUs
+        for (double aspect : { 1.0, 16.0 / 9.0, 0.5 }) {
+            const auto layout = HeatmapLayout::compact(*topology, aspect);
+            QVERIFY(placesEveryGpuOnce(layout, topology->gpuCount));
+            QCOMPARE(layout.width % 8, 0); // whole nodes per line
+            QVERIFY(static_cast<size_t>(layout.width) * static_cast<size_t>(layout.height - 1) < 3200);
+            const double shape = static_cast<double>(layout.width) / layout.height;
+            QVERIFY2(shape > aspect / 1.6 && shape < aspect * 1.6, qPrintable(QString::number(shape)));
+            // Fleet order: GPU g + 1 follows GPU g on its line, or starts the next line.
+            for (uint32_t g = 0; g + 1 < topology->gpuCount; ++g) {
+                const QPoint a = layout.gpuCells[g];
+                const QPoint b = layout.gpuCells[g + 1];
+                QVERIFY(b == QPoint(a.x() + 1, a.y()) || b == QPoint(0, a.y() + 1));
+            }
+            QCOMPARE(layout.nodeLabels.size(), topology->nodes.size());
+        }
+    }
+
+    void byJobGroupsEachJobAndPutsIdleGpusLast()
+    {
+        const auto topology = smallFleet();
+        const auto jobs = someJobs();
+        const auto layout = HeatmapLayout::byJob(*topology, jobs.get(), 16.0 / 9.0);
+        QVERIFY(placesEveryGpuOnce(layout, 96));
+        // One block per running job (the ended job has none) and one for the idle GPUs.
+        QCOMPARE(layout.groupLabels.size(), size_t(3));
+        int idleTop = std::numeric_limits<int>::max();
+        int jobBottom = -1;
+        for (const auto &job : { jobs->jobs[0], jobs->jobs[1] }) {
+            const auto label = std::find_if(layout.groupLabels.begin(), layout.groupLabels.end(),
+                [&](const auto &l) { return l.text.contains(job.name); });
+            QVERIFY(label != layout.groupLabels.end());
+            // The block holds exactly the job's GPUs, in their order, line by line.
+            QRect bounds;
+            for (uint32_t g : job.gpus) {
+                bounds |= QRect(layout.gpuCells[g], QSize(1, 1));
+            }
+            QCOMPARE(bounds, label->cells);
+            for (int y = bounds.top(); y <= bounds.bottom(); ++y) {
+                for (int x = bounds.left(); x <= bounds.right(); ++x) {
+                    const int32_t g = layout.gpuAt(x, y);
+                    QVERIFY(g == HeatmapLayout::gap || jobs->runningJobOn(static_cast<uint32_t>(g)) != nullptr);
+                    QVERIFY(g == HeatmapLayout::gap || jobs->runningJobOn(static_cast<uint32_t>(g))->id == job.id);
+                }
+            }
+            jobBottom = std::max(jobBottom, bounds.bottom());
+        }
+        for (uint32_t g = 0; g < 96; ++g) {
+            if (jobs->runningJobOn(g) == nullptr) {
+                idleTop = std::min(idleTop, layout.gpuCells[g].y());
+            }
+        }
+        QVERIFY(idleTop > jobBottom);
+        // Without jobs, every GPU is idle and still placed.
+        QVERIFY(placesEveryGpuOnce(HeatmapLayout::byJob(*topology, nullptr, 1.0), 96));
+    }
+
+    // The arrangements move cells, not colours: after a switch (without a new frame) every GPU's pixel still has
+    // its value's colour and picking finds it.
+    void everyArrangementKeepsColoursAndPicking()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.setJobs(someJobs());
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        for (auto arrangement : { HeatmapView::Arrangement::Compact, HeatmapView::Arrangement::ByJob,
+                 HeatmapView::Arrangement::FloorPlan }) {
+            view.setArrangement(arrangement);
+            QVERIFY(paint(view));
+            const QImage image = view.grabFramebuffer();
+            for (int gpu = 0; gpu < 96; ++gpu) {
+                QCOMPARE(view.gpuAt(view.cellRect(gpu).center()), gpu);
+                QVERIFY2(closeTo(pixelOf(view, image, gpu), map.map(frame->planes[0].values[size_t(gpu)], 20, 100)),
+                    qPrintable(QStringLiteral("GPU %1 in arrangement %2").arg(gpu).arg(int(arrangement))));
+            }
+        }
+        QCOMPARE(view.layout().rackLabels.size(), size_t(6));
+    }
+
+    // 1,048,576 GPUs in the simulator's shape (102 rows of 162 racks of 8 nodes x 8 GPUs) fit a 1920 x 1080 window
+    // at one pixel per GPU or less, every GPU on screen.
+    void aMillionGpusFitFullHd()
+    {
+        auto t = std::make_shared<Topology>();
+        t->generation = 1;
+        t->gpuCount = 1048576;
+        const uint32_t racks = t->gpuCount / 64;
+        for (uint32_t r = 0; r < 102; ++r) {
+            t->rows.push_back({ QStringLiteral("r%1").arg(r + 1), QStringLiteral("hall") });
+        }
+        t->nodes.resize(t->gpuCount / 8);
+        for (uint32_t k = 0; k < racks; ++k) {
+            t->racks.push_back({ QString(), k / 162, k % 162, k * 8, 8 });
+        }
+        for (uint32_t n = 0; n < t->nodes.size(); ++n) {
+            t->nodes[n].rack = n / 8;
+            t->nodes[n].firstGpu = n * 8;
+            t->nodes[n].gpuCount = 8;
+        }
+        t->nodeOfGpu.resize(t->gpuCount);
+        for (uint32_t g = 0; g < t->gpuCount; ++g) {
+            t->nodeOfGpu[g] = g / 8;
+        }
+        HeatmapView view;
+        view.resize(1920, 1080);
+        view.setTopology(t);
+        const double dpr = view.devicePixelRatioF();
+        QVERIFY(view.cellSize() <= 1.0 * std::max(1.0, dpr) + 1e-9);
+        QVERIFY(view.cellSize() >= HeatmapView::minCellSize);
+        const QRectF all = QRectF(view.rect());
+        for (int gpu : { 0, 8 * 63, 1048576 / 2, 1048576 - 64, 1048576 - 1 }) {
+            QVERIFY2(all.contains(view.cellRect(gpu)), qPrintable(QString::number(gpu)));
+        }
+    }
+
+    // Under QT_SCALE_FACTOR (the hi-DPI runs), the view draws in physical pixels: the framebuffer is the widget's
+    // size times the ratio, and one GPU per physical pixel is the fitted size of a fleet that needs it.
+    void drawsInPhysicalPixels()
+    {
+        HeatmapView view;
+        view.resize(400, 300);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const double dpr = view.devicePixelRatioF();
+        if (qEnvironmentVariableIsSet("QT_SCALE_FACTOR")) {
+            QCOMPARE(dpr, qEnvironmentVariable("QT_SCALE_FACTOR").toDouble());
+        }
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        QCOMPARE(image.width(), static_cast<int>(std::lround(400 * dpr)));
+        QCOMPARE(image.height(), static_cast<int>(std::lround(300 * dpr)));
+        // Cells are whole physical pixels when bigger than one.
+        QCOMPARE(view.cellSize(), std::floor(view.cellSize()));
     }
 
     void pixelsHaveTheColourOfTheirValue()
@@ -452,6 +658,27 @@ private Q_SLOTS:
         QVERIFY2(text.contains(QStringLiteral("GPU 5")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("29.8 °C")), qPrintable(text)); // 20 + 13 x 0.75
         QVERIFY(view.describeGpu(96).isEmpty());
+    }
+
+    void tooltipNamesTheJobAndTheDataAge()
+    {
+        HeatmapView view;
+        view.setWallClock([] { return qint64(1'700'000'012'500); });
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        auto frame = std::const_pointer_cast<Frame>(frameWith(1, 20));
+        frame->sampleTimeMs = 1'700'000'010'000;
+        view.setFrame(frame);
+        view.setJobs(someJobs());
+        const QString busy = view.describeGpu(61);
+        QVERIFY2(busy.contains(QStringLiteral("eval #9")), qPrintable(busy));
+        QVERIFY2(busy.contains(QStringLiteral("2.5 s old")), qPrintable(busy));
+        QVERIFY2(view.describeGpu(90).contains(QStringLiteral("idle")), qPrintable(view.describeGpu(90)));
+        // Jobs of another topology generation are not believed.
+        auto stale = std::const_pointer_cast<JobList>(someJobs());
+        stale->topologyGeneration = 2;
+        view.setJobs(stale);
+        QVERIFY(!view.describeGpu(61).contains(QStringLiteral("eval")));
     }
 };
 
