@@ -53,8 +53,11 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("Show the metric's rate of change per minute over a window of 10, 60, 300 or 900 seconds "
                        "instead of its value (heat fronts stand out)."),
         QStringLiteral("SECONDS"));
+    const QCommandLineOption size(QStringLiteral("size"),
+        QStringLiteral("Window size in logical pixels, e.g. 1920x1080 (default 1280x800)."), QStringLiteral("WxH"),
+        QStringLiteral("1280x800"));
     parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
-        history, noAnimation, arrange, range, change });
+        history, noAnimation, arrange, range, change, size });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -122,6 +125,14 @@ CommandLine parseCommandLine(const QStringList &arguments)
         if (!ok || !QList<int> { 10, 60, 300, 900 }.contains(o.changeWindowS)) {
             return fail(QStringLiteral("--change: '%1' is not 10, 60, 300 or 900 seconds").arg(parser.value(change)));
         }
+    }
+    static const QRegularExpression widthByHeight(QStringLiteral("^([0-9]{3,5})x([0-9]{3,5})$"));
+    const auto sizeMatch = widthByHeight.match(parser.value(size));
+    o.windowSize = QSize(sizeMatch.captured(1).toInt(), sizeMatch.captured(2).toInt());
+    if (!sizeMatch.hasMatch() || o.windowSize.width() < 400 || o.windowSize.height() < 300
+        || o.windowSize.width() > 16384 || o.windowSize.height() > 16384) {
+        return fail(
+            QStringLiteral("--size: '%1' is not WIDTHxHEIGHT from 400x300 to 16384x16384").arg(parser.value(size)));
     }
     o.screenshot = parser.value(screenshot);
     o.screenshotTimeoutS = parser.value(screenshotTimeout).toInt(&ok);

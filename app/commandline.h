@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <QSize>
 #include <QString>
 #include <QStringList>
 
@@ -18,6 +19,7 @@ struct ConsoleOptions
     bool animated = true;
     QString arrangement = QStringLiteral("floor"); // floor, compact or jobs
     QString range = QStringLiteral("fixed"); // fixed (the metric's own) or auto (1st to 99th percentile)
+    QSize windowSize { 1280, 800 }; // logical pixels
     int changeWindowS = 0; // > 0: show the metric's rate of change over this window instead of its value
 };
 

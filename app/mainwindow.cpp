@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QLabel>
+#include <QPainter>
 #include <QStatusBar>
 #include <QToolBar>
 #include <QVBoxLayout>
@@ -22,7 +23,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     , m_options(options)
 {
     setWindowTitle(tr("Fleetscope"));
-    resize(1280, 800);
+    resize(options.windowSize);
 
     auto *central = new QWidget(this);
     auto *layout = new QVBoxLayout(central);
@@ -132,7 +133,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
         }
     });
 
-    m_statusTimer.setInterval(250);
+    // Once a second: on a software renderer every repaint of the window recomposites the whole GL map.
+    m_statusTimer.setInterval(1000);
     connect(&m_statusTimer, &QTimer::timeout, this, &MainWindow::refreshStatus);
     m_statusTimer.start();
     m_fpsClock.start();
@@ -258,7 +260,7 @@ void MainWindow::onFrame(const FramePtr &frame)
             m_view, &QOpenGLWidget::frameSwapped, this,
             [this, file] {
                 refreshStatus();
-                const bool saved = grab().save(file, "PNG");
+                const bool saved = grabWithMap().save(file, "PNG");
                 if (!saved) {
                     std::fprintf(stderr, "fleetscope: cannot write %s\n", qPrintable(file));
                 }
@@ -295,6 +297,17 @@ void MainWindow::updateAutoRange(const FramePtr &shown)
     m_shownMetric.rangeMin = range.min;
     m_shownMetric.rangeMax = range.max;
     m_legend->setMetric(m_shownMetric, m_view->colorMap());
+}
+
+QPixmap MainWindow::grabWithMap()
+{
+    // QWidget::grab renders the map's GL image over what the map's overlay painter drew (the overlay is redirected
+    // into the pixmap beneath it), so the labels would be lost: draw the map's own framebuffer, text included, on
+    // top.
+    QPixmap shot = grab();
+    QPainter painter(&shot);
+    painter.drawImage(QRect(m_view->mapTo(this, QPoint(0, 0)), m_view->size()), m_view->grabFramebuffer());
+    return shot;
 }
 
 void MainWindow::takeScreenshotWhenLive(const QString &file, int timeoutS)

@@ -35,6 +35,9 @@ public:
     // timeoutS seconds without one, emits screenshotDone(1) with a message on stderr.
     void takeScreenshotWhenLive(const QString &file, int timeoutS);
 
+    // The window as on screen, the map's labels included.
+    QPixmap grabWithMap();
+
 Q_SIGNALS:
     void screenshotDone(int exitCode);
 

@@ -412,13 +412,22 @@ std::shared_ptr<SimFrame> Simulator::snapshot() const
     auto frame = std::make_shared<SimFrame>();
     frame->sequence = m_step;
     auto set = [&](MetricId id, const std::vector<float> &values) { frame->planes[static_cast<size_t>(id)] = values; };
-    set(MetricId::GpuTemp, m_temp);
-    set(MetricId::MemTemp, m_memTemp);
-    set(MetricId::Power, m_power);
-    set(MetricId::GpuUtil, m_util);
-    set(MetricId::MemCopyUtil, m_memCopyUtil);
-    set(MetricId::SmClock, m_smClock);
-    set(MetricId::FbUsed, m_fbUsed);
+    // Reported at DCGM's own resolution: whole °C, %, MHz and MiB, power in milliwatts (the state itself keeps full
+    // precision). NaN stays NaN.
+    auto quantised = [&](MetricId id, const std::vector<float> &values, float step) {
+        auto &plane = frame->planes[static_cast<size_t>(id)];
+        plane.resize(values.size());
+        for (size_t g = 0; g < values.size(); ++g) {
+            plane[g] = std::round(values[g] / step) * step;
+        }
+    };
+    quantised(MetricId::GpuTemp, m_temp, 1.0F);
+    quantised(MetricId::MemTemp, m_memTemp, 1.0F);
+    quantised(MetricId::Power, m_power, 0.001F);
+    quantised(MetricId::GpuUtil, m_util, 1.0F);
+    quantised(MetricId::MemCopyUtil, m_memCopyUtil, 1.0F);
+    quantised(MetricId::SmClock, m_smClock, 1.0F);
+    quantised(MetricId::FbUsed, m_fbUsed, 1.0F);
     set(MetricId::XidErrors, m_faults.windowPlane(FaultModel::XidCount));
     set(MetricId::EccSbe, m_faults.windowPlane(FaultModel::EccSbeCount));
     set(MetricId::EccDbe, m_faults.windowPlane(FaultModel::EccDbeCount));

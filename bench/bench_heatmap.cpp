@@ -4,10 +4,12 @@
 // QImage per frame, draw it scaled with QPainter) measured in the same run. Needs a display with OpenGL:
 //
 //   xvfb-run -a -s "-screen 0 3840x2160x24" build/dev/bin/bench_heatmap [paints per row]
+#include "autorange.h"
 #include "colormap.h"
 #include "frameencoder.h"
 #include "heatmapview.h"
 #include "protodecode.h"
+#include "rateofchange.h"
 #include "simulator.h"
 
 #include <QApplication>
@@ -24,6 +26,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -340,12 +343,89 @@ void benchPaint(int paints, const QString &grabDir)
 
 } // namespace
 
+// 3. What the console computes per frame besides the upload (auto range, rate of change) and per layout change
+// (floor plan, compact, by job), against a memcpy of the plane measured in the same run.
+void benchAnalysis()
+{
+    fmt::print("Per frame: auto range (robustRange, p1-p99) and RateOfChange::apply (60 s window, steady state, "
+               "1 s frames) against a memcpy of the plane; per layout change: the three arrangements. Median, ms.\n\n");
+    fmt::print("{:>9} {:>8} {:>9} {:>11} {:>11} {:>10} {:>9} {:>8} {:>8}\n", "GPUs", "memcpy", "range", "range/memcpy",
+        "rate", "rate/memcpy", "floor", "compact", "by job");
+    for (const uint32_t gpus : { 10240U, 102400U, 1048576U }) {
+        be::Simulator sim(gpus, 1);
+        QString error;
+        const auto topology = fleetscope::decodeTopology(be::encodeTopology(sim.shape(), 1), &error);
+        auto jobs = std::make_shared<fleetscope::JobList>();
+        jobs->topologyGeneration = 1;
+        jobs->runningJobOfGpu.assign(gpus, -1);
+        for (const auto &simJob : sim.jobs()) {
+            fleetscope::Job job;
+            job.id = simJob.id;
+            job.name = QStringLiteral("job-%1").arg(simJob.id);
+            const uint32_t first = sim.shape().nodes[simJob.firstNode].firstGpu;
+            const auto &last = sim.shape().nodes[simJob.firstNode + simJob.nodeCount - 1];
+            for (uint32_t g = first; g < last.firstGpu + last.gpuCount; ++g) {
+                job.gpus.push_back(g);
+                jobs->runningJobOfGpu[g] = static_cast<int32_t>(jobs->jobs.size());
+            }
+            jobs->jobs.push_back(std::move(job));
+        }
+        // Frames a second apart: the plane of GPU temperature, as the client decodes it.
+        std::vector<FramePtr> frames;
+        for (int i = 0; i < 80; ++i) {
+            sim.step();
+            auto frame = std::make_shared<fleetscope::Frame>();
+            frame->sequence = static_cast<uint64_t>(i);
+            frame->sampleTimeMs = 1'700'000'000'000 + i * 1000;
+            frame->topologyGeneration = 1;
+            auto snap = sim.snapshot();
+            frame->planes.push_back({ QStringLiteral("gpu_temp"), snap->plane(be::MetricId::GpuTemp) });
+            frame->health = snap->health;
+            frames.push_back(std::move(frame));
+        }
+        const auto &plane = frames.back()->planes[0].values;
+        std::vector<float> copy(plane.size());
+        const int reps = 15;
+        const auto median = [reps](const std::function<void()> &fn) {
+            std::vector<double> ms;
+            for (int i = 0; i < reps; ++i) {
+                QElapsedTimer t;
+                t.start();
+                fn();
+                ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
+            }
+            std::sort(ms.begin(), ms.end());
+            return ms[ms.size() / 2];
+        };
+        const double memcpyMs = median([&] { std::memcpy(copy.data(), plane.data(), plane.size() * sizeof(float)); });
+        const double rangeMs = median([&] { (void)fleetscope::robustRange(plane, 0.01, 0.99, false); });
+        fleetscope::RateOfChange rate(QStringLiteral("gpu_temp"));
+        for (int i = 0; i < 65; ++i) {
+            (void)rate.apply(frames[static_cast<size_t>(i)]);
+        }
+        size_t next = 65;
+        const double rateMs = median([&] { (void)rate.apply(frames[next++]); });
+        const double floorMs = median([&] { (void)fleetscope::HeatmapLayout::floorPlan(*topology); });
+        const double compactMs = median([&] { (void)fleetscope::HeatmapLayout::compact(*topology, 16.0 / 9.0); });
+        const double byJobMs
+            = median([&] { (void)fleetscope::HeatmapLayout::byJob(*topology, jobs.get(), 16.0 / 9.0); });
+        fmt::print("{:>9} {:>8.3f} {:>9.3f} {:>11.1f} {:>11.3f} {:>10.1f} {:>9.1f} {:>8.1f} {:>8.1f}\n", gpus, memcpyMs,
+            rangeMs, rangeMs / memcpyMs, rateMs, rateMs / memcpyMs, floorMs, compactMs, byJobMs);
+    }
+    fmt::print("\n");
+}
+
 int main(int argc, char **argv)
 {
     HeatmapView::requestSurfaceFormat();
     QApplication app(argc, argv);
     const int paints = argc > 1 ? std::max(3, std::atoi(argv[1])) : 40;
+    if (qEnvironmentVariable("FLEETSCOPE_BENCH_ONLY") == QStringLiteral("analysis")) {
+        benchAnalysis();
+        return 0;
+    }
     QString renderer;
+    benchAnalysis();
     benchUpload(&renderer);
     fmt::print("OpenGL: {}\n\n", renderer.toStdString());
     // FLEETSCOPE_BENCH_GRAB=DIR saves one image of each paint row there.

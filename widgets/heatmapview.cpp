@@ -21,6 +21,7 @@
 #include <QWheelEvent>
 
 #include <cmath>
+#include <ctime>
 #include <limits>
 
 Q_LOGGING_CATEGORY(lcHeatmap, "fleetscope.heatmap")
@@ -334,8 +335,9 @@ HeatmapView::Placement HeatmapView::fittedPlacement() const
     const double w = width() * dpr - margin;
     const double h = height() * dpr - top;
     double cell = std::max(minCellSize, std::min(w / m_layout.width, h / m_layout.height));
-    // Whole physical pixels per cell when a cell is bigger than a pixel, so that every cell is the same size.
-    if (cell >= 1.0) {
+    // Whole physical pixels per cell from four on, so that every cell (and its border, from six) is the same size;
+    // below that, rounding down would waste up to half the window, and cells of n and n + 1 pixels read the same.
+    if (cell >= 4.0) {
         cell = std::floor(cell);
     }
     p.cellSize = cell;
@@ -602,11 +604,6 @@ void HeatmapView::uploadPending()
 void HeatmapView::paintGL()
 {
     ++m_paintCount;
-    // Every eighth paint of an animation is timed to its end (glFinish), so the animation rate follows the real
-    // cost of a paint; a software renderer does its work in glFinish.
-    const bool timed = m_paintCount % 8 == 0 && m_animationTimer.isActive();
-    QElapsedTimer paintTimer;
-    paintTimer.start();
     const double dpr = devicePixelRatioF();
     const int fbWidth = static_cast<int>(std::lround(width() * dpr));
     const int fbHeight = static_cast<int>(std::lround(height() * dpr));
@@ -673,13 +670,7 @@ void HeatmapView::paintGL()
     m_program->release();
     glActiveTexture(GL_TEXTURE0);
     paintLabels(p);
-    if (timed) {
-        glFinish();
-        const double ms = static_cast<double>(paintTimer.nsecsElapsed()) / 1e6;
-        m_paintCostMs = m_paintCostMs <= 0 ? ms : 0.7 * m_paintCostMs + 0.3 * ms;
-        // Painting takes at most about a third of the time between animation frames.
-        m_animationTimer.setInterval(std::clamp(static_cast<int>(std::lround(3 * m_paintCostMs)), 16, 250));
-    }
+    pace();
     if (mix < 1.0) {
         if (!m_animationTimer.isActive()) {
             m_animationTimer.start();
@@ -687,6 +678,28 @@ void HeatmapView::paintGL()
     } else {
         m_animationTimer.stop();
     }
+}
+
+void HeatmapView::pace()
+{
+    // While animating, the process's CPU time per animation frame (the paint, the compositing after it, a software
+    // renderer's threads) sets the rate: at most about a third of a core, and the display's rate where a frame is
+    // cheap (a real GPU). Measured over eight frames at a time.
+    if (!m_animationTimer.isActive()) {
+        m_paceFrames = 0;
+        return;
+    }
+    const std::clock_t now = std::clock();
+    if (m_paceFrames == 0) {
+        m_paceStart = now;
+    }
+    if (++m_paceFrames <= 8) {
+        return;
+    }
+    const double cpuMsPerFrame = 1000.0 * static_cast<double>(now - m_paceStart) / CLOCKS_PER_SEC / 8.0;
+    m_paceFrames = 0;
+    m_frameCpuMs = m_frameCpuMs <= 0 ? cpuMsPerFrame : 0.5 * m_frameCpuMs + 0.5 * cpuMsPerFrame;
+    m_animationTimer.setInterval(std::clamp(static_cast<int>(std::lround(m_frameCpuMs / 0.35)), 16, 500));
 }
 
 void HeatmapView::mouseMoveEvent(QMouseEvent *event)

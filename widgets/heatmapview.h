@@ -11,6 +11,7 @@
 #include <QTimer>
 
 #include <array>
+#include <ctime>
 #include <functional>
 #include <memory>
 
@@ -97,8 +98,8 @@ public:
     void setClock(std::function<qint64()> clock);
     // Wall-clock milliseconds since the epoch, for the data's age in the tooltip; tests drive it.
     void setWallClock(std::function<qint64()> clock);
-    // Between two animation repaints, in ms: 16 (the display's rate) where painting is cheap, longer where it is
-    // not (a software renderer), so that animating costs at most about a third of a core.
+    // Between two animation repaints, in ms: 16 (the display's rate) where a frame costs little CPU, longer where it
+    // does (a software renderer), so that animating costs at most about a third of a core.
     int animationInterval() const { return m_animationTimer.interval(); }
     void setAggregation(Aggregation aggregation);
     Aggregation aggregation() const { return m_aggregation; }
@@ -140,6 +141,7 @@ private:
     void uploadDirty(); // whatever of the three changed since the last upload
     QString shaderSource(const QString &path) const;
     void paintLabels(const Placement &p);
+    void pace(); // after a paint: the animation's rate from its measured cost
     void relayout(); // m_layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
     double layoutAspect() const;
 
@@ -186,7 +188,10 @@ private:
     qint64 m_transitionMs = 1000;
     QTimer m_animationTimer;
     std::function<qint64()> m_wallClock;
-    double m_paintCostMs = 0; // a paint's cost to its end, smoothed; sets the animation rate
+    // Pacing of the animation by its CPU cost (see pace()).
+    std::clock_t m_paceStart = 0;
+    int m_paceFrames = 0;
+    double m_frameCpuMs = 0;
 };
 
 } // namespace fleetscope

@@ -75,6 +75,14 @@ private Q_SLOTS:
         QTest::newRow("simulator option with --backend") << QStringList { QStringLiteral("--backend"),
             QStringLiteral("127.0.0.1:5"), QStringLiteral("--scenario"), QStringLiteral("bad-gpu") }
                                                          << QStringLiteral("embedded fleet");
+        QTest::newRow("bad arrangement") << QStringList { QStringLiteral("--arrange"), QStringLiteral("spiral") }
+                                         << QStringLiteral("--arrange");
+        QTest::newRow("bad range") << QStringList { QStringLiteral("--range"), QStringLiteral("p50") }
+                                   << QStringLiteral("--range");
+        QTest::newRow("bad change window")
+            << QStringList { QStringLiteral("--change"), QStringLiteral("7") } << QStringLiteral("--change");
+        QTest::newRow("bad size") << QStringList { QStringLiteral("--size"), QStringLiteral("99999x1") }
+                                  << QStringLiteral("--size");
     }
     void badCommandLinesExitWithCode2()
     {

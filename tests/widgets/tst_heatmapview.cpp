@@ -334,7 +334,8 @@ private Q_SLOTS:
         const QImage image = view.grabFramebuffer();
         QCOMPARE(image.width(), static_cast<int>(std::lround(400 * dpr)));
         QCOMPARE(image.height(), static_cast<int>(std::lround(300 * dpr)));
-        // Cells are whole physical pixels when bigger than one.
+        // Cells are whole physical pixels when big enough to have borders.
+        QVERIFY(view.cellSize() >= 4);
         QCOMPARE(view.cellSize(), std::floor(view.cellSize()));
     }
 
@@ -645,6 +646,34 @@ private Q_SLOTS:
         const QRectF a = view.cellRect(7);
         QTest::mouseClick(&view, Qt::LeftButton, {}, QPointF(a.right() + a.width() / 2, a.center().y()).toPoint());
         QCOMPARE(view.selectedGpu(), -1);
+    }
+
+    // Semantic zoom: rack names appear in the aisle above each rack once cells are a few pixels, and not where
+    // they would not fit.
+    void rackNamesAreDrawnInTheAisles()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const double dpr = view.devicePixelRatioF();
+        // The aisle above rack 4 (row 1, the second rack): text pixels are much lighter than the aisle.
+        const QRectF rack = view.cellRect(64);
+        const QRect aisle = QRectF(QPointF(rack.left(), rack.top() - 2 * rack.height()) * dpr,
+            QSizeF(4 * rack.width(), 2 * rack.height()) * dpr)
+                                .toAlignedRect();
+        int light = 0;
+        for (int y = aisle.top(); y <= aisle.bottom(); ++y) {
+            for (int x = aisle.left(); x <= aisle.right(); ++x) {
+                light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
+            }
+        }
+        QVERIFY2(light > 10, qPrintable(QString::number(light)));
     }
 
     void tooltipNamesHostGpuValueAndUnit()
