@@ -9,7 +9,7 @@ PRESET=${FLEETSCOPE_PRESET:-dev}
 FLEETSCOPE_PACKAGES=(
     cmake g++ ninja-build ccache pkg-config
     qt6-base-dev qt6-qpa-plugins libqt6opengl6-dev qt6-charts-dev
-    libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libfmt-dev
+    libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libfmt-dev libzstd-dev
     libgl-dev libegl-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core
 )
 

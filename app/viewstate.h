@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QString>
+
+#include <optional>
+
+namespace fleetscope {
+
+// Everything that makes a view, as one short text another engineer can open: "Copy view" puts it on the clipboard,
+// `fleetscope --view STRING` opens it, and the console keeps the last one in QSettings. The text is versioned
+// key=value pairs, each left out while it has its default, using only characters a URL carries unescaped:
+//     fs1;p=rack:37;g=3301;m=gpu_temp;t=2024-05-01T03:12:00Z;z=4.5@812.5,233;a=compact
+// A view string comes from outside (a chat message, a command line), so parse() checks every field.
+struct ViewState
+{
+    static constexpr int maxTextLength = 1024;
+
+    QString place = QStringLiteral("fleet"); // "fleet", or row/rack/node/gpu ':' dense index, e.g. "rack:37"
+    int selectedGpu = -1; // dense index, -1 = none
+    QString metric; // metric id, empty = the console's default
+    QString colourMap; // empty = as the metric suggests
+    bool live = true;
+    qint64 timeMs = 0; // Unix epoch ms of the sample shown, when not live
+    QString arrangement = QStringLiteral("floor"); // floor, compact or jobs
+    double zoom = 0; // 0 = fitted; else the zoom factor the map uses
+    double centreX = 0; // layout cell coordinates of the view's centre (when zoomed)
+    double centreY = 0;
+    QString range = QStringLiteral("fixed"); // fixed (the metric's own) or auto
+    int changeWindowS = 0; // > 0: the rate of change over this window instead of the value
+
+    QString toString() const;
+    // Nullopt, and *error (when given) saying what is wrong, for anything toString() cannot have written.
+    static std::optional<ViewState> parse(const QString &text, QString *error = nullptr);
+    // Empty when the state is one toString() writes and parse() reads back; else what is wrong with it.
+    QString validate() const;
+
+    bool operator==(const ViewState &other) const;
+    bool operator!=(const ViewState &other) const { return !(*this == other); }
+};
+
+} // namespace fleetscope

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// HistoryClient against a real backend on 127.0.0.1 with an ephemeral port.
+#include "backendserver.h"
+#include "historyclient.h"
+#include "scenario.h"
+
+#include <QDateTime>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::unique_ptr<be::BackendServer> startBackend(be::FrameSource::Options options)
+{
+    auto server = std::make_unique<be::BackendServer>(options);
+    std::string error;
+    if (!server->start("127.0.0.1:0", &error)) {
+        qWarning("backend did not start: %s", error.c_str());
+        return nullptr;
+    }
+    return server;
+}
+
+be::FrameSource::Options fleet(uint32_t gpus, std::chrono::minutes history = 0min)
+{
+    be::FrameSource::Options o;
+    o.gpuCount = gpus;
+    o.seed = 11;
+    o.interval = 200ms;
+    o.history = history;
+    return o;
+}
+
+QString addressOf(const be::BackendServer &server)
+{
+    return QString::fromStdString(server.listeningAddress());
+}
+
+std::string floats(const std::vector<float> &values)
+{
+    std::string out(values.size() * sizeof(float), '\0');
+    std::memcpy(out.data(), values.data(), out.size());
+    return out;
+}
+
+} // namespace
+
+class TestHistoryClient : public QObject
+{
+    Q_OBJECT
+private Q_SLOTS:
+    void rangeEqualsTheBackendsHistory()
+    {
+        auto server = startBackend(fleet(2048, 30min));
+        QVERIFY(server);
+        const auto &source = server->source();
+        QTRY_VERIFY_WITH_TIMEOUT(source.latest()->sequence >= 3, 10000);
+        HistoryClient client(addressOf(*server));
+        QSignalSpy ready(&client, &HistoryClient::rangeReady);
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+
+        // Past frames (coarse, a minute apart) and the live ones of the last second, at a step that samples both.
+        RangeRequest request;
+        request.metricIds = { QStringLiteral("gpu_temp"), QStringLiteral("power") };
+        request.gpus = { 0, 17, 1024, 2047 };
+        request.toMs = source.latest()->sampleTimeMs;
+        request.fromMs = request.toMs - 20 * 60 * 1000;
+        request.stepMs = 7000;
+        const quint64 id = client.queryRange(request);
+        QVERIFY(id != 0);
+        QVERIFY(ready.wait(20000));
+        QCOMPARE(failed.count(), 0);
+        const auto result = ready.takeFirst().at(0).value<RangeResultPtr>();
+        QCOMPARE(result->requestId, id);
+        QVERIFY(result->problems.isEmpty());
+        QCOMPARE(result->series.size(), size_t(2));
+
+        // What the backend holds, independently: for each output time, the last held frame at or before it.
+        const auto held = source.framesBetween(request.fromMs, request.toMs);
+        QVERIFY(held.size() >= 10);
+        for (const auto &[key, metric] :
+            { std::pair { "gpu_temp", be::MetricId::GpuTemp }, std::pair { "power", be::MetricId::Power } }) {
+            const RangeSeries *series = result->find(QLatin1String(key));
+            QVERIFY2(series, key);
+            QVERIFY(series->gpus == request.gpus);
+            QVERIFY(series->rows() >= 170); // 20 min at 7 s, less what is before the held history
+            QVERIFY(series->times.back() <= request.toMs && series->times.back() > request.toMs - request.stepMs);
+            for (size_t r = 0; r < series->rows(); ++r) {
+                const int64_t t = series->times[r];
+                QCOMPARE((t - request.fromMs) % request.stepMs, int64_t(0));
+                if (r > 0) {
+                    QVERIFY(t > series->times[r - 1]);
+                }
+                auto it = std::upper_bound(held.begin(), held.end(), t,
+                    [](int64_t time, const auto &frame) { return time < frame->sampleTimeMs; });
+                QVERIFY(it != held.begin());
+                const auto &frame = *std::prev(it);
+                QCOMPARE(series->sampleTimes[r], frame->sampleTimeMs);
+                for (size_t c = 0; c < series->columns(); ++c) {
+                    const float expected = frame->plane(metric)[request.gpus[c]];
+                    const float got = series->at(r, c);
+                    QVERIFY2(got == expected || (std::isnan(got) && std::isnan(expected)),
+                        qPrintable(QStringLiteral("%1 row %2 column %3: %4 != %5")
+                                       .arg(QLatin1String(key))
+                                       .arg(r)
+                                       .arg(c)
+                                       .arg(got)
+                                       .arg(expected)));
+                }
+            }
+        }
+    }
+
+    void badPartsAreDroppedWithAMessage()
+    {
+        RangeRequest request;
+        request.metricIds = { QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util") };
+        request.gpus = { 3, 5 };
+        auto good = [&](const char *metric, std::vector<int64_t> times) {
+            RawRangePart p;
+            p.metricId = metric;
+            p.gpus = request.gpus;
+            p.times = times;
+            p.sampleTimes = times;
+            p.values = floats(std::vector<float>(times.size() * 2, 42.0F));
+            return p;
+        };
+        // gpu_temp in two clean parts; power with a short values field; gpu_util going back in time in its 2nd part.
+        std::vector<RawRangePart> parts = { good("gpu_temp", { 10, 20 }), good("gpu_temp", { 30 }),
+            good("power", { 10, 20 }), good("gpu_util", { 10, 20 }), good("gpu_util", { 20, 30 }) };
+        parts[2].values.resize(parts[2].values.size() - 4);
+        QStringList problems;
+        auto series = assembleRange(parts, request, 8, &problems);
+        QCOMPARE(series.size(), size_t(1));
+        QCOMPARE(series[0].metricId, QStringLiteral("gpu_temp"));
+        QCOMPARE(series[0].rows(), size_t(3));
+        QCOMPARE(series[0].values.size(), size_t(6));
+        QCOMPARE(series[0].at(2, 1), 42.0F);
+        QCOMPARE(problems.size(), 2);
+        QVERIFY2(problems[0].contains(QStringLiteral("power")) && problems[0].contains(QStringLiteral("bytes")),
+            qPrintable(problems[0]));
+        QVERIFY2(problems[1].contains(QStringLiteral("ascending")), qPrintable(problems[1]));
+
+        // Columns that are not the GPUs asked for; a GPU outside the fleet; a metric not asked for.
+        problems.clear();
+        auto other = good("gpu_temp", { 10 });
+        other.gpus = { 3, 6 };
+        QVERIFY(assembleRange({ other }, request, 8, &problems).empty());
+        QVERIFY(problems.value(0).contains(QStringLiteral("columns")));
+        problems.clear();
+        QVERIFY(assembleRange({ good("gpu_temp", { 10 }) }, request, 5, &problems).empty());
+        QVERIFY(problems.value(0).contains(QStringLiteral("outside the fleet")));
+        problems.clear();
+        QVERIFY(assembleRange({ good("sm_clock", { 10 }) }, request, 8, &problems).empty());
+        QVERIFY(problems.value(0).contains(QStringLiteral("not asked for")));
+    }
+
+    void backendErrorsAreReported()
+    {
+        auto server = startBackend(fleet(1024));
+        QVERIFY(server);
+        HistoryClient client(addressOf(*server));
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+        RangeRequest request;
+        request.metricIds = { QStringLiteral("no_such_metric") };
+        request.gpus = { 1 };
+        request.toMs = QDateTime::currentMSecsSinceEpoch();
+        request.fromMs = request.toMs - 60000;
+        request.stepMs = 1000;
+        const quint64 id = client.queryRange(request);
+        QVERIFY(failed.wait(10000));
+        QCOMPARE(failed.first().at(0).toULongLong(), id);
+        QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("no_such_metric")),
+            qPrintable(failed.first().at(1).toString()));
+
+        // A GPU outside a known fleet is refused before it goes out.
+        auto topology = std::make_shared<Topology>();
+        topology->gpuCount = 1024;
+        client.setTopology(topology);
+        request.metricIds = { QStringLiteral("gpu_temp") };
+        request.gpus = { 1024 };
+        failed.clear();
+        client.queryRange(request);
+        QVERIFY(failed.wait(10000));
+        QVERIFY(failed.first().at(1).toString().contains(QStringLiteral("outside the fleet")));
+        QTRY_COMPARE(client.pendingRequests(), 0);
+    }
+
+    void unreachableAddressFailsWithoutHanging()
+    {
+        int port = 0;
+        {
+            auto probe = startBackend(fleet(64));
+            QVERIFY(probe);
+            port = probe->port();
+        }
+        HistoryClient client(QStringLiteral("127.0.0.1:%1").arg(port));
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+        RangeRequest request;
+        request.gpus = { 0 };
+        request.toMs = QDateTime::currentMSecsSinceEpoch();
+        request.fromMs = request.toMs - 60000;
+        request.stepMs = 1000;
+        client.queryRange(request);
+        client.streamEvents({ 0, -1 }, 1);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 2, 10000);
+        for (const auto &call : std::as_const(failed)) {
+            QVERIFY2(call.at(1).toString().contains(QStringLiteral("unavailable")), qPrintable(call.at(1).toString()));
+        }
+        QTRY_COMPARE(client.pendingRequests(), 0);
+    }
+
+    void cancelStopsTheCallAndItsDelivery()
+    {
+        auto server = startBackend(fleet(4096, 60min));
+        QVERIFY(server);
+        HistoryClient client(addressOf(*server));
+        QSignalSpy ready(&client, &HistoryClient::rangeReady);
+        QSignalSpy events(&client, &HistoryClient::eventsReady);
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+        QSignalSpy finished(&client, &HistoryClient::requestFinished);
+
+        // A live event stream never ends by itself: only cancelling its context ends the worker.
+        const quint64 live = client.streamEvents({}, QDateTime::currentMSecsSinceEpoch());
+        // A large history query, superseded at once.
+        RangeRequest request;
+        request.gpus.resize(4096);
+        std::iota(request.gpus.begin(), request.gpus.end(), 0U);
+        request.toMs = QDateTime::currentMSecsSinceEpoch();
+        request.fromMs = request.toMs - 60 * 60 * 1000;
+        request.stepMs = 60000;
+        const quint64 old = client.queryRange(request);
+        QCOMPARE(client.pendingRequests(), 2);
+        client.cancel(old);
+        request.gpus = { 1, 2, 3 };
+        const quint64 current = client.queryRange(request);
+        QVERIFY(ready.wait(20000));
+        QCOMPARE(ready.first().at(0).value<RangeResultPtr>()->requestId, current);
+
+        client.cancel(live);
+        QTRY_COMPARE_WITH_TIMEOUT(client.pendingRequests(), 0, 10000);
+        QCOMPARE(ready.count(), 1); // nothing for the cancelled query
+        QCOMPARE(failed.count(), 0); // and a cancel is not a failure
+        QCOMPARE(finished.count(), 0);
+        Q_UNUSED(events);
+    }
+
+    void eventsOfOneGpuInAClosedRange()
+    {
+        auto options = fleet(1024, 60min);
+        options.scenario = be::Scenario::Kind::BadGpu;
+        auto server = startBackend(options);
+        QVERIFY(server);
+        const int64_t bad = be::Scenario(be::Scenario::Kind::BadGpu, server->source().shape(), options.seed).badGpu();
+        QVERIFY(bad >= 0);
+        const int64_t node = server->source().shape().nodeOfGpu[static_cast<size_t>(bad)];
+
+        HistoryClient client(addressOf(*server));
+        QSignalSpy batches(&client, &HistoryClient::eventsReady);
+        QSignalSpy finished(&client, &HistoryClient::requestFinished);
+        const int64_t now = QDateTime::currentMSecsSinceEpoch();
+        const quint64 id = client.streamEvents({ bad, node }, now - 2 * 3600 * 1000, now);
+        QVERIFY(finished.wait(20000));
+        QCOMPARE(finished.first().at(0).toULongLong(), id);
+        std::vector<FleetEvent> got;
+        for (const auto &call : std::as_const(batches)) {
+            const auto batch = call.at(0).value<EventBatchPtr>();
+            QCOMPARE(batch->requestId, id);
+            got.insert(got.end(), batch->events.begin(), batch->events.end());
+        }
+
+        // The backend's own record of the same events.
+        uint64_t after = 0;
+        std::vector<be::TimedEvent> expected;
+        for (const auto &e : server->source().eventsAfter(now - 2 * 3600 * 1000, &after, 0ms)) {
+            if (e.timeMs <= now && (e.event.gpu == bad || (e.event.gpu < 0 && e.event.node == node))) {
+                expected.push_back(e);
+            }
+        }
+        QVERIFY2(expected.size() >= 3, qPrintable(QString::number(expected.size()))); // the failing GPU's XIDs
+        QCOMPARE(got.size(), expected.size());
+        for (size_t i = 0; i < got.size(); ++i) {
+            QCOMPARE(got[i].sequence, expected[i].sequence);
+            QCOMPARE(got[i].timeMs, expected[i].timeMs);
+            QCOMPARE(got[i].xid, expected[i].event.xid);
+            QCOMPARE(got[i].text, QString::fromStdString(expected[i].event.text));
+        }
+        const bool anyXid = std::any_of(got.begin(), got.end(),
+            [](const FleetEvent &e) { return e.kind == FleetEvent::Kind::Xid && !xidMeaning(e.xid).isEmpty(); });
+        QVERIFY(anyXid);
+    }
+
+    void xidMeanings()
+    {
+        QCOMPARE(xidMeaning(79), QStringLiteral("GPU has fallen off the bus"));
+        QCOMPARE(xidMeaning(48), QStringLiteral("Double-bit ECC error"));
+        QCOMPARE(xidMeaning(94), QStringLiteral("Contained ECC error"));
+        QVERIFY(xidMeaning(1).isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHistoryClient)
+#include "tst_historyclient.moc"
