@@ -25,6 +25,8 @@ uniform vec4 uNoData;
 uniform int uStale;            // 1: the data is old; GPUs get a dot pattern, readable without colour
 uniform vec2 uSelectedCentre;  // physical pixels; the ring is drawn when uSelectedRadius > 0
 uniform float uSelectedRadius;
+uniform highp usampler2D uMarks;   // R8UI, 1 for GPUs outlined (a job's blast radius), same shape as uData
+uniform int uHasMarks;
 uniform int uAggregate;       // below one pixel per GPU: 0 = the worst (highest) value under a pixel, 1 = the mean
 
 out vec4 fragColor;
@@ -38,14 +40,16 @@ vec4 hatch(vec4 base, vec2 pixel)
 
 // The normalised value (0..1) of the GPU in a layout cell. Returns 0 for a gap, 1 for a GPU with no value (NaN,
 // offline, no data), 2 for a GPU with a value in t.
-int sampleCell(ivec2 cell, out float t)
+int sampleCell(ivec2 cell, out float t, out bool marked)
 {
     t = 0.0;
+    marked = false;
     int gpu = texelFetch(uLayout, cell, 0).r;
     if (gpu < 0) {
         return 0;
     }
     ivec2 texel = ivec2(gpu % uDataWidth, gpu / uDataWidth);
+    marked = uHasMarks == 1 && texelFetch(uMarks, texel, 0).r != 0u;
     float value = texelFetch(uData, texel, 0).r;
     if (uMix < 1.0) {
         float previous = texelFetch(uPrevious, texel, 0).r;
@@ -110,11 +114,14 @@ void main()
         float sum = 0.0;
         int values = 0;
         int gpus = 0;
+        bool anyMarked = false;
         for (int y = first.y; y <= last.y; ++y) {
             for (int x = first.x; x <= last.x; ++x) {
                 float t;
-                int kind = sampleCell(ivec2(x, y), t);
+                bool marked;
+                int kind = sampleCell(ivec2(x, y), t, marked);
                 gpus += kind > 0 ? 1 : 0;
+                anyMarked = anyMarked || marked;
                 if (kind == 2) {
                     worst = max(worst, t);
                     sum += t;
@@ -130,11 +137,15 @@ void main()
         } else {
             aggregated = staleDots(colourOf(uAggregate == 0 ? worst : sum / float(values)), pixel);
         }
+        if (anyMarked) {
+            aggregated = vec4(mix(aggregated.rgb, vec3(1.0), 0.6), 1.0);
+        }
         fragColor = selectionRing(aggregated, pixel);
         return;
     }
     float t;
-    int kind = sampleCell(cell, t);
+    bool marked;
+    int kind = sampleCell(cell, t, marked);
     if (kind == 0) {
         fragColor = selectionRing(uAisle, pixel);
         return;
@@ -147,5 +158,17 @@ void main()
             colour.rgb *= 0.7;
         }
     }
-    fragColor = selectionRing(staleDots(colour, pixel), pixel);
+    colour = staleDots(colour, pixel);
+    // Outlined GPUs: a white frame inside the cell, or the whole cell lightened when it is too small for one.
+    if (marked) {
+        vec2 within = (p - vec2(cell)) * uCellSize;
+        float frame = max(1.0, floor(uCellSize / 8.0));
+        if (uCellSize < 4.0) {
+            colour = vec4(mix(colour.rgb, vec3(1.0), 0.6), 1.0);
+        } else if (within.x < frame || within.y < frame || within.x >= uCellSize - frame
+            || within.y >= uCellSize - frame) {
+            colour = vec4(1.0);
+        }
+    }
+    fragColor = selectionRing(colour, pixel);
 }

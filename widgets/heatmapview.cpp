@@ -100,6 +100,9 @@ void HeatmapView::setTopology(const TopologyPtr &topology)
     m_frame.reset();
     m_hasData = false;
     m_topologyDirty = true;
+    m_zoomStart = -1;
+    m_marks.clear();
+    m_markCount = 0;
     relayout();
 }
 
@@ -262,7 +265,113 @@ void HeatmapView::setColorMap(const ColorMap &map)
 
 HeatmapView::Placement HeatmapView::placement() const
 {
-    return m_fitted ? fittedPlacement() : m_view;
+    if (m_zoomStart < 0) {
+        return m_fitted ? fittedPlacement() : m_view;
+    }
+    // The zoom morph: the cell size changes geometrically and the layout point at the view's centre moves
+    // linearly, eased at both ends.
+    const double linear = std::clamp(static_cast<double>(m_clock() - m_zoomStart) / zoomMs, 0.0, 1.0);
+    const double t = linear * linear * (3 - 2 * linear);
+    const double dpr = devicePixelRatioF();
+    const double cx = width() * dpr / 2;
+    const double cy = height() * dpr / 2;
+    const auto centreOf = [cx, cy](const Placement &p) {
+        return QPointF((cx - p.originX) / p.cellSize, (cy - p.originY) / p.cellSize);
+    };
+    const QPointF from = centreOf(m_zoomFrom);
+    const QPointF to = centreOf(m_zoomTo);
+    Placement p;
+    p.cellSize = std::exp(std::log(m_zoomFrom.cellSize) * (1 - t) + std::log(m_zoomTo.cellSize) * t);
+    const QPointF centre = from + (to - from) * t;
+    p.originX = cx - centre.x() * p.cellSize;
+    p.originY = cy - centre.y() * p.cellSize;
+    return p;
+}
+
+void HeatmapView::zoomToCells(const QRect &cells)
+{
+    if (m_layout.width == 0) {
+        return;
+    }
+    const Placement from = placement();
+    Placement to;
+    const bool fit = cells.isEmpty();
+    if (fit) {
+        to = fittedPlacement();
+    } else {
+        const double dpr = devicePixelRatioF();
+        const double w = width() * dpr;
+        const double h = height() * dpr;
+        to.cellSize = std::clamp(std::min(0.9 * w / cells.width(), 0.9 * h / cells.height()), minCellSize,
+            std::max(maxCellSize * dpr, fittedPlacement().cellSize));
+        const QPointF centre = QRectF(cells).center();
+        to.originX = w / 2 - centre.x() * to.cellSize;
+        to.originY = h / 2 - centre.y() * to.cellSize;
+    }
+    m_fitted = false;
+    m_view = to;
+    if (m_animated && isVisible()) {
+        m_zoomFrom = from;
+        m_zoomTo = to;
+        m_zoomStart = m_clock();
+        m_zoomEndsFitted = fit;
+    } else {
+        m_fitted = fit;
+    }
+    update();
+}
+
+QRect HeatmapView::cellsOf(uint32_t first, uint32_t count) const
+{
+    QRect bounds;
+    const auto end = std::min<size_t>(static_cast<size_t>(first) + count, m_layout.gpuCells.size());
+    for (size_t g = first; g < end; ++g) {
+        bounds |= QRect(m_layout.gpuCells[g], QSize(1, 1));
+    }
+    return bounds;
+}
+
+HeatmapView::ViewPosition HeatmapView::viewPosition() const
+{
+    if (m_fitted || m_layout.width == 0) {
+        return {};
+    }
+    const Placement p = placement();
+    const double dpr = devicePixelRatioF();
+    return { p.cellSize / dpr, (width() * dpr / 2 - p.originX) / p.cellSize,
+        (height() * dpr / 2 - p.originY) / p.cellSize };
+}
+
+void HeatmapView::setViewPosition(const ViewPosition &position)
+{
+    if (!(position.zoom > 0) || m_layout.width == 0) {
+        zoomToFit();
+        return;
+    }
+    const double dpr = devicePixelRatioF();
+    Placement p;
+    p.cellSize = std::clamp(position.zoom * dpr, minCellSize, maxCellSize * dpr);
+    p.originX = width() * dpr / 2 - position.centreX * p.cellSize;
+    p.originY = height() * dpr / 2 - position.centreY * p.cellSize;
+    m_zoomStart = -1;
+    m_view = p;
+    m_fitted = false;
+    update();
+}
+
+void HeatmapView::setMarkedGpus(const std::vector<uint32_t> &gpus)
+{
+    const size_t n = m_topology ? m_topology->gpuCount : 0;
+    m_marks.assign(n, 0);
+    m_markCount = 0;
+    for (uint32_t g : gpus) {
+        if (g < n && m_marks[g] == 0) {
+            m_marks[g] = 1;
+            ++m_markCount;
+        }
+    }
+    m_marksDirty = true;
+    update();
 }
 
 void HeatmapView::zoomAt(const QPointF &anchor, double factor)
@@ -270,6 +379,7 @@ void HeatmapView::zoomAt(const QPointF &anchor, double factor)
     if (m_layout.width == 0 || !(factor > 0)) {
         return;
     }
+    m_zoomStart = -1;
     const Placement fit = fittedPlacement();
     Placement p = placement();
     // From half the fitted size (the whole fleet with a margin) to 96 logical pixels per GPU (room for its value
@@ -294,6 +404,7 @@ void HeatmapView::panBy(const QPointF &delta)
         return;
     }
     Placement p = placement();
+    m_zoomStart = -1;
     const double dpr = devicePixelRatioF();
     p.originX += delta.x() * dpr;
     p.originY += delta.y() * dpr;
@@ -317,6 +428,7 @@ void HeatmapView::setAggregation(Aggregation aggregation)
 
 void HeatmapView::zoomToFit()
 {
+    m_zoomStart = -1;
     m_fitted = true;
     update();
 }
@@ -453,12 +565,13 @@ void HeatmapView::initializeGL()
     m_vao = std::make_unique<QOpenGLVertexArrayObject>();
     m_vao->create();
 
-    GLuint textures[5];
-    glGenTextures(5, textures);
+    GLuint textures[6];
+    glGenTextures(6, textures);
     m_layoutTexture = textures[0];
     m_dataTextures = { textures[1], textures[4] };
     m_healthTexture = textures[2];
     m_colorMapTexture = textures[3];
+    m_markTexture = textures[5];
     for (GLuint t : textures) {
         glBindTexture(GL_TEXTURE_2D, t);
         // Every lookup is a texelFetch of an exact texel: no filtering, no mipmaps.
@@ -476,10 +589,10 @@ void HeatmapView::initializeGL()
 void HeatmapView::releaseGL()
 {
     if (m_layoutTexture != 0) {
-        const GLuint textures[5]
-            = { m_layoutTexture, m_dataTextures[0], m_healthTexture, m_colorMapTexture, m_dataTextures[1] };
-        glDeleteTextures(5, textures);
-        m_layoutTexture = m_healthTexture = m_colorMapTexture = 0;
+        const GLuint textures[6] = { m_layoutTexture, m_dataTextures[0], m_healthTexture, m_colorMapTexture,
+            m_dataTextures[1], m_markTexture };
+        glDeleteTextures(6, textures);
+        m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;
         m_dataTextures = {};
     }
     m_vao.reset();
@@ -509,6 +622,9 @@ void HeatmapView::allocateDataTextures()
     }
     glBindTexture(GL_TEXTURE_2D, m_healthTexture);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, dataTextureWidth, rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
+    glBindTexture(GL_TEXTURE_2D, m_markTexture);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, dataTextureWidth, rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
+    m_marksDirty = true;
     m_topologyDirty = false;
     m_hasData = false;
     m_hasPrevious = false;
@@ -588,6 +704,31 @@ void HeatmapView::uploadDirty()
     if (m_colorMapDirty) {
         uploadColorMap();
     }
+    if (m_marksDirty) {
+        uploadMarks();
+    }
+}
+
+void HeatmapView::uploadMarks()
+{
+    m_marksDirty = false;
+    const size_t n = m_topology ? m_topology->gpuCount : 0;
+    if (m_marks.size() != n || n == 0) {
+        return; // none: the shader is told there are no marks
+    }
+    const int fullRows = static_cast<int>(n / dataTextureWidth);
+    const int rest = static_cast<int>(n % dataTextureWidth);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glBindTexture(GL_TEXTURE_2D, m_markTexture);
+    if (fullRows > 0) {
+        glTexSubImage2D(
+            GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED_INTEGER, GL_UNSIGNED_BYTE, m_marks.data());
+    }
+    if (rest > 0) {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
+            m_marks.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
+    }
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
 }
 
 void HeatmapView::uploadPending()
@@ -635,6 +776,10 @@ void HeatmapView::paintGL()
     glBindTexture(GL_TEXTURE_2D, m_healthTexture);
     glActiveTexture(GL_TEXTURE3);
     glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
+    glActiveTexture(GL_TEXTURE5);
+    glBindTexture(GL_TEXTURE_2D, m_markTexture);
+    m_program->setUniformValue("uMarks", 5);
+    m_program->setUniformValue("uHasMarks", m_markCount > 0 ? 1 : 0);
     m_program->setUniformValue("uLayout", 0);
     m_program->setUniformValue("uData", 1);
     m_program->setUniformValue("uHealth", 2);
@@ -671,7 +816,11 @@ void HeatmapView::paintGL()
     glActiveTexture(GL_TEXTURE0);
     paintLabels(p);
     pace();
-    if (mix < 1.0) {
+    if (m_zoomStart >= 0 && m_clock() - m_zoomStart >= zoomMs) {
+        m_zoomStart = -1;
+        m_fitted = m_zoomEndsFitted;
+    }
+    if (mix < 1.0 || m_zoomStart >= 0) {
         if (!m_animationTimer.isActive()) {
             m_animationTimer.start();
         }
@@ -795,6 +944,12 @@ void HeatmapView::keyPressEvent(QKeyEvent *event)
     case Qt::Key_0:
     case Qt::Key_Home:
         zoomToFit();
+        break;
+    case Qt::Key_Return:
+    case Qt::Key_Enter:
+        if (const int gpu = m_selectedGpu >= 0 ? m_selectedGpu : m_hoveredGpu; gpu >= 0) {
+            Q_EMIT gpuActivated(gpu);
+        }
         break;
     case Qt::Key_Left:
         panBy({ step, 0 });

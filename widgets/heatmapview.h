@@ -80,6 +80,24 @@ public:
     void zoomAt(const QPointF &anchor, double factor); // the point under anchor stays under it
     void panBy(const QPointF &delta);
     void zoomToFit();
+    // Zooms so that these layout cells fill most of the view, morphing there in a quarter second (at once without
+    // animation); an empty rect fits the whole fleet.
+    void zoomToCells(const QRect &cells);
+    // The cells of GPUs [first, first + count): their bounding rectangle in the current layout.
+    QRect cellsOf(uint32_t first, uint32_t count) const;
+    // The view as a position that survives a window of another size: logical pixels per cell and the layout cell
+    // at the centre of the view (zoom 0 = fitted).
+    struct ViewPosition
+    {
+        double zoom = 0;
+        double centreX = 0;
+        double centreY = 0;
+    };
+    ViewPosition viewPosition() const;
+    void setViewPosition(const ViewPosition &position);
+    // GPUs outlined on the map wherever they are (a job's blast radius); empty for none.
+    void setMarkedGpus(const std::vector<uint32_t> &gpus);
+    size_t markedGpuCount() const { return m_markCount; }
     // When a pixel covers several GPUs (more GPUs than pixels), it shows the worst of them or their mean.
     enum class Aggregation { Worst, Mean };
     // Between two frames the map morphs from one to the other at the display's rate (thermal waves move instead of
@@ -110,6 +128,8 @@ public:
 Q_SIGNALS:
     void hoveredGpuChanged(int gpu);
     void gpuSelected(int gpu);
+    // Enter on the map: the selected GPU (or the one under the cursor) is to be opened, one level down.
+    void gpuActivated(int gpu);
 
 protected:
     void initializeGL() override;
@@ -138,7 +158,8 @@ private:
     void allocateDataTextures();
     void uploadFrame();
     void uploadColorMap();
-    void uploadDirty(); // whatever of the three changed since the last upload
+    void uploadMarks();
+    void uploadDirty(); // whatever changed since the last upload
     QString shaderSource(const QString &path) const;
     void paintLabels(const Placement &p);
     void pace(); // after a paint: the animation's rate from its measured cost
@@ -173,6 +194,10 @@ private:
     int m_current = 0; // index of the current frame's texture
     GLuint m_healthTexture = 0;
     GLuint m_colorMapTexture = 0;
+    GLuint m_markTexture = 0;
+    std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
+    size_t m_markCount = 0;
+    bool m_marksDirty = false;
     bool m_topologyDirty = false; // (re)allocate the dense-order textures for the fleet size
     bool m_layoutDirty = false;
     bool m_frameDirty = false;
@@ -187,6 +212,12 @@ private:
     qint64 m_transitionStart = 0;
     qint64 m_transitionMs = 1000;
     QTimer m_animationTimer;
+    // The zoom morph: from one placement to another.
+    Placement m_zoomFrom;
+    Placement m_zoomTo;
+    qint64 m_zoomStart = -1; // -1: not morphing
+    bool m_zoomEndsFitted = false;
+    static constexpr qint64 zoomMs = 250;
     std::function<qint64()> m_wallClock;
     // Pacing of the animation by its CPU cost (see pace()).
     std::clock_t m_paceStart = 0;

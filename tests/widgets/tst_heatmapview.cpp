@@ -676,6 +676,101 @@ private Q_SLOTS:
         QVERIFY2(light > 10, qPrintable(QString::number(light)));
     }
 
+    // Drill-down zooms to a place's cells with a short morph (driven by the test clock), and a saved view position
+    // comes back in a window of the same size.
+    void zoomToCellsMorphsThereAndViewPositionsRoundTrip()
+    {
+        qint64 now = 0;
+        HeatmapView view;
+        view.setClock([&now] { return now; });
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const double fitted = view.cellSize();
+        const QRect rack4 = view.cellsOf(64, 16); // rack 4: 2 nodes x 8 GPUs
+        QCOMPARE(rack4, QRect(9, 5, 8, 2));
+        view.zoomToCells(rack4);
+        QCOMPARE(view.cellSize(), fitted); // the morph has not started moving
+        now += 125;
+        QVERIFY(view.cellSize() > fitted);
+        now += 200;
+        QVERIFY(paint(view));
+        const QRectF target = QRectF(view.cellRect(64)).united(view.cellRect(79));
+        QVERIFY(QRectF(view.rect()).contains(target));
+        QVERIFY(target.width() >= 0.85 * view.width() || target.height() >= 0.85 * view.height());
+        QCOMPARE(view.gpuAt(view.cellRect(70).center()), 70);
+
+        const auto position = view.viewPosition();
+        const QRectF cell70 = view.cellRect(70);
+        QVERIFY(position.zoom > 0);
+        view.zoomToFit();
+        QCOMPARE(view.viewPosition().zoom, 0.0);
+        view.setViewPosition(position);
+        QVERIFY(std::abs(view.cellRect(70).center().x() - cell70.center().x()) < 1e-6);
+        QVERIFY(std::abs(view.cellRect(70).center().y() - cell70.center().y()) < 1e-6);
+        QVERIFY(std::abs(view.cellRect(70).width() - cell70.width()) < 1e-6);
+        // Back to the fleet: an empty rect morphs to the fitted view and ends fitted.
+        view.zoomToCells({});
+        now += 300;
+        QVERIFY(paint(view));
+        QVERIFY(view.isFitted());
+        QCOMPARE(view.cellSize(), fitted);
+    }
+
+    // A job's GPUs are outlined wherever they are: a white frame inside each marked cell, none around the others.
+    void markedGpusAreOutlined()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.setMarkedGpus({ 5, 70, 500 }); // 500 is outside the fleet and ignored
+        QCOMPARE(view.markedGpuCount(), size_t(2));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const double dpr = view.devicePixelRatioF();
+        const auto edgePixel = [&](int gpu) {
+            const QRectF r = view.cellRect(gpu);
+            return image.pixel(
+                static_cast<int>((r.left() + r.width() / 2) * dpr), static_cast<int>(r.bottom() * dpr) - 1);
+        };
+        QCOMPARE(edgePixel(5), qRgb(255, 255, 255));
+        QCOMPARE(edgePixel(70), qRgb(255, 255, 255));
+        QVERIFY(edgePixel(6) != qRgb(255, 255, 255));
+        // The inside keeps its value's colour.
+        QVERIFY(
+            closeTo(pixelOf(view, image, 5), ColorMap::byName(QStringLiteral("viridis")).map(20 + 5 * 0.75F, 20, 100)));
+        view.setMarkedGpus({});
+        QVERIFY(paint(view));
+        QVERIFY(view.grabFramebuffer().pixel(static_cast<int>((view.cellRect(5).center().x()) * dpr),
+                    static_cast<int>(view.cellRect(5).bottom() * dpr) - 1)
+            != qRgb(255, 255, 255));
+    }
+
+    void enterActivatesTheSelectedGpu()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy activated(&view, &HeatmapView::gpuActivated);
+        QTest::keyClick(&view, Qt::Key_Return);
+        QCOMPARE(activated.count(), 0); // nothing selected or hovered
+        view.setSelectedGpu(42);
+        QTest::keyClick(&view, Qt::Key_Return);
+        QCOMPARE(activated.count(), 1);
+        QCOMPARE(activated.first().at(0).toInt(), 42);
+    }
+
     void tooltipNamesHostGpuValueAndUnit()
     {
         HeatmapView view;
