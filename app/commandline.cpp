@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commandline.h"
 
+#include "viewstate.h"
+
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QRegularExpression>
@@ -56,8 +58,11 @@ CommandLine parseCommandLine(const QStringList &arguments)
     const QCommandLineOption size(QStringLiteral("size"),
         QStringLiteral("Window size in logical pixels, e.g. 1920x1080 (default 1280x800)."), QStringLiteral("WxH"),
         QStringLiteral("1280x800"));
+    const QCommandLineOption view(QStringLiteral("view"),
+        QStringLiteral("Open a view string (from \"Copy view\"): place, selection, metric, colours, zoom, time."),
+        QStringLiteral("STRING"));
     parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
-        history, noAnimation, arrange, range, change, size });
+        history, noAnimation, arrange, range, change, size, view });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -133,6 +138,18 @@ CommandLine parseCommandLine(const QStringList &arguments)
         || o.windowSize.width() > 16384 || o.windowSize.height() > 16384) {
         return fail(
             QStringLiteral("--size: '%1' is not WIDTHxHEIGHT from 400x300 to 16384x16384").arg(parser.value(size)));
+    }
+    if (parser.isSet(view)) {
+        QString error;
+        if (!ViewState::parse(parser.value(view), &error)) {
+            return fail(QStringLiteral("--view: %1").arg(error));
+        }
+        o.view = parser.value(view);
+    }
+    // A view asked for on the command line (or a screenshot, which must not depend on the last session) wins over
+    // the one the last session ended with.
+    for (const auto *option : { &metric, &arrange, &range, &change, &view, &screenshot }) {
+        o.restoreLastView = o.restoreLastView && !parser.isSet(*option);
     }
     o.screenshot = parser.value(screenshot);
     o.screenshotTimeoutS = parser.value(screenshotTimeout).toInt(&ok);

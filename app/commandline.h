@@ -21,6 +21,8 @@ struct ConsoleOptions
     QString range = QStringLiteral("fixed"); // fixed (the metric's own) or auto (1st to 99th percentile)
     QSize windowSize { 1280, 800 }; // logical pixels
     int changeWindowS = 0; // > 0: show the metric's rate of change over this window instead of its value
+    QString view; // a view string (--view), checked
+    bool restoreLastView = true; // no view given on the command line: start where the last session ended
 };
 
 struct CommandLine

@@ -2,18 +2,41 @@
 #include "mainwindow.h"
 
 #include "autorange.h"
+#include "breadcrumbbar.h"
 #include "colorlegend.h"
 #include "colormap.h"
+#include "csvexport.h"
+#include "detailpanel.h"
 #include "heatmapview.h"
+#include "historyclient.h"
+#include "navigation.h"
+#include "rollupmodel.h"
+#include "searchbox.h"
 
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
+#include <QMenuBar>
 #include <QPainter>
+#include <QPointer>
+#include <QSettings>
+#include <QShortcut>
+#include <QSortFilterProxyModel>
 #include <QStatusBar>
+#include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace fleetscope {
@@ -28,6 +51,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     auto *central = new QWidget(this);
     auto *layout = new QVBoxLayout(central);
     layout->setContentsMargins(6, 6, 6, 6);
+    auto *placeBar = new QHBoxLayout;
+    layout->addLayout(placeBar);
     m_view = new HeatmapView(central);
     m_view->setAnimated(options.animated);
     m_view->setArrangement(options.arrangement == QStringLiteral("compact") ? HeatmapView::Arrangement::Compact
@@ -37,6 +62,11 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     layout->addWidget(m_view, 1);
     layout->addWidget(m_legend);
     setCentralWidget(central);
+    setUpNavigation(central);
+    placeBar->addWidget(m_breadcrumbs, 1);
+    placeBar->addWidget(m_search);
+    setUpDocks();
+    setUpActions();
 
     auto *toolbar = addToolBar(tr("View"));
     toolbar->setMovable(false);
@@ -116,7 +146,15 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     connect(&m_client, &TelemetryClient::topologyChanged, this, &MainWindow::onTopologyChanged);
     connect(&m_client, &TelemetryClient::metricsChanged, this, &MainWindow::onMetricsChanged);
     connect(&m_client, &TelemetryClient::frameReady, this, &MainWindow::onFrame);
-    connect(&m_client, &TelemetryClient::jobsChanged, this, [this] { m_view->setJobs(m_client.jobs()); });
+    connect(&m_client, &TelemetryClient::jobsChanged, this, [this] {
+        const JobsPtr jobs = m_client.jobs();
+        m_view->setJobs(jobs);
+        m_detail->setJobs(jobs);
+        if (m_fleetSearch.topology()) {
+            m_fleetSearch.setJobs(jobs);
+            m_search->setSearch(m_fleetSearch);
+        }
+    });
     connect(&m_client, &TelemetryClient::errorOccurred, this,
         [this](const QString &message) { statusBar()->showMessage(message, 10000); });
     connect(m_metricBox, &QComboBox::currentIndexChanged, this, &MainWindow::onMetricSelected);
@@ -128,10 +166,24 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
                                          .arg(node.hostname)
                                          .arg(gpu - static_cast<int>(node.firstGpu))
                                          .arg(gpu));
+            // A click opens the GPU in the detail panel and goes one level down towards it.
+            m_detail->setGpu(gpu);
+            m_navigation->downTowards(static_cast<uint32_t>(gpu));
         } else {
             statusBar()->clearMessage();
         }
     });
+    connect(m_view, &HeatmapView::gpuActivated, this,
+        [this](int gpu) { m_navigation->downTowards(static_cast<uint32_t>(gpu)); });
+
+    if (!options.view.isEmpty()) {
+        openView(*ViewState::parse(options.view)); // checked by the command line
+    } else if (options.restoreLastView) {
+        const QString last = QSettings().value(QStringLiteral("lastView")).toString();
+        if (auto view = ViewState::parse(last); view && !last.isEmpty()) {
+            openView(*view);
+        }
+    }
 
     // Once a second: on a software renderer every repaint of the window recomposites the whole GL map.
     m_statusTimer.setInterval(1000);
@@ -146,6 +198,347 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
 void MainWindow::connectTo(const QString &address)
 {
     m_client.start(address);
+    // History (charts, events) on its own channel, so a long query never holds up the live stream.
+    delete m_history;
+    m_history = new HistoryClient(address, this);
+    m_history->setTopology(m_client.topology());
+    m_detail->setHistoryClient(m_history);
+}
+
+void MainWindow::setUpNavigation(QWidget *mapArea)
+{
+    m_navigation = new Navigation(this);
+    m_breadcrumbs = new BreadcrumbBar(m_navigation, mapArea);
+    m_search = new SearchBox(mapArea);
+    m_search->setPlaceholderText(tr("Find host, serial, UUID, job… (Ctrl+F)"));
+    m_search->setMinimumWidth(m_search->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 36);
+    m_search->setEnabled(false); // until the fleet's index is built
+    connect(m_navigation, &Navigation::placeChanged, this, &MainWindow::onPlaceChanged);
+    connect(m_search, &SearchBox::resultChosen, this, &MainWindow::onSearchResult);
+    // Up a level from the map (Esc, Backspace); back and forward through the places visited (Alt+Left/Right).
+    connect(m_view, &HeatmapView::upRequested, m_navigation, &Navigation::up);
+    m_breadcrumbs->backAction()->setShortcuts(QKeySequence::Back);
+    m_breadcrumbs->forwardAction()->setShortcuts(QKeySequence::Forward);
+    addAction(m_breadcrumbs->backAction());
+    addAction(m_breadcrumbs->forwardAction());
+    auto *find = new QShortcut(QKeySequence::Find, this);
+    connect(find, &QShortcut::activated, this, [this] {
+        m_search->setFocus();
+        m_search->selectAll();
+    });
+}
+
+void MainWindow::setUpDocks()
+{
+    // What is inside the current place, one line per child: which rack of this row is hot, without hovering.
+    m_rollups = new RollupModel(this);
+    m_rollupSort = new QSortFilterProxyModel(this);
+    m_rollupSort->setSourceModel(m_rollups);
+    m_rollupSort->setSortRole(RollupModel::SortRole);
+    m_rollupTable = new QTableView(this);
+    m_rollupTable->setModel(m_rollupSort);
+    m_rollupTable->setSortingEnabled(true);
+    m_rollupTable->sortByColumn(3, Qt::DescendingOrder); // the hottest first
+    m_rollupTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_rollupTable->verticalHeader()->hide();
+    m_rollupTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_rollupTable->setToolTip(tr("Double-click or Enter opens a place"));
+    connect(m_rollupTable, &QTableView::activated, this, [this](const QModelIndex &index) {
+        const QVariant place = m_rollupSort->data(index, RollupModel::PlaceRole);
+        if (place.canConvert<Place>()) {
+            m_navigation->down(place.value<Place>());
+        }
+    });
+    m_rollupDock = new QDockWidget(tr("Inside the fleet"), this);
+    m_rollupDock->setObjectName(QStringLiteral("rollups"));
+    m_rollupDock->setWidget(m_rollupTable);
+    addDockWidget(Qt::LeftDockWidgetArea, m_rollupDock);
+
+    m_detail = new DetailPanel(nullptr, this);
+    m_detailDock = new QDockWidget(tr("Detail"), this);
+    m_detailDock->setObjectName(QStringLiteral("detail"));
+    m_detailDock->setWidget(m_detail);
+    addDockWidget(Qt::RightDockWidgetArea, m_detailDock);
+}
+
+void MainWindow::setUpActions()
+{
+    auto *menu = menuBar()->addMenu(tr("&View"));
+    QAction *copy = menu->addAction(tr("&Copy view"), this, [this] {
+        const QString text = currentView().toString();
+        QApplication::clipboard()->setText(text);
+        statusBar()->showMessage(tr("Copied %1 — open it with fleetscope --view '%1'").arg(text), 10000);
+    });
+    copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    menu->addAction(m_breadcrumbs->backAction());
+    menu->addAction(m_breadcrumbs->forwardAction());
+    menu->addAction(m_rollupDock->toggleViewAction());
+    menu->addAction(m_detailDock->toggleViewAction());
+    auto *exports = menuBar()->addMenu(tr("&Export"));
+    exports->addAction(tr("Map as &PNG…"), this, &MainWindow::exportMap)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    exports->addAction(tr("&Values of this place as CSV…"), this, &MainWindow::exportValues);
+    exports->addAction(tr("&Time series of the selection as CSV…"), this, &MainWindow::exportTimeSeries);
+}
+
+void MainWindow::onPlaceChanged(Place place)
+{
+    const TopologyPtr topology = m_navigation->topology();
+    if (!topology) {
+        return;
+    }
+    const GpuRange range = place.gpuRange(*topology);
+    m_view->zoomToCells(place.level == Place::Level::Fleet ? QRect() : m_view->cellsOf(range.first, range.count));
+    m_rollups->setPlace(place);
+    m_rollupDock->setWindowTitle(tr("Inside %1").arg(place.name(*topology)));
+    if (place.level == Place::Level::Node) {
+        m_detail->setNode(static_cast<int>(place.index));
+    } else if (place.level == Place::Level::Gpu) {
+        m_view->setSelectedGpu(static_cast<int>(place.index));
+        m_detail->setGpu(static_cast<int>(place.index));
+    }
+}
+
+void MainWindow::onSearchResult(const SearchResult &result)
+{
+    const TopologyPtr topology = m_navigation->topology();
+    if (!topology) {
+        return;
+    }
+    m_view->setMarkedGpus({});
+    switch (result.kind) {
+    case SearchResult::Kind::Row:
+        m_navigation->goTo(Place::row(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Rack:
+        m_navigation->goTo(Place::rack(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Node:
+        m_navigation->goTo(Place::node(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Gpu:
+        m_navigation->goTo(Place::gpu(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Job: {
+        // The job's blast radius: its GPUs outlined wherever they are, and the view fitted around them.
+        const JobsPtr jobs = m_client.jobs();
+        const Job *job = nullptr;
+        if (jobs) {
+            const auto found = std::find_if(
+                jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
+            job = found != jobs->jobs.end() ? &*found : nullptr;
+        }
+        if (job == nullptr || job->gpus.empty()) {
+            statusBar()->showMessage(tr("Job %1 is no longer listed by the backend").arg(result.id), 10000);
+            break;
+        }
+        m_view->setMarkedGpus(job->gpus);
+        QRect cells;
+        for (uint32_t gpu : job->gpus) {
+            cells |= m_view->cellsOf(gpu, 1);
+        }
+        m_view->zoomToCells(cells);
+        statusBar()->showMessage(tr("Job %1 #%2 (%3): %L4 GPUs outlined%5")
+                                     .arg(job->name)
+                                     .arg(job->id)
+                                     .arg(job->owner)
+                                     .arg(job->gpus.size())
+                                     .arg(job->isRunning() ? QString() : tr(", ended")),
+            15000);
+        break;
+    }
+    }
+    m_view->setFocus();
+}
+
+void MainWindow::rebuildSearch()
+{
+    const TopologyPtr topology = m_client.topology();
+    if (!topology) {
+        return;
+    }
+    // At a million GPUs the index takes about half a second: build it on a worker thread.
+    m_searchGeneration = topology->generation;
+    QPointer<MainWindow> self(this);
+    const JobsPtr jobs = m_client.jobs();
+    QThreadPool::globalInstance()->start([self, topology, jobs] {
+        FleetSearch search(topology, jobs);
+        QMetaObject::invokeMethod(qApp, [self, search = std::move(search)]() mutable {
+            if (self && self->m_searchGeneration == search.topology()->generation) {
+                search.setJobs(self->m_client.jobs());
+                self->m_fleetSearch = search;
+                self->m_search->setSearch(std::move(search));
+                self->m_search->setEnabled(true);
+            }
+        });
+    });
+}
+
+ViewState MainWindow::currentView() const
+{
+    ViewState view;
+    view.place = m_navigation->current().toText();
+    view.selectedGpu = m_view->selectedGpu();
+    view.metric = m_metricBox->currentData().toString();
+    view.colourMap = m_colourBox->currentData().toString();
+    view.arrangement = m_options.arrangement;
+    switch (m_view->arrangement()) {
+    case HeatmapView::Arrangement::FloorPlan:
+        view.arrangement = QStringLiteral("floor");
+        break;
+    case HeatmapView::Arrangement::Compact:
+        view.arrangement = QStringLiteral("compact");
+        break;
+    case HeatmapView::Arrangement::ByJob:
+        view.arrangement = QStringLiteral("jobs");
+        break;
+    }
+    const auto position = m_view->viewPosition();
+    view.zoom = position.zoom;
+    view.centreX = position.centreX;
+    view.centreY = position.centreY;
+    view.range = m_rangeBox->currentData().toString();
+    view.changeWindowS = m_showBox->currentData().toInt();
+    return view;
+}
+
+void MainWindow::openView(const ViewState &view)
+{
+    if (!view.metric.isEmpty()) {
+        m_options.metric = view.metric;
+        if (const int index = m_metricBox->findData(view.metric); index >= 0) {
+            m_metricBox->setCurrentIndex(index);
+        }
+    }
+    m_colourBox->setCurrentIndex(std::max(0, m_colourBox->findData(view.colourMap)));
+    m_rangeBox->setCurrentIndex(std::max(0, m_rangeBox->findData(view.range)));
+    m_showBox->setCurrentIndex(std::max(0, m_showBox->findData(view.changeWindowS)));
+    const int arrangement = view.arrangement == QStringLiteral("compact") ? 1
+        : view.arrangement == QStringLiteral("jobs")                      ? 2
+                                                                          : 0;
+    m_arrangeBox->setCurrentIndex(arrangement);
+    m_pendingView = view;
+    if (m_navigation->topology()) {
+        applyPendingView();
+    }
+}
+
+void MainWindow::applyPendingView()
+{
+    if (!m_pendingView) {
+        return;
+    }
+    const ViewState view = *m_pendingView;
+    m_pendingView.reset();
+    const TopologyPtr topology = m_navigation->topology();
+    QString error;
+    if (const auto place = Place::fromText(view.place, *topology, &error)) {
+        m_navigation->goTo(*place);
+    } else {
+        statusBar()->showMessage(tr("The view's place does not fit this fleet: %1").arg(error), 15000);
+    }
+    if (view.selectedGpu >= 0 && static_cast<uint32_t>(view.selectedGpu) < topology->gpuCount) {
+        m_view->setSelectedGpu(view.selectedGpu);
+        m_detail->setGpu(view.selectedGpu);
+    }
+    if (view.zoom > 0) {
+        m_view->setViewPosition({ view.zoom, view.centreX, view.centreY });
+    }
+    if (!view.live) {
+        statusBar()->showMessage(
+            tr("The view was of %1; this console has no recorded history of that time yet, so it shows live data.")
+                .arg(QDateTime::fromMSecsSinceEpoch(view.timeMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))),
+            15000);
+    }
+}
+
+void MainWindow::exportMap()
+{
+    const QString file = QFileDialog::getSaveFileName(this, tr("Export the map"),
+        QStringLiteral("fleetscope-%1.png")
+            .arg(QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))),
+        tr("PNG images (*.png)"));
+    if (file.isEmpty()) {
+        return;
+    }
+    // The map at the screen's own resolution (physical pixels), labels included.
+    const bool saved = m_view->grabFramebuffer().save(file, "PNG");
+    statusBar()->showMessage(saved ? tr("Saved %1").arg(file) : tr("Could not write %1").arg(file), 10000);
+}
+
+namespace {
+std::vector<uint32_t> gpusOf(const Topology &topology, const Place &place)
+{
+    const GpuRange range = place.gpuRange(topology);
+    std::vector<uint32_t> gpus(range.count);
+    for (uint32_t i = 0; i < range.count; ++i) {
+        gpus[i] = range.first + i;
+    }
+    return gpus;
+}
+} // namespace
+
+void MainWindow::exportValues()
+{
+    const TopologyPtr topology = m_navigation->topology();
+    const FramePtr frame = m_client.latestFrame();
+    if (!topology || !frame) {
+        statusBar()->showMessage(tr("Nothing to export yet: no frame has arrived"), 10000);
+        return;
+    }
+    const QString file = QFileDialog::getSaveFileName(
+        this, tr("Export values"), QStringLiteral("fleetscope-values.csv"), tr("CSV files (*.csv)"));
+    if (file.isEmpty()) {
+        return;
+    }
+    QFile out(file);
+    QString error = out.open(QIODevice::WriteOnly | QIODevice::Truncate) ? CsvExport::writeCurrentValues(
+                        out, *topology, *frame, m_client.metrics(), gpusOf(*topology, m_navigation->current()))
+                                                                         : out.errorString();
+    statusBar()->showMessage(error.isEmpty() ? tr("Saved %1").arg(file) : tr("Could not export: %1").arg(error), 10000);
+}
+
+void MainWindow::exportTimeSeries()
+{
+    const TopologyPtr topology = m_navigation->topology();
+    const int selected = m_view->selectedGpu();
+    if (!topology || (selected < 0 && m_navigation->current().level != Place::Level::Node)) {
+        statusBar()->showMessage(tr("Select a GPU or open a node first"), 10000);
+        return;
+    }
+    const std::vector<uint32_t> gpus = selected >= 0 ? std::vector<uint32_t> { static_cast<uint32_t>(selected) }
+                                                     : gpusOf(*topology, m_navigation->current());
+    // The recorded frames of the last 15 minutes, at most 900 of them.
+    std::vector<FramePtr> frames;
+    const auto times = m_recorder.sampleTimes();
+    const int64_t from = times.empty() ? 0 : times.back() - 15 * 60 * 1000;
+    const size_t stride = std::max<size_t>(1, times.size() / 900);
+    for (size_t i = 0; i < times.size(); i += stride) {
+        if (times[i] >= from) {
+            if (FramePtr frame = m_recorder.frameAt(times[i]);
+                frame && frame->topologyGeneration == topology->generation) {
+                frames.push_back(std::move(frame));
+            }
+        }
+    }
+    const QString file = QFileDialog::getSaveFileName(
+        this, tr("Export time series"), QStringLiteral("fleetscope-series.csv"), tr("CSV files (*.csv)"));
+    if (file.isEmpty()) {
+        return;
+    }
+    QFile out(file);
+    QString error = out.open(QIODevice::WriteOnly | QIODevice::Truncate)
+        ? CsvExport::writeTimeSeries(out, *topology, frames, m_client.metrics(), gpus)
+        : out.errorString();
+    statusBar()->showMessage(error.isEmpty() ? tr("Saved %1 (%2 samples)").arg(file).arg(frames.size())
+                                             : tr("Could not export: %1").arg(error),
+        10000);
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    QSettings().setValue(QStringLiteral("lastView"), currentView().toString());
+    QMainWindow::closeEvent(event);
 }
 
 void MainWindow::showProblem(const QString &message)
@@ -175,6 +568,15 @@ void MainWindow::onStateChanged(TelemetryClient::State state, const QString &det
 void MainWindow::onTopologyChanged(const TopologyPtr &topology)
 {
     m_view->setTopology(topology);
+    m_navigation->setTopology(topology);
+    m_rollups->setTopology(topology);
+    m_detail->setTopology(topology);
+    if (m_history != nullptr) {
+        m_history->setTopology(topology);
+    }
+    m_search->setEnabled(false);
+    rebuildSearch();
+    applyPendingView();
     m_gpuLabel->setText(tr("%L1 GPUs · %L2 nodes · %L3 racks")
                             .arg(topology->gpuCount)
                             .arg(topology->nodes.size())
@@ -183,6 +585,7 @@ void MainWindow::onTopologyChanged(const TopologyPtr &topology)
 
 void MainWindow::onMetricsChanged()
 {
+    m_detail->setMetrics(m_client.metrics());
     const QString current = m_metricBox->currentData().toString();
     const QString wanted = current.isEmpty() ? m_options.metric : current;
     QSignalBlocker block(m_metricBox);
@@ -229,6 +632,7 @@ void MainWindow::onMetricSelected(int index)
         m_view->setColorMap(ColorMap::byName(chosen));
     }
     m_legend->setMetric(m_shownMetric, m_view->colorMap());
+    m_rollups->setMetric(m_shownMetric);
     if (const FramePtr last = m_client.latestFrame(); last && m_rate) {
         m_view->setFrame(m_rate->apply(last));
     }
@@ -251,6 +655,9 @@ void MainWindow::onFrame(const FramePtr &frame)
     const FramePtr shown = m_rate ? m_rate->apply(frame) : frame;
     m_view->setFrame(shown);
     updateAutoRange(shown);
+    m_rollups->setFrame(shown);
+    m_detail->setFrame(frame);
+    m_recordPool.start([this, frame] { m_recorder.record(frame); });
     refreshStatus();
     if (!m_screenshotFile.isEmpty() && frame->plane(m_view->metric().id) != nullptr) {
         // Save after this frame has been painted, not before.

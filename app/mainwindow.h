@@ -2,22 +2,36 @@
 #pragma once
 
 #include "commandline.h"
+#include "fleetsearch.h"
+#include "flightrecorder.h"
+#include "place.h"
 #include "rateofchange.h"
 #include "telemetryclient.h"
+#include "viewstate.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <optional>
 
 class QComboBox;
+class QDockWidget;
 class QLabel;
+class QSortFilterProxyModel;
+class QTableView;
 
 namespace fleetscope {
 
+class BreadcrumbBar;
 class ColorLegend;
+class DetailPanel;
 class HeatmapView;
+class HistoryClient;
+class Navigation;
+class RollupModel;
+class SearchBox;
 
 class MainWindow : public QMainWindow
 {
@@ -31,6 +45,15 @@ public:
     void connectTo(const QString &address);
     // Shows a problem that stops the console from working (the embedded backend failed) in the status bar.
     void showProblem(const QString &message);
+    // The view as a short string ("Copy view"), and opening one: the metric, colours, arrangement and range at
+    // once, the place, selection and zoom as soon as the fleet's topology is known.
+    ViewState currentView() const;
+    void openView(const ViewState &view);
+    Navigation *navigation() { return m_navigation; }
+    DetailPanel *detailPanel() { return m_detail; }
+    RollupModel *rollups() { return m_rollups; }
+    SearchBox *searchBox() { return m_search; }
+    const FlightRecorder &recorder() const { return m_recorder; }
     // --screenshot: once a live frame has been drawn, saves the window to file and emits screenshotDone(0); after
     // timeoutS seconds without one, emits screenshotDone(1) with a message on stderr.
     void takeScreenshotWhenLive(const QString &file, int timeoutS);
@@ -49,6 +72,17 @@ private:
     void onMetricSelected(int index);
     // The range the map and legend use for this frame: the metric's own, or the auto range of the values shown.
     void updateAutoRange(const FramePtr &shown);
+    void setUpNavigation(QWidget *mapArea);
+    void setUpDocks();
+    void setUpActions();
+    void onPlaceChanged(Place place);
+    void onSearchResult(const SearchResult &result);
+    void applyPendingView();
+    void rebuildSearch();
+    void exportMap();
+    void exportValues();
+    void exportTimeSeries();
+    void closeEvent(QCloseEvent *event) override;
     void refreshStatus();
 
     ConsoleOptions m_options;
@@ -62,6 +96,23 @@ private:
     QComboBox *m_arrangeBox = nullptr;
     MetricInfo m_shownMetric; // what the map shows: the selected metric or its rate, with the range in use
     std::optional<RateOfChange> m_rate; // set while the map shows a rate of change
+    Navigation *m_navigation = nullptr;
+    BreadcrumbBar *m_breadcrumbs = nullptr;
+    SearchBox *m_search = nullptr;
+    FleetSearch m_fleetSearch;
+    quint64 m_searchGeneration = 0; // the topology generation the search index is being built for
+    RollupModel *m_rollups = nullptr;
+    QSortFilterProxyModel *m_rollupSort = nullptr;
+    QTableView *m_rollupTable = nullptr;
+    QDockWidget *m_rollupDock = nullptr;
+    HistoryClient *m_history = nullptr;
+    DetailPanel *m_detail = nullptr;
+    QDockWidget *m_detailDock = nullptr;
+    std::optional<ViewState> m_pendingView; // applied once the topology arrives
+    // Every frame received, compressed, for replay and export; recorded in order on one worker thread (a million
+    // GPUs cost tens of ms a frame). The pool is declared after the recorder so it is drained first.
+    FlightRecorder m_recorder;
+    QThreadPool m_recordPool;
     QLabel *m_connectionLabel = nullptr;
     QLabel *m_gpuLabel = nullptr;
     QLabel *m_ageLabel = nullptr;

@@ -945,6 +945,10 @@ void HeatmapView::keyPressEvent(QKeyEvent *event)
     case Qt::Key_Home:
         zoomToFit();
         break;
+    case Qt::Key_Escape:
+    case Qt::Key_Backspace:
+        Q_EMIT upRequested();
+        break;
     case Qt::Key_Return:
     case Qt::Key_Enter:
         if (const int gpu = m_selectedGpu >= 0 ? m_selectedGpu : m_hoveredGpu; gpu >= 0) {

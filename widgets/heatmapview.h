@@ -130,6 +130,8 @@ Q_SIGNALS:
     void gpuSelected(int gpu);
     // Enter on the map: the selected GPU (or the one under the cursor) is to be opened, one level down.
     void gpuActivated(int gpu);
+    // Esc or Backspace on the map: one level up.
+    void upRequested();
 
 protected:
     void initializeGL() override;

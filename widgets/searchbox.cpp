@@ -26,6 +26,10 @@ SearchBox::SearchBox(QWidget *parent)
     // textEdited comes before the line edit asks the completer to show the popup, so the popup lists the new
     // results; setText (a completion taken) does not emit it and does not search again.
     connect(this, &QLineEdit::textEdited, m_model, &SearchResultModel::setQuery);
+    connect(this, &QLineEdit::textEdited, this, [this] { m_movedInPopup = false; });
+    // The popup takes the keys while it is shown: Enter picks the row the user moved to with the arrows, and
+    // otherwise the best match (QCompleter may leave a row of an earlier list current).
+    completer->popup()->installEventFilter(this);
     connect(completer, qOverload<const QModelIndex &>(&QCompleter::activated), this, [this](const QModelIndex &index) {
         const QVariant result = index.data(SearchResultModel::ResultRole);
         if (result.canConvert<SearchResult>()) {
@@ -37,6 +41,21 @@ SearchBox::SearchBox(QWidget *parent)
 void SearchBox::setSearch(FleetSearch search)
 {
     m_model->setSearch(std::move(search));
+}
+
+bool SearchBox::eventFilter(QObject *watched, QEvent *event)
+{
+    if (event->type() == QEvent::KeyPress && watched == completer()->popup()) {
+        const int key = static_cast<QKeyEvent *>(event)->key();
+        if (key == Qt::Key_Up || key == Qt::Key_Down || key == Qt::Key_PageUp || key == Qt::Key_PageDown) {
+            m_movedInPopup = true;
+        } else if ((key == Qt::Key_Return || key == Qt::Key_Enter) && !m_movedInPopup) {
+            completer()->popup()->hide();
+            chooseBest();
+            return true;
+        }
+    }
+    return QLineEdit::eventFilter(watched, event);
 }
 
 void SearchBox::chooseBest()
@@ -54,8 +73,9 @@ void SearchBox::keyPressEvent(QKeyEvent *event)
     switch (event->key()) {
     case Qt::Key_Return:
     case Qt::Key_Enter:
-        // With a row current in the popup, the completer takes it (the line edit ignores the key).
-        if (popupShown && popup->currentIndex().isValid()) {
+        // A row the user moved to with the arrows is taken as it is (the line edit ignores the key); otherwise the
+        // best match, whatever row of an earlier list the popup may still have current.
+        if (popupShown && m_movedInPopup && popup->currentIndex().isValid()) {
             break;
         }
         if (popupShown) {

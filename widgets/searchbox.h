@@ -28,11 +28,13 @@ Q_SIGNALS:
 
 protected:
     void keyPressEvent(QKeyEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void chooseBest();
 
     SearchResultModel *m_model = nullptr;
+    bool m_movedInPopup = false; // the user chose a row of the popup with the arrow keys since the last edit
 };
 
 } // namespace fleetscope

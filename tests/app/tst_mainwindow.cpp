@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+// The console put together, against the real simulator backend (started beside the test as the console starts it):
+// drill-down by click and keys, back and forward, search, a job's blast radius, rollups, view strings, the flight
+// recorder filling up. Needs an X display with OpenGL (Xvfb + Mesa in CI).
+#include "breadcrumbbar.h"
+#include "breadcrumbmodel.h"
+#include "detailpanel.h"
+#include "embeddedbackend.h"
+#include "heatmapview.h"
+#include "mainwindow.h"
+#include "navigation.h"
+#include "rollupmodel.h"
+#include "searchbox.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QStatusBar>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+
+#include <cstring>
+
+using namespace fleetscope;
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+    std::unique_ptr<MainWindow> m_window;
+    std::unique_ptr<EmbeddedBackend> m_backend;
+
+    TopologyPtr topology() { return m_window->client()->topology(); }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true); // QSettings in a test location: no last view from elsewhere
+        ConsoleOptions options;
+        options.gpus = 2048;
+        options.animated = false; // zooms land at once
+        options.restoreLastView = false;
+        options.windowSize = QSize(1400, 900);
+        m_window = std::make_unique<MainWindow>(options);
+        m_backend = std::make_unique<EmbeddedBackend>(options.gpus, 1, QStringList());
+        connect(m_backend.get(), &EmbeddedBackend::ready, m_window.get(), &MainWindow::connectTo);
+        m_backend->start();
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        m_window->activateWindow(); // window shortcuts (Alt+Left/Right) need the active window
+        QVERIFY(QTest::qWaitForWindowActive(m_window.get()));
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame() != nullptr, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->searchBox()->isEnabled(), 30000);
+    }
+
+    void cleanupTestCase()
+    {
+        m_window.reset();
+        m_backend.reset();
+    }
+
+    // A click on a GPU opens it in the detail panel and goes one level down towards it, each click one more level;
+    // Esc goes up; Alt+Left and Alt+Right go back and forward; the breadcrumbs follow.
+    void clicksAndKeysDrillDownAndBack()
+    {
+        HeatmapView *view = m_window->heatmap();
+        Navigation *nav = m_window->navigation();
+        QCOMPARE(nav->current(), Place::fleet());
+        const int gpu = 1234;
+        const Place row = placeOfGpu(*topology(), gpu, Place::Level::Row);
+        const Place rack = placeOfGpu(*topology(), gpu, Place::Level::Rack);
+        const Place node = placeOfGpu(*topology(), gpu, Place::Level::Node);
+
+        QTest::mouseClick(view, Qt::LeftButton, {}, view->cellRect(gpu).center().toPoint());
+        QCOMPARE(m_window->detailPanel()->gpu(), gpu);
+        QCOMPARE(nav->current(), row);
+        // The map zoomed to the row: the GPU is still under a point of its cell, the row fills the width.
+        QCOMPARE(view->gpuAt(view->cellRect(gpu).center()), gpu);
+        QTest::mouseClick(view, Qt::LeftButton, {}, view->cellRect(gpu).center().toPoint());
+        QCOMPARE(nav->current(), rack);
+        QVERIFY(view->cellRect(gpu).width() > 20); // a rack of 8 x 8 GPUs fills most of the map
+        view->setFocus();
+        QTest::keyClick(view, Qt::Key_Return);
+        QCOMPARE(nav->current(), node);
+        QCOMPARE(m_window->detailPanel()->node(), static_cast<int>(node.index));
+        QTest::keyClick(view, Qt::Key_Return);
+        QCOMPARE(nav->current(), Place::gpu(gpu));
+        // The breadcrumbs: fleet > row > rack > node > GPU.
+        QCOMPARE(m_window->findChild<BreadcrumbBar *>()->model()->rowCount(), 5);
+
+        QTest::keyClick(view, Qt::Key_Escape);
+        QCOMPARE(nav->current(), node);
+        QTest::keyClick(view, Qt::Key_Backspace);
+        QCOMPARE(nav->current(), rack);
+        QTest::keyClick(m_window.get(), Qt::Key_Left, Qt::AltModifier);
+        QCOMPARE(nav->current(), node);
+        QTest::keyClick(m_window.get(), Qt::Key_Right, Qt::AltModifier);
+        QCOMPARE(nav->current(), rack);
+        // The rollups list the rack's nodes.
+        QCOMPARE(m_window->rollups()->rowCount(), static_cast<int>(rack.children(*topology()).size()));
+        nav->goTo(Place::fleet());
+        QVERIFY(view->isFitted());
+        QCOMPARE(m_window->rollups()->rowCount(), static_cast<int>(topology()->rows.size()));
+    }
+
+    // Typing a hostname and Enter opens that node; a job id outlines the job's GPUs (its blast radius).
+    void searchOpensHostsAndOutlinesJobs()
+    {
+        SearchBox *search = m_window->searchBox();
+        const auto &node = topology()->nodes[37];
+        search->setFocus();
+        search->clear();
+        QTest::keyClicks(search, node.hostname);
+        QTest::keyClick(search, Qt::Key_Return);
+        QVERIFY2(m_window->navigation()->current() == Place::node(37),
+            qPrintable(m_window->navigation()->current().toText() + QLatin1Char(' ') + node.hostname));
+
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->client()->jobs() != nullptr, 30000);
+        const JobsPtr jobs = m_window->client()->jobs();
+        const Job *running = nullptr;
+        for (const auto &job : jobs->jobs) {
+            if (job.isRunning()) {
+                running = &job;
+                break;
+            }
+        }
+        QVERIFY(running != nullptr);
+        search->setFocus();
+        search->clear();
+        QTest::keyClicks(search, QStringLiteral("job:%1").arg(running->id));
+        QTest::keyClick(search, Qt::Key_Return);
+        QVERIFY2(m_window->statusBar()->currentMessage().contains(QStringLiteral("#%1").arg(running->id)),
+            qPrintable(m_window->statusBar()->currentMessage()));
+        QCOMPARE(m_window->heatmap()->markedGpuCount(), running->gpus.size());
+        // Another result clears the outline.
+        search->setFocus();
+        search->clear();
+        QTest::keyClicks(search, topology()->rows[1].name);
+        QTest::keyClick(search, Qt::Key_Return);
+        QCOMPARE(m_window->heatmap()->markedGpuCount(), size_t(0));
+        QCOMPARE(m_window->navigation()->current(), Place::row(1));
+    }
+
+    // "Copy view" puts a string on the clipboard that describes the view; opening a string brings its view back.
+    void viewStringsRoundTrip()
+    {
+        Navigation *nav = m_window->navigation();
+        nav->goTo(Place::rack(5));
+        m_window->heatmap()->setSelectedGpu(5 * 64 + 3);
+        const ViewState before = m_window->currentView();
+        QCOMPARE(before.place, QStringLiteral("rack:5"));
+        QCOMPARE(before.selectedGpu, 5 * 64 + 3);
+        QVERIFY(before.zoom > 0);
+        for (QAction *action : m_window->findChildren<QAction *>()) {
+            if (action->text() == QStringLiteral("&Copy view")) {
+                action->trigger();
+            }
+        }
+        const QString text = QApplication::clipboard()->text();
+        const auto parsed = ViewState::parse(text);
+        QVERIFY2(parsed.has_value(), qPrintable(text));
+        QCOMPARE(parsed->place, before.place);
+        QCOMPARE(parsed->selectedGpu, before.selectedGpu);
+
+        nav->goTo(Place::fleet());
+        m_window->heatmap()->setSelectedGpu(-1);
+        m_window->openView(*parsed);
+        QCOMPARE(nav->current(), Place::rack(5));
+        QCOMPARE(m_window->heatmap()->selectedGpu(), 5 * 64 + 3);
+        const ViewState after = m_window->currentView();
+        QVERIFY(std::abs(after.zoom - before.zoom) < 1e-6);
+        QVERIFY(std::abs(after.centreX - before.centreX) < 1e-6);
+
+        ViewState compact = after;
+        compact.arrangement = QStringLiteral("compact");
+        compact.place = QStringLiteral("fleet");
+        compact.zoom = 0;
+        m_window->openView(compact);
+        QCOMPARE(m_window->heatmap()->arrangement(), HeatmapView::Arrangement::Compact);
+        QCOMPARE(nav->current(), Place::fleet());
+        compact.arrangement = QStringLiteral("floor");
+        m_window->openView(compact);
+    }
+
+    // Every frame received goes to the flight recorder.
+    void framesAreRecorded()
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().frameCount() >= 3, 30000);
+        const FramePtr latest = m_window->client()->latestFrame();
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().latestMs() >= latest->sampleTimeMs, 10000);
+        const FramePtr recorded = m_window->recorder().frameAt(latest->sampleTimeMs);
+        QVERIFY(recorded != nullptr);
+        QCOMPARE(recorded->sampleTimeMs, latest->sampleTimeMs);
+        QCOMPARE(recorded->planes.size(), latest->planes.size());
+        QVERIFY(std::memcmp(recorded->planes[0].values.data(), latest->planes[0].values.data(),
+                    latest->planes[0].values.size() * sizeof(float))
+            == 0);
+    }
+};
+
+int main(int argc, char *argv[])
+{
+    HeatmapView::requestSurfaceFormat();
+    QApplication app(argc, argv);
+    TestMainWindow test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_mainwindow.moc"
