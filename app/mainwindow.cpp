@@ -7,11 +7,14 @@
 #include "colormap.h"
 #include "csvexport.h"
 #include "detailpanel.h"
+#include "framediff.h"
 #include "heatmapview.h"
 #include "historyclient.h"
 #include "navigation.h"
+#include "replaycontroller.h"
 #include "rollupmodel.h"
 #include "searchbox.h"
+#include "timelinebar.h"
 
 #include <QAction>
 #include <QApplication>
@@ -60,6 +63,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
                                                                             : HeatmapView::Arrangement::FloorPlan);
     m_legend = new ColorLegend(central);
     layout->addWidget(m_view, 1);
+    setUpTimeline(layout);
     layout->addWidget(m_legend);
     setCentralWidget(central);
     setUpNavigation(central);
@@ -203,6 +207,109 @@ void MainWindow::connectTo(const QString &address)
     m_history = new HistoryClient(address, this);
     m_history->setTopology(m_client.topology());
     m_detail->setHistoryClient(m_history);
+    connect(m_history, &HistoryClient::eventsReady, this, [this](const EventBatchPtr &batch) {
+        if (batch->requestId != m_eventStream) {
+            return;
+        }
+        for (const auto &e : batch->events) {
+            if (e.severity != FleetEvent::Severity::Info) {
+                m_events.push_back(e);
+            }
+        }
+        // The markers of the recorded hour, at most the newest 2,000.
+        const int64_t from = m_recorder.earliestMs();
+        m_events.erase(
+            std::remove_if(m_events.begin(), m_events.end(), [from](const FleetEvent &e) { return e.timeMs < from; }),
+            m_events.end());
+        if (m_events.size() > 2000) {
+            m_events.erase(m_events.begin(), m_events.end() - 2000);
+        }
+        m_timeline->setEvents(TimelineBar::markersFrom(m_events));
+    });
+    if (m_client.topology()) {
+        followFleetEvents();
+    }
+}
+
+void MainWindow::followFleetEvents()
+{
+    if (m_history == nullptr) {
+        return;
+    }
+    m_history->cancel(m_eventStream);
+    m_events.clear();
+    EventFilter all;
+    all.everything = true;
+    m_eventStream = m_history->streamEvents(all, QDateTime::currentMSecsSinceEpoch() - 3600 * 1000);
+}
+
+void MainWindow::setUpTimeline(QVBoxLayout *layout)
+{
+    // Live by default; drag back to any recorded moment, play it again at 1x to 60x, compare two moments.
+    m_replay = new ReplayController(&m_recorder, this);
+    m_timeline = new TimelineBar(m_replay, centralWidget());
+    layout->addWidget(m_timeline);
+    connect(m_replay, &ReplayController::frameToShow, this, &MainWindow::showFrame);
+    connect(m_replay, &ReplayController::modeChanged, this, [this] {
+        m_comparing = false;
+        onMetricSelected(m_metricBox->currentIndex()); // back from a comparison to the metric itself
+        refreshStatus();
+    });
+    connect(m_timeline, &TimelineBar::compareRequested, this, &MainWindow::showComparison);
+    connect(m_timeline, &TimelineBar::compareCleared, this, [this] {
+        m_comparing = false;
+        onMetricSelected(m_metricBox->currentIndex());
+        m_replay->goLive();
+    });
+}
+
+void MainWindow::showFrame(const FramePtr &frame)
+{
+    const TopologyPtr topology = m_client.topology();
+    if (!frame || !topology || frame->topologyGeneration != topology->generation || m_comparing) {
+        return; // a recorded frame of an earlier fleet layout cannot be drawn on this one
+    }
+    const FramePtr shown = m_rate ? m_rate->apply(frame) : frame;
+    m_view->setFrame(shown);
+    updateAutoRange(shown);
+    m_rollups->setFrame(shown);
+    m_detail->setFrame(frame);
+    refreshStatus();
+}
+
+void MainWindow::showComparison(qint64 aMs, qint64 bMs)
+{
+    const FramePtr older = m_recorder.frameAt(std::min(aMs, bMs));
+    const FramePtr newer = m_recorder.frameAt(std::max(aMs, bMs));
+    const auto &metrics = m_client.metrics();
+    const int index = m_metricBox->currentIndex();
+    if (!older || !newer || index < 0 || static_cast<size_t>(index) >= metrics.size()) {
+        statusBar()->showMessage(tr("Nothing recorded at one of the two times"), 10000);
+        return;
+    }
+    const MetricInfo &metric = metrics[static_cast<size_t>(index)];
+    QString error;
+    const FramePtr diff = difference(*newer, *older, metric.id, &error);
+    if (!diff) {
+        statusBar()->showMessage(tr("Cannot compare: %1").arg(error), 10000);
+        return;
+    }
+    // The colour range fits the change: symmetric about zero, from the 1st to the 99th percentile.
+    const ValueRange range = robustRange(diff->planes[0].values, 0.01, 0.99, true);
+    m_replay->pause();
+    m_comparing = false;
+    m_shownMetric = differenceMetric(metric, range.valid ? range.max : 0.0F);
+    const QString when = QStringLiteral("%1 → %2").arg(
+        QDateTime::fromMSecsSinceEpoch(older->sampleTimeMs).toString(QStringLiteral("HH:mm:ss")),
+        QDateTime::fromMSecsSinceEpoch(newer->sampleTimeMs).toString(QStringLiteral("HH:mm:ss")));
+    m_shownMetric.name = tr("%1 change %2").arg(metric.name, when);
+    m_view->setMetric(m_shownMetric);
+    m_view->setFrame(diff);
+    m_legend->setMetric(m_shownMetric, m_view->colorMap());
+    m_rollups->setMetric(m_shownMetric);
+    m_rollups->setFrame(diff);
+    m_comparing = true; // until the timeline goes live or the comparison is cleared
+    refreshStatus();
 }
 
 void MainWindow::setUpNavigation(QWidget *mapArea)
@@ -577,6 +684,7 @@ void MainWindow::onTopologyChanged(const TopologyPtr &topology)
     m_search->setEnabled(false);
     rebuildSearch();
     applyPendingView();
+    followFleetEvents();
     m_gpuLabel->setText(tr("%L1 GPUs · %L2 nodes · %L3 racks")
                             .arg(topology->gpuCount)
                             .arg(topology->nodes.size())
@@ -652,12 +760,8 @@ void MainWindow::onFrame(const FramePtr &frame)
     if (const FramePtr previous = m_view->frame(); previous && frame->sampleTimeMs > previous->sampleTimeMs) {
         m_intervalMs = std::clamp<qint64>(frame->sampleTimeMs - previous->sampleTimeMs, 100, 60000);
     }
-    const FramePtr shown = m_rate ? m_rate->apply(frame) : frame;
-    m_view->setFrame(shown);
-    updateAutoRange(shown);
-    m_rollups->setFrame(shown);
-    m_detail->setFrame(frame);
     m_recordPool.start([this, frame] { m_recorder.record(frame); });
+    m_replay->onLiveFrame(frame); // shown at once when live; kept for later otherwise
     refreshStatus();
     if (!m_screenshotFile.isEmpty() && frame->plane(m_view->metric().id) != nullptr) {
         // Save after this frame has been painted, not before.
@@ -746,6 +850,18 @@ void MainWindow::refreshStatus()
     const double age = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - frame->sampleTimeMs) / 1000.0;
     const QString when = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
     m_ageLabel->setText(tr("data as of %1 (%2 s old)").arg(when).arg(std::max(0.0, age), 0, 'f', 1));
+    // A replay or a comparison shows old data on purpose, and says so in its own banner.
+    if (m_comparing || m_replay->mode() != ReplayController::Mode::Live) {
+        m_ageLabel->setStyleSheet(QString());
+        m_view->setStaleNote({});
+        m_view->setReplayNote(m_comparing ? m_shownMetric.name
+                                          : tr("Replay · %1 · %2× · the timeline's LIVE button returns")
+                                                .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
+                                                         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
+                                                .arg(m_replay->speed()));
+        return;
+    }
+    m_view->setReplayNote({});
     // Old data must never look fresh: past three intervals the age turns into a warning and the map is patterned.
     const bool stale = age * 1000.0 > 3.0 * static_cast<double>(m_intervalMs);
     m_ageLabel->setStyleSheet(stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());

@@ -4,6 +4,7 @@
 #include "commandline.h"
 #include "fleetsearch.h"
 #include "flightrecorder.h"
+#include "historyclient.h"
 #include "place.h"
 #include "rateofchange.h"
 #include "telemetryclient.h"
@@ -17,6 +18,7 @@
 #include <optional>
 
 class QComboBox;
+class QVBoxLayout;
 class QDockWidget;
 class QLabel;
 class QSortFilterProxyModel;
@@ -30,7 +32,9 @@ class DetailPanel;
 class HeatmapView;
 class HistoryClient;
 class Navigation;
+class ReplayController;
 class RollupModel;
+class TimelineBar;
 class SearchBox;
 
 class MainWindow : public QMainWindow
@@ -54,6 +58,8 @@ public:
     RollupModel *rollups() { return m_rollups; }
     SearchBox *searchBox() { return m_search; }
     const FlightRecorder &recorder() const { return m_recorder; }
+    ReplayController *replay() { return m_replay; }
+    TimelineBar *timeline() { return m_timeline; }
     // --screenshot: once a live frame has been drawn, saves the window to file and emits screenshotDone(0); after
     // timeoutS seconds without one, emits screenshotDone(1) with a message on stderr.
     void takeScreenshotWhenLive(const QString &file, int timeoutS);
@@ -74,6 +80,11 @@ private:
     void updateAutoRange(const FramePtr &shown);
     void setUpNavigation(QWidget *mapArea);
     void setUpDocks();
+    void setUpTimeline(QVBoxLayout *layout);
+    // A frame to show, live or replayed: through the rate of change when chosen, to the map, rollups and detail.
+    void showFrame(const FramePtr &frame);
+    void showComparison(qint64 aMs, qint64 bMs);
+    void followFleetEvents();
     void setUpActions();
     void onPlaceChanged(Place place);
     void onSearchResult(const SearchResult &result);
@@ -113,6 +124,11 @@ private:
     // GPUs cost tens of ms a frame). The pool is declared after the recorder so it is drained first.
     FlightRecorder m_recorder;
     QThreadPool m_recordPool;
+    ReplayController *m_replay = nullptr;
+    TimelineBar *m_timeline = nullptr;
+    quint64 m_eventStream = 0; // the fleet-wide StreamEvents feeding the timeline's markers
+    std::vector<FleetEvent> m_events; // warnings and worse, newest last, for the markers
+    bool m_comparing = false;
     QLabel *m_connectionLabel = nullptr;
     QLabel *m_gpuLabel = nullptr;
     QLabel *m_ageLabel = nullptr;

@@ -93,8 +93,12 @@ struct EventFilter
 {
     int64_t gpu = -1;
     int64_t node = -1;
+    bool everything = false; // the whole fleet's events (the timeline's markers)
     bool matches(const FleetEvent &e) const
     {
+        if (everything) {
+            return true;
+        }
         if (gpu >= 0 && e.gpu == gpu) {
             return true;
         }

@@ -146,14 +146,15 @@ void HeatmapOverlay::paintNodeLabels(QPainter &painter, const Scene &scene)
 
 void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
 {
-    if (scene.staleNote.isEmpty()) {
+    const bool stale = !scene.staleNote.isEmpty();
+    if (!stale && scene.replayNote.isEmpty()) {
         return;
     }
     setPixelSize(painter, std::max(14.0, scene.widget.height() / 30), true);
     const QRectF banner(0, 0, scene.widget.width(), QFontMetricsF(painter.font()).height() + 12);
-    painter.fillRect(banner, QColor(0xb0, 0x3a, 0x1e, 230));
+    painter.fillRect(banner, stale ? QColor(0xb0, 0x3a, 0x1e, 230) : QColor(0x1f, 0x5f, 0xa8, 230));
     painter.setPen(Qt::white);
-    painter.drawText(banner, Qt::AlignCenter, scene.staleNote);
+    painter.drawText(banner, Qt::AlignCenter, stale ? scene.staleNote : scene.replayNote);
 }
 
 } // namespace fleetscope

@@ -33,6 +33,7 @@ public:
         const MetricInfo *metric = nullptr;
         const ColorMap *colorMap = nullptr;
         QString staleNote;
+        QString replayNote; // shown when there is no stale note
     };
 
     static void paint(QPainter &painter, const Scene &scene);

@@ -208,6 +208,14 @@ void HeatmapView::setStaleNote(const QString &note)
     }
 }
 
+void HeatmapView::setReplayNote(const QString &note)
+{
+    if (note != m_replayNote) {
+        m_replayNote = note;
+        update();
+    }
+}
+
 void HeatmapView::setSelectedGpu(int gpu)
 {
     const int valid = (m_topology && gpu >= 0 && static_cast<uint32_t>(gpu) < m_topology->gpuCount) ? gpu : -1;
@@ -885,6 +893,7 @@ void HeatmapView::paintLabels(const Placement &p)
     scene.metric = &m_metric;
     scene.colorMap = &m_colorMap;
     scene.staleNote = m_staleNote;
+    scene.replayNote = m_replayNote;
     HeatmapOverlay::paint(painter, scene);
 }
 

@@ -109,6 +109,9 @@ public:
     // Marks the data shown as old (a dot pattern over the map and a banner with the note); empty = fresh.
     void setStaleNote(const QString &note);
     QString staleNote() const { return m_staleNote; }
+    // Marks the data shown as a replay or a comparison on purpose (a blue banner, no pattern); empty = none.
+    void setReplayNote(const QString &note);
+    QString replayNote() const { return m_replayNote; }
     // The selected GPU (-1 for none), drawn with a ring; a click selects, and emits gpuSelected.
     void setSelectedGpu(int gpu);
     int selectedGpu() const { return m_selectedGpu; }
@@ -179,6 +182,7 @@ private:
     int m_hoveredGpu = -1;
     bool m_fitted = true;
     QString m_staleNote;
+    QString m_replayNote;
     int m_selectedGpu = -1;
     QPointF m_pressedAt;
     Aggregation m_aggregation = Aggregation::Worst;

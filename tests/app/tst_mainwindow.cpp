@@ -9,16 +9,19 @@
 #include "heatmapview.h"
 #include "mainwindow.h"
 #include "navigation.h"
+#include "replaycontroller.h"
 #include "rollupmodel.h"
 #include "searchbox.h"
+#include "timelinebar.h"
 
 #include <QApplication>
 #include <QClipboard>
-#include <QStatusBar>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTest>
 
+#include <cmath>
 #include <cstring>
 
 using namespace fleetscope;
@@ -180,6 +183,42 @@ private Q_SLOTS:
         QCOMPARE(nav->current(), Place::fleet());
         compact.arrangement = QStringLiteral("floor");
         m_window->openView(compact);
+    }
+
+    // Dragging the timeline back shows the recorded moment under a replay banner, not the stale pattern; LIVE
+    // returns; two moments compared show their difference with the diverging map.
+    void timelineReplaysAndCompares()
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().frameCount() >= 3, 30000);
+        const auto times = m_window->recorder().sampleTimes();
+        const qint64 target = times[times.size() - 3];
+        m_window->replay()->seek(target + 1); // between two frames: the one at or before
+        HeatmapView *view = m_window->heatmap();
+        QCOMPARE(view->frame()->sampleTimeMs, target);
+        QTRY_VERIFY_WITH_TIMEOUT(!view->replayNote().isEmpty(), 5000);
+        QVERIFY(view->staleNote().isEmpty());
+        // Live frames keep arriving but do not replace the replayed one.
+        const quint64 before = m_window->client()->latestFrame()->sequence;
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->client()->latestFrame()->sequence > before, 10000);
+        QCOMPARE(view->frame()->sampleTimeMs, target);
+
+        const FramePtr older = m_window->recorder().frameAt(times.front());
+        const FramePtr newer = m_window->recorder().frameAt(target);
+        Q_EMIT m_window->timeline()->compareRequested(times.front(), target);
+        QVERIFY(view->metric().id.endsWith(QStringLiteral(":diff")));
+        QCOMPARE(view->metric().colourMap, QStringLiteral("coolwarm"));
+        const auto *olderPlane = older->plane(QStringLiteral("gpu_temp"));
+        const auto *newerPlane = newer->plane(QStringLiteral("gpu_temp"));
+        for (size_t g : { size_t(0), size_t(777), size_t(2047) }) {
+            const float expected = newerPlane->values[g] - olderPlane->values[g];
+            const float shown = view->frame()->planes[0].values[g];
+            QVERIFY(std::isnan(expected) ? std::isnan(shown) : shown == expected);
+        }
+
+        m_window->replay()->goLive();
+        QTRY_VERIFY_WITH_TIMEOUT(view->replayNote().isEmpty(), 5000);
+        QCOMPARE(view->metric().id, QStringLiteral("gpu_temp"));
+        QTRY_VERIFY_WITH_TIMEOUT(view->frame()->sampleTimeMs > target, 10000);
     }
 
     // Every frame received goes to the flight recorder.
