@@ -170,15 +170,15 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
                                          .arg(node.hostname)
                                          .arg(gpu - static_cast<int>(node.firstGpu))
                                          .arg(gpu));
-            // A click opens the GPU in the detail panel and goes one level down towards it.
+            // A click opens the GPU in the detail panel and goes one level down towards it; a click outside the
+            // current place goes to the place beside it at the same level.
             m_detail->setGpu(gpu);
-            m_navigation->downTowards(static_cast<uint32_t>(gpu));
+            openTowards(static_cast<uint32_t>(gpu));
         } else {
             statusBar()->clearMessage();
         }
     });
-    connect(m_view, &HeatmapView::gpuActivated, this,
-        [this](int gpu) { m_navigation->downTowards(static_cast<uint32_t>(gpu)); });
+    connect(m_view, &HeatmapView::gpuActivated, this, [this](int gpu) { openTowards(static_cast<uint32_t>(gpu)); });
 
     if (!options.view.isEmpty()) {
         openView(*ViewState::parse(options.view)); // checked by the command line
@@ -366,6 +366,7 @@ void MainWindow::setUpDocks()
     m_detailDock->setObjectName(QStringLiteral("detail"));
     m_detailDock->setWidget(m_detail);
     addDockWidget(Qt::RightDockWidgetArea, m_detailDock);
+    resizeDocks({ m_rollupDock, m_detailDock }, { 330, 480 }, Qt::Horizontal);
 }
 
 void MainWindow::setUpActions()
@@ -388,6 +389,20 @@ void MainWindow::setUpActions()
     exports->addAction(tr("&Time series of the selection as CSV…"), this, &MainWindow::exportTimeSeries);
 }
 
+void MainWindow::openTowards(uint32_t gpu)
+{
+    const TopologyPtr topology = m_navigation->topology();
+    const Place current = m_navigation->current();
+    if (!topology || gpu >= topology->gpuCount) {
+        return;
+    }
+    if (current.gpuRange(*topology).contains(gpu)) {
+        m_navigation->downTowards(gpu);
+    } else {
+        m_navigation->goTo(placeOfGpu(*topology, gpu, current.level));
+    }
+}
+
 void MainWindow::onPlaceChanged(Place place)
 {
     const TopologyPtr topology = m_navigation->topology();
@@ -395,7 +410,10 @@ void MainWindow::onPlaceChanged(Place place)
         return;
     }
     const GpuRange range = place.gpuRange(*topology);
-    m_view->zoomToCells(place.level == Place::Level::Fleet ? QRect() : m_view->cellsOf(range.first, range.count));
+    const bool fleet = place.level == Place::Level::Fleet;
+    m_view->zoomToCells(fleet ? QRect() : m_view->cellsOf(range.first, range.count));
+    // The place in focus; the rest of the fleet dimmed around it.
+    m_view->setFocusRange(fleet ? 0 : range.first, fleet ? 0 : range.count);
     m_rollups->setPlace(place);
     m_rollupDock->setWindowTitle(tr("Inside %1").arg(place.name(*topology)));
     if (place.level == Place::Level::Node) {

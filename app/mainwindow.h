@@ -87,6 +87,7 @@ private:
     void followFleetEvents();
     void setUpActions();
     void onPlaceChanged(Place place);
+    void openTowards(uint32_t gpu); // a click or Enter on a GPU: one level down, or sideways to its place
     void onSearchResult(const SearchResult &result);
     void applyPendingView();
     void rebuildSearch();

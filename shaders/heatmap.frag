@@ -27,6 +27,8 @@ uniform vec2 uSelectedCentre;  // physical pixels; the ring is drawn when uSelec
 uniform float uSelectedRadius;
 uniform highp usampler2D uMarks;   // R8UI, 1 for GPUs outlined (a job's blast radius), same shape as uData
 uniform int uHasMarks;
+uniform int uFocusFirst;      // GPUs [uFocusFirst, uFocusFirst + uFocusCount) are in focus, the others dimmed
+uniform int uFocusCount;      // 0: everything in focus
 uniform int uAggregate;       // below one pixel per GPU: 0 = the worst (highest) value under a pixel, 1 = the mean
 
 out vec4 fragColor;
@@ -40,6 +42,12 @@ vec4 hatch(vec4 base, vec2 pixel)
 
 // The normalised value (0..1) of the GPU in a layout cell. Returns 0 for a gap, 1 for a GPU with no value (NaN,
 // offline, no data), 2 for a GPU with a value in t.
+bool outOfFocus(ivec2 cell)
+{
+    int gpu = texelFetch(uLayout, cell, 0).r;
+    return uFocusCount > 0 && gpu >= 0 && (gpu < uFocusFirst || gpu >= uFocusFirst + uFocusCount);
+}
+
 int sampleCell(ivec2 cell, out float t, out bool marked)
 {
     t = 0.0;
@@ -140,6 +148,9 @@ void main()
         if (anyMarked) {
             aggregated = vec4(mix(aggregated.rgb, vec3(1.0), 0.6), 1.0);
         }
+        if (outOfFocus(first)) {
+            aggregated.rgb *= 0.35;
+        }
         fragColor = selectionRing(aggregated, pixel);
         return;
     }
@@ -159,6 +170,9 @@ void main()
         }
     }
     colour = staleDots(colour, pixel);
+    if (outOfFocus(cell)) {
+        colour.rgb *= 0.35;
+    }
     // Outlined GPUs: a white frame inside the cell, or the whole cell lightened when it is too small for one.
     if (marked) {
         vec2 within = (p - vec2(cell)) * uCellSize;

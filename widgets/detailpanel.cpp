@@ -488,11 +488,16 @@ void DetailPanel::updateValues()
     if (m_valuesTable->columnCount() != columns || m_valuesTable->rowCount() != rows) {
         m_valuesTable->setColumnCount(columns);
         m_valuesTable->setRowCount(rows);
-        QStringList headers;
-        for (const uint32_t g : m_subject) {
-            headers << QStringLiteral("GPU %1").arg(g - m_topology->nodeOf(g).firstGpu);
+    }
+    // The headers name the subject's GPUs, which change with the selection even when their number does not.
+    QStringList headers;
+    for (const uint32_t g : m_subject) {
+        headers << QStringLiteral("GPU %1").arg(g - m_topology->nodeOf(g).firstGpu);
+    }
+    for (int c = 0; c < columns; ++c) {
+        if (auto *item = m_valuesTable->horizontalHeaderItem(c); !item || item->text() != headers[c]) {
+            m_valuesTable->setHorizontalHeaderItem(c, new QTableWidgetItem(headers[c]));
         }
-        m_valuesTable->setHorizontalHeaderLabels(headers);
     }
     for (int r = 0; r < rows; ++r) {
         const MetricPlane &plane = m_frame->planes[static_cast<size_t>(r)];

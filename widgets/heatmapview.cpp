@@ -103,6 +103,7 @@ void HeatmapView::setTopology(const TopologyPtr &topology)
     m_zoomStart = -1;
     m_marks.clear();
     m_markCount = 0;
+    m_focusCount = 0;
     relayout();
 }
 
@@ -364,6 +365,13 @@ void HeatmapView::setViewPosition(const ViewPosition &position)
     m_zoomStart = -1;
     m_view = p;
     m_fitted = false;
+    update();
+}
+
+void HeatmapView::setFocusRange(uint32_t first, uint32_t count)
+{
+    m_focusFirst = first;
+    m_focusCount = count;
     update();
 }
 
@@ -788,6 +796,8 @@ void HeatmapView::paintGL()
     glBindTexture(GL_TEXTURE_2D, m_markTexture);
     m_program->setUniformValue("uMarks", 5);
     m_program->setUniformValue("uHasMarks", m_markCount > 0 ? 1 : 0);
+    m_program->setUniformValue("uFocusFirst", static_cast<int>(m_focusFirst));
+    m_program->setUniformValue("uFocusCount", static_cast<int>(m_focusCount));
     m_program->setUniformValue("uLayout", 0);
     m_program->setUniformValue("uData", 1);
     m_program->setUniformValue("uHealth", 2);

@@ -97,6 +97,8 @@ public:
     void setViewPosition(const ViewPosition &position);
     // GPUs outlined on the map wherever they are (a job's blast radius); empty for none.
     void setMarkedGpus(const std::vector<uint32_t> &gpus);
+    // GPUs [first, first + count) in focus (a drill-down's place), the others dimmed; count 0 = all in focus.
+    void setFocusRange(uint32_t first, uint32_t count);
     size_t markedGpuCount() const { return m_markCount; }
     // When a pixel covers several GPUs (more GPUs than pixels), it shows the worst of them or their mean.
     enum class Aggregation { Worst, Mean };
@@ -203,6 +205,8 @@ private:
     GLuint m_markTexture = 0;
     std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
     size_t m_markCount = 0;
+    uint32_t m_focusFirst = 0;
+    uint32_t m_focusCount = 0;
     bool m_marksDirty = false;
     bool m_topologyDirty = false; // (re)allocate the dense-order textures for the fleet size
     bool m_layoutDirty = false;

@@ -214,6 +214,16 @@ private Q_SLOTS:
         QCOMPARE(values->columnCount(), 1);
         const float tempNow = frame->plane(QStringLiteral("gpu_temp"))->values[gpu];
         QCOMPARE(values->item(0, 0)->text(), QString::number(double(tempNow), 'f', 1));
+        QCOMPARE(values->horizontalHeaderItem(0)->text(),
+            QStringLiteral("GPU %1").arg(gpu - topology->nodeOf(gpu).firstGpu));
+        // Another GPU of the same node: the header follows the selection.
+        const uint32_t neighbour = gpu ^ 1U;
+        panel->setGpu(static_cast<int>(neighbour));
+        panel->setFrame(frame);
+        QCOMPARE(values->horizontalHeaderItem(0)->text(),
+            QStringLiteral("GPU %1").arg(neighbour - topology->nodeOf(neighbour).firstGpu));
+        panel->setGpu(static_cast<int>(gpu));
+        panel->setFrame(frame);
 
         // Jobs it served: every listed job that holds the GPU, and no other.
         const auto jobs = m_telemetry->jobs();
@@ -230,7 +240,6 @@ private Q_SLOTS:
         }
         QCOMPARE(shownJobs, expectedJobs);
 
-        panel->grab().save(QStringLiteral("/tmp/detail.png"));
     }
 
     void eventsTableListsTheBackendsEvents()

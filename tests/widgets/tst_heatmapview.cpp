@@ -753,6 +753,30 @@ private Q_SLOTS:
             != qRgb(255, 255, 255));
     }
 
+    // The place drilled into stays in its colours; the rest of the fleet is dimmed to about a third.
+    void gpusOutsideTheFocusAreDimmed()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.setFocusRange(64, 16);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        QVERIFY(closeTo(pixelOf(view, image, 70), map.map(frame->planes[0].values[70], 20, 100)));
+        const QRgb full = map.map(frame->planes[0].values[5], 20, 100);
+        const QRgb dimmed = pixelOf(view, image, 5);
+        QVERIFY2(std::abs(qGreen(dimmed) - qGreen(full) * 35 / 100) <= 2, qPrintable(QColor(dimmed).name()));
+        view.setFocusRange(0, 0);
+        QVERIFY(paint(view));
+        QVERIFY(closeTo(pixelOf(view, view.grabFramebuffer(), 5), full));
+    }
+
     void enterActivatesTheSelectedGpu()
     {
         HeatmapView view;
