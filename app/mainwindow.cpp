@@ -873,7 +873,7 @@ void MainWindow::refreshStatus()
         m_ageLabel->setStyleSheet(QString());
         m_view->setStaleNote({});
         m_view->setReplayNote(m_comparing ? m_shownMetric.name
-                                          : tr("Replay · %1 · %2× · the timeline's LIVE button returns")
+                                          : tr("Replay · %1 · %2× (LIVE returns to now)")
                                                 .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
                                                          .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
                                                 .arg(m_replay->speed()));

@@ -125,7 +125,7 @@ MetricChart::MetricChart(QWidget *parent)
     }
     setChart(chart); // the view owns the chart, the chart its series
     setRenderHint(QPainter::Antialiasing);
-    setMinimumHeight(190);
+    setMinimumHeight(230);
 }
 
 void MetricChart::setTitle(const QString &title, const QString &unit)
@@ -168,8 +168,8 @@ void MetricChart::setData(const PeerBand &band, qint64 fromMs, qint64 toMs)
     if (lo <= hi) {
         // A flat line (a clock pinned at its limit) still gets a readable scale around it.
         const qreal pad = std::max({ (hi - lo) * 0.08, std::abs(hi) * 0.02, 1.0 });
-        // Round ticks (1, 2 or 5 x 10^k) over four or five intervals.
-        const qreal raw = (hi - lo + 2 * pad) / 4;
+        // Round ticks (1, 2 or 5 x 10^k) over three to five intervals: more labels than that do not fit.
+        const qreal raw = (hi - lo + 2 * pad) / 3;
         const qreal magnitude = std::pow(10.0, std::floor(std::log10(raw)));
         const qreal step = magnitude
             * (raw <= magnitude            ? 1

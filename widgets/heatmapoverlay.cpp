@@ -26,13 +26,23 @@ bool onScreen(const HeatmapOverlay::Scene &scene, const QRectF &r)
 
 void setPixelSize(QPainter &painter, double pixels, bool bold = false)
 {
-    QFont font = painter.font();
+    QFont font = HeatmapOverlay::overlayFont(painter.font());
     font.setPixelSize(std::max(1, static_cast<int>(pixels)));
     font.setBold(bold);
     painter.setFont(font);
 }
 
 } // namespace
+
+QFont HeatmapOverlay::overlayFont(QFont font)
+{
+    // Text drawn over the GL image gets a glyph cache in GL, kept by its font engine. A font engine shared with
+    // text outside the map can outlive the GL context: Qt Charts keeps a static text item for measuring labels,
+    // destroyed after main() returns, and with it the engine and the cache, whose destructor then needs a GL
+    // context that is gone (a crash at exit). Without hinting, the overlay's fonts are engines of their own.
+    font.setHintingPreference(QFont::PreferNoHinting);
+    return font;
+}
 
 void HeatmapOverlay::paint(QPainter &painter, const Scene &scene)
 {
@@ -150,11 +160,19 @@ void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
     if (!stale && scene.replayNote.isEmpty()) {
         return;
     }
-    setPixelSize(painter, std::max(14.0, scene.widget.height() / 30), true);
-    const QRectF banner(0, 0, scene.widget.width(), QFontMetricsF(painter.font()).height() + 12);
+    // Large enough to read across a room, smaller when the note would not fit the width, elided at the last.
+    const QString &note = stale ? scene.staleNote : scene.replayNote;
+    double pixels = std::max(14.0, scene.widget.height() / 30);
+    setPixelSize(painter, pixels, true);
+    while (pixels > 11 && QFontMetricsF(painter.font()).horizontalAdvance(note) > scene.widget.width() - 16) {
+        pixels -= 1;
+        setPixelSize(painter, pixels, true);
+    }
+    const QFontMetricsF metrics(painter.font());
+    const QRectF banner(0, 0, scene.widget.width(), metrics.height() + 12);
     painter.fillRect(banner, stale ? QColor(0xb0, 0x3a, 0x1e, 230) : QColor(0x1f, 0x5f, 0xa8, 230));
     painter.setPen(Qt::white);
-    painter.drawText(banner, Qt::AlignCenter, stale ? scene.staleNote : scene.replayNote);
+    painter.drawText(banner, Qt::AlignCenter, metrics.elidedText(note, Qt::ElideRight, banner.width() - 16));
 }
 
 } // namespace fleetscope

@@ -5,6 +5,7 @@
 #include "fleetmodel.h"
 #include "heatmaplayout.h"
 
+#include <QFont>
 #include <QSizeF>
 #include <QString>
 
@@ -37,6 +38,8 @@ public:
     };
 
     static void paint(QPainter &painter, const Scene &scene);
+    // The font for text over the GL image, from a base font (see the .cpp for why it differs).
+    static QFont overlayFont(QFont font);
 
 private:
     static void paintRowLabels(QPainter &painter, const Scene &scene);

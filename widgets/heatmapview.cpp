@@ -771,7 +771,7 @@ void HeatmapView::paintGL()
     if (!m_program || !m_topology) {
         QPainter painter(this);
         painter.setPen(QColor(0xc8, 0xcc, 0xd4));
-        QFont f = painter.font();
+        QFont f = HeatmapOverlay::overlayFont(painter.font());
         f.setPointSizeF(f.pointSizeF() * 1.6);
         painter.setFont(f);
         painter.drawText(rect(), Qt::AlignCenter,

@@ -16,6 +16,7 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -219,6 +220,26 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(view->replayNote().isEmpty(), 5000);
         QCOMPARE(view->metric().id, QStringLiteral("gpu_temp"));
         QTRY_VERIFY_WITH_TIMEOUT(view->frame()->sampleTimeMs > target, 10000);
+    }
+
+    // A console started without a view on its command line opens where the last one was closed.
+    void theLastViewIsRestored()
+    {
+        QSettings().setValue(QStringLiteral("lastView"), QStringLiteral("fs1;p=rack:2;g=130"));
+        ConsoleOptions options;
+        options.animated = false;
+        options.restoreLastView = true;
+        MainWindow second(options);
+        second.connectTo(m_backend->address());
+        second.show();
+        QTRY_VERIFY_WITH_TIMEOUT(second.heatmap()->frame() != nullptr, 30000);
+        QCOMPARE(second.navigation()->current(), Place::rack(2));
+        QCOMPARE(second.heatmap()->selectedGpu(), 130);
+        // Closing it keeps its view for the next start.
+        second.navigation()->goTo(Place::row(1));
+        second.close();
+        QCOMPARE(QSettings().value(QStringLiteral("lastView")).toString(), second.currentView().toString());
+        QVERIFY(second.currentView().toString().contains(QStringLiteral("p=row:1")));
     }
 
     // Every frame received goes to the flight recorder.
