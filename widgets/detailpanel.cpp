@@ -104,6 +104,7 @@ DetailPanel::DetailPanel(HistoryClient *history, QWidget *parent)
     layout->addWidget(valuesBox);
 
     auto *historyBox = new QGroupBox(QStringLiteral("History against rack peers"), content);
+    m_historyBox = historyBox;
     auto *historyLayout = new QVBoxLayout(historyBox);
     auto *controls = new QHBoxLayout;
     controls->addWidget(new QLabel(QStringLiteral("Window:"), historyBox));
@@ -335,8 +336,10 @@ void DetailPanel::select(int gpu, int node)
     updateTitles();
     updateValues();
     updateJobs();
+    // Empty charts say nothing: they show once there is a GPU or node to chart.
+    m_historyBox->setVisible(!m_subject.empty());
     if (m_subject.empty()) {
-        m_title->setText(QStringLiteral("Nothing selected"));
+        m_title->setText(QStringLiteral("Nothing selected — click a GPU on the map"));
         m_refresh.stop();
         setLoading(false);
         return;

@@ -112,6 +112,7 @@ private:
 
     QLabel *m_title;
     std::map<QString, QLabel *> m_identity;
+    QWidget *m_historyBox = nullptr;
     QTableWidget *m_valuesTable;
     QComboBox *m_window;
     QProgressBar *m_busy;
