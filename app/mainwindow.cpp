@@ -22,6 +22,7 @@
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
+#include <QDateTimeEdit>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileDialog>
@@ -31,12 +32,14 @@
 #include <QMenuBar>
 #include <QPainter>
 #include <QPointer>
+#include <QProgressBar>
 #include <QSettings>
 #include <QShortcut>
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTableView>
 #include <QToolBar>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -142,6 +145,12 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     m_ageLabel->setMinimumWidth(m_ageLabel->fontMetrics().horizontalAdvance(tr("data as of 00:00:00 (0000.0 s old)")));
     m_fpsLabel->setMinimumWidth(m_fpsLabel->fontMetrics().horizontalAdvance(tr("000.0 fps")));
     statusBar()->addWidget(m_connectionLabel, 1);
+    m_loading = new QProgressBar(this);
+    m_loading->setRange(0, 0); // busy: QueryRange streams without a known size
+    m_loading->setMaximumWidth(120);
+    m_loading->setToolTip(tr("Loading history from the backend"));
+    m_loading->hide();
+    statusBar()->addPermanentWidget(m_loading);
     statusBar()->addPermanentWidget(m_gpuLabel);
     statusBar()->addPermanentWidget(m_ageLabel);
     statusBar()->addPermanentWidget(m_fpsLabel);
@@ -207,6 +216,15 @@ void MainWindow::connectTo(const QString &address)
     m_history = new HistoryClient(address, this);
     m_history->setTopology(m_client.topology());
     m_detail->setHistoryClient(m_history);
+    m_historyRequest = 0;
+    connect(m_history, &HistoryClient::rangeReady, this, &MainWindow::onHistoryFrame);
+    connect(m_history, &HistoryClient::requestFailed, this, [this](quint64 id, const QString &message) {
+        if (id == m_historyRequest) {
+            m_historyRequest = 0;
+            m_loading->hide();
+            statusBar()->showMessage(tr("Could not load that time from the backend: %1").arg(message), 15000);
+        }
+    });
     connect(m_history, &HistoryClient::eventsReady, this, [this](const EventBatchPtr &batch) {
         if (batch->requestId != m_eventStream) {
             return;
@@ -248,7 +266,19 @@ void MainWindow::setUpTimeline(QVBoxLayout *layout)
     // Live by default; drag back to any recorded moment, play it again at 1x to 60x, compare two moments.
     m_replay = new ReplayController(&m_recorder, this);
     m_timeline = new TimelineBar(m_replay, centralWidget());
-    layout->addWidget(m_timeline);
+    // Any time the backend holds, further back than the recorder: typed here, loaded with QueryRange.
+    m_goToEdit = new QDateTimeEdit(QDateTime::currentDateTime(), centralWidget());
+    m_goToEdit->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    m_goToEdit->setCalendarPopup(true);
+    m_goToEdit->setToolTip(tr("Show the fleet at this time (from the recorder, else from the backend's history)"));
+    auto *go = new QToolButton(centralWidget());
+    go->setText(tr("Go"));
+    connect(go, &QToolButton::clicked, this, [this] { goToTime(m_goToEdit->dateTime().toMSecsSinceEpoch()); });
+    auto *timeRow = new QHBoxLayout;
+    timeRow->addWidget(m_timeline, 1);
+    timeRow->addWidget(m_goToEdit);
+    timeRow->addWidget(go);
+    layout->addLayout(timeRow);
     connect(m_replay, &ReplayController::frameToShow, this, &MainWindow::showFrame);
     connect(m_replay, &ReplayController::modeChanged, this, [this] {
         m_comparing = false;
@@ -275,6 +305,70 @@ void MainWindow::showFrame(const FramePtr &frame)
     m_rollups->setFrame(shown);
     m_detail->setFrame(frame);
     refreshStatus();
+}
+
+void MainWindow::goToTime(qint64 timeMs)
+{
+    if (!m_recorder.sampleTimes().empty() && timeMs >= m_recorder.earliestMs()) {
+        m_replay->seek(timeMs);
+        return;
+    }
+    const TopologyPtr topology = m_client.topology();
+    const int index = m_metricBox->currentIndex();
+    const auto &metrics = m_client.metrics();
+    if (m_history == nullptr || !topology || index < 0 || static_cast<size_t>(index) >= metrics.size()) {
+        statusBar()->showMessage(tr("Not connected: no history to load"), 10000);
+        return;
+    }
+    // One frame of the whole fleet: the metric shown and the health state, at the last sample at or before then.
+    RangeRequest request;
+    request.metricIds = { metrics[static_cast<size_t>(index)].id, QStringLiteral("health") };
+    request.gpus.resize(topology->gpuCount);
+    for (uint32_t g = 0; g < topology->gpuCount; ++g) {
+        request.gpus[g] = g;
+    }
+    request.fromMs = timeMs;
+    request.toMs = timeMs;
+    request.stepMs = 1000;
+    m_history->cancel(m_historyRequest);
+    m_replay->pause();
+    m_historyRequest = m_history->queryRange(request);
+    m_loading->show();
+    statusBar()->showMessage(
+        tr("Loading %1 from the backend…").arg(QDateTime::fromMSecsSinceEpoch(timeMs).toString(Qt::ISODate)));
+}
+
+void MainWindow::onHistoryFrame(const RangeResultPtr &result)
+{
+    if (result->requestId != m_historyRequest) {
+        return;
+    }
+    m_historyRequest = 0;
+    m_loading->hide();
+    const TopologyPtr topology = m_client.topology();
+    const RangeSeries *values = result->series.empty() ? nullptr : &result->series.front();
+    const RangeSeries *states = result->find(QStringLiteral("health"));
+    if (!topology || values == nullptr || values->rows() == 0 || values->columns() != topology->gpuCount) {
+        statusBar()->showMessage(tr("The backend holds nothing at that time"), 15000);
+        return;
+    }
+    auto frame = std::make_shared<Frame>();
+    frame->sampleTimeMs = values->sampleTimes.front();
+    frame->topologyGeneration = topology->generation;
+    frame->planes.push_back(
+        { values->metricId, { values->values.begin(), values->values.begin() + values->columns() } });
+    frame->health.assign(topology->gpuCount, health::NoData);
+    if (states != nullptr && states->rows() > 0 && states->columns() == topology->gpuCount) {
+        for (uint32_t g = 0; g < topology->gpuCount; ++g) {
+            const float state = states->at(0, g);
+            frame->health[g] = static_cast<uint8_t>(state >= 0 && state <= 4 ? state : float(health::NoData));
+        }
+    }
+    m_replay->pause();
+    showFrame(frame);
+    statusBar()->showMessage(tr("Showing %1 from the backend's history")
+                                 .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(Qt::ISODate)),
+        15000);
 }
 
 void MainWindow::showComparison(qint64 aMs, qint64 bMs)
@@ -524,6 +618,10 @@ ViewState MainWindow::currentView() const
     view.centreY = position.centreY;
     view.range = m_rangeBox->currentData().toString();
     view.changeWindowS = m_showBox->currentData().toInt();
+    if (m_replay->mode() != ReplayController::Mode::Live && m_view->frame()) {
+        view.live = false;
+        view.timeMs = m_view->frame()->sampleTimeMs;
+    }
     return view;
 }
 
@@ -570,10 +668,7 @@ void MainWindow::applyPendingView()
         m_view->setViewPosition({ view.zoom, view.centreX, view.centreY });
     }
     if (!view.live) {
-        statusBar()->showMessage(
-            tr("The view was of %1; this console has no recorded history of that time yet, so it shows live data.")
-                .arg(QDateTime::fromMSecsSinceEpoch(view.timeMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"))),
-            15000);
+        goToTime(view.timeMs);
     }
 }
 

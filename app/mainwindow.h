@@ -18,6 +18,8 @@
 #include <optional>
 
 class QComboBox;
+class QDateTimeEdit;
+class QProgressBar;
 class QVBoxLayout;
 class QDockWidget;
 class QLabel;
@@ -53,6 +55,10 @@ public:
     // once, the place, selection and zoom as soon as the fleet's topology is known.
     ViewState currentView() const;
     void openView(const ViewState &view);
+    // Shows the fleet at a past time: from the flight recorder when it holds that time, else from the backend's
+    // history (QueryRange), with a progress indicator while it loads.
+    void goToTime(qint64 timeMs);
+    bool isLoadingHistory() const { return m_historyRequest != 0; }
     Navigation *navigation() { return m_navigation; }
     DetailPanel *detailPanel() { return m_detail; }
     RollupModel *rollups() { return m_rollups; }
@@ -85,6 +91,7 @@ private:
     void showFrame(const FramePtr &frame);
     void showComparison(qint64 aMs, qint64 bMs);
     void followFleetEvents();
+    void onHistoryFrame(const RangeResultPtr &result);
     void setUpActions();
     void onPlaceChanged(Place place);
     void openTowards(uint32_t gpu); // a click or Enter on a GPU: one level down, or sideways to its place
@@ -130,6 +137,9 @@ private:
     quint64 m_eventStream = 0; // the fleet-wide StreamEvents feeding the timeline's markers
     std::vector<FleetEvent> m_events; // warnings and worse, newest last, for the markers
     bool m_comparing = false;
+    QDateTimeEdit *m_goToEdit = nullptr;
+    QProgressBar *m_loading = nullptr;
+    quint64 m_historyRequest = 0; // the QueryRange of a past frame under way, 0 for none
     QLabel *m_connectionLabel = nullptr;
     QLabel *m_gpuLabel = nullptr;
     QLabel *m_ageLabel = nullptr;

@@ -414,20 +414,21 @@ std::shared_ptr<SimFrame> Simulator::snapshot() const
     auto set = [&](MetricId id, const std::vector<float> &values) { frame->planes[static_cast<size_t>(id)] = values; };
     // Reported at DCGM's own resolution: whole °C, %, MHz and MiB, power in milliwatts (the state itself keeps full
     // precision). NaN stays NaN.
-    auto quantised = [&](MetricId id, const std::vector<float> &values, float step) {
+    // In double, as a decimal reading is parsed: 654.321 W is the float nearest 654321 x 0.001.
+    auto quantised = [&](MetricId id, const std::vector<float> &values, double perUnit) {
         auto &plane = frame->planes[static_cast<size_t>(id)];
         plane.resize(values.size());
         for (size_t g = 0; g < values.size(); ++g) {
-            plane[g] = std::round(values[g] / step) * step;
+            plane[g] = static_cast<float>(std::round(static_cast<double>(values[g]) * perUnit) * (1.0 / perUnit));
         }
     };
-    quantised(MetricId::GpuTemp, m_temp, 1.0F);
-    quantised(MetricId::MemTemp, m_memTemp, 1.0F);
-    quantised(MetricId::Power, m_power, 0.001F);
-    quantised(MetricId::GpuUtil, m_util, 1.0F);
-    quantised(MetricId::MemCopyUtil, m_memCopyUtil, 1.0F);
-    quantised(MetricId::SmClock, m_smClock, 1.0F);
-    quantised(MetricId::FbUsed, m_fbUsed, 1.0F);
+    quantised(MetricId::GpuTemp, m_temp, 1);
+    quantised(MetricId::MemTemp, m_memTemp, 1);
+    quantised(MetricId::Power, m_power, 1000);
+    quantised(MetricId::GpuUtil, m_util, 1);
+    quantised(MetricId::MemCopyUtil, m_memCopyUtil, 1);
+    quantised(MetricId::SmClock, m_smClock, 1);
+    quantised(MetricId::FbUsed, m_fbUsed, 1);
     set(MetricId::XidErrors, m_faults.windowPlane(FaultModel::XidCount));
     set(MetricId::EccSbe, m_faults.windowPlane(FaultModel::EccSbeCount));
     set(MetricId::EccDbe, m_faults.windowPlane(FaultModel::EccDbeCount));

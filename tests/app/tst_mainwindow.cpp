@@ -7,6 +7,7 @@
 #include "detailpanel.h"
 #include "embeddedbackend.h"
 #include "heatmapview.h"
+#include "historyclient.h"
 #include "mainwindow.h"
 #include "navigation.h"
 #include "replaycontroller.h"
@@ -46,7 +47,9 @@ private Q_SLOTS:
         options.restoreLastView = false;
         options.windowSize = QSize(1400, 900);
         m_window = std::make_unique<MainWindow>(options);
-        m_backend = std::make_unique<EmbeddedBackend>(options.gpus, 1, QStringList());
+        // Ten minutes of history before the console connects: older than anything its recorder will hold.
+        m_backend = std::make_unique<EmbeddedBackend>(
+            options.gpus, 1, QStringList { QStringLiteral("--history"), QStringLiteral("10m") });
         connect(m_backend.get(), &EmbeddedBackend::ready, m_window.get(), &MainWindow::connectTo);
         m_backend->start();
         m_window->show();
@@ -240,6 +243,48 @@ private Q_SLOTS:
         second.close();
         QCOMPARE(QSettings().value(QStringLiteral("lastView")).toString(), second.currentView().toString());
         QVERIFY(second.currentView().toString().contains(QStringLiteral("p=row:1")));
+    }
+
+    // A time older than the recorder comes from the backend's history (QueryRange), with a progress indicator, and
+    // the view string then names that time.
+    void olderTimesComeFromTheBackend()
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().frameCount() >= 1, 30000);
+        const qint64 target = m_window->recorder().earliestMs() - 5 * 60 * 1000;
+        m_window->goToTime(target);
+        QVERIFY(m_window->isLoadingHistory());
+        QTRY_VERIFY_WITH_TIMEOUT(!m_window->isLoadingHistory(), 30000);
+        const FramePtr shown = m_window->heatmap()->frame();
+        QVERIFY(shown->sampleTimeMs <= target);
+        QVERIFY(shown->sampleTimeMs > target - 2 * 60 * 1000); // the history holds a frame a minute
+        QVERIFY(
+            !m_window->heatmap()->replayNote().isEmpty() || m_window->replay()->mode() != ReplayController::Mode::Live);
+
+        // The same values as an independent query for that time.
+        HistoryClient independent(m_backend->address());
+        independent.setTopology(topology());
+        RangeRequest request;
+        request.metricIds = { QStringLiteral("gpu_temp") };
+        request.gpus = { 0, 1000, 2047 };
+        request.fromMs = target;
+        request.toMs = target;
+        request.stepMs = 1000;
+        QSignalSpy ready(&independent, &HistoryClient::rangeReady);
+        independent.queryRange(request);
+        QVERIFY(ready.wait(20000));
+        const auto result = ready.first().at(0).value<RangeResultPtr>();
+        const RangeSeries *series = result->find(QStringLiteral("gpu_temp"));
+        QVERIFY(series != nullptr && series->rows() == 1);
+        QCOMPARE(series->sampleTimes.front(), shown->sampleTimeMs);
+        for (size_t c = 0; c < request.gpus.size(); ++c) {
+            const float mine = shown->plane(QStringLiteral("gpu_temp"))->values[request.gpus[c]];
+            QVERIFY(std::isnan(mine) ? std::isnan(series->at(0, c)) : mine == series->at(0, c));
+        }
+        const ViewState view = m_window->currentView();
+        QVERIFY(!view.live);
+        QCOMPARE(view.timeMs, shown->sampleTimeMs);
+        m_window->replay()->goLive();
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame()->sampleTimeMs > target + 60000, 10000);
     }
 
     // Every frame received goes to the flight recorder.
