@@ -61,8 +61,12 @@ CommandLine parseCommandLine(const QStringList &arguments)
     const QCommandLineOption view(QStringLiteral("view"),
         QStringLiteral("Open a view string (from \"Copy view\"): place, selection, metric, colours, zoom, time."),
         QStringLiteral("STRING"));
+    const QCommandLineOption record(QStringLiteral("record-minutes"),
+        QStringLiteral("How far back the flight recorder keeps frames for replay, 1 to 1440 minutes (default 60; "
+                       "memory grows with it, see docs/PERFORMANCE.md)."),
+        QStringLiteral("M"), QStringLiteral("60"));
     parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
-        history, noAnimation, arrange, range, change, size, view });
+        history, noAnimation, arrange, range, change, size, view, record });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -150,6 +154,11 @@ CommandLine parseCommandLine(const QStringList &arguments)
     // the one the last session ended with.
     for (const auto *option : { &metric, &arrange, &range, &change, &view, &screenshot }) {
         o.restoreLastView = o.restoreLastView && !parser.isSet(*option);
+    }
+    o.recordMinutes = parser.value(record).toInt(&ok);
+    if (!ok || o.recordMinutes < 1 || o.recordMinutes > 1440) {
+        return fail(QStringLiteral("--record-minutes: '%1' is not a number of minutes from 1 to 1440")
+                        .arg(parser.value(record)));
     }
     o.screenshot = parser.value(screenshot);
     o.screenshotTimeoutS = parser.value(screenshotTimeout).toInt(&ok);

@@ -22,6 +22,7 @@ struct ConsoleOptions
     QSize windowSize { 1280, 800 }; // logical pixels
     int changeWindowS = 0; // > 0: show the metric's rate of change over this window instead of its value
     QString view; // a view string (--view), checked
+    int recordMinutes = 60; // how far back the flight recorder keeps frames
     bool restoreLastView = true; // no view given on the command line: start where the last session ended
 };
 

@@ -50,6 +50,11 @@ namespace fleetscope {
 MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
     : QMainWindow(parent)
     , m_options(options)
+    , m_recorder([&options] {
+        FlightRecorderOptions recorder;
+        recorder.retention = std::chrono::minutes(options.recordMinutes);
+        return recorder;
+    }())
 {
     setWindowTitle(tr("Fleetscope"));
     resize(options.windowSize);

@@ -83,6 +83,10 @@ private Q_SLOTS:
             << QStringList { QStringLiteral("--change"), QStringLiteral("7") } << QStringLiteral("--change");
         QTest::newRow("bad size") << QStringList { QStringLiteral("--size"), QStringLiteral("99999x1") }
                                   << QStringLiteral("--size");
+        QTest::newRow("bad recorder length") << QStringList { QStringLiteral("--record-minutes"), QStringLiteral("0") }
+                                             << QStringLiteral("--record-minutes");
+        QTest::newRow("bad view") << QStringList { QStringLiteral("--view"), QStringLiteral("fs9;x=1") }
+                                  << QStringLiteral("--view");
     }
     void badCommandLinesExitWithCode2()
     {
