@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
 
+#include "exporterserver.h"
+
 #include <charconv>
 
 #include <fmt/format.h>
@@ -47,6 +49,11 @@ std::string backendUsage()
         "Serves the Fleetscope telemetry API (gRPC) from a deterministic simulated GPU fleet.\n\n"
         "  --listen ADDR       address to listen on (default 127.0.0.1:50051); port 0 picks a free port,\n"
         "                      and 'listening on HOST:PORT' is printed when ready\n"
+        "  --exporter-listen ADDR  also serve the fleet as a dcgm-exporter /metrics page (plain HTTP) on ADDR,\n"
+        "                      for Prometheus to scrape; port 0 picks a free port, and 'exporter listening on\n"
+        "                      HOST:PORT' is printed when ready\n"
+        "  --exporter-topology-labels  add the simulator's row and rack labels to that page (dcgm-exporter\n"
+        "                      has none)\n"
         "  --gpus N            fleet size, {} to {} GPUs (default 10240)\n"
         "  --seed S            simulation seed (default 1); the same seed gives the same fleet\n"
         "  --interval-ms MS    time between frames, 50 to 60000 (default 1000)\n"
@@ -54,6 +61,12 @@ std::string backendUsage()
         "  --history DURATION  simulate this much past before starting (e.g. 90m, 6h; default 0), so that\n"
         "                      history and replay have data at once; one frame a minute\n"
         "  --scenario NAME     stage an incident (see --list-scenarios); default none\n"
+        "  --source KIND       simulator (default) or prometheus: a real fleet's dcgm-exporter metrics from a\n"
+        "                      Prometheus-compatible server (the simulation options then do not apply)\n"
+        "  --prometheus-url URL  the server, http://HOST:PORT[/PREFIX] (no TLS or authentication yet)\n"
+        "  --topology FILE     the fleet's floor plan (see docs/topology-example.json); without one the layout\n"
+        "                      comes from the series' row/rack labels, else from their hostnames\n"
+        "  --prometheus-timeout-ms MS  time allowed for one poll's queries, 100 to 60000 (default 5000)\n"
         "  --list-scenarios    list the scenarios and exit\n"
         "  --version           print the version\n"
         "  --help              print this help\n",
@@ -115,6 +128,19 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             if (!value(&o.listen)) {
                 return result;
             }
+        } else if (arg == "--exporter-listen") {
+            if (!value(&o.exporterListen)) {
+                return result;
+            }
+            std::string host;
+            int port = 0;
+            std::string why;
+            if (!ExporterServer::splitAddress(o.exporterListen, &host, &port, &why)) {
+                result.error = fmt::format("--exporter-listen: {}", why);
+                return result;
+            }
+        } else if (arg == "--exporter-topology-labels") {
+            o.exporterTopologyLabels = true;
         } else if (arg == "--gpus") {
             if (!value(&v)) {
                 return result;
@@ -153,10 +179,42 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
                 return result;
             }
             o.source.speed = speed;
+        } else if (arg == "--source") {
+            if (!value(&v)) {
+                return result;
+            }
+            if (v != "simulator" && v != "prometheus") {
+                result.error = fmt::format("--source: '{}' is neither simulator nor prometheus", v);
+                return result;
+            }
+            o.fromPrometheus = v == "prometheus";
+        } else if (arg == "--prometheus-url") {
+            if (!value(&o.prometheus.url)) {
+                return result;
+            }
+        } else if (arg == "--topology") {
+            if (!value(&o.prometheus.topologyFile)) {
+                return result;
+            }
+        } else if (arg == "--prometheus-timeout-ms") {
+            if (!value(&v)) {
+                return result;
+            }
+            int64_t ms = 0;
+            if (!parseNumber(v, &ms) || ms < 100 || ms > 60000) {
+                result.error = fmt::format("--prometheus-timeout-ms: '{}' is not a number from 100 to 60000", v);
+                return result;
+            }
+            o.prometheus.timeout = std::chrono::milliseconds(ms);
         } else {
             result.error = fmt::format("unknown option '{}'", arg);
             return result;
         }
+    }
+    if (o.fromPrometheus && o.prometheus.url.empty()) {
+        result.error = "--source prometheus needs --prometheus-url";
+    } else if (!o.fromPrometheus && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty())) {
+        result.error = "--prometheus-url and --topology apply to --source prometheus only";
     }
     return result;
 }

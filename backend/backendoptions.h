@@ -2,6 +2,7 @@
 #pragma once
 
 #include "framesource.h"
+#include "prometheussource.h"
 
 #include <optional>
 #include <string>
@@ -12,7 +13,13 @@ namespace fleetscope::backend {
 struct BackendOptions
 {
     std::string listen = "127.0.0.1:50051";
+    // Where to serve the fleet as a dcgm-exporter /metrics page; empty: not served.
+    std::string exporterListen;
+    bool exporterTopologyLabels = false; // add the simulator's row and rack labels to that page
     FrameSource::Options source;
+    // --source prometheus: frames from a Prometheus-compatible server instead of the simulator.
+    bool fromPrometheus = false;
+    PrometheusSource::Options prometheus;
     bool showHelp = false;
     bool showVersion = false;
     bool listScenarios = false;

@@ -14,6 +14,11 @@ BackendServer::BackendServer(const FrameSource::Options &options)
     , m_service(std::make_unique<TelemetryService>(*m_source))
 { }
 
+BackendServer::BackendServer(std::unique_ptr<FrameSource> source)
+    : m_source(std::move(source))
+    , m_service(std::make_unique<TelemetryService>(*m_source))
+{ }
+
 BackendServer::~BackendServer()
 {
     stop();

@@ -14,11 +14,13 @@ namespace fleetscope::backend {
 
 class TelemetryService;
 
-// A running backend: the simulated fleet and the gRPC server that serves it.
+// A running backend: the fleet's frame source (simulated or polled) and the gRPC server that serves it.
 class BackendServer
 {
 public:
     explicit BackendServer(const FrameSource::Options &options);
+    // Serves an already built source (a polled one, for a real fleet).
+    explicit BackendServer(std::unique_ptr<FrameSource> source);
     ~BackendServer();
     BackendServer(const BackendServer &) = delete;
     BackendServer &operator=(const BackendServer &) = delete;

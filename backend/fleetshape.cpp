@@ -13,6 +13,9 @@ namespace fleetscope::backend {
 
 std::string FleetShape::gpuUuid(uint32_t gpu) const
 {
+    if (!simulated) {
+        return gpu < uuids.size() ? uuids[gpu] : std::string();
+    }
     const uint64_t a = determinism::hash(seed, 0x55554944, gpu);
     const uint64_t b = determinism::mix(a);
     // Version-4 layout, as NVIDIA's UUIDs are random too.
@@ -22,6 +25,9 @@ std::string FleetShape::gpuUuid(uint32_t gpu) const
 
 std::string FleetShape::gpuSerial(uint32_t gpu) const
 {
+    if (!simulated) {
+        return {};
+    }
     return fmt::format("1654{:09}", determinism::hash(seed, 0x5345524c, gpu) % 1000000000ULL);
 }
 

@@ -32,6 +32,10 @@ struct FleetShape
         uint32_t rack = 0;
         uint32_t firstGpu = 0;
         uint32_t gpuCount = 0;
+        // As a real fleet reports them (dcgm-exporter's modelName and DCGM_FI_DRIVER_VERSION labels); empty in a
+        // simulated fleet, which reports fixed ones.
+        std::string model;
+        std::string driverVersion;
     };
 
     static constexpr uint32_t gpusPerNode = 8;
@@ -50,9 +54,14 @@ struct FleetShape
     static FleetShape forGpuCount(uint32_t gpuCount, uint64_t seed = 1);
 
     // Identity of a GPU, derived from the seed (not stored: at a million GPUs the strings alone are 50 MB).
+    // A real fleet's identity comes from its telemetry instead: the UUIDs stored (empty for a GPU not seen), no
+    // serials.
     std::string gpuUuid(uint32_t gpu) const;
     std::string gpuSerial(uint32_t gpu) const;
     uint64_t seed = 1;
+    bool simulated = true;
+    std::string site = "sim";
+    std::vector<std::string> uuids; // per GPU, when not simulated
 };
 
 } // namespace fleetscope::backend

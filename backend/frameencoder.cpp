@@ -60,7 +60,7 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         auto *r = head.add_rows();
         r->set_name(row.name);
         r->set_hall(row.hall);
-        r->set_site("sim");
+        r->set_site(shape.site);
     }
     for (const auto &rack : shape.racks) {
         auto *k = head.add_racks();
@@ -77,12 +77,25 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         out->set_rack(node.rack);
         out->set_first_gpu(node.firstGpu);
         out->set_gpu_count(node.gpuCount);
-        out->set_model("NVIDIA H100 80GB HBM3");
-        out->set_driver_version("550.54.15");
-        out->set_firmware_version("96.00.99.00.01");
+        if (shape.simulated) {
+            out->set_model("NVIDIA H100 80GB HBM3");
+            out->set_driver_version("550.54.15");
+            out->set_firmware_version("96.00.99.00.01");
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                out->add_gpu_uuids(shape.gpuUuid(g));
+                out->add_gpu_serials(shape.gpuSerial(g));
+            }
+            continue;
+        }
+        // A real fleet: what its telemetry reported; a node none of whose GPUs was seen sends no UUIDs.
+        out->set_model(node.model);
+        out->set_driver_version(node.driverVersion);
+        bool anyUuid = false;
         for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+            anyUuid = anyUuid || !shape.gpuUuid(g).empty();
+        }
+        for (uint32_t g = node.firstGpu; anyUuid && g < node.firstGpu + node.gpuCount; ++g) {
             out->add_gpu_uuids(shape.gpuUuid(g));
-            out->add_gpu_serials(shape.gpuSerial(g));
         }
     }
     return parts;

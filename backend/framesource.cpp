@@ -29,13 +29,13 @@ size_t frameBytes(const SimFrame &frame)
 
 FrameSource::FrameSource(const Options &options)
     : m_options(options)
-    , m_simulator(options.gpuCount, options.seed,
-          std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario)
+    , m_simulator(std::make_unique<Simulator>(options.gpuCount, options.seed,
+          std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario))
     // The generation identifies this layout; it is stable for a given fleet so that a restarted backend with the
     // same arguments serves the same generation and consoles keep their layout.
     , m_generation((static_cast<uint64_t>(options.gpuCount) << 32U) | (options.seed & 0xffffffffU))
 {
-    auto first = m_simulator.snapshot();
+    auto first = m_simulator->snapshot();
     const size_t bytes = std::max<size_t>(1, frameBytes(*first));
     m_maxFrames = std::max<size_t>(2, options.frameMemoryBudget / bytes);
     m_maxCoarse = std::max<size_t>(2, options.coarseMemoryBudget / bytes);
@@ -43,11 +43,30 @@ FrameSource::FrameSource(const Options &options)
     const int64_t now = nowUnixMs();
     if (options.history.count() > 0) {
         simulatePast(now);
-        first = m_simulator.snapshot();
+        first = m_simulator->snapshot();
     }
     first->sampleTimeMs = now;
-    publish(std::move(first), m_simulator.takeEvents());
+    publish(std::move(first), m_simulator->takeEvents());
     m_thread = std::thread([this] { run(); });
+}
+
+FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &options)
+    : m_options(options)
+    , m_poller(std::move(poller))
+    , m_generation(m_poller->topologyGeneration())
+{
+    auto first = m_poller->emptyFrame();
+    const size_t bytes = std::max<size_t>(1, frameBytes(*first));
+    m_maxFrames = std::max<size_t>(2, options.frameMemoryBudget / bytes);
+    m_maxCoarse = std::max<size_t>(2, options.coarseMemoryBudget / bytes);
+    m_coarseEveryFrames = static_cast<uint64_t>(std::max<int64_t>(1, options.coarseEvery / options.interval));
+    // Sequence 0 is the frame without data; the first poll follows at once rather than one interval later.
+    first->sequence = 0;
+    if (first->sampleTimeMs == 0) {
+        first->sampleTimeMs = nowUnixMs();
+    }
+    publish(std::move(first), {});
+    m_thread = std::thread([this] { runPoller(); });
 }
 
 FrameSource::~FrameSource()
@@ -71,6 +90,12 @@ std::shared_ptr<const SimFrame> FrameSource::latest() const
 {
     std::lock_guard lock(m_mutex);
     return m_frames.back();
+}
+
+std::string FrameSource::upstreamError() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_upstreamError;
 }
 
 std::shared_ptr<const SimFrame> FrameSource::waitForFrameAfter(
@@ -137,7 +162,7 @@ JobInfo FrameSource::describeJob(const Simulator::Job &job, int64_t nowMs) const
     static const char *const kinds[] = { "train-llm", "finetune", "eval-suite", "train-vision", "rl-rollout", "embed" };
     static const char *const teams[] = { "ml-research", "ml-platform", "vision", "speech", "ranking", "search" };
     const uint64_t h = determinism::hash(m_options.seed, 0x4a4f42, job.id);
-    const auto &shape = m_simulator.shape();
+    const auto &shape = m_simulator->shape();
     const auto &lastNode = shape.nodes[job.firstNode + job.nodeCount - 1];
     JobInfo info;
     info.id = job.id;
@@ -146,7 +171,7 @@ JobInfo FrameSource::describeJob(const Simulator::Job &job, int64_t nowMs) const
     info.firstGpu = shape.nodes[job.firstNode].firstGpu;
     info.gpuCount = lastNode.firstGpu + lastNode.gpuCount - info.firstGpu;
     // Simulated seconds before now, converted to wall-clock milliseconds at the simulation's speed.
-    const double t = m_simulator.nowSeconds();
+    const double t = m_simulator->nowSeconds();
     auto wall = [&](double simSeconds) {
         return nowMs - static_cast<int64_t>(std::llround((t - simSeconds) / m_options.speed * 1000.0));
     };
@@ -169,13 +194,13 @@ void FrameSource::simulatePast(int64_t nowMs)
     const size_t steps = std::min(wanted, m_maxCoarse);
     const double simSeconds = static_cast<double>(stepMs) / 1000.0 * m_options.speed;
     for (size_t i = 0; i < steps; ++i) {
-        m_simulator.step(simSeconds);
+        m_simulator->step(simSeconds);
         if (i + 1 == steps) {
             break; // the state now is the first live frame, published by the caller with its events
         }
-        auto frame = m_simulator.snapshot();
+        auto frame = m_simulator->snapshot();
         frame->sampleTimeMs = nowMs - static_cast<int64_t>(steps - i) * stepMs;
-        auto events = m_simulator.takeEvents();
+        auto events = m_simulator->takeEvents();
         std::lock_guard lock(m_mutex);
         for (auto &e : events) {
             m_events.push_back({ m_nextEventSequence++, frame->sampleTimeMs, std::move(e) });
@@ -213,12 +238,14 @@ void FrameSource::publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEven
 {
     // Built outside the lock: the ticker is the only writer.
     std::vector<JobInfo> jobs;
-    jobs.reserve(m_simulator.jobs().size() + m_simulator.endedJobs().size());
-    for (const auto &j : m_simulator.jobs()) {
-        jobs.push_back(describeJob(j, frame->sampleTimeMs));
-    }
-    for (auto it = m_simulator.endedJobs().rbegin(); it != m_simulator.endedJobs().rend(); ++it) {
-        jobs.push_back(describeJob(*it, frame->sampleTimeMs));
+    if (m_simulator) {
+        jobs.reserve(m_simulator->jobs().size() + m_simulator->endedJobs().size());
+        for (const auto &j : m_simulator->jobs()) {
+            jobs.push_back(describeJob(j, frame->sampleTimeMs));
+        }
+        for (auto it = m_simulator->endedJobs().rbegin(); it != m_simulator->endedJobs().rend(); ++it) {
+            jobs.push_back(describeJob(*it, frame->sampleTimeMs));
+        }
     }
     {
         std::lock_guard lock(m_mutex);
@@ -254,15 +281,45 @@ void FrameSource::run()
                 return;
             }
         }
-        m_simulator.step();
-        auto frame = m_simulator.snapshot();
+        m_simulator->step();
+        auto frame = m_simulator->snapshot();
         // The sample's own time: when this state was taken, not when a subscriber gets it.
         frame->sampleTimeMs = nowUnixMs();
-        publish(std::move(frame), m_simulator.takeEvents());
+        publish(std::move(frame), m_simulator->takeEvents());
         // If the simulation fell behind (a slow machine, a huge fleet), skip ahead instead of bursting to catch up.
         const auto now = std::chrono::steady_clock::now();
         if (now > next + m_options.interval) {
             next = now;
+        }
+    }
+}
+
+void FrameSource::runPoller()
+{
+    auto next = std::chrono::steady_clock::now();
+    uint64_t sequence = 0;
+    for (;;) {
+        auto frame = m_poller->poll();
+        std::string error = m_poller->upstreamError();
+        {
+            std::lock_guard lock(m_mutex);
+            m_upstreamError = std::move(error);
+        }
+        if (frame) {
+            frame->sequence = ++sequence;
+            publish(std::move(frame), {});
+        } else {
+            // Subscribers waiting for a frame look at the upstream error now rather than at their next wake-up.
+            m_published.notify_all();
+        }
+        next += m_options.interval;
+        const auto now = std::chrono::steady_clock::now();
+        if (now > next) {
+            next = now; // a slow upstream: poll again at once, but never in a burst
+        }
+        std::unique_lock lock(m_mutex);
+        if (m_published.wait_until(lock, next, [this] { return m_stopping; })) {
+            return;
         }
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "framepoller.h"
 #include "simulator.h"
 
 #include <chrono>
@@ -36,12 +37,13 @@ struct JobInfo
     int64_t endMs = 0; // 0 while running
 };
 
-// Runs the simulator on its own thread, one step per interval of wall-clock time, and publishes each frame as the
-// latest. Any number of subscribers wait on it; one simulation serves them all. It keeps the recent frames (for
-// resuming subscribers, within a memory budget), the recent events, and the jobs as of the last step.
+// Runs the simulator (or, for a real fleet, a FramePoller) on its own thread, one step per interval of wall-clock
+// time, and publishes each frame as the latest. Any number of subscribers wait on it; one simulation or one upstream
+// poll serves them all. It keeps the recent frames (for resuming subscribers, within a memory budget), the recent
+// events, and the jobs as of the last step.
 //
-// Locking: m_mutex guards m_frames, m_events, m_jobs, m_nextEventSequence and m_stopping; the simulator itself is
-// touched only by the ticker thread (and by the constructor before it starts).
+// Locking: m_mutex guards m_frames, m_events, m_jobs, m_nextEventSequence, m_upstreamError and m_stopping; the
+// simulator or poller itself is touched only by the ticker thread (and by the constructor before it starts).
 class FrameSource
 {
 public:
@@ -61,15 +63,20 @@ public:
     };
 
     explicit FrameSource(const Options &options);
+    // Frames from outside: options.interval and the memory budgets apply; the simulation options are ignored. The
+    // source has no events and no jobs.
+    FrameSource(std::unique_ptr<FramePoller> poller, const Options &options);
     ~FrameSource();
     FrameSource(const FrameSource &) = delete;
     FrameSource &operator=(const FrameSource &) = delete;
 
-    const FleetShape &shape() const { return m_simulator.shape(); }
+    const FleetShape &shape() const { return m_simulator ? m_simulator->shape() : m_poller->shape(); }
     uint64_t topologyGeneration() const { return m_generation; }
     std::chrono::milliseconds interval() const { return m_options.interval; }
 
     std::shared_ptr<const SimFrame> latest() const;
+    // Why the upstream of a polled source failed at its last poll; empty while it answers (and for the simulator).
+    std::string upstreamError() const;
     // Blocks until a frame newer than `sequence` is published, the timeout passes (returns null) or the source stops.
     std::shared_ptr<const SimFrame> waitForFrameAfter(uint64_t sequence, std::chrono::milliseconds timeout) const;
     // The held frames after `sequence`, oldest first. False when the frame right after it is no longer (or not yet)
@@ -95,12 +102,14 @@ public:
 
 private:
     void run();
+    void runPoller();
     void publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEvent> events);
     void simulatePast(int64_t nowMs);
     JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
 
     Options m_options;
-    Simulator m_simulator;
+    std::unique_ptr<Simulator> m_simulator; // exactly one of these two
+    std::unique_ptr<FramePoller> m_poller;
     uint64_t m_generation;
     size_t m_maxFrames;
 
@@ -113,6 +122,7 @@ private:
     std::deque<TimedEvent> m_events; // newest last, at most maxRecentEvents
     uint64_t m_nextEventSequence = 1;
     std::vector<JobInfo> m_jobs;
+    std::string m_upstreamError;
     bool m_stopping = false;
     std::thread m_thread;
 };

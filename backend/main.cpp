@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
 #include "backendserver.h"
+#include "exporterserver.h"
 
 #include <csignal>
 #include <cstdio>
@@ -38,8 +39,19 @@ int main(int argc, char **argv)
     sigaddset(&stopSignals, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
 
-    BackendServer server(options.source);
     std::string error;
+    std::unique_ptr<BackendServer> served;
+    if (options.fromPrometheus) {
+        auto poller = std::make_unique<PrometheusSource>();
+        if (!poller->start(options.prometheus, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --source prometheus: {}\n", error);
+            return 1;
+        }
+        served = std::make_unique<BackendServer>(std::make_unique<FrameSource>(std::move(poller), options.source));
+    } else {
+        served = std::make_unique<BackendServer>(options.source);
+    }
+    BackendServer &server = *served;
     if (!server.start(options.listen, &error)) {
         fmt::print(stderr, "fleetscope-backend: {}\n", error);
         return 1;
@@ -47,9 +59,26 @@ int main(int argc, char **argv)
     fmt::print("listening on {}\n", server.listeningAddress());
     std::fflush(stdout);
 
+    std::unique_ptr<ExporterServer> exporter;
+    if (!options.exporterListen.empty()) {
+        ExporterPage::Options page;
+        page.topologyLabels = options.exporterTopologyLabels;
+        exporter = std::make_unique<ExporterServer>(server.source(), page);
+        if (!exporter->start(options.exporterListen, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --exporter-listen: {}\n", error);
+            server.stop();
+            return 1;
+        }
+        fmt::print("exporter listening on {}\n", exporter->listeningAddress());
+        std::fflush(stdout);
+    }
+
     int signal = 0;
     sigwait(&stopSignals, &signal);
     fmt::print(stderr, "fleetscope-backend: stopping on signal {}\n", signal);
+    if (exporter) {
+        exporter->stop();
+    }
     server.stop();
     return 0;
 }

@@ -103,6 +103,14 @@ grpc::Status TelemetryService::Subscribe(
             if (context->IsCancelled()) {
                 return { grpc::StatusCode::CANCELLED, "subscription cancelled" };
             }
+            // A polled source whose upstream fails: say so, so the console shows why its data is getting old; it
+            // resubscribes with backoff and resumes after the last frame it has.
+            if (auto error = m_source.upstreamError(); !error.empty()) {
+                const auto last = m_source.latest();
+                return { grpc::StatusCode::UNAVAILABLE,
+                    fmt::format("upstream telemetry source failing: {}; newest frame held is {} (sample time {} ms)",
+                        error, last->sequence, last->sampleTimeMs) };
+            }
             next = m_source.waitForFrameAfter(sent + every - 1, 200ms);
         }
         if (!send(*next)) {

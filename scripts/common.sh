@@ -11,6 +11,8 @@ FLEETSCOPE_PACKAGES=(
     qt6-base-dev qt6-qpa-plugins libqt6opengl6-dev qt6-charts-dev
     libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libfmt-dev libzstd-dev
     libgl-dev libegl-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core
+    libsimdjson-dev  # the backend's Prometheus source parses PromQL answers with it
+    prometheus  # the exporter's integration test scrapes the simulator with a real Prometheus
 )
 
 install_missing_packages() {

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "framesource.h"
+
+#include <string>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// The simulated fleet as NVIDIA dcgm-exporter's /metrics page (Prometheus text format 0.0.4): one family per
+// catalogue metric that has a DCGM field, HELP/TYPE as dcgm-exporter's default counters, one series per GPU with
+// dcgm-exporter's labels, and the Kubernetes labels it adds for GPUs given to a pod. Offline GPUs are absent, as a
+// down node's exporter is. No timestamps are written: Prometheus stamps samples with its scrape time.
+class ExporterPage
+{
+public:
+    struct Options
+    {
+        // As the topology the gRPC API serves (frameencoder.cpp).
+        std::string modelName = "NVIDIA H100 80GB HBM3";
+        std::string driverVersion = "550.54.15";
+        // Simulator-only `row` and `rack` labels; real dcgm-exporter has none, so they are off unless asked for.
+        bool topologyLabels = false;
+    };
+
+    struct Family
+    {
+        MetricId metric;
+        std::string name; // DCGM_FI_DEV_*
+        std::string type; // "gauge" or "counter"
+        std::string help;
+        bool isDouble; // a DCGM_FT_DOUBLE field, printed with %f; the rest are DCGM_FT_INT64, printed as integers
+    };
+    // The families on the page, in catalogue order.
+    static const std::vector<Family> &families();
+
+    // The PCI bus id dcgm-exporter reports for the GPU at this position in its node: the eight bus numbers of an
+    // HGX H100 baseboard, the same in every node.
+    static std::string pciBusId(uint32_t gpuInNode);
+
+    // How a running job shows on its GPUs, as dcgm-exporter's Kubernetes mapping would: namespace = the job's owner
+    // (team), one pod per node named <job name>-<node ordinal in the job>, container = the job's kind (its name
+    // without the id).
+    struct PodLabels
+    {
+        std::string container;
+        std::string nameSpace;
+        std::string pod;
+    };
+    static PodLabels podLabels(const JobInfo &job, uint32_t nodeOrdinal);
+
+    // Escapes a label value as the text format wants: backslash, double quote and newline.
+    static void appendEscaped(std::string *out, const std::string &value);
+
+    // Renders the page for one frame; jobs are those running at that frame (ended ones are skipped).
+    static std::string render(
+        const FleetShape &shape, const SimFrame &frame, const std::vector<JobInfo> &jobs, const Options &options);
+};
+
+} // namespace fleetscope::backend

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "prometheussource.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+namespace {
+
+constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+// As the simulator grades a GPU.
+constexpr float warningTemp = 83.0F;
+constexpr float criticalTemp = 90.0F;
+// DCGM's clock event reasons that slow a GPU down: power cap, hardware slowdown, software and hardware thermal
+// slowdown, power brake. (0x1, idle, is not throttling.)
+constexpr uint64_t slowdownReasons = 0x4U | 0x8U | 0x20U | 0x40U | 0x80U;
+
+int64_t nowUnixMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// The counters' increase and the XID gauge's changes over the catalogue's 5-minute window.
+bool isWindowCount(MetricId id)
+{
+    return metricCatalog()[static_cast<size_t>(id)].isRate;
+}
+
+std::string printable(const std::string &body)
+{
+    std::string out;
+    for (const char c : body.substr(0, 200)) {
+        out += (c >= 0x20 && c < 0x7f) ? c : ' ';
+    }
+    return out;
+}
+
+} // namespace
+
+PrometheusSource::PrometheusSource(Log log)
+    : m_log(std::move(log))
+{ }
+
+void PrometheusSource::log(const std::string &line) const
+{
+    if (m_log) {
+        m_log(line);
+    } else {
+        fmt::print(stderr, "fleetscope-backend: {}\n", line);
+    }
+}
+
+std::optional<std::string> PrometheusSource::queryFor(MetricId id)
+{
+    const auto &def = metricCatalog()[static_cast<size_t>(id)];
+    if (def.dcgmField.empty()) {
+        return std::nullopt;
+    }
+    if (!isWindowCount(id)) {
+        return def.dcgmField;
+    }
+    // The XID gauge holds the last XID and never resets: count its changes, not its value.
+    if (id == MetricId::XidErrors) {
+        return fmt::format("changes({}[5m])", def.dcgmField);
+    }
+    return fmt::format("increase({}[5m])", def.dcgmField);
+}
+
+std::string PrometheusSource::sampleTimeQuery()
+{
+    // timestamp() of a plain selector is the sample's own time, not the evaluation time. One metric only: timestamp()
+    // drops the metric name, so several would collide; and every field of a node comes from the same scrape, with the
+    // same time. The GPU temperature is in every dcgm-exporter configuration (discovery relies on it too).
+    return "max(timestamp(DCGM_FI_DEV_GPU_TEMP))";
+}
+
+std::string PrometheusSource::discoveryQuery()
+{
+    return "count by (Hostname, gpu, UUID, modelName, DCGM_FI_DRIVER_VERSION, hall, row, rack) "
+           "(DCGM_FI_DEV_GPU_TEMP)";
+}
+
+double PrometheusSource::clean(double value, size_t *sentinels, size_t *nans)
+{
+    if (!std::isfinite(value)) {
+        ++*nans;
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    // DCGM's blank / not found / not supported / not permissioned: 0x7FFFFFFFFFFFFFF0..F3 for int64 fields (all
+    // 2^63 once a double), 0x7FFFFFF0..F3 for int32 fields, 2^47 + 0..3 for fp64 fields.
+    const bool int64Blank = value >= 9.2233720368547e18;
+    const bool int32Blank = value >= 2147483632.0 && value <= 2147483635.0;
+    const bool fp64Blank = value >= 140737488355328.0 && value <= 140737488355331.0;
+    if (int64Blank || int32Blank || fp64Blank) {
+        ++*sentinels;
+        return std::numeric_limits<double>::quiet_NaN();
+    }
+    return value;
+}
+
+bool PrometheusSource::start(const Options &options, std::string *error)
+{
+    m_options = options;
+    if (!m_http.setBaseUrl(options.url, error)) {
+        return false;
+    }
+    const bool fromFile = !options.topologyFile.empty();
+    if (fromFile) {
+        TopologyFile file;
+        if (!TopologyFile::load(options.topologyFile, &file, error)) {
+            return false;
+        }
+        m_topology = PrometheusTopology::fromFile(file);
+    }
+    std::vector<PromSample> gpus;
+    std::string queryError;
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    if (!query(discoveryQuery(), nowUnixMs(), deadline, true, &gpus, &queryError)) {
+        if (!fromFile) {
+            *error = fmt::format("cannot learn the fleet's layout from {}: {}", options.url, queryError);
+            return false;
+        }
+        log(fmt::format("prometheus: GPU identities unknown for now ({})", queryError));
+    }
+    if (!fromFile && !PrometheusTopology::fromLabels(gpus, &m_topology, error)) {
+        *error = fmt::format("{}: {}", options.url, *error);
+        return false;
+    }
+    if (const size_t unknown = m_topology.applyIdentity(gpus); unknown > 0) {
+        log(fmt::format(
+            "prometheus: {} GPUs the server knows are not in the topology file; they are ignored", unknown));
+    }
+    log(fmt::format("prometheus: {} GPUs on {} nodes in {} racks, layout from {}", m_topology.shape().gpuCount,
+        m_topology.shape().nodes.size(), m_topology.shape().racks.size(),
+        fromFile ? options.topologyFile : std::string("the series' labels")));
+    return true;
+}
+
+bool PrometheusSource::query(const std::string &promql, int64_t evalMs, std::chrono::steady_clock::time_point deadline,
+    bool withPlacement, std::vector<PromSample> *out, std::string *error)
+{
+    const auto left
+        = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+        *error = fmt::format("query '{}': no time left of the {} ms time-out", promql, m_options.timeout.count());
+        return false;
+    }
+    const std::string target = fmt::format(
+        "/api/v1/query?query={}&time={}.{:03}", PrometheusHttp::encode(promql), evalMs / 1000, evalMs % 1000);
+    PrometheusHttp::Response response;
+    std::string detail;
+    if (!m_http.get(target, left, &response, &detail)) {
+        if (detail.find("timed out") != std::string::npos) {
+            detail += fmt::format(" (a poll's queries have {} ms together)", m_options.timeout.count());
+        }
+        *error = fmt::format("query '{}': {}", promql, detail);
+        return false;
+    }
+    m_report.answerBytes += response.body.size();
+    // At most two series per GPU (a GPU seen by two exporters, or during a relabelling): more is a selector that
+    // matches another fleet, or a topology that misses most of this one. Discovery is bounded by the fleet limit.
+    const size_t maxSeries
+        = withPlacement ? size_t { FleetShape::maxGpus } * 2 : size_t { m_topology.shape().gpuCount } * 2 + 64;
+    const bool parsed = m_json.parseVector(&response.body, maxSeries, withPlacement, out, &detail);
+    if (response.status != 200) {
+        // Prometheus explains its errors in JSON (parsed, it fails with the upstream's words); others send text.
+        *error = fmt::format("query '{}': HTTP {}: {}", promql, response.status,
+            parsed ? std::string("(no error text)")
+                   : (detail.rfind("upstream error", 0) == 0 ? detail : printable(response.body)));
+        return false;
+    }
+    if (!parsed) {
+        if (detail.rfind("the answer has more than", 0) == 0) {
+            detail += fmt::format(" for a topology of {} GPUs; does the query match more than this fleet, or does the "
+                                  "topology miss most of it?",
+                m_topology.shape().gpuCount);
+        }
+        *error = fmt::format("query '{}': {}", promql, detail);
+        return false;
+    }
+    return true;
+}
+
+std::shared_ptr<SimFrame> PrometheusSource::emptyFrame() const
+{
+    const uint32_t n = m_topology.shape().gpuCount;
+    auto frame = std::make_shared<SimFrame>();
+    for (auto &plane : frame->planes) {
+        plane.assign(n, nan);
+    }
+    frame->planes[static_cast<size_t>(MetricId::HealthState)].assign(n, static_cast<float>(health::noData));
+    frame->health.assign(n, health::noData);
+    return frame;
+}
+
+std::shared_ptr<SimFrame> PrometheusSource::poll()
+{
+    const auto started = std::chrono::steady_clock::now();
+    const auto deadline = started + m_options.timeout;
+    const int64_t evalMs = nowUnixMs();
+    const uint32_t n = m_topology.shape().gpuCount;
+    const bool wasOk = m_report.ok;
+    m_report = {};
+    auto fail = [&](std::string error) -> std::shared_ptr<SimFrame> {
+        m_report.ok = false;
+        m_report.error = std::move(error);
+        m_report.elapsed
+            = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+        if (m_report.error != m_loggedError) {
+            log(fmt::format("prometheus: {}; keeping the last good frame", m_report.error));
+            m_loggedError = m_report.error;
+        }
+        return nullptr;
+    };
+
+    // The newest sample first: when the server has nothing newer than the last frame, there is nothing to fetch.
+    if (!query(sampleTimeQuery(), evalMs, deadline, false, &m_samples, &m_report.error)) {
+        return fail(m_report.error);
+    }
+    int64_t sampleMs = evalMs; // no series at all: a frame without data, as of now
+    if (!m_samples.empty()) {
+        const double seconds = m_samples.front().value;
+        if (!std::isfinite(seconds) || seconds <= 0) {
+            return fail(fmt::format("query '{}': the newest sample time is '{}'", sampleTimeQuery(), seconds));
+        }
+        sampleMs = std::llround(seconds * 1000.0);
+    }
+    if (!m_samples.empty() && sampleMs <= m_lastSampleMs) {
+        m_report.ok = true;
+        return nullptr;
+    }
+
+    auto frame = emptyFrame();
+    frame->sampleTimeMs = sampleMs;
+    std::vector<uint8_t> hasData(n, 0);
+    std::vector<uint8_t> got(n, 0);
+    for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
+        const auto id = static_cast<MetricId>(m);
+        const auto promql = queryFor(id);
+        if (!promql) {
+            continue;
+        }
+        if (!query(*promql, evalMs, deadline, false, &m_samples, &m_report.error)) {
+            return fail(m_report.error);
+        }
+        std::fill(got.begin(), got.end(), 0);
+        auto &plane = frame->planes[m];
+        for (const auto &s : m_samples) {
+            const int64_t g = m_topology.indexOf(s.hostname, s.gpu);
+            if (g < 0) {
+                if (m_report.unknownSeries++ == 0) {
+                    m_report.unknownExample = fmt::format("{}/{}", s.hostname, s.gpu);
+                }
+                continue;
+            }
+            const auto index = static_cast<size_t>(g);
+            if (got[index]) {
+                ++m_report.duplicateSeries;
+                continue;
+            }
+            got[index] = 1;
+            const double value = clean(s.value, &m_report.sentinelValues, &m_report.nanValues);
+            plane[index] = static_cast<float>(value);
+            hasData[index] |= std::isfinite(value) ? 1 : 0;
+        }
+    }
+
+    const auto &temp = frame->plane(MetricId::GpuTemp);
+    const auto &xid = frame->plane(MetricId::XidErrors);
+    const auto &sbe = frame->plane(MetricId::EccSbe);
+    const auto &dbe = frame->plane(MetricId::EccDbe);
+    const auto &reasons = frame->plane(MetricId::ThrottleReasons);
+    auto &state = frame->planes[static_cast<size_t>(MetricId::HealthState)];
+    for (uint32_t g = 0; g < n; ++g) {
+        if (!hasData[g]) {
+            ++m_report.gpusWithoutData;
+            continue; // stays no data, every value NaN
+        }
+        uint8_t h = health::ok;
+        if (temp[g] >= criticalTemp || dbe[g] > 0) {
+            h = health::critical;
+        } else if (temp[g] >= warningTemp || xid[g] > 0) {
+            h = health::warning;
+        }
+        state[g] = static_cast<float>(h);
+        if (std::isfinite(reasons[g]) && reasons[g] >= 0
+            && (static_cast<uint64_t>(reasons[g]) & slowdownReasons) != 0) {
+            h |= health::throttledFlag;
+        }
+        if (sbe[g] > 0 || dbe[g] > 0) {
+            h |= health::eccFlag;
+        }
+        if (xid[g] > 0) {
+            h |= health::xidFlag;
+        }
+        frame->health[g] = h;
+    }
+
+    m_report.ok = true;
+    m_report.elapsed
+        = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
+    m_lastSampleMs = sampleMs;
+    if (!wasOk && !m_loggedError.empty()) {
+        log("prometheus: answering again");
+    }
+    m_loggedError.clear();
+    if (m_report.unknownSeries != m_loggedUnknown) {
+        if (m_report.unknownSeries > 0) {
+            log(fmt::format("prometheus: {} series name GPUs not in the topology (e.g. {}); ignored. New nodes "
+                            "appear after a restart of the backend (or an edit of the topology file).",
+                m_report.unknownSeries, m_report.unknownExample));
+        }
+        m_loggedUnknown = m_report.unknownSeries;
+    }
+    return frame;
+}
+
+} // namespace fleetscope::backend
