@@ -287,10 +287,12 @@ HeatmapView::Placement HeatmapView::placement() const
     const auto centreOf = [cx, cy](const Placement &p) {
         return QPointF((cx - p.originX) / p.cellSize, (cy - p.originY) / p.cellSize);
     };
+    // A morph back to the whole fleet ends where the fit is now, whatever the window did meanwhile.
+    const Placement target = m_zoomEndsFitted ? fittedPlacement() : m_zoomTo;
     const QPointF from = centreOf(m_zoomFrom);
-    const QPointF to = centreOf(m_zoomTo);
+    const QPointF to = centreOf(target);
     Placement p;
-    p.cellSize = std::exp(std::log(m_zoomFrom.cellSize) * (1 - t) + std::log(m_zoomTo.cellSize) * t);
+    p.cellSize = std::exp(std::log(m_zoomFrom.cellSize) * (1 - t) + std::log(target.cellSize) * t);
     const QPointF centre = from + (to - from) * t;
     p.originX = cx - centre.x() * p.cellSize;
     p.originY = cy - centre.y() * p.cellSize;
@@ -302,9 +304,12 @@ void HeatmapView::zoomToCells(const QRect &cells)
     if (m_layout.width == 0) {
         return;
     }
+    const bool fit = cells.isEmpty();
+    if (fit && m_fitted && m_zoomStart < 0) {
+        return; // already showing the whole fleet
+    }
     const Placement from = placement();
     Placement to;
-    const bool fit = cells.isEmpty();
     if (fit) {
         to = fittedPlacement();
     } else {

@@ -712,12 +712,23 @@ private Q_SLOTS:
         QVERIFY(std::abs(view.cellRect(70).center().x() - cell70.center().x()) < 1e-6);
         QVERIFY(std::abs(view.cellRect(70).center().y() - cell70.center().y()) < 1e-6);
         QVERIFY(std::abs(view.cellRect(70).width() - cell70.width()) < 1e-6);
-        // Back to the fleet: an empty rect morphs to the fitted view and ends fitted.
+        // Back to the fleet: an empty rect morphs to the fitted view and ends fitted, even when the window changes
+        // size on the way (the docks of the main window settle after the first frame).
         view.zoomToCells({});
-        now += 300;
+        now += 100;
+        view.resize(500, 320);
+        QVERIFY(QTest::qWaitFor([&] { return view.width() == 500; }, 5000));
+        now += 200;
         QVERIFY(paint(view));
         QVERIFY(view.isFitted());
-        QCOMPARE(view.cellSize(), fitted);
+        view.zoomToFit();
+        const double refitted = view.cellSize();
+        QVERIFY(refitted < fitted);
+        QVERIFY(QRectF(view.rect()).contains(view.cellRect(95)));
+        // Already fitted: nothing to morph.
+        view.zoomToCells({});
+        QVERIFY(view.isFitted());
+        QCOMPARE(view.cellSize(), refitted);
     }
 
     // A job's GPUs are outlined wherever they are: a white frame inside each marked cell, none around the others.
