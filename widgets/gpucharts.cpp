@@ -123,7 +123,10 @@ MetricChart::MetricChart(QWidget *parent)
         series->attachAxis(m_timeAxis);
         series->attachAxis(m_valueAxis);
     }
-    setChart(chart); // the view owns the chart, the chart its series
+    // The view owns the chart, the chart its series; the default chart the view made is released, not deleted.
+    QChart *initial = this->chart();
+    setChart(chart);
+    delete initial;
     setRenderHint(QPainter::Antialiasing);
     setMinimumHeight(230);
 }
