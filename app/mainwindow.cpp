@@ -270,13 +270,14 @@ void MainWindow::setUpTimeline(QVBoxLayout *layout)
 {
     // Live by default; drag back to any recorded moment, play it again at 1x to 60x, compare two moments.
     m_replay = new ReplayController(&m_recorder, this);
-    m_timeline = new TimelineBar(m_replay, centralWidget());
+    QWidget *parent = layout->parentWidget();
+    m_timeline = new TimelineBar(m_replay, parent);
     // Any time the backend holds, further back than the recorder: typed here, loaded with QueryRange.
-    m_goToEdit = new QDateTimeEdit(QDateTime::currentDateTime(), centralWidget());
+    m_goToEdit = new QDateTimeEdit(QDateTime::currentDateTime(), parent);
     m_goToEdit->setDisplayFormat(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
     m_goToEdit->setCalendarPopup(true);
     m_goToEdit->setToolTip(tr("Show the fleet at this time (from the recorder, else from the backend's history)"));
-    auto *go = new QToolButton(centralWidget());
+    auto *go = new QToolButton(parent);
     go->setText(tr("Go"));
     connect(go, &QToolButton::clicked, this, [this] { goToTime(m_goToEdit->dateTime().toMSecsSinceEpoch()); });
     auto *timeRow = new QHBoxLayout;
@@ -875,13 +876,16 @@ void MainWindow::onMetricSelected(int index)
 
 void MainWindow::onFrame(const FramePtr &frame)
 {
-    if (const FramePtr previous = m_view->frame(); previous && frame->sampleTimeMs > previous->sampleTimeMs) {
-        m_intervalMs = std::clamp<qint64>(frame->sampleTimeMs - previous->sampleTimeMs, 100, 60000);
+    // The stream's interval, from live frames only (the map may be showing a replayed one).
+    if (m_lastLiveSampleMs > 0 && frame->sampleTimeMs > m_lastLiveSampleMs) {
+        m_intervalMs = std::clamp<qint64>(frame->sampleTimeMs - m_lastLiveSampleMs, 100, 60000);
     }
+    m_lastLiveSampleMs = frame->sampleTimeMs;
     m_recordPool.start([this, frame] { m_recorder.record(frame); });
     m_replay->onLiveFrame(frame); // shown at once when live; kept for later otherwise
     refreshStatus();
-    if (!m_screenshotFile.isEmpty() && frame->plane(m_view->metric().id) != nullptr) {
+    const FramePtr shown = m_view->frame();
+    if (!m_screenshotFile.isEmpty() && shown && shown->plane(m_view->metric().id) != nullptr) {
         // Save after this frame has been painted, not before.
         const QString file = m_screenshotFile;
         m_screenshotFile.clear();

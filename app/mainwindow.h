@@ -149,7 +149,8 @@ private:
     quint64 m_fpsPaints = 0;
     double m_fps = -1; // not measured yet
     QString m_screenshotFile;
-    qint64 m_intervalMs = 1000; // between the last two frames' samples
+    qint64 m_intervalMs = 1000; // between the last two live frames' samples
+    qint64 m_lastLiveSampleMs = 0;
 };
 
 } // namespace fleetscope

@@ -41,6 +41,20 @@ private Q_SLOTS:
         QVERIFY2(colours.size() > 100, qPrintable(QString::number(colours.size())));
     }
 
+    // The map in change-per-minute mode shows a derived metric: --screenshot still waits for (and takes) it.
+    void screenshotInChangeMode()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("change.png"));
+        QProcess console;
+        console.start(bin("fleetscope"),
+            { QStringLiteral("--gpus"), QStringLiteral("512"), QStringLiteral("--change"), QStringLiteral("10"),
+                QStringLiteral("--screenshot"), file });
+        QVERIFY2(console.waitForFinished(60000), "the console did not finish");
+        QVERIFY2(console.exitCode() == 0, console.readAllStandardError().constData());
+        QVERIFY(!QImage(file).isNull());
+    }
+
     void unreachableBackendKeepsTheWindowUpAndReportsIt()
     {
         QTemporaryDir dir;
