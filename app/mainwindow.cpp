@@ -187,6 +187,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
             // A click opens the GPU in the detail panel and goes one level down towards it; a click outside the
             // current place goes to the place beside it at the same level.
             m_detail->setGpu(gpu);
+            m_detailDock->show();
             openTowards(static_cast<uint32_t>(gpu));
         } else {
             statusBar()->clearMessage();
@@ -467,6 +468,8 @@ void MainWindow::setUpDocks()
     m_detailDock->setWidget(m_detail);
     addDockWidget(Qt::RightDockWidgetArea, m_detailDock);
     resizeDocks({ m_rollupDock, m_detailDock }, { 330, 480 }, Qt::Horizontal);
+    // The map first: the detail opens with the first GPU or node chosen (View menu brings it back).
+    m_detailDock->hide();
 }
 
 void MainWindow::setUpActions()
@@ -518,9 +521,11 @@ void MainWindow::onPlaceChanged(Place place)
     m_rollupDock->setWindowTitle(tr("Inside %1").arg(place.name(*topology)));
     if (place.level == Place::Level::Node) {
         m_detail->setNode(static_cast<int>(place.index));
+        m_detailDock->show();
     } else if (place.level == Place::Level::Gpu) {
         m_view->setSelectedGpu(static_cast<int>(place.index));
         m_detail->setGpu(static_cast<int>(place.index));
+        m_detailDock->show();
     }
 }
 
@@ -669,6 +674,7 @@ void MainWindow::applyPendingView()
     if (view.selectedGpu >= 0 && static_cast<uint32_t>(view.selectedGpu) < topology->gpuCount) {
         m_view->setSelectedGpu(view.selectedGpu);
         m_detail->setGpu(view.selectedGpu);
+        m_detailDock->show();
     }
     if (view.zoom > 0) {
         m_view->setViewPosition({ view.zoom, view.centreX, view.centreY });

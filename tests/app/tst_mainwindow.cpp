@@ -78,8 +78,10 @@ private Q_SLOTS:
         const Place rack = placeOfGpu(*topology(), gpu, Place::Level::Rack);
         const Place node = placeOfGpu(*topology(), gpu, Place::Level::Node);
 
+        QVERIFY(!m_window->detailPanel()->isVisible()); // the map first: no detail until something is chosen
         QTest::mouseClick(view, Qt::LeftButton, {}, view->cellRect(gpu).center().toPoint());
         QCOMPARE(m_window->detailPanel()->gpu(), gpu);
+        QVERIFY(m_window->detailPanel()->isVisible());
         QCOMPARE(nav->current(), row);
         // The map zoomed to the row: the GPU is still under a point of its cell, the row fills the width.
         QCOMPARE(view->gpuAt(view->cellRect(gpu).center()), gpu);
