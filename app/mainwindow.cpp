@@ -58,6 +58,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
 {
     setWindowTitle(tr("Fleetscope"));
     resize(options.windowSize);
+    m_recordPool.setMaxThreadCount(1); // frames must reach the recorder in the order they came
 
     auto *central = new QWidget(this);
     auto *layout = new QVBoxLayout(central);

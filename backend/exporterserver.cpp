@@ -329,6 +329,11 @@ void ExporterServer::acceptLoop()
         }
         const int fd = accept4(m_listenFd, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE) {
+                // Out of descriptors: the listening socket stays readable, so pause instead of spinning.
+                pollfd wake { m_wakeFd, POLLIN, 0 };
+                poll(&wake, 1, 100);
+            }
             continue; // the peer gave up before we took it, or a transient shortage of descriptors
         }
         m_connections.remove_if([](Connection &c) {
@@ -415,6 +420,8 @@ void ExporterServer::serve(int fd)
             }
             buffer.append(chunk, static_cast<size_t>(got));
         }
+        // The request's fields view the buffer, which reading the body may have moved: view it again.
+        parseHead(std::string_view(buffer).substr(0, headEnd), &request);
         const bool keepAlive = request.http11 ? !containsToken(request.connection, "close")
                                               : containsToken(request.connection, "keep-alive");
         const std::string_view path = request.target.substr(0, request.target.find('?'));

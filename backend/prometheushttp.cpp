@@ -95,6 +95,10 @@ Parse dechunk(const std::string &raw, size_t from, std::string *out, std::string
             return Parse::Error;
         }
         at = eol + 2;
+        if (size > (size_t { 1 } << 40U)) { // no answer is a terabyte; and at + size must not wrap
+            *error = "chunk size out of range";
+            return Parse::Error;
+        }
         if (size == 0) {
             return raw.find("\r\n", at) == std::string::npos ? Parse::Incomplete : Parse::Complete;
         }

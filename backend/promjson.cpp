@@ -214,6 +214,9 @@ bool PromJson::parseVector(
                         }
                     }
                 } // other members are skipped by the iteration itself
+                if (e) {
+                    break; // an error in the result must not be overwritten by the next member's key
+                }
             }
         }
         if (e) {
