@@ -14,6 +14,8 @@
 #include "replaycontroller.h"
 #include "rollupmodel.h"
 #include "searchbox.h"
+#include "summaryclient.h"
+#include "summaryview.h"
 #include "timelinebar.h"
 
 #include <QAction>
@@ -223,6 +225,12 @@ void MainWindow::connectTo(const QString &address)
     m_history = new HistoryClient(address, this);
     m_history->setTopology(m_client.topology());
     m_detail->setHistoryClient(m_history);
+    delete m_summaryClient;
+    m_summaryClient = new SummaryClient(address, this);
+    m_summary->setClient(m_summaryClient);
+    if (m_summaryDock->isVisible()) {
+        m_summary->refresh(QDateTime::currentMSecsSinceEpoch());
+    }
     m_historyRequest = 0;
     connect(m_history, &HistoryClient::rangeReady, this, &MainWindow::onHistoryFrame);
     connect(m_history, &HistoryClient::requestFailed, this, [this](quint64 id, const QString &message) {
@@ -471,6 +479,28 @@ void MainWindow::setUpDocks()
     resizeDocks({ m_rollupDock, m_detailDock }, { 330, 480 }, Qt::Horizontal);
     // The map first: the detail opens with the first GPU or node chosen (View menu brings it back).
     m_detailDock->hide();
+
+    // The executive summary: utilisation against the target, idle GPU-hours and their cost, where failures
+    // concentrate. From GetSummary, refreshed every five minutes while it is shown.
+    m_summary = new SummaryView(this);
+    m_summaryDock = new QDockWidget(tr("Executive summary"), this);
+    m_summaryDock->setObjectName(QStringLiteral("summary"));
+    m_summaryDock->setWidget(m_summary);
+    addDockWidget(Qt::RightDockWidgetArea, m_summaryDock);
+    m_summaryDock->hide();
+    m_summaryTimer.setInterval(5 * 60 * 1000);
+    connect(
+        &m_summaryTimer, &QTimer::timeout, this, [this] { m_summary->refresh(QDateTime::currentMSecsSinceEpoch()); });
+    connect(m_summaryDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible && m_summaryClient != nullptr) {
+            m_summary->refresh(QDateTime::currentMSecsSinceEpoch());
+            m_summaryTimer.start();
+        } else if (!visible) {
+            m_summaryTimer.stop();
+        }
+    });
+    connect(m_summary, &SummaryView::errorOccurred, this,
+        [this](const QString &message) { statusBar()->showMessage(message, 15000); });
 }
 
 void MainWindow::setUpActions()
@@ -486,6 +516,7 @@ void MainWindow::setUpActions()
     menu->addAction(m_breadcrumbs->forwardAction());
     menu->addAction(m_rollupDock->toggleViewAction());
     menu->addAction(m_detailDock->toggleViewAction());
+    menu->addAction(m_summaryDock->toggleViewAction());
     auto *exports = menuBar()->addMenu(tr("&Export"));
     exports->addAction(tr("Map as &PNG…"), this, &MainWindow::exportMap)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));

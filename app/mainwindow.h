@@ -38,6 +38,8 @@ class ReplayController;
 class RollupModel;
 class TimelineBar;
 class SearchBox;
+class SummaryClient;
+class SummaryView;
 
 class MainWindow : public QMainWindow
 {
@@ -63,6 +65,8 @@ public:
     DetailPanel *detailPanel() { return m_detail; }
     RollupModel *rollups() { return m_rollups; }
     SearchBox *searchBox() { return m_search; }
+    SummaryView *summary() { return m_summary; }
+    QDockWidget *summaryDock() { return m_summaryDock; }
     const FlightRecorder &recorder() const { return m_recorder; }
     ReplayController *replay() { return m_replay; }
     TimelineBar *timeline() { return m_timeline; }
@@ -127,6 +131,10 @@ private:
     HistoryClient *m_history = nullptr;
     DetailPanel *m_detail = nullptr;
     QDockWidget *m_detailDock = nullptr;
+    SummaryClient *m_summaryClient = nullptr;
+    SummaryView *m_summary = nullptr;
+    QDockWidget *m_summaryDock = nullptr;
+    QTimer m_summaryTimer; // refreshes the summary while it is shown
     std::optional<ViewState> m_pendingView; // applied once the topology arrives
     // Every frame received, compressed, for replay and export; recorded in order on one worker thread (a million
     // GPUs cost tens of ms a frame). The pool is declared after the recorder so it is drained first.

@@ -13,6 +13,7 @@ FLEETSCOPE_PACKAGES=(
     libgl-dev libegl-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core
     libsimdjson-dev  # the backend's Prometheus source parses PromQL answers with it
     prometheus  # the exporter's integration test scrapes the simulator with a real Prometheus
+    poppler-utils  # pdftotext: the summary view's test reads the PDF report back
 )
 
 install_missing_packages() {

@@ -13,10 +13,12 @@
 #include "replaycontroller.h"
 #include "rollupmodel.h"
 #include "searchbox.h"
+#include "summaryview.h"
 #include "timelinebar.h"
 
 #include <QApplication>
 #include <QClipboard>
+#include <QDockWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -287,6 +289,17 @@ private Q_SLOTS:
         QCOMPARE(view.timeMs, shown->sampleTimeMs);
         m_window->replay()->goLive();
         QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame()->sampleTimeMs > target + 60000, 10000);
+    }
+
+    // The executive summary opens from the View menu and fills from the backend.
+    void summaryOpensAndFills()
+    {
+        QSignalSpy refreshed(m_window->summary(), &SummaryView::refreshed);
+        m_window->summaryDock()->show();
+        QVERIFY(refreshed.wait(60000));
+        QCOMPARE(m_window->summary()->figures().gpus, topology()->gpuCount);
+        QVERIFY(m_window->summary()->figures().dayUtilisation > 0);
+        m_window->summaryDock()->hide();
     }
 
     // Every frame received goes to the flight recorder.

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "summaryclient.h"
+
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
+#include <QLoggingCategory>
+#include <QThread>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <set>
+
+Q_LOGGING_CATEGORY(lcSummary, "fleetscope.summary")
+
+namespace fleetscope {
+
+namespace pb = fleetscope::telemetry::v1;
+
+namespace {
+constexpr auto summaryDeadline = std::chrono::seconds(30);
+
+QString describeStatus(const grpc::Status &status)
+{
+    switch (status.error_code()) {
+    case grpc::StatusCode::UNAVAILABLE:
+        return QStringLiteral("backend unavailable (%1)").arg(QString::fromStdString(status.error_message()));
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+        return QStringLiteral("backend did not answer in time");
+    default:
+        return QStringLiteral("backend error %1: %2")
+            .arg(static_cast<int>(status.error_code()))
+            .arg(QString::fromStdString(status.error_message()));
+    }
+}
+
+SummaryRollup decode(const pb::Rollup &r)
+{
+    return { QString::fromStdString(r.name()), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
+        r.idle_gpu_hours(), r.unhealthy_gpus(), r.availability(), r.failures() };
+}
+
+// Empty when the rollup holds together for a fleet of fleetGpus GPUs.
+QString checkRollup(const SummaryRollup &r, uint32_t fleetGpus)
+{
+    if (r.gpuCount > fleetGpus) {
+        return QStringLiteral("%1 GPUs, more than the fleet's %2").arg(r.gpuCount).arg(fleetGpus);
+    }
+    if (!std::isfinite(r.meanUtilisation) || r.meanUtilisation < 0 || r.meanUtilisation > 100) {
+        return QStringLiteral("utilisation %1 % is outside 0..100").arg(r.meanUtilisation);
+    }
+    if (!std::isfinite(r.availability) || r.availability < 0 || r.availability > 1) {
+        return QStringLiteral("availability %1 is outside 0..1").arg(r.availability);
+    }
+    if (!std::isfinite(r.busyGpuHours) || !std::isfinite(r.idleGpuHours) || r.busyGpuHours < 0
+        || r.idleGpuHours < -1e-9) {
+        return QStringLiteral("busy %1 / idle %2 GPU-hours are not valid").arg(r.busyGpuHours).arg(r.idleGpuHours);
+    }
+    if (r.unhealthyGpus > r.gpuCount) {
+        return QStringLiteral("%1 unhealthy GPUs of %2").arg(r.unhealthyGpus).arg(r.gpuCount);
+    }
+    return {};
+}
+} // namespace
+
+bool validateSummary(Summary *s)
+{
+    const uint32_t n = s->fleet.gpuCount;
+    if (const QString why = checkRollup(s->fleet, n); !why.isEmpty() || n == 0) {
+        s->problems << QStringLiteral("summary rejected: the fleet rollup is bad (%1)")
+                           .arg(why.isEmpty() ? QStringLiteral("no GPUs") : why);
+        return false;
+    }
+    if (s->fleet.failures != s->totalFailures) {
+        s->problems << QStringLiteral("summary: the fleet's %1 failures differ from the total %2; using the fleet's")
+                           .arg(s->fleet.failures)
+                           .arg(s->totalFailures);
+        s->totalFailures = s->fleet.failures;
+    }
+    auto filter = [&](std::vector<SummaryRollup> &list, const QString &kind) {
+        std::vector<SummaryRollup> kept;
+        for (auto &r : list) {
+            if (const QString why = checkRollup(r, n); !why.isEmpty()) {
+                s->problems << QStringLiteral("dropped %1 %2: %3").arg(kind, r.name, why);
+            } else {
+                kept.push_back(std::move(r));
+            }
+        }
+        list = std::move(kept);
+    };
+    filter(s->rows, QStringLiteral("row"));
+    filter(s->racks, QStringLiteral("rack"));
+    filter(s->jobs, QStringLiteral("job"));
+
+    std::vector<SummaryOffender> kept;
+    std::set<uint32_t> seen;
+    uint64_t sum = 0;
+    for (const auto &o : s->offenders) {
+        QString why;
+        if (o.gpu >= n) {
+            why = QStringLiteral("outside the fleet of %1").arg(n);
+        } else if (o.failures == 0) {
+            why = QStringLiteral("no failures");
+        } else if (!kept.empty() && o.failures > kept.back().failures) {
+            why = QStringLiteral("out of order");
+        } else if (seen.count(o.gpu)) {
+            why = QStringLiteral("listed twice");
+        } else if (sum + o.failures > s->totalFailures) {
+            why = QStringLiteral("more failures than the total %1").arg(s->totalFailures);
+        }
+        if (!why.isEmpty()) {
+            s->problems
+                << QStringLiteral("dropped offender GPU %1 (%2 failures): %3").arg(o.gpu).arg(o.failures).arg(why);
+            continue;
+        }
+        seen.insert(o.gpu);
+        sum += o.failures;
+        kept.push_back(o);
+    }
+    s->offenders = std::move(kept);
+    return true;
+}
+
+struct SummaryClient::Job
+{
+    quint64 id = 0;
+    std::thread thread;
+    grpc::ClientContext context; // TryCancel is thread-safe; everything else is the worker's
+    std::atomic<bool> cancelled { false };
+};
+
+SummaryClient::SummaryClient(const QString &address, QObject *parent)
+    : QObject(parent)
+    , m_address(address)
+{
+    qRegisterMetaType<SummaryPtr>();
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
+    m_channel = grpc::CreateCustomChannel(address.toStdString(), grpc::InsecureChannelCredentials(), args);
+}
+
+SummaryClient::~SummaryClient()
+{
+    cancelAll();
+    for (auto &[id, job] : m_jobs) {
+        if (job->thread.joinable()) {
+            job->thread.join();
+        }
+    }
+}
+
+quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t topOffenders)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    auto job = std::make_shared<Job>();
+    job->id = ++m_nextId;
+    m_jobs[job->id] = job;
+    job->context.set_deadline(std::chrono::system_clock::now() + summaryDeadline);
+    job->thread = std::thread(&SummaryClient::run, this, job, fromMs, toMs, topOffenders);
+    return job->id;
+}
+
+void SummaryClient::cancel(quint64 requestId)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    const auto it = m_jobs.find(requestId);
+    if (it != m_jobs.end() && !it->second->cancelled.exchange(true)) {
+        it->second->context.TryCancel();
+    }
+}
+
+void SummaryClient::cancelAll()
+{
+    for (const auto &[id, job] : m_jobs) {
+        cancel(id);
+    }
+}
+
+void SummaryClient::finishJob(quint64 id)
+{
+    const auto it = m_jobs.find(id);
+    if (it == m_jobs.end()) {
+        return;
+    }
+    auto job = it->second;
+    m_jobs.erase(it);
+    if (job->thread.joinable()) {
+        job->thread.join(); // it posted this as its last act
+    }
+}
+
+void SummaryClient::run(std::shared_ptr<Job> job, int64_t fromMs, int64_t toMs, uint32_t topOffenders)
+{
+    const quint64 id = job->id;
+    pb::GetSummaryRequest request;
+    request.set_from_ms(fromMs);
+    request.set_to_ms(toMs);
+    request.set_top_offenders(topOffenders);
+    pb::Summary answer;
+    const auto status = pb::Telemetry::NewStub(m_channel)->GetSummary(&job->context, request, &answer);
+
+    auto summary = std::make_shared<Summary>();
+    summary->requestId = id;
+    summary->requestedFromMs = fromMs;
+    summary->requestedToMs = toMs;
+    QString failure;
+    if (status.ok()) {
+        summary->fromMs = answer.from_ms();
+        summary->toMs = answer.to_ms();
+        summary->frames = answer.frames();
+        summary->fleet = decode(answer.fleet());
+        for (const auto &r : answer.rows()) {
+            summary->rows.push_back(decode(r));
+        }
+        for (const auto &r : answer.racks()) {
+            summary->racks.push_back(decode(r));
+        }
+        for (const auto &r : answer.jobs()) {
+            summary->jobs.push_back(decode(r));
+        }
+        for (const auto &o : answer.offenders()) {
+            summary->offenders.push_back({ o.gpu(), o.failures() });
+        }
+        summary->totalFailures = answer.total_failures();
+        if (!validateSummary(summary.get())) {
+            failure = summary->problems.join(QStringLiteral("; "));
+        }
+    } else {
+        failure = describeStatus(status);
+    }
+    // Workers are joined before this object dies, so the queued call always finds it.
+    QMetaObject::invokeMethod(
+        this,
+        [this, id, failure, summary = SummaryPtr(std::move(summary))] {
+            const auto it = m_jobs.find(id);
+            if (it != m_jobs.end() && !it->second->cancelled) {
+                if (!failure.isEmpty()) {
+                    qCInfo(lcSummary, "summary request %llu failed: %s", id, qPrintable(failure));
+                    Q_EMIT requestFailed(id, failure);
+                } else {
+                    for (const auto &problem : summary->problems) {
+                        qCWarning(lcSummary, "%s", qPrintable(problem));
+                        Q_EMIT errorOccurred(problem);
+                    }
+                    Q_EMIT summaryReady(summary);
+                }
+            }
+            finishJob(id);
+        },
+        Qt::QueuedConnection);
+}
+
+} // namespace fleetscope

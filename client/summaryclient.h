@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace grpc {
+class Channel;
+}
+
+namespace fleetscope {
+
+// One GetSummary rollup: the fleet, a row, a rack or a running job.
+struct SummaryRollup
+{
+    QString name;
+    uint32_t gpuCount = 0;
+    double meanUtilisation = 0; // percent, over online GPU samples
+    double busyGpuHours = 0;
+    double idleGpuHours = 0;
+    uint32_t unhealthyGpus = 0; // warning, critical or offline at the end of the range
+    double availability = 0; // fraction of GPU-time online, 0..1
+    uint64_t failures = 0; // XID and double-bit ECC events
+};
+
+struct SummaryOffender
+{
+    uint32_t gpu = 0; // dense index
+    uint64_t failures = 0;
+};
+
+// GetSummary's answer in plain types. The backend gives aggregates over one range only, no time series.
+struct Summary
+{
+    quint64 requestId = 0;
+    int64_t requestedFromMs = 0;
+    int64_t requestedToMs = 0;
+    int64_t fromMs = 0; // the held range actually covered
+    int64_t toMs = 0;
+    uint32_t frames = 0;
+    SummaryRollup fleet;
+    std::vector<SummaryRollup> rows;
+    std::vector<SummaryRollup> racks;
+    std::vector<SummaryRollup> jobs;
+    std::vector<SummaryOffender> offenders; // most failures first
+    uint64_t totalFailures = 0;
+    QStringList problems; // parts dropped as malformed, for people
+};
+using SummaryPtr = std::shared_ptr<const Summary>;
+
+// Checks a decoded summary and drops what does not hold together, describing each drop in summary->problems: rollups
+// with more GPUs than the fleet, a utilisation outside 0..100 %, an availability outside 0..1, negative or
+// non-finite hours, or more unhealthy GPUs than GPUs; offenders outside the fleet, without failures, out of order or
+// repeated; and offenders whose failures add up to more than the total. Returns false when the fleet rollup itself
+// is bad (nothing of the summary can be trusted then).
+bool validateSummary(Summary *summary);
+
+// GetSummary on a channel of its own to HOST:PORT.
+//
+// Threads: the public API and all signals belong to the object's thread (the GUI thread). Each request runs on a
+// worker std::thread with a blocking unary call under a deadline; the answer comes back as a queued call carrying an
+// immutable Summary, and the answer of a request cancelled in the meantime is dropped.
+class SummaryClient : public QObject
+{
+    Q_OBJECT
+public:
+    explicit SummaryClient(const QString &address, QObject *parent = nullptr);
+    ~SummaryClient() override;
+
+    QString address() const { return m_address; }
+
+    // Starts a GetSummary over [fromMs, toMs) (toMs 0: now) listing up to topOffenders failing GPUs (0: the backend's
+    // default, at most 1000); answers with summaryReady or requestFailed, tagged with the returned id (never 0).
+    quint64 requestSummary(int64_t fromMs, int64_t toMs, uint32_t topOffenders = 0);
+    void cancel(quint64 requestId);
+    void cancelAll();
+    int pendingRequests() const { return static_cast<int>(m_jobs.size()); }
+
+Q_SIGNALS:
+    void summaryReady(const fleetscope::SummaryPtr &summary);
+    void requestFailed(quint64 requestId, const QString &message);
+    // Bad input that was dropped, for the log and status bar.
+    void errorOccurred(const QString &message);
+
+private:
+    struct Job;
+    void run(std::shared_ptr<Job> job, int64_t fromMs, int64_t toMs, uint32_t topOffenders);
+    void finishJob(quint64 id);
+
+    QString m_address;
+    std::shared_ptr<grpc::Channel> m_channel;
+    quint64 m_nextId = 0;
+    // Touched by the owner thread only.
+    std::map<quint64, std::shared_ptr<Job>> m_jobs;
+};
+
+} // namespace fleetscope
+
+Q_DECLARE_METATYPE(fleetscope::SummaryPtr)
