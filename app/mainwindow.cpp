@@ -517,6 +517,7 @@ void MainWindow::setUpActions()
     menu->addAction(m_rollupDock->toggleViewAction());
     menu->addAction(m_detailDock->toggleViewAction());
     menu->addAction(m_summaryDock->toggleViewAction());
+    m_summaryDock->toggleViewAction()->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     auto *exports = menuBar()->addMenu(tr("&Export"));
     exports->addAction(tr("Map as &PNG…"), this, &MainWindow::exportMap)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
