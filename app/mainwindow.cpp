@@ -35,6 +35,7 @@
 #include <QPainter>
 #include <QPointer>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QSettings>
 #include <QShortcut>
 #include <QSortFilterProxyModel>
@@ -485,13 +486,20 @@ void MainWindow::setUpDocks()
     m_summary = new SummaryView(this);
     m_summaryDock = new QDockWidget(tr("Executive summary"), this);
     m_summaryDock->setObjectName(QStringLiteral("summary"));
-    m_summaryDock->setWidget(m_summary);
+    auto *summaryScroll = new QScrollArea(m_summaryDock); // scrolls rather than clips in a narrow window
+    summaryScroll->setWidgetResizable(true);
+    summaryScroll->setWidget(m_summary);
+    m_summaryDock->setWidget(summaryScroll);
     addDockWidget(Qt::RightDockWidgetArea, m_summaryDock);
     m_summaryDock->hide();
     m_summaryTimer.setInterval(5 * 60 * 1000);
     connect(
         &m_summaryTimer, &QTimer::timeout, this, [this] { m_summary->refresh(QDateTime::currentMSecsSinceEpoch()); });
     connect(m_summaryDock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible) {
+            // A page more than a panel: most of the window's width.
+            resizeDocks({ m_summaryDock }, { width() * 3 / 5 }, Qt::Horizontal);
+        }
         if (visible && m_summaryClient != nullptr) {
             m_summary->refresh(QDateTime::currentMSecsSinceEpoch());
             m_summaryTimer.start();

@@ -166,10 +166,12 @@ SummaryView::SummaryView(QWidget *parent)
     m_trendView->setObjectName(QStringLiteral("trendChart"));
     m_trendView->setRenderHint(QPainter::Antialiasing);
     m_trendView->setMinimumHeight(260);
+    m_trendView->setMinimumWidth(380); // a chart narrower than that is a smudge
     m_paretoView = new QChartView(this);
     m_paretoView->setObjectName(QStringLiteral("paretoChart"));
     m_paretoView->setRenderHint(QPainter::Antialiasing);
     m_paretoView->setMinimumHeight(260);
+    m_paretoView->setMinimumWidth(380);
 
     const QStringList rollupHeaders = { tr("Name"), tr("GPUs"), tr("Utilisation"), tr("Idle GPU-h"), tr("Availability"),
         tr("Unhealthy"), tr("Failures") };
