@@ -65,8 +65,19 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("How far back the flight recorder keeps frames for replay, 1 to 1440 minutes (default 60; "
                        "memory grows with it, see docs/PERFORMANCE.md)."),
         QStringLiteral("M"), QStringLiteral("60"));
+    const QCommandLineOption wall(QStringLiteral("wall"),
+        QStringLiteral("Wall display: frameless full screen, no cursor, large type, a playlist of pages cycling on "
+                       "its own (Right/Left: next/previous page, Space: pause, Ctrl+Q: quit)."));
+    const QCommandLineOption screen(QStringLiteral("screen"),
+        QStringLiteral("With --wall: the screen to fill, from 0 (default 0)."), QStringLiteral("N"),
+        QStringLiteral("0"));
+    const QCommandLineOption playlist(QStringLiteral("playlist"),
+        QStringLiteral("With --wall: the pages and how long each shows, a JSON file (see "
+                       "docs/wall-playlist-example.json). Default: fleet 30 s, hottest row 20 s, summary 20 s, "
+                       "events 15 s, replay of the last 15 min 30 s."),
+        QStringLiteral("FILE"));
     parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
-        history, noAnimation, arrange, range, change, size, view, record });
+        history, noAnimation, arrange, range, change, size, view, record, wall, screen, playlist });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -160,6 +171,31 @@ CommandLine parseCommandLine(const QStringList &arguments)
         return fail(QStringLiteral("--record-minutes: '%1' is not a number of minutes from 1 to 1440")
                         .arg(parser.value(record)));
     }
+    o.wall = parser.isSet(wall);
+    for (const auto *option : { &screen, &playlist }) {
+        if (parser.isSet(*option) && !o.wall) {
+            return fail(QStringLiteral("--%1 needs --wall").arg(option->names().constFirst()));
+        }
+    }
+    o.screen = parser.value(screen).toInt(&ok);
+    if (!ok || o.screen < 0 || o.screen > 63) {
+        return fail(QStringLiteral("--screen: '%1' is not a screen number from 0").arg(parser.value(screen)));
+    }
+    if (parser.isSet(playlist)) {
+        QString error;
+        auto pages = WallPlaylist::load(parser.value(playlist), &error);
+        if (!pages) {
+            return fail(QStringLiteral("--playlist: %1").arg(error));
+        }
+        for (const auto &page : *pages) {
+            if (page.kind == WallPage::Kind::View && !ViewState::parse(page.view, &error)) {
+                return fail(QStringLiteral("--playlist: a view page's view: %1").arg(error));
+            }
+        }
+        o.playlist = std::move(*pages);
+    }
+    // The wall shows what its playlist says, not what the last session on this machine looked at.
+    o.restoreLastView = o.restoreLastView && !o.wall;
     o.screenshot = parser.value(screenshot);
     o.screenshotTimeoutS = parser.value(screenshotTimeout).toInt(&ok);
     if (!ok || o.screenshotTimeoutS < 1 || o.screenshotTimeoutS > 3600) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "wallplaylist.h"
+
 #include <QSize>
 #include <QString>
 #include <QStringList>
@@ -24,6 +26,9 @@ struct ConsoleOptions
     QString view; // a view string (--view), checked
     int recordMinutes = 60; // how far back the flight recorder keeps frames
     bool restoreLastView = true; // no view given on the command line: start where the last session ended
+    bool wall = false; // --wall: full screen wall display cycling a playlist
+    int screen = 0; // --screen: which screen the wall fills
+    std::vector<WallPage> playlist = WallPlaylist::defaultPages(); // --playlist FILE, checked
 };
 
 struct CommandLine

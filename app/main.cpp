@@ -3,6 +3,7 @@
 #include "embeddedbackend.h"
 #include "heatmapview.h"
 #include "mainwindow.h"
+#include "wallmode.h"
 
 #include <QApplication>
 
@@ -74,6 +75,11 @@ int main(int argc, char *argv[])
         QObject::connect(&window, &MainWindow::screenshotDone, &app, &QApplication::exit);
         window.takeScreenshotWhenLive(options.screenshot, options.screenshotTimeoutS);
     }
-    window.show();
+    if (options.wall) {
+        auto *wall = new WallMode(&window, options.playlist); // owned by the window
+        wall->showOnScreen(options.screen);
+    } else {
+        window.show();
+    }
     return QApplication::exec();
 }

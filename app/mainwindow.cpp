@@ -177,8 +177,10 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
             m_search->setSearch(m_fleetSearch);
         }
     });
-    connect(&m_client, &TelemetryClient::errorOccurred, this,
-        [this](const QString &message) { statusBar()->showMessage(message, 10000); });
+    connect(&m_client, &TelemetryClient::errorOccurred, this, [this](const QString &message) {
+        statusBar()->showMessage(message, 10000);
+        Q_EMIT problemReported(message);
+    });
     connect(m_metricBox, &QComboBox::currentIndexChanged, this, &MainWindow::onMetricSelected);
     connect(m_view, &HeatmapView::gpuSelected, this, [this](int gpu) {
         const auto topology = m_client.topology();
@@ -235,6 +237,9 @@ void MainWindow::connectTo(const QString &address)
     m_historyRequest = 0;
     connect(m_history, &HistoryClient::rangeReady, this, &MainWindow::onHistoryFrame);
     connect(m_history, &HistoryClient::requestFailed, this, [this](quint64 id, const QString &message) {
+        if (id == m_eventStream) {
+            m_eventStream = 0; // followed again once the client is live again
+        }
         if (id == m_historyRequest) {
             m_historyRequest = 0;
             m_loading->hide();
@@ -259,6 +264,7 @@ void MainWindow::connectTo(const QString &address)
             m_events.erase(m_events.begin(), m_events.end() - 2000);
         }
         m_timeline->setEvents(TimelineBar::markersFrom(m_events));
+        Q_EMIT fleetEventsChanged();
     });
     if (m_client.topology()) {
         followFleetEvents();
@@ -289,6 +295,7 @@ void MainWindow::setUpTimeline(QVBoxLayout *layout)
     m_goToEdit->setCalendarPopup(true);
     m_goToEdit->setToolTip(tr("Show the fleet at this time (from the recorder, else from the backend's history)"));
     auto *go = new QToolButton(parent);
+    m_goButton = go;
     go->setText(tr("Go"));
     connect(go, &QToolButton::clicked, this, [this] { goToTime(m_goToEdit->dateTime().toMSecsSinceEpoch()); });
     auto *timeRow = new QHBoxLayout;
@@ -810,7 +817,9 @@ void MainWindow::exportTimeSeries()
 
 void MainWindow::closeEvent(QCloseEvent *event)
 {
-    QSettings().setValue(QStringLiteral("lastView"), currentView().toString());
+    if (!m_wallMode) { // a wall's view is its playlist's, not the one to open next time
+        QSettings().setValue(QStringLiteral("lastView"), currentView().toString());
+    }
     QMainWindow::closeEvent(event);
 }
 
@@ -818,6 +827,7 @@ void MainWindow::showProblem(const QString &message)
 {
     m_connectionLabel->setText(QStringLiteral("⚠ ") + message);
     m_connectionLabel->setStyleSheet(QStringLiteral("color: #e0603a; font-weight: bold;"));
+    Q_EMIT problemReported(message);
 }
 
 void MainWindow::onStateChanged(TelemetryClient::State state, const QString &detail)
@@ -836,11 +846,49 @@ void MainWindow::onStateChanged(TelemetryClient::State state, const QString &det
     }
     m_connectionLabel->setText(QStringLiteral("● ") + detail);
     m_connectionLabel->setStyleSheet(QStringLiteral("color: %1;").arg(colour));
+    // The fleet's event stream ends with the backend; back live, it is followed again.
+    if (state == TelemetryClient::State::Live && m_eventStream == 0 && m_client.topology()) {
+        followFleetEvents();
+    }
+}
+
+QWidget *MainWindow::enterWallMode()
+{
+    m_wallMode = true;
+    menuBar()->hide();
+    statusBar()->hide();
+    for (auto *toolbar : findChildren<QToolBar *>()) {
+        toolbar->hide();
+    }
+    for (auto *dock : findChildren<QDockWidget *>()) {
+        dock->hide();
+        dock->toggleViewAction()->setEnabled(false);
+    }
+    // Nothing on a wall may open a dialog, and nobody is there to use the timeline, search or breadcrumbs.
+    for (auto *action : findChildren<QAction *>()) {
+        action->setEnabled(false);
+    }
+    for (QWidget *w :
+        std::initializer_list<QWidget *> { m_timeline, m_goToEdit, m_goButton, m_breadcrumbs, m_search }) {
+        w->hide();
+    }
+    QWidget *summary = m_summaryDock->widget();
+    m_summaryDock->setWidget(nullptr);
+    summary->setParent(nullptr);
+    return summary;
+}
+
+bool MainWindow::isStale(qint64 nowMs) const
+{
+    // Old data must never look fresh: past three intervals without a new sample it is stale.
+    return m_lastLiveSampleMs > 0
+        && static_cast<double>(nowMs - m_lastLiveSampleMs) > 3.0 * static_cast<double>(m_intervalMs);
 }
 
 void MainWindow::onTopologyChanged(const TopologyPtr &topology)
 {
     m_view->setTopology(topology);
+    m_summary->setTopology(topology);
     m_navigation->setTopology(topology);
     m_rollups->setTopology(topology);
     m_detail->setTopology(topology);
@@ -931,6 +979,11 @@ void MainWindow::onFrame(const FramePtr &frame)
     m_recordPool.start([this, frame] { m_recorder.record(frame); });
     m_replay->onLiveFrame(frame); // shown at once when live; kept for later otherwise
     refreshStatus();
+    // Capacity at risk is a pass over every GPU: every few seconds, and only while someone can see it.
+    if (m_summary->isVisible() && (!m_riskClock.isValid() || m_riskClock.elapsed() >= 5000)) {
+        m_riskClock.start();
+        m_summary->setLiveState(frame, m_client.jobs());
+    }
     const FramePtr shown = m_view->frame();
     if (!m_screenshotFile.isEmpty() && shown && shown->plane(m_view->metric().id) != nullptr) {
         // Save after this frame has been painted, not before.
@@ -1023,20 +1076,23 @@ void MainWindow::refreshStatus()
     if (m_comparing || m_replay->mode() != ReplayController::Mode::Live) {
         m_ageLabel->setStyleSheet(QString());
         m_view->setStaleNote({});
-        m_view->setReplayNote(m_comparing ? m_shownMetric.name
-                                          : tr("Replay · %1 · %2× (LIVE returns to now)")
-                                                .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
-                                                         .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
-                                                .arg(m_replay->speed()));
+        m_view->setReplayNote(m_comparing
+                ? m_shownMetric.name
+                : (m_wallMode ? tr("Replay · %1 · %2×") : tr("Replay · %1 · %2× (LIVE returns to now)"))
+                      .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
+                               .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
+                      .arg(m_replay->speed()));
         return;
     }
     m_view->setReplayNote({});
-    // Old data must never look fresh: past three intervals the age turns into a warning and the map is patterned.
-    const bool stale = age * 1000.0 > 3.0 * static_cast<double>(m_intervalMs);
+    // Past three intervals the age turns into a warning and the map is patterned.
+    const bool stale = isStale(QDateTime::currentMSecsSinceEpoch());
     m_ageLabel->setStyleSheet(stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
-    m_view->setStaleNote(stale
-            ? tr("Data is %1 s old (as of %2) · %3").arg(static_cast<qint64>(age)).arg(when, m_client.stateDetail())
-            : QString());
+    // A wall says why in its header, in words; a desk gets the client's full detail.
+    const QString note = m_wallMode
+        ? tr("Data is %1 s old (as of %2)").arg(static_cast<qint64>(age)).arg(when)
+        : tr("Data is %1 s old (as of %2) · %3").arg(static_cast<qint64>(age)).arg(when, m_client.stateDetail());
+    m_view->setStaleNote(stale ? note : QString());
 }
 
 } // namespace fleetscope

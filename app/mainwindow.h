@@ -25,6 +25,7 @@ class QDockWidget;
 class QLabel;
 class QSortFilterProxyModel;
 class QTableView;
+class QToolButton;
 
 namespace fleetscope {
 
@@ -77,8 +78,22 @@ public:
     // The window as on screen, the map's labels included.
     QPixmap grabWithMap();
 
+    // Wall mode (app/wallmode.h): the map alone, without toolbars, menus, docks, the status bar, the timeline or
+    // anything that opens a dialog. Returns the executive summary's page, taken out of its dock for the wall.
+    QWidget *enterWallMode();
+    bool isWallMode() const { return m_wallMode; }
+    // The newest live sample and the stream's interval; data is stale past three intervals.
+    qint64 lastLiveSampleMs() const { return m_lastLiveSampleMs; }
+    qint64 liveIntervalMs() const { return m_intervalMs; }
+    bool isStale(qint64 nowMs) const;
+    // Warnings and worse of the fleet over the last hour, oldest first.
+    const std::vector<FleetEvent> &fleetEvents() const { return m_events; }
+
 Q_SIGNALS:
     void screenshotDone(int exitCode);
+    void fleetEventsChanged();
+    // Something the user should know that is not shown elsewhere: where a wall puts its banner.
+    void problemReported(const QString &message);
 
 private:
     void onStateChanged(TelemetryClient::State state, const QString &detail);
@@ -146,6 +161,8 @@ private:
     std::vector<FleetEvent> m_events; // warnings and worse, newest last, for the markers
     bool m_comparing = false;
     QDateTimeEdit *m_goToEdit = nullptr;
+    QToolButton *m_goButton = nullptr;
+    bool m_wallMode = false;
     QProgressBar *m_loading = nullptr;
     quint64 m_historyRequest = 0; // the QueryRange of a past frame under way, 0 for none
     QLabel *m_connectionLabel = nullptr;
@@ -154,6 +171,7 @@ private:
     QLabel *m_fpsLabel = nullptr;
     QTimer m_statusTimer;
     QElapsedTimer m_fpsClock;
+    QElapsedTimer m_riskClock; // since the summary's capacity at risk was last computed
     quint64 m_fpsPaints = 0;
     double m_fps = -1; // not measured yet
     QString m_screenshotFile;

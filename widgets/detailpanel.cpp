@@ -2,6 +2,7 @@
 #include "detailpanel.h"
 
 #include "eventtable.h"
+#include "fontscale.h"
 #include "gpucharts.h"
 
 #include <QComboBox>
@@ -72,8 +73,7 @@ DetailPanel::DetailPanel(HistoryClient *history, QWidget *parent)
     auto *content = new QWidget;
     auto *layout = new QVBoxLayout(content);
 
-    QFont titleFont = m_title->font();
-    titleFont.setPointSizeF(titleFont.pointSizeF() * 1.3);
+    QFont titleFont = scaledFont(m_title->font(), 1.3);
     titleFont.setBold(true);
     m_title->setFont(titleFont);
     m_title->setObjectName(QStringLiteral("title"));

@@ -66,15 +66,16 @@ void HeatmapOverlay::paintRowLabels(QPainter &painter, const Scene &scene)
         if (row.height() < 9 || !onScreen(scene, row)) {
             continue;
         }
-        setPixelSize(painter, std::clamp(row.height() * 0.45, 9.0, 28.0));
+        const double s = scene.labelScale;
+        setPixelSize(painter, std::clamp(row.height() * 0.45, 9.0, 28.0 * s));
         // Beside the map only: with its left edge scrolled off, the rack names (which name their row) take over,
         // rather than a label hiding cells.
-        if (row.left() < 62) {
+        if (row.left() < 62 * s) {
             continue;
         }
         painter.setPen(labelColour);
-        painter.drawText(
-            QRectF(row.left() - 60, row.top(), 56, row.height()), Qt::AlignRight | Qt::AlignVCenter, label.text);
+        painter.drawText(QRectF(row.left() - 60 * s, row.top(), 56 * s, row.height()),
+            Qt::AlignRight | Qt::AlignVCenter, label.text);
     }
 }
 
@@ -83,7 +84,7 @@ void HeatmapOverlay::paintAisleLabels(
 {
     // In the aisle above the cells named: the layout leaves aisleCells there (the fitted view a top margin above the
     // first line), so the names hide no GPU.
-    const double pixels = std::min(scene.cell * aisleCells * 0.8, 15.0);
+    const double pixels = std::min(scene.cell * aisleCells * 0.8, 15.0 * scene.labelScale);
     if (pixels < 9) {
         return;
     }
@@ -117,7 +118,7 @@ void HeatmapOverlay::paintValues(QPainter &painter, const Scene &scene)
         = std::min(layout.width - 1, static_cast<int>(std::ceil((scene.widget.width() - scene.originX) / cell)));
     const int y1
         = std::min(layout.height - 1, static_cast<int>(std::ceil((scene.widget.height() - scene.originY) / cell)));
-    setPixelSize(painter, std::min(cell * 0.3, 18.0));
+    setPixelSize(painter, std::min(cell * 0.3, 18.0 * scene.labelScale));
     for (int y = y0; y <= y1; ++y) {
         for (int x = x0; x <= x1; ++x) {
             const int gpu = layout.gpuAt(x, y);
@@ -141,7 +142,7 @@ void HeatmapOverlay::paintNodeLabels(QPainter &painter, const Scene &scene)
 {
     // The hostname in a strip along the bottom of the node's cells, clear of the values in their middle.
     const double strip = scene.cell * 0.26;
-    setPixelSize(painter, std::min(strip * 0.85, 14.0));
+    setPixelSize(painter, std::min(strip * 0.85, 14.0 * scene.labelScale));
     for (const auto &label : scene.layout->nodeLabels) {
         const QRectF node = cellsRect(scene, label.cells);
         if (!onScreen(scene, node)) {

@@ -35,6 +35,7 @@ public:
         const ColorMap *colorMap = nullptr;
         QString staleNote;
         QString replayNote; // shown when there is no stale note
+        double labelScale = 1; // text up to this many times its usual size (a wall)
     };
 
     static void paint(QPainter &painter, const Scene &scene);

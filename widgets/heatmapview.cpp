@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "heatmapview.h"
 
+#include "fontscale.h"
 #include "heatmapoverlay.h"
 
 #include <QDateTime>
@@ -199,6 +200,15 @@ void HeatmapView::setAnimated(bool animated)
         m_animationTimer.stop();
     }
     update();
+}
+
+void HeatmapView::setLabelScale(double scale)
+{
+    scale = std::clamp(scale, 0.5, 8.0);
+    if (scale != m_labelScale) {
+        m_labelScale = scale; // the fitted placement's margins follow on the next paint
+        update();
+    }
 }
 
 void HeatmapView::setStaleNote(const QString &note)
@@ -463,8 +473,8 @@ HeatmapView::Placement HeatmapView::fittedPlacement() const
     const double dpr = devicePixelRatioF();
     // The floor plan keeps a margin on the left for the row names and one on top for the first row's rack names.
     const bool floorPlan = m_arrangement == Arrangement::FloorPlan;
-    const double margin = floorPlan ? std::min(64.0, width() / 8.0) * dpr : 0.0;
-    const double top = floorPlan ? std::min(20.0, height() / 16.0) * dpr : 0.0;
+    const double margin = floorPlan ? std::min(64.0 * m_labelScale, width() / 8.0) * dpr : 0.0;
+    const double top = floorPlan ? std::min(20.0 * m_labelScale, height() / 16.0) * dpr : 0.0;
     const double w = width() * dpr - margin;
     const double h = height() * dpr - top;
     double cell = std::max(minCellSize, std::min(w / m_layout.width, h / m_layout.height));
@@ -776,8 +786,7 @@ void HeatmapView::paintGL()
     if (!m_program || !m_topology) {
         QPainter painter(this);
         painter.setPen(QColor(0xc8, 0xcc, 0xd4));
-        QFont f = HeatmapOverlay::overlayFont(painter.font());
-        f.setPointSizeF(f.pointSizeF() * 1.6);
+        QFont f = scaledFont(HeatmapOverlay::overlayFont(painter.font()), 1.6);
         painter.setFont(f);
         painter.drawText(rect(), Qt::AlignCenter,
             m_program ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
@@ -908,6 +917,7 @@ void HeatmapView::paintLabels(const Placement &p)
     scene.metric = &m_metric;
     scene.colorMap = &m_colorMap;
     scene.staleNote = m_staleNote;
+    scene.labelScale = m_labelScale;
     scene.replayNote = m_replayNote;
     HeatmapOverlay::paint(painter, scene);
 }

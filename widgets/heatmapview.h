@@ -108,6 +108,10 @@ public:
     bool isAnimated() const { return m_animated; }
     // How far the displayed state is from the previous frame to the current one, 0..1 (1 when not animating).
     double interpolation() const;
+    // Text over the map (row, rack and job names, values) up to this many times its usual size: a wall display is
+    // read from across a room. 1 by default.
+    void setLabelScale(double scale);
+    double labelScale() const { return m_labelScale; }
     // Marks the data shown as old (a dot pattern over the map and a banner with the note); empty = fresh.
     void setStaleNote(const QString &note);
     QString staleNote() const { return m_staleNote; }
@@ -184,6 +188,7 @@ private:
     int m_hoveredGpu = -1;
     bool m_fitted = true;
     QString m_staleNote;
+    double m_labelScale = 1;
     QString m_replayNote;
     int m_selectedGpu = -1;
     QPointF m_pressedAt;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "summaryview.h"
 
+#include "csvexport.h"
+#include "fontscale.h"
+
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
@@ -10,6 +13,7 @@
 #include <QDateTimeAxis>
 #include <QDoubleSpinBox>
 #include <QFile>
+#include <QFontMetrics>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHeaderView>
@@ -41,8 +45,8 @@ QLabel *figureLabel(const QString &name, QWidget *parent)
 {
     auto *label = new QLabel(QStringLiteral("–"), parent);
     label->setObjectName(name);
-    QFont f = label->font();
-    f.setPointSizeF(f.pointSizeF() * 2.0);
+    label->setProperty("figure", true); // sized from the view's font: setBaseFont
+    QFont f = scaledFont(label->font(), 2.0);
     f.setBold(true);
     label->setFont(f);
     return label;
@@ -129,8 +133,10 @@ SummaryView::SummaryView(QWidget *parent)
     : QWidget(parent)
 {
     QFont base = font();
-    base.setPointSizeF(std::max(base.pointSizeF(), 9.0) * 1.4); // read from across a room
-    setFont(base);
+    if (base.pixelSize() <= 0) {
+        base.setPointSizeF(std::max(base.pointSizeF(), 9.0));
+    }
+    setBaseFont(scaledFont(base, 1.4)); // read from across a room
 
     m_price = new QDoubleSpinBox(this);
     m_price->setObjectName(QStringLiteral("price"));
@@ -184,8 +190,17 @@ SummaryView::SummaryView(QWidget *parent)
     m_rowTable = sortableTable(m_rowModel, QStringLiteral("rowTable"), this);
     m_jobTable = sortableTable(m_jobModel, QStringLiteral("jobTable"), this);
     m_offenderTable = sortableTable(m_offenderModel, QStringLiteral("offenderTable"), this);
+    m_riskLabel = figureLabel(QStringLiteral("capacityAtRisk"), this);
+    m_riskLabel->setWordWrap(true);
+    m_riskRackModel = new QStandardItemModel(0, 4, this);
+    m_riskRackModel->setHorizontalHeaderLabels({ tr("Rack at risk"), tr("GPUs"), tr("Too hot"), tr("Hardware") });
+    m_riskJobModel = new QStandardItemModel(0, 4, this);
+    m_riskJobModel->setHorizontalHeaderLabels({ tr("Job at risk"), tr("Owner"), tr("GPUs"), tr("GPUs at risk") });
+    m_riskRackTable = sortableTable(m_riskRackModel, QStringLiteral("riskRackTable"), this);
+    m_riskJobTable = sortableTable(m_riskJobModel, QStringLiteral("riskJobTable"), this);
 
     auto *grid = new QGridLayout(this);
+    m_grid = grid;
     // Worst first; rows and jobs by name until someone clicks a header.
     m_offenderTable->sortByColumn(1, Qt::DescendingOrder);
     m_rowTable->sortByColumn(0, Qt::AscendingOrder);
@@ -196,13 +211,117 @@ SummaryView::SummaryView(QWidget *parent)
     grid->addWidget(m_paretoView, 1, 1);
     grid->addWidget(m_rowTable, 2, 0);
     grid->addWidget(m_jobTable, 2, 1);
+    auto *risk = new QVBoxLayout;
+    auto *riskTitle = new QLabel(tr("Capacity at risk now: GPUs in racks with thermal or hardware trouble"), this);
+    risk->addWidget(riskTitle);
+    risk->addWidget(m_riskLabel);
+    risk->addWidget(m_riskRackTable, 1);
+    grid->addLayout(risk, 3, 0);
+    grid->addWidget(m_riskJobTable, 3, 1);
     grid->setColumnStretch(1, 2);
+    m_riskLabel->setText(tr("waiting for live data"));
 
     updateTrendChart();
     updateParetoChart();
 }
 
 SummaryView::~SummaryView() = default;
+
+QString SummaryView::gpuName(uint32_t gpu) const
+{
+    if (!m_topology || gpu >= m_topology->gpuCount) {
+        return QString::number(gpu);
+    }
+    const auto &node = m_topology->nodeOf(gpu);
+    return tr("%1 GPU %2").arg(node.hostname).arg(gpu - node.firstGpu);
+}
+
+void SummaryView::setTopology(TopologyPtr topology)
+{
+    m_topology = std::move(topology);
+    m_hasRisk = false;
+    updateFigures();
+    updateParetoChart();
+}
+
+void SummaryView::setLiveState(const FramePtr &frame, const JobsPtr &jobs)
+{
+    if (!m_topology || !frame) {
+        return;
+    }
+    m_risk = computeCapacityAtRisk(*m_topology, *frame, jobs.get());
+    m_hasRisk = frame->topologyGeneration == m_topology->generation;
+    updateRisk();
+}
+
+void SummaryView::updateRisk()
+{
+    if (!m_hasRisk) {
+        return;
+    }
+    const auto &r = m_risk;
+    const double share = r.fleetGpus > 0 ? 100.0 * r.gpusAtRisk / r.fleetGpus : 0;
+    m_riskLabel->setText(tr("%1 GPUs in %2 racks (%3 of the fleet), %4 running jobs")
+                             .arg(r.gpusAtRisk)
+                             .arg(r.racks.size())
+                             .arg(formatPercent(share))
+                             .arg(r.jobs.size()));
+    // The tables keep their sort while rows are replaced.
+    m_riskRackModel->setRowCount(0);
+    for (const auto &rack : r.racks) {
+        m_riskRackModel->appendRow({ new QStandardItem(m_topology->racks[rack.rack].name),
+            numberItem(rack.gpus, QString::number(rack.gpus)), numberItem(rack.thermal, QString::number(rack.thermal)),
+            numberItem(rack.hardware, QString::number(rack.hardware)) });
+    }
+    m_riskJobModel->setRowCount(0);
+    for (const auto &job : r.jobs) {
+        m_riskJobModel->appendRow({ new QStandardItem(job.name), new QStandardItem(job.owner),
+            numberItem(job.gpus, QString::number(job.gpus)),
+            numberItem(job.gpusAtRisk, QString::number(job.gpusAtRisk)) });
+    }
+}
+
+void SummaryView::setBaseFont(const QFont &base)
+{
+    setFont(base);
+    QFont figure = scaledFont(base, 2.0);
+    figure.setBold(true);
+    for (auto *label : findChildren<QLabel *>()) {
+        if (label->property("figure").toBool()) {
+            label->setFont(figure);
+        }
+    }
+    // Rows and headers follow the font (their sizes are fixed when the view is made); names take the spare width.
+    const int row = QFontMetrics(base).height() * 14 / 10;
+    for (auto *table : findChildren<QTableView *>()) {
+        table->horizontalHeader()->setFont(base);
+        table->verticalHeader()->setDefaultSectionSize(row);
+        table->horizontalHeader()->setStretchLastSection(false);
+        table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+        table->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+    }
+    if (m_trendView != nullptr) {
+        updateTrendChart();
+        updateParetoChart();
+    }
+}
+
+void SummaryView::useWallLayout()
+{
+    for (QWidget *desk :
+        std::initializer_list<QWidget *> { m_offenderTable, m_rowTable, m_jobTable, m_riskRackTable, m_note }) {
+        desk->hide();
+    }
+    m_grid->removeWidget(m_paretoView);
+    m_grid->addWidget(m_paretoView, 1, 0, 1, 2);
+}
+
+void SummaryView::setDark(bool dark)
+{
+    m_dark = dark;
+    updateTrendChart();
+    updateParetoChart();
+}
 
 void SummaryView::setClient(SummaryClient *client)
 {
@@ -363,15 +482,36 @@ void SummaryView::updateFigures()
     m_offenderModel->setRowCount(0);
     for (const auto &o : f.worst) {
         const double share = f.weekFailures > 0 ? static_cast<double>(o.failures) / f.weekFailures : 0;
-        m_offenderModel->appendRow({ numberItem(o.gpu, QString::number(o.gpu)),
+        m_offenderModel->appendRow({ numberItem(o.gpu, gpuName(o.gpu)),
             numberItem(static_cast<double>(o.failures), QString::number(o.failures)),
             numberItem(share, formatPercent(100 * share)) });
     }
 }
 
-void SummaryView::updateTrendChart()
+QChart *SummaryView::newChart() const
 {
     auto *chart = new QChart;
+    // The theme first: it resets fonts and series colours, which are set after it.
+    chart->setTheme(m_dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    QFont title = font();
+    title.setBold(true);
+    chart->setTitleFont(title);
+    chart->legend()->setFont(font());
+    return chart;
+}
+
+void SummaryView::styleChart(QChart *chart) const
+{
+    const QFont labels = scaledFont(font(), 0.8);
+    for (QAbstractAxis *axis : chart->axes()) {
+        axis->setLabelsFont(labels);
+        axis->setTitleFont(labels);
+    }
+}
+
+void SummaryView::updateTrendChart()
+{
+    QChart *chart = newChart();
     chart->setTitle(tr("Fleet utilisation against the %1 % target").arg(targetUtilisation));
     auto *time = new QDateTimeAxis;
     time->setFormat(QStringLiteral("dd MMM HH:mm"));
@@ -414,12 +554,13 @@ void SummaryView::updateTrendChart()
     target->attachAxis(time);
     target->attachAxis(value);
     time->setRange(QDateTime::fromMSecsSinceEpoch(first), QDateTime::fromMSecsSinceEpoch(last));
+    styleChart(chart);
     replaceChart(m_trendView, chart);
 }
 
 void SummaryView::updateParetoChart()
 {
-    auto *chart = new QChart;
+    QChart *chart = newChart();
     chart->setTitle(tr("Failures per GPU, last week (Pareto)"));
     auto *bars = new QBarSet(tr("Failures"));
     auto *cumulative = new QLineSeries;
@@ -433,7 +574,7 @@ void SummaryView::updateParetoChart()
         for (int i = 0; i < count; ++i) {
             const auto &o = m_week->offenders[static_cast<size_t>(i)];
             *bars << static_cast<qreal>(o.failures);
-            categories << QString::number(o.gpu);
+            categories << gpuName(o.gpu);
             sum += o.failures;
             cumulative->append(i, total > 0 ? 100.0 * static_cast<double>(sum) / static_cast<double>(total) : 0);
             maxFailures = std::max(maxFailures, static_cast<double>(o.failures));
@@ -460,16 +601,25 @@ void SummaryView::updateParetoChart()
     barSeries->attachAxis(countAxis);
     cumulative->attachAxis(gpuAxis);
     cumulative->attachAxis(shareAxis);
+    styleChart(chart);
     replaceChart(m_paretoView, chart);
 }
 
 QByteArray SummaryView::offendersCsv() const
 {
-    QByteArray out = "gpu,failures,share_of_week_failures\r\n";
+    QByteArray out = "gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n";
     for (const auto &o : m_figures.worst) {
         const double share = m_figures.weekFailures > 0 ? static_cast<double>(o.failures) / m_figures.weekFailures : 0;
-        out += QByteArray::number(o.gpu) + ',' + QByteArray::number(static_cast<qulonglong>(o.failures)) + ','
-            + QByteArray::number(share, 'g', 6) + "\r\n";
+        QByteArray host;
+        QByteArray onNode;
+        if (m_topology && o.gpu < m_topology->gpuCount) {
+            const auto &node = m_topology->nodeOf(o.gpu);
+            host = CsvExport::field(node.hostname);
+            onNode = QByteArray::number(o.gpu - node.firstGpu);
+        }
+        out += QByteArray::number(o.gpu) + ',' + host + ',' + onNode + ','
+            + QByteArray::number(static_cast<qulonglong>(o.failures)) + ',' + QByteArray::number(share, 'g', 6)
+            + "\r\n";
     }
     return out;
 }
@@ -508,6 +658,9 @@ QStringList SummaryView::reportLines() const
                  .arg(f.worstCount)
                  .arg(formatPercent(100 * f.worstShare))
                  .arg(f.weekFailures);
+    if (m_hasRisk) {
+        lines << tr("Capacity at risk now: %1").arg(m_riskLabel->text());
+    }
     return lines;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "capacityrisk.h"
+
 #include "summaryclient.h"
 
 #include <QPointer>
@@ -11,6 +13,8 @@
 #include <set>
 #include <vector>
 
+class QChart;
+class QGridLayout;
 class QChartView;
 class QDoubleSpinBox;
 class QLabel;
@@ -82,7 +86,21 @@ public:
     const std::vector<TrendPoint> &dayTrend() const { return m_dayTrend; }
     const std::vector<TrendPoint> &weekTrend() const { return m_weekTrend; }
 
-    // The worst 1 % of GPUs as CSV (RFC 4180, CRLF): gpu, failures, share of the week's failures.
+    // Offenders by hostname and GPU number on the node (the fleet index alone without a topology).
+    void setTopology(TopologyPtr topology);
+    // Capacity at risk now, from the live frame's health and the running jobs.
+    void setLiveState(const FramePtr &frame, const JobsPtr &jobs);
+    const CapacityAtRisk &capacityAtRisk() const { return m_risk; }
+    // Every text of the view from this font: the figures twice its size, the charts' labels as large (a wall).
+    void setBaseFont(const QFont &font);
+    // Charts on a dark ground (a wall).
+    void setDark(bool dark);
+    // The wall's page: the figures, both charts and capacity at risk with its jobs; the tables meant for a desk
+    // (offenders, rows, jobs, racks at risk) are left out. One way: a wall stays a wall.
+    void useWallLayout();
+
+    // The worst 1 % of GPUs as CSV (RFC 4180, CRLF): gpu (fleet index), hostname, gpu_on_node (empty without a
+    // topology), failures, share of the week's failures.
     QByteArray offendersCsv() const;
     // Each returns an empty string on success, else what went wrong.
     QString exportOffendersCsv(const QString &path) const;
@@ -101,6 +119,10 @@ private:
     void updateTrendChart();
     void updateParetoChart();
     void fillRollups(QStandardItemModel *model, const std::vector<SummaryRollup> &rollups);
+    void updateRisk();
+    QChart *newChart() const;
+    void styleChart(QChart *chart) const;
+    QString gpuName(uint32_t gpu) const;
     QStringList reportLines() const;
 
     QPointer<SummaryClient> m_client;
@@ -136,6 +158,16 @@ private:
     QTableView *m_rowTable = nullptr;
     QTableView *m_jobTable = nullptr;
     QTableView *m_offenderTable = nullptr;
+    TopologyPtr m_topology;
+    CapacityAtRisk m_risk;
+    bool m_hasRisk = false;
+    QLabel *m_riskLabel = nullptr;
+    QStandardItemModel *m_riskRackModel = nullptr;
+    QStandardItemModel *m_riskJobModel = nullptr;
+    QTableView *m_riskRackTable = nullptr;
+    QTableView *m_riskJobTable = nullptr;
+    bool m_dark = false;
+    QGridLayout *m_grid = nullptr;
 };
 
 } // namespace fleetscope

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "wallheader.h"
+#include "wallplaylist.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <optional>
+#include <vector>
+
+class QStackedWidget;
+
+namespace fleetscope {
+
+class EventsBoard;
+class MainWindow;
+
+// `fleetscope --wall`: the console as a NOC wall display. Frameless full screen on one screen, no cursor, type sized
+// for reading across a room, a playlist of pages (the fleet, the hottest row, the executive summary, the events, a
+// fast replay) cycling on its own, and a header with the clock and the age of the data that turns red when the data
+// is stale. Nothing opens a dialog: every problem is a banner in the header. While the backend is away the last
+// known state stays drawn with the stale pattern, the playlist keeps cycling and replays come from the flight
+// recorder; when it returns everything resumes on its own.
+//
+// Built over a MainWindow (which it reshapes with enterWallMode) rather than beside it: the wall shows the same map,
+// client, recorder and summary.
+class WallMode : public QObject
+{
+    Q_OBJECT
+public:
+    // clock: monotonic ms for the playlist (tests drive it); wallClock: epoch ms for the clock and data ages.
+    WallMode(MainWindow *window, std::vector<WallPage> pages, WallPlaylist::Clock clock = {},
+        std::function<qint64()> wallClock = {});
+
+    // Frameless and full screen on screen `screen` (0 = the first); a screen that does not exist is reported in the
+    // banner and the primary one used. Returns false in that case.
+    bool showOnScreen(int screen);
+
+    WallPlaylist *playlist() { return &m_playlist; }
+    WallHeader *header() { return m_header; }
+    EventsBoard *events() { return m_events; }
+    QStackedWidget *stack() { return m_stack; }
+    QWidget *summaryPage() { return m_summaryPage; }
+    // Updates the header, banner and events now (also done every second).
+    void refresh();
+    // A problem for the banner, shown for half a minute unless a newer one replaces it.
+    void report(const QString &message);
+
+private:
+    void onPageChanged(int index);
+    void showPage(int index);
+    void applyFonts(int screenHeight);
+    void showMapPage(const WallPage &page, bool hottestRow);
+    void showReplay(const WallPage &page);
+    QString metricName(const QString &id) const;
+    QString metricOrDefault(const WallPage &page, int index);
+    void updateTitle();
+
+    QPointer<MainWindow> m_window;
+    WallPlaylist m_playlist;
+    std::function<qint64()> m_wallClock;
+    WallHeader *m_header = nullptr;
+    QStackedWidget *m_stack = nullptr;
+    QWidget *m_mapPage = nullptr;
+    QWidget *m_summaryPage = nullptr;
+    EventsBoard *m_events = nullptr;
+    QTimer m_refreshTimer;
+    QString m_problem;
+    qint64 m_problemAtMs = 0;
+    qint64 m_summaryRefreshedMs = 0; // epoch ms of the last summary refresh asked for, 0 = never
+    QString m_title; // the page's title, without what refresh() adds
+    bool m_waiting = false; // the page lacks what it needs (metrics, a frame, recorded frames): shown again
+};
+
+} // namespace fleetscope

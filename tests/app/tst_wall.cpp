@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+// The wall (--wall) over a real backend process: the playlist's pages in order with a test clock, each showing what
+// it names (the hottest row checked against p99s computed here from the frame); the stale banner within three
+// intervals of the backend stopping, the last state kept with the stale pattern, the playlist and replays going on
+// without it; and everything back to fresh when the backend returns on the same port, untouched. Nothing ever opens
+// a dialog. Needs an X display with OpenGL (Xvfb + Mesa in CI).
+#include "eventsboard.h"
+#include "heatmapview.h"
+#include "mainwindow.h"
+#include "navigation.h"
+#include "replaycontroller.h"
+#include "summaryview.h"
+#include "wallheader.h"
+#include "wallmode.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QMenuBar>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStackedWidget>
+#include <QStandardPaths>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace fleetscope;
+
+namespace {
+constexpr int intervalMs = 500;
+
+// A backend process; restartable on the same address.
+class Backend
+{
+public:
+    bool start(const QString &listen)
+    {
+        m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        m_process.start(QStringLiteral(FLEETSCOPE_BIN_DIR "/fleetscope-backend"),
+            { QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QStringLiteral("2048"),
+                QStringLiteral("--interval-ms"), QString::number(intervalMs), QStringLiteral("--history"),
+                QStringLiteral("2h") });
+        if (!m_process.waitForStarted(10000)) {
+            return false;
+        }
+        QByteArray out;
+        QElapsedTimer clock;
+        clock.start();
+        while (clock.elapsed() < 60000) {
+            if (!m_process.waitForReadyRead(1000) && m_process.state() != QProcess::Running) {
+                return false;
+            }
+            out += m_process.readAllStandardOutput();
+            const qsizetype at = out.indexOf("listening on ");
+            const qsizetype end = at >= 0 ? out.indexOf('\n', at) : -1;
+            if (end > at) {
+                m_address = QString::fromUtf8(out.mid(at + 13, end - at - 13)).trimmed();
+                return true;
+            }
+        }
+        return false;
+    }
+    void stop()
+    {
+        m_process.kill(); // as an outage would: no goodbye to the client
+        m_process.waitForFinished(5000);
+    }
+    QString address() const { return m_address; }
+
+private:
+    QProcess m_process;
+    QString m_address;
+};
+
+WallPage page(WallPage::Kind kind, int seconds = 10)
+{
+    WallPage p;
+    p.kind = kind;
+    p.seconds = seconds;
+    return p;
+}
+} // namespace
+
+class TestWall : public QObject
+{
+    Q_OBJECT
+
+    qint64 m_now = 0; // the playlist's clock
+    Backend m_backend;
+    std::unique_ptr<MainWindow> m_window;
+    WallMode *m_wall = nullptr;
+    int m_dialogs = 0;
+
+    void nextPage()
+    {
+        m_now += m_wall->playlist()->currentPage().seconds * 1000;
+        m_wall->playlist()->tick();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QVERIFY(m_backend.start(QStringLiteral("127.0.0.1:0")));
+        ConsoleOptions options;
+        options.wall = true;
+        options.animated = false;
+        options.restoreLastView = false;
+        options.recordMinutes = 5;
+        m_window = std::make_unique<MainWindow>(options);
+        m_wall = new WallMode(m_window.get(),
+            { page(WallPage::Kind::Fleet), page(WallPage::Kind::HottestRow), page(WallPage::Kind::Summary),
+                page(WallPage::Kind::Events), page(WallPage::Kind::Replay) },
+            [this] { return m_now; });
+        // Any dialog at all, at any time, fails the test.
+        connect(qApp, &QApplication::focusChanged, this,
+            [this] { m_dialogs += QApplication::activeModalWidget() != nullptr; });
+        m_window->connectTo(m_backend.address());
+        QVERIFY(m_wall->showOnScreen(0));
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame() != nullptr, 60000);
+    }
+
+    void cleanupTestCase()
+    {
+        QCOMPARE(m_dialogs, 0);
+        QCOMPARE(QApplication::activeModalWidget(), nullptr);
+        m_window.reset();
+        m_backend.stop();
+    }
+
+    void fullScreenWithoutChromeOrCursor()
+    {
+        QVERIFY(m_window->isFullScreen());
+        QVERIFY(m_window->windowFlags().testFlag(Qt::FramelessWindowHint));
+        QVERIFY(QApplication::overrideCursor() != nullptr);
+        QCOMPARE(QApplication::overrideCursor()->shape(), Qt::BlankCursor);
+        // No menus, and no key reaches an action (exports open file dialogs); the header is large type.
+        QVERIFY(!m_window->menuBar()->isVisible());
+        for (QAction *action : m_window->findChildren<QAction *>()) {
+            QVERIFY2(!action->isEnabled() || action->shortcut().isEmpty(), qPrintable(action->text()));
+        }
+        QVERIFY(m_wall->header()->height() >= 80);
+        QVERIFY(m_window->heatmap()->labelScale() >= 1.5);
+        QTRY_VERIFY(!m_wall->header()->clockText().isEmpty());
+        QTRY_VERIFY(m_wall->header()->dataText().startsWith(QStringLiteral("data as of ")));
+        QVERIFY(!m_wall->header()->isStale());
+    }
+
+    void aScreenThatDoesNotExistIsABannerNotADialog()
+    {
+        QVERIFY(!m_wall->showOnScreen(7));
+        QVERIFY2(
+            m_wall->header()->banner().contains(QStringLiteral("no screen 7")), qPrintable(m_wall->header()->banner()));
+        QVERIFY(m_window->isFullScreen());
+    }
+
+    void pagesInTurnShowWhatTheyName()
+    {
+        auto *playlist = m_wall->playlist();
+        QCOMPARE(playlist->current(), 0);
+        QCOMPARE(m_wall->stack()->currentWidget(), m_window->heatmap()->parentWidget());
+        QTRY_COMPARE(m_wall->header()->title(), QStringLiteral("Whole fleet · GPU temperature (°C)"));
+        QCOMPARE(m_window->navigation()->current(), Place::fleet());
+        QCOMPARE(m_window->heatmap()->metric().id, QStringLiteral("gpu_temp"));
+
+        nextPage(); // the hottest row, by p99 of the temperature, computed here from the frame shown
+        QCOMPARE(playlist->current(), 1);
+        const TopologyPtr topology = m_window->client()->topology();
+        const FramePtr frame = m_window->heatmap()->frame();
+        const MetricPlane *temp = frame->plane(QStringLiteral("gpu_temp"));
+        QVERIFY(temp != nullptr);
+        uint32_t hottest = 0;
+        float hottestP99 = -1;
+        for (uint32_t r = 0; r < topology->rows.size(); ++r) {
+            const GpuRange range = Place::row(r).gpuRange(*topology);
+            std::vector<float> values;
+            for (uint32_t g = range.first; g < range.end(); ++g) {
+                if (!std::isnan(temp->values[g])) {
+                    values.push_back(temp->values[g]);
+                }
+            }
+            std::sort(values.begin(), values.end());
+            const float p99 = values[static_cast<size_t>(std::lround(0.99 * static_cast<double>(values.size() - 1)))];
+            if (p99 > hottestP99) {
+                hottestP99 = p99;
+                hottest = r;
+            }
+        }
+        QCOMPARE(m_window->navigation()->current(), Place::row(hottest));
+        QVERIFY2(m_wall->header()->title().contains(Place::row(hottest).name(*topology)),
+            qPrintable(m_wall->header()->title()));
+
+        nextPage();
+        QCOMPARE(m_wall->stack()->currentWidget(), m_wall->summaryPage());
+        QCOMPARE(m_wall->header()->title(), QStringLiteral("Executive summary"));
+        QVERIFY(m_window->summary()->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->summary()->hasData(), 30000);
+
+        nextPage();
+        QCOMPARE(m_wall->stack()->currentWidget(), m_wall->events());
+        // Two hours of simulated history: the last hour's warnings and failures are listed, newest first.
+        QTRY_VERIFY_WITH_TIMEOUT(!m_wall->events()->rowTexts().isEmpty(), 30000);
+        QCOMPARE(m_wall->events()->rowTexts().size(),
+            static_cast<qsizetype>(std::count_if(m_window->fleetEvents().begin(), m_window->fleetEvents().end(),
+                [](const FleetEvent &e) { return e.severity != FleetEvent::Severity::Info; })));
+
+        // The replay plays the recorder's minutes again; wait for some to be recorded.
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().sampleTimes().size() >= 6, 30000);
+        nextPage();
+        QCOMPARE(m_wall->stack()->currentWidget(), m_window->heatmap()->parentWidget());
+        QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Playing);
+        QVERIFY(m_wall->header()->title().startsWith(QStringLiteral("Replay")));
+
+        nextPage(); // round again; live again
+        QCOMPARE(playlist->current(), 0);
+        QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Live);
+    }
+
+    void staleWithinThreeIntervalsOfAnOutageAndFreshAfterIt()
+    {
+        QTRY_VERIFY_WITH_TIMEOUT(!m_wall->header()->isStale() && m_wall->header()->banner().isEmpty(), 40000);
+        const QString address = m_backend.address();
+        const qint64 lastBefore = m_window->lastLiveSampleMs();
+        m_backend.stop();
+        QElapsedTimer outage;
+        outage.start();
+        // Three intervals after the last sample, plus the wall's one-second refresh and scheduling slack.
+        QTRY_VERIFY_WITH_TIMEOUT(m_wall->header()->isStale(), 3 * intervalMs + 1000 + 1500);
+        QVERIFY2(QDateTime::currentMSecsSinceEpoch() - m_window->lastLiveSampleMs() > 3 * intervalMs,
+            "stale before three intervals");
+        QVERIFY2(m_wall->header()->banner().startsWith(QStringLiteral("No new data for")),
+            qPrintable(m_wall->header()->banner()));
+        QCOMPARE(m_wall->header()->bannerTone(), WallHeader::Tone::Critical);
+        QVERIFY(m_wall->header()->dataText().startsWith(QStringLiteral("DATA ")));
+        // The map keeps the last known state, patterned, with its own note.
+        QVERIFY(m_window->heatmap()->frame() != nullptr);
+        QTRY_VERIFY(!m_window->heatmap()->staleNote().isEmpty());
+        QCOMPARE(m_window->lastLiveSampleMs(), std::max(lastBefore, m_window->lastLiveSampleMs()));
+
+        // The playlist keeps cycling, and the replay plays from the flight recorder with no backend.
+        const int before = m_wall->playlist()->current();
+        nextPage();
+        QCOMPARE(m_wall->playlist()->current(), (before + 1) % 5);
+        while (m_wall->playlist()->currentPage().kind != WallPage::Kind::Replay) {
+            nextPage();
+        }
+        QSignalSpy shown(m_window->replay(), &ReplayController::frameToShow);
+        QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Playing);
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 2, 10000);
+        nextPage(); // back to the fleet, live and stale
+        QTRY_VERIFY(m_window->heatmap()->staleNote().contains(QStringLiteral("old")));
+
+        // Back on the same port: the client reconnects on its own (backoff capped at 10 s) and the banner goes.
+        QVERIFY(m_backend.start(address));
+        QTRY_VERIFY_WITH_TIMEOUT(!m_wall->header()->isStale(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_wall->header()->banner().isEmpty(), 5000);
+        QVERIFY(m_window->heatmap()->staleNote().isEmpty());
+        QVERIFY(m_wall->header()->dataText().startsWith(QStringLiteral("data as of ")));
+        qInfo("outage to fresh again: %lld ms", static_cast<long long>(outage.elapsed()));
+    }
+};
+
+QTEST_MAIN(TestWall)
+#include "tst_wall.moc"

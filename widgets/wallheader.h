@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QWidget>
+
+namespace fleetscope {
+
+// The strip along the top of the wall, readable across a room: the page's title, a banner for whatever is wrong,
+// "data as of HH:MM:SS" and the clock, and under them the playlist's pages with the current one's time running
+// out. Stale data turns the data time into a warning; problems never open a dialog, they land in the banner.
+//
+// Sized by its height: text is a fixed share of it, so a 4K wall gets twice the type of a 1080p one.
+class WallHeader : public QWidget
+{
+    Q_OBJECT
+public:
+    enum class Tone { Info, Warning, Critical };
+
+    explicit WallHeader(QWidget *parent = nullptr);
+
+    void setTitle(const QString &title);
+    QString title() const { return m_title; }
+    // The newest sample shown and whether it is older than three intervals; sampleMs 0: no data yet.
+    void setData(qint64 sampleMs, qint64 nowMs, bool stale);
+    QString dataText() const { return m_dataText; }
+    bool isStale() const { return m_stale; }
+    void setClock(qint64 nowMs);
+    QString clockText() const { return m_clockText; }
+    // The header's height without a banner (the type follows it); a banner adds a second line below, across the
+    // whole width, so that a problem is read from across the room rather than elided beside the title.
+    void setLineHeight(int pixels);
+    // The banner's text, empty for none.
+    void setBanner(const QString &text, Tone tone);
+    QString banner() const { return m_banner; }
+    Tone bannerTone() const { return m_tone; }
+    void setPlaylist(int pages, int current, double progress, bool paused);
+
+    QSize sizeHint() const override;
+
+protected:
+    void paintEvent(QPaintEvent *event) override;
+
+private:
+    QString m_title;
+    QString m_dataText;
+    bool m_stale = false;
+    QString m_clockText;
+    QString m_banner;
+    Tone m_tone = Tone::Info;
+    int m_pages = 0;
+    int m_current = 0;
+    double m_progress = 0;
+    bool m_paused = false;
+    int m_lineHeight = 80;
+};
+
+} // namespace fleetscope
