@@ -100,6 +100,7 @@ WallMode::WallMode(
     });
     connect(window->client(), &TelemetryClient::topologyChanged, m_events, &EventsBoard::setTopology);
     connect(window->summary(), &SummaryView::errorOccurred, this, &WallMode::report);
+    connect(window->summary(), &SummaryView::refreshed, this, [this] { m_summaryRefreshedMs = m_wallClock(); });
     connect(window->replay(), &ReplayController::modeChanged, this, [this](ReplayController::Mode mode) {
         // A replay page that caught up with now plays its minutes again.
         const WallPage &page = m_playlist.currentPage();
@@ -227,8 +228,8 @@ void WallMode::showPage(int index)
     case WallPage::Kind::Summary: {
         m_title = tr("Executive summary");
         const qint64 now = m_wallClock();
-        if (m_summaryRefreshedMs == 0 || now - m_summaryRefreshedMs >= summaryRefreshMs) {
-            m_summaryRefreshedMs = now;
+        // Every five minutes at most; until one has succeeded (the backend away), each time the page comes round.
+        if (!m_window->summary()->hasData() || now - m_summaryRefreshedMs >= summaryRefreshMs) {
             m_window->summary()->refresh(now);
         }
         m_stack->setCurrentWidget(m_summaryPage);

@@ -70,7 +70,7 @@ private:
     QTimer m_refreshTimer;
     QString m_problem;
     qint64 m_problemAtMs = 0;
-    qint64 m_summaryRefreshedMs = 0; // epoch ms of the last summary refresh asked for, 0 = never
+    qint64 m_summaryRefreshedMs = 0; // epoch ms the summary last finished refreshing, 0 = never
     QString m_title; // the page's title, without what refresh() adds
     bool m_waiting = false; // the page lacks what it needs (metrics, a frame, recorded frames): shown again
 };
