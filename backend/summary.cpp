@@ -115,9 +115,19 @@ pb::Summary summarise(const FleetShape &shape, const std::vector<std::shared_ptr
         fill(summary.add_racks(), rack.name, count, sumRange(perGpu, first, count));
     }
     for (const auto &job : jobs) {
-        if (job.endMs == 0 && job.firstGpu + job.gpuCount <= n) {
-            fill(summary.add_jobs(), job.name, job.gpuCount, sumRange(perGpu, job.firstGpu, job.gpuCount));
+        if (job.endMs != 0) {
+            continue;
         }
+        // A job read from Prometheus may hold any GPUs, not one contiguous range: sum the ones it names.
+        const std::vector<uint32_t> gpus = job.gpuList();
+        if (std::any_of(gpus.begin(), gpus.end(), [n](uint32_t g) { return g >= n; })) {
+            continue;
+        }
+        Totals t;
+        for (const uint32_t g : gpus) {
+            t.add(perGpu[g]);
+        }
+        fill(summary.add_jobs(), job.name, static_cast<uint32_t>(gpus.size()), t);
     }
 
     std::vector<uint32_t> failing;
