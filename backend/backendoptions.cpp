@@ -4,6 +4,8 @@
 #include "exporterserver.h"
 
 #include <charconv>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -63,9 +65,21 @@ std::string backendUsage()
         "  --scenario NAME     stage an incident (see --list-scenarios); default none\n"
         "  --source KIND       simulator (default) or prometheus: a real fleet's dcgm-exporter metrics from a\n"
         "                      Prometheus-compatible server (the simulation options then do not apply)\n"
-        "  --prometheus-url URL  the server, http://HOST:PORT[/PREFIX] (no TLS or authentication yet)\n"
-        "  --topology FILE     the fleet's floor plan (see docs/topology-example.json); without one the layout\n"
-        "                      comes from the series' row/rack labels, else from their hostnames\n"
+        "  --prometheus-url URL  the server, http[s]://HOST[:PORT][/PREFIX]\n"
+        "  --prometheus-user USER  basic authentication as USER; needs --prometheus-password-file\n"
+        "  --prometheus-password-file FILE  the password for it, read from FILE\n"
+        "  --prometheus-bearer-token-file FILE  send 'Authorization: Bearer TOKEN' with the token read from\n"
+        "                      FILE (not with --prometheus-user). Secrets come from files, never from the\n"
+        "                      command line, where every user of the machine can read them; surrounding white\n"
+        "                      space is dropped, and the file is read again for every request, so a rotated\n"
+        "                      secret is picked up without a restart\n"
+        "  --prometheus-ca FILE  PEM bundle of the CAs that may sign an https server's certificate (default:\n"
+        "                      the system's CAs); the certificate must also name the URL's host\n"
+        "  --prometheus-insecure-skip-verify  accept any certificate for any host: no protection against a\n"
+        "                      man in the middle, who then also gets the credentials; for tests only\n"
+        "  --topology FILE     the fleet's floor plan, JSON or YAML by its extension (.yaml, .yml); see\n"
+        "                      docs/topology-example.json and .yaml; without one the layout comes from the\n"
+        "                      series' row/rack labels, else from their hostnames\n"
         "  --prometheus-timeout-ms MS  time allowed for one poll's queries, 100 to 60000 (default 5000)\n"
         "  --list-scenarios    list the scenarios and exit\n"
         "  --version           print the version\n"
@@ -192,6 +206,48 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             if (!value(&o.prometheus.url)) {
                 return result;
             }
+        } else if (arg == "--prometheus-user") {
+            if (!value(&o.prometheus.http.user)) {
+                return result;
+            }
+            if (o.prometheus.http.user.empty() || o.prometheus.http.user.find(':') != std::string::npos) {
+                result.error = "--prometheus-user: a user name is not empty and has no ':'";
+                return result;
+            }
+        } else if (arg == "--prometheus-password-file" || arg == "--prometheus-bearer-token-file") {
+            const bool password = arg == "--prometheus-password-file";
+            std::string &path = password ? o.prometheus.http.passwordFile : o.prometheus.http.bearerTokenFile;
+            if (!value(&path)) {
+                return result;
+            }
+            std::string secret;
+            std::string why;
+            if (!PrometheusHttp::readSecret(path, password ? "password file" : "bearer token file", &secret, &why)) {
+                result.error = fmt::format("{}: {}", arg, why);
+                return result;
+            }
+        } else if (arg == "--prometheus-password" || arg == "--prometheus-bearer-token") {
+            result.error = fmt::format("{}: secrets are not taken on the command line, where every user of the "
+                                       "machine can read them; use {}-file",
+                arg, arg);
+            return result;
+        } else if (arg == "--prometheus-ca") {
+            if (!value(&o.prometheus.http.caFile)) {
+                return result;
+            }
+            std::ifstream in(o.prometheus.http.caFile, std::ios::binary);
+            std::ostringstream text;
+            text << in.rdbuf();
+            if (!in) {
+                result.error = fmt::format("--prometheus-ca: cannot read '{}'", o.prometheus.http.caFile);
+                return result;
+            }
+            if (text.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+                result.error = fmt::format("--prometheus-ca: '{}' holds no PEM certificate", o.prometheus.http.caFile);
+                return result;
+            }
+        } else if (arg == "--prometheus-insecure-skip-verify") {
+            o.prometheus.http.insecureSkipVerify = true;
         } else if (arg == "--topology") {
             if (!value(&o.prometheus.topologyFile)) {
                 return result;
@@ -211,10 +267,36 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             return result;
         }
     }
+    const auto &http = o.prometheus.http;
+    const bool https = o.prometheus.url.rfind("https://", 0) == 0;
+    const bool credentials = !http.user.empty() || !http.bearerTokenFile.empty();
     if (o.fromPrometheus && o.prometheus.url.empty()) {
         result.error = "--source prometheus needs --prometheus-url";
-    } else if (!o.fromPrometheus && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty())) {
-        result.error = "--prometheus-url and --topology apply to --source prometheus only";
+    } else if (!o.fromPrometheus
+        && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty() || !http.passwordFile.empty() || credentials
+            || !http.caFile.empty() || http.insecureSkipVerify)) {
+        result.error = "--prometheus-* options and --topology apply to --source prometheus only";
+    } else if (http.user.empty() != http.passwordFile.empty()) {
+        result.error = "--prometheus-user and --prometheus-password-file go together";
+    } else if (!http.user.empty() && !http.bearerTokenFile.empty()) {
+        result.error = "--prometheus-user and --prometheus-bearer-token-file exclude each other";
+    } else if (!https && (!http.caFile.empty() || http.insecureSkipVerify)) {
+        result.error = "--prometheus-ca and --prometheus-insecure-skip-verify need an https:// --prometheus-url";
+    } else if (!http.caFile.empty() && http.insecureSkipVerify) {
+        result.error = "--prometheus-ca and --prometheus-insecure-skip-verify contradict each other";
+    }
+    if (!result.error.empty()) {
+        return result;
+    }
+    if (http.insecureSkipVerify) {
+        result.warnings.emplace_back(
+            "WARNING: --prometheus-insecure-skip-verify: the server's certificate is NOT checked; anyone on the path "
+            "can pose as the server, feed this console made-up data"
+            + std::string(credentials ? " and take the credentials" : "") + ". Use --prometheus-ca instead.");
+    }
+    if (credentials && !https) {
+        result.warnings.emplace_back("WARNING: the Prometheus credentials go over plain http:// in clear text; use "
+                                     "an https:// URL");
     }
     return result;
 }

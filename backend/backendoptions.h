@@ -29,6 +29,7 @@ struct ParseResult
 {
     BackendOptions options;
     std::string error; // empty when the command line was valid
+    std::vector<std::string> warnings; // to print at start: valid, but unsafe
 };
 
 // "90s", "30m", "6h", "2d" -> seconds.

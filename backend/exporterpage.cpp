@@ -65,6 +65,33 @@ const std::vector<ExporterPage::Family> &ExporterPage::families()
     return list;
 }
 
+bool ExporterPage::isRawErrorField(MetricId id)
+{
+    return id == MetricId::XidErrors || id == MetricId::EccSbe || id == MetricId::EccDbe || id == MetricId::NvlinkErrors
+        || id == MetricId::PcieReplays;
+}
+
+const std::vector<uint32_t> *ExporterPage::rawField(const SimFrame &frame, MetricId id)
+{
+    if (!frame.rawErrors) {
+        return nullptr;
+    }
+    switch (id) {
+    case MetricId::XidErrors:
+        return &frame.rawErrors->lastXid;
+    case MetricId::EccSbe:
+        return &frame.rawErrors->totals[FaultModel::EccSbeCount];
+    case MetricId::EccDbe:
+        return &frame.rawErrors->totals[FaultModel::EccDbeCount];
+    case MetricId::NvlinkErrors:
+        return &frame.rawErrors->totals[FaultModel::NvlinkCount];
+    case MetricId::PcieReplays:
+        return &frame.rawErrors->totals[FaultModel::PcieReplayCount];
+    default:
+        return nullptr;
+    }
+}
+
 std::string ExporterPage::pciBusId(uint32_t gpuInNode)
 {
     static constexpr std::array<unsigned, 8> buses = { 0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB };
@@ -183,9 +210,15 @@ std::string ExporterPage::render(
     for (const auto &family : list) {
         fmt::format_to(std::back_inserter(page), "# HELP {} {}\n# TYPE {} {}\n", family.name, family.help, family.name,
             family.type);
+        // The error fields as dcgm-exporter has them: counters that only grow and the last XID, not the frames'
+        // 5-minute counts. A frame without them (not simulated) has no lines for them.
+        const std::vector<uint32_t> *raw = rawField(frame, family.metric);
+        if (isRawErrorField(family.metric) && raw == nullptr) {
+            continue;
+        }
         const auto &plane = frame.plane(family.metric);
         for (uint32_t g = 0; g < n && g < plane.size(); ++g) {
-            const float v = plane[g];
+            const float v = raw != nullptr && g < raw->size() ? static_cast<float>((*raw)[g]) : plane[g];
             // A GPU that has no value for a field has no line for it, as dcgm-exporter skips DCGM's blanks.
             if (!online(g) || !std::isfinite(v)) {
                 continue;

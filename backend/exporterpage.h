@@ -11,7 +11,10 @@ namespace fleetscope::backend {
 // The simulated fleet as NVIDIA dcgm-exporter's /metrics page (Prometheus text format 0.0.4): one family per
 // catalogue metric that has a DCGM field, HELP/TYPE as dcgm-exporter's default counters, one series per GPU with
 // dcgm-exporter's labels, and the Kubernetes labels it adds for GPUs given to a pod. Offline GPUs are absent, as a
-// down node's exporter is. No timestamps are written: Prometheus stamps samples with its scrape time.
+// down node's exporter is. No timestamps are written: Prometheus stamps samples with its scrape time. The error
+// fields are dcgm-exporter's too: the counters are totals since the simulation's start, which never fall (so that
+// rate() and increase() on them are right), and DCGM_FI_DEV_XID_ERRORS is the last XID (0 while none), from the
+// frame's rawErrors; the frames' own planes carry 5-minute counts for the console instead.
 class ExporterPage
 {
 public:
@@ -49,6 +52,10 @@ public:
         std::string pod;
     };
     static PodLabels podLabels(const JobInfo &job, uint32_t nodeOrdinal);
+
+    // Whether a metric's lines come from the frame's raw error fields, and which (null: the frame has none).
+    static bool isRawErrorField(MetricId id);
+    static const std::vector<uint32_t> *rawField(const SimFrame &frame, MetricId id);
 
     // Escapes a label value as the text format wants: backslash, double quote and newline.
     static void appendEscaped(std::string *out, const std::string &value);

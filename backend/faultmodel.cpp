@@ -102,12 +102,18 @@ FaultModel::FaultModel(const FleetShape &shape, uint64_t seed)
         w.assign(n, 0.0F);
     }
     m_lifetime.assign(n, 0);
+    for (auto &t : m_total) {
+        t.assign(n, 0);
+    }
+    m_lastXid.assign(n, 0);
 }
 
 void FaultModel::count(Counter c, uint32_t gpu, double now)
 {
     m_window[c][gpu] += 1.0F;
     m_increments.push_back({ now, gpu, c });
+    ++m_total[c][gpu];
+    ++m_totalsVersion;
 }
 
 void FaultModel::logXid(uint32_t gpu, uint32_t xid, double now)
@@ -115,6 +121,7 @@ void FaultModel::logXid(uint32_t gpu, uint32_t xid, double now)
     const uint32_t node = m_shape.nodeOfGpu[gpu];
     count(XidCount, gpu, now);
     ++m_lifetime[gpu];
+    m_lastXid[gpu] = xid;
     FleetEvent e;
     e.timeSeconds = now;
     e.kind = FleetEvent::Kind::Xid;

@@ -68,6 +68,12 @@ public:
     float propensity(uint32_t gpu) const { return m_propensity[gpu]; }
     // XID + ECC errors per GPU since the start, for the failure Pareto.
     const std::vector<uint32_t> &lifetimeFailures() const { return m_lifetime; }
+    // Per GPU since the start, as a real GPU's DCGM fields hold them: each counter's total (they never fall), and the
+    // last XID logged (0 while none).
+    const std::vector<uint32_t> &totalPlane(Counter c) const { return m_total[c]; }
+    const std::vector<uint32_t> &lastXid() const { return m_lastXid; }
+    // Grows whenever a total or the last XID changes.
+    uint64_t totalsVersion() const { return m_totalsVersion; }
 
     // Events produced by the last step (moved out by the caller).
     std::vector<FleetEvent> takeEvents() { return std::move(m_newEvents); }
@@ -92,6 +98,9 @@ private:
     };
     std::deque<Increment> m_increments; // within the window, oldest first
     std::vector<uint32_t> m_lifetime;
+    std::array<std::vector<uint32_t>, CounterKinds> m_total;
+    std::vector<uint32_t> m_lastXid;
+    uint64_t m_totalsVersion = 0;
     std::vector<FleetEvent> m_newEvents;
 };
 

@@ -23,6 +23,13 @@ size_t frameBytes(const SimFrame &frame)
     for (const auto &p : frame.planes) {
         bytes += p.size() * sizeof(float);
     }
+    // Counted whole although frames share it while it does not change: a busy fleet changes it every step.
+    if (frame.rawErrors) {
+        for (const auto &t : frame.rawErrors->totals) {
+            bytes += t.size() * sizeof(uint32_t);
+        }
+        bytes += frame.rawErrors->lastXid.size() * sizeof(uint32_t);
+    }
     return bytes;
 }
 } // namespace
@@ -238,7 +245,9 @@ void FrameSource::publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEven
 {
     // Built outside the lock: the ticker is the only writer.
     std::vector<JobInfo> jobs;
-    if (m_simulator) {
+    if (m_poller) {
+        jobs = m_poller->jobs();
+    } else {
         jobs.reserve(m_simulator->jobs().size() + m_simulator->endedJobs().size());
         for (const auto &j : m_simulator->jobs()) {
             jobs.push_back(describeJob(j, frame->sampleTimeMs));
@@ -296,6 +305,19 @@ void FrameSource::run()
 
 void FrameSource::runPoller()
 {
+    if (m_options.pastEvents.count() > 0) {
+        // Recent events from before the start, so that a console asking for the last hour's gets them.
+        const int64_t now = nowUnixMs();
+        auto past = m_poller->pastEvents(now - m_options.pastEvents.count(), now);
+        std::lock_guard lock(m_mutex);
+        for (auto &e : past) {
+            e.sequence = m_nextEventSequence++;
+            m_events.push_back(std::move(e));
+        }
+        while (m_events.size() > maxRecentEvents) {
+            m_events.pop_front();
+        }
+    }
     auto next = std::chrono::steady_clock::now();
     uint64_t sequence = 0;
     for (;;) {
@@ -307,7 +329,7 @@ void FrameSource::runPoller()
         }
         if (frame) {
             frame->sequence = ++sequence;
-            publish(std::move(frame), {});
+            publish(std::move(frame), m_poller->takeEvents());
         } else {
             // Subscribers waiting for a frame look at the upstream error now rather than at their next wake-up.
             m_published.notify_all();

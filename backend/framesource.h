@@ -16,27 +16,6 @@
 
 namespace fleetscope::backend {
 
-// An event with the wall-clock time of the sample it happened in and its place in the source's event sequence.
-struct TimedEvent
-{
-    uint64_t sequence = 0;
-    int64_t timeMs = 0;
-    FleetEvent event;
-};
-
-// A job as served by ListJobs: wall-clock times, named and owned.
-struct JobInfo
-{
-    uint64_t id = 0;
-    std::string name;
-    std::string owner;
-    uint32_t firstGpu = 0;
-    uint32_t gpuCount = 0;
-    int64_t startMs = 0;
-    int64_t lastCheckpointMs = 0;
-    int64_t endMs = 0; // 0 while running
-};
-
 // Runs the simulator (or, for a real fleet, a FramePoller) on its own thread, one step per interval of wall-clock
 // time, and publishes each frame as the latest. Any number of subscribers wait on it; one simulation or one upstream
 // poll serves them all. It keeps the recent frames (for resuming subscribers, within a memory budget), the recent
@@ -60,11 +39,13 @@ public:
         size_t coarseMemoryBudget = 512U << 20U;
         // A past simulated before the start, in coarse steps, so that history and replay have something at once.
         std::chrono::seconds history { 0 };
+        // A polled source: how far back to ask the upstream for events at the start.
+        std::chrono::milliseconds pastEvents { 3600000 };
     };
 
     explicit FrameSource(const Options &options);
-    // Frames from outside: options.interval and the memory budgets apply; the simulation options are ignored. The
-    // source has no events and no jobs.
+    // Frames from outside: options.interval and the memory budgets apply; the simulation options are ignored. Events
+    // and jobs are the poller's: before the first poll it is asked for the events of the last options.pastEvents.
     FrameSource(std::unique_ptr<FramePoller> poller, const Options &options);
     ~FrameSource();
     FrameSource(const FrameSource &) = delete;
@@ -73,6 +54,8 @@ public:
     const FleetShape &shape() const { return m_simulator ? m_simulator->shape() : m_poller->shape(); }
     uint64_t topologyGeneration() const { return m_generation; }
     std::chrono::milliseconds interval() const { return m_options.interval; }
+    // History from a polled source's upstream (thread-safe), or null: QueryRange then answers from the frames held.
+    const HistoryProvider *history() const { return m_poller ? m_poller->history() : nullptr; }
 
     std::shared_ptr<const SimFrame> latest() const;
     // Why the upstream of a polled source failed at its last poll; empty while it answers (and for the simulator).

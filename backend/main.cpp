@@ -31,6 +31,9 @@ int main(int argc, char **argv)
         fmt::print("fleetscope-backend {}\n", FLEETSCOPE_VERSION);
         return 0;
     }
+    for (const auto &warning : parsed.warnings) {
+        fmt::print(stderr, "fleetscope-backend: {}\n", warning);
+    }
 
     // Block the stop signals in every thread (gRPC's included) and take them synchronously below.
     sigset_t stopSignals;
@@ -42,6 +45,7 @@ int main(int argc, char **argv)
     std::string error;
     std::unique_ptr<BackendServer> served;
     if (options.fromPrometheus) {
+        PrometheusSource::keepLargeAnswersInTheHeap();
         auto poller = std::make_unique<PrometheusSource>();
         if (!poller->start(options.prometheus, &error)) {
             fmt::print(stderr, "fleetscope-backend: --source prometheus: {}\n", error);

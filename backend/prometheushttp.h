@@ -3,41 +3,71 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace fleetscope::backend {
 
 // A small blocking HTTP/1.1 client for a Prometheus-compatible server's API: one GET per connection, one deadline
-// for all of it (connect, send, the whole answer), Content-Length and chunked answers, a cap on the answer's size.
-// Plain http:// only for now (no TLS, no authentication). Name resolution (getaddrinfo) is not covered by the
-// deadline. Not thread-safe; each thread uses its own.
+// for all of it (connect, TLS handshake, send, the whole answer), Content-Length and chunked answers, a cap on the
+// answer's size. https:// with OpenSSL: the server's certificate is verified against the system's CAs or a given
+// bundle, with its hostname (or IP address) checked and SNI sent. Optional basic or bearer authentication. Name
+// resolution (getaddrinfo) is not covered by the deadline. Not thread-safe; each thread uses its own (copies share
+// the TLS context, which OpenSSL allows).
 class PrometheusHttp
 {
 public:
+    struct Options
+    {
+        // Basic authentication: both or neither. The password and the token are read from files on every request,
+        // so that a rotated secret is picked up and no secret is ever on a command line. Surrounding white space
+        // (a trailing newline) is not part of them.
+        std::string user;
+        std::string passwordFile;
+        std::string bearerTokenFile; // "Authorization: Bearer ..."; not with basic authentication
+        std::string caFile; // PEM bundle the server's certificate must chain to; empty: the system's CAs
+        bool insecureSkipVerify = false; // no certificate or hostname check at all (tests and emergencies only)
+    };
+
     struct Response
     {
         int status = 0;
         std::string body;
     };
 
-    // Takes "http://host[:port][/prefix]"; false with an error for anything else.
-    bool setBaseUrl(const std::string &url, std::string *error);
+    // Takes "http[s]://host[:port][/prefix]"; false with an error for anything else, for inconsistent options, an
+    // unreadable secret or a CA bundle without a certificate.
+    bool setBaseUrl(const std::string &url, const Options &options, std::string *error);
+    bool setBaseUrl(const std::string &url, std::string *error) { return setBaseUrl(url, Options(), error); }
     const std::string &baseUrl() const { return m_baseUrl; }
+    bool isTls() const { return m_tls != nullptr; }
 
-    // GET prefix + target (target starts with '/', query already encoded). False with an error on a transport
-    // failure, a time-out, malformed HTTP or an answer over maxBodyBytes; true for any HTTP status, even 500.
+    // GET prefix + target (target starts with '/', query already encoded). False with an error on a transport or
+    // TLS failure, a time-out, malformed HTTP, an answer over maxBodyBytes or HTTP 401 (the credentials were
+    // refused; the error says which were sent); true for any other HTTP status, even 500.
     bool get(const std::string &target, std::chrono::milliseconds timeout, Response *out, std::string *error) const;
 
     size_t maxBodyBytes = size_t { 1 } << 30U;
 
     // Percent-encodes a query parameter's value.
     static std::string encode(const std::string &value);
+    // RFC 4648 base64, for basic authentication.
+    static std::string base64(const std::string &data);
+    // A secret file's content without surrounding white space; false with an error when it cannot be read or is
+    // empty. `what` names the secret in the error ("password file").
+    static bool readSecret(const std::string &path, const char *what, std::string *out, std::string *error);
 
 private:
+    struct TlsContext;
+    static std::shared_ptr<const TlsContext> tlsContext(const Options &options, std::string *error);
+    bool authorization(std::string *header, std::string *error) const;
+
     std::string m_baseUrl;
     std::string m_host;
     std::string m_port = "80";
     std::string m_prefix;
+    Options m_options;
+    std::shared_ptr<const TlsContext> m_tls; // null for http://
 };
 
 } // namespace fleetscope::backend

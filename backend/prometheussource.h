@@ -3,12 +3,15 @@
 
 #include "framepoller.h"
 #include "metriccatalog.h"
+#include "prometheusevents.h"
 #include "prometheushttp.h"
+#include "prometheusjobs.h"
 #include "prometheustopology.h"
 #include "promjson.h"
 
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,9 +23,16 @@ namespace fleetscope::backend {
 // sample's timestamp, which becomes the frame's sample time. Every answer is checked; a poll with any failed answer
 // publishes nothing (the last good frame stays) and says why in upstreamError() and the log.
 //
+// Each poll also reads the jobs from the series' labels (PrometheusJobs) and the events from the changes since the
+// last poll (PrometheusEvents; one more query, for the raw XID gauge and double-bit ECC counter). History comes from
+// the server's range queries (/api/v1/query_range): QueryRange's values, and the events of the hour before the
+// start (pastEvents).
+//
 // Threads: start() on any thread before the poller is handed to FrameSource; from then on only FrameSource's ticker
-// thread calls it. lastReport() is for that thread (and for tests that poll by hand).
-class PrometheusSource final : public FramePoller
+// thread calls it, except the HistoryProvider methods, which any thread may call at any time (they share nothing
+// that changes after start() but the log, which is locked). lastReport() is for the ticker thread (and for tests
+// that poll by hand).
+class PrometheusSource final : public FramePoller, public HistoryProvider
 {
 public:
     struct Options
@@ -30,6 +40,15 @@ public:
         std::string url; // http://host:port[/prefix]
         std::string topologyFile; // empty: the layout comes from the series' labels
         std::chrono::milliseconds timeout { 5000 }; // for one poll's whole set of queries
+        PrometheusHttp::Options http; // authentication and TLS towards the server
+        // For each range query of QueryRange. Those of pastEvents have the poll's timeout each: they hold up the
+        // first frame.
+        std::chrono::milliseconds historyTimeout { 30000 };
+        // Points per series of one range query; a finer step is coarsened to fit (Prometheus refuses over 11,000).
+        int64_t maxRangePoints = 11000;
+        // Past events are looked for with this step (or a coarser one over a long range): an event's time is the end
+        // of the step it happened in.
+        std::chrono::milliseconds eventStep { 15000 };
     };
 
     // What the last poll found, beyond the values.
@@ -60,20 +79,46 @@ public:
     std::shared_ptr<SimFrame> emptyFrame() const override;
     std::shared_ptr<SimFrame> poll() override;
     std::string upstreamError() const override { return m_report.ok ? std::string() : m_report.error; }
+    std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
+    std::vector<JobInfo> jobs() const override { return m_jobs.jobs(); }
+    std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
+    const HistoryProvider *history() const override { return this; }
     const Report &lastReport() const { return m_report; }
 
+    bool rangeTimes(Range *range, std::vector<int64_t> *times, std::vector<int64_t> *sampleTimes,
+        std::string *error) const override;
+    bool rangeValues(const Range &range, MetricId metric, const std::vector<int64_t> &times, std::vector<float> *values,
+        std::string *error) const override;
+
     // The PromQL for a metric of the catalogue; nullopt for one computed here (health).
-    static std::optional<std::string> queryFor(MetricId id);
+    static std::optional<std::string> queryFor(MetricId id) { return queryFor(id, {}); }
+    // The same with a label selector ({Hostname=~"..."}) on its series.
+    static std::optional<std::string> queryFor(MetricId id, const std::string &selector);
+    // The raw XID gauge and double-bit ECC counter, for the events.
+    static std::string eventQuery();
+    // A range query's selector for the hosts of these GPUs ({Hostname=~"a|b"}), empty when there are too many.
+    std::string hostSelector(const std::vector<uint32_t> &gpus) const;
     // The newest sample time of the fleet (of its GPU temperatures: every field of a node shares its scrape's time).
-    static std::string sampleTimeQuery();
+    static std::string sampleTimeQuery() { return sampleTimeQuery({}); }
+    static std::string sampleTimeQuery(const std::string &selector);
     // One series per GPU with the labels the layout and identity come from.
     static std::string discoveryQuery();
     // NaN for DCGM's sentinels (int64, int32 and fp64 blanks, 0x...F0 to F3) and for non-finite values; counts which.
     static double clean(double value, size_t *sentinels, size_t *nans);
+    // Keeps large blocks (the answers: tens of MB at 100k GPUs) in the heap once freed, for the next poll to reuse.
+    // By default glibc maps each block over 32 MiB afresh and unmaps it on free, so every poll paid a page fault per
+    // 4 KiB it touched: about 1.3 s of a 1.4 s poll at 100k GPUs on the development machine (docs/PERFORMANCE.md).
+    // Process-wide, so the executable calls it, not start().
+    static void keepLargeAnswersInTheHeap();
 
 private:
     bool query(const std::string &promql, int64_t evalMs, std::chrono::steady_clock::time_point deadline,
-        bool withPlacement, std::vector<PromSample> *out, std::string *error);
+        bool withPlacement, std::vector<PromSample> *out, std::string *error, bool withJobs = false,
+        size_t seriesPerGpu = 2);
+    // GET of a range query from fromMs to toMs (step apart) into the parser; thread-safe.
+    bool rangeQuery(const std::string &promql, int64_t fromMs, int64_t toMs, int64_t stepMs,
+        std::chrono::milliseconds timeout, PromJson *json, size_t maxPoints, const PromJson::SeriesFn &seriesFn,
+        const PromJson::PointFn &pointFn, std::string *error) const;
     void log(const std::string &line) const;
 
     Options m_options;
@@ -86,6 +131,10 @@ private:
     size_t m_loggedUnknown = 0;
     int64_t m_lastSampleMs = 0;
     std::vector<PromSample> m_samples; // reused between queries
+    PrometheusJobs m_jobs;
+    PrometheusEvents m_eventDetector;
+    std::vector<FleetEvent> m_events; // found by the last poll
+    mutable std::mutex m_logMutex; // m_log is called from the ticker and from history queries
 };
 
 } // namespace fleetscope::backend

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include <simdjson.h>
@@ -49,8 +50,116 @@ bool PromJson::parseValue(std::string_view text, double *value)
 
 namespace {
 
-// Reads one element of "result": {"metric":{...},"value":[time,"value"]}.
-simdjson::error_code readSeries(od::value element, bool withPlacement, PromSample *s, std::string *error)
+enum LabelSet : unsigned { Placement = 1U, Jobs = 2U };
+
+// Reads a series' "metric" object: Hostname and gpu always, the rest as asked.
+simdjson::error_code readLabels(od::object labels, unsigned wanted, PromSample *s)
+{
+    // Kubernetes labels come under three names; the best one seen wins whatever the order.
+    int namespaceRank = 0;
+    int podRank = 0;
+    int containerRank = 0;
+    for (auto label : labels) {
+        std::string_view name;
+        if (auto e = label.unescaped_key().get(name)) {
+            return e;
+        }
+        std::string *target = nullptr;
+        auto ranked = [&](std::string *field, int *best, int rank) {
+            if (rank > *best) {
+                *best = rank;
+                target = field;
+            }
+        };
+        if (name == "Hostname") {
+            target = &s->hostname;
+        } else if (name == "gpu") {
+            target = &s->gpu;
+        } else if (name == "__name__") {
+            target = &s->name;
+        } else if ((wanted & Placement) != 0U) {
+            if (name == "UUID") {
+                target = &s->uuid;
+            } else if (name == "modelName") {
+                target = &s->model;
+            } else if (name == "DCGM_FI_DRIVER_VERSION") {
+                target = &s->driver;
+            } else if (name == "hall") {
+                target = &s->hall;
+            } else if (name == "row") {
+                target = &s->row;
+            } else if (name == "rack") {
+                target = &s->rack;
+            }
+        }
+        if (target == nullptr && (wanted & Jobs) != 0U) {
+            if (name == "exported_namespace") {
+                ranked(&s->nameSpace, &namespaceRank, 3);
+            } else if (name == "namespace") {
+                ranked(&s->nameSpace, &namespaceRank, 2);
+            } else if (name == "pod_namespace") {
+                ranked(&s->nameSpace, &namespaceRank, 1);
+            } else if (name == "exported_pod") {
+                ranked(&s->pod, &podRank, 3);
+            } else if (name == "pod") {
+                ranked(&s->pod, &podRank, 2);
+            } else if (name == "pod_name") {
+                ranked(&s->pod, &podRank, 1);
+            } else if (name == "exported_container") {
+                ranked(&s->container, &containerRank, 3);
+            } else if (name == "container") {
+                ranked(&s->container, &containerRank, 2);
+            } else if (name == "container_name") {
+                ranked(&s->container, &containerRank, 1);
+            } else if (name == "hpc_job") {
+                target = &s->hpcJob;
+            } else if (name == "hpc_user") {
+                target = &s->hpcUser;
+            }
+        }
+        std::string_view text;
+        if (auto e = label.value().get_string().get(text)) {
+            return e;
+        }
+        if (target) {
+            target->assign(text);
+        }
+    }
+    return simdjson::SUCCESS;
+}
+
+// Reads one [time, "value"] pair.
+simdjson::error_code readPair(od::array pair, int64_t *timeMs, double *value, std::string *error)
+{
+    size_t i = 0;
+    for (auto item : pair) {
+        if (i == 0) {
+            double seconds = 0;
+            if (auto e = item.get_double().get(seconds)) {
+                return e;
+            }
+            *timeMs = std::llround(seconds * 1000.0);
+        } else if (i == 1) {
+            std::string_view text;
+            if (auto e = item.get_string().get(text)) {
+                return e;
+            }
+            if (!PromJson::parseValue(text, value)) {
+                *error = fmt::format("sample value '{}' is not a number", text);
+                return simdjson::INCORRECT_TYPE;
+            }
+        }
+        ++i; // anything after the pair is skipped by the iteration itself
+    }
+    if (i != 2) {
+        *error = "a sample is not a [time, \"value\"] pair";
+        return simdjson::INCORRECT_TYPE;
+    }
+    return simdjson::SUCCESS;
+}
+
+// Reads one element of an instant vector's "result": {"metric":{...},"value":[time,"value"]}.
+simdjson::error_code readSeries(od::value element, unsigned wanted, PromSample *s, std::string *error)
 {
     od::object series;
     if (auto e = element.get_object().get(series)) {
@@ -67,67 +176,16 @@ simdjson::error_code readSeries(od::value element, bool withPlacement, PromSampl
             if (auto e = field.value().get_object().get(labels)) {
                 return e;
             }
-            for (auto label : labels) {
-                std::string_view name;
-                if (auto e = label.unescaped_key().get(name)) {
-                    return e;
-                }
-                std::string *target = nullptr;
-                if (name == "Hostname") {
-                    target = &s->hostname;
-                } else if (name == "gpu") {
-                    target = &s->gpu;
-                } else if (withPlacement) {
-                    if (name == "UUID") {
-                        target = &s->uuid;
-                    } else if (name == "modelName") {
-                        target = &s->model;
-                    } else if (name == "DCGM_FI_DRIVER_VERSION") {
-                        target = &s->driver;
-                    } else if (name == "hall") {
-                        target = &s->hall;
-                    } else if (name == "row") {
-                        target = &s->row;
-                    } else if (name == "rack") {
-                        target = &s->rack;
-                    }
-                }
-                std::string_view text;
-                if (auto e = label.value().get_string().get(text)) {
-                    return e;
-                }
-                if (target) {
-                    target->assign(text);
-                }
+            if (auto e = readLabels(labels, wanted, s)) {
+                return e;
             }
         } else if (key == "value") {
             od::array pair;
             if (auto e = field.value().get_array().get(pair)) {
                 return e;
             }
-            size_t i = 0;
-            for (auto item : pair) {
-                if (i == 0) {
-                    double seconds = 0;
-                    if (auto e = item.get_double().get(seconds)) {
-                        return e;
-                    }
-                    s->timeMs = std::llround(seconds * 1000.0);
-                } else if (i == 1) {
-                    std::string_view text;
-                    if (auto e = item.get_string().get(text)) {
-                        return e;
-                    }
-                    if (!PromJson::parseValue(text, &s->value)) {
-                        *error = fmt::format("sample value '{}' is not a number", text);
-                        return simdjson::INCORRECT_TYPE;
-                    }
-                }
-                ++i; // anything after the pair is skipped by the iteration itself
-            }
-            if (i != 2) {
-                *error = "a sample is not a [time, \"value\"] pair";
-                return simdjson::INCORRECT_TYPE;
+            if (auto e = readPair(pair, &s->timeMs, &s->value, error)) {
+                return e;
             }
             haveValue = true;
         }
@@ -139,12 +197,13 @@ simdjson::error_code readSeries(od::value element, bool withPlacement, PromSampl
     return simdjson::SUCCESS;
 }
 
-} // namespace
+using ElementFn = std::function<simdjson::error_code(od::value element, std::string *detail)>;
 
-bool PromJson::parseVector(
-    std::string *body, size_t maxSeries, bool withPlacement, std::vector<PromSample> *out, std::string *error)
+// The envelope both answers share: status, error, data.resultType and data.result, whose elements go to elementFn
+// (which may set the error's detail).
+bool parseAnswer(
+    od::parser &parser, std::string *body, const char *expectedType, const ElementFn &elementFn, std::string *error)
 {
-    out->clear();
     const size_t length = body->size();
     body->reserve(length + simdjson::SIMDJSON_PADDING);
     std::string detail;
@@ -158,12 +217,11 @@ bool PromJson::parseVector(
             detail = fmt::format("malformed or truncated JSON ({})", simdjson::error_message(e));
         }
         *error = detail;
-        out->clear();
         return false;
     };
 
     od::document doc;
-    if (auto e = m_parser->parser.iterate(body->data(), length, body->capacity()).get(doc)) {
+    if (auto e = parser.iterate(body->data(), length, body->capacity()).get(doc)) {
         return fail(e);
     }
     od::object root;
@@ -203,13 +261,7 @@ bool PromJson::parseVector(
                         if ((e = element.get(v))) {
                             break;
                         }
-                        if (out->size() == maxSeries) {
-                            detail = fmt::format("the answer has more than {} series", maxSeries);
-                            e = simdjson::CAPACITY;
-                            break;
-                        }
-                        out->emplace_back();
-                        if ((e = readSeries(v, withPlacement, &out->back(), &detail))) {
+                        if ((e = elementFn(v, &detail))) {
                             break;
                         }
                     }
@@ -225,20 +277,118 @@ bool PromJson::parseVector(
     }
     if (status == "error") {
         *error = fmt::format("upstream error {}: {}", errorType, errorText);
-        out->clear();
         return false;
     }
     if (status != "success") {
         *error = fmt::format("answer has status '{}', expected 'success'", status);
-        out->clear();
         return false;
     }
-    if (!haveResult || resultType != "vector") {
-        *error = fmt::format("answer has result type '{}', expected an instant vector", resultType);
-        out->clear();
+    if (!haveResult || resultType != expectedType) {
+        *error = fmt::format("answer has result type '{}', expected {}", resultType,
+            std::string_view(expectedType) == "vector" ? "an instant vector" : "a range matrix");
         return false;
     }
     return true;
+}
+
+} // namespace
+
+bool PromJson::parseVector(std::string *body, size_t maxSeries, bool withPlacement, std::vector<PromSample> *out,
+    std::string *error, bool withJobs)
+{
+    out->clear();
+    const unsigned wanted = (withPlacement ? Placement : 0U) | (withJobs ? Jobs : 0U);
+    const bool ok = parseAnswer(
+        m_parser->parser, body, "vector",
+        [&](od::value element, std::string *detail) {
+            if (out->size() == maxSeries) {
+                *detail = fmt::format("the answer has more than {} series", maxSeries);
+                return simdjson::CAPACITY;
+            }
+            out->emplace_back();
+            return readSeries(element, wanted, &out->back(), detail);
+        },
+        error);
+    if (!ok) {
+        out->clear();
+    }
+    return ok;
+}
+
+bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints, const SeriesFn &seriesFn,
+    const PointFn &pointFn, std::string *error)
+{
+    size_t series = 0;
+    size_t points = 0;
+    PromSample labels;
+    return parseAnswer(
+        m_parser->parser, body, "matrix",
+        [&](od::value element, std::string *detail) -> simdjson::error_code {
+            if (series++ == maxSeries) {
+                *detail = fmt::format("the answer has more than {} series", maxSeries);
+                return simdjson::CAPACITY;
+            }
+            od::object object;
+            if (auto e = element.get_object().get(object)) {
+                return e;
+            }
+            labels = {};
+            bool haveLabels = false;
+            bool haveValues = false;
+            for (auto field : object) {
+                std::string_view key;
+                if (auto e = field.unescaped_key().get(key)) {
+                    return e;
+                }
+                if (key == "metric") {
+                    od::object metric;
+                    if (auto e = field.value().get_object().get(metric)) {
+                        return e;
+                    }
+                    if (auto e = readLabels(metric, 0, &labels)) {
+                        return e;
+                    }
+                    haveLabels = true;
+                } else if (key == "values") {
+                    // Streamed: the series' labels must come first (Prometheus, Thanos, Mimir and VictoriaMetrics all
+                    // write them first), so that its points go straight to their column.
+                    if (!haveLabels) {
+                        *detail = "a series' \"values\" come before its \"metric\"";
+                        return simdjson::INCORRECT_TYPE;
+                    }
+                    const int64_t column = seriesFn(labels);
+                    od::array values;
+                    if (auto e = field.value().get_array().get(values)) {
+                        return e;
+                    }
+                    for (auto item : values) {
+                        od::array pair;
+                        if (auto e = item.get_array().get(pair)) {
+                            return e;
+                        }
+                        if (++points > maxPoints) {
+                            *detail = fmt::format("the answer has more than {} points", maxPoints);
+                            return simdjson::CAPACITY;
+                        }
+                        int64_t timeMs = 0;
+                        double value = 0;
+                        if (auto e = readPair(pair, &timeMs, &value, detail)) {
+                            return e;
+                        }
+                        if (column >= 0) {
+                            pointFn(column, timeMs, value);
+                        }
+                    }
+                    haveValues = true;
+                }
+            }
+            if (!haveValues) {
+                *detail = "a series has no \"values\" (an instant query's vector?)";
+                return simdjson::INCORRECT_TYPE;
+            }
+            return simdjson::SUCCESS;
+        },
+        error);
 }
 
 } // namespace fleetscope::backend

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +23,15 @@ struct PromSample
     std::string hall;
     std::string row;
     std::string rack;
+    // The job the GPU serves, as dcgm-exporter labels it: Kubernetes namespace/pod/container (the exported_* names a
+    // scrape without honor_labels gives them win, then the pod_* names of --use-old-namespace), or the HPC job of
+    // --hpc-job-mapping-dir (hpc_job, hpc_user). Read only when asked for (withJobs).
+    std::string nameSpace;
+    std::string pod;
+    std::string container;
+    std::string hpcJob;
+    std::string hpcUser;
+    std::string name; // __name__, for a query over several metrics
     double value = 0;
     int64_t timeMs = 0;
 };
@@ -40,8 +50,17 @@ public:
     // False with an error for anything else: a "status":"error" answer (with the upstream's errorType and error),
     // malformed or truncated JSON, another result type, a series without a [time, "value"] pair, or more than
     // maxSeries series. body may be grown for simdjson's padding. Without withPlacement only Hostname and gpu are read.
-    bool parseVector(
-        std::string *body, size_t maxSeries, bool withPlacement, std::vector<PromSample> *out, std::string *error);
+    bool parseVector(std::string *body, size_t maxSeries, bool withPlacement, std::vector<PromSample> *out,
+        std::string *error, bool withJobs = false);
+
+    // Parses a range query's {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},
+    // "values":[[time,"value"],...]},...]}} as it goes, without keeping the series: for each series, seriesFn gets its
+    // labels (the value fields unset) and returns a column (or -1 to skip its points); pointFn then gets each point
+    // of a kept series. False with an error as parseVector, also for more than maxPoints points in all.
+    using SeriesFn = std::function<int64_t(const PromSample &labels)>;
+    using PointFn = std::function<void(int64_t column, int64_t timeMs, double value)>;
+    bool parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints, const SeriesFn &seriesFn,
+        const PointFn &pointFn, std::string *error);
 
     // Prometheus' sample values: decimal numbers, "NaN", "+Inf", "-Inf". False when text is none of these.
     static bool parseValue(std::string_view text, double *value);

@@ -451,6 +451,16 @@ std::shared_ptr<SimFrame> Simulator::snapshot() const
         }
     }
     frame->health = m_health;
+    if (!m_rawErrors || m_rawErrorsVersion != m_faults.totalsVersion()) {
+        auto raw = std::make_shared<RawErrorFields>();
+        for (size_t c = 0; c < raw->totals.size(); ++c) {
+            raw->totals[c] = m_faults.totalPlane(static_cast<FaultModel::Counter>(c));
+        }
+        raw->lastXid = m_faults.lastXid();
+        m_rawErrors = std::move(raw);
+        m_rawErrorsVersion = m_faults.totalsVersion();
+    }
+    frame->rawErrors = m_rawErrors;
     return frame;
 }
 

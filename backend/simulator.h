@@ -16,12 +16,23 @@ namespace fleetscope::backend {
 
 // One sample of the whole fleet: a plane of gpuCount values per metric (in MetricId order) and a health byte per
 // GPU. Immutable once published; shared between subscribers as shared_ptr<const SimFrame>.
+// dcgm-exporter's error fields as a simulated GPU holds them, for the exporter page: the counters' totals since the
+// start (indexed by FaultModel::Counter; the XID one unused) and the last XID. The frames' planes carry 5-minute
+// window counts instead, which a counter must not be.
+struct RawErrorFields
+{
+    std::array<std::vector<uint32_t>, FaultModel::CounterKinds> totals;
+    std::vector<uint32_t> lastXid;
+};
+
 struct SimFrame
 {
     uint64_t sequence = 0;
     int64_t sampleTimeMs = 0;
     std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> planes;
     std::vector<uint8_t> health;
+    // Simulated frames only (null otherwise); shared by the frames between two changes. Not sent to consoles.
+    std::shared_ptr<const RawErrorFields> rawErrors;
 
     const std::vector<float> &plane(MetricId id) const { return planes[static_cast<size_t>(id)]; }
 };
@@ -134,6 +145,9 @@ private:
     Scenario m_scenario;
     FaultModel m_faults;
     std::vector<FleetEvent> m_events;
+    // The raw error fields of the last snapshot, and the fault model's totalsVersion() they are of.
+    mutable std::shared_ptr<const RawErrorFields> m_rawErrors;
+    mutable uint64_t m_rawErrorsVersion = 0;
 };
 
 } // namespace fleetscope::backend

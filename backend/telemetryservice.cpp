@@ -191,7 +191,7 @@ grpc::Status TelemetryService::ListJobs(
         out->set_id(job.id);
         out->set_name(job.name);
         out->set_owner(job.owner);
-        for (uint32_t g = job.firstGpu; g < job.firstGpu + job.gpuCount; ++g) {
+        for (const uint32_t g : job.gpuList()) {
             out->add_gpus(g);
         }
         out->set_start_time_ms(job.startMs);
@@ -243,6 +243,10 @@ grpc::Status TelemetryService::QueryRange(
                 rows, gpus.size(), metrics.size(), maxRangeValues) };
     }
 
+    if (const auto *history = m_source.history()) {
+        return queryUpstream(*history, context, metrics, std::move(gpus), from, to, step, writer);
+    }
+
     // For each output time, the last held frame at or before it.
     const auto frames = m_source.framesBetween(from, to);
     std::vector<int64_t> times;
@@ -283,6 +287,69 @@ grpc::Status TelemetryService::QueryRange(
                 return { grpc::StatusCode::CANCELLED, "client went away" };
             }
             if (chosen.empty()) {
+                break;
+            }
+        }
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
+    const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
+    grpc::ServerWriter<pb::QueryRangePart> *writer)
+{
+    const auto &catalog = metricCatalog();
+    for (const MetricId id : metrics) {
+        if (catalog[static_cast<size_t>(id)].dcgmField.empty()) {
+            return { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("metric '{}' is computed per frame by this backend and has no history upstream; ask for "
+                            "the metrics it is computed from",
+                    catalog[static_cast<size_t>(id)].key) };
+        }
+    }
+    auto failed = [](const std::string &error) {
+        return grpc::Status { grpc::StatusCode::UNAVAILABLE,
+            fmt::format("upstream telemetry source failing: {}", error) };
+    };
+    HistoryProvider::Range range;
+    range.fromMs = from;
+    range.toMs = to;
+    range.stepMs = step;
+    range.gpus = std::move(gpus);
+    std::vector<int64_t> times;
+    std::vector<int64_t> sampleTimes;
+    std::string error;
+    if (!history.rangeTimes(&range, &times, &sampleTimes, &error)) {
+        return failed(error);
+    }
+    const size_t columns = range.gpus.size();
+    const size_t rowsPerPart = std::max<size_t>(1, (1U << 20U) / std::max<size_t>(1, columns) - 1);
+    std::vector<float> values;
+    for (const MetricId id : metrics) {
+        if (context->IsCancelled()) {
+            return { grpc::StatusCode::CANCELLED, "client went away" };
+        }
+        if (!history.rangeValues(range, id, times, &values, &error)) {
+            return failed(error);
+        }
+        // As from held frames: whole rows per part, and one empty part for a metric without any.
+        for (size_t r0 = 0; r0 < times.size() || r0 == 0; r0 += rowsPerPart) {
+            pb::QueryRangePart part;
+            part.set_metric_id(catalog[static_cast<size_t>(id)].key);
+            *part.mutable_gpus() = { range.gpus.begin(), range.gpus.end() };
+            const size_t r1 = std::min(times.size(), r0 + rowsPerPart);
+            for (size_t r = r0; r < r1; ++r) {
+                part.add_times_ms(times[r]);
+                part.add_sample_times_ms(sampleTimes[r]);
+            }
+            if (r1 > r0) {
+                part.set_values(
+                    reinterpret_cast<const char *>(values.data() + r0 * columns), (r1 - r0) * columns * sizeof(float));
+            }
+            if (context->IsCancelled() || !writer->Write(part)) {
+                return { grpc::StatusCode::CANCELLED, "client went away" };
+            }
+            if (times.empty()) {
                 break;
             }
         }

@@ -3,11 +3,14 @@
 
 #include "fleetshape.h"
 
+#include <charconv>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 
 #include <simdjson.h>
+#include <yaml-cpp/yaml.h>
 
 #include <fmt/format.h>
 
@@ -15,33 +18,332 @@ namespace fleetscope::backend {
 
 namespace {
 
-// Reads an optional string member; false (with an error) when present but not a string, or required and missing.
-bool stringMember(simdjson::dom::object object, const char *key, bool required, const std::string &where,
-    std::string *out, std::string *error)
+// One schema, two syntaxes: the checks below see a document through one of these two views.
+struct JsonView
 {
-    auto member = object[key];
-    if (member.error() == simdjson::NO_SUCH_FIELD && !required) {
+    using Node = simdjson::dom::element;
+    static bool isObject(const Node &n) { return n.is_object(); }
+    static std::optional<Node> member(const Node &n, const char *key)
+    {
+        Node value;
+        if (n[key].get(value)) {
+            return std::nullopt;
+        }
+        return value;
+    }
+    static bool items(const Node &n, std::vector<Node> *out)
+    {
+        simdjson::dom::array array;
+        if (n.get_array().get(array)) {
+            return false;
+        }
+        out->clear();
+        for (const auto item : array) {
+            out->push_back(item);
+        }
         return true;
     }
-    std::string_view text;
-    if (member.get_string().get(text) || (required && text.empty())) {
-        *error = fmt::format("{}: \"{}\" must be a non-empty string", where, key);
-        return false;
+    static bool text(const Node &n, std::string *out)
+    {
+        std::string_view view;
+        if (n.get_string().get(view)) {
+            return false;
+        }
+        out->assign(view);
+        return true;
     }
-    out->assign(text);
-    return true;
-}
+    static bool count(const Node &n, uint64_t *out) { return !n.get_uint64().get(*out); }
+    static int line(const Node & /*n*/) { return 0; } // simdjson's DOM keeps no positions
+    static std::optional<std::string> duplicateKey(const Node &n)
+    {
+        std::unordered_set<std::string_view> keys;
+        simdjson::dom::object object;
+        if (n.get_object().get(object)) {
+            return std::nullopt;
+        }
+        for (const auto field : object) {
+            if (!keys.insert(field.key).second) {
+                return std::string(field.key);
+            }
+        }
+        return std::nullopt;
+    }
+};
 
-bool gpuCount(simdjson::dom::element element, const std::string &where, uint32_t *out, std::string *error)
+// Every scalar is text (a row named 07 stays "07"); a count is a plain (unquoted) scalar of digits, as a JSON
+// number is unquoted.
+struct YamlView
 {
-    uint64_t n = 0;
-    if (element.get_uint64().get(n) || n < 1 || n > TopologyFile::maxGpusPerNode) {
-        *error
-            = fmt::format("{}: a GPU count must be a whole number from 1 to {}", where, TopologyFile::maxGpusPerNode);
-        return false;
+    using Node = YAML::Node;
+    static bool isObject(const Node &n) { return n.IsMap(); }
+    static std::optional<Node> member(const Node &n, const char *key)
+    {
+        const Node value = n[key]; // n is const: looks up, never inserts
+        if (!value.IsDefined()) {
+            return std::nullopt;
+        }
+        return value;
     }
-    *out = static_cast<uint32_t>(n);
-    return true;
+    static bool items(const Node &n, std::vector<Node> *out)
+    {
+        if (!n.IsSequence()) {
+            return false;
+        }
+        out->clear();
+        for (const auto &item : n) {
+            out->push_back(item);
+        }
+        return true;
+    }
+    static bool text(const Node &n, std::string *out)
+    {
+        if (!n.IsScalar()) {
+            return false;
+        }
+        *out = n.Scalar();
+        return true;
+    }
+    static bool count(const Node &n, uint64_t *out)
+    {
+        if (!n.IsScalar() || n.Tag() != "?") {
+            return false;
+        }
+        const std::string &s = n.Scalar();
+        const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+        return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
+    }
+    static int line(const Node &n) { return n.Mark().line + 1; } // Mark: 0-based, -1 when unknown
+    static std::optional<std::string> duplicateKey(const Node &n)
+    {
+        std::unordered_set<std::string> keys;
+        for (const auto &pair : n) {
+            const std::string key = pair.first.IsScalar() ? pair.first.Scalar() : std::string();
+            if (!keys.insert(key).second) {
+                return key;
+            }
+        }
+        return std::nullopt;
+    }
+};
+
+template <typename View> class Checker
+{
+public:
+    using Node = typename View::Node;
+
+    explicit Checker(std::string *error)
+        : m_error(error)
+    { }
+
+    bool document(const Node &root, TopologyFile *out)
+    {
+        if (!View::isObject(root)) {
+            *m_error = "the top level must be an object (a mapping in YAML)";
+            return false;
+        }
+        if (!object(root, "top level")) {
+            return false;
+        }
+        if (const auto g = View::member(root, "gpusPerNode"); g && !gpuCount(*g, "gpusPerNode", &m_perNode)) {
+            return false;
+        }
+        if (!stringMember(root, "site", false, "top level", &out->site)) {
+            return false;
+        }
+        std::vector<Node> halls;
+        const auto hallsNode = View::member(root, "halls");
+        if (!hallsNode || !View::items(*hallsNode, &halls) || halls.empty()) {
+            *m_error = fmt::format("\"halls\" must be a non-empty array{}", lineOf(hallsNode ? *hallsNode : root));
+            return false;
+        }
+        for (size_t h = 0; h < halls.size(); ++h) {
+            if (!hall(halls[h], fmt::format("halls[{}]", h), &out->rows)) {
+                return false;
+            }
+        }
+        if (m_gpus < 1) {
+            *m_error = fmt::format("the file describes no GPUs; Fleetscope serves 1 to {}", FleetShape::maxGpus);
+            return false;
+        }
+        return true;
+    }
+
+private:
+    bool hall(const Node &node, const std::string &path, std::vector<TopologyFile::Row> *rows)
+    {
+        if (!View::isObject(node)) {
+            *m_error = fmt::format("{}: must be an object", at(path, node));
+            return false;
+        }
+        std::string name;
+        if (!object(node, path) || !stringMember(node, "name", true, path, &name)) {
+            return false;
+        }
+        std::vector<Node> items;
+        const auto rowsNode = View::member(node, "rows");
+        if (!rowsNode || !View::items(*rowsNode, &items)) {
+            *m_error = fmt::format("{} ({}): \"rows\" must be an array", at(path, node), name);
+            return false;
+        }
+        for (size_t r = 0; r < items.size(); ++r) {
+            TopologyFile::Row row;
+            row.hall = name;
+            if (!this->row(items[r], fmt::format("{}.rows[{}]", path, r), &row)) {
+                return false;
+            }
+            rows->push_back(std::move(row));
+        }
+        return true;
+    }
+
+    bool row(const Node &node, const std::string &path, TopologyFile::Row *out)
+    {
+        std::vector<Node> items;
+        if (!View::isObject(node)) {
+            *m_error = fmt::format("{}: needs \"name\" and a \"racks\" array", at(path, node));
+            return false;
+        }
+        if (!object(node, path) || !stringMember(node, "name", true, path, &out->name)
+            || !membersOf(node, "racks", path, &items)) {
+            return false;
+        }
+        for (size_t k = 0; k < items.size(); ++k) {
+            TopologyFile::Rack rack;
+            if (!this->rack(items[k], fmt::format("{}.racks[{}]", path, k), &rack)) {
+                return false;
+            }
+            out->racks.push_back(std::move(rack));
+        }
+        if (out->racks.empty()) {
+            *m_error = fmt::format("{} ({}): a row needs at least one rack", at(path, node), out->name);
+            return false;
+        }
+        return true;
+    }
+
+    bool rack(const Node &node, const std::string &path, TopologyFile::Rack *out)
+    {
+        std::vector<Node> items;
+        if (!View::isObject(node)) {
+            *m_error = fmt::format("{}: needs \"name\" and a \"hosts\" array", at(path, node));
+            return false;
+        }
+        if (!object(node, path) || !stringMember(node, "name", true, path, &out->name)
+            || !membersOf(node, "hosts", path, &items)) {
+            return false;
+        }
+        for (size_t n = 0; n < items.size(); ++n) {
+            TopologyFile::Host host;
+            if (!this->host(items[n], fmt::format("{}.hosts[{}]", path, n), &host)) {
+                return false;
+            }
+            out->hosts.push_back(std::move(host));
+        }
+        if (out->hosts.empty()) {
+            *m_error = fmt::format("{} ({}): a rack needs at least one host", at(path, node), out->name);
+            return false;
+        }
+        return true;
+    }
+
+    bool host(const Node &node, const std::string &path, TopologyFile::Host *out)
+    {
+        out->gpus = m_perNode;
+        if (View::isObject(node)) {
+            if (!object(node, path) || !stringMember(node, "hostname", true, path, &out->hostname)) {
+                return false;
+            }
+            if (const auto g = View::member(node, "gpus"); g && !gpuCount(*g, at(path, *g), &out->gpus)) {
+                return false;
+            }
+        } else {
+            View::text(node, &out->hostname);
+        }
+        if (out->hostname.empty()) {
+            *m_error = fmt::format("{}: a host is a hostname or {{\"hostname\": ..., \"gpus\": N}}", at(path, node));
+            return false;
+        }
+        if (!m_hostnames.insert(out->hostname).second) {
+            *m_error = fmt::format("{}: hostname '{}' appears twice", at(path, node), out->hostname);
+            return false;
+        }
+        // Checked as it grows, so that no file (YAML aliases included) makes the walk long.
+        m_gpus += out->gpus;
+        if (m_gpus > FleetShape::maxGpus) {
+            *m_error
+                = fmt::format("the file describes more than {} GPUs, the most Fleetscope serves", FleetShape::maxGpus);
+            return false;
+        }
+        return true;
+    }
+
+    // A row's racks or a rack's hosts: an object of which the array `key` is a member.
+    bool membersOf(const Node &node, const char *key, const std::string &path, std::vector<Node> *items)
+    {
+        const auto member = View::member(node, key);
+        if (!member || !View::items(*member, items)) {
+            *m_error = fmt::format("{}: needs \"name\" and a \"{}\" array", at(path, node), key);
+            return false;
+        }
+        return true;
+    }
+
+    static std::string lineOf(const Node &n)
+    {
+        const int line = View::line(n);
+        return line > 0 ? fmt::format(" (line {})", line) : std::string();
+    }
+    static std::string at(const std::string &path, const Node &n) { return path + lineOf(n); }
+
+    // An object's keys are unique: a second "name" would otherwise be silently ignored.
+    bool object(const Node &n, const std::string &path)
+    {
+        if (const auto key = View::duplicateKey(n)) {
+            *m_error = fmt::format("{}: \"{}\" appears twice", at(path, n), *key);
+            return false;
+        }
+        return true;
+    }
+
+    // Reads an optional string member; false (with an error) when present but not a string, or required and
+    // missing or empty.
+    bool stringMember(const Node &object, const char *key, bool required, const std::string &path, std::string *out)
+    {
+        const auto member = View::member(object, key);
+        if (!member && !required) {
+            return true;
+        }
+        std::string text;
+        if (!member || !View::text(*member, &text) || (required && text.empty())) {
+            *m_error = fmt::format("{}: \"{}\" must be a non-empty string", at(path, member ? *member : object), key);
+            return false;
+        }
+        *out = std::move(text);
+        return true;
+    }
+
+    bool gpuCount(const Node &n, const std::string &where, uint32_t *out)
+    {
+        uint64_t count = 0;
+        if (!View::count(n, &count) || count < 1 || count > TopologyFile::maxGpusPerNode) {
+            *m_error = fmt::format(
+                "{}: a GPU count must be a whole number from 1 to {}", where, TopologyFile::maxGpusPerNode);
+            return false;
+        }
+        *out = static_cast<uint32_t>(count);
+        return true;
+    }
+
+    std::string *m_error;
+    uint32_t m_perNode = TopologyFile::defaultGpusPerNode;
+    std::unordered_set<std::string> m_hostnames;
+    uint64_t m_gpus = 0;
+};
+
+bool endsWith(const std::string &text, const char *suffix)
+{
+    const std::string s(suffix);
+    return text.size() >= s.size() && text.compare(text.size() - s.size(), s.size(), s) == 0;
 }
 
 } // namespace
@@ -55,7 +357,8 @@ bool TopologyFile::load(const std::string &path, TopologyFile *out, std::string 
     }
     std::ostringstream text;
     text << in.rdbuf();
-    if (!parse(text.str(), out, error)) {
+    const bool yaml = endsWith(path, ".yaml") || endsWith(path, ".yml");
+    if (!(yaml ? parseYaml(text.str(), out, error) : parse(text.str(), out, error))) {
         *error = fmt::format("{}: {}", path, *error);
         return false;
     }
@@ -66,121 +369,40 @@ bool TopologyFile::parse(const std::string &json, TopologyFile *out, std::string
 {
     *out = {};
     simdjson::dom::parser parser;
-    simdjson::dom::object root;
-    if (auto e = parser.parse(json).get_object().get(root)) {
-        *error = fmt::format("not a JSON object ({})", simdjson::error_message(e));
+    simdjson::dom::element root;
+    if (auto e = parser.parse(json).get(root); e || !root.is_object()) {
+        *error = fmt::format("not a JSON object ({})", e ? simdjson::error_message(e) : "another JSON value");
         return false;
     }
-    uint32_t perNode = defaultGpusPerNode;
-    if (auto g = root["gpusPerNode"]; g.error() != simdjson::NO_SUCH_FIELD) {
-        if (!gpuCount(g.value_unsafe(), "gpusPerNode", &perNode, error)) {
-            return false;
-        }
-    }
-    if (!stringMember(root, "site", false, "top level", &out->site, error)) {
-        return false;
-    }
-    simdjson::dom::array halls;
-    if (root["halls"].get_array().get(halls) || halls.size() == 0) {
-        *error = "\"halls\" must be a non-empty array";
-        return false;
-    }
-    std::unordered_set<std::string> hostnames;
-    uint64_t gpus = 0;
-    size_t hallIndex = 0;
-    for (auto hallElement : halls) {
-        const std::string hallWhere = fmt::format("halls[{}]", hallIndex++);
-        simdjson::dom::object hall;
-        std::string hallName;
-        simdjson::dom::array rows;
-        if (hallElement.get_object().get(hall)) {
-            *error = fmt::format("{}: must be an object", hallWhere);
-            return false;
-        }
-        if (!stringMember(hall, "name", true, hallWhere, &hallName, error)) {
-            return false;
-        }
-        if (hall["rows"].get_array().get(rows)) {
-            *error = fmt::format("{} ({}): \"rows\" must be an array", hallWhere, hallName);
-            return false;
-        }
-        size_t rowIndex = 0;
-        for (auto rowElement : rows) {
-            const std::string rowWhere = fmt::format("{}.rows[{}]", hallWhere, rowIndex++);
-            Row row;
-            row.hall = hallName;
-            simdjson::dom::object rowObject;
-            simdjson::dom::array racks;
-            if (rowElement.get_object().get(rowObject)
-                || !stringMember(rowObject, "name", true, rowWhere, &row.name, error)
-                || rowObject["racks"].get_array().get(racks)) {
-                if (error->empty()) {
-                    *error = fmt::format("{}: needs \"name\" and a \"racks\" array", rowWhere);
-                }
-                return false;
-            }
-            size_t rackIndex = 0;
-            for (auto rackElement : racks) {
-                const std::string rackWhere = fmt::format("{}.racks[{}]", rowWhere, rackIndex++);
-                Rack rack;
-                simdjson::dom::object rackObject;
-                simdjson::dom::array hosts;
-                if (rackElement.get_object().get(rackObject)
-                    || !stringMember(rackObject, "name", true, rackWhere, &rack.name, error)
-                    || rackObject["hosts"].get_array().get(hosts)) {
-                    if (error->empty()) {
-                        *error = fmt::format("{}: needs \"name\" and a \"hosts\" array", rackWhere);
-                    }
-                    return false;
-                }
-                size_t hostIndex = 0;
-                for (auto hostElement : hosts) {
-                    const std::string hostWhere = fmt::format("{}.hosts[{}]", rackWhere, hostIndex++);
-                    Host host;
-                    host.gpus = perNode;
-                    std::string_view name;
-                    simdjson::dom::object hostObject;
-                    if (!hostElement.get_string().get(name)) {
-                        host.hostname.assign(name);
-                    } else if (!hostElement.get_object().get(hostObject)) {
-                        if (!stringMember(hostObject, "hostname", true, hostWhere, &host.hostname, error)) {
-                            return false;
-                        }
-                        if (auto g = hostObject["gpus"]; g.error() != simdjson::NO_SUCH_FIELD
-                            && !gpuCount(g.value_unsafe(), hostWhere, &host.gpus, error)) {
-                            return false;
-                        }
-                    }
-                    if (host.hostname.empty()) {
-                        *error
-                            = fmt::format("{}: a host is a hostname or {{\"hostname\": ..., \"gpus\": N}}", hostWhere);
-                        return false;
-                    }
-                    if (!hostnames.insert(host.hostname).second) {
-                        *error = fmt::format("{}: hostname '{}' appears twice", hostWhere, host.hostname);
-                        return false;
-                    }
-                    gpus += host.gpus;
-                    rack.hosts.push_back(std::move(host));
-                }
-                if (rack.hosts.empty()) {
-                    *error = fmt::format("{} ({}): a rack needs at least one host", rackWhere, rack.name);
-                    return false;
-                }
-                row.racks.push_back(std::move(rack));
-            }
-            if (row.racks.empty()) {
-                *error = fmt::format("{} ({}): a row needs at least one rack", rowWhere, row.name);
-                return false;
-            }
-            out->rows.push_back(std::move(row));
-        }
-    }
-    if (gpus < 1 || gpus > FleetShape::maxGpus) {
-        *error = fmt::format("the file describes {} GPUs; Fleetscope serves 1 to {}", gpus, FleetShape::maxGpus);
+    if (!Checker<JsonView>(error).document(root, out)) {
+        *out = {};
         return false;
     }
     return true;
+}
+
+bool TopologyFile::parseYaml(const std::string &yaml, TopologyFile *out, std::string *error)
+{
+    *out = {};
+    try {
+        const std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
+        if (documents.size() != 1) {
+            *error = fmt::format("holds {} YAML documents; a topology is exactly one", documents.size());
+            return false;
+        }
+        if (!Checker<YamlView>(error).document(documents.front(), out)) {
+            *out = {};
+            return false;
+        }
+        return true;
+    } catch (const YAML::Exception &e) {
+        // ParserException and DeepRecursion carry where the document went wrong.
+        *error = e.mark.is_null()
+            ? fmt::format("not valid YAML: {}", e.msg)
+            : fmt::format("not valid YAML: line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg);
+        *out = {};
+        return false;
+    }
 }
 
 } // namespace fleetscope::backend

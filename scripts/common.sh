@@ -13,6 +13,10 @@ FLEETSCOPE_PACKAGES=(
     libgl-dev libegl-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core
     libsimdjson-dev  # the backend's Prometheus source parses PromQL answers with it
     prometheus  # the exporter's integration test scrapes the simulator with a real Prometheus
+    victoria-metrics  # the same chain through a real single-node VictoriaMetrics (tst_victoriametrics_e2e)
+    libssl-dev  # https towards Prometheus (also pulled in by libgrpc-dev, but the backend links it itself)
+    openssl  # the TLS test makes its self-signed certificates with the openssl tool
+    libyaml-cpp-dev  # YAML topology files (--topology fleet.yaml)
     poppler-utils  # pdftotext: the summary view's test reads the PDF report back
 )
 

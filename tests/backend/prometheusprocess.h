@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the tests that start a real Prometheus share: a free port to give it, a plain HTTP GET of its API (which
-// answers chunked), and a guard that stops the process however the test ends.
+// What the tests that start a real Prometheus or VictoriaMetrics share: a free port to give it, a scrape
+// configuration, a plain HTTP GET of its API (which answers chunked), starting the server, reading a process's
+// announcement, and a guard that stops the process however the test ends.
 #pragma once
 
 #include <QByteArray>
 #include <QDeadlineTimer>
+#include <QFile>
 #include <QProcess>
+#include <QStringList>
 #include <QTcpSocket>
 
 #include <netinet/in.h>
@@ -34,9 +37,13 @@ inline int freePort()
     return port;
 }
 
-// GET over HTTP/1.1 with Connection: close; the body, or empty on any failure.
-inline QByteArray httpGet(int port, const QByteArray &target, int timeoutMs = 5000)
+// GET over HTTP/1.1 with Connection: close; the body of a 200 answer, or empty on any failure. With status, the
+// answer's status too (0 when there was none).
+inline QByteArray httpGet(int port, const QByteArray &target, int timeoutMs = 5000, int *status = nullptr)
 {
+    if (status) {
+        *status = 0;
+    }
     QTcpSocket socket;
     socket.connectToHost(QStringLiteral("127.0.0.1"), static_cast<quint16>(port));
     if (!socket.waitForConnected(timeoutMs)) {
@@ -54,6 +61,9 @@ inline QByteArray httpGet(int port, const QByteArray &target, int timeoutMs = 50
         }
     }
     const auto headEnd = data.indexOf("\r\n\r\n");
+    if (status && data.startsWith("HTTP/1.") && data.size() > 12) {
+        *status = data.mid(9, 3).toInt();
+    }
     if (!data.startsWith("HTTP/1.1 200") || headEnd < 0) {
         return {};
     }
@@ -83,6 +93,50 @@ inline QByteArray httpGet(int port, const QByteArray &target, int timeoutMs = 50
     return body;
 }
 
+inline bool writeFile(const QString &path, const QByteArray &content)
+{
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(content) == content.size();
+}
+
+// A Prometheus configuration (VictoriaMetrics reads the same) scraping one target every second.
+inline QByteArray scrapeConfig(int targetPort)
+{
+    return "global:\n"
+           "  scrape_interval: 1s\n"
+           "  scrape_timeout: 1s\n"
+           "scrape_configs:\n"
+           "  - job_name: dcgm\n"
+           "    static_configs:\n"
+           "      - targets: ['127.0.0.1:"
+        + QByteArray::number(targetPort) + "']\n";
+}
+
+// Waits for a line of the process's standard output that starts with prefix; that line without it, or empty (the
+// output so far in *seen) when the process ends or the time is up first.
+inline QByteArray waitForLine(QProcess &process, const QByteArray &prefix, int timeoutMs, QByteArray *seen = nullptr)
+{
+    QByteArray all;
+    QDeadlineTimer deadline(timeoutMs);
+    for (;;) {
+        while (process.canReadLine()) {
+            const QByteArray line = process.readLine();
+            all += line;
+            if (line.startsWith(prefix)) {
+                return line.mid(prefix.size()).trimmed();
+            }
+        }
+        if (deadline.hasExpired() || process.state() == QProcess::NotRunning) {
+            all += process.readAll();
+            if (seen) {
+                *seen = all;
+            }
+            return {};
+        }
+        process.waitForReadyRead(static_cast<int>(std::min<qint64>(deadline.remainingTime(), 200)));
+    }
+}
+
 // Terminates the process when the test leaves, passing or failing.
 struct ProcessGuard
 {
@@ -98,5 +152,31 @@ struct ProcessGuard
         }
     }
 };
+
+// Debian's `prometheus` (2.42 in bookworm) on 127.0.0.1:port, storing under dataDir; extra arguments appended
+// (--web.config.file=...). Started, not yet ready: poll its API.
+inline bool startPrometheus(ProcessGuard *guard, const QString &binary, const QString &config, const QString &dataDir,
+    int port, const QStringList &extra = {})
+{
+    guard->process.setProcessChannelMode(QProcess::MergedChannels);
+    guard->process.start(binary,
+        QStringList { QStringLiteral("--config.file=") + config, QStringLiteral("--storage.tsdb.path=") + dataDir,
+            QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(port), QStringLiteral("--log.level=warn") }
+            + extra);
+    return guard->process.waitForStarted(10000);
+}
+
+// Debian's `victoria-metrics` (single-node, 1.79 in bookworm) on 127.0.0.1:port scraping as config says. Samples
+// are searchable at once (no 30 s latency offset) once /internal/force_flush has been called.
+inline bool startVictoriaMetrics(
+    ProcessGuard *guard, const QString &binary, const QString &config, const QString &dataDir, int port)
+{
+    guard->process.setProcessChannelMode(QProcess::MergedChannels);
+    guard->process.start(binary,
+        { QStringLiteral("-storageDataPath=") + dataDir, QStringLiteral("-httpListenAddr=127.0.0.1:%1").arg(port),
+            QStringLiteral("-promscrape.config=") + config, QStringLiteral("-search.latencyOffset=0s"),
+            QStringLiteral("-loggerLevel=WARN") });
+    return guard->process.waitForStarted(10000);
+}
 
 } // namespace fleetscope::testing

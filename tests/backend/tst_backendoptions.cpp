@@ -1,9 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
 
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace fleetscope::backend;
+
+namespace {
+
+std::vector<std::string> toArgs(const QByteArrayList &args)
+{
+    std::vector<std::string> argv;
+    for (const auto &a : args) {
+        argv.push_back(a.toStdString());
+    }
+    return argv;
+}
+
+} // namespace
 
 class TestBackendOptions : public QObject
 {
@@ -43,13 +58,128 @@ private Q_SLOTS:
     {
         QFETCH(QByteArrayList, args);
         QFETCH(QByteArray, mentions);
-        std::vector<std::string> argv;
-        for (const auto &a : std::as_const(args)) {
-            argv.push_back(a.toStdString());
-        }
-        const auto r = parseBackendOptions(argv);
+        const auto r = parseBackendOptions(toArgs(args));
         QVERIFY2(r.error.find(mentions.toStdString()) != std::string::npos, r.error.c_str());
     }
+
+    void prometheusCredentialsAndTls()
+    {
+        QVERIFY(m_dir.isValid());
+        const QByteArray url = "https://prometheus.example:9090";
+        const auto r = parseBackendOptions(toArgs({ "--source", "prometheus", "--prometheus-url", url,
+            "--prometheus-user", "fleet", "--prometheus-password-file", file("password", "s3cret\n"), "--prometheus-ca",
+            file("ca.pem", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), "--topology",
+            file("fleet.yaml", "halls: []\n") }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QVERIFY(r.warnings.empty());
+        const auto &http = r.options.prometheus.http;
+        QCOMPARE(http.user, std::string("fleet"));
+        QCOMPARE(http.passwordFile, m_dir.filePath(QStringLiteral("password")).toStdString());
+        QCOMPARE(http.caFile, m_dir.filePath(QStringLiteral("ca.pem")).toStdString());
+        QVERIFY(http.bearerTokenFile.empty());
+        QVERIFY(!http.insecureSkipVerify);
+
+        const auto bearer = parseBackendOptions(toArgs({ "--source", "prometheus", "--prometheus-url", url,
+            "--prometheus-bearer-token-file", file("token", "abc.def\n") }));
+        QVERIFY2(bearer.error.empty(), bearer.error.c_str());
+        QCOMPARE(bearer.options.prometheus.http.bearerTokenFile, m_dir.filePath(QStringLiteral("token")).toStdString());
+    }
+
+    // Valid, but unsafe: said loudly at start.
+    void prometheusWarnings()
+    {
+        QVERIFY(m_dir.isValid());
+        const auto insecure
+            = parseBackendOptions(toArgs({ "--source", "prometheus", "--prometheus-url", "https://10.0.0.1:9090",
+                "--prometheus-insecure-skip-verify", "--prometheus-bearer-token-file", file("token", "abc") }));
+        QVERIFY2(insecure.error.empty(), insecure.error.c_str());
+        QVERIFY(insecure.options.prometheus.http.insecureSkipVerify);
+        QCOMPARE(insecure.warnings.size(), size_t { 1 });
+        QVERIFY(insecure.warnings[0].find("NOT checked") != std::string::npos);
+        QVERIFY(insecure.warnings[0].find("credentials") != std::string::npos);
+
+        const auto clear = parseBackendOptions(toArgs({ "--source", "prometheus", "--prometheus-url",
+            "http://10.0.0.1:9090", "--prometheus-user", "u", "--prometheus-password-file", file("password", "p") }));
+        QVERIFY2(clear.error.empty(), clear.error.c_str());
+        QCOMPARE(clear.warnings.size(), size_t { 1 });
+        QVERIFY(clear.warnings[0].find("clear text") != std::string::npos);
+
+        QVERIFY(parseBackendOptions(toArgs({ "--source", "prometheus", "--prometheus-url", "http://10.0.0.1:9090" }))
+                    .warnings.empty());
+    }
+
+    void prometheusOptionsInvalid_data()
+    {
+        QVERIFY(m_dir.isValid());
+        const QByteArray password = file("password", "p\n");
+        const QByteArray token = file("token", "t");
+        const QByteArray ca = file("ca.pem", "-----BEGIN CERTIFICATE-----\n");
+        const QByteArray missing = m_dir.filePath(QStringLiteral("missing")).toUtf8();
+        const QByteArray folder = m_dir.path().toUtf8(); // exists, but cannot be read as a file
+        const QByteArrayList https = { "--source", "prometheus", "--prometheus-url", "https://p:9090" };
+        const QByteArrayList http = { "--source", "prometheus", "--prometheus-url", "http://p:9090" };
+
+        QTest::addColumn<QByteArrayList>("args");
+        QTest::addColumn<QByteArray>("mentions");
+        QTest::newRow("missing password file")
+            << https + QByteArrayList { "--prometheus-user", "u", "--prometheus-password-file", missing }
+            << QByteArray("--prometheus-password-file: password file '" + missing + "': cannot read it: No such file");
+        QTest::newRow("unreadable password file")
+            << https + QByteArrayList { "--prometheus-user", "u", "--prometheus-password-file", folder }
+            << QByteArray("cannot read it: Is a directory");
+        QTest::newRow("empty password file")
+            << https + QByteArrayList { "--prometheus-user", "u", "--prometheus-password-file", file("empty", "\n") }
+            << QByteArray("is empty");
+        QTest::newRow("two-line token") << https
+                + QByteArrayList { "--prometheus-bearer-token-file", file("two", "a\nb\n") }
+                                        << QByteArray("more than one line");
+        QTest::newRow("missing token file")
+            << https + QByteArrayList { "--prometheus-bearer-token-file", missing }
+            << QByteArray("--prometheus-bearer-token-file: bearer token file '" + missing + "': cannot read it");
+        QTest::newRow("missing CA file") << https + QByteArrayList { "--prometheus-ca", missing }
+                                         << QByteArray("--prometheus-ca: cannot read '" + missing + "'");
+        QTest::newRow("CA file not PEM") << https + QByteArrayList { "--prometheus-ca", token }
+                                         << QByteArray("holds no PEM certificate");
+        QTest::newRow("password on the command line") << https + QByteArrayList { "--prometheus-password", "hunter2" }
+                                                      << QByteArray("not taken on the command line");
+        QTest::newRow("token on the command line") << https + QByteArrayList { "--prometheus-bearer-token", "t" }
+                                                   << QByteArray("use --prometheus-bearer-token-file");
+        QTest::newRow("user without password")
+            << https + QByteArrayList { "--prometheus-user", "u" } << QByteArray("go together");
+        QTest::newRow("password without user")
+            << https + QByteArrayList { "--prometheus-password-file", password } << QByteArray("go together");
+        QTest::newRow("user with a colon")
+            << https + QByteArrayList { "--prometheus-user", "a:b", "--prometheus-password-file", password }
+            << QByteArray("no ':'");
+        QTest::newRow("basic and bearer") << https
+                + QByteArrayList { "--prometheus-user", "u", "--prometheus-password-file", password,
+                      "--prometheus-bearer-token-file", token }
+                                          << QByteArray("exclude each other");
+        QTest::newRow("CA with http") << http + QByteArrayList { "--prometheus-ca", ca }
+                                      << QByteArray("need an https:// --prometheus-url");
+        QTest::newRow("insecure with http")
+            << http + QByteArrayList { "--prometheus-insecure-skip-verify" } << QByteArray("need an https://");
+        QTest::newRow("CA and insecure") << https
+                + QByteArrayList { "--prometheus-ca", ca, "--prometheus-insecure-skip-verify" }
+                                         << QByteArray("contradict");
+        QTest::newRow("auth without prometheus") << QByteArrayList { "--prometheus-bearer-token-file", token }
+                                                 << QByteArray("apply to --source prometheus only");
+    }
+    void prometheusOptionsInvalid() { invalid(); }
+
+private:
+    // A file in the test's folder with this content; its path.
+    QByteArray file(const char *name, const QByteArray &content)
+    {
+        const QString path = m_dir.filePath(QString::fromUtf8(name));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(content) != content.size()) {
+            qFatal("cannot write %s", qPrintable(path));
+        }
+        return path.toUtf8();
+    }
+
+    QTemporaryDir m_dir;
 };
 
 QTEST_GUILESS_MAIN(TestBackendOptions)

@@ -3,6 +3,7 @@
 // simulator's frame it was rendered from.
 #include "backendoptions.h"
 #include "exporterserver.h"
+#include "simulator.h"
 
 #include <QDeadlineTimer>
 #include <QRegularExpression>
@@ -327,7 +328,10 @@ private Q_SLOTS:
             // The value, as DCGM prints it: integers for integer fields, %f for power.
             const auto family = std::find_if(families.begin(), families.end(),
                 [&](const be::ExporterPage::Family &f) { return QByteArray::fromStdString(f.name) == s.name; });
-            const float expected = frame->plane(family->metric)[g];
+            // The error fields as dcgm-exporter has them (totals and the last XID), the rest as the frame has them.
+            const auto *raw = be::ExporterPage::rawField(*frame, family->metric);
+            QCOMPARE(raw != nullptr, be::ExporterPage::isRawErrorField(family->metric));
+            const float expected = raw ? static_cast<float>((*raw)[g]) : frame->plane(family->metric)[g];
             if (family->isDouble) {
                 QVERIFY2(QRegularExpression(QStringLiteral("^[0-9]+\\.[0-9]{6}$"))
                              .match(QString::fromLatin1(s.value))
@@ -355,6 +359,86 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(offline > 0, "no offline GPU in the test frame: their absence went untested");
+    }
+
+    // The error counters are dcgm-exporter's counters: totals that never fall, while the frames' 5-minute counts
+    // do; the double-bit total is the number of double-bit events so far and the XID gauge the last event's XID.
+    void errorCountersOnlyGrow()
+    {
+        // Ten simulated minutes a step over 2,048 GPUs: errors come every step and leave the window after half a
+        // step, so window counts fall all the time.
+        be::Simulator sim(2048, 3, 600.0);
+        std::map<std::pair<QByteArray, uint32_t>, double> last; // (family, GPU) -> value on the previous page
+        std::vector<uint32_t> dbeEvents(sim.shape().gpuCount, 0);
+        std::vector<uint32_t> lastXid(sim.shape().gpuCount, 0);
+        std::map<QByteArray, uint32_t> gpuByHostAndIndex;
+        for (uint32_t g = 0; g < sim.shape().gpuCount; ++g) {
+            const auto &node = sim.shape().nodes[sim.shape().nodeOfGpu[g]];
+            gpuByHostAndIndex[QByteArray::fromStdString(node.hostname) + '/' + QByteArray::number(g - node.firstGpu)]
+                = g;
+        }
+        size_t windowFalls = 0;
+        size_t counterRises = 0;
+        size_t dbeChecked = 0;
+        size_t xidChecked = 0;
+        std::shared_ptr<const be::SimFrame> previous;
+        for (int step = 0; step < 12; ++step) {
+            sim.step();
+            for (const auto &e : sim.takeEvents()) {
+                if (e.kind == be::FleetEvent::Kind::EccDoubleBit) {
+                    ++dbeEvents[static_cast<size_t>(e.gpu)];
+                } else if (e.kind == be::FleetEvent::Kind::Xid) {
+                    lastXid[static_cast<size_t>(e.gpu)] = e.xid;
+                }
+            }
+            const auto frame = sim.snapshot();
+            QVERIFY(frame->rawErrors);
+            const Page page = parsePage(QByteArray::fromStdString(
+                be::ExporterPage::render(sim.shape(), *frame, {}, be::ExporterPage::Options())));
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            for (const auto &s : page.samples) {
+                const auto family
+                    = std::find_if(be::ExporterPage::families().begin(), be::ExporterPage::families().end(),
+                        [&](const auto &f) { return QByteArray::fromStdString(f.name) == s.name; });
+                if (!be::ExporterPage::isRawErrorField(family->metric)) {
+                    continue;
+                }
+                const uint32_t g = gpuByHostAndIndex.at(s.labels.at("Hostname") + '/' + s.labels.at("gpu"));
+                const double value = s.value.toDouble();
+                if (family->metric == be::MetricId::XidErrors) {
+                    QCOMPARE(value, static_cast<double>(lastXid[g]));
+                    xidChecked += lastXid[g] != 0 ? 1 : 0;
+                    continue;
+                }
+                QCOMPARE(page.type.at(s.name), QByteArray("counter"));
+                if (family->metric == be::MetricId::EccDbe) {
+                    QCOMPARE(value, static_cast<double>(dbeEvents[g]));
+                    dbeChecked += dbeEvents[g] != 0 ? 1 : 0;
+                }
+                const auto key = std::make_pair(s.name, g);
+                if (const auto it = last.find(key); it != last.end()) {
+                    QVERIFY2(value >= it->second,
+                        qPrintable(QStringLiteral("%1 of GPU %2 fell from %3 to %4")
+                                       .arg(QString::fromLatin1(s.name))
+                                       .arg(g)
+                                       .arg(it->second)
+                                       .arg(value)));
+                    counterRises += value > it->second ? 1 : 0;
+                }
+                last[key] = value;
+                if (previous) {
+                    const auto &now = frame->plane(family->metric);
+                    const auto &before = previous->plane(family->metric);
+                    windowFalls += now[g] < before[g] ? 1 : 0;
+                }
+            }
+            previous = frame;
+        }
+        // The test could fail: window counts did fall, counters did rise, and events were there to compare with.
+        QVERIFY2(windowFalls > 0, "no window count fell: the old page would have passed too");
+        QVERIFY(counterRises > 0);
+        QVERIFY2(dbeChecked > 0, "no double-bit error in the run");
+        QVERIFY2(xidChecked > 0, "no XID in the run");
     }
 
     void labelEscaping()

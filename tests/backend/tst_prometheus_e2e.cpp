@@ -10,6 +10,9 @@
 #include "prometheussource.h"
 #include "telemetryclient.h"
 
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
 #include <QDeadlineTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -35,6 +38,7 @@ namespace be = fleetscope::backend;
 using fleetscope::testing::freePort;
 using fleetscope::testing::httpGet;
 using fleetscope::testing::ProcessGuard;
+namespace pb = fleetscope::telemetry::v1;
 using namespace std::chrono_literals;
 
 namespace {
@@ -294,6 +298,228 @@ private Q_SLOTS:
             }
         }
         checkFrame(simulatorGpu);
+    }
+
+    // ListJobs from the pod labels the exporter page carries: the simulator's running jobs, each with the GPUs of
+    // its nodes that report (the flapping node's do not).
+    void jobsFromPodLabels()
+    {
+        const auto &shape = m_simulator->shape();
+        const QString path = m_dir.filePath(QStringLiteral("topology-jobs.json"));
+        QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(shape)));
+        QVERIFY(subscribe(path.toStdString()));
+
+        std::map<std::string, std::pair<std::string, std::vector<uint32_t>>> expected; // name -> owner, GPUs
+        for (const auto &job : m_simulator->jobs()) {
+            if (job.endMs != 0) {
+                continue;
+            }
+            std::vector<uint32_t> gpus;
+            for (const uint32_t g : job.gpuList()) {
+                if (online(*m_frame, g)) {
+                    gpus.push_back(g);
+                }
+            }
+            if (!gpus.empty()) {
+                expected[job.name] = { job.owner, gpus };
+            }
+        }
+        QVERIFY2(expected.size() >= 2, "the frozen fleet runs fewer than two jobs: too little to compare");
+
+        auto stub = pb::Telemetry::NewStub(
+            grpc::CreateChannel(m_backend->listeningAddress(), grpc::InsecureChannelCredentials()));
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 10s);
+        pb::ListJobsResponse response;
+        const auto status = stub->ListJobs(&context, pb::ListJobsRequest(), &response);
+        QVERIFY2(status.ok(), status.error_message().c_str());
+        std::map<std::string, std::pair<std::string, std::vector<uint32_t>>> got;
+        for (const auto &job : response.jobs()) {
+            QCOMPARE(job.end_time_ms(), int64_t { 0 });
+            QVERIFY(job.id() != 0);
+            got[job.name()] = { job.owner(), { job.gpus().begin(), job.gpus().end() } };
+        }
+        QCOMPARE(got.size(), expected.size());
+        for (const auto &[name, job] : expected) {
+            QVERIFY2(got.count(name) == 1, name.c_str());
+            QCOMPARE(got[name].first, job.first);
+            QCOMPARE(got[name].second, job.second);
+        }
+    }
+
+    // A fleet that moves: after half a minute of scrapes, QueryRange over it (from Prometheus' range API) gives at
+    // each sample time the values of the frame the exporter served at that scrape; and the degrading GPU's XIDs
+    // reach StreamEvents, from before the backend's start (range queries) and live (changes between polls).
+    void historyAndEventsOfAMovingFleet()
+    {
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        // A minute of simulated time per second: the bad-gpu scenario's GPU logs an XID (92 or 63) every step
+        // from the 12th on.
+        be::FrameSource::Options options;
+        options.gpuCount = 256;
+        options.seed = 5;
+        options.interval = 1000ms;
+        options.speed = 60;
+        options.scenario = be::Scenario::Kind::BadGpu;
+        be::FrameSource simulator(options);
+        const auto badGpu = be::Scenario(be::Scenario::Kind::BadGpu, simulator.shape(), options.seed).badGpu();
+        QVERIFY(badGpu >= 0);
+        be::ExporterServer exporter(simulator, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        const QString config = m_dir.filePath(QStringLiteral("moving.yml"));
+        QVERIFY(fleetscope::testing::writeFile(config, fleetscope::testing::scrapeConfig(exporter.port())));
+        const int port = freePort();
+        ProcessGuard server;
+        QVERIFY(fleetscope::testing::startPrometheus(
+            &server, prometheus, config, m_dir.filePath(QStringLiteral("moving-data")), port));
+
+        // Half a minute of scrapes of one GPU's temperature, and so of every GPU's.
+        const auto &first = simulator.shape().nodes.front();
+        const QString oneSeries = QStringLiteral("count_over_time(DCGM_FI_DEV_GPU_TEMP{Hostname=\"%1\",gpu=\"0\"}[5m])")
+                                      .arg(QString::fromStdString(first.hostname));
+        QDeadlineTimer deadline(90000);
+        for (;;) {
+            const auto count = instantQuery(port, oneSeries);
+            if (!count.isEmpty() && sampleValue(count.at(0)) >= 32) {
+                break;
+            }
+            if (deadline.hasExpired() || server.process.state() == QProcess::NotRunning) {
+                QFAIL(qPrintable(QStringLiteral("Prometheus did not scrape for half a minute in time; its log:\n%1")
+                                     .arg(QString::fromUtf8(server.process.readAll()))));
+            }
+            QTest::qWait(500);
+        }
+
+        const QString path = m_dir.filePath(QStringLiteral("topology-moving.json"));
+        QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(simulator.shape())));
+        auto sourceLog = std::make_shared<std::pair<std::mutex, std::string>>();
+        auto source = std::make_unique<be::PrometheusSource>([sourceLog](const std::string &line) {
+            std::lock_guard lock(sourceLog->first);
+            sourceLog->second += line + '\n';
+        });
+        be::PrometheusSource::Options sourceOptions;
+        sourceOptions.url = "http://127.0.0.1:" + std::to_string(port);
+        sourceOptions.topologyFile = path.toStdString();
+        // Past events on the scrapes' own grid, so that none falls between two steps.
+        sourceOptions.eventStep = 1000ms;
+        QVERIFY2(source->start(sourceOptions, &error), error.c_str());
+        be::FrameSource::Options backendOptions;
+        backendOptions.interval = 200ms;
+        be::BackendServer backend(std::make_unique<be::FrameSource>(std::move(source), backendOptions));
+        QVERIFY2(backend.start("127.0.0.1:0", &error), error.c_str());
+        auto stub = pb::Telemetry::NewStub(
+            grpc::CreateChannel(backend.listeningAddress(), grpc::InsecureChannelCredentials()));
+
+        // The last 30 s, a row a second, every GPU.
+        const auto newest = instantQuery(port, QStringLiteral("max(timestamp(DCGM_FI_DEV_GPU_TEMP))"));
+        QCOMPARE(newest.size(), 1);
+        const int64_t to = std::llround(sampleValue(newest.at(0)) * 1000.0);
+        pb::QueryRangeRequest request;
+        for (const auto &m : comparedMetrics) {
+            request.add_metric_ids(m.second.toStdString());
+        }
+        request.set_from_ms(to - 30000);
+        request.set_to_ms(to);
+        request.set_step_ms(1000);
+        std::map<std::string, std::vector<int64_t>> sampleTimes;
+        std::map<std::string, std::string> values;
+        {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 30s);
+            auto reader = stub->QueryRange(&context, request);
+            pb::QueryRangePart part;
+            while (reader->Read(&part)) {
+                QCOMPARE(static_cast<uint32_t>(part.gpus_size()), simulator.shape().gpuCount);
+                auto &times = sampleTimes[part.metric_id()];
+                times.insert(times.end(), part.sample_times_ms().begin(), part.sample_times_ms().end());
+                values[part.metric_id()] += part.values();
+            }
+            const auto status = reader->Finish();
+            QVERIFY2(status.ok(), status.error_message().c_str());
+        }
+        const auto frames = simulator.framesBetween(to - 40000, to + 5000);
+        const uint32_t n = simulator.shape().gpuCount;
+        size_t rows = 0;
+        for (const auto &[id, key] : comparedMetrics) {
+            const auto &times = sampleTimes[key.toStdString()];
+            const auto &bytes = values[key.toStdString()];
+            QVERIFY2(times.size() >= 28, qPrintable(QStringLiteral("%1 rows of %2").arg(times.size()).arg(key)));
+            QCOMPARE(bytes.size(), times.size() * n * sizeof(float));
+            rows += times.size();
+            for (size_t r = 0; r < times.size(); ++r) {
+                const int64_t scraped = times[r];
+                // The frame the exporter served at that scrape: the newest one published by the time the request
+                // reached it, a few milliseconds after the scrape's timestamp.
+                bool matched = false;
+                QString tried;
+                for (size_t f = 0; f < frames.size() && !matched; ++f) {
+                    const bool publishedBefore = frames[f]->sampleTimeMs <= scraped + 250;
+                    const bool notYetReplaced = f + 1 == frames.size() || frames[f + 1]->sampleTimeMs > scraped - 5;
+                    if (!publishedBefore || !notYetReplaced) {
+                        continue;
+                    }
+                    tried += QStringLiteral(" %1").arg(frames[f]->sequence);
+                    const auto &plane = frames[f]->plane(id);
+                    bool same = true;
+                    for (uint32_t g = 0; g < n && same; ++g) {
+                        float got = 0;
+                        std::memcpy(&got, bytes.data() + (r * n + g) * sizeof(float), sizeof(float));
+                        const float expected = throughTheChain(id, plane[g]);
+                        same = std::isnan(plane[g]) ? std::isnan(got) : got == expected;
+                    }
+                    matched = same;
+                }
+                QVERIFY2(matched,
+                    qPrintable(QStringLiteral("%1 at the scrape of %2: no frame of those then latest (%3) has its "
+                                              "values")
+                                   .arg(key)
+                                   .arg(scraped)
+                                   .arg(tried)));
+            }
+        }
+        QVERIFY(rows > 0);
+
+        // XIDs of the degrading GPU: each one the simulator logged on it, by then.
+        uint64_t after = 0;
+        auto simulated = simulator.eventsAfter(0, &after, 0ms);
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 30s);
+        pb::StreamEventsRequest since;
+        since.set_since_ms(to - 3600000);
+        auto reader = stub->StreamEvents(&context, since);
+        pb::Event e;
+        int xids = 0;
+        int live = 0;
+        while (live == 0 && reader->Read(&e)) {
+            if (e.kind() != pb::EVENT_KIND_XID || e.gpu() != badGpu) {
+                continue;
+            }
+            ++xids;
+            live += e.time_ms() > to ? 1 : 0;
+            // A live one may be newer than the simulator's log so far.
+            for (auto &s : simulator.eventsAfter(0, &after, 0ms)) {
+                simulated.push_back(std::move(s));
+            }
+            // Past events are on the step's grid: the change happened in the step before.
+            const bool logged = std::any_of(simulated.begin(), simulated.end(), [&](const be::TimedEvent &s) {
+                return s.event.kind == be::FleetEvent::Kind::Xid && s.event.gpu == badGpu && s.event.xid == e.xid()
+                    && s.timeMs <= e.time_ms();
+            });
+            QVERIFY2(logged, e.text().c_str());
+        }
+        context.TryCancel();
+        while (reader->Read(&e)) { }
+        reader->Finish();
+        std::lock_guard lock(sourceLog->first);
+        QVERIFY2(xids >= 2 && live >= 1,
+            qPrintable(QStringLiteral("%1 XID events of GPU %2, %3 live; the source's log:\n%4")
+                           .arg(xids)
+                           .arg(badGpu)
+                           .arg(live)
+                           .arg(QString::fromStdString(sourceLog->second))));
+        backend.stop();
+        simulator.stop();
     }
 
     void cleanupTestCase()

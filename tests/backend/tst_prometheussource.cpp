@@ -8,6 +8,7 @@
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QHash>
 #include <QMutex>
@@ -23,6 +24,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 using namespace fleetscope::backend;
@@ -80,6 +82,16 @@ public:
         QMutexLocker lock(&m_mutex);
         return m_requests.value(QString::fromStdString(query));
     }
+    // Answers for /api/v1/query_range, by query.
+    void setRange(const std::string &query, Answer answer) { set(rangeKey + query, std::move(answer)); }
+    int rangeRequests(const std::string &query) const { return requests(rangeKey + query); }
+    // The start, end and step (as sent) of the last range query for this query.
+    QStringList lastRange(const std::string &query) const
+    {
+        QMutexLocker lock(&m_mutex);
+        return m_ranges.value(QString::fromStdString(query));
+    }
+    static constexpr const char *rangeKey = "range:";
 
 private:
     void serve(QTcpSocket *socket)
@@ -92,17 +104,25 @@ private:
         const QByteArray line = buffer.left(buffer.indexOf("\r\n"));
         m_buffers.remove(socket);
         const QUrl url(QString::fromLatin1(line.split(' ').value(1)));
-        const QString query = QUrlQuery(url.query()).queryItemValue(QStringLiteral("query"), QUrl::FullyDecoded);
+        const QUrlQuery items(url.query());
+        const bool range = url.path() == QStringLiteral("/api/v1/query_range");
+        const QString query
+            = QLatin1String(range ? rangeKey : "") + items.queryItemValue(QStringLiteral("query"), QUrl::FullyDecoded);
         Answer answer;
         {
             QMutexLocker lock(&m_mutex);
+            if (range) {
+                m_ranges[query.mid(static_cast<qsizetype>(std::strlen(rangeKey)))]
+                    = QStringList { items.queryItemValue(QStringLiteral("start")),
+                          items.queryItemValue(QStringLiteral("end")), items.queryItemValue(QStringLiteral("step")) };
+            }
             ++m_requests[query];
             answer = m_answers.value(query,
                 Answer { 400,
                     R"({"status":"error","errorType":"bad_data","error":"the fake has no answer for this query"})",
                     0 });
         }
-        if (url.path() != QStringLiteral("/api/v1/query")) {
+        if (url.path() != QStringLiteral("/api/v1/query") && !range) {
             answer = { 404, "404 page not found", 0 };
         }
         QPointer<QTcpSocket> guard(socket);
@@ -128,6 +148,7 @@ private:
     mutable QMutex m_mutex; // guards m_answers and m_requests, set by the test, read by the server thread
     QHash<QString, Answer> m_answers;
     QHash<QString, int> m_requests;
+    QHash<QString, QStringList> m_ranges;
 };
 
 // The test fleet: four hosts whose names sort naturally as node-1, node-2, node-3, node-10, 8 GPUs each.
@@ -200,6 +221,24 @@ std::vector<Series> metricSeries(MetricId id, const std::string &skipHost = {}, 
     return out;
 }
 
+// The raw XID gauge and double-bit counter the events come from: 0 on every GPU but those given (dense index ->
+// value).
+void answerEvents(FakePrometheus &fake, const std::map<int, std::string> &xid, const std::map<int, std::string> &dbe)
+{
+    std::vector<Series> series;
+    for (const auto &[field, values] :
+        { std::pair { "DCGM_FI_DEV_XID_ERRORS", &xid }, std::pair { "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", &dbe } }) {
+        for (const auto &h : hosts) {
+            for (uint32_t g = 0; g < gpusPerHost; ++g) {
+                const auto it = values->find(denseIndex(h, g));
+                series.push_back({ h, std::to_string(g), it == values->end() ? "0" : it->second,
+                    std::string(R"(,"__name__":")") + field + "\"" });
+            }
+        }
+    }
+    fake.set(PrometheusSource::eventQuery(), { 200, vectorAnswer(series), 0 });
+}
+
 void answerTimestamp(FakePrometheus &fake, double seconds)
 {
     fake.set(PrometheusSource::sampleTimeQuery(),
@@ -229,6 +268,7 @@ void answerFleet(FakePrometheus &fake, double seconds = 1700000000.5, const std:
         }
     }
     answerTimestamp(fake, seconds);
+    answerEvents(fake, {}, {});
 }
 
 struct Started
@@ -262,6 +302,121 @@ bool contains(const std::string &text, const char *part)
 {
     return text.find(part) != std::string::npos;
 }
+
+// One series of a range query's matrix: (Unix ms, value text) points.
+struct RangeSeries
+{
+    std::string host;
+    std::string gpu;
+    std::vector<std::pair<int64_t, std::string>> points;
+    std::string extraLabels;
+};
+
+QByteArray matrixAnswer(const std::vector<RangeSeries> &series)
+{
+    std::string out = R"({"status":"success","data":{"resultType":"matrix","result":[)";
+    for (size_t i = 0; i < series.size(); ++i) {
+        const auto &s = series[i];
+        std::string labels;
+        if (!s.host.empty()) {
+            labels = R"("Hostname":")" + s.host + R"(","gpu":")" + s.gpu + "\"";
+        }
+        labels += s.extraLabels;
+        out += (i ? "," : "") + std::string(R"({"metric":{)") + labels + R"(},"values":[)";
+        for (size_t p = 0; p < s.points.size(); ++p) {
+            out += (p ? "," : "") + std::string("[") + std::to_string(s.points[p].first / 1000) + "."
+                + QByteArray::number(s.points[p].first % 1000).rightJustified(3, '0').toStdString() + ",\""
+                + s.points[p].second + "\"]";
+        }
+        out += "]}";
+    }
+    out += "]}}";
+    return QByteArray::fromStdString(out);
+}
+
+// A vector answer of every GPU of the fleet for a metric, with these labels on some GPUs (dense index -> labels) and
+// extra series (a GPU serving two jobs).
+QByteArray labelledAnswer(MetricId id, const std::map<int, std::string> &labels, const std::vector<Series> &extra = {})
+{
+    auto series = metricSeries(id);
+    for (auto &s : series) {
+        if (const auto it = labels.find(denseIndex(s.host, std::stoul(s.gpu))); it != labels.end()) {
+            s.extraLabels = it->second;
+        }
+    }
+    series.insert(series.end(), extra.begin(), extra.end());
+    return vectorAnswer(series);
+}
+
+// The throttle reasons of every GPU: 0 but those given.
+void answerReasons(FakePrometheus &fake, const std::map<int, std::string> &reasons)
+{
+    auto series = metricSeries(MetricId::ThrottleReasons);
+    for (auto &s : series) {
+        if (const auto it = reasons.find(denseIndex(s.host, std::stoul(s.gpu))); it != reasons.end()) {
+            s.value = it->second;
+        }
+    }
+    fake.set(*PrometheusSource::queryFor(MetricId::ThrottleReasons), { 200, vectorAnswer(series), 0 });
+}
+
+const FleetEvent *findEvent(const std::vector<FleetEvent> &events, FleetEvent::Kind kind, int64_t gpu)
+{
+    for (const auto &e : events) {
+        if (e.kind == kind && e.gpu == gpu) {
+            return &e;
+        }
+    }
+    return nullptr;
+}
+
+float floatAt(const std::string &values, size_t index)
+{
+    float v = 0;
+    std::memcpy(&v, values.data() + index * sizeof(float), sizeof(float));
+    return v;
+}
+
+// QueryRange over gRPC: the parts of each metric concatenated, and the call's status.
+struct RangeResult
+{
+    grpc::Status status;
+    std::map<std::string, std::vector<int64_t>> times;
+    std::map<std::string, std::vector<int64_t>> sampleTimes;
+    std::map<std::string, std::string> values;
+    std::vector<uint32_t> gpus;
+};
+
+RangeResult queryRange(BackendServer &server, const pb::QueryRangeRequest &request)
+{
+    auto stub
+        = pb::Telemetry::NewStub(grpc::CreateChannel(server.listeningAddress(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 20s);
+    auto reader = stub->QueryRange(&context, request);
+    RangeResult out;
+    pb::QueryRangePart part;
+    while (reader->Read(&part)) {
+        out.times[part.metric_id()].insert(
+            out.times[part.metric_id()].end(), part.times_ms().begin(), part.times_ms().end());
+        out.sampleTimes[part.metric_id()].insert(
+            out.sampleTimes[part.metric_id()].end(), part.sample_times_ms().begin(), part.sample_times_ms().end());
+        out.values[part.metric_id()] += part.values();
+        out.gpus.assign(part.gpus().begin(), part.gpus().end());
+    }
+    out.status = reader->Finish();
+    return out;
+}
+
+// The range queries pastEvents makes, with the default 15 s step: per GPU, whatever its other labels.
+const std::string pastXidQuery = "(max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) != max by (Hostname, gpu) "
+                                 "(DCGM_FI_DEV_XID_ERRORS offset 15000ms)) > 0";
+const std::string pastDbeQuery = "(max by (Hostname, gpu) (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL) - max by (Hostname, gpu) "
+                                 "(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL offset 15000ms)) > 0";
+const std::string pastReasonsQuery = "max by (Hostname, gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS) != max by (Hostname, "
+                                     "gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS offset 15000ms)";
+const std::string pastReasonsBeforeQuery = "max by (Hostname, gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS offset 15000ms) "
+                                           "!= max by (Hostname, gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS)";
 
 } // namespace
 
@@ -564,10 +719,437 @@ private Q_SLOTS:
         closed.close();
         PrometheusSource other;
         std::string error;
-        QVERIFY(!other.start({ "http://127.0.0.1:" + std::to_string(port), {}, 500ms }, &error));
+        PrometheusSource::Options options;
+        options.url = "http://127.0.0.1:" + std::to_string(port);
+        options.timeout = 500ms;
+        QVERIFY(!other.start(options, &error));
         QVERIFY2(contains(error, "cannot connect"), error.c_str());
-        QVERIFY(!other.start({ "https://example.invalid", {}, 500ms }, &error));
-        QVERIFY2(contains(error, "https is not supported"), error.c_str());
+        options.url = "ftp://example.invalid";
+        QVERIFY(!other.start(options, &error));
+        QVERIFY2(contains(error, "ftp://example.invalid"), error.c_str());
+    }
+
+    // QueryRange in Prometheus mode asks the server's range API, one query per metric plus one for the sample times,
+    // only for the hosts of the GPUs asked for, and maps its series to GPUs as the live path does.
+    void queryRangeFromTheUpstream()
+    {
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        auto poller = startSource(fake, nullptr);
+        QVERIFY(poller);
+        const std::vector<uint32_t> gpus
+            = { static_cast<uint32_t>(denseIndex("node-10", 7)), static_cast<uint32_t>(denseIndex("node-2", 1)) };
+        const std::string selector = R"({Hostname=~"node-2|node-10"})";
+        QCOMPARE(poller->hostSelector(gpus), selector);
+        const int64_t t0 = 1700000000000;
+        auto t = [&](int k) { return t0 + 1000 * k; };
+        // No sample at all at t(2): that row is left out.
+        fake.setRange(PrometheusSource::sampleTimeQuery(selector),
+            { 200,
+                matrixAnswer({ { {}, {},
+                    { { t(0), "1699999999.750" }, { t(1), "1700000000.750" }, { t(3), "1700000002.750" },
+                        { t(4), "1700000003.750" } },
+                    {} } }),
+                0 });
+        fake.setRange(*PrometheusSource::queryFor(MetricId::GpuTemp, selector),
+            { 200,
+                matrixAnswer({
+                    { "node-2", "1",
+                        { { t(0), "50" }, { t(1), "9223372036854775794" }, { t(3), "52" }, { t(4), "53" } }, {} },
+                    { "node-2", "0", { { t(0), "40" }, { t(1), "41" } }, {} }, // same host, not asked for
+                    { "stranger", "0", { { t(0), "99" } }, {} }, // not in the topology: ignored
+                    // A GPU's series change when a job's pod labels come and go: both fill its column.
+                    { "node-10", "7", { { t(0), "70" }, { t(1), "71" } }, R"(,"namespace":"ml","pod":"train-llm-3")" },
+                    { "node-10", "7", { { t(2), "72" }, { t(4), "74" } }, {} },
+                    { "node-2", "1", { { t(0), "98" } }, {} }, // a second series for a GPU: ignored
+                }),
+                0 });
+        fake.setRange(*PrometheusSource::queryFor(MetricId::EccDbe, selector),
+            { 200, matrixAnswer({ { "node-10", "7", { { t(4), "1" } }, {} } }), 0 });
+        FrameSource::Options options;
+        options.interval = 100ms;
+        BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
+        std::string error;
+        QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
+
+        pb::QueryRangeRequest request;
+        request.add_metric_ids("gpu_temp");
+        request.add_metric_ids("ecc_dbe");
+        for (const uint32_t g : gpus) {
+            request.add_gpus(g);
+        }
+        request.set_from_ms(t(0));
+        request.set_to_ms(t(4) + 500);
+        request.set_step_ms(1000);
+        const auto result = queryRange(server, request);
+        QVERIFY2(result.status.ok(), result.status.error_message().c_str());
+        QCOMPARE(result.gpus, gpus);
+        const std::vector<int64_t> times = { t(0), t(1), t(3), t(4) };
+        QCOMPARE(result.times.at("gpu_temp"), times);
+        QCOMPARE(result.sampleTimes.at("gpu_temp"),
+            (std::vector<int64_t> { t(0) - 250, t(1) - 250, t(3) - 250, t(4) - 250 }));
+        QCOMPARE(result.times.at("ecc_dbe"), times);
+        const auto &temp = result.values.at("gpu_temp");
+        QCOMPARE(temp.size(), times.size() * 2 * sizeof(float));
+        const float nan = std::nanf("");
+        // Rows x columns: node-10/7 first (as asked), then node-2/1; a sentinel and a missing point are no value.
+        const std::vector<float> expected = { 70, 50, 71, nan, nan, 52, 74, 53 };
+        for (size_t i = 0; i < expected.size(); ++i) {
+            const float got = floatAt(temp, i);
+            QVERIFY2(std::isnan(expected[i]) ? std::isnan(got) : got == expected[i],
+                qPrintable(QStringLiteral("value %1: %2").arg(i).arg(static_cast<double>(got))));
+        }
+        const auto &dbe = result.values.at("ecc_dbe");
+        QCOMPARE(floatAt(dbe, 6), 1.0F);
+        QVERIFY(std::isnan(floatAt(dbe, 7)));
+        QVERIFY(std::isnan(floatAt(dbe, 0)));
+        // The range asked for: the request's times (the end on the grid), step in seconds.
+        QCOMPARE(fake.lastRange(PrometheusSource::sampleTimeQuery(selector)),
+            (QStringList {
+                QStringLiteral("1700000000.000"), QStringLiteral("1700000004.000"), QStringLiteral("1.000") }));
+        QCOMPARE(fake.lastRange(*PrometheusSource::queryFor(MetricId::GpuTemp, selector)),
+            (QStringList {
+                QStringLiteral("1700000000.000"), QStringLiteral("1700000004.000"), QStringLiteral("1.000") }));
+
+        // The health state is this backend's own: no history upstream, and a clear refusal.
+        pb::QueryRangeRequest health = request;
+        health.clear_metric_ids();
+        health.add_metric_ids("health");
+        const auto refused = queryRange(server, health);
+        QCOMPARE(refused.status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+        QVERIFY2(
+            contains(refused.status.error_message(), "no history upstream"), refused.status.error_message().c_str());
+        server.stop();
+    }
+
+    // The hosts' matcher is a regular expression inside a PromQL string: both escaped.
+    void hostSelectorEscapes()
+    {
+        FakePrometheus fake; // no answer to discovery: the file's layout stands
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("topology.json"));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        // Hosts "gpu-1.dc.example" and a|b(c)\"d (a backslash and a double quote in it); written without raw
+        // strings, which moc misreads around escaped quotes.
+        file.write("{\"halls\": [{\"name\": \"h\", \"rows\": [{\"name\": \"r\", \"racks\": [{\"name\": \"k\", "
+                   "\"hosts\": [\"gpu-1.dc.example\", \"a|b(c)\\\\\\\"d\"]}]}]}]}");
+        file.close();
+        auto source = startSource(fake, nullptr, 500ms, path.toStdString());
+        QVERIFY(source);
+        QCOMPARE(source->shape().nodes[1].hostname, std::string("a|b(c)\\\"d"));
+        QCOMPARE(source->hostSelector({ 3, 0 }), std::string("{Hostname=~\"gpu-1\\\\.dc\\\\.example\"}"));
+        QCOMPARE(source->hostSelector({ 8, 0 }),
+            std::string("{Hostname=~\"gpu-1\\\\.dc\\\\.example|a\\\\|b\\\\(c\\\\)\\\\\\\\\\\"d\"}"));
+    }
+
+    void badRangeAnswers_data()
+    {
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<int>("delayMs");
+        QTest::addColumn<QString>("expected");
+        const QByteArray good = matrixAnswer({ { "node-1", "0", { { 1700000000000, "50" } }, {} } });
+        QTest::newRow("truncated JSON") << 200 << good.left(good.size() / 2) << 0 << QStringLiteral("truncated");
+        QTest::newRow("HTTP 500 text") << 500 << QByteArray("internal server error") << 0
+                                       << QStringLiteral("HTTP 500: internal server error");
+        QTest::newRow("HTTP 422 Prometheus error")
+            << 422
+            << QByteArray(R"({"status":"error","errorType":"execution","error":"exceeded maximum resolution of )"
+                          R"(11,000 points per timeseries"})")
+            << 0 << QStringLiteral("HTTP 422: upstream error execution: exceeded maximum resolution");
+        QTest::newRow("vector") << 200 << vectorAnswer(metricSeries(MetricId::GpuTemp)) << 0
+                                << QStringLiteral("has no \"values\" (an instant query's vector?)");
+        QTest::newRow("values before labels")
+            << 200
+            << QByteArray(R"({"status":"success","data":{"resultType":"matrix","result":[{"values":[],"metric":{}}]}})")
+            << 0 << QStringLiteral("come before its");
+        QTest::newRow("bad value") << 200 << matrixAnswer({ { "node-1", "0", { { 1700000000000, "hot" } }, {} } }) << 0
+                                   << QStringLiteral("'hot' is not a number");
+        QTest::newRow("slow answer") << 200 << good << 3000
+                                     << QStringLiteral("timed out waiting for the answer (a range query has 500 ms)");
+    }
+
+    void badRangeAnswers()
+    {
+        QFETCH(int, status);
+        QFETCH(QByteArray, body);
+        QFETCH(int, delayMs);
+        QFETCH(QString, expected);
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        auto poller = std::make_unique<PrometheusSource>([](const std::string &) {});
+        PrometheusSource::Options sourceOptions;
+        sourceOptions.url = fake.url();
+        sourceOptions.historyTimeout = 500ms;
+        std::string error;
+        QVERIFY2(poller->start(sourceOptions, &error), error.c_str());
+        const std::string selector = poller->hostSelector({ 0 });
+        fake.setRange(PrometheusSource::sampleTimeQuery(selector),
+            { 200, matrixAnswer({ { {}, {}, { { 1700000000000, "1700000000" } }, {} } }), 0 });
+        fake.setRange(*PrometheusSource::queryFor(MetricId::GpuTemp, selector), { status, body, delayMs });
+        FrameSource::Options options;
+        options.interval = 100ms;
+        BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
+        QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
+        pb::QueryRangeRequest request;
+        request.add_metric_ids("gpu_temp");
+        request.add_gpus(0);
+        request.set_from_ms(1700000000000);
+        request.set_to_ms(1700000000000);
+        request.set_step_ms(1000);
+        QElapsedTimer timer;
+        timer.start();
+        const auto result = queryRange(server, request);
+        QVERIFY2(timer.elapsed() < 2500, "the time-out did not cut the slow answer short");
+        QCOMPARE(result.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+        const std::string &message = result.status.error_message();
+        QVERIFY2(contains(message, expected.toStdString().c_str()), message.c_str());
+        QVERIFY2(contains(message, "upstream telemetry source failing: range query 'DCGM_FI_DEV_GPU_TEMP{"),
+            message.c_str());
+        server.stop();
+    }
+
+    // A step too fine for the server's point limit is coarsened on the same grid: every k-th time asked for.
+    void aFineStepIsCoarsened()
+    {
+        FakePrometheus fake;
+        answerFleet(fake);
+        auto source = std::make_unique<PrometheusSource>([](const std::string &) {});
+        PrometheusSource::Options options;
+        options.url = fake.url();
+        options.maxRangePoints = 5;
+        std::string error;
+        QVERIFY2(source->start(options, &error), error.c_str());
+        HistoryProvider::Range range;
+        range.fromMs = 1700000000000;
+        range.toMs = range.fromMs + 9000; // 10 times a second apart: 4 when 3 s apart
+        range.stepMs = 1000;
+        range.gpus = { 3 };
+        const std::string query = PrometheusSource::sampleTimeQuery(source->hostSelector(range.gpus));
+        std::vector<std::pair<int64_t, std::string>> points;
+        for (int k = 0; k < 4; ++k) {
+            points.emplace_back(range.fromMs + 3000 * k, std::to_string(1700000000 + 3 * k));
+        }
+        fake.setRange(query, { 200, matrixAnswer({ { {}, {}, points, {} } }), 0 });
+        std::vector<int64_t> times;
+        std::vector<int64_t> sampleTimes;
+        QVERIFY2(source->rangeTimes(&range, &times, &sampleTimes, &error), error.c_str());
+        QCOMPARE(range.stepMs, int64_t { 3000 });
+        QCOMPARE(times,
+            (std::vector<int64_t> { range.fromMs, range.fromMs + 3000, range.fromMs + 6000, range.fromMs + 9000 }));
+        QCOMPARE(sampleTimes, times);
+        QCOMPARE(fake.lastRange(query).value(2), QStringLiteral("3.000"));
+    }
+
+    // Jobs come from the labels dcgm-exporter puts on each GPU's series: Kubernetes pods (numbered pods of one job
+    // are one job) and HPC jobs; what appears starts, what disappears ends.
+    void jobsFromLabels()
+    {
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        std::map<int, std::string> labels;
+        for (uint32_t g = 0; g < gpusPerHost; ++g) {
+            labels[denseIndex("node-1", g)] = R"(,"container":"train","namespace":"ml","pod":"train-llm-0")";
+            labels[denseIndex("node-2", g)] = R"(,"container":"train","namespace":"ml","pod":"train-llm-1")";
+        }
+        for (uint32_t g = 0; g < 5; ++g) {
+            labels[denseIndex("node-3", g)] = R"(,"hpc_job":"4242","hpc_user":"alice")";
+        }
+        // Scraped without honor_labels: the exporter pod's own namespace and pod, and the GPU's as exported_*.
+        labels[denseIndex("node-10", 0)] = R"(,"exported_namespace":"team-b","exported_pod":"web-5d8f9-xk2p",)"
+                                           R"("namespace":"gpu-operator","pod":"nvidia-dcgm-exporter-abcde")";
+        // node-3 GPU 4 serves a second HPC job: a second series, as dcgm-exporter's HPC mapping writes.
+        const std::vector<Series> shared = { { "node-3", "4", "1", R"(,"hpc_job":"4243","hpc_user":"bob")" } };
+        fake.set(*PrometheusSource::queryFor(MetricId::GpuUtil),
+            { 200, labelledAnswer(MetricId::GpuUtil, labels, shared), 0 });
+        auto source = startSource(fake, nullptr);
+        QVERIFY(source);
+        QVERIFY(source->poll());
+        QVERIFY(source->takeEvents().empty()); // what runs at the first poll started before it
+
+        auto jobs = source->jobs();
+        QCOMPARE(jobs.size(), size_t { 4 });
+        // By start time (all the first poll's), then name.
+        QCOMPARE(jobs[0].name, std::string("4242"));
+        QCOMPARE(jobs[0].id, uint64_t { 4242 });
+        QCOMPARE(jobs[0].owner, std::string("alice"));
+        QCOMPARE(jobs[0].gpuList(), (std::vector<uint32_t> { 16, 17, 18, 19, 20 }));
+        QCOMPARE(jobs[1].name, std::string("4243"));
+        QCOMPARE(jobs[1].gpuList(), (std::vector<uint32_t> { 20 }));
+        QCOMPARE(jobs[2].name, std::string("train-llm"));
+        QCOMPARE(jobs[2].owner, std::string("ml"));
+        QCOMPARE(jobs[2].gpuList().size(), size_t { 16 });
+        QCOMPARE(jobs[2].gpuList().front(), 0U);
+        QCOMPARE(jobs[2].gpuList().back(), 15U);
+        QCOMPARE(jobs[2].startMs, int64_t { 1700000000500 });
+        QCOMPARE(jobs[3].name, std::string("web-5d8f9-xk2p")); // no numeric ordinal: the pod is the job
+        QCOMPARE(jobs[3].owner, std::string("team-b"));
+        QCOMPARE(jobs[3].gpuList(), (std::vector<uint32_t> { 24 }));
+        for (const auto &j : jobs) {
+            QCOMPARE(j.endMs, int64_t { 0 });
+            QVERIFY(j.id != 0);
+        }
+
+        // Job 4243 ends, eval-suite starts on node-10 GPU 1.
+        labels[denseIndex("node-10", 1)] = R"(,"namespace":"ml","pod":"eval-suite-0")";
+        fake.set(*PrometheusSource::queryFor(MetricId::GpuUtil), { 200, labelledAnswer(MetricId::GpuUtil, labels), 0 });
+        answerTimestamp(fake, 1700000001.5);
+        QVERIFY(source->poll());
+        const auto events = source->takeEvents();
+        QCOMPARE(events.size(), size_t { 2 });
+        QCOMPARE(events[0].kind, FleetEvent::Kind::JobEnd);
+        QCOMPARE(events[0].jobId, uint64_t { 4243 });
+        QCOMPARE(events[1].kind, FleetEvent::Kind::JobStart);
+        QVERIFY2(contains(events[1].text, "eval-suite"), events[1].text.c_str());
+        jobs = source->jobs();
+        QCOMPARE(jobs.size(), size_t { 5 });
+        QCOMPARE(jobs[3].name, std::string("eval-suite")); // running ones first
+        QCOMPARE(jobs[3].startMs, int64_t { 1700000001500 });
+        QCOMPARE(jobs[4].name, std::string("4243"));
+        QCOMPARE(jobs[4].endMs, int64_t { 1700000001500 });
+        QCOMPARE(events[1].jobId, jobs[3].id);
+    }
+
+    // Events from changes between polls: a new XID value is one event (and the same value again is none), a
+    // double-bit counter's increase is one, its reset none; throttle-reason bits starting and stopping.
+    void eventsFromChanges()
+    {
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        auto source = startSource(fake, nullptr);
+        QVERIFY(source);
+        QVERIFY(source->poll());
+        QVERIFY(source->takeEvents().empty());
+
+        answerEvents(fake, { { 5, "79" } }, { { 6, "3" } });
+        answerReasons(fake, { { 7, "32" }, { 8, "4" } });
+        answerTimestamp(fake, 1700000001.5);
+        QVERIFY(source->poll());
+        auto events = source->takeEvents();
+        QCOMPARE(events.size(), size_t { 4 });
+        const auto *xid = findEvent(events, FleetEvent::Kind::Xid, 5);
+        QVERIFY(xid);
+        QCOMPARE(xid->xid, 79U);
+        QCOMPARE(xid->severity, FleetEvent::Severity::Critical);
+        QCOMPARE(xid->node, int64_t { 0 });
+        QCOMPARE(xid->text, std::string("XID 79 on node-1 GPU 5: GPU has fallen off the bus"));
+        const auto *dbe = findEvent(events, FleetEvent::Kind::EccDoubleBit, 6);
+        QVERIFY(dbe);
+        QCOMPARE(dbe->text, std::string("3 double-bit ECC errors on node-1 GPU 6"));
+        QVERIFY(findEvent(events, FleetEvent::Kind::ThermalThrottleStart, 7));
+        QVERIFY(findEvent(events, FleetEvent::Kind::PowerThrottleStart, 8));
+
+        // Unchanged XID, a counter reset, throttling over on GPU 7: one event.
+        answerEvents(fake, { { 5, "79" } }, { { 6, "0" } });
+        answerReasons(fake, { { 8, "4" } });
+        answerTimestamp(fake, 1700000002.5);
+        QVERIFY(source->poll());
+        events = source->takeEvents();
+        QCOMPARE(events.size(), size_t { 1 });
+        QVERIFY(findEvent(events, FleetEvent::Kind::ThermalThrottleEnd, 7));
+
+        // A new XID and one double-bit error after the reset; a GPU with no value keeps its last one meanwhile.
+        answerEvents(fake, { { 5, "13" } }, { { 6, "1" } });
+        auto series = metricSeries(MetricId::ThrottleReasons, "node-2", 0); // GPU 8
+        fake.set(*PrometheusSource::queryFor(MetricId::ThrottleReasons), { 200, vectorAnswer(series), 0 });
+        answerTimestamp(fake, 1700000003.5);
+        QVERIFY(source->poll());
+        events = source->takeEvents();
+        QCOMPARE(events.size(), size_t { 2 });
+        QCOMPARE(findEvent(events, FleetEvent::Kind::Xid, 5)->xid, 13U);
+        QCOMPARE(findEvent(events, FleetEvent::Kind::EccDoubleBit, 6)->text,
+            std::string("double-bit ECC error on node-1 GPU 6"));
+        answerReasons(fake, { { 8, "4" } }); // back with the bit it had: no new start
+        answerTimestamp(fake, 1700000004.5);
+        QVERIFY(source->poll());
+        QVERIFY(source->takeEvents().empty());
+    }
+
+    // Through FrameSource and gRPC: the hour before the start from range queries, then live events at their
+    // frames' sample times, and ListJobs.
+    void eventsAndJobsOverGrpc()
+    {
+        FakePrometheus fake;
+        // Samples of now: StreamEvents replays from an hour ago.
+        const int64_t now = QDateTime::currentMSecsSinceEpoch();
+        answerFleet(fake, static_cast<double>(now - 500) / 1000.0);
+        const int64_t t1 = now - 1800000;
+        const int64_t t2 = now - 1200000;
+        const int64_t t3 = now - 600000;
+        fake.setRange(pastXidQuery, { 200, matrixAnswer({ { "node-2", "3", { { t2, "94" } }, {} } }), 0 });
+        fake.setRange(pastDbeQuery, { 200, matrixAnswer({ { "node-3", "0", { { t1, "1" } }, {} } }), 0 });
+        fake.setRange(pastReasonsQuery, { 200, matrixAnswer({ { "node-1", "2", { { t3, "4" } }, {} } }), 0 });
+        fake.setRange(pastReasonsBeforeQuery, { 200, matrixAnswer({ { "node-1", "2", { { t3, "0" } }, {} } }), 0 });
+        std::map<int, std::string> labels;
+        labels[2] = R"(,"namespace":"ml","pod":"train-llm-0")";
+        labels[9] = R"(,"namespace":"ml","pod":"train-llm-1")";
+        fake.set(*PrometheusSource::queryFor(MetricId::GpuTemp), { 200, labelledAnswer(MetricId::GpuTemp, labels), 0 });
+        auto poller = startSource(fake, nullptr, 500ms);
+        QVERIFY(poller);
+        FrameSource::Options options;
+        options.interval = 50ms;
+        BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
+        std::string error;
+        QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
+        QTRY_COMPARE(server.source().latest()->sequence, uint64_t { 1 });
+        // The hour before the start, on a 15 s grid that ends at the start.
+        const auto asked = fake.lastRange(pastXidQuery);
+        QCOMPARE(asked.value(2), QStringLiteral("15.000"));
+        const int64_t end = std::llround(asked.value(1).toDouble() * 1000.0);
+        const int64_t start = std::llround(asked.value(0).toDouble() * 1000.0);
+        QVERIFY(end >= now && end - now < 60000);
+        QVERIFY(end - start <= 3600000 && end - start > 3600000 - 15000 && (end - start) % 15000 == 0);
+
+        auto stub = pb::Telemetry::NewStub(
+            grpc::CreateChannel(server.listeningAddress(), grpc::InsecureChannelCredentials()));
+        {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 5s);
+            pb::ListJobsResponse response;
+            QVERIFY(stub->ListJobs(&context, pb::ListJobsRequest(), &response).ok());
+            QCOMPARE(response.jobs_size(), 1);
+            QCOMPARE(response.jobs(0).name(), std::string("train-llm"));
+            QCOMPARE(response.jobs(0).owner(), std::string("ml"));
+            QCOMPARE(std::vector<uint32_t>(response.jobs(0).gpus().begin(), response.jobs(0).gpus().end()),
+                (std::vector<uint32_t> { 2, 9 }));
+        }
+
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 20s);
+        pb::StreamEventsRequest request;
+        request.set_since_ms(now - 3600000);
+        auto reader = stub->StreamEvents(&context, request);
+        pb::Event e;
+        QVERIFY(reader->Read(&e));
+        QCOMPARE(e.kind(), pb::EVENT_KIND_ECC_DOUBLE_BIT);
+        QCOMPARE(e.time_ms(), t1);
+        QCOMPARE(e.gpu(), int64_t { denseIndex("node-3", 0) });
+        QVERIFY(reader->Read(&e));
+        QCOMPARE(e.kind(), pb::EVENT_KIND_XID);
+        QCOMPARE(e.xid(), 94U);
+        QCOMPARE(e.time_ms(), t2);
+        QVERIFY(reader->Read(&e));
+        QCOMPARE(e.kind(), pb::EVENT_KIND_POWER_THROTTLE_START);
+        QCOMPARE(e.gpu(), int64_t { denseIndex("node-1", 2) });
+        QCOMPARE(e.time_ms(), t3);
+        const uint64_t pastSequence = e.sequence();
+
+        // Live: an XID on GPU 9, in the next frame; it names the job GPU 9 serves.
+        answerEvents(fake, { { 9, "31" } }, {});
+        answerTimestamp(fake, static_cast<double>(now + 500) / 1000.0);
+        QVERIFY(reader->Read(&e));
+        QCOMPARE(e.kind(), pb::EVENT_KIND_XID);
+        QCOMPARE(e.xid(), 31U);
+        QCOMPARE(e.gpu(), int64_t { 9 });
+        QCOMPARE(e.time_ms(), now + 500);
+        QCOMPARE(e.sequence(), pastSequence + 1);
+        QVERIFY(e.job_id() != 0);
+        QVERIFY2(contains(e.text(), "XID 31 on node-2 GPU 1"), e.text().c_str());
+        context.TryCancel();
+        while (reader->Read(&e)) { }
+        reader->Finish();
+        server.stop();
     }
 
     // Through FrameSource: the ticker polls, a failing upstream keeps the last good frame and is reported.

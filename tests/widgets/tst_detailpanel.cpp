@@ -239,7 +239,6 @@ private Q_SLOTS:
             shownJobs.insert(panel->jobsTable()->item(r, 0)->text());
         }
         QCOMPARE(shownJobs, expectedJobs);
-
     }
 
     void eventsTableListsTheBackendsEvents()

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: Apache-2.0
+// The real chain with VictoriaMetrics in Prometheus' place: the simulator's dcgm-exporter page, scraped by a real
+// single-node VictoriaMetrics (Debian's `victoria-metrics`), read by the fleetscope-backend executable started as an
+// operator would (--source prometheus --prometheus-url), and served over gRPC to the real client library. What the
+// client receives is what the simulator holds, for the same GPUs, stamped with the scrape time VictoriaMetrics
+// reports. The simulation is frozen on one frame so that every scrape sees the same page.
+#include "exporterserver.h"
+#include "framesource.h"
+#include "prometheusprocess.h"
+#include "telemetryclient.h"
+
+#include <QDeadlineTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUrl>
+
+#include <cmath>
+#include <map>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+using fleetscope::testing::freePort;
+using fleetscope::testing::httpGet;
+using fleetscope::testing::ProcessGuard;
+using namespace std::chrono_literals;
+
+namespace {
+
+QByteArray apiTime(int64_t ms)
+{
+    return QByteArray::number(ms / 1000) + '.' + QByteArray::number(ms % 1000).rightJustified(3, '0');
+}
+
+// The vector an instant query answers (at evalMs when given), or an empty array while it has none.
+QJsonArray instantQuery(int port, const QString &query, int64_t evalMs = 0)
+{
+    QByteArray target = "/api/v1/query?query=" + QUrl::toPercentEncoding(query);
+    if (evalMs > 0) {
+        target += "&time=" + apiTime(evalMs);
+    }
+    const auto doc = QJsonDocument::fromJson(httpGet(port, target)).object();
+    if (doc.value(QStringLiteral("status")).toString() != QStringLiteral("success")) {
+        return {};
+    }
+    return doc.value(QStringLiteral("data")).toObject().value(QStringLiteral("result")).toArray();
+}
+
+double sampleValue(const QJsonValue &entry)
+{
+    bool ok = false;
+    const double v = entry.toObject().value(QStringLiteral("value")).toArray().at(1).toString().toDouble(&ok);
+    return ok ? v : std::nan("");
+}
+
+bool online(const be::SimFrame &frame, uint32_t g)
+{
+    return (frame.health[g] & 0x07U) != be::health::offline;
+}
+
+// The simulator's value after the trip through the exporter's text (integers for DCGM's int64 fields, power to the
+// milliwatt), the server's float64 and the source's float.
+float throughTheChain(be::MetricId id, float simulated)
+{
+    for (const auto &family : be::ExporterPage::families()) {
+        if (family.metric == id) {
+            const double printed = family.isDouble ? std::round(static_cast<double>(simulated) * 1000.0) / 1000.0
+                                                   : static_cast<double>(std::llround(simulated));
+            return static_cast<float>(printed);
+        }
+    }
+    return std::nanf("");
+}
+
+// The simulator's floor plan as an operator's YAML topology file.
+QByteArray yamlTopologyOf(const be::FleetShape &shape)
+{
+    QByteArray text = "# written by tst_victoriametrics_e2e from the simulator's floor plan\nsite: e2e\nhalls:\n";
+    std::string hall;
+    for (const auto &row : shape.rows) {
+        if (row.hall != hall) {
+            hall = row.hall;
+            text += "  - name: " + QByteArray::fromStdString(hall) + "\n    rows:\n";
+        }
+        text += "      - name: " + QByteArray::fromStdString(row.name) + "\n        racks:\n";
+        for (uint32_t r = row.firstRack; r < row.firstRack + row.rackCount; ++r) {
+            const auto &rack = shape.racks[r];
+            text += "          - name: " + QByteArray::fromStdString(rack.name) + "\n            hosts:\n";
+            for (uint32_t n = rack.firstNode; n < rack.firstNode + rack.nodeCount; ++n) {
+                text += "              - {hostname: " + QByteArray::fromStdString(shape.nodes[n].hostname)
+                    + ", gpus: " + QByteArray::number(shape.nodes[n].gpuCount) + "}\n";
+            }
+        }
+    }
+    return text;
+}
+
+const std::vector<std::pair<be::MetricId, QString>> comparedMetrics
+    = { { be::MetricId::GpuTemp, QStringLiteral("gpu_temp") }, { be::MetricId::Power, QStringLiteral("power") },
+          { be::MetricId::GpuUtil, QStringLiteral("gpu_util") } };
+
+} // namespace
+
+class TestVictoriaMetricsE2e : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        const QString victoriaMetrics = QStandardPaths::findExecutable(QStringLiteral("victoria-metrics"));
+        if (victoriaMetrics.isEmpty()) {
+            QSKIP("the victoria-metrics binary is not installed (Debian package 'victoria-metrics'; "
+                  "scripts/common.sh installs it for CI): the chain through VictoriaMetrics is not tested here");
+        }
+
+        // As tst_prometheus_e2e: one simulated step of 130 s puts the node-flap scenario's node down, then frozen.
+        be::FrameSource::Options options;
+        options.gpuCount = 256;
+        options.seed = 11;
+        options.interval = 1000ms;
+        options.speed = 130;
+        options.scenario = be::Scenario::Kind::NodeFlap;
+        m_simulator = std::make_unique<be::FrameSource>(options);
+        QTRY_VERIFY_WITH_TIMEOUT(m_simulator->latest()->sequence >= 1, 5000);
+        m_simulator->stop();
+        m_frame = m_simulator->latest();
+        m_exporter = std::make_unique<be::ExporterServer>(*m_simulator, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(m_exporter->start("127.0.0.1:0", &error), error.c_str());
+        const auto &shape = m_simulator->shape();
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            m_online += online(*m_frame, g) ? 1 : 0;
+        }
+        QCOMPARE(m_online, shape.gpuCount - be::FleetShape::gpusPerNode);
+
+        QVERIFY(m_dir.isValid());
+        const QString config = m_dir.filePath(QStringLiteral("scrape.yml"));
+        QVERIFY(testing::writeFile(config, testing::scrapeConfig(m_exporter->port())));
+        m_port = freePort();
+        QVERIFY(m_port > 0);
+        QVERIFY2(testing::startVictoriaMetrics(
+                     &m_victoria, victoriaMetrics, config, m_dir.filePath(QStringLiteral("data")), m_port),
+            qPrintable(m_victoria.process.errorString()));
+
+        // Scraped samples reach the searchable storage in the background; the flush makes them searchable now.
+        QDeadlineTimer deadline(30000);
+        for (;;) {
+            int status = 0;
+            httpGet(m_port, "/internal/force_flush", 2000, &status);
+            const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+            if (status == 200 && static_cast<uint32_t>(temps.size()) == m_online) {
+                break;
+            }
+            if (deadline.hasExpired() || m_victoria.process.state() == QProcess::NotRunning) {
+                QFAIL(qPrintable(
+                    QStringLiteral("VictoriaMetrics did not answer all %1 GPUs in time (has %2, flush status %3); "
+                                   "its log:\n%4")
+                        .arg(m_online)
+                        .arg(temps.size())
+                        .arg(status)
+                        .arg(QString::fromUtf8(m_victoria.process.readAll()))));
+            }
+            QTest::qWait(200);
+        }
+    }
+
+    // No topology file: the layout comes from the series' labels, one node per Hostname with its online GPUs.
+    void layoutFromLabels()
+    {
+        const auto &shape = m_simulator->shape();
+        const auto topology = subscribe({});
+        QVERIFY(topology);
+
+        std::vector<std::pair<QString, uint32_t>> expectedNodes;
+        for (const auto &node : shape.nodes) {
+            uint32_t count = 0;
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                count += online(*m_frame, g) ? 1 : 0;
+            }
+            if (count > 0) {
+                expectedNodes.emplace_back(QString::fromStdString(node.hostname), count);
+            }
+        }
+        QCOMPARE(topology->nodes.size(), expectedNodes.size());
+        for (size_t n = 0; n < expectedNodes.size(); ++n) {
+            QCOMPARE(topology->nodes[n].hostname, expectedNodes[n].first);
+            QCOMPARE(topology->nodes[n].gpuCount, expectedNodes[n].second);
+        }
+        QCOMPARE(topology->gpuCount, m_online);
+
+        std::map<QString, uint32_t> simulatorGpuByUuid;
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            simulatorGpuByUuid[QString::fromStdString(shape.gpuUuid(g)).toLower()] = g;
+        }
+        std::vector<int64_t> simulatorGpu(topology->gpuCount, -1);
+        for (uint32_t i = 0; i < topology->gpuCount; ++i) {
+            const auto it = simulatorGpuByUuid.find(topology->uuidText(i).toLower());
+            QVERIFY2(it != simulatorGpuByUuid.end(), qPrintable(topology->uuidText(i)));
+            QCOMPARE(topology->nodeOf(i).hostname,
+                QString::fromStdString(shape.nodes[shape.nodeOfGpu[it->second]].hostname));
+            simulatorGpu[i] = it->second;
+        }
+        checkFrame(simulatorGpu);
+    }
+
+    // With a YAML topology file written from the simulator's floor plan: the same rows, racks and hosts in that
+    // order, offline GPUs kept in place as "no data". Through the /prometheus prefix, as VictoriaMetrics cluster's
+    // vmselect URLs have one.
+    void layoutFromYamlFile()
+    {
+        const auto &shape = m_simulator->shape();
+        const QString path = m_dir.filePath(QStringLiteral("topology.yaml"));
+        QVERIFY(testing::writeFile(path, yamlTopologyOf(shape)));
+        const auto topology = subscribe(path, QStringLiteral("/prometheus"));
+        QVERIFY(topology);
+
+        QCOMPARE(topology->gpuCount, shape.gpuCount);
+        QCOMPARE(topology->rows.size(), shape.rows.size());
+        for (size_t r = 0; r < shape.rows.size(); ++r) {
+            QCOMPARE(topology->rows[r].name, QString::fromStdString(shape.rows[r].name));
+            QCOMPARE(topology->rows[r].hall, QString::fromStdString(shape.rows[r].hall));
+        }
+        QCOMPARE(topology->racks.size(), shape.racks.size());
+        for (size_t r = 0; r < shape.racks.size(); ++r) {
+            QCOMPARE(topology->racks[r].name, QString::fromStdString(shape.racks[r].name));
+            QCOMPARE(topology->racks[r].nodeCount, shape.racks[r].nodeCount);
+        }
+        QCOMPARE(topology->nodes.size(), shape.nodes.size());
+        for (size_t n = 0; n < shape.nodes.size(); ++n) {
+            QCOMPARE(topology->nodes[n].hostname, QString::fromStdString(shape.nodes[n].hostname));
+            QCOMPARE(topology->nodes[n].firstGpu, shape.nodes[n].firstGpu);
+        }
+        std::vector<int64_t> simulatorGpu(shape.gpuCount);
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            simulatorGpu[g] = g;
+            if (online(*m_frame, g)) {
+                QCOMPARE(topology->uuidText(g).toLower(), QString::fromStdString(shape.gpuUuid(g)).toLower());
+            }
+        }
+        checkFrame(simulatorGpu);
+    }
+
+    void cleanupTestCase()
+    {
+        m_client.reset();
+        stopBackend();
+        if (m_victoria.process.state() != QProcess::NotRunning) {
+            m_victoria.process.terminate();
+            QVERIFY(m_victoria.process.waitForFinished(20000));
+        }
+    }
+
+private:
+    void stopBackend()
+    {
+        if (m_backend && m_backend->process.state() != QProcess::NotRunning) {
+            m_backend->process.terminate();
+            m_backend->process.waitForFinished(10000);
+        }
+        m_backend.reset();
+    }
+
+    // Starts fleetscope-backend on the VictoriaMetrics server, as an operator would, and subscribes the real client
+    // to it. Returns the topology the client received, with m_received set to its first frame with data; null on
+    // failure.
+    TopologyPtr subscribe(const QString &topologyFile, const QString &prefix = {})
+    {
+        m_received.reset();
+        m_client.reset();
+        stopBackend();
+
+        m_backend = std::make_unique<ProcessGuard>();
+        QStringList arguments
+            = { QStringLiteral("--source"), QStringLiteral("prometheus"), QStringLiteral("--prometheus-url"),
+                  QStringLiteral("http://127.0.0.1:%1%2").arg(m_port).arg(prefix), QStringLiteral("--listen"),
+                  QStringLiteral("127.0.0.1:0"), QStringLiteral("--interval-ms"), QStringLiteral("200") };
+        if (!topologyFile.isEmpty()) {
+            arguments << QStringLiteral("--topology") << topologyFile;
+        }
+        m_backend->process.start(QStringLiteral(FLEETSCOPE_BIN_DIR "/fleetscope-backend"), arguments);
+        QByteArray output;
+        const QByteArray address = testing::waitForLine(m_backend->process, "listening on ", 20000, &output);
+        if (address.isEmpty()) {
+            qWarning("fleetscope-backend did not start: %s\n%s", output.constData(),
+                m_backend->process.readAllStandardError().constData());
+            return nullptr;
+        }
+
+        m_client = std::make_unique<TelemetryClient>();
+        QStringList ids;
+        for (const auto &m : comparedMetrics) {
+            ids.append(m.second);
+        }
+        m_client->setMetrics(ids);
+        QSignalSpy frames(m_client.get(), &TelemetryClient::frameReady);
+        m_client->start(QString::fromUtf8(address));
+        // Sequence 0 is the frame served before the first poll, without data.
+        QDeadlineTimer deadline(15000);
+        while (!m_received || m_received->sequence == 0) {
+            if (deadline.hasExpired()) {
+                qWarning("no frame with data reached the client (state: %s); the backend's log:\n%s",
+                    qPrintable(m_client->stateDetail()), m_backend->process.readAllStandardError().constData());
+                return nullptr;
+            }
+            if (frames.isEmpty() && !frames.wait(static_cast<int>(std::max<qint64>(1, deadline.remainingTime())))) {
+                continue;
+            }
+            while (!frames.isEmpty()) {
+                m_received = frames.takeFirst().at(0).value<FramePtr>();
+            }
+        }
+        return m_client->topology();
+    }
+
+    // Every GPU of the received frame against the frozen simulator frame (simulatorGpu: received index -> simulator
+    // index), and its sample time against the scrape times VictoriaMetrics holds.
+    void checkFrame(const std::vector<int64_t> &simulatorGpu)
+    {
+        const auto frame = m_received;
+        QVERIFY(frame);
+        QCOMPARE(frame->health.size(), simulatorGpu.size());
+        size_t compared = 0;
+        for (const auto &[id, key] : comparedMetrics) {
+            const MetricPlane *plane = frame->plane(key);
+            QVERIFY2(plane, qPrintable(key));
+            QCOMPARE(plane->values.size(), simulatorGpu.size());
+            const auto &simulated = m_frame->plane(id);
+            for (size_t i = 0; i < simulatorGpu.size(); ++i) {
+                const auto g = static_cast<uint32_t>(simulatorGpu[i]);
+                const float got = plane->values[i];
+                if (!online(*m_frame, g)) {
+                    QVERIFY2(std::isnan(got), qPrintable(QStringLiteral("%1 of offline GPU %2").arg(key).arg(g)));
+                    QCOMPARE(health::stateOf(frame->health[i]), health::NoData);
+                    continue;
+                }
+                const float expected = throughTheChain(id, simulated[g]);
+                if (got != expected) {
+                    QFAIL(qPrintable(QStringLiteral("%1 of GPU %2 (received as %3): %4 received, %5 simulated")
+                                         .arg(key)
+                                         .arg(g)
+                                         .arg(i)
+                                         .arg(static_cast<double>(got), 0, 'g', 9)
+                                         .arg(static_cast<double>(expected), 0, 'g', 9)));
+                }
+                QVERIFY(health::stateOf(frame->health[i]) != health::NoData);
+                ++compared;
+            }
+        }
+        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics.size());
+
+        // The frame's time is a scrape's: evaluated at that very millisecond, every GPU's newest sample was taken
+        // then.
+        const int64_t t = frame->sampleTimeMs;
+        QVERIFY(t > 0);
+        const auto stamps = instantQuery(m_port, QStringLiteral("timestamp(DCGM_FI_DEV_GPU_TEMP)"), t);
+        QCOMPARE(static_cast<uint32_t>(stamps.size()), m_online);
+        for (const auto &stamp : stamps) {
+            QCOMPARE(std::llround(sampleValue(stamp) * 1000.0), t);
+        }
+        httpGet(m_port, "/internal/force_flush");
+        const auto newest = instantQuery(m_port, QStringLiteral("max(timestamp(DCGM_FI_DEV_GPU_TEMP))"));
+        QCOMPARE(newest.size(), 1);
+        const int64_t newestMs = std::llround(sampleValue(newest.at(0)) * 1000.0);
+        QVERIFY2(t <= newestMs && newestMs - t < 15000,
+            qPrintable(QStringLiteral("frame time %1, newest scrape %2").arg(t).arg(newestMs)));
+    }
+
+    // Destroyed in reverse: the client, the backend, VictoriaMetrics, then the exporter and the simulator it serves.
+    std::unique_ptr<be::FrameSource> m_simulator;
+    std::shared_ptr<const be::SimFrame> m_frame;
+    std::unique_ptr<be::ExporterServer> m_exporter;
+    QTemporaryDir m_dir;
+    ProcessGuard m_victoria;
+    int m_port = 0;
+    uint32_t m_online = 0;
+    std::unique_ptr<ProcessGuard> m_backend;
+    std::unique_ptr<TelemetryClient> m_client;
+    FramePtr m_received;
+};
+
+QTEST_GUILESS_MAIN(TestVictoriaMetricsE2e)
+#include "tst_victoriametrics_e2e.moc"
