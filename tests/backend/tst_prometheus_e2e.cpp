@@ -4,6 +4,7 @@
 // receives is what the simulator holds, for the same GPUs, stamped with the scrape time Prometheus reports. The
 // simulation is frozen on one frame so that every scrape sees the same page.
 #include "backendserver.h"
+#include "chaincheck.h"
 #include "exporterserver.h"
 #include "framesource.h"
 #include "prometheusprocess.h"
@@ -35,60 +36,11 @@
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
-using fleetscope::testing::freePort;
-using fleetscope::testing::httpGet;
-using fleetscope::testing::ProcessGuard;
+using namespace fleetscope::testing;
 namespace pb = fleetscope::telemetry::v1;
 using namespace std::chrono_literals;
 
 namespace {
-
-// Unix milliseconds as the `time` parameter of the HTTP API.
-QByteArray apiTime(int64_t ms)
-{
-    return QByteArray::number(ms / 1000) + '.' + QByteArray::number(ms % 1000).rightJustified(3, '0');
-}
-
-// The vector an instant query answers (at evalMs when given), or an empty array while it has none.
-QJsonArray instantQuery(int port, const QString &query, int64_t evalMs = 0)
-{
-    QByteArray target = "/api/v1/query?query=" + QUrl::toPercentEncoding(query);
-    if (evalMs > 0) {
-        target += "&time=" + apiTime(evalMs);
-    }
-    const auto doc = QJsonDocument::fromJson(httpGet(port, target)).object();
-    if (doc.value(QStringLiteral("status")).toString() != QStringLiteral("success")) {
-        return {};
-    }
-    return doc.value(QStringLiteral("data")).toObject().value(QStringLiteral("result")).toArray();
-}
-
-// A sample's value as Prometheus prints it (a string), as a double; NaN when it is not a number.
-double sampleValue(const QJsonValue &entry)
-{
-    bool ok = false;
-    const double v = entry.toObject().value(QStringLiteral("value")).toArray().at(1).toString().toDouble(&ok);
-    return ok ? v : std::nan("");
-}
-
-bool online(const be::SimFrame &frame, uint32_t g)
-{
-    return (frame.health[g] & 0x07U) != be::health::offline;
-}
-
-// The simulator's value after the trip the chain makes: the exporter prints integers for DCGM's int64 fields and
-// power to the milliwatt with %f, Prometheus parses the text into a float64, and the source narrows it to a float.
-float throughTheChain(be::MetricId id, float simulated)
-{
-    for (const auto &family : be::ExporterPage::families()) {
-        if (family.metric == id) {
-            const double printed = family.isDouble ? std::round(static_cast<double>(simulated) * 1000.0) / 1000.0
-                                                   : static_cast<double>(std::llround(simulated));
-            return static_cast<float>(printed);
-        }
-    }
-    return std::nanf("");
-}
 
 // The simulator's floor plan as an operator's topology file: halls of rows of racks of hosts, with GPU counts.
 QByteArray topologyFileOf(const be::FleetShape &shape)
@@ -123,10 +75,6 @@ QByteArray topologyFileOf(const be::FleetShape &shape)
         QJsonObject { { QStringLiteral("site"), QStringLiteral("e2e") }, { QStringLiteral("halls"), halls } })
         .toJson();
 }
-
-const std::vector<std::pair<be::MetricId, QString>> comparedMetrics
-    = { { be::MetricId::GpuTemp, QStringLiteral("gpu_temp") }, { be::MetricId::Power, QStringLiteral("power") },
-          { be::MetricId::GpuUtil, QStringLiteral("gpu_util") } };
 
 } // namespace
 
@@ -416,7 +364,7 @@ private Q_SLOTS:
         QCOMPARE(newest.size(), 1);
         const int64_t to = std::llround(sampleValue(newest.at(0)) * 1000.0);
         pb::QueryRangeRequest request;
-        for (const auto &m : comparedMetrics) {
+        for (const auto &m : comparedMetrics()) {
             request.add_metric_ids(m.second.toStdString());
         }
         request.set_from_ms(to - 30000);
@@ -441,7 +389,7 @@ private Q_SLOTS:
         const auto frames = simulator.framesBetween(to - 40000, to + 5000);
         const uint32_t n = simulator.shape().gpuCount;
         size_t rows = 0;
-        for (const auto &[id, key] : comparedMetrics) {
+        for (const auto &[id, key] : comparedMetrics()) {
             const auto &times = sampleTimes[key.toStdString()];
             const auto &bytes = values[key.toStdString()];
             QVERIFY2(times.size() >= 28, qPrintable(QStringLiteral("%1 rows of %2").arg(times.size()).arg(key)));
@@ -565,7 +513,7 @@ private:
 
         m_client = std::make_unique<TelemetryClient>();
         QStringList ids;
-        for (const auto &m : comparedMetrics) {
+        for (const auto &m : comparedMetrics()) {
             ids.append(m.second);
         }
         m_client->setMetrics(ids);
@@ -596,36 +544,10 @@ private:
     {
         const auto frame = m_received;
         QVERIFY(frame);
-        QCOMPARE(frame->health.size(), simulatorGpu.size());
         size_t compared = 0;
-        for (const auto &[id, key] : comparedMetrics) {
-            const MetricPlane *plane = frame->plane(key);
-            QVERIFY2(plane, qPrintable(key));
-            QCOMPARE(plane->values.size(), simulatorGpu.size());
-            const auto &simulated = m_frame->plane(id);
-            for (size_t i = 0; i < simulatorGpu.size(); ++i) {
-                const auto g = static_cast<uint32_t>(simulatorGpu[i]);
-                const float got = plane->values[i];
-                if (!online(*m_frame, g)) {
-                    // Not on the page, so not in Prometheus: no data, not a stale or made-up value.
-                    QVERIFY2(std::isnan(got), qPrintable(QStringLiteral("%1 of offline GPU %2").arg(key).arg(g)));
-                    QCOMPARE(health::stateOf(frame->health[i]), health::NoData);
-                    continue;
-                }
-                const float expected = throughTheChain(id, simulated[g]);
-                if (got != expected) {
-                    QFAIL(qPrintable(QStringLiteral("%1 of GPU %2 (received as %3): %4 received, %5 simulated")
-                                         .arg(key)
-                                         .arg(g)
-                                         .arg(i)
-                                         .arg(static_cast<double>(got), 0, 'g', 9)
-                                         .arg(static_cast<double>(expected), 0, 'g', 9)));
-                }
-                QVERIFY(health::stateOf(frame->health[i]) != health::NoData);
-                ++compared;
-            }
-        }
-        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics.size());
+        const QString difference = frameDifference(*frame, *m_frame, simulatorGpu, &compared);
+        QVERIFY2(difference.isEmpty(), qPrintable(difference));
+        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics().size());
 
         // The frame's time is a scrape's: evaluated at that very millisecond, every GPU's newest sample was taken
         // then. A query time (or any other time) would find the scrape before it instead.

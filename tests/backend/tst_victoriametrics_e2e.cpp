@@ -4,6 +4,7 @@
 // operator would (--source prometheus --prometheus-url), and served over gRPC to the real client library. What the
 // client receives is what the simulator holds, for the same GPUs, stamped with the scrape time VictoriaMetrics
 // reports. The simulation is frozen on one frame so that every scrape sees the same page.
+#include "chaincheck.h"
 #include "exporterserver.h"
 #include "framesource.h"
 #include "prometheusprocess.h"
@@ -25,57 +26,10 @@
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
-using fleetscope::testing::freePort;
-using fleetscope::testing::httpGet;
-using fleetscope::testing::ProcessGuard;
+using namespace fleetscope::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-QByteArray apiTime(int64_t ms)
-{
-    return QByteArray::number(ms / 1000) + '.' + QByteArray::number(ms % 1000).rightJustified(3, '0');
-}
-
-// The vector an instant query answers (at evalMs when given), or an empty array while it has none.
-QJsonArray instantQuery(int port, const QString &query, int64_t evalMs = 0)
-{
-    QByteArray target = "/api/v1/query?query=" + QUrl::toPercentEncoding(query);
-    if (evalMs > 0) {
-        target += "&time=" + apiTime(evalMs);
-    }
-    const auto doc = QJsonDocument::fromJson(httpGet(port, target)).object();
-    if (doc.value(QStringLiteral("status")).toString() != QStringLiteral("success")) {
-        return {};
-    }
-    return doc.value(QStringLiteral("data")).toObject().value(QStringLiteral("result")).toArray();
-}
-
-double sampleValue(const QJsonValue &entry)
-{
-    bool ok = false;
-    const double v = entry.toObject().value(QStringLiteral("value")).toArray().at(1).toString().toDouble(&ok);
-    return ok ? v : std::nan("");
-}
-
-bool online(const be::SimFrame &frame, uint32_t g)
-{
-    return (frame.health[g] & 0x07U) != be::health::offline;
-}
-
-// The simulator's value after the trip through the exporter's text (integers for DCGM's int64 fields, power to the
-// milliwatt), the server's float64 and the source's float.
-float throughTheChain(be::MetricId id, float simulated)
-{
-    for (const auto &family : be::ExporterPage::families()) {
-        if (family.metric == id) {
-            const double printed = family.isDouble ? std::round(static_cast<double>(simulated) * 1000.0) / 1000.0
-                                                   : static_cast<double>(std::llround(simulated));
-            return static_cast<float>(printed);
-        }
-    }
-    return std::nanf("");
-}
 
 // The simulator's floor plan as an operator's YAML topology file.
 QByteArray yamlTopologyOf(const be::FleetShape &shape)
@@ -99,10 +53,6 @@ QByteArray yamlTopologyOf(const be::FleetShape &shape)
     }
     return text;
 }
-
-const std::vector<std::pair<be::MetricId, QString>> comparedMetrics
-    = { { be::MetricId::GpuTemp, QStringLiteral("gpu_temp") }, { be::MetricId::Power, QStringLiteral("power") },
-          { be::MetricId::GpuUtil, QStringLiteral("gpu_util") } };
 
 } // namespace
 
@@ -294,7 +244,7 @@ private:
 
         m_client = std::make_unique<TelemetryClient>();
         QStringList ids;
-        for (const auto &m : comparedMetrics) {
+        for (const auto &m : comparedMetrics()) {
             ids.append(m.second);
         }
         m_client->setMetrics(ids);
@@ -324,35 +274,10 @@ private:
     {
         const auto frame = m_received;
         QVERIFY(frame);
-        QCOMPARE(frame->health.size(), simulatorGpu.size());
         size_t compared = 0;
-        for (const auto &[id, key] : comparedMetrics) {
-            const MetricPlane *plane = frame->plane(key);
-            QVERIFY2(plane, qPrintable(key));
-            QCOMPARE(plane->values.size(), simulatorGpu.size());
-            const auto &simulated = m_frame->plane(id);
-            for (size_t i = 0; i < simulatorGpu.size(); ++i) {
-                const auto g = static_cast<uint32_t>(simulatorGpu[i]);
-                const float got = plane->values[i];
-                if (!online(*m_frame, g)) {
-                    QVERIFY2(std::isnan(got), qPrintable(QStringLiteral("%1 of offline GPU %2").arg(key).arg(g)));
-                    QCOMPARE(health::stateOf(frame->health[i]), health::NoData);
-                    continue;
-                }
-                const float expected = throughTheChain(id, simulated[g]);
-                if (got != expected) {
-                    QFAIL(qPrintable(QStringLiteral("%1 of GPU %2 (received as %3): %4 received, %5 simulated")
-                                         .arg(key)
-                                         .arg(g)
-                                         .arg(i)
-                                         .arg(static_cast<double>(got), 0, 'g', 9)
-                                         .arg(static_cast<double>(expected), 0, 'g', 9)));
-                }
-                QVERIFY(health::stateOf(frame->health[i]) != health::NoData);
-                ++compared;
-            }
-        }
-        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics.size());
+        const QString difference = frameDifference(*frame, *m_frame, simulatorGpu, &compared);
+        QVERIFY2(difference.isEmpty(), qPrintable(difference));
+        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics().size());
 
         // The frame's time is a scrape's: evaluated at that very millisecond, every GPU's newest sample was taken
         // then.
