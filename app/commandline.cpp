@@ -76,8 +76,12 @@ CommandLine parseCommandLine(const QStringList &arguments)
                        "docs/wall-playlist-example.json). Default: fleet 30 s, hottest row 20 s, summary 20 s, "
                        "events 15 s, replay of the last 15 min 30 s."),
         QStringLiteral("FILE"));
+    const QCommandLineOption price(QStringLiteral("price-per-gpu-hour"),
+        QStringLiteral("What an idle GPU-hour costs, in USD, for the executive summary (default 2.50; a wall cannot "
+                       "be asked)."),
+        QStringLiteral("USD"), QStringLiteral("2.50"));
     parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
-        history, noAnimation, arrange, range, change, size, view, record, wall, screen, playlist });
+        history, noAnimation, arrange, range, change, size, view, record, wall, screen, playlist, price });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -170,6 +174,11 @@ CommandLine parseCommandLine(const QStringList &arguments)
     if (!ok || o.recordMinutes < 1 || o.recordMinutes > 1440) {
         return fail(QStringLiteral("--record-minutes: '%1' is not a number of minutes from 1 to 1440")
                         .arg(parser.value(record)));
+    }
+    o.pricePerGpuHour = parser.value(price).toDouble(&ok);
+    if (!ok || !(o.pricePerGpuHour >= 0 && o.pricePerGpuHour <= 1000)) {
+        return fail(
+            QStringLiteral("--price-per-gpu-hour: '%1' is not an amount from 0 to 1000").arg(parser.value(price)));
     }
     o.wall = parser.isSet(wall);
     for (const auto *option : { &screen, &playlist }) {

@@ -26,6 +26,7 @@ struct ConsoleOptions
     QString view; // a view string (--view), checked
     int recordMinutes = 60; // how far back the flight recorder keeps frames
     bool restoreLastView = true; // no view given on the command line: start where the last session ended
+    double pricePerGpuHour = 2.50; // the executive summary's cost of idle GPU-hours, USD
     bool wall = false; // --wall: full screen wall display cycling a playlist
     int screen = 0; // --screen: which screen the wall fills
     std::vector<WallPage> playlist = WallPlaylist::defaultPages(); // --playlist FILE, checked

@@ -491,6 +491,7 @@ void MainWindow::setUpDocks()
     // The executive summary: utilisation against the target, idle GPU-hours and their cost, where failures
     // concentrate. From GetSummary, refreshed every five minutes while it is shown.
     m_summary = new SummaryView(this);
+    m_summary->setPricePerGpuHour(m_options.pricePerGpuHour);
     m_summaryDock = new QDockWidget(tr("Executive summary"), this);
     m_summaryDock->setObjectName(QStringLiteral("summary"));
     auto *summaryScroll = new QScrollArea(m_summaryDock); // scrolls rather than clips in a narrow window

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// The console's command line: every option's good values reach the options, every bad one exits 2 with a message
+// naming the option; the wall's options and its playlist file.
+#include "commandline.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace fleetscope;
+
+namespace {
+CommandLine parse(QStringList arguments)
+{
+    arguments.prepend(QStringLiteral("fleetscope"));
+    return parseCommandLine(arguments);
+}
+} // namespace
+
+class TestCommandLine : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void defaults()
+    {
+        const CommandLine cl = parse({});
+        QCOMPARE(cl.exitCode, -1);
+        QVERIFY(!cl.options.wall);
+        QCOMPARE(cl.options.pricePerGpuHour, 2.50);
+        QCOMPARE(cl.options.playlist, WallPlaylist::defaultPages());
+        QVERIFY(cl.options.restoreLastView);
+    }
+
+    void wallWithItsOptions()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("p.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"pages": [{"show": "events", "seconds": 7}, {"show": "view", "view": "fs1;p=rack:3"}]})");
+        f.close();
+        const CommandLine cl = parse({ QStringLiteral("--wall"), QStringLiteral("--screen"), QStringLiteral("2"),
+            QStringLiteral("--playlist"), file, QStringLiteral("--price-per-gpu-hour"), QStringLiteral("3.1") });
+        QCOMPARE(cl.exitCode, -1);
+        QVERIFY(cl.options.wall);
+        QCOMPARE(cl.options.screen, 2);
+        QCOMPARE(cl.options.playlist.size(), size_t(2));
+        QCOMPARE(cl.options.playlist[0].kind, WallPage::Kind::Events);
+        QCOMPARE(cl.options.playlist[0].seconds, 7);
+        QCOMPARE(cl.options.pricePerGpuHour, 3.1);
+        QVERIFY(!cl.options.restoreLastView); // a wall shows its playlist, not the last session's view
+    }
+
+    void badValuesExitTwoNamingTheOption_data()
+    {
+        QTest::addColumn<QStringList>("arguments");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("screen without wall")
+            << QStringList { QStringLiteral("--screen"), QStringLiteral("1") } << "--screen needs --wall";
+        QTest::newRow("playlist without wall")
+            << QStringList { QStringLiteral("--playlist"), QStringLiteral("x") } << "--playlist needs --wall";
+        QTest::newRow("negative screen") << QStringList { QStringLiteral("--wall"), QStringLiteral("--screen"),
+            QStringLiteral("-1") } << "--screen";
+        QTest::newRow("screen not a number") << QStringList { QStringLiteral("--wall"), QStringLiteral("--screen"),
+            QStringLiteral("left") } << "--screen";
+        QTest::newRow("missing playlist") << QStringList { QStringLiteral("--wall"), QStringLiteral("--playlist"),
+            QStringLiteral("/nonexistent.json") }
+                                          << "/nonexistent.json";
+        QTest::newRow("price") << QStringList { QStringLiteral("--price-per-gpu-hour"), QStringLiteral("-2") }
+                               << "--price-per-gpu-hour";
+        QTest::newRow("price nan") << QStringList { QStringLiteral("--price-per-gpu-hour"), QStringLiteral("nan") }
+                                   << "--price-per-gpu-hour";
+        QTest::newRow("gpus") << QStringList { QStringLiteral("--gpus"), QStringLiteral("7") } << "--gpus";
+        QTest::newRow("backend") << QStringList { QStringLiteral("--backend"), QStringLiteral("nohost") }
+                                 << "--backend";
+        QTest::newRow("size") << QStringList { QStringLiteral("--size"), QStringLiteral("10x10") } << "--size";
+        QTest::newRow("record") << QStringList { QStringLiteral("--record-minutes"), QStringLiteral("0") }
+                                << "--record-minutes";
+        QTest::newRow("view") << QStringList { QStringLiteral("--view"), QStringLiteral("nonsense") } << "--view";
+        QTest::newRow("unknown") << QStringList { QStringLiteral("--frobnicate") } << "frobnicate";
+    }
+
+    void badValuesExitTwoNamingTheOption()
+    {
+        QFETCH(QStringList, arguments);
+        QFETCH(QString, expected);
+        const CommandLine cl = parse(arguments);
+        QCOMPARE(cl.exitCode, 2);
+        QVERIFY2(cl.message.contains(expected), qPrintable(cl.message));
+    }
+
+    void aPlaylistWithABadViewIsRefused()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("p.json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"pages": [{"show": "view", "view": "not a view"}]})");
+        f.close();
+        const CommandLine cl = parse({ QStringLiteral("--wall"), QStringLiteral("--playlist"), file });
+        QCOMPARE(cl.exitCode, 2);
+        QVERIFY2(cl.message.contains(QStringLiteral("view")), qPrintable(cl.message));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCommandLine)
+#include "tst_commandline.moc"
