@@ -159,6 +159,10 @@ grpc::Status TelemetryService::StreamEvents(
         return { grpc::StatusCode::INVALID_ARGUMENT,
             fmt::format("since_ms {} is in the future (now is {})", request->since_ms(), nowMs) };
     }
+    // Says at once that the stream is open. The stream has no end of its own, so a client asking for a closed range
+    // stops at a deadline; this tells "no more events by then" (it was open) from a backend that never answered.
+    context->AddInitialMetadata("fleetscope-events", "open");
+    writer->SendInitialMetadata();
     // Without a start time only new events are sent; with one, the held events from then on come first.
     uint64_t after = request->since_ms() == 0 ? m_source.lastEventSequence() : 0;
     const int64_t since = request->since_ms();

@@ -424,6 +424,9 @@ void HistoryClient::runEvents(
     request.set_since_ms(sinceMs);
     auto stub = pb::Telemetry::NewStub(m_channel);
     auto reader = stub->StreamEvents(&job->context, request);
+    // Returns once the backend has opened the stream (or the call has failed): see the end.
+    reader->WaitForInitialMetadata();
+    const bool opened = job->context.GetServerInitialMetadata().count("fleetscope-events") > 0;
     pb::Event e;
     int64_t lastTime = std::numeric_limits<int64_t>::min();
     bool reachedEnd = false;
@@ -462,7 +465,10 @@ void HistoryClient::runEvents(
         }
     }
     const auto status = reader->Finish();
-    const bool complete = reachedEnd || (untilMs != 0 && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
+    // A closed range ends at its deadline when no event after it came: complete if the backend had opened the stream,
+    // a failure if it never answered (a hung backend must not look like a quiet GPU).
+    const bool complete
+        = reachedEnd || (untilMs != 0 && opened && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
     post([this, id, complete, message = describeStatus(status)] {
         const auto it = m_jobs.find(id);
         if (it != m_jobs.end() && !it->second->cancelled) {

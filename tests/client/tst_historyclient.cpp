@@ -8,6 +8,10 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -217,6 +221,32 @@ private Q_SLOTS:
             QVERIFY2(call.at(1).toString().contains(QStringLiteral("unavailable")), qPrintable(call.at(1).toString()));
         }
         QTRY_COMPARE(client.pendingRequests(), 0);
+    }
+
+    // A backend that takes the connection but never answers: a closed range of events must fail at its deadline, not
+    // finish as if the GPU had had no events.
+    void aHungBackendIsNotAQuietOne()
+    {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        QVERIFY(fd >= 0);
+        sockaddr_in address {};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        QCOMPARE(::bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
+        QCOMPARE(::listen(fd, 8), 0); // the kernel completes connections; nobody ever reads or writes
+        socklen_t length = sizeof address;
+        QCOMPARE(::getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length), 0);
+        HistoryClient client(QStringLiteral("127.0.0.1:%1").arg(ntohs(address.sin_port)));
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+        QSignalSpy finished(&client, &HistoryClient::requestFinished);
+        const int64_t now = QDateTime::currentMSecsSinceEpoch();
+        client.streamEvents({ 0, -1 }, now - 3600 * 1000, now - 60 * 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count() + finished.count(), 1, 15000);
+        QCOMPARE(finished.count(), 0);
+        QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("in time")),
+            qPrintable(failed.first().at(1).toString()));
+        QTRY_COMPARE(client.pendingRequests(), 0);
+        ::close(fd);
     }
 
     void cancelStopsTheCallAndItsDelivery()
