@@ -193,7 +193,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, QWidget *parent)
             // A click opens the GPU in the detail panel and goes one level down towards it; a click outside the
             // current place goes to the place beside it at the same level.
             m_detail->setGpu(gpu);
-            m_detailDock->show();
+            showDetailDock();
             openTowards(static_cast<uint32_t>(gpu));
         } else {
             statusBar()->clearMessage();
@@ -238,7 +238,14 @@ void MainWindow::connectTo(const QString &address)
     connect(m_history, &HistoryClient::rangeReady, this, &MainWindow::onHistoryFrame);
     connect(m_history, &HistoryClient::requestFailed, this, [this](quint64 id, const QString &message) {
         if (id == m_eventStream) {
-            m_eventStream = 0; // followed again once the client is live again
+            // Followed again when the client is live again, and in any case on a timer: the history channel can fail
+            // while the live stream carries on.
+            m_eventStream = 0;
+            QTimer::singleShot(10000, this, [this] {
+                if (m_eventStream == 0 && m_client.topology() && m_client.state() == TelemetryClient::State::Live) {
+                    followFleetEvents();
+                }
+            });
         }
         if (id == m_historyRequest) {
             m_historyRequest = 0;
@@ -255,8 +262,8 @@ void MainWindow::connectTo(const QString &address)
                 m_events.push_back(e);
             }
         }
-        // The markers of the recorded hour, at most the newest 2,000.
-        const int64_t from = m_recorder.earliestMs();
+        // The last hour (what the stream was asked for, and the wall's events page shows), at most the newest 2,000.
+        const int64_t from = QDateTime::currentMSecsSinceEpoch() - 3600 * 1000;
         m_events.erase(
             std::remove_if(m_events.begin(), m_events.end(), [from](const FleetEvent &e) { return e.timeMs < from; }),
             m_events.end());
@@ -570,11 +577,11 @@ void MainWindow::onPlaceChanged(Place place)
     m_rollupDock->setWindowTitle(tr("Inside %1").arg(place.name(*topology)));
     if (place.level == Place::Level::Node) {
         m_detail->setNode(static_cast<int>(place.index));
-        m_detailDock->show();
+        showDetailDock();
     } else if (place.level == Place::Level::Gpu) {
         m_view->setSelectedGpu(static_cast<int>(place.index));
         m_detail->setGpu(static_cast<int>(place.index));
-        m_detailDock->show();
+        showDetailDock();
     }
 }
 
@@ -723,7 +730,7 @@ void MainWindow::applyPendingView()
     if (view.selectedGpu >= 0 && static_cast<uint32_t>(view.selectedGpu) < topology->gpuCount) {
         m_view->setSelectedGpu(view.selectedGpu);
         m_detail->setGpu(view.selectedGpu);
-        m_detailDock->show();
+        showDetailDock();
     }
     if (view.zoom > 0) {
         m_view->setViewPosition({ view.zoom, view.centreX, view.centreY });
@@ -853,9 +860,19 @@ void MainWindow::onStateChanged(TelemetryClient::State state, const QString &det
     }
 }
 
+void MainWindow::showDetailDock()
+{
+    if (!m_wallMode) { // a wall shows its pages, never a desk's docks
+        m_detailDock->show();
+    }
+}
+
 QWidget *MainWindow::enterWallMode()
 {
+    Q_ASSERT(!m_wallMode);
     m_wallMode = true;
+    // Nobody points at a wall: a stray click (or a touch screen) must not select, zoom or open anything.
+    m_view->setAttribute(Qt::WA_TransparentForMouseEvents);
     menuBar()->hide();
     statusBar()->hide();
     for (auto *toolbar : findChildren<QToolBar *>()) {
@@ -879,11 +896,10 @@ QWidget *MainWindow::enterWallMode()
     return summary;
 }
 
-bool MainWindow::isStale(qint64 nowMs) const
+bool MainWindow::isStale() const
 {
     // Old data must never look fresh: past three intervals without a new sample it is stale.
-    return m_lastLiveSampleMs > 0
-        && static_cast<double>(nowMs - m_lastLiveSampleMs) > 3.0 * static_cast<double>(m_intervalMs);
+    return m_lastLiveSampleMs > 0 && static_cast<double>(msSinceNewData()) > 3.0 * static_cast<double>(m_intervalMs);
 }
 
 void MainWindow::onTopologyChanged(const TopologyPtr &topology)
@@ -973,10 +989,24 @@ void MainWindow::onMetricSelected(int index)
 void MainWindow::onFrame(const FramePtr &frame)
 {
     // The stream's interval, from live frames only (the map may be showing a replayed one).
-    if (m_lastLiveSampleMs > 0 && frame->sampleTimeMs > m_lastLiveSampleMs) {
-        m_intervalMs = std::clamp<qint64>(frame->sampleTimeMs - m_lastLiveSampleMs, 100, 60000);
+    // Staleness is judged by this machine's monotonic clock since the last newer sample arrived, never by comparing
+    // the backend's sample times with this machine's wall clock (they may disagree, and either may step). The
+    // interval is the median of the recent gaps between samples, leaving out the gap across an outage.
+    if (frame->sampleTimeMs > m_lastLiveSampleMs) {
+        const bool afterOutage = m_lastLiveSampleMs > 0 && isStale();
+        if (m_lastLiveSampleMs > 0 && !afterOutage) {
+            m_intervalGaps.push_back(std::clamp<qint64>(frame->sampleTimeMs - m_lastLiveSampleMs, 100, 60000));
+            if (m_intervalGaps.size() > 8) {
+                m_intervalGaps.erase(m_intervalGaps.begin());
+            }
+            std::vector<qint64> sorted = m_intervalGaps;
+            std::nth_element(
+                sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+            m_intervalMs = sorted[sorted.size() / 2];
+        }
+        m_newDataClock.start();
     }
-    m_lastLiveSampleMs = frame->sampleTimeMs;
+    m_lastLiveSampleMs = std::max<qint64>(m_lastLiveSampleMs, frame->sampleTimeMs);
     m_recordPool.start([this, frame] { m_recorder.record(frame); });
     m_replay->onLiveFrame(frame); // shown at once when live; kept for later otherwise
     refreshStatus();
@@ -1087,12 +1117,14 @@ void MainWindow::refreshStatus()
     }
     m_view->setReplayNote({});
     // Past three intervals the age turns into a warning and the map is patterned.
-    const bool stale = isStale(QDateTime::currentMSecsSinceEpoch());
+    const bool stale = isStale();
     m_ageLabel->setStyleSheet(stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
-    // A wall says why in its header, in words; a desk gets the client's full detail.
+    // A wall counts the seconds in its header, and its map's note stays the same (no GL repaint a second for it); a
+    // desk gets the count and the client's full detail. Counted by this machine's clock since the data came.
+    const qint64 silentS = msSinceNewData() / 1000;
     const QString note = m_wallMode
-        ? tr("Data is %1 s old (as of %2)").arg(static_cast<qint64>(age)).arg(when)
-        : tr("Data is %1 s old (as of %2) · %3").arg(static_cast<qint64>(age)).arg(when, m_client.stateDetail());
+        ? tr("No new data since %1").arg(when)
+        : tr("No new data for %1 s (as of %2) · %3").arg(silentS).arg(when, m_client.stateDetail());
     m_view->setStaleNote(stale ? note : QString());
 }
 

@@ -85,7 +85,10 @@ public:
     // The newest live sample and the stream's interval; data is stale past three intervals.
     qint64 lastLiveSampleMs() const { return m_lastLiveSampleMs; }
     qint64 liveIntervalMs() const { return m_intervalMs; }
-    bool isStale(qint64 nowMs) const;
+    // Stale: no newer sample for three intervals, by this machine's monotonic clock.
+    bool isStale() const;
+    // Since the newest sample arrived, by the monotonic clock; 0 before any.
+    qint64 msSinceNewData() const { return m_newDataClock.isValid() ? m_newDataClock.elapsed() : 0; }
     // Warnings and worse of the fleet over the last hour, oldest first.
     const std::vector<FleetEvent> &fleetEvents() const { return m_events; }
 
@@ -117,6 +120,7 @@ private:
     void onSearchResult(const SearchResult &result);
     void applyPendingView();
     void rebuildSearch();
+    void showDetailDock();
     void exportMap();
     void exportValues();
     void exportTimeSeries();
@@ -177,6 +181,8 @@ private:
     QString m_screenshotFile;
     qint64 m_intervalMs = 1000; // between the last two live frames' samples
     qint64 m_lastLiveSampleMs = 0;
+    std::vector<qint64> m_intervalGaps; // the last few gaps between live samples, ms
+    QElapsedTimer m_newDataClock; // since the newest sample arrived
 };
 
 } // namespace fleetscope

@@ -99,8 +99,9 @@ WallMode::WallMode(
         }
     });
     connect(window->client(), &TelemetryClient::topologyChanged, m_events, &EventsBoard::setTopology);
+    m_events->setTopology(window->client()->topology());
     connect(window->summary(), &SummaryView::errorOccurred, this, &WallMode::report);
-    connect(window->summary(), &SummaryView::refreshed, this, [this] { m_summaryRefreshedMs = m_wallClock(); });
+    connect(window->summary(), &SummaryView::refreshed, this, [this] { m_summaryClock.start(); });
     connect(window->replay(), &ReplayController::modeChanged, this, [this](ReplayController::Mode mode) {
         // A replay page that caught up with now plays its minutes again.
         const WallPage &page = m_playlist.currentPage();
@@ -126,6 +127,15 @@ WallMode::WallMode(
 
 bool WallMode::showOnScreen(int screenIndex)
 {
+    if (!m_screensFollowed) {
+        // A display switched off and on, or plugged again, comes back as a new screen: fill the chosen one again.
+        m_screensFollowed = true;
+        auto again = [this] { QTimer::singleShot(0, this, [this] { showOnScreen(m_screenIndex); }); };
+        connect(qApp, &QGuiApplication::screenAdded, this, again);
+        connect(qApp, &QGuiApplication::screenRemoved, this, again);
+        connect(qApp, &QGuiApplication::primaryScreenChanged, this, again);
+    }
+    m_screenIndex = screenIndex;
     const QList<QScreen *> screens = QGuiApplication::screens();
     bool found = screenIndex >= 0 && screenIndex < screens.size();
     QScreen *screen = found ? screens[screenIndex] : QGuiApplication::primaryScreen();
@@ -135,11 +145,16 @@ bool WallMode::showOnScreen(int screenIndex)
                    .arg(screenIndex));
     }
     m_window->setWindowFlag(Qt::FramelessWindowHint);
-    m_window->setScreen(screen);
-    m_window->setGeometry(screen->geometry());
-    applyFonts(screen->geometry().height());
-    // Nobody points at a wall: no cursor over it, whatever the widget under it would show.
-    QApplication::setOverrideCursor(Qt::BlankCursor);
+    if (screen != nullptr) { // none at all while every output is off: stay as we are until one comes
+        m_window->setScreen(screen);
+        m_window->setGeometry(screen->geometry());
+        applyFonts(screen->geometry().height());
+    }
+    // Nobody points at a wall: no cursor over it, whatever the widget under it would show. Once: it is a stack.
+    if (!m_cursorHidden) {
+        m_cursorHidden = true;
+        QApplication::setOverrideCursor(Qt::BlankCursor);
+    }
     m_window->showFullScreen();
     return found;
 }
@@ -161,9 +176,16 @@ void WallMode::applyFonts(int screenHeight)
 void WallMode::report(const QString &message)
 {
     m_problem = message;
-    m_problemAtMs = m_wallClock();
+    m_problemClock.start();
     qCWarning(lcWall, "%s", qPrintable(message));
-    refresh();
+    // Shown by the next refresh, soon, rather than from here: a report can come from inside showPage or refresh.
+    if (!m_refreshQueued) {
+        m_refreshQueued = true;
+        QTimer::singleShot(0, this, [this] {
+            m_refreshQueued = false;
+            refresh();
+        });
+    }
 }
 
 QString WallMode::metricName(const QString &id) const
@@ -229,7 +251,8 @@ void WallMode::showPage(int index)
         m_title = tr("Executive summary");
         const qint64 now = m_wallClock();
         // Every five minutes at most; until one has succeeded (the backend away), each time the page comes round.
-        if (!m_window->summary()->hasData() || now - m_summaryRefreshedMs >= summaryRefreshMs) {
+        if (!m_window->summary()->hasData() || !m_summaryClock.isValid()
+            || m_summaryClock.elapsed() >= summaryRefreshMs) {
             m_window->summary()->refresh(now);
         }
         m_stack->setCurrentWidget(m_summaryPage);
@@ -238,6 +261,7 @@ void WallMode::showPage(int index)
     case WallPage::Kind::Events:
         m_title = tr("Events · what is wrong now");
         m_events->setEvents(m_window->fleetEvents(), m_wallClock());
+        m_events->setLiveFrame(m_window->client()->latestFrame());
         m_stack->setCurrentWidget(m_events);
         break;
     }
@@ -252,7 +276,8 @@ void WallMode::showMapPage(const WallPage &page, bool hottestRow)
     // Shown again once the metrics' names (and for the hottest row, a frame) have arrived.
     m_waiting = m_window->client()->metrics().empty();
     const TopologyPtr topology = m_window->client()->topology();
-    const FramePtr frame = m_window->heatmap()->frame();
+    // The newest live frame, not the one the map shows (which may be a replayed or loaded past one).
+    const FramePtr frame = m_window->client()->latestFrame();
     if (hottestRow) {
         // The row with the highest 99th percentile: a row with a few hot GPUs outranks one evenly warm, which is
         // what an operator walking to the floor wants to see.
@@ -281,6 +306,11 @@ void WallMode::showMapPage(const WallPage &page, bool hottestRow)
                           .arg(Place::row(static_cast<uint32_t>(best)).name(*topology))
                           .arg(static_cast<double>(bestP99), 0, 'f', 1)
                           .arg(unit);
+            if (m_window->isStale()) {
+                m_title
+                    += tr(" · as of %1")
+                           .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm")));
+            }
         } else {
             m_title = tr("Hottest row · waiting for data");
             m_waiting = true;
@@ -292,17 +322,27 @@ void WallMode::showMapPage(const WallPage &page, bool hottestRow)
 
 void WallMode::showReplay(const WallPage &page)
 {
-    const QString metric = metricOrDefault(page, m_playlist.current());
-    ViewState view;
-    view.metric = metric;
-    m_window->openView(view);
+    if (!m_reshowing) { // waiting for more to be recorded, the view is already open
+        ViewState view;
+        view.metric = metricOrDefault(page, m_playlist.current());
+        m_window->openView(view);
+    }
     const FlightRecorder &recorder = m_window->recorder();
     if (recorder.sampleTimes().size() < 2) {
         m_title = tr("Replay · nothing recorded yet");
         m_waiting = true;
         return;
     }
-    const qint64 from = std::max<qint64>(recorder.earliestMs(), m_wallClock() - page.replayMinutes * qint64(60000));
+    // Anchored on what was recorded, not on the clock: after an outage longer than the replay, or with a backend
+    // whose clock differs, the last minutes recorded are still there to play. Too short a span to be worth playing
+    // (under three seconds at this speed) waits rather than restarting many times a second.
+    const qint64 until = recorder.latestMs();
+    const qint64 from = std::max<qint64>(recorder.earliestMs(), until - page.replayMinutes * qint64(60000));
+    if (static_cast<double>(until - from) < 3000.0 * page.replaySpeed) {
+        m_title = tr("Replay · too little recorded yet");
+        m_waiting = true;
+        return;
+    }
     m_window->replay()->seek(from);
     m_window->replay()->play(page.replaySpeed);
     m_title = tr("Replay · last %1 min at %2×").arg(page.replayMinutes).arg(page.replaySpeed);
@@ -314,12 +354,15 @@ void WallMode::refresh()
         return;
     }
     if (m_waiting) {
+        m_reshowing = true;
         showPage(m_playlist.current()); // at most once a second
+        m_reshowing = false;
     }
     const qint64 now = m_wallClock();
     m_header->setClock(now);
     const qint64 sample = m_window->lastLiveSampleMs();
-    const bool stale = m_window->isStale(now);
+    const bool stale = m_window->isStale();
+    const qint64 silentMs = m_window->msSinceNewData();
     if (stale != m_header->isStale()) {
         // In the log too: a wall's outages are worth a line each for whoever reads it the next morning.
         if (stale) {
@@ -329,7 +372,7 @@ void WallMode::refresh()
             qCInfo(lcWall, "data fresh again");
         }
     }
-    m_header->setData(sample, now, stale);
+    m_header->setData(sample, silentMs, stale);
     QString title = m_title;
     if (m_playlist.currentPage().kind == WallPage::Kind::Replay
         && m_window->replay()->mode() != ReplayController::Mode::Live) {
@@ -343,7 +386,7 @@ void WallMode::refresh()
     // The banner: stale data first, then whatever went wrong last, for half a minute.
     const TelemetryClient *client = m_window->client();
     if (stale) {
-        const qint64 age = (now - sample) / 1000;
+        const qint64 age = silentMs / 1000;
         // The client's own detail names the gRPC error in full: too much for a wall, and it is in the log.
         const QString why = client->state() == TelemetryClient::State::Live
             ? tr("the backend sends nothing new")
@@ -352,13 +395,14 @@ void WallMode::refresh()
             WallHeader::Tone::Critical);
     } else if (sample == 0 && client->state() != TelemetryClient::State::Live) {
         m_header->setBanner(client->stateDetail(), WallHeader::Tone::Warning);
-    } else if (!m_problem.isEmpty() && now - m_problemAtMs < problemShownMs) {
+    } else if (!m_problem.isEmpty() && m_problemClock.isValid() && m_problemClock.elapsed() < problemShownMs) {
         m_header->setBanner(m_problem, WallHeader::Tone::Warning);
     } else {
         m_header->setBanner({}, WallHeader::Tone::Info);
     }
     if (m_stack->currentWidget() == m_events) {
         m_events->setEvents(m_window->fleetEvents(), now);
+        m_events->setLiveFrame(m_window->client()->latestFrame());
     }
 }
 

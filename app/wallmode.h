@@ -4,6 +4,7 @@
 #include "wallheader.h"
 #include "wallplaylist.h"
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QPointer>
 #include <QTimer>
@@ -69,8 +70,13 @@ private:
     EventsBoard *m_events = nullptr;
     QTimer m_refreshTimer;
     QString m_problem;
-    qint64 m_problemAtMs = 0;
-    qint64 m_summaryRefreshedMs = 0; // epoch ms the summary last finished refreshing, 0 = never
+    QElapsedTimer m_problemClock; // since m_problem was reported
+    QElapsedTimer m_summaryClock; // since the summary last finished refreshing; invalid = never
+    bool m_refreshQueued = false;
+    bool m_reshowing = false; // showPage called again for a page that was waiting
+    int m_screenIndex = 0;
+    bool m_screensFollowed = false;
+    bool m_cursorHidden = false;
     QString m_title; // the page's title, without what refresh() adds
     bool m_waiting = false; // the page lacks what it needs (metrics, a frame, recorded frames): shown again
 };

@@ -6,7 +6,6 @@
 #include <QPainter>
 
 #include <algorithm>
-#include <map>
 
 namespace fleetscope {
 
@@ -51,50 +50,57 @@ void EventsBoard::setTopology(TopologyPtr topology)
     update();
 }
 
-EventsBoard::Active EventsBoard::activeOf(const std::vector<FleetEvent> &events)
+EventsBoard::Active EventsBoard::activeOf(const Topology &topology, const Frame &frame)
 {
-    // The last word on each GPU's throttling and each node's state, in time order.
-    std::map<int64_t, bool> thermal;
-    std::map<int64_t, bool> power;
-    std::map<int64_t, bool> down;
-    for (const auto &e : events) {
-        switch (e.kind) {
-        case FleetEvent::Kind::ThermalThrottleStart:
-        case FleetEvent::Kind::ThermalThrottleEnd:
-            thermal[e.gpu] = e.kind == FleetEvent::Kind::ThermalThrottleStart;
-            break;
-        case FleetEvent::Kind::PowerThrottleStart:
-        case FleetEvent::Kind::PowerThrottleEnd:
-            power[e.gpu] = e.kind == FleetEvent::Kind::PowerThrottleStart;
-            break;
-        case FleetEvent::Kind::NodeDown:
-        case FleetEvent::Kind::NodeUp:
-            down[e.node] = e.kind == FleetEvent::Kind::NodeDown;
-            break;
-        default:
-            break;
+    Active active;
+    if (frame.topologyGeneration != topology.generation || frame.health.size() != topology.gpuCount) {
+        return active;
+    }
+    for (const uint8_t h : frame.health) {
+        if ((h & health::throttledFlag) == 0) {
+            continue;
+        }
+        const auto state = health::stateOf(h);
+        if (state == health::Warning || state == health::Critical) {
+            ++active.thermal;
+        } else if (state == health::Ok) {
+            ++active.power;
         }
     }
-    auto count = [](const std::map<int64_t, bool> &m) {
-        return static_cast<int>(std::count_if(m.begin(), m.end(), [](const auto &kv) { return kv.second; }));
-    };
-    return { count(thermal), count(power), count(down) };
+    for (const auto &node : topology.nodes) {
+        bool down = node.gpuCount > 0;
+        for (uint32_t g = node.firstGpu; down && g < node.firstGpu + node.gpuCount; ++g) {
+            down = health::stateOf(frame.health[g]) == health::Offline;
+        }
+        active.nodesDown += down ? 1 : 0;
+    }
+    return active;
+}
+
+void EventsBoard::setLiveFrame(const FramePtr &frame)
+{
+    const Active now = m_topology && frame ? activeOf(*m_topology, *frame) : Active {};
+    if (now.thermal != m_active.thermal || now.power != m_active.power || now.nodesDown != m_active.nodesDown) {
+        m_active = now;
+        update();
+    }
 }
 
 void EventsBoard::setEvents(const std::vector<FleetEvent> &events, qint64 nowMs)
 {
     m_nowMs = nowMs;
-    m_active = activeOf(events);
     m_critical = 0;
     m_warnings = 0;
-    for (const auto &e : events) {
-        m_critical += e.severity == FleetEvent::Severity::Critical ? 1 : 0;
-        m_warnings += e.severity == FleetEvent::Severity::Warning ? 1 : 0;
-    }
     m_events.clear();
-    // The newest first; ends of throttling are good news and not worth a row on the wall.
-    for (auto it = events.rbegin(); it != events.rend() && m_events.size() < maxRows; ++it) {
-        if (it->severity != FleetEvent::Severity::Info) {
+    // The last hour, newest first; ends of throttling are good news and not worth a row on the wall.
+    const qint64 from = nowMs - 3600 * 1000;
+    for (auto it = events.rbegin(); it != events.rend() && it->timeMs >= from; ++it) {
+        if (it->severity == FleetEvent::Severity::Info) {
+            continue;
+        }
+        m_critical += it->severity == FleetEvent::Severity::Critical ? 1 : 0;
+        m_warnings += it->severity == FleetEvent::Severity::Warning ? 1 : 0;
+        if (m_events.size() < maxRows) {
             m_events.push_back(*it);
         }
     }
@@ -149,8 +155,8 @@ void EventsBoard::paintEvent(QPaintEvent * /*event*/)
 
     // What is wrong now, as three big figures.
     painter.setFont(sized(font(), row * 0.62, true));
-    const QStringList now { tr("%n GPU(s) throttling for heat", nullptr, m_active.thermal),
-        tr("%n GPU(s) at their power cap", nullptr, m_active.power),
+    const QStringList now { tr("%n GPU(s) throttling while hot", nullptr, m_active.thermal),
+        tr("%n GPU(s) held at their power cap", nullptr, m_active.power),
         tr("%n node(s) down", nullptr, m_active.nodesDown) };
     const double third = (width() - 2 * pad) / 3;
     for (int i = 0; i < 3; ++i) {

@@ -17,26 +17,29 @@ class EventsBoard : public QWidget
 {
     Q_OBJECT
 public:
-    // What is still going on: a throttle start or node down without its end since.
+    // What is going on now, from the newest live frame's health bytes (not from start/end events: an end is news
+    // nobody lists, and a start may be older than the events held).
     struct Active
     {
-        int thermal = 0;
-        int power = 0;
-        int nodesDown = 0;
+        int thermal = 0; // throttled while warm or hotter
+        int power = 0; // throttled while otherwise fine: the power cap
+        int nodesDown = 0; // every GPU offline
     };
 
     explicit EventsBoard(QWidget *parent = nullptr);
 
     void setTopology(TopologyPtr topology);
-    // Warnings and worse, oldest first (as the console keeps them); nowMs for the ages shown.
+    // Warnings and worse, oldest first (as the console keeps them); those of the hour before nowMs are shown.
     void setEvents(const std::vector<FleetEvent> &events, qint64 nowMs);
+    // The newest live frame, for "now"; one of another generation counts nothing.
+    void setLiveFrame(const FramePtr &frame);
     // The rows as shown, newest first: "HH:MM:SS  where  what", for tests and the wall's log.
     QStringList rowTexts() const;
     Active active() const { return m_active; }
     int criticalCount() const { return m_critical; }
     int warningCount() const { return m_warnings; }
 
-    static Active activeOf(const std::vector<FleetEvent> &events);
+    static Active activeOf(const Topology &topology, const Frame &frame);
 
 protected:
     void paintEvent(QPaintEvent *event) override;

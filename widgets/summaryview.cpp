@@ -407,7 +407,10 @@ void SummaryView::settle(quint64 id)
     auto byTime = [](const TrendPoint &a, const TrendPoint &b) { return a.endMs < b.endMs; };
     std::sort(m_nextDayTrend.begin(), m_nextDayTrend.end(), byTime);
     std::sort(m_nextWeekTrend.begin(), m_nextWeekTrend.end(), byTime);
-    setTrend(std::move(m_nextDayTrend), std::move(m_nextWeekTrend));
+    // A refresh that got no trend at all (the backend away) keeps the one shown rather than blanking the charts.
+    if (!m_nextDayTrend.empty() || !m_nextWeekTrend.empty()) {
+        setTrend(std::move(m_nextDayTrend), std::move(m_nextWeekTrend));
+    }
     if (m_nextDay && m_nextWeek) {
         setSummaries(m_nextDay, m_nextWeek);
     }

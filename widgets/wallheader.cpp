@@ -44,14 +44,14 @@ void WallHeader::setTitle(const QString &title)
     }
 }
 
-void WallHeader::setData(qint64 sampleMs, qint64 nowMs, bool stale)
+void WallHeader::setData(qint64 sampleMs, qint64 silentMs, bool stale)
 {
     QString textNow;
     if (sampleMs <= 0) {
         textNow = tr("no data yet");
     } else {
         const QString when = QDateTime::fromMSecsSinceEpoch(sampleMs).toString(QStringLiteral("HH:mm:ss"));
-        const qint64 ageS = std::max<qint64>(0, (nowMs - sampleMs) / 1000);
+        const qint64 ageS = std::max<qint64>(0, silentMs / 1000);
         textNow = stale
             ? tr("DATA %1 OLD · as of %2").arg(ageS < 120 ? tr("%1 s").arg(ageS) : tr("%1 min").arg(ageS / 60), when)
             : tr("data as of %1").arg(when);

@@ -20,8 +20,9 @@ public:
 
     void setTitle(const QString &title);
     QString title() const { return m_title; }
-    // The newest sample shown and whether it is older than three intervals; sampleMs 0: no data yet.
-    void setData(qint64 sampleMs, qint64 nowMs, bool stale);
+    // The newest sample's time, how long since it came (by this machine's monotonic clock) and whether that is past
+    // three intervals; sampleMs 0: no data yet.
+    void setData(qint64 sampleMs, qint64 silentMs, bool stale);
     QString dataText() const { return m_dataText; }
     bool isStale() const { return m_stale; }
     void setClock(qint64 nowMs);

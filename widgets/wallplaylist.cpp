@@ -3,6 +3,7 @@
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -202,21 +203,29 @@ std::optional<std::vector<WallPage>> WallPlaylist::parse(const QByteArray &json,
 
 std::optional<std::vector<WallPage>> WallPlaylist::load(const QString &file, QString *error)
 {
-    QFile f(file);
-    // A playlist is a few hundred bytes; a megabyte is not one.
+    auto fail = [error, &file](const QString &why) {
+        if (error != nullptr) {
+            *error = QStringLiteral("%1: %2").arg(file, why);
+        }
+        return std::nullopt;
+    };
+    // A playlist is a few hundred bytes of a regular file; not a pipe, a device or a megabyte.
     constexpr qint64 maxBytes = 1 << 20;
-    if (!f.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("%1: %2").arg(file, f.errorString());
-        return std::nullopt;
+    if (!QFileInfo(file).isFile()) {
+        return fail(QFileInfo::exists(file) ? QStringLiteral("not a regular file") : QStringLiteral("no such file"));
     }
-    if (f.size() > maxBytes) {
-        *error = QStringLiteral("%1: larger than 1 MiB, not a playlist").arg(file);
-        return std::nullopt;
+    QFile f(file);
+    if (!f.open(QIODevice::ReadOnly)) {
+        return fail(f.errorString());
+    }
+    const QByteArray content = f.read(maxBytes + 1);
+    if (content.size() > maxBytes) {
+        return fail(QStringLiteral("larger than 1 MiB, not a playlist"));
     }
     QString why;
-    auto pages = parse(f.readAll(), &why);
+    auto pages = parse(content, &why);
     if (!pages) {
-        *error = QStringLiteral("%1: %2").arg(file, why);
+        return fail(why);
     }
     return pages;
 }

@@ -99,7 +99,7 @@ private Q_SLOTS:
         f.close();
         const CommandLine cl = parse({ QStringLiteral("--wall"), QStringLiteral("--playlist"), file });
         QCOMPARE(cl.exitCode, 2);
-        QVERIFY2(cl.message.contains(QStringLiteral("view")), qPrintable(cl.message));
+        QVERIFY2(cl.message.contains(QStringLiteral("a view page's view")), qPrintable(cl.message));
     }
 };
 

@@ -73,6 +73,17 @@ private:
     QString m_address;
 };
 
+// The last minute at twice real time: worth playing once 6 s are recorded.
+WallPage replayPage()
+{
+    WallPage p;
+    p.kind = WallPage::Kind::Replay;
+    p.seconds = 10;
+    p.replayMinutes = 1;
+    p.replaySpeed = 2;
+    return p;
+}
+
 WallPage page(WallPage::Kind kind, int seconds = 10)
 {
     WallPage p;
@@ -111,7 +122,7 @@ private Q_SLOTS:
         m_window = std::make_unique<MainWindow>(options);
         m_wall = new WallMode(m_window.get(),
             { page(WallPage::Kind::Fleet), page(WallPage::Kind::HottestRow), page(WallPage::Kind::Summary),
-                page(WallPage::Kind::Events), page(WallPage::Kind::Replay) },
+                page(WallPage::Kind::Events), replayPage() },
             [this] { return m_now; });
         // Any dialog at all, at any time, fails the test.
         connect(qApp, &QApplication::focusChanged, this,
@@ -151,7 +162,7 @@ private Q_SLOTS:
     void aScreenThatDoesNotExistIsABannerNotADialog()
     {
         QVERIFY(!m_wall->showOnScreen(7));
-        QVERIFY2(
+        QTRY_VERIFY2(
             m_wall->header()->banner().contains(QStringLiteral("no screen 7")), qPrintable(m_wall->header()->banner()));
         QVERIFY(m_window->isFullScreen());
     }
@@ -207,7 +218,7 @@ private Q_SLOTS:
                 [](const FleetEvent &e) { return e.severity != FleetEvent::Severity::Info; })));
 
         // The replay plays the recorder's minutes again; wait for some to be recorded.
-        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().sampleTimes().size() >= 6, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().latestMs() - m_window->recorder().earliestMs() >= 7000, 30000);
         nextPage();
         QCOMPARE(m_wall->stack()->currentWidget(), m_window->heatmap()->parentWidget());
         QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Playing);
@@ -222,22 +233,25 @@ private Q_SLOTS:
     {
         QTRY_VERIFY_WITH_TIMEOUT(!m_wall->header()->isStale() && m_wall->header()->banner().isEmpty(), 40000);
         const QString address = m_backend.address();
-        const qint64 lastBefore = m_window->lastLiveSampleMs();
+        // The interval the console learned (the median gap between samples): the backend's, unless frames were
+        // coalesced on a loaded machine.
+        const qint64 interval = m_window->liveIntervalMs();
+        QVERIFY2(interval >= intervalMs && interval <= 4 * intervalMs, qPrintable(QString::number(interval)));
         m_backend.stop();
         QElapsedTimer outage;
         outage.start();
-        // Three intervals after the last sample, plus the wall's one-second refresh and scheduling slack.
-        QTRY_VERIFY_WITH_TIMEOUT(m_wall->header()->isStale(), 3 * intervalMs + 1000 + 1500);
-        QVERIFY2(QDateTime::currentMSecsSinceEpoch() - m_window->lastLiveSampleMs() > 3 * intervalMs,
-            "stale before three intervals");
+        // Not before three intervals of silence; within them, plus the wall's one-second refresh and slack for a
+        // loaded CI machine.
+        QTRY_VERIFY_WITH_TIMEOUT(m_wall->header()->isStale(), static_cast<int>(3 * interval) + 1000 + 3000);
+        QVERIFY2(m_window->msSinceNewData() > 3 * interval, "stale before three intervals");
+        const qint64 lastBefore = m_window->lastLiveSampleMs();
         QVERIFY2(m_wall->header()->banner().startsWith(QStringLiteral("No new data for")),
             qPrintable(m_wall->header()->banner()));
         QCOMPARE(m_wall->header()->bannerTone(), WallHeader::Tone::Critical);
         QVERIFY(m_wall->header()->dataText().startsWith(QStringLiteral("DATA ")));
         // The map keeps the last known state, patterned, with its own note.
         QVERIFY(m_window->heatmap()->frame() != nullptr);
-        QTRY_VERIFY(!m_window->heatmap()->staleNote().isEmpty());
-        QCOMPARE(m_window->lastLiveSampleMs(), std::max(lastBefore, m_window->lastLiveSampleMs()));
+        QTRY_VERIFY(m_window->heatmap()->staleNote().startsWith(QStringLiteral("No new data since")));
 
         // The playlist keeps cycling, and the replay plays from the flight recorder with no backend.
         const int before = m_wall->playlist()->current();
@@ -250,7 +264,9 @@ private Q_SLOTS:
         QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Playing);
         QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 2, 10000);
         nextPage(); // back to the fleet, live and stale
-        QTRY_VERIFY(m_window->heatmap()->staleNote().contains(QStringLiteral("old")));
+        QTRY_VERIFY(m_window->heatmap()->staleNote().startsWith(QStringLiteral("No new data since")));
+
+        QCOMPARE(m_window->lastLiveSampleMs(), lastBefore); // nothing new came in, nothing made up
 
         // Back on the same port: the client reconnects on its own (backoff capped at 10 s) and the banner goes.
         QVERIFY(m_backend.start(address));

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The wall's playlist: pages in order, each for its dwell time, driven by a test clock; pause, next, previous; the
 // playlist file checked field by field; the example file in docs/ parses.
-#include "eventsboard.h"
 #include "wallplaylist.h"
 
 #include <QFile>
@@ -167,11 +166,16 @@ private Q_SLOTS:
         QVERIFY2(error.contains(expected), qPrintable(error));
     }
 
-    void missingFile()
+    void missingOrOddFiles()
     {
         QString error;
         QVERIFY(!WallPlaylist::load(QStringLiteral("/nonexistent/playlist.json"), &error));
-        QVERIFY2(error.contains(QStringLiteral("/nonexistent/playlist.json")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("/nonexistent/playlist.json: no such file")), qPrintable(error));
+        QVERIFY(!WallPlaylist::load(QStringLiteral("/dev/zero"), &error)); // endless: never read
+        QVERIFY2(error.contains(QStringLiteral("not a regular file")), qPrintable(error));
+        QVERIFY(!WallPlaylist::load(QStringLiteral("/tmp"), &error));
+        QVERIFY2(error.contains(QStringLiteral("not a regular file")), qPrintable(error));
+        QVERIFY(!WallPlaylist::load(QStringLiteral("/dev/zero"), nullptr)); // no place for the error: still refused
     }
 
     void exampleFileParses()
@@ -181,32 +185,6 @@ private Q_SLOTS:
             = WallPlaylist::load(QStringLiteral(FLEETSCOPE_SOURCE_DIR "/docs/wall-playlist-example.json"), &error);
         QVERIFY2(pages, qPrintable(error));
         QVERIFY(pages->size() >= 4);
-    }
-
-    // The events page's "what is wrong now": a throttle start without its end, a node down without its up.
-    void activeTroubleFromEvents()
-    {
-        auto event = [](FleetEvent::Kind kind, int64_t gpu, int64_t node) {
-            FleetEvent e;
-            e.kind = kind;
-            e.gpu = gpu;
-            e.node = node;
-            e.severity = FleetEvent::Severity::Warning;
-            return e;
-        };
-        using K = FleetEvent::Kind;
-        const std::vector<FleetEvent> events { event(K::ThermalThrottleStart, 1, 0),
-            event(K::ThermalThrottleStart, 2, 0), event(K::ThermalThrottleEnd, 1, 0),
-            event(K::PowerThrottleStart, 9, 1), event(K::NodeDown, -1, 4), event(K::NodeDown, -1, 5),
-            event(K::NodeUp, -1, 4), event(K::Xid, 3, 0) };
-        const auto active = EventsBoard::activeOf(events);
-        QCOMPARE(active.thermal, 1);
-        QCOMPARE(active.power, 1);
-        QCOMPARE(active.nodesDown, 1);
-        EventsBoard board;
-        board.setEvents(events, 0);
-        QCOMPARE(board.rowTexts().size(), 8);
-        QVERIFY(board.rowTexts().constFirst().contains(QStringLiteral("XID"))); // newest first
     }
 };
 
