@@ -154,10 +154,8 @@ void EventsBoard::paintEvent(QPaintEvent * /*event*/)
     double y = pad;
 
     // What is wrong now, as three big figures.
-    painter.setFont(sized(font(), row * 0.62, true));
-    const QStringList now { tr("%n GPU(s) throttling while hot", nullptr, m_active.thermal),
-        tr("%n GPU(s) held at their power cap", nullptr, m_active.power),
-        tr("%n node(s) down", nullptr, m_active.nodesDown) };
+    const QStringList now { tr("%n GPU(s) hot and throttling", nullptr, m_active.thermal),
+        tr("%n GPU(s) at the power cap", nullptr, m_active.power), tr("%n node(s) down", nullptr, m_active.nodesDown) };
     const double third = (width() - 2 * pad) / 3;
     for (int i = 0; i < 3; ++i) {
         const int count = i == 0 ? m_active.thermal : i == 1 ? m_active.power : m_active.nodesDown;
@@ -166,6 +164,13 @@ void EventsBoard::paintEvent(QPaintEvent * /*event*/)
         painter.setBrush(count == 0 ? QColor(0x1b, 0x2a, 0x20) : (i == 2 ? critical : warning));
         painter.drawRoundedRect(box, row * 0.15, row * 0.15);
         painter.setPen(count == 0 ? QColor(0x8f, 0xd0, 0x9f) : (i == 2 ? QColor(Qt::white) : QColor(0x10, 0x10, 0x10)));
+        // As large as fits the box: the three figures are what the room reads first.
+        double pixels = row * 0.62;
+        painter.setFont(sized(font(), pixels, true));
+        while (pixels > row * 0.3 && QFontMetricsF(painter.font()).horizontalAdvance(now[i]) > box.width() - pad) {
+            pixels -= 1;
+            painter.setFont(sized(font(), pixels, true));
+        }
         painter.drawText(box, Qt::AlignCenter, now[i]);
     }
     y += row * 1.2 + pad;
