@@ -382,6 +382,18 @@ void WallMode::refresh()
     m_header->setTitle(m_playlist.isPaused() ? tr("%1 · paused").arg(title) : title);
     m_header->setPlaylist(static_cast<int>(m_playlist.pages().size()), m_playlist.current(), m_playlist.progress(),
         m_playlist.isPaused());
+    {
+        // The quiet line under the title: what is shown, from where, and what comes next.
+        const TopologyPtr topology = m_window->client()->topology();
+        const auto &pages = m_playlist.pages();
+        const WallPage &next = pages[static_cast<size_t>((m_playlist.current() + 1) % static_cast<int>(pages.size()))];
+        QString status = topology ? tr("%L1 GPUs").arg(topology->gpuCount) : tr("no fleet yet");
+        status += tr(" · backend %1").arg(m_window->client()->address());
+        status += m_playlist.isPaused()
+            ? tr(" · paused (Space resumes)")
+            : tr(" · next: %1 in %2 s").arg(WallPage::kindName(next.kind)).arg((m_playlist.remainingMs() + 999) / 1000);
+        m_header->setStatusLine(status);
+    }
 
     // The banner: stale data first, then whatever went wrong last, for half a minute.
     const TelemetryClient *client = m_window->client();

@@ -75,18 +75,24 @@ void WallHeader::setClock(qint64 nowMs)
 void WallHeader::setLineHeight(int pixels)
 {
     m_lineHeight = std::max(24, pixels);
-    setFixedHeight(m_banner.isEmpty() ? m_lineHeight : m_lineHeight + m_lineHeight * 6 / 10);
+    setFixedHeight(m_lineHeight + m_lineHeight * 6 / 10);
+}
+
+void WallHeader::setStatusLine(const QString &text)
+{
+    if (text != m_status) {
+        m_status = text;
+        if (m_banner.isEmpty()) {
+            update();
+        }
+    }
 }
 
 void WallHeader::setBanner(const QString &banner, Tone tone)
 {
     if (banner != m_banner || tone != m_tone) {
-        const bool resize = banner.isEmpty() != m_banner.isEmpty();
         m_banner = banner;
         m_tone = tone;
-        if (resize) {
-            setLineHeight(m_lineHeight);
-        }
         update();
     }
 }
@@ -144,6 +150,13 @@ void WallHeader::paintEvent(QPaintEvent * /*event*/)
     painter.drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
         titleMetrics.elidedText(m_title, Qt::ElideRight, titleRect.width()));
 
+    if (m_banner.isEmpty() && !m_status.isEmpty()) {
+        const QRectF statusRect(pad, h, all.width() - 2 * pad, all.height() - h);
+        painter.setFont(sized(font(), statusRect.height() * 0.42, false));
+        painter.setPen(dim);
+        painter.drawText(statusRect, Qt::AlignLeft | Qt::AlignVCenter,
+            QFontMetricsF(painter.font()).elidedText(m_status, Qt::ElideRight, statusRect.width()));
+    }
     if (!m_banner.isEmpty()) {
         const QRectF bannerRect(0, h, all.width(), all.height() - h);
         painter.fillRect(bannerRect,

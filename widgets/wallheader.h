@@ -27,9 +27,13 @@ public:
     bool isStale() const { return m_stale; }
     void setClock(qint64 nowMs);
     QString clockText() const { return m_clockText; }
-    // The header's height without a banner (the type follows it); a banner adds a second line below, across the
-    // whole width, so that a problem is read from across the room rather than elided beside the title.
+    // The height of the header's first line (the type follows it). A second line below, across the whole width,
+    // holds the banner when there is one, so that a problem is read from across the room rather than elided beside
+    // the title, and a quiet status line otherwise: the header never changes height, so the map under it is never
+    // resized (a GL framebuffer reallocated) because a banner came or went.
     void setLineHeight(int pixels);
+    void setStatusLine(const QString &text);
+    QString statusLine() const { return m_status; }
     // The banner's text, empty for none.
     void setBanner(const QString &text, Tone tone);
     QString banner() const { return m_banner; }
@@ -53,6 +57,7 @@ private:
     double m_progress = 0;
     bool m_paused = false;
     int m_lineHeight = 80;
+    QString m_status;
 };
 
 } // namespace fleetscope
