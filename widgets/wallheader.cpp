@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "wallheader.h"
 
+#include "wallstyle.h"
+
 #include <QDateTime>
 #include <QFontMetricsF>
 #include <QPainter>
@@ -9,21 +11,7 @@
 
 namespace fleetscope {
 
-namespace {
-const QColor background(0x0b, 0x0d, 0x12);
-const QColor text(0xf4, 0xf6, 0xfa);
-const QColor dim(0xc0, 0xc8, 0xd8);
-const QColor warning(0xf0, 0xa0, 0x20);
-const QColor critical(0xd8, 0x3a, 0x1e);
-
-QFont sized(const QFont &base, double pixels, bool bold)
-{
-    QFont font = base;
-    font.setPixelSize(std::max(8, static_cast<int>(pixels)));
-    font.setBold(bold);
-    return font;
-}
-} // namespace
+using namespace wallstyle;
 
 WallHeader::WallHeader(QWidget *parent)
     : QWidget(parent)

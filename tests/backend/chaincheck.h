@@ -7,9 +7,11 @@
 #include "prometheusprocess.h"
 #include "simulator.h"
 
+#include <QDeadlineTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSignalSpy>
 #include <QUrl>
 
 #include <cmath>
@@ -119,6 +121,22 @@ inline QString frameDifference(const Frame &received, const backend::SimFrame &s
         }
     }
     return {};
+}
+
+// Waits on a client's frameReady spy for a frame with data (sequence 0 is the frame served before the first poll);
+// returns the newest frame received, which still has sequence 0 (or is null) when none came in time.
+inline FramePtr waitForFrameWithData(QSignalSpy &frames, FramePtr received, int timeoutMs)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    while ((!received || received->sequence == 0) && !deadline.hasExpired()) {
+        if (frames.isEmpty()) {
+            frames.wait(static_cast<int>(std::max<qint64>(1, deadline.remainingTime())));
+        }
+        while (!frames.isEmpty()) {
+            received = frames.takeFirst().at(0).value<FramePtr>();
+        }
+    }
+    return received;
 }
 
 } // namespace fleetscope::testing

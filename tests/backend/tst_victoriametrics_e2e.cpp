@@ -250,20 +250,11 @@ private:
         m_client->setMetrics(ids);
         QSignalSpy frames(m_client.get(), &TelemetryClient::frameReady);
         m_client->start(QString::fromUtf8(address));
-        // Sequence 0 is the frame served before the first poll, without data.
-        QDeadlineTimer deadline(15000);
-        while (!m_received || m_received->sequence == 0) {
-            if (deadline.hasExpired()) {
-                qWarning("no frame with data reached the client (state: %s); the backend's log:\n%s",
-                    qPrintable(m_client->stateDetail()), m_backend->process.readAllStandardError().constData());
-                return nullptr;
-            }
-            if (frames.isEmpty() && !frames.wait(static_cast<int>(std::max<qint64>(1, deadline.remainingTime())))) {
-                continue;
-            }
-            while (!frames.isEmpty()) {
-                m_received = frames.takeFirst().at(0).value<FramePtr>();
-            }
+        m_received = waitForFrameWithData(frames, m_received, 15000);
+        if (!m_received || m_received->sequence == 0) {
+            qWarning("no frame with data reached the client (state: %s); the backend's log:\n%s",
+                qPrintable(m_client->stateDetail()), m_backend->process.readAllStandardError().constData());
+            return nullptr;
         }
         return m_client->topology();
     }
