@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "commandline.h"
+#include "app/commandline.h"
 
-#include "viewstate.h"
+#include "app/viewstate.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

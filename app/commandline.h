@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "wallplaylist.h"
+#include "app/wallplaylist.h"
 
 #include <QSize>
 #include <QString>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "embeddedbackend.h"
+#include "app/embeddedbackend.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "commandline.h"
-#include "embeddedbackend.h"
-#include "heatmapview.h"
-#include "mainwindow.h"
-#include "wallmode.h"
+#include "app/commandline.h"
+#include "app/embeddedbackend.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "app/mainwindow.h"
+#include "app/wallmode.h"
 
 #include <QApplication>
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "commandline.h"
-#include "fleetsearch.h"
-#include "flightrecorder.h"
-#include "historyclient.h"
-#include "place.h"
-#include "rateofchange.h"
-#include "telemetryclient.h"
-#include "viewstate.h"
+#include "app/commandline.h"
+#include "model/fleetsearch.h"
+#include "model/flightrecorder.h"
+#include "client/historyclient.h"
+#include "model/place.h"
+#include "model/rateofchange.h"
+#include "client/telemetryclient.h"
+#include "app/viewstate.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "viewstate.h"
+#include "app/viewstate.h"
 
 #include <QDateTime>
 #include <QStringList>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "wallmode.h"
+#include "app/wallmode.h"
 
-#include "eventsboard.h"
-#include "fontscale.h"
-#include "heatmapview.h"
-#include "mainwindow.h"
-#include "replaycontroller.h"
-#include "rollup.h"
-#include "summaryview.h"
+#include "widgets/wall/eventsboard.h"
+#include "widgets/style/fontscale.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "app/mainwindow.h"
+#include "model/replaycontroller.h"
+#include "model/rollup.h"
+#include "widgets/summary/summaryview.h"
 
 #include <QApplication>
 #include <QDateTime>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "wallheader.h"
-#include "wallplaylist.h"
+#include "widgets/wall/wallheader.h"
+#include "app/wallplaylist.h"
 
 #include <QElapsedTimer>
 #include <QObject>

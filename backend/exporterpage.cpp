@@ -132,7 +132,7 @@ std::string ExporterPage::render(
     const FleetShape &shape, const SimFrame &frame, const std::vector<JobInfo> &jobs, const Options &options)
 {
     const uint32_t n = shape.gpuCount;
-    auto online = [&](uint32_t g) { return g < frame.health.size() && (frame.health[g] & 0x07U) != health::offline; };
+    auto online = [&](uint32_t g) { return g < frame.health.size() && (frame.health[g] & 0x07U) != health::Offline; };
 
     // The running job on each node, by index into jobs (-1: none).
     std::vector<int32_t> jobOfNode(shape.nodes.size(), -1);

@@ -52,38 +52,6 @@ bool serious(uint32_t xid)
 }
 } // namespace
 
-const char *xidMeaning(uint32_t xid)
-{
-    switch (xid) {
-    case 13:
-        return "graphics engine exception";
-    case 31:
-        return "GPU memory page fault";
-    case 43:
-        return "GPU stopped processing";
-    case 45:
-        return "preemptive cleanup, due to previous errors";
-    case 48:
-        return "double-bit ECC error";
-    case 63:
-        return "ECC page retirement or row remapping recorded";
-    case 74:
-        return "NVLink error";
-    case 79:
-        return "GPU has fallen off the bus";
-    case 92:
-        return "high single-bit ECC error rate";
-    case 94:
-        return "contained ECC error";
-    case 95:
-        return "uncontained ECC error";
-    case 119:
-        return "GSP RPC timeout";
-    default:
-        return "unknown XID";
-    }
-}
-
 FaultModel::FaultModel(const FleetShape &shape, uint64_t seed)
     : m_shape(shape)
     , m_seed(seed)
@@ -130,7 +98,7 @@ void FaultModel::logXid(uint32_t gpu, uint32_t xid, double now)
     e.node = node;
     e.xid = xid;
     e.text = fmt::format("XID {} on {} GPU {}: {}", xid, m_shape.nodes[node].hostname,
-        gpu - m_shape.nodes[node].firstGpu, xidMeaning(xid));
+        gpu - m_shape.nodes[node].firstGpu, xidDescription(xid));
     emit(std::move(e));
 }
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/events.h"
+#include "common/xid.h"
+
 #include "fleetshape.h"
 
 #include <array>
@@ -14,19 +17,8 @@ namespace fleetscope::backend {
 
 struct FleetEvent
 {
-    enum class Kind : uint8_t {
-        Xid,
-        EccDoubleBit,
-        ThermalThrottleStart,
-        ThermalThrottleEnd,
-        PowerThrottleStart,
-        PowerThrottleEnd,
-        NodeDown,
-        NodeUp,
-        JobStart,
-        JobEnd
-    };
-    enum class Severity : uint8_t { Info, Warning, Critical };
+    using Kind = EventKind;
+    using Severity = EventSeverity;
 
     double timeSeconds = 0; // simulated seconds since the simulation's start
     Kind kind = Kind::Xid;
@@ -38,8 +30,12 @@ struct FleetEvent
     std::string text;
 };
 
-// What an XID number means, from NVIDIA's XID catalogue (the ones the simulator produces).
-const char *xidMeaning(uint32_t xid);
+// What an XID number means (common/xid.h), or "unknown XID".
+inline const char *xidDescription(uint32_t xid)
+{
+    const char *meaning = fleetscope::xidMeaning(xid);
+    return meaning != nullptr ? meaning : "unknown XID";
+}
 
 // Faults: every GPU has a fixed, heavy-tailed propensity (about 1% of GPUs are bad actors that cause about half of
 // all XID and ECC errors, as in real fleets), scaled up when it runs hot. Per step each online GPU may log an XID,

@@ -43,7 +43,7 @@ void PrometheusEvents::xidChanged(
     e.kind = FleetEvent::Kind::Xid;
     e.severity = seriousXid(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning;
     e.xid = xid;
-    e.text = fmt::format("XID {} on {}: {}", xid, where(shape, gpu), xidMeaning(xid));
+    e.text = fmt::format("XID {} on {}: {}", xid, where(shape, gpu), xidDescription(xid));
     events->push_back(std::move(e));
 }
 

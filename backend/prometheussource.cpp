@@ -240,8 +240,8 @@ std::shared_ptr<SimFrame> PrometheusSource::emptyFrame() const
     for (auto &plane : frame->planes) {
         plane.assign(n, nan);
     }
-    frame->planes[static_cast<size_t>(MetricId::HealthState)].assign(n, static_cast<float>(health::noData));
-    frame->health.assign(n, health::noData);
+    frame->planes[static_cast<size_t>(MetricId::HealthState)].assign(n, static_cast<float>(health::NoData));
+    frame->health.assign(n, health::NoData);
     return frame;
 }
 
@@ -362,11 +362,11 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
             ++m_report.gpusWithoutData;
             continue; // stays no data, every value NaN
         }
-        uint8_t h = health::ok;
+        uint8_t h = health::Ok;
         if (temp[g] >= criticalTemp || dbe[g] > 0) {
-            h = health::critical;
+            h = health::Critical;
         } else if (temp[g] >= warningTemp || xid[g] > 0) {
-            h = health::warning;
+            h = health::Warning;
         }
         state[g] = static_cast<float>(h);
         if (std::isfinite(reasons[g]) && reasons[g] >= 0

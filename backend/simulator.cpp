@@ -69,7 +69,7 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     m_memCopyUtil.assign(n, 0.0F);
     m_smClock.assign(n, 0.0F);
     m_fbUsed.assign(n, 0.0F);
-    m_health.assign(n, health::ok);
+    m_health.assign(n, health::Ok);
     m_throttleReasons.assign(n, 0.0F);
     m_thermalThrottled.assign(n, 0);
     m_rackInlet.assign(m_shape.racks.size(), 24.0F);
@@ -284,7 +284,7 @@ void Simulator::updateGpus()
                 m_power[g] = 0;
                 m_util[g] = m_memCopyUtil[g] = m_smClock[g] = m_fbUsed[g] = nan;
                 m_throttleReasons[g] = nan;
-                m_health[g] = health::offline;
+                m_health[g] = health::Offline;
             }
             continue;
         }
@@ -366,14 +366,14 @@ void Simulator::updateGpus()
             m_memTemp[g] += (m_temp[g] + 6.0F - m_memTemp[g]) * alphaMem;
             preheat += preheatPerWatt * power;
 
-            uint8_t h = health::ok;
+            uint8_t h = health::Ok;
             const bool xid = m_faults.windowCount(FaultModel::XidCount, g) > 0;
             const bool dbe = m_faults.windowCount(FaultModel::EccDbeCount, g) > 0;
             const bool sbe = m_faults.windowCount(FaultModel::EccSbeCount, g) > 0;
             if (m_temp[g] >= criticalTemp || impaired || dbe) {
-                h = health::critical;
+                h = health::Critical;
             } else if (m_temp[g] >= warningTemp || xid) {
-                h = health::warning;
+                h = health::Warning;
             }
             if (reasons != 0) {
                 h |= health::throttledFlag;
@@ -442,7 +442,7 @@ std::shared_ptr<SimFrame> Simulator::snapshot() const
     }
     // An offline GPU reports nothing, whatever its counters or temperature were.
     for (size_t g = 0; g < m_health.size(); ++g) {
-        if ((m_health[g] & 0x07U) == health::offline) {
+        if ((m_health[g] & 0x07U) == health::Offline) {
             for (size_t m = 0; m < frame->planes.size(); ++m) {
                 if (m != static_cast<size_t>(MetricId::HealthState)) {
                     frame->planes[m][g] = nan;

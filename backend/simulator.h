@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/health.h"
+
 #include "faultmodel.h"
 #include "fleetshape.h"
 #include "metriccatalog.h"
@@ -36,17 +38,6 @@ struct SimFrame
 
     const std::vector<float> &plane(MetricId id) const { return planes[static_cast<size_t>(id)]; }
 };
-
-namespace health {
-constexpr uint8_t ok = 0;
-constexpr uint8_t warning = 1;
-constexpr uint8_t critical = 2;
-constexpr uint8_t offline = 3;
-constexpr uint8_t noData = 4;
-constexpr uint8_t throttledFlag = 0x08;
-constexpr uint8_t eccFlag = 0x10;
-constexpr uint8_t xidFlag = 0x20;
-} // namespace health
 
 // A deterministic fleet: the same (gpuCount, seed, step length) gives the same frames, bit for bit.
 //

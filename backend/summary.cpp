@@ -69,7 +69,7 @@ pb::Summary summarise(const FleetShape &shape, const std::vector<std::shared_ptr
         for (uint32_t g = 0; g < n; ++g) {
             auto &t = perGpu[g];
             t.totalHours += hours;
-            if ((f.health[g] & 0x07U) == health::offline || std::isnan(util[g])) {
+            if ((f.health[g] & 0x07U) == health::Offline || std::isnan(util[g])) {
                 continue;
             }
             t.onlineHours += hours;
@@ -82,7 +82,7 @@ pb::Summary summarise(const FleetShape &shape, const std::vector<std::shared_ptr
     if (!frames.empty()) {
         const auto &last = *frames.back();
         for (uint32_t g = 0; g < n; ++g) {
-            perGpu[g].unhealthy = (last.health[g] & 0x07U) != health::ok ? 1 : 0;
+            perGpu[g].unhealthy = (last.health[g] & 0x07U) != health::Ok ? 1 : 0;
         }
         summary.set_from_ms(std::max(fromMs, frames.front()->sampleTimeMs));
         summary.set_to_ms(toMs);

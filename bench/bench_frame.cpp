@@ -4,7 +4,7 @@
 //
 //   build/dev/bin/bench_frame [repetitions]
 #include "frameencoder.h"
-#include "protodecode.h"
+#include "client/protodecode.h"
 #include "simulator.h"
 
 #include <fmt/format.h>

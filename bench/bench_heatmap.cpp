@@ -4,12 +4,12 @@
 // QImage per frame, draw it scaled with QPainter) measured in the same run. Needs a display with OpenGL:
 //
 //   xvfb-run -a -s "-screen 0 3840x2160x24" build/dev/bin/bench_heatmap [paints per row]
-#include "autorange.h"
-#include "colormap.h"
+#include "model/autorange.h"
+#include "widgets/heatmap/colormap.h"
 #include "frameencoder.h"
-#include "heatmapview.h"
-#include "protodecode.h"
-#include "rateofchange.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "client/protodecode.h"
+#include "model/rateofchange.h"
 #include "simulator.h"
 
 #include <QApplication>

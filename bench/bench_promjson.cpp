@@ -17,7 +17,7 @@
 #include "prometheussource.h"
 #include "prometheustopology.h"
 #include "promjson.h"
-#include "protodecode.h"
+#include "client/protodecode.h"
 
 #include <QByteArray>
 #include <QJsonArray>
@@ -428,7 +428,7 @@ int main(int argc, char **argv)
 
     fmt::print("{} GPUs, {} metrics, {} of them offline; median of {} runs; times in ms\n", n, metrics.size(),
         std::count_if(simulated->health.begin(), simulated->health.end(),
-            [](uint8_t h) { return (h & 0x07U) == be::health::offline; }),
+            [](uint8_t h) { return (h & 0x07U) == fleetscope::health::Offline; }),
         reps);
     for (size_t m = 0; m < metrics.size(); ++m) {
         fmt::print("  {:<26} {:>11} bytes\n", catalog[static_cast<size_t>(metrics[m])].dcgmField, answers[m].size());
@@ -492,14 +492,14 @@ int main(int argc, char **argv)
         for (auto &plane : frame->planes) {
             plane.assign(n, std::numeric_limits<float>::quiet_NaN());
         }
-        frame->health.assign(n, be::health::noData);
+        frame->health.assign(n, fleetscope::health::NoData);
         frame->sampleTimeMs = evalMs;
         std::fill(hasData.begin(), hasData.end(), 0);
         for (size_t m = 0; m < metrics.size(); ++m) {
             assemblePlane(topology, parsed[m], &frame->planes[static_cast<size_t>(metrics[m])], &got, &hasData);
         }
         for (uint32_t g = 0; g < n; ++g) {
-            frame->health[g] = hasData[g] ? be::health::ok : be::health::noData;
+            frame->health[g] = hasData[g] ? fleetscope::health::Ok : fleetscope::health::NoData;
         }
     };
     const double assembleMs = medianMs(reps, assemble);

@@ -7,7 +7,7 @@
 //
 //   build/dev/bin/bench_recorder [frames] [gpus...]        default: 120 frames at 10240 and 102400 GPUs
 //   build/dev/bin/bench_recorder --sweep                   encodings compared at 10240 GPUs, 240 frames
-#include "flightrecorder.h"
+#include "model/flightrecorder.h"
 #include "metriccatalog.h"
 #include "simulator.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "historyclient.h"
+#include "client/historyclient.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -153,74 +153,6 @@ std::vector<RangeSeries> assembleRange(
         std::memcpy(it->values.data() + at, part.values.data(), part.values.size());
     }
     return out;
-}
-
-QString xidMeaning(uint32_t xid)
-{
-    // NVIDIA's XID catalogue (docs.nvidia.com/deploy/xid-errors), the codes a fleet sees most.
-    switch (xid) {
-    case 13:
-        return QStringLiteral("Graphics engine exception");
-    case 31:
-        return QStringLiteral("GPU memory page fault");
-    case 43:
-        return QStringLiteral("GPU stopped processing");
-    case 45:
-        return QStringLiteral("Preemptive cleanup, due to previous errors");
-    case 48:
-        return QStringLiteral("Double-bit ECC error");
-    case 61:
-        return QStringLiteral("Internal micro-controller breakpoint/warning");
-    case 62:
-        return QStringLiteral("Internal micro-controller halt");
-    case 63:
-        return QStringLiteral("ECC page retirement or row remapping recorded");
-    case 64:
-        return QStringLiteral("ECC page retirement or row remapping failure");
-    case 74:
-        return QStringLiteral("NVLink error");
-    case 79:
-        return QStringLiteral("GPU has fallen off the bus");
-    case 92:
-        return QStringLiteral("High single-bit ECC error rate");
-    case 94:
-        return QStringLiteral("Contained ECC error");
-    case 95:
-        return QStringLiteral("Uncontained ECC error");
-    case 119:
-        return QStringLiteral("GSP RPC timeout");
-    case 120:
-        return QStringLiteral("GSP error");
-    default:
-        return {};
-    }
-}
-
-QString describe(FleetEvent::Kind kind)
-{
-    switch (kind) {
-    case FleetEvent::Kind::Xid:
-        return QStringLiteral("XID");
-    case FleetEvent::Kind::EccDoubleBit:
-        return QStringLiteral("ECC double-bit");
-    case FleetEvent::Kind::ThermalThrottleStart:
-        return QStringLiteral("Thermal throttle start");
-    case FleetEvent::Kind::ThermalThrottleEnd:
-        return QStringLiteral("Thermal throttle end");
-    case FleetEvent::Kind::PowerThrottleStart:
-        return QStringLiteral("Power throttle start");
-    case FleetEvent::Kind::PowerThrottleEnd:
-        return QStringLiteral("Power throttle end");
-    case FleetEvent::Kind::NodeDown:
-        return QStringLiteral("Node down");
-    case FleetEvent::Kind::NodeUp:
-        return QStringLiteral("Node up");
-    case FleetEvent::Kind::JobStart:
-        return QStringLiteral("Job start");
-    case FleetEvent::Kind::JobEnd:
-        return QStringLiteral("Job end");
-    }
-    return {};
 }
 
 struct HistoryClient::Job

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "protodecode.h"
+#include "client/protodecode.h"
 
 #include <QStringList>
 

@@ -3,7 +3,7 @@
 
 // Internal to client/ (and its tests): turns wire messages into the plain model, checking everything.
 
-#include "fleetmodel.h"
+#include "model/fleetmodel.h"
 
 #include <fleetscope/telemetry/v1/telemetry.pb.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "summaryclient.h"
+#include "client/summaryclient.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

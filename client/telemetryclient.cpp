@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "telemetryclient.h"
+#include "client/telemetryclient.h"
 
-#include "protodecode.h"
+#include "client/protodecode.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "fleetmodel.h"
+#include "model/fleetmodel.h"
 
 #include <QObject>
 #include <QStringList>

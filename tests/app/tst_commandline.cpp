@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The console's command line: every option's good values reach the options, every bad one exits 2 with a message
 // naming the option; the wall's options and its playlist file.
-#include "commandline.h"
+#include "app/commandline.h"
 
 #include <QTemporaryDir>
 #include <QTest>

@@ -2,19 +2,19 @@
 // The console put together, against the real simulator backend (started beside the test as the console starts it):
 // drill-down by click and keys, back and forward, search, a job's blast radius, rollups, view strings, the flight
 // recorder filling up. Needs an X display with OpenGL (Xvfb + Mesa in CI).
-#include "breadcrumbbar.h"
-#include "breadcrumbmodel.h"
-#include "detailpanel.h"
-#include "embeddedbackend.h"
-#include "heatmapview.h"
-#include "historyclient.h"
-#include "mainwindow.h"
-#include "navigation.h"
-#include "replaycontroller.h"
-#include "rollupmodel.h"
-#include "searchbox.h"
-#include "summaryview.h"
-#include "timelinebar.h"
+#include "widgets/navigation/breadcrumbbar.h"
+#include "widgets/navigation/breadcrumbmodel.h"
+#include "widgets/detail/detailpanel.h"
+#include "app/embeddedbackend.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "client/historyclient.h"
+#include "app/mainwindow.h"
+#include "model/navigation.h"
+#include "model/replaycontroller.h"
+#include "widgets/navigation/rollupmodel.h"
+#include "widgets/search/searchbox.h"
+#include "widgets/summary/summaryview.h"
+#include "widgets/timeline/timelinebar.h"
 
 #include <QApplication>
 #include <QClipboard>

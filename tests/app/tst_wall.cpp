@@ -4,14 +4,14 @@
 // intervals of the backend stopping, the last state kept with the stale pattern, the playlist and replays going on
 // without it; and everything back to fresh when the backend returns on the same port, untouched. Nothing ever opens
 // a dialog. Needs an X display with OpenGL (Xvfb + Mesa in CI).
-#include "eventsboard.h"
-#include "heatmapview.h"
-#include "mainwindow.h"
-#include "navigation.h"
-#include "replaycontroller.h"
-#include "summaryview.h"
-#include "wallheader.h"
-#include "wallmode.h"
+#include "widgets/wall/eventsboard.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "app/mainwindow.h"
+#include "model/navigation.h"
+#include "model/replaycontroller.h"
+#include "widgets/summary/summaryview.h"
+#include "widgets/wall/wallheader.h"
+#include "app/wallmode.h"
 
 #include <QAction>
 #include <QApplication>

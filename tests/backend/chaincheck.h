@@ -3,7 +3,7 @@
 // What the real-chain tests (simulator page -> Prometheus or VictoriaMetrics -> Prometheus source -> client) share:
 // asking the server, and comparing what the client received with what the simulator holds.
 #include "exporterpage.h"
-#include "fleetmodel.h"
+#include "model/fleetmodel.h"
 #include "prometheusprocess.h"
 #include "simulator.h"
 
@@ -50,7 +50,7 @@ inline double sampleValue(const QJsonValue &entry)
 
 inline bool online(const backend::SimFrame &frame, uint32_t g)
 {
-    return (frame.health[g] & 0x07U) != backend::health::offline;
+    return (frame.health[g] & 0x07U) != fleetscope::health::Offline;
 }
 
 // The simulator's value after the trip the chain makes: the exporter prints integers for DCGM's int64 fields and
@@ -96,9 +96,9 @@ inline QString frameDifference(const Frame &received, const backend::SimFrame &s
         for (size_t i = 0; i < simulatorGpu.size(); ++i) {
             const auto g = static_cast<uint32_t>(simulatorGpu[i]);
             const float got = plane->values[i];
-            const auto state = health::stateOf(received.health[i]);
+            const auto state = fleetscope::health::stateOf(received.health[i]);
             if (!online(simulated, g)) {
-                if (!std::isnan(got) || state != health::NoData) {
+                if (!std::isnan(got) || state != fleetscope::health::NoData) {
                     return QStringLiteral("%1 of offline GPU %2: %3 received, health %4")
                         .arg(key)
                         .arg(g)
@@ -108,7 +108,7 @@ inline QString frameDifference(const Frame &received, const backend::SimFrame &s
                 continue;
             }
             const float expected = throughTheChain(id, values[g]);
-            if (got != expected || state == health::NoData) {
+            if (got != expected || state == fleetscope::health::NoData) {
                 return QStringLiteral("%1 of GPU %2 (received as %3): %4 received, %5 simulated, health %6")
                     .arg(key)
                     .arg(g)

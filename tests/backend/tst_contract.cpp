@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
 #include "backendserver.h"
-#include "protodecode.h"
+#include "client/protodecode.h"
 #include "summary.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -451,14 +451,14 @@ private Q_SLOTS:
             auto &util = f->planes[static_cast<size_t>(be::MetricId::GpuUtil)];
             util.assign(16, 0.0F);
             std::fill_n(util.begin(), 8, utilFirstNode);
-            f->health.assign(16, be::health::ok);
+            f->health.assign(16, fleetscope::health::Ok);
             f->health[3] = healthOfGpu3;
             return std::shared_ptr<const be::SimFrame>(f);
         };
         const int64_t h = 3600 * 1000;
         // Hour 1: node 0 at 100%, node 1 idle. Hour 2: node 0 at 50%, GPU 3 offline.
         const std::vector<std::shared_ptr<const be::SimFrame>> frames
-            = { frame(0, 100, be::health::ok), frame(h, 50, be::health::offline) };
+            = { frame(0, 100, fleetscope::health::Ok), frame(h, 50, fleetscope::health::Offline) };
         std::vector<be::TimedEvent> events(3);
         for (auto &e : events) {
             e.event.kind = be::FleetEvent::Kind::Xid;

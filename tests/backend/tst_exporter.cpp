@@ -350,7 +350,7 @@ private Q_SLOTS:
         // Every GPU that is not offline has each metric exactly once; offline GPUs have none.
         size_t offline = 0;
         for (uint32_t g = 0; g < shape.gpuCount; ++g) {
-            const bool isOffline = (frame->health[g] & 0x07U) == be::health::offline;
+            const bool isOffline = (frame->health[g] & 0x07U) == fleetscope::health::Offline;
             offline += isOffline ? 1 : 0;
             for (const auto &f : families) {
                 const auto &count = seen[QByteArray::fromStdString(f.name)];

@@ -95,7 +95,7 @@ private Q_SLOTS:
         const auto &shape = source.shape();
         size_t online = 0;
         for (uint32_t g = 0; g < shape.gpuCount; ++g) {
-            online += (frame->health[g] & 0x07U) == be::health::offline ? 0 : 1;
+            online += (frame->health[g] & 0x07U) == fleetscope::health::Offline ? 0 : 1;
         }
         QVERIFY(online > 0);
 

@@ -9,7 +9,7 @@
 #include "framesource.h"
 #include "prometheusprocess.h"
 #include "prometheussource.h"
-#include "telemetryclient.h"
+#include "client/telemetryclient.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

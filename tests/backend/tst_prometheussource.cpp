@@ -504,7 +504,7 @@ private Q_SLOTS:
         QCOMPARE(source->lastReport().unknownSeries, size_t { 12 * 13 }); // 12 per metric query
         QCOMPARE(frame->plane(MetricId::GpuTemp)[9], expectedValue(MetricId::GpuTemp, denseIndex("node-2", 1)));
         QVERIFY(std::isnan(frame->plane(MetricId::GpuTemp)[25]));
-        QCOMPARE(frame->health[25], health::noData);
+        QCOMPARE(frame->health[25], fleetscope::health::NoData);
         QCOMPARE(source->lastReport().gpusWithoutData, size_t { 8 });
 
         std::string error;
@@ -536,7 +536,7 @@ private Q_SLOTS:
             }
         }
         for (uint32_t g = 0; g < fleetGpus; ++g) {
-            QCOMPARE(frame->health[g], health::ok);
+            QCOMPARE(frame->health[g], fleetscope::health::Ok);
         }
         QVERIFY(source->lastReport().ok);
         QVERIFY(source->lastReport().answerBytes > 0);
@@ -581,11 +581,11 @@ private Q_SLOTS:
             QVERIFY2(std::isnan(temp[static_cast<size_t>(g)]), temps[static_cast<size_t>(i)].value.c_str());
         }
         const int all = denseIndex("node-10", 0);
-        QCOMPARE(frame->health[static_cast<size_t>(all)], health::noData);
+        QCOMPARE(frame->health[static_cast<size_t>(all)], fleetscope::health::NoData);
         QVERIFY(std::isnan(frame->plane(MetricId::Power)[static_cast<size_t>(all)]));
         // node-10/1 lost only its temperature: its other values stand and it is not "no data".
         const int some = denseIndex("node-10", 1);
-        QCOMPARE(frame->health[static_cast<size_t>(some)], health::ok);
+        QCOMPARE(frame->health[static_cast<size_t>(some)], fleetscope::health::Ok);
         QCOMPARE(frame->plane(MetricId::Power)[static_cast<size_t>(some)], expectedValue(MetricId::Power, some));
         QCOMPARE(source->lastReport().sentinelValues, size_t { 3 + 12 });
         QCOMPARE(source->lastReport().nanValues, size_t { 2 });
@@ -606,10 +606,10 @@ private Q_SLOTS:
         auto frame = source->poll();
         QVERIFY(frame);
         const auto g = static_cast<size_t>(denseIndex("node-3", 6));
-        QCOMPARE(frame->health[g], health::noData);
-        QCOMPARE(frame->plane(MetricId::HealthState)[g], float(health::noData));
+        QCOMPARE(frame->health[g], fleetscope::health::NoData);
+        QCOMPARE(frame->plane(MetricId::HealthState)[g], float(fleetscope::health::NoData));
         QVERIFY(std::isnan(frame->plane(MetricId::GpuTemp)[g]));
-        QCOMPARE(frame->health[g - 1], health::ok);
+        QCOMPARE(frame->health[g - 1], fleetscope::health::Ok);
         QCOMPARE(source->lastReport().gpusWithoutData, size_t { 1 });
     }
 
@@ -1162,7 +1162,7 @@ private Q_SLOTS:
         FrameSource::Options options;
         options.interval = 50ms;
         FrameSource source(std::move(poller), options);
-        QCOMPARE(source.latest()->health[0], health::noData); // before the first poll
+        QCOMPARE(source.latest()->health[0], fleetscope::health::NoData); // before the first poll
         QTRY_COMPARE(source.latest()->sequence, uint64_t { 1 });
         QCOMPARE(source.latest()->sampleTimeMs, int64_t { 1700000000500 });
 

@@ -110,7 +110,7 @@ private Q_SLOTS:
                 const auto &rack = shape.racks[k];
                 for (uint32_t g = rackFirstGpu(shape, rack); g < rackFirstGpu(shape, rack) + rackGpuCount(shape, rack);
                      ++g) {
-                    if ((f->health[g] & health::throttledFlag) != 0) {
+                    if ((f->health[g] & fleetscope::health::throttledFlag) != 0) {
                         throttledGpus.insert(g);
                     }
                 }
@@ -224,7 +224,7 @@ private Q_SLOTS:
                 ups += (e.kind == FleetEvent::Kind::NodeUp && e.node == node) ? 1 : 0;
             }
             const auto f = sim.snapshot();
-            if ((f->health[gpu] & 0x07U) == health::offline) {
+            if ((f->health[gpu] & 0x07U) == fleetscope::health::Offline) {
                 sawOffline = true;
                 QVERIFY(std::isnan(f->plane(MetricId::GpuTemp)[gpu]));
             }

@@ -8,7 +8,7 @@
 #include "exporterserver.h"
 #include "framesource.h"
 #include "prometheusprocess.h"
-#include "telemetryclient.h"
+#include "client/telemetryclient.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>

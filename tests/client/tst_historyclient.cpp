@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // HistoryClient against a real backend on 127.0.0.1 with an ephemeral port.
 #include "backendserver.h"
-#include "historyclient.h"
+#include "client/historyclient.h"
 #include "scenario.h"
 
 #include <QDateTime>
@@ -325,16 +325,16 @@ private Q_SLOTS:
             QCOMPARE(got[i].text, QString::fromStdString(expected[i].event.text));
         }
         const bool anyXid = std::any_of(got.begin(), got.end(),
-            [](const FleetEvent &e) { return e.kind == FleetEvent::Kind::Xid && !xidMeaning(e.xid).isEmpty(); });
+            [](const FleetEvent &e) { return e.kind == FleetEvent::Kind::Xid && !xidMeaningText(e.xid).isEmpty(); });
         QVERIFY(anyXid);
     }
 
     void xidMeanings()
     {
-        QCOMPARE(xidMeaning(79), QStringLiteral("GPU has fallen off the bus"));
-        QCOMPARE(xidMeaning(48), QStringLiteral("Double-bit ECC error"));
-        QCOMPARE(xidMeaning(94), QStringLiteral("Contained ECC error"));
-        QVERIFY(xidMeaning(1).isEmpty());
+        QCOMPARE(xidMeaningText(79), QStringLiteral("GPU has fallen off the bus"));
+        QCOMPARE(xidMeaningText(48), QStringLiteral("Double-bit ECC error"));
+        QCOMPARE(xidMeaningText(94), QStringLiteral("Contained ECC error"));
+        QVERIFY(xidMeaningText(1).isEmpty());
     }
 };
 

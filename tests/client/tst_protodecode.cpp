@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wire -> model: topology and frame decoding, reassembly of parts, and every kind of malformed input we drop.
 #include "frameencoder.h"
-#include "protodecode.h"
+#include "client/protodecode.h"
 #include "simulator.h"
 
 #include <QTest>

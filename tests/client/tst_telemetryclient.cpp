@@ -3,7 +3,7 @@
 #include "backendserver.h"
 #include "frameencoder.h"
 #include "simulator.h"
-#include "telemetryclient.h"
+#include "client/telemetryclient.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "common/health.h"
+
+#include <QMetaType>
+#include <QString>
+#include <QUuid>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+// The plain C++ fleet model: what the client decodes from the wire and what widgets and app see. No protobuf type
+// crosses this line. Everything handed between threads is immutable and shared as shared_ptr<const T>.
+namespace fleetscope {
+
+struct MetricInfo
+{
+    QString id; // e.g. "gpu_temp"
+    QString name;
+    QString unit;
+    QString dcgmField;
+    QString colourMap;
+    float rangeMin = 0;
+    float rangeMax = 1;
+    bool isRate = false;
+};
+
+struct Topology
+{
+    struct Row
+    {
+        QString name;
+        QString hall;
+    };
+    struct Rack
+    {
+        QString name;
+        uint32_t row = 0;
+        uint32_t position = 0;
+        uint32_t firstNode = 0;
+        uint32_t nodeCount = 0;
+    };
+    struct Node
+    {
+        QString hostname;
+        QString model;
+        QString driverVersion;
+        QString firmwareVersion;
+        uint32_t rack = 0;
+        uint32_t firstGpu = 0;
+        uint32_t gpuCount = 0;
+    };
+
+    uint64_t generation = 0;
+    uint32_t gpuCount = 0;
+    std::vector<Row> rows;
+    std::vector<Rack> racks;
+    std::vector<Node> nodes;
+    std::vector<uint32_t> nodeOfGpu; // dense GPU index -> node index
+    // Per GPU identity, compact (a million GPUs): null / empty where the source does not know it.
+    std::vector<QUuid> gpuUuids;
+    std::vector<std::string> gpuSerials;
+
+    const Node &nodeOf(uint32_t gpu) const { return nodes[nodeOfGpu[gpu]]; }
+    // "GPU-xxxxxxxx-…" as nvidia-smi prints it, or empty.
+    QString uuidText(uint32_t gpu) const;
+};
+
+// The health byte per GPU (common/health.h), for people: "critical, throttled, XID".
+namespace health {
+QString describe(uint8_t byte);
+} // namespace health
+
+struct MetricPlane
+{
+    QString metricId;
+    std::vector<float> values; // gpuCount values in dense order; NaN = no value
+};
+
+struct Frame
+{
+    uint64_t sequence = 0;
+    int64_t sampleTimeMs = 0; // the sample's own time, Unix epoch ms
+    uint64_t topologyGeneration = 0;
+    std::vector<MetricPlane> planes;
+    std::vector<uint8_t> health;
+
+    const MetricPlane *plane(const QString &metricId) const
+    {
+        for (const auto &p : planes) {
+            if (p.metricId == metricId) {
+                return &p;
+            }
+        }
+        return nullptr;
+    }
+};
+
+// Jobs as ListJobs reports them: running ones, then recently ended ones.
+struct Job
+{
+    uint64_t id = 0;
+    QString name;
+    QString owner;
+    std::vector<uint32_t> gpus; // dense GPU indices, ascending
+    int64_t startTimeMs = 0;
+    int64_t lastCheckpointMs = 0; // 0 when none yet
+    int64_t endTimeMs = 0; // 0 while running
+
+    bool isRunning() const { return endTimeMs == 0; }
+};
+
+struct JobList
+{
+    uint64_t topologyGeneration = 0;
+    std::vector<Job> jobs;
+    std::vector<int32_t> runningJobOfGpu; // dense GPU index -> index into jobs of the running job on it, or -1
+
+    const Job *runningJobOn(uint32_t gpu) const
+    {
+        if (gpu >= runningJobOfGpu.size() || runningJobOfGpu[gpu] < 0) {
+            return nullptr;
+        }
+        return &jobs[static_cast<size_t>(runningJobOfGpu[gpu])];
+    }
+};
+
+using TopologyPtr = std::shared_ptr<const Topology>;
+using JobsPtr = std::shared_ptr<const JobList>;
+using FramePtr = std::shared_ptr<const Frame>;
+
+} // namespace fleetscope
+
+Q_DECLARE_METATYPE(fleetscope::TopologyPtr)
+Q_DECLARE_METATYPE(fleetscope::FramePtr)
+Q_DECLARE_METATYPE(fleetscope::JobsPtr)

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "model/fleetmodel.h"
+
+#include <QPoint>
+#include <QRect>
+#include <QString>
+
+#include <cstdint>
+#include <vector>
+
+namespace fleetscope {
+
+// Where each GPU sits on the map, in cells (one cell = one GPU). Computed once per topology generation and uploaded
+// as the layout texture; frames never change it.
+struct HeatmapLayout
+{
+    static constexpr int32_t gap = -1;
+    // Aisles, in cells: between racks, between rows of racks (rack names go there), above shelves of jobs.
+    static constexpr int rackGap = 1;
+    static constexpr int rowGap = 3;
+    static constexpr int labelAisle = 2;
+
+    int width = 0;
+    int height = 0;
+    std::vector<int32_t> cells; // width x height, row-major from the top: dense GPU index, or gap
+    std::vector<QPoint> gpuCells; // dense GPU index -> its cell
+
+    struct Label
+    {
+        QString text;
+        QRect cells; // the cells the label names
+        QString shortText = {}; // for when text does not fit, e.g. a rack's name without its row's
+    };
+    std::vector<Label> rowLabels; // beside the map, one per row of racks (floor plan)
+    std::vector<Label> rackLabels; // in the aisle above each rack (floor plan)
+    std::vector<Label> nodeLabels; // over the cells of each node that sits on one line
+    std::vector<Label> groupLabels; // one per job block, and the idle GPUs, named in the aisle above (by job)
+
+    // The GPUs of one node on one line; labels cover them.
+    void labelNodes(const Topology &topology);
+
+    int32_t gpuAt(int x, int y) const
+    {
+        return (x < 0 || y < 0 || x >= width || y >= height) ? gap : cells[static_cast<size_t>(y) * width + x];
+    }
+
+    // The floor plan: rows top to bottom in floor order, racks left to right by position, each rack a block of
+    // nodes (top to bottom) x GPUs (left to right), a one-cell aisle between racks and a wider one between rows.
+    static HeatmapLayout floorPlan(const Topology &topology);
+    // All GPUs in fleet order, line by line, in a rectangle of about the given width / height ratio; lines are a
+    // whole number of nodes wide when nodes are the same size, so nodes stay on one line.
+    static HeatmapLayout compact(const Topology &topology, double aspect);
+    // Each running job's GPUs together in a block (biggest jobs first, shelf-packed with aisles; two cells above
+    // each shelf for the job names), and the idle GPUs last, in a band across the bottom. Without jobs, every GPU
+    // is idle.
+    static HeatmapLayout byJob(const Topology &topology, const JobList *jobs, double aspect);
+};
+
+} // namespace fleetscope

@@ -1,0 +1,851 @@
+// SPDX-License-Identifier: Apache-2.0
+// The heatmap's pixels: grab the framebuffer and check that the pixel of GPU i has the colour the colour map gives
+// its value. Needs an X display with OpenGL (Xvfb + Mesa in CI).
+#include "widgets/heatmap/colormap.h"
+#include "model/heatmaplayout.h"
+#include "widgets/heatmap/heatmapview.h"
+
+#include <QApplication>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace fleetscope;
+
+namespace {
+
+// rows x racksPerRow racks x 2 nodes x 8 GPUs.
+TopologyPtr fleet(uint32_t rowCount, uint32_t racksPerRow)
+{
+    auto t = std::make_shared<Topology>();
+    t->generation = 1;
+    const uint32_t racks = rowCount * racksPerRow;
+    t->gpuCount = racks * 16;
+    for (uint32_t r = 0; r < rowCount; ++r) {
+        t->rows.push_back({ QStringLiteral("r%1").arg(r + 1, 2, 10, QLatin1Char('0')), QStringLiteral("hall-a") });
+    }
+    uint32_t gpu = 0;
+    for (uint32_t k = 0; k < racks; ++k) {
+        t->racks.push_back({ QStringLiteral("rack%1").arg(k), k / racksPerRow, k % racksPerRow, k * 2, 2 });
+        for (uint32_t n = 0; n < 2; ++n) {
+            t->nodes.push_back({ QStringLiteral("rack%1-n%2").arg(k).arg(n), QStringLiteral("H100"),
+                QStringLiteral("550"), QStringLiteral("96.00"), k, gpu, 8 });
+            gpu += 8;
+        }
+    }
+    t->nodeOfGpu.resize(t->gpuCount);
+    for (uint32_t g = 0; g < t->gpuCount; ++g) {
+        t->nodeOfGpu[g] = g / 8;
+    }
+    return t;
+}
+
+// Jobs on the small fleet: job 7 on GPUs 0..23, job 9 on 40..47 and 60..67; the rest idle.
+JobsPtr someJobs()
+{
+    auto jobs = std::make_shared<JobList>();
+    jobs->topologyGeneration = 1;
+    Job a;
+    a.id = 7;
+    a.name = QStringLiteral("train-llm");
+    a.owner = QStringLiteral("ana");
+    for (uint32_t g = 0; g < 24; ++g) {
+        a.gpus.push_back(g);
+    }
+    Job b;
+    b.id = 9;
+    b.name = QStringLiteral("eval");
+    b.owner = QStringLiteral("bo");
+    for (uint32_t g = 40; g < 48; ++g) {
+        b.gpus.push_back(g);
+    }
+    for (uint32_t g = 60; g < 68; ++g) {
+        b.gpus.push_back(g);
+    }
+    Job ended;
+    ended.id = 3;
+    ended.name = QStringLiteral("old");
+    ended.gpus = { 90, 91 };
+    ended.endTimeMs = 5;
+    jobs->jobs = { a, b, ended };
+    jobs->runningJobOfGpu.assign(96, -1);
+    for (uint32_t g : jobs->jobs[0].gpus) {
+        jobs->runningJobOfGpu[g] = 0;
+    }
+    for (uint32_t g : jobs->jobs[1].gpus) {
+        jobs->runningJobOfGpu[g] = 1;
+    }
+    return jobs;
+}
+
+// Every GPU in exactly one cell, and gpuCells agrees with cells.
+bool placesEveryGpuOnce(const HeatmapLayout &layout, uint32_t gpuCount)
+{
+    std::vector<int> seen(gpuCount, 0);
+    for (int32_t c : layout.cells) {
+        if (c != HeatmapLayout::gap) {
+            if (c < 0 || static_cast<uint32_t>(c) >= gpuCount) {
+                return false;
+            }
+            ++seen[static_cast<size_t>(c)];
+        }
+    }
+    for (uint32_t g = 0; g < gpuCount; ++g) {
+        const QPoint at = layout.gpuCells[g];
+        if (seen[g] != 1 || layout.gpuAt(at.x(), at.y()) != static_cast<int32_t>(g)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// 2 rows x 3 racks x 2 nodes x 8 GPUs = 96 GPUs.
+TopologyPtr smallFleet()
+{
+    return fleet(2, 3);
+}
+
+MetricInfo temperature()
+{
+    MetricInfo m;
+    m.id = QStringLiteral("gpu_temp");
+    m.name = QStringLiteral("GPU temperature");
+    m.unit = QStringLiteral("°C");
+    m.rangeMin = 20;
+    m.rangeMax = 100;
+    m.colourMap = QStringLiteral("viridis");
+    return m;
+}
+
+FramePtr frameWith(uint64_t sequence, float base)
+{
+    auto f = std::make_shared<Frame>();
+    f->sequence = sequence;
+    f->topologyGeneration = 1;
+    MetricPlane plane;
+    plane.metricId = QStringLiteral("gpu_temp");
+    plane.values.resize(96);
+    for (int g = 0; g < 96; ++g) {
+        plane.values[static_cast<size_t>(g)] = base + static_cast<float>(g) * 0.75F; // 20..91 °C for base 20
+    }
+    f->planes.push_back(std::move(plane));
+    f->health.assign(96, health::Ok);
+    return f;
+}
+
+bool closeTo(QRgb a, QRgb b)
+{
+    return std::abs(qRed(a) - qRed(b)) <= 2 && std::abs(qGreen(a) - qGreen(b)) <= 2
+        && std::abs(qBlue(a) - qBlue(b)) <= 2;
+}
+
+} // namespace
+
+class TestHeatmapView : public QObject
+{
+    Q_OBJECT
+
+    // Shows the view and waits until it has painted the current state.
+    static bool paint(HeatmapView &view)
+    {
+        const quint64 before = view.paintCount();
+        view.update();
+        QSignalSpy swapped(&view, &QOpenGLWidget::frameSwapped);
+        return swapped.wait(5000) && view.paintCount() > before;
+    }
+
+    // A point of the GPU's cell clear of the border and of the value text drawn in big cells.
+    static QRgb pixelOf(HeatmapView &view, const QImage &image, int gpu)
+    {
+        const QRectF r = view.cellRect(gpu);
+        const QPointF c = (r.topLeft() + QPointF(r.width() * 0.3, r.height() * 0.3)) * view.devicePixelRatioF();
+        return image.pixel(static_cast<int>(c.x()), static_cast<int>(c.y()));
+    }
+
+private Q_SLOTS:
+    void layoutPlacesEveryGpuOnce()
+    {
+        const auto layout = HeatmapLayout::floorPlan(*smallFleet());
+        // 3 racks of 8 GPUs with 1-cell aisles; 2 rows of 2 nodes with a 3-cell aisle.
+        QCOMPARE(layout.width, 3 * 8 + 2);
+        QCOMPARE(layout.height, 2 * 2 + 3);
+        std::vector<int> seen(96, 0);
+        int gaps = 0;
+        for (int32_t c : layout.cells) {
+            if (c == HeatmapLayout::gap) {
+                ++gaps;
+            } else {
+                ++seen[static_cast<size_t>(c)];
+            }
+        }
+        QCOMPARE(gaps, layout.width * layout.height - 96);
+        for (int g = 0; g < 96; ++g) {
+            QCOMPARE(seen[static_cast<size_t>(g)], 1);
+            QCOMPARE(
+                layout.gpuAt(layout.gpuCells[static_cast<size_t>(g)].x(), layout.gpuCells[static_cast<size_t>(g)].y()),
+                g);
+        }
+        // Rack 4 is row 1, position 1: its first GPU (node 8) sits at x = 9, y = 2 + 3.
+        QCOMPARE(layout.gpuCells[64], QPoint(9, 5));
+    }
+
+    void compactFillsTheWindowShapeInFleetOrder()
+    {
+        const auto topology = fleet(10, 20); // 3,200 GPUs
+        for (double aspect : { 1.0, 16.0 / 9.0, 0.5 }) {
+            const auto layout = HeatmapLayout::compact(*topology, aspect);
+            QVERIFY(placesEveryGpuOnce(layout, topology->gpuCount));
+            QCOMPARE(layout.width % 8, 0); // whole nodes per line
+            QVERIFY(static_cast<size_t>(layout.width) * static_cast<size_t>(layout.height - 1) < 3200);
+            const double shape = static_cast<double>(layout.width) / layout.height;
+            QVERIFY2(shape > aspect / 1.6 && shape < aspect * 1.6, qPrintable(QString::number(shape)));
+            // Fleet order: GPU g + 1 follows GPU g on its line, or starts the next line.
+            for (uint32_t g = 0; g + 1 < topology->gpuCount; ++g) {
+                const QPoint a = layout.gpuCells[g];
+                const QPoint b = layout.gpuCells[g + 1];
+                QVERIFY(b == QPoint(a.x() + 1, a.y()) || b == QPoint(0, a.y() + 1));
+            }
+            QCOMPARE(layout.nodeLabels.size(), topology->nodes.size());
+        }
+    }
+
+    void byJobGroupsEachJobAndPutsIdleGpusLast()
+    {
+        const auto topology = smallFleet();
+        const auto jobs = someJobs();
+        const auto layout = HeatmapLayout::byJob(*topology, jobs.get(), 16.0 / 9.0);
+        QVERIFY(placesEveryGpuOnce(layout, 96));
+        // One block per running job (the ended job has none) and one for the idle GPUs.
+        QCOMPARE(layout.groupLabels.size(), size_t(3));
+        int idleTop = std::numeric_limits<int>::max();
+        int jobBottom = -1;
+        for (const auto &job : { jobs->jobs[0], jobs->jobs[1] }) {
+            const auto label = std::find_if(layout.groupLabels.begin(), layout.groupLabels.end(),
+                [&](const auto &l) { return l.text.contains(job.name); });
+            QVERIFY(label != layout.groupLabels.end());
+            // The block holds exactly the job's GPUs, in their order, line by line.
+            QRect bounds;
+            for (uint32_t g : job.gpus) {
+                bounds |= QRect(layout.gpuCells[g], QSize(1, 1));
+            }
+            QCOMPARE(bounds, label->cells);
+            for (int y = bounds.top(); y <= bounds.bottom(); ++y) {
+                for (int x = bounds.left(); x <= bounds.right(); ++x) {
+                    const int32_t g = layout.gpuAt(x, y);
+                    QVERIFY(g == HeatmapLayout::gap || jobs->runningJobOn(static_cast<uint32_t>(g)) != nullptr);
+                    QVERIFY(g == HeatmapLayout::gap || jobs->runningJobOn(static_cast<uint32_t>(g))->id == job.id);
+                }
+            }
+            jobBottom = std::max(jobBottom, bounds.bottom());
+        }
+        for (uint32_t g = 0; g < 96; ++g) {
+            if (jobs->runningJobOn(g) == nullptr) {
+                idleTop = std::min(idleTop, layout.gpuCells[g].y());
+            }
+        }
+        QVERIFY(idleTop > jobBottom);
+        // Without jobs, every GPU is idle and still placed.
+        QVERIFY(placesEveryGpuOnce(HeatmapLayout::byJob(*topology, nullptr, 1.0), 96));
+    }
+
+    // The arrangements move cells, not colours: after a switch (without a new frame) every GPU's pixel still has
+    // its value's colour and picking finds it.
+    void everyArrangementKeepsColoursAndPicking()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.setJobs(someJobs());
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        for (auto arrangement : { HeatmapView::Arrangement::Compact, HeatmapView::Arrangement::ByJob,
+                 HeatmapView::Arrangement::FloorPlan }) {
+            view.setArrangement(arrangement);
+            QVERIFY(paint(view));
+            const QImage image = view.grabFramebuffer();
+            for (int gpu = 0; gpu < 96; ++gpu) {
+                QCOMPARE(view.gpuAt(view.cellRect(gpu).center()), gpu);
+                QVERIFY2(closeTo(pixelOf(view, image, gpu), map.map(frame->planes[0].values[size_t(gpu)], 20, 100)),
+                    qPrintable(QStringLiteral("GPU %1 in arrangement %2").arg(gpu).arg(int(arrangement))));
+            }
+        }
+        QCOMPARE(view.layout().rackLabels.size(), size_t(6));
+    }
+
+    // 1,048,576 GPUs in the simulator's shape (102 rows of 162 racks of 8 nodes x 8 GPUs) fit a 1920 x 1080 window
+    // at one pixel per GPU or less, every GPU on screen.
+    void aMillionGpusFitFullHd()
+    {
+        auto t = std::make_shared<Topology>();
+        t->generation = 1;
+        t->gpuCount = 1048576;
+        const uint32_t racks = t->gpuCount / 64;
+        for (uint32_t r = 0; r < 102; ++r) {
+            t->rows.push_back({ QStringLiteral("r%1").arg(r + 1), QStringLiteral("hall") });
+        }
+        t->nodes.resize(t->gpuCount / 8);
+        for (uint32_t k = 0; k < racks; ++k) {
+            t->racks.push_back({ QString(), k / 162, k % 162, k * 8, 8 });
+        }
+        for (uint32_t n = 0; n < t->nodes.size(); ++n) {
+            t->nodes[n].rack = n / 8;
+            t->nodes[n].firstGpu = n * 8;
+            t->nodes[n].gpuCount = 8;
+        }
+        t->nodeOfGpu.resize(t->gpuCount);
+        for (uint32_t g = 0; g < t->gpuCount; ++g) {
+            t->nodeOfGpu[g] = g / 8;
+        }
+        HeatmapView view;
+        view.resize(1920, 1080);
+        view.setTopology(t);
+        const double dpr = view.devicePixelRatioF();
+        QVERIFY(view.cellSize() <= 1.0 * std::max(1.0, dpr) + 1e-9);
+        QVERIFY(view.cellSize() >= HeatmapView::minCellSize);
+        const QRectF all = QRectF(view.rect());
+        for (int gpu : { 0, 8 * 63, 1048576 / 2, 1048576 - 64, 1048576 - 1 }) {
+            QVERIFY2(all.contains(view.cellRect(gpu)), qPrintable(QString::number(gpu)));
+        }
+    }
+
+    // Under QT_SCALE_FACTOR (the hi-DPI runs), the view draws in physical pixels: the framebuffer is the widget's
+    // size times the ratio, and one GPU per physical pixel is the fitted size of a fleet that needs it.
+    void drawsInPhysicalPixels()
+    {
+        HeatmapView view;
+        view.resize(400, 300);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const double dpr = view.devicePixelRatioF();
+        if (qEnvironmentVariableIsSet("QT_SCALE_FACTOR")) {
+            QCOMPARE(dpr, qEnvironmentVariable("QT_SCALE_FACTOR").toDouble());
+        }
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        QCOMPARE(image.width(), static_cast<int>(std::lround(400 * dpr)));
+        QCOMPARE(image.height(), static_cast<int>(std::lround(300 * dpr)));
+        // Cells are whole physical pixels when big enough to have borders.
+        QVERIFY(view.cellSize() >= 4);
+        QCOMPARE(view.cellSize(), std::floor(view.cellSize()));
+    }
+
+    void pixelsHaveTheColourOfTheirValue()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        for (int gpu : { 0, 7, 8, 31, 50, 64, 95 }) {
+            QCOMPARE(view.gpuAt(view.cellRect(gpu).center()), gpu);
+            const float value = frame->planes[0].values[static_cast<size_t>(gpu)];
+            const QRgb expected = map.map(value, 20, 100);
+            const QRgb actual = pixelOf(view, image, gpu);
+            QVERIFY2(closeTo(actual, expected),
+                qPrintable(QStringLiteral("GPU %1 value %2: got %3, expected %4")
+                               .arg(gpu)
+                               .arg(value)
+                               .arg(QColor(actual).name(), QColor(expected).name())));
+        }
+        // GPUs 0 and 95 are at opposite ends of the range: their colours differ clearly.
+        QVERIFY(!closeTo(pixelOf(view, image, 0), pixelOf(view, image, 95)));
+        // An aisle between racks is not a GPU and not a data colour.
+        const QRectF a = view.cellRect(7);
+        const QPointF aisle = QPointF(a.right() + a.width() / 2, a.center().y());
+        QCOMPARE(view.gpuAt(aisle), -1);
+    }
+
+    void noValueIsHatchedNotColoured()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        auto frame = std::const_pointer_cast<Frame>(frameWith(1, 20));
+        frame->planes[0].values[10] = std::numeric_limits<float>::quiet_NaN();
+        frame->health[20] = health::Offline;
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        for (int gpu : { 10, 20 }) {
+            // The hatch alternates two greys across the cell: sample the whole cell and find both, and no colour of
+            // the map.
+            const QRect r = QRectF(view.cellRect(gpu).topLeft() * view.devicePixelRatioF(),
+                view.cellRect(gpu).size() * view.devicePixelRatioF())
+                                .toAlignedRect()
+                                .adjusted(2, 2, -2, -2);
+            const QRgb light = 0x8a8f99;
+            const QRgb dark = qRgb(qRed(light) * 55 / 100, qGreen(light) * 55 / 100, qBlue(light) * 55 / 100);
+            QSet<QRgb> colours;
+            for (int y = r.top(); y <= r.bottom(); ++y) {
+                for (int x = r.left(); x <= r.right(); ++x) {
+                    const QRgb c = image.pixel(x, y);
+                    QVERIFY2(closeTo(c, light) || closeTo(c, dark), qPrintable(QColor(c).name()));
+                    colours.insert(closeTo(c, light) ? light : dark);
+                }
+            }
+            QVERIFY2(colours.size() >= 2, qPrintable(QStringLiteral("GPU %1 is not hatched").arg(gpu)));
+        }
+    }
+
+    void aFrameThatDoesNotFitIsIgnoredAndThePreviousStays()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto good = frameWith(1, 20);
+        view.setFrame(good);
+        auto bad = std::const_pointer_cast<Frame>(frameWith(2, 60));
+        bad->health.resize(95);
+        bad->planes[0].values.resize(95);
+        QTest::ignoreMessage(QtWarningMsg, "ignoring a frame that does not match the topology shown");
+        view.setFrame(bad);
+        QCOMPARE(view.frame(), good);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const QRgb expected = ColorMap::byName(QStringLiteral("viridis")).map(good->planes[0].values[40], 20, 100);
+        QVERIFY(closeTo(pixelOf(view, image, 40), expected));
+    }
+
+    void newFramesRepaintWithNewColours()
+    {
+        HeatmapView view;
+        view.setAnimated(false); // --no-animation: a new frame shows at once
+        view.resize(400, 300);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QRgb before = pixelOf(view, view.grabFramebuffer(), 5);
+        view.setFrame(frameWith(2, 80));
+        QVERIFY(paint(view));
+        const QRgb after = pixelOf(view, view.grabFramebuffer(), 5);
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        QVERIFY(closeTo(after, map.map(80 + 5 * 0.75F, 20, 100)));
+        QVERIFY(!closeTo(before, after));
+    }
+
+    // Zoom anchored at the cursor keeps the GPU under it; pan moves cells by the drag; picking and colours stay
+    // right at every zoom and pan; zoom to fit restores the fitted view.
+    void zoomAndPanKeepPickingAndColoursRight()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QRectF fitted = view.cellRect(50);
+        const double fittedCell = view.cellSize();
+
+        const QPointF anchor = view.cellRect(50).center();
+        view.zoomAt(anchor, 2.0);
+        QVERIFY(!view.isFitted());
+        QCOMPARE(view.gpuAt(anchor), 50);
+        QVERIFY(std::abs(view.cellSize() - 2 * fittedCell) < 1e-9);
+
+        view.panBy(QPointF(-30, 12));
+        const QRectF moved = view.cellRect(50);
+        QVERIFY(std::abs(moved.center().x() - (anchor.x() - 30)) < 1e-6);
+        QVERIFY(std::abs(moved.center().y() - (anchor.y() + 12)) < 1e-6);
+
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        int checked = 0;
+        for (int gpu : { 49, 50, 51, 58 }) {
+            const QRectF r = view.cellRect(gpu);
+            if (!QRectF(view.rect()).contains(r)) {
+                continue;
+            }
+            ++checked;
+            QCOMPARE(view.gpuAt(r.center()), gpu);
+            QVERIFY(closeTo(
+                pixelOf(view, image, gpu), map.map(frame->planes[0].values[static_cast<size_t>(gpu)], 20, 100)));
+        }
+
+        QVERIFY(checked >= 2);
+        // Keys: - zooms out around the centre, 0 fits again.
+        QTest::keyClick(&view, Qt::Key_Minus);
+        QVERIFY(view.cellSize() < 2 * fittedCell);
+        QTest::keyClick(&view, Qt::Key_0);
+        QVERIFY(view.isFitted());
+        QCOMPARE(view.cellRect(50), fitted);
+        // Zooming out stops at half the fitted size.
+        view.zoomAt(QPointF(10, 10), 0.001);
+        QVERIFY(std::abs(view.cellSize() - fittedCell / 2) < 1e-9);
+    }
+
+    // With more GPUs than pixels, a single hot GPU still shows (worst of), and the mean blends it away.
+    void aHotGpuIsNeverHiddenWhenZoomedOut()
+    {
+        const auto topology = fleet(2, 80); // 2,560 GPUs, 719 cells wide
+        auto frame = std::make_shared<Frame>();
+        frame->topologyGeneration = 1;
+        frame->planes.push_back({ QStringLiteral("gpu_temp"), std::vector<float>(topology->gpuCount, 20.0F) });
+        frame->planes[0].values[1234] = 100.0F;
+        frame->health.assign(topology->gpuCount, health::Ok);
+        HeatmapView view;
+        view.resize(320, 200);
+        view.setTopology(topology);
+        view.setMetric(temperature());
+        view.setFrame(frame);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(view.cellSize() < 1.0);
+        const QRgb hot = ColorMap::byName(QStringLiteral("viridis")).map(100, 20, 100);
+        auto count = [&](const QImage &image) {
+            int n = 0;
+            for (int y = 0; y < image.height(); ++y) {
+                for (int x = 0; x < image.width(); ++x) {
+                    n += closeTo(image.pixel(x, y), hot) ? 1 : 0;
+                }
+            }
+            return n;
+        };
+        QVERIFY(paint(view));
+        QVERIFY(count(view.grabFramebuffer()) >= 1);
+        view.setAggregation(HeatmapView::Aggregation::Mean);
+        QVERIFY(paint(view));
+        QCOMPARE(count(view.grabFramebuffer()), 0);
+    }
+
+    // Between two frames the shader interpolates: halfway in time, the colour is the colour map's at the halfway
+    // value; at the end, the new frame's.
+    void interpolationIsHalfwayHalfway()
+    {
+        qint64 now = 1000;
+        HeatmapView view;
+        view.setClock([&now] { return now; });
+        view.resize(400, 300);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        auto first = std::const_pointer_cast<Frame>(frameWith(1, 20));
+        first->sampleTimeMs = 10000;
+        view.setFrame(first);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        auto second = std::const_pointer_cast<Frame>(frameWith(2, 80));
+        second->sampleTimeMs = 11000; // one second later: the transition lasts one second
+        view.setFrame(second);
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        const int gpu = 5;
+        const float from = first->planes[0].values[gpu];
+        const float to = second->planes[0].values[gpu];
+        QVERIFY(paint(view));
+        QVERIFY(closeTo(pixelOf(view, view.grabFramebuffer(), gpu), map.map(from, 20, 100)));
+        now += 500;
+        QCOMPARE(view.interpolation(), 0.5);
+        QVERIFY(paint(view));
+        const QRgb halfway = pixelOf(view, view.grabFramebuffer(), gpu);
+        QVERIFY2(closeTo(halfway, map.map((from + to) / 2, 20, 100)),
+            qPrintable(QStringLiteral("got %1, expected %2")
+                           .arg(QColor(halfway).name(), QColor(map.map((from + to) / 2, 20, 100)).name())));
+        now += 600;
+        QVERIFY(paint(view));
+        QVERIFY(closeTo(pixelOf(view, view.grabFramebuffer(), gpu), map.map(to, 20, 100)));
+        QCOMPARE(view.interpolation(), 1.0);
+    }
+
+    // Old data is marked by a pattern no colour of the map has, and a banner; offline GPUs are hatched likewise.
+    void staleDataIsPatternedNotJustColoured()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.setStaleNote(QStringLiteral("Data is 42 s old"));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        auto inMap = [&](QRgb c) {
+            for (int i = 0; i < ColorMap::size; ++i) {
+                if (closeTo(c, map.at(i))) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        // A dot lies on every 6th pixel in both directions; find the dots inside GPU 60's cell.
+        const QRect r = QRectF(
+            view.cellRect(60).topLeft() * view.devicePixelRatioF(), view.cellRect(60).size() * view.devicePixelRatioF())
+                            .toAlignedRect()
+                            .adjusted(2, 2, -2, -2);
+        int dots = 0;
+        for (int y = r.top(); y <= r.bottom(); ++y) {
+            for (int x = r.left(); x <= r.right(); ++x) {
+                if (x % 6 < 2 && y % 6 < 2) {
+                    QVERIFY2(!inMap(image.pixel(x, y)), qPrintable(QColor(image.pixel(x, y)).name()));
+                    ++dots;
+                }
+            }
+        }
+        QVERIFY(dots > 4);
+        // The banner across the top.
+        QVERIFY(closeTo(image.pixel(3, 3), qRgb(0xb0, 0x3a, 0x1e)) || qRed(image.pixel(3, 3)) > 150);
+        // Fresh again: no dots.
+        view.setStaleNote({});
+        QVERIFY(paint(view));
+        QVERIFY(
+            inMap(view.grabFramebuffer().pixel(r.left() + (6 - r.left() % 6) % 6, r.top() + (6 - r.top() % 6) % 6)));
+    }
+
+    void clickSelectsAGpuAndRingsIt()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy selected(&view, &HeatmapView::gpuSelected);
+        const QPoint centre = view.cellRect(33).center().toPoint();
+        QTest::mouseClick(&view, Qt::LeftButton, {}, centre);
+        QCOMPARE(selected.count(), 1);
+        QCOMPARE(selected.first().at(0).toInt(), 33);
+        QCOMPARE(view.selectedGpu(), 33);
+        QVERIFY(paint(view));
+        // The ring: white at its radius (0.75 cell, at least 6 physical pixels) from the cell's centre.
+        const double dpr = view.devicePixelRatioF();
+        const QRectF cell = view.cellRect(33);
+        const double radius = std::max(6.0, cell.width() * dpr * 0.75);
+        const QPointF c = cell.center() * dpr;
+        const QImage image = view.grabFramebuffer();
+        QCOMPARE(image.pixel(static_cast<int>(c.x() + radius + 1), static_cast<int>(c.y())), qRgb(255, 255, 255));
+        // A click on an aisle clears the selection.
+        const QRectF a = view.cellRect(7);
+        QTest::mouseClick(&view, Qt::LeftButton, {}, QPointF(a.right() + a.width() / 2, a.center().y()).toPoint());
+        QCOMPARE(view.selectedGpu(), -1);
+    }
+
+    // Semantic zoom: rack names appear in the aisle above each rack once cells are a few pixels, and not where
+    // they would not fit.
+    void rackNamesAreDrawnInTheAisles()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const double dpr = view.devicePixelRatioF();
+        // The aisle above rack 4 (row 1, the second rack): text pixels are much lighter than the aisle.
+        const QRectF rack = view.cellRect(64);
+        const QRect aisle = QRectF(QPointF(rack.left(), rack.top() - 2 * rack.height()) * dpr,
+            QSizeF(4 * rack.width(), 2 * rack.height()) * dpr)
+                                .toAlignedRect();
+        int light = 0;
+        for (int y = aisle.top(); y <= aisle.bottom(); ++y) {
+            for (int x = aisle.left(); x <= aisle.right(); ++x) {
+                light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
+            }
+        }
+        QVERIFY2(light > 10, qPrintable(QString::number(light)));
+    }
+
+    // Drill-down zooms to a place's cells with a short morph (driven by the test clock), and a saved view position
+    // comes back in a window of the same size.
+    void zoomToCellsMorphsThereAndViewPositionsRoundTrip()
+    {
+        qint64 now = 0;
+        HeatmapView view;
+        view.setClock([&now] { return now; });
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const double fitted = view.cellSize();
+        const QRect rack4 = view.cellsOf(64, 16); // rack 4: 2 nodes x 8 GPUs
+        QCOMPARE(rack4, QRect(9, 5, 8, 2));
+        view.zoomToCells(rack4);
+        QCOMPARE(view.cellSize(), fitted); // the morph has not started moving
+        now += 125;
+        QVERIFY(view.cellSize() > fitted);
+        now += 200;
+        QVERIFY(paint(view));
+        const QRectF target = QRectF(view.cellRect(64)).united(view.cellRect(79));
+        QVERIFY(QRectF(view.rect()).contains(target));
+        QVERIFY(target.width() >= 0.85 * view.width() || target.height() >= 0.85 * view.height());
+        QCOMPARE(view.gpuAt(view.cellRect(70).center()), 70);
+
+        const auto position = view.viewPosition();
+        const QRectF cell70 = view.cellRect(70);
+        QVERIFY(position.zoom > 0);
+        view.zoomToFit();
+        QCOMPARE(view.viewPosition().zoom, 0.0);
+        view.setViewPosition(position);
+        QVERIFY(std::abs(view.cellRect(70).center().x() - cell70.center().x()) < 1e-6);
+        QVERIFY(std::abs(view.cellRect(70).center().y() - cell70.center().y()) < 1e-6);
+        QVERIFY(std::abs(view.cellRect(70).width() - cell70.width()) < 1e-6);
+        // Back to the fleet: an empty rect morphs to the fitted view and ends fitted, even when the window changes
+        // size on the way (the docks of the main window settle after the first frame).
+        view.zoomToCells({});
+        now += 100;
+        view.resize(500, 320);
+        QVERIFY(QTest::qWaitFor([&] { return view.width() == 500; }, 5000));
+        now += 200;
+        QVERIFY(paint(view));
+        QVERIFY(view.isFitted());
+        view.zoomToFit();
+        const double refitted = view.cellSize();
+        QVERIFY(refitted < fitted);
+        QVERIFY(QRectF(view.rect()).contains(view.cellRect(95)));
+        // Already fitted: nothing to morph.
+        view.zoomToCells({});
+        QVERIFY(view.isFitted());
+        QCOMPARE(view.cellSize(), refitted);
+    }
+
+    // A job's GPUs are outlined wherever they are: a white frame inside each marked cell, none around the others.
+    void markedGpusAreOutlined()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.setMarkedGpus({ 5, 70, 500 }); // 500 is outside the fleet and ignored
+        QCOMPARE(view.markedGpuCount(), size_t(2));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const double dpr = view.devicePixelRatioF();
+        const auto edgePixel = [&](int gpu) {
+            const QRectF r = view.cellRect(gpu);
+            return image.pixel(
+                static_cast<int>((r.left() + r.width() / 2) * dpr), static_cast<int>(r.bottom() * dpr) - 1);
+        };
+        QCOMPARE(edgePixel(5), qRgb(255, 255, 255));
+        QCOMPARE(edgePixel(70), qRgb(255, 255, 255));
+        QVERIFY(edgePixel(6) != qRgb(255, 255, 255));
+        // The inside keeps its value's colour.
+        QVERIFY(
+            closeTo(pixelOf(view, image, 5), ColorMap::byName(QStringLiteral("viridis")).map(20 + 5 * 0.75F, 20, 100)));
+        view.setMarkedGpus({});
+        QVERIFY(paint(view));
+        QVERIFY(view.grabFramebuffer().pixel(static_cast<int>((view.cellRect(5).center().x()) * dpr),
+                    static_cast<int>(view.cellRect(5).bottom() * dpr) - 1)
+            != qRgb(255, 255, 255));
+    }
+
+    // The place drilled into stays in its colours; the rest of the fleet is dimmed to about a third.
+    void gpusOutsideTheFocusAreDimmed()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const auto frame = frameWith(1, 20);
+        view.setFrame(frame);
+        view.setFocusRange(64, 16);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
+        QVERIFY(closeTo(pixelOf(view, image, 70), map.map(frame->planes[0].values[70], 20, 100)));
+        const QRgb full = map.map(frame->planes[0].values[5], 20, 100);
+        const QRgb dimmed = pixelOf(view, image, 5);
+        QVERIFY2(std::abs(qGreen(dimmed) - qGreen(full) * 35 / 100) <= 2, qPrintable(QColor(dimmed).name()));
+        view.setFocusRange(0, 0);
+        QVERIFY(paint(view));
+        QVERIFY(closeTo(pixelOf(view, view.grabFramebuffer(), 5), full));
+    }
+
+    void enterActivatesTheSelectedGpu()
+    {
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy activated(&view, &HeatmapView::gpuActivated);
+        QTest::keyClick(&view, Qt::Key_Return);
+        QCOMPARE(activated.count(), 0); // nothing selected or hovered
+        view.setSelectedGpu(42);
+        QTest::keyClick(&view, Qt::Key_Return);
+        QCOMPARE(activated.count(), 1);
+        QCOMPARE(activated.first().at(0).toInt(), 42);
+    }
+
+    void tooltipNamesHostGpuValueAndUnit()
+    {
+        HeatmapView view;
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        const QString text = view.describeGpu(13);
+        QVERIFY2(text.contains(QStringLiteral("rack0-n1")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("GPU 5")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("29.8 °C")), qPrintable(text)); // 20 + 13 x 0.75
+        QVERIFY(view.describeGpu(96).isEmpty());
+    }
+
+    void tooltipNamesTheJobAndTheDataAge()
+    {
+        HeatmapView view;
+        view.setWallClock([] { return qint64(1'700'000'012'500); });
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        auto frame = std::const_pointer_cast<Frame>(frameWith(1, 20));
+        frame->sampleTimeMs = 1'700'000'010'000;
+        view.setFrame(frame);
+        view.setJobs(someJobs());
+        const QString busy = view.describeGpu(61);
+        QVERIFY2(busy.contains(QStringLiteral("eval #9")), qPrintable(busy));
+        QVERIFY2(busy.contains(QStringLiteral("2.5 s old")), qPrintable(busy));
+        QVERIFY2(view.describeGpu(90).contains(QStringLiteral("idle")), qPrintable(view.describeGpu(90)));
+        // Jobs of another topology generation are not believed.
+        auto stale = std::const_pointer_cast<JobList>(someJobs());
+        stale->topologyGeneration = 2;
+        view.setJobs(stale);
+        QVERIFY(!view.describeGpu(61).contains(QStringLiteral("eval")));
+    }
+};
+
+int main(int argc, char *argv[])
+{
+    HeatmapView::requestSurfaceFormat();
+    QApplication app(argc, argv);
+    TestHeatmapView test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_heatmapview.moc"

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// Capacity at risk: which racks are in trouble from the health bytes, every GPU of those racks counted, the running
+// jobs with GPUs there; frames and job lists of another generation count nothing. And the summary's offenders by
+// hostname in its CSV.
+#include "model/capacityrisk.h"
+#include "widgets/summary/summaryview.h"
+#include "tests/model/testtopology.h"
+
+#include <QTest>
+
+using namespace fleetscope;
+using fleetscope::testing::makeTopology;
+
+namespace {
+Job job(uint64_t id, std::vector<uint32_t> gpus, bool running = true)
+{
+    Job j;
+    j.id = id;
+    j.name = QStringLiteral("job-%1").arg(id);
+    j.owner = QStringLiteral("team");
+    j.gpus = std::move(gpus);
+    j.endTimeMs = running ? 0 : 1;
+    return j;
+}
+} // namespace
+
+class TestCapacityRisk : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void racksInTroubleAndTheirJobs()
+    {
+        const TopologyPtr topology = makeTopology();
+        Frame frame;
+        frame.topologyGeneration = topology->generation;
+        frame.health.assign(topology->gpuCount, health::Ok);
+        // Rack 1: a GPU throttling while warm (thermal) and one warm without throttling (not trouble on its own).
+        frame.health[3] = health::Warning | health::throttledFlag;
+        frame.health[4] = health::Warning;
+        // Rack 3: an XID (hardware) and an offline GPU (hardware).
+        frame.health[33] = health::Ok | health::xidFlag;
+        frame.health[40] = health::Offline;
+        // Rack 2: throttling without being warm is power capping, not trouble.
+        frame.health[20] = health::Ok | health::throttledFlag;
+
+        auto jobs = std::make_shared<JobList>();
+        jobs->topologyGeneration = topology->generation;
+        jobs->jobs = { job(1, { 0, 1, 2, 16, 17 }), job(2, { 18, 19 }), job(3, { 32, 33, 34, 35, 40 }),
+            job(4, { 5, 6 }, false) };
+
+        const CapacityAtRisk risk = computeCapacityAtRisk(*topology, frame, jobs.get());
+        QCOMPARE(risk.fleetGpus, 48U);
+        QCOMPARE(risk.gpusAtRisk, 32U); // racks 1 and 3, 16 GPUs each
+        QCOMPARE(risk.racks.size(), size_t(2));
+        QCOMPARE(risk.racks[0].rack, 2U); // two troubled GPUs first
+        QCOMPARE(risk.racks[0].hardware, 2U);
+        QCOMPARE(risk.racks[0].thermal, 0U);
+        QCOMPARE(risk.racks[1].rack, 0U);
+        QCOMPARE(risk.racks[1].thermal, 1U);
+        QCOMPARE(risk.racks[1].hardware, 0U);
+        // Job 3 (5 GPUs in rack 3), job 1 (3 of 5 in rack 1); job 2 only in rack 2; job 4 has ended.
+        QCOMPARE(risk.jobs.size(), size_t(2));
+        QCOMPARE(risk.jobs[0].id, 3U);
+        QCOMPARE(risk.jobs[0].gpusAtRisk, 5U);
+        QCOMPARE(risk.jobs[1].id, 1U);
+        QCOMPARE(risk.jobs[1].gpus, 5U);
+        QCOMPARE(risk.jobs[1].gpusAtRisk, 3U);
+    }
+
+    void anotherGenerationCountsNothing()
+    {
+        const TopologyPtr topology = makeTopology();
+        Frame frame;
+        frame.topologyGeneration = topology->generation + 1;
+        frame.health.assign(topology->gpuCount, health::Critical);
+        QCOMPARE(computeCapacityAtRisk(*topology, frame, nullptr).gpusAtRisk, 0U);
+        frame.topologyGeneration = topology->generation;
+        frame.health.resize(10); // a frame of the wrong size is not read out of bounds
+        QCOMPARE(computeCapacityAtRisk(*topology, frame, nullptr).gpusAtRisk, 0U);
+        frame.health.assign(topology->gpuCount, health::Ok);
+        frame.health[0] = health::Critical;
+        JobList jobs;
+        jobs.topologyGeneration = 99;
+        jobs.jobs = { job(1, { 0 }) };
+        const auto risk = computeCapacityAtRisk(*topology, frame, &jobs);
+        QCOMPARE(risk.gpusAtRisk, 16U);
+        QVERIFY(risk.jobs.empty());
+    }
+
+    void summaryShowsRiskAndNamesOffenders()
+    {
+        const TopologyPtr topology = makeTopology();
+        SummaryView view;
+        view.setTopology(topology);
+        auto frame = std::make_shared<Frame>();
+        frame->topologyGeneration = topology->generation;
+        frame->health.assign(topology->gpuCount, health::Ok);
+        frame->health[17] = health::Critical;
+        view.setLiveState(frame, nullptr);
+        QCOMPARE(view.capacityAtRisk().gpusAtRisk, 16U);
+        auto day = std::make_shared<Summary>();
+        day->fleet.gpuCount = topology->gpuCount;
+        day->offenders = { { 9, 4 }, { 40, 2 } };
+        day->totalFailures = 6;
+        auto week = std::make_shared<Summary>(*day);
+        view.setSummaries(day, week);
+        const QByteArray csv = view.offendersCsv();
+        QVERIFY2(csv.startsWith("gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n"), csv.constData());
+        QVERIFY2(csv.contains("\r\n9,r01-k01-n02,1,4,"), csv.constData());
+    }
+};
+
+QTEST_MAIN(TestCapacityRisk)
+#include "tst_capacityrisk.moc"

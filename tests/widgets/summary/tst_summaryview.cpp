@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: Apache-2.0
+// SummaryClient and SummaryView against a real backend on 127.0.0.1 with an ephemeral port and simulated history.
+// The figures shown are checked against values computed here from the simulator's own frames and events.
+#include "backendserver.h"
+#include "widgets/summary/summaryview.h"
+
+#include <QAbstractItemModelTester>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr int64_t hourMs = 3600LL * 1000;
+constexpr int64_t dayMs = 24 * hourMs;
+constexpr uint32_t fleetGpus = 2048;
+
+// What the simulator's frames say about [fromMs, toMs], computed the way the summary is specified: each frame stands
+// for the time until the next one, clipped to the range; utilisation over online samples; busy above 5 %.
+struct Expected
+{
+    double utilisation = 0;
+    double idleHours = 0;
+    uint32_t healthy = 0;
+    std::vector<std::pair<uint32_t, uint64_t>> failing; // (gpu, failures), most first
+    uint64_t failures = 0;
+};
+
+Expected expectFromSimulator(const be::FrameSource &source, int64_t fromMs, int64_t toMs)
+{
+    Expected e;
+    const auto frames = source.framesBetween(fromMs, toMs);
+    double utilHours = 0;
+    double online = 0;
+    double busy = 0;
+    for (size_t i = 0; i < frames.size(); ++i) {
+        const int64_t start = std::max(fromMs, frames[i]->sampleTimeMs);
+        const int64_t until = i + 1 < frames.size() ? std::min(toMs, frames[i + 1]->sampleTimeMs) : toMs;
+        const double hours = std::max<int64_t>(0, until - start) / 3.6e6;
+        const auto &util = frames[i]->plane(be::MetricId::GpuUtil);
+        for (uint32_t g = 0; g < fleetGpus; ++g) {
+            if ((frames[i]->health[g] & 0x07U) == fleetscope::health::Offline || std::isnan(util[g])) {
+                continue;
+            }
+            online += hours;
+            utilHours += static_cast<double>(util[g]) * hours;
+            busy += util[g] > 5.0F ? hours : 0.0;
+        }
+    }
+    e.utilisation = online > 0 ? utilHours / online : 0;
+    e.idleHours = online - busy;
+    for (uint32_t g = 0; g < fleetGpus; ++g) {
+        e.healthy += (frames.back()->health[g] & 0x07U) == fleetscope::health::Ok ? 1 : 0;
+    }
+    uint64_t after = 0;
+    std::vector<uint64_t> perGpu(fleetGpus, 0);
+    for (const auto &t : source.eventsAfter(fromMs, &after, 0ms)) {
+        const bool failure
+            = t.event.kind == be::FleetEvent::Kind::Xid || t.event.kind == be::FleetEvent::Kind::EccDoubleBit;
+        if (failure && t.timeMs <= toMs && t.event.gpu >= 0 && t.event.gpu < fleetGpus) {
+            ++perGpu[static_cast<size_t>(t.event.gpu)];
+            ++e.failures;
+        }
+    }
+    for (uint32_t g = 0; g < fleetGpus; ++g) {
+        if (perGpu[g] > 0) {
+            e.failing.emplace_back(g, perGpu[g]);
+        }
+    }
+    std::stable_sort(e.failing.begin(), e.failing.end(), [](auto a, auto b) { return a.second > b.second; });
+    return e;
+}
+
+QString labelText(const SummaryView &view, const char *name)
+{
+    const auto *label = view.findChild<QLabel *>(QLatin1String(name));
+    return label ? label->text() : QStringLiteral("<no label %1>").arg(QLatin1String(name));
+}
+} // namespace
+
+class TestSummaryView : public QObject
+{
+    Q_OBJECT
+private:
+    std::unique_ptr<be::BackendServer> m_server;
+    std::unique_ptr<SummaryClient> m_client;
+    std::unique_ptr<SummaryView> m_view;
+    int64_t m_now = 0;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        be::FrameSource::Options o;
+        o.gpuCount = fleetGpus;
+        o.seed = 7;
+        o.interval = 200ms;
+        o.history = 26h; // more than a day, so the day's and the week's figures differ
+        m_server = std::make_unique<be::BackendServer>(o);
+        std::string error;
+        QVERIFY2(m_server->start("127.0.0.1:0", &error), error.c_str());
+        QTRY_VERIFY_WITH_TIMEOUT(m_server->source().latest() && m_server->source().latest()->sequence >= 3, 20000);
+        m_client = std::make_unique<SummaryClient>(QString::fromStdString(m_server->listeningAddress()));
+        m_view = std::make_unique<SummaryView>();
+        m_view->resize(1600, 1000);
+        m_view->setClient(m_client.get());
+        QSignalSpy refreshed(m_view.get(), &SummaryView::refreshed);
+        QSignalSpy errors(m_view.get(), &SummaryView::errorOccurred);
+        m_now = m_server->source().latest()->sampleTimeMs; // in the past from now on: the answers are stable
+        m_view->refresh(m_now);
+        QVERIFY(refreshed.wait(30000));
+        QCOMPARE(errors.count(), 0);
+        QVERIFY(m_view->hasData());
+        QCOMPARE(m_client->pendingRequests(), 0);
+    }
+
+    void cleanupTestCase()
+    {
+        m_view.reset();
+        m_client.reset();
+        m_server.reset();
+    }
+
+    void validationDropsBadParts()
+    {
+        Summary s;
+        s.fleet = { QStringLiteral("fleet"), 100, 50, 10, 2, 3, 0.99, 5 };
+        s.totalFailures = 5;
+        s.rows = { { QStringLiteral("r00"), 50, 40, 1, 1, 0, 1.0, 2 },
+            { QStringLiteral("r01"), 50, 140, 1, 1, 0, 1, 0 }, { QStringLiteral("r02"), 500, 40, 1, 1, 0, 1, 0 } };
+        s.jobs = { { QStringLiteral("j"), 10, 40, 1, 1, 0, 1.5, 0 } };
+        s.offenders = { { 7, 3 }, { 100, 1 }, { 8, 1 }, { 8, 1 }, { 9, 2 }, { 10, 0 } };
+        QVERIFY(validateSummary(&s));
+        QCOMPARE(s.rows.size(), size_t(1));
+        QCOMPARE(s.rows[0].name, QStringLiteral("r00"));
+        QVERIFY(s.jobs.empty());
+        QCOMPARE(s.offenders.size(), size_t(2));
+        QCOMPARE(s.offenders[0].gpu, 7U);
+        QCOMPARE(s.offenders[1].gpu, 8U);
+        // r01 utilisation, r02 size, job availability, offender 100 outside, 8 twice, 9 out of order, 10 no failures.
+        QCOMPARE(s.problems.size(), 7);
+
+        Summary bad = s;
+        bad.problems.clear();
+        bad.fleet.availability = 1.2;
+        QVERIFY(!validateSummary(&bad));
+        QCOMPARE(bad.problems.size(), 1);
+    }
+
+    void figuresEqualTheSimulatorsOwn()
+    {
+        const auto &source = m_server->source();
+        const Expected day = expectFromSimulator(source, m_now - dayMs, m_now);
+        const Expected week = expectFromSimulator(source, m_now - 7 * dayMs, m_now);
+        const auto &f = m_view->figures();
+        QVERIFY2(std::abs(f.dayUtilisation - day.utilisation) < 1e-6,
+            qPrintable(QStringLiteral("%1 != %2").arg(f.dayUtilisation).arg(day.utilisation)));
+        QVERIFY(std::abs(f.weekUtilisation - week.utilisation) < 1e-6);
+        QVERIFY(day.utilisation > 1 && day.utilisation < 100); // the simulator's fleet does work
+        QVERIFY(labelText(*m_view, "dayUtilisation") != labelText(*m_view, "weekUtilisation"));
+        QCOMPARE(labelText(*m_view, "dayUtilisation"), SummaryView::formatPercent(day.utilisation));
+        QCOMPARE(labelText(*m_view, "weekUtilisation"), SummaryView::formatPercent(week.utilisation));
+        QVERIFY(std::abs(f.idleGpuHours - day.idleHours) < 1e-6);
+        QCOMPARE(labelText(*m_view, "idleHours"), SummaryView::formatHours(day.idleHours));
+        QCOMPARE(labelText(*m_view, "idleCost"), SummaryView::formatMoney(day.idleHours * 2.50));
+        QCOMPARE(f.healthyGpus, day.healthy);
+        QVERIFY(
+            labelText(*m_view, "availability").startsWith(SummaryView::formatPercent(100.0 * day.healthy / fleetGpus)));
+
+        // The worst 1 %: 21 of 2048 GPUs.
+        QCOMPARE(f.worstCount, 21U);
+        QCOMPARE(f.weekFailures, week.failures);
+        QVERIFY2(week.failures > 0, "26 hours of simulated history should hold XID or ECC failures");
+        uint64_t worst = 0;
+        for (size_t i = 0; i < std::min<size_t>(21, week.failing.size()); ++i) {
+            worst += week.failing[i].second;
+        }
+        QCOMPARE(f.worstFailures, worst);
+        QCOMPARE(labelText(*m_view, "worstShare"), SummaryView::formatPercent(100.0 * worst / week.failures));
+
+        // The price is live.
+        m_view->setPricePerGpuHour(3.10);
+        QCOMPARE(labelText(*m_view, "idleCost"), SummaryView::formatMoney(day.idleHours * 3.10));
+        m_view->setPricePerGpuHour(2.50);
+    }
+
+    void trendBucketsEqualTheSimulatorsOwn()
+    {
+        // 26 hours held: every hourly bucket of the last day, the last week's two newest daily buckets.
+        const auto &dayTrend = m_view->dayTrend();
+        QCOMPARE(dayTrend.size(), size_t(SummaryView::dayBuckets));
+        QCOMPARE(m_view->weekTrend().size(), size_t(2));
+        QCOMPARE(dayTrend.back().endMs, m_now);
+        for (size_t i = 1; i < dayTrend.size(); ++i) {
+            QCOMPARE(dayTrend[i].endMs - dayTrend[i - 1].endMs, hourMs);
+        }
+        const Expected lastHour = expectFromSimulator(m_server->source(), m_now - hourMs, m_now);
+        QVERIFY(std::abs(dayTrend.back().utilisation - lastHour.utilisation) < 1e-6);
+        QVERIFY(std::abs(m_view->weekTrend().back().utilisation - m_view->figures().dayUtilisation) < 1e-6);
+    }
+
+    void offendersCsvListsTheWorstOnePercent()
+    {
+        const Expected week = expectFromSimulator(m_server->source(), m_now - 7 * dayMs, m_now);
+        // No topology given to this view: the hostname columns are empty (tst_capacityrisk checks them filled).
+        QByteArray expected = "gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n";
+        for (size_t i = 0; i < std::min<size_t>(21, week.failing.size()); ++i) {
+            const auto [gpu, n] = week.failing[i];
+            expected += QByteArray::number(gpu) + ",,," + QByteArray::number(static_cast<qulonglong>(n)) + ','
+                + QByteArray::number(static_cast<double>(n) / week.failures, 'g', 6) + "\r\n";
+        }
+        QCOMPARE(m_view->offendersCsv(), expected);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("offenders.csv"));
+        QCOMPARE(m_view->exportOffendersCsv(path), QString());
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), expected);
+        QVERIFY(!m_view->exportOffendersCsv(dir.filePath(QStringLiteral("missing/dir/x.csv"))).isEmpty());
+    }
+
+    void tablesSortByNumber()
+    {
+        auto *rows = m_view->findChild<QTableView *>(QStringLiteral("rowTable"));
+        QVERIFY(rows);
+        QAbstractItemModelTester tester(rows->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(rows->model()->rowCount(), static_cast<int>(m_view->daySummary()->rows.size()));
+        QVERIFY(rows->model()->rowCount() >= 2);
+        rows->sortByColumn(2, Qt::DescendingOrder);
+        double previous = 1e9;
+        for (int r = 0; r < rows->model()->rowCount(); ++r) {
+            const double u = rows->model()->index(r, 2).data(Qt::UserRole).toDouble();
+            QVERIFY(u <= previous);
+            previous = u;
+        }
+        double best = 0;
+        for (const auto &row : m_view->daySummary()->rows) {
+            best = std::max(best, row.meanUtilisation);
+        }
+        QCOMPARE(rows->model()->index(0, 2).data().toString(), SummaryView::formatPercent(best));
+        auto *jobs = m_view->findChild<QTableView *>(QStringLiteral("jobTable"));
+        QVERIFY(jobs);
+        QCOMPARE(jobs->model()->rowCount(), static_cast<int>(m_view->daySummary()->jobs.size()));
+    }
+
+    void pdfHoldsTheUtilisationShown()
+    {
+        QTemporaryDir dir;
+        const QString pdf = dir.filePath(QStringLiteral("summary.pdf"));
+        QCOMPARE(m_view->exportPdf(pdf), QString());
+        QVERIFY(QFileInfo(pdf).size() > 1000);
+        const QString png = dir.filePath(QStringLiteral("summary.png"));
+        QCOMPARE(m_view->exportPng(png), QString());
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.size(), m_view->size() * m_view->devicePixelRatioF());
+
+        const QString pdftotext = QStandardPaths::findExecutable(QStringLiteral("pdftotext"));
+        if (pdftotext.isEmpty()) {
+            QSKIP("pdftotext (poppler-utils) is not installed");
+        }
+        QProcess process;
+        process.start(pdftotext, { pdf, QStringLiteral("-") });
+        QVERIFY(process.waitForFinished(30000));
+        QCOMPARE(process.exitCode(), 0);
+        const QString text = QString::fromUtf8(process.readAllStandardOutput()).simplified();
+        const QString shown = labelText(*m_view, "dayUtilisation");
+        QVERIFY(shown.endsWith(QStringLiteral(" %")));
+        QVERIFY2(text.contains(QStringLiteral("last day: ") + shown), qPrintable(text.left(600)));
+        QVERIFY(text.contains(labelText(*m_view, "idleCost")));
+        QCOMPARE(text.count(QStringLiteral("Fleetscope executive summary")), 1);
+    }
+};
+
+QTEST_MAIN(TestSummaryView)
+#include "tst_summaryview.moc"

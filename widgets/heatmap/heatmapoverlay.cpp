@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/heatmap/heatmapoverlay.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetscope {
+
+namespace {
+const QColor labelColour(0xc8, 0xcc, 0xd4);
+const QColor chipColour(0x15, 0x17, 0x1c, 210); // the map's background, nearly opaque, behind text over cells
+
+QRectF cellsRect(const HeatmapOverlay::Scene &scene, const QRect &cells)
+{
+    return { scene.originX + cells.x() * scene.cell, scene.originY + cells.y() * scene.cell, cells.width() * scene.cell,
+        cells.height() * scene.cell };
+}
+
+bool onScreen(const HeatmapOverlay::Scene &scene, const QRectF &r)
+{
+    return r.right() >= 0 && r.bottom() >= 0 && r.left() <= scene.widget.width() && r.top() <= scene.widget.height();
+}
+
+void setPixelSize(QPainter &painter, double pixels, bool bold = false)
+{
+    QFont font = HeatmapOverlay::overlayFont(painter.font());
+    font.setPixelSize(std::max(1, static_cast<int>(pixels)));
+    font.setBold(bold);
+    painter.setFont(font);
+}
+
+} // namespace
+
+QFont HeatmapOverlay::overlayFont(QFont font)
+{
+    // Text drawn over the GL image gets a glyph cache in GL, kept by its font engine. A font engine shared with
+    // text outside the map can outlive the GL context: Qt Charts keeps a static text item for measuring labels,
+    // destroyed after main() returns, and with it the engine and the cache, whose destructor then needs a GL
+    // context that is gone (a crash at exit). Without hinting, the overlay's fonts are engines of their own.
+    font.setHintingPreference(QFont::PreferNoHinting);
+    return font;
+}
+
+void HeatmapOverlay::paint(QPainter &painter, const Scene &scene)
+{
+    if (scene.layout == nullptr) {
+        return;
+    }
+    paintRowLabels(painter, scene);
+    paintAisleLabels(painter, scene, scene.layout->rackLabels, HeatmapLayout::rowGap);
+    paintAisleLabels(painter, scene, scene.layout->groupLabels, HeatmapLayout::labelAisle);
+    if (scene.cell >= valueCell) {
+        paintValues(painter, scene);
+        paintNodeLabels(painter, scene);
+    }
+    paintStaleBanner(painter, scene);
+}
+
+void HeatmapOverlay::paintRowLabels(QPainter &painter, const Scene &scene)
+{
+    for (const auto &label : scene.layout->rowLabels) {
+        const QRectF row = cellsRect(scene, label.cells);
+        if (row.height() < 9 || !onScreen(scene, row)) {
+            continue;
+        }
+        const double s = scene.labelScale;
+        setPixelSize(painter, std::clamp(row.height() * 0.45, 9.0, 28.0 * s));
+        // Beside the map only: with its left edge scrolled off, the rack names (which name their row) take over,
+        // rather than a label hiding cells.
+        if (row.left() < 62 * s) {
+            continue;
+        }
+        painter.setPen(labelColour);
+        painter.drawText(QRectF(row.left() - 60 * s, row.top(), 56 * s, row.height()),
+            Qt::AlignRight | Qt::AlignVCenter, label.text);
+    }
+}
+
+void HeatmapOverlay::paintAisleLabels(
+    QPainter &painter, const Scene &scene, const std::vector<HeatmapLayout::Label> &labels, double aisleCells)
+{
+    // In the aisle above the cells named: the layout leaves aisleCells there (the fitted view a top margin above the
+    // first line), so the names hide no GPU.
+    const double pixels = std::min(scene.cell * aisleCells * 0.8, 15.0 * scene.labelScale);
+    if (pixels < 9) {
+        return;
+    }
+    setPixelSize(painter, pixels);
+    const QFontMetricsF metrics(painter.font());
+    painter.setPen(labelColour);
+    for (const auto &label : labels) {
+        const QRectF cells = cellsRect(scene, label.cells);
+        const QRectF above(cells.left(), cells.top() - metrics.height() - 1, cells.width(), metrics.height());
+        if (above.top() < 0 || !onScreen(scene, above)) {
+            continue;
+        }
+        const QString &text = metrics.horizontalAdvance(label.text) <= cells.width() ? label.text : label.shortText;
+        if (!text.isEmpty() && metrics.horizontalAdvance(text) <= cells.width()) {
+            painter.drawText(above, Qt::AlignLeft | Qt::AlignBottom, text);
+        }
+    }
+}
+
+void HeatmapOverlay::paintValues(QPainter &painter, const Scene &scene)
+{
+    if (scene.plane == nullptr || scene.metric == nullptr || scene.colorMap == nullptr) {
+        return;
+    }
+    const HeatmapLayout &layout = *scene.layout;
+    const double cell = scene.cell;
+    // Only the cells on screen.
+    const int x0 = std::max(0, static_cast<int>(std::floor(-scene.originX / cell)));
+    const int y0 = std::max(0, static_cast<int>(std::floor(-scene.originY / cell)));
+    const int x1
+        = std::min(layout.width - 1, static_cast<int>(std::ceil((scene.widget.width() - scene.originX) / cell)));
+    const int y1
+        = std::min(layout.height - 1, static_cast<int>(std::ceil((scene.widget.height() - scene.originY) / cell)));
+    setPixelSize(painter, std::min(cell * 0.3, 18.0 * scene.labelScale));
+    for (int y = y0; y <= y1; ++y) {
+        for (int x = x0; x <= x1; ++x) {
+            const int gpu = layout.gpuAt(x, y);
+            if (gpu < 0 || static_cast<size_t>(gpu) >= scene.plane->values.size()) {
+                continue;
+            }
+            const float value = scene.plane->values[static_cast<size_t>(gpu)];
+            if (std::isnan(value)) {
+                continue;
+            }
+            const QRectF r(scene.originX + x * cell, scene.originY + y * cell, cell, cell);
+            const QRgb c = scene.colorMap->map(value, scene.metric->rangeMin, scene.metric->rangeMax);
+            // Dark text on light colours, light on dark.
+            painter.setPen(qGray(c) > 140 ? QColor(0x10, 0x10, 0x10) : QColor(0xf0, 0xf0, 0xf0));
+            painter.drawText(r, Qt::AlignCenter, QString::number(value, 'f', std::abs(value) >= 100 ? 0 : 1));
+        }
+    }
+}
+
+void HeatmapOverlay::paintNodeLabels(QPainter &painter, const Scene &scene)
+{
+    // The hostname in a strip along the bottom of the node's cells, clear of the values in their middle.
+    const double strip = scene.cell * 0.26;
+    setPixelSize(painter, std::min(strip * 0.85, 14.0 * scene.labelScale));
+    for (const auto &label : scene.layout->nodeLabels) {
+        const QRectF node = cellsRect(scene, label.cells);
+        if (!onScreen(scene, node)) {
+            continue;
+        }
+        const QRectF r(node.left() + 1, node.bottom() - strip, node.width() - 1, strip);
+        painter.fillRect(r, QColor(0x15, 0x17, 0x1c, 170));
+        painter.setPen(labelColour);
+        painter.drawText(r.adjusted(4, 0, -4, 0), Qt::AlignLeft | Qt::AlignVCenter, label.text);
+    }
+}
+
+void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
+{
+    const bool stale = !scene.staleNote.isEmpty();
+    if (!stale && scene.replayNote.isEmpty()) {
+        return;
+    }
+    // Large enough to read across a room, smaller when the note would not fit the width, elided at the last.
+    const QString &note = stale ? scene.staleNote : scene.replayNote;
+    double pixels = std::max(14.0, scene.widget.height() / 30);
+    setPixelSize(painter, pixels, true);
+    while (pixels > 11 && QFontMetricsF(painter.font()).horizontalAdvance(note) > scene.widget.width() - 16) {
+        pixels -= 1;
+        setPixelSize(painter, pixels, true);
+    }
+    const QFontMetricsF metrics(painter.font());
+    const QRectF banner(0, 0, scene.widget.width(), metrics.height() + 12);
+    painter.fillRect(banner, stale ? QColor(0xb0, 0x3a, 0x1e, 230) : QColor(0x1f, 0x5f, 0xa8, 230));
+    painter.setPen(Qt::white);
+    painter.drawText(banner, Qt::AlignCenter, metrics.elidedText(note, Qt::ElideRight, banner.width() - 16));
+}
+
+} // namespace fleetscope

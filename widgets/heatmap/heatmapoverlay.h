@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "widgets/heatmap/colormap.h"
+#include "model/fleetmodel.h"
+#include "model/heatmaplayout.h"
+
+#include <QFont>
+#include <QSizeF>
+#include <QString>
+
+class QPainter;
+
+namespace fleetscope {
+
+// The text drawn over the heatmap's GL image, in logical pixels: row names beside the map, rack and job names in
+// the aisles above them, and, zoomed in, each GPU's value and its node's hostname. What shows depends on the
+// size of a cell on screen (semantic zoom), so a zoomed-out map stays clean.
+class HeatmapOverlay
+{
+public:
+    // From this cell size on, in logical pixels, each GPU's value and its node's hostname appear; names in the
+    // aisles appear once the aisle is tall enough for legible text.
+    static constexpr double valueCell = 36.0;
+
+    struct Scene
+    {
+        const HeatmapLayout *layout = nullptr;
+        QSizeF widget; // logical pixels
+        double originX = 0; // the layout's top-left, logical pixels
+        double originY = 0;
+        double cell = 1; // logical pixels per cell
+        const MetricPlane *plane = nullptr; // the values shown, or null
+        const MetricInfo *metric = nullptr;
+        const ColorMap *colorMap = nullptr;
+        QString staleNote;
+        QString replayNote; // shown when there is no stale note
+        double labelScale = 1; // text up to this many times its usual size (a wall)
+    };
+
+    static void paint(QPainter &painter, const Scene &scene);
+    // The font for text over the GL image, from a base font (see the .cpp for why it differs).
+    static QFont overlayFont(QFont font);
+
+private:
+    static void paintRowLabels(QPainter &painter, const Scene &scene);
+    static void paintAisleLabels(
+        QPainter &painter, const Scene &scene, const std::vector<HeatmapLayout::Label> &labels, double aisleCells);
+    static void paintValues(QPainter &painter, const Scene &scene);
+    static void paintNodeLabels(QPainter &painter, const Scene &scene);
+    static void paintStaleBanner(QPainter &painter, const Scene &scene);
+};
+
+} // namespace fleetscope

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "widgets/heatmap/colormap.h"
+#include "model/fleetmodel.h"
+#include "model/heatmaplayout.h"
+
+#include <QOpenGLExtraFunctions>
+#include <QOpenGLWidget>
+
+#include <QTimer>
+
+#include <array>
+#include <ctime>
+#include <functional>
+#include <memory>
+
+class QOpenGLShaderProgram;
+class QOpenGLVertexArrayObject;
+
+namespace fleetscope {
+
+// The fleet heatmap: every GPU one cell, drawn by the fragment shader from four textures (layout, data, health,
+// colour map). A new frame is one contiguous upload of the selected metric's plane and the health bytes; the layout
+// is uploaded once per topology generation.
+class HeatmapView : public QOpenGLWidget, protected QOpenGLExtraFunctions
+{
+    Q_OBJECT
+public:
+    // Data texture row length: 1,048,576 GPUs make a 1024 x 1024 texture.
+    static constexpr int dataTextureWidth = 1024;
+    // The smallest cell, in physical pixels: a pixel shows at most 4 x 4 GPUs (the shader's footprint).
+    static constexpr double minCellSize = 0.25;
+    // The biggest, in logical pixels.
+    static constexpr double maxCellSize = 96.0;
+
+    explicit HeatmapView(QWidget *parent = nullptr);
+    // Asks for the OpenGL the shaders need (3.3 core, or ES 3.0 where Qt uses GLES); call before QApplication.
+    static void requestSurfaceFormat();
+    ~HeatmapView() override;
+
+    void setTopology(const TopologyPtr &topology);
+    void setFrame(const FramePtr &frame);
+    void setMetric(const MetricInfo &metric);
+    void setColorMap(const ColorMap &map);
+    // The range of values mapped onto the colour map, without resetting the transition between frames (auto range
+    // moves it while the data streams); setMetric sets it to the metric's own range.
+    void setRange(float rangeMin, float rangeMax);
+    // Where GPUs sit: the floor plan (rows and racks as on the floor), compact (fleet order, filling the window), or
+    // grouped by job (each running job's GPUs together, idle GPUs last). Compact and by-job follow the window's
+    // shape; by-job follows the jobs.
+    enum class Arrangement { FloorPlan, Compact, ByJob };
+    void setArrangement(Arrangement arrangement);
+    Arrangement arrangement() const { return m_arrangement; }
+    // The jobs running on the fleet: the tooltip names a GPU's job, and the by-job arrangement groups by them.
+    void setJobs(const JobsPtr &jobs);
+    JobsPtr jobs() const { return m_jobs; }
+
+    TopologyPtr topology() const { return m_topology; }
+    FramePtr frame() const { return m_frame; }
+    const MetricInfo &metric() const { return m_metric; }
+    const ColorMap &colorMap() const { return m_colorMap; }
+    const HeatmapLayout &layout() const { return m_layout; }
+
+    // Geometry, in widget (logical) coordinates: the GPU under a point (-1 for none) and a GPU's cell.
+    int gpuAt(const QPointF &pos) const;
+    QRectF cellRect(int gpu) const;
+    // The value of the current metric for a GPU in the frame shown (NaN when none).
+    float valueOf(int gpu) const;
+    // Tooltip text for a GPU: host, GPU index, value with unit, health, job, data age, UUID.
+    QString describeGpu(int gpu) const;
+    // Does now, and waits for, the texture uploads the next paint would do for a new topology, frame or colour map;
+    // benchmarks time the path from a received frame to its texture with it. Needs a shown widget.
+    void uploadPending();
+    // Paints so far, for the frame-rate display and tests.
+    quint64 paintCount() const { return m_paintCount; }
+
+    // Zoom and pan. The view starts fitted to the window (and stays fitted across resizes until the user zooms or
+    // pans). Positions are in widget coordinates.
+    void zoomAt(const QPointF &anchor, double factor); // the point under anchor stays under it
+    void panBy(const QPointF &delta);
+    void zoomToFit();
+    // Zooms so that these layout cells fill most of the view, morphing there in a quarter second (at once without
+    // animation); an empty rect fits the whole fleet.
+    void zoomToCells(const QRect &cells);
+    // The cells of GPUs [first, first + count): their bounding rectangle in the current layout.
+    QRect cellsOf(uint32_t first, uint32_t count) const;
+    // The view as a position that survives a window of another size: logical pixels per cell and the layout cell
+    // at the centre of the view (zoom 0 = fitted).
+    struct ViewPosition
+    {
+        double zoom = 0;
+        double centreX = 0;
+        double centreY = 0;
+    };
+    ViewPosition viewPosition() const;
+    void setViewPosition(const ViewPosition &position);
+    // GPUs outlined on the map wherever they are (a job's blast radius); empty for none.
+    void setMarkedGpus(const std::vector<uint32_t> &gpus);
+    // GPUs [first, first + count) in focus (a drill-down's place), the others dimmed; count 0 = all in focus.
+    void setFocusRange(uint32_t first, uint32_t count);
+    size_t markedGpuCount() const { return m_markCount; }
+    // When a pixel covers several GPUs (more GPUs than pixels), it shows the worst of them or their mean.
+    enum class Aggregation { Worst, Mean };
+    // Between two frames the map morphs from one to the other at the display's rate (thermal waves move instead of
+    // jumping); off for weak wall-display machines.
+    void setAnimated(bool animated);
+    bool isAnimated() const { return m_animated; }
+    // How far the displayed state is from the previous frame to the current one, 0..1 (1 when not animating).
+    double interpolation() const;
+    // Text over the map (row, rack and job names, values) up to this many times its usual size: a wall display is
+    // read from across a room. 1 by default.
+    void setLabelScale(double scale);
+    double labelScale() const { return m_labelScale; }
+    // Marks the data shown as old (a dot pattern over the map and a banner with the note); empty = fresh.
+    void setStaleNote(const QString &note);
+    QString staleNote() const { return m_staleNote; }
+    // Marks the data shown as a replay or a comparison on purpose (a blue banner, no pattern); empty = none.
+    void setReplayNote(const QString &note);
+    QString replayNote() const { return m_replayNote; }
+    // The selected GPU (-1 for none), drawn with a ring; a click selects, and emits gpuSelected.
+    void setSelectedGpu(int gpu);
+    int selectedGpu() const { return m_selectedGpu; }
+    // Monotonic milliseconds used for the interpolation; tests drive it.
+    void setClock(std::function<qint64()> clock);
+    // Wall-clock milliseconds since the epoch, for the data's age in the tooltip; tests drive it.
+    void setWallClock(std::function<qint64()> clock);
+    // Between two animation repaints, in ms: 16 (the display's rate) where a frame costs little CPU, longer where it
+    // does (a software renderer), so that animating costs at most about a third of a core.
+    int animationInterval() const { return m_animationTimer.interval(); }
+    void setAggregation(Aggregation aggregation);
+    Aggregation aggregation() const { return m_aggregation; }
+    bool isFitted() const { return m_fitted; }
+    // Physical pixels per GPU cell now.
+    double cellSize() const { return placement().cellSize; }
+
+Q_SIGNALS:
+    void hoveredGpuChanged(int gpu);
+    void gpuSelected(int gpu);
+    // Enter on the map: the selected GPU (or the one under the cursor) is to be opened, one level down.
+    void gpuActivated(int gpu);
+    // Esc or Backspace on the map: one level up.
+    void upRequested();
+
+protected:
+    void initializeGL() override;
+    void paintGL() override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void mouseDoubleClickEvent(QMouseEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void wheelEvent(QWheelEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    void leaveEvent(QEvent *event) override;
+    bool event(QEvent *event) override;
+
+private:
+    struct Placement
+    {
+        double originX = 0; // physical pixels
+        double originY = 0;
+        double cellSize = 1;
+    };
+    Placement placement() const; // where the layout is drawn, in physical pixels
+    Placement fittedPlacement() const;
+    void releaseGL();
+    void uploadLayout();
+    void allocateDataTextures();
+    void uploadFrame();
+    void uploadColorMap();
+    void uploadMarks();
+    void uploadDirty(); // whatever changed since the last upload
+    QString shaderSource(const QString &path) const;
+    void paintLabels(const Placement &p);
+    void pace(); // after a paint: the animation's rate from its measured cost
+    void relayout(); // m_layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
+    double layoutAspect() const;
+
+    TopologyPtr m_topology;
+    FramePtr m_frame;
+    MetricInfo m_metric;
+    ColorMap m_colorMap;
+    HeatmapLayout m_layout;
+    Arrangement m_arrangement = Arrangement::FloorPlan;
+    JobsPtr m_jobs;
+    QTimer m_relayoutTimer; // coalesces the relayouts a window resize asks for
+    int m_hoveredGpu = -1;
+    bool m_fitted = true;
+    QString m_staleNote;
+    double m_labelScale = 1;
+    QString m_replayNote;
+    int m_selectedGpu = -1;
+    QPointF m_pressedAt;
+    Aggregation m_aggregation = Aggregation::Worst;
+    Placement m_view; // used when not fitted
+    QPointF m_dragFrom;
+    bool m_dragging = false;
+    quint64 m_paintCount = 0;
+
+    // GL state, touched only with the context current (initializeGL, paintGL, releaseGL).
+    QMetaObject::Connection m_contextDestroyed;
+    std::unique_ptr<QOpenGLShaderProgram> m_program;
+    std::unique_ptr<QOpenGLVertexArrayObject> m_vao;
+    GLuint m_layoutTexture = 0;
+    std::array<GLuint, 2> m_dataTextures {}; // the current frame's plane and the previous one, alternating
+    int m_current = 0; // index of the current frame's texture
+    GLuint m_healthTexture = 0;
+    GLuint m_colorMapTexture = 0;
+    GLuint m_markTexture = 0;
+    std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
+    size_t m_markCount = 0;
+    uint32_t m_focusFirst = 0;
+    uint32_t m_focusCount = 0;
+    bool m_marksDirty = false;
+    bool m_topologyDirty = false; // (re)allocate the dense-order textures for the fleet size
+    bool m_layoutDirty = false;
+    bool m_frameDirty = false;
+    bool m_colorMapDirty = true;
+    bool m_hasData = false;
+    bool m_hasPrevious = false; // the other data texture holds the previous frame of the same metric
+    bool m_frameIsNew = false; // the pending upload is a new frame (shift textures), not a new metric
+
+    // Interpolation between the previous and the current frame, over the time between their samples.
+    bool m_animated = true;
+    std::function<qint64()> m_clock;
+    qint64 m_transitionStart = 0;
+    qint64 m_transitionMs = 1000;
+    QTimer m_animationTimer;
+    // The zoom morph: from one placement to another.
+    Placement m_zoomFrom;
+    Placement m_zoomTo;
+    qint64 m_zoomStart = -1; // -1: not morphing
+    bool m_zoomEndsFitted = false;
+    static constexpr qint64 zoomMs = 250;
+    std::function<qint64()> m_wallClock;
+    // Pacing of the animation by its CPU cost (see pace()).
+    std::clock_t m_paceStart = 0;
+    int m_paceFrames = 0;
+    double m_frameCpuMs = 0;
+};
+
+} // namespace fleetscope

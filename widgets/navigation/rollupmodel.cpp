@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/navigation/rollupmodel.h"
+
+#include <QLocale>
+#include <QThread>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetscope {
+
+RollupModel::RollupModel(QObject *parent)
+    : QAbstractTableModel(parent)
+{
+    qRegisterMetaType<Place>();
+}
+
+void RollupModel::setTopology(TopologyPtr topology)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_topology = std::move(topology);
+    if (!m_topology || !m_place.isValid(*m_topology)) {
+        m_place = Place::fleet();
+    }
+    recomputeWithReset();
+}
+
+void RollupModel::setMetric(const MetricInfo &metric)
+{
+    m_metric = metric;
+    recomputeWithReset();
+}
+
+void RollupModel::setPlace(Place place)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (!m_topology || !place.isValid(*m_topology)) {
+        return;
+    }
+    if (place == m_place) {
+        return;
+    }
+    m_place = place;
+    recomputeWithReset();
+}
+
+void RollupModel::setFrame(FramePtr frame)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_frame = std::move(frame);
+    std::vector<Rollup> rollups = compute();
+    const bool sameRows = rollups.size() == m_rollups.size()
+        && std::equal(rollups.begin(), rollups.end(), m_rollups.begin(),
+            [](const Rollup &a, const Rollup &b) { return a.place == b.place; });
+    if (!sameRows) {
+        // Only a topology that changed under the model gets here; setTopology would have reset already.
+        beginResetModel();
+        m_rollups = std::move(rollups);
+        m_names.clear();
+        for (const Rollup &r : m_rollups) {
+            m_names.push_back(r.place.name(*m_topology));
+        }
+        endResetModel();
+        return;
+    }
+    m_rollups = std::move(rollups);
+    if (!m_rollups.empty()) {
+        Q_EMIT dataChanged(index(0, GpusColumn), index(rowCount() - 1, ColumnCount - 1));
+    }
+}
+
+std::vector<Rollup> RollupModel::compute() const
+{
+    if (!m_topology) {
+        return {};
+    }
+    return computeRollups(*m_topology, m_place, m_frame.get(), m_metric.id);
+}
+
+void RollupModel::recomputeWithReset()
+{
+    beginResetModel();
+    m_rollups = compute();
+    m_names.clear();
+    m_names.reserve(m_rollups.size());
+    for (const Rollup &r : m_rollups) {
+        m_names.push_back(r.place.name(*m_topology));
+    }
+    endResetModel();
+    // The first column is named after the children's level, and the values after the metric's unit.
+    Q_EMIT headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
+}
+
+int RollupModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_rollups.size());
+}
+
+int RollupModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QString RollupModel::formatValue(float value) const
+{
+    if (std::isnan(value)) {
+        return QStringLiteral("–");
+    }
+    return QLocale().toString(value, 'f', 1);
+}
+
+QVariant RollupModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+        return {};
+    }
+    const auto row = static_cast<std::size_t>(index.row());
+    const Rollup &r = m_rollups[row];
+    const auto number = [](float v) { return std::isnan(v) ? QVariant() : QVariant(static_cast<double>(v)); };
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case NameColumn:
+            return m_names[row];
+        case GpusColumn:
+            return QLocale().toString(r.gpuCount);
+        case MeanColumn:
+            return formatValue(r.mean);
+        case MaxColumn:
+            return formatValue(r.max);
+        case P99Column:
+            return formatValue(r.p99);
+        case UnhealthyColumn:
+            return QLocale().toString(r.unhealthy);
+        default:
+            return {};
+        }
+    case SortRole:
+        switch (index.column()) {
+        case NameColumn:
+            return m_names[row];
+        case GpusColumn:
+            return r.gpuCount;
+        case MeanColumn:
+            return number(r.mean);
+        case MaxColumn:
+            return number(r.max);
+        case P99Column:
+            return number(r.p99);
+        case UnhealthyColumn:
+            return r.unhealthy;
+        default:
+            return {};
+        }
+    case Qt::ToolTipRole:
+        if (index.column() >= MeanColumn && index.column() <= P99Column && r.valueCount < r.gpuCount) {
+            return tr("from the %1 of %2 GPUs that have a value").arg(r.valueCount).arg(r.gpuCount);
+        }
+        if (index.column() == P99Column && r.p99Sampled) {
+            return tr("estimated from an even sample of %1 GPUs").arg(rollupExactQuantileLimit);
+        }
+        return {};
+    case Qt::TextAlignmentRole:
+        return index.column() == NameColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                            : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    case PlaceRole:
+        return QVariant::fromValue(r.place);
+    default:
+        return {};
+    }
+}
+
+QVariant RollupModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount) {
+        return QAbstractTableModel::headerData(section, orientation, role);
+    }
+    const QString unit = m_metric.unit.isEmpty() ? QString() : QStringLiteral(" (") % m_metric.unit % u')';
+    switch (section) {
+    case NameColumn:
+        return m_topology && m_place.level != Place::Level::Gpu
+            ? levelName(static_cast<Place::Level>(static_cast<int>(m_place.level) + 1))
+            : tr("name");
+    case GpusColumn:
+        return tr("GPUs");
+    case MeanColumn:
+        return QString(tr("mean") % unit);
+    case MaxColumn:
+        return QString(tr("max") % unit);
+    case P99Column:
+        return QString(tr("p99") % unit);
+    case UnhealthyColumn:
+        return tr("unhealthy");
+    }
+    return {};
+}
+
+} // namespace fleetscope
