@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/commandline.h"
+#include "app/consolesession.h"
 #include "app/embeddedbackend.h"
-#include "widgets/heatmap/heatmapview.h"
+#include "app/livescreenshot.h"
 #include "app/mainwindow.h"
-#include "app/wallmode.h"
+#include "app/wallwindow.h"
+#include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
-
 #include <QSocketNotifier>
 
 #include <csignal>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -61,25 +64,54 @@ int main(int argc, char *argv[])
     watchStopSignals(&app);
     const ConsoleOptions &options = cl.options;
 
-    MainWindow window(options);
-    EmbeddedBackend *embedded = nullptr;
-    if (options.backend.isEmpty()) {
-        embedded = new EmbeddedBackend(options.gpus, options.seed, options.simulatorArguments, &window);
-        QObject::connect(embedded, &EmbeddedBackend::ready, &window, &MainWindow::connectTo);
-        QObject::connect(embedded, &EmbeddedBackend::failed, &window, &MainWindow::showProblem);
-        embedded->start();
-    } else {
-        window.connectTo(options.backend);
-    }
-    if (!options.screenshot.isEmpty()) {
-        QObject::connect(&window, &MainWindow::screenshotDone, &app, &QApplication::exit);
-        window.takeScreenshotWhenLive(options.screenshot, options.screenshotTimeoutS);
-    }
+    // Declared first so that it goes last: the session's streams end before their backend does.
+    std::unique_ptr<EmbeddedBackend> embedded;
+    // One session (connections, recorder, replay, what is shown) under whichever window shows it.
+    ConsoleSession::Options sessionOptions;
+    sessionOptions.recordMinutes = options.recordMinutes;
+    sessionOptions.metric = options.metric;
+    sessionOptions.changeWindowS = options.changeWindowS;
+    sessionOptions.autoRange = options.range == QStringLiteral("auto");
+    ConsoleSession session(sessionOptions);
+    std::unique_ptr<MainWindow> desk;
+    std::unique_ptr<WallWindow> wall;
+    LiveScreenshot *screenshot = nullptr;
+    std::function<void(const QString &)> showProblem;
     if (options.wall) {
-        auto *wall = new WallMode(&window, options.playlist); // owned by the window
+        wall = std::make_unique<WallWindow>(&session, options.playlist, options.animated);
+        showProblem = [w = wall.get()](const QString &message) { w->report(message); };
+        if (!options.screenshot.isEmpty()) {
+            screenshot = new LiveScreenshot(&session, wall->heatmap(),
+                [w = wall.get()] {
+                    w->refresh(); // the header as of the frame drawn
+                    return w->grabWithMap();
+                },
+                options.screenshot, options.screenshotTimeoutS, wall.get());
+        }
         wall->showOnScreen(options.screen);
     } else {
-        window.show();
+        desk = std::make_unique<MainWindow>(options, &session);
+        showProblem = [d = desk.get()](const QString &message) { d->showProblem(message); };
+        if (!options.screenshot.isEmpty()) {
+            screenshot = new LiveScreenshot(&session, desk->heatmap(), [d = desk.get()] { return d->grabWithMap(); },
+                options.screenshot, options.screenshotTimeoutS, desk.get());
+        }
+        desk->show();
     }
-    return QApplication::exec();
+    if (screenshot != nullptr) {
+        QObject::connect(screenshot, &LiveScreenshot::done, &app, &QApplication::exit);
+    }
+    if (options.backend.isEmpty()) {
+        embedded = std::make_unique<EmbeddedBackend>(options.gpus, options.seed, options.simulatorArguments);
+        QObject::connect(embedded.get(), &EmbeddedBackend::ready, &session, &ConsoleSession::connectTo);
+        QObject::connect(embedded.get(), &EmbeddedBackend::failed, &app, showProblem);
+        embedded->start();
+    } else {
+        session.connectTo(options.backend);
+    }
+    const int code = QApplication::exec();
+    // The windows go before the session they show, the embedded backend last.
+    desk.reset();
+    wall.reset();
+    return code;
 }

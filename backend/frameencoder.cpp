@@ -56,6 +56,7 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
     }
     auto &head = parts.front();
     head.set_gpu_count(shape.gpuCount);
+    head.set_backend_version(FLEETSCOPE_VERSION);
     for (const auto &row : shape.rows) {
         auto *r = head.add_rows();
         r->set_name(row.name);

@@ -29,6 +29,8 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
     auto topology = std::make_shared<Topology>();
     topology->generation = head.generation();
     topology->gpuCount = head.gpu_count();
+    // A name for people, nothing more: a few dozen characters of it at most.
+    topology->backendVersion = QString::fromStdString(head.backend_version().substr(0, 64)).simplified();
     if (topology->gpuCount > maxGpus) {
         *error = QStringLiteral("the topology claims %1 GPUs, more than the %2 this console handles")
                      .arg(topology->gpuCount)

@@ -56,6 +56,7 @@ struct Topology
     };
 
     uint64_t generation = 0;
+    QString backendVersion; // as the backend names itself; may be empty
     uint32_t gpuCount = 0;
     std::vector<Row> rows;
     std::vector<Rack> racks;

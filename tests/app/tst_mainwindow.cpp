@@ -9,6 +9,7 @@
 #include "widgets/heatmap/heatmapview.h"
 #include "client/historyclient.h"
 #include "app/mainwindow.h"
+#include "model/flightrecorder.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "widgets/navigation/rollupmodel.h"
@@ -295,11 +296,11 @@ private Q_SLOTS:
     void summaryOpensAndFills()
     {
         QSignalSpy refreshed(m_window->summary(), &SummaryView::refreshed);
-        m_window->summaryDock()->show();
+        m_window->showSummary(true);
         QVERIFY(refreshed.wait(60000));
         QCOMPARE(m_window->summary()->figures().gpus, topology()->gpuCount);
         QVERIFY(m_window->summary()->figures().dayUtilisation > 0);
-        m_window->summaryDock()->hide();
+        m_window->showSummary(false);
     }
 
     // Every frame received goes to the flight recorder.

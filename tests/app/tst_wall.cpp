@@ -6,12 +6,12 @@
 // a dialog. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "widgets/wall/eventsboard.h"
 #include "widgets/heatmap/heatmapview.h"
-#include "app/mainwindow.h"
+#include "app/consolesession.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "widgets/summary/summaryview.h"
 #include "widgets/wall/wallheader.h"
-#include "app/wallmode.h"
+#include "app/wallwindow.h"
 
 #include <QAction>
 #include <QApplication>
@@ -99,8 +99,9 @@ class TestWall : public QObject
 
     qint64 m_now = 0; // the playlist's clock
     Backend m_backend;
-    std::unique_ptr<MainWindow> m_window;
-    WallMode *m_wall = nullptr;
+    std::unique_ptr<ConsoleSession> m_session;
+    std::unique_ptr<WallWindow> m_window; // the wall: a window of its own over the session
+    WallWindow *m_wall = nullptr;
     int m_dialogs = 0;
 
     void nextPage()
@@ -114,20 +115,18 @@ private Q_SLOTS:
     {
         QStandardPaths::setTestModeEnabled(true);
         QVERIFY(m_backend.start(QStringLiteral("127.0.0.1:0")));
-        ConsoleOptions options;
-        options.wall = true;
-        options.animated = false;
-        options.restoreLastView = false;
+        ConsoleSession::Options options;
         options.recordMinutes = 5;
-        m_window = std::make_unique<MainWindow>(options);
-        m_wall = new WallMode(m_window.get(),
-            { page(WallPage::Kind::Fleet), page(WallPage::Kind::HottestRow), page(WallPage::Kind::Summary),
-                page(WallPage::Kind::Events), replayPage() },
-            [this] { return m_now; });
+        m_session = std::make_unique<ConsoleSession>(options);
+        m_window = std::make_unique<WallWindow>(m_session.get(),
+            std::vector<WallPage> { page(WallPage::Kind::Fleet), page(WallPage::Kind::HottestRow),
+                page(WallPage::Kind::Summary), page(WallPage::Kind::Events), replayPage() },
+            false, [this] { return m_now; });
+        m_wall = m_window.get();
         // Any dialog at all, at any time, fails the test.
         connect(qApp, &QApplication::focusChanged, this,
             [this] { m_dialogs += QApplication::activeModalWidget() != nullptr; });
-        m_window->connectTo(m_backend.address());
+        m_session->connectTo(m_backend.address());
         QVERIFY(m_wall->showOnScreen(0));
         QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
         QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame() != nullptr, 60000);
@@ -138,6 +137,7 @@ private Q_SLOTS:
         QCOMPARE(m_dialogs, 0);
         QCOMPARE(QApplication::activeModalWidget(), nullptr);
         m_window.reset();
+        m_session.reset();
         m_backend.stop();
     }
 
@@ -148,7 +148,7 @@ private Q_SLOTS:
         QVERIFY(QApplication::overrideCursor() != nullptr);
         QCOMPARE(QApplication::overrideCursor()->shape(), Qt::BlankCursor);
         // No menus, and no key reaches an action (exports open file dialogs); the header is large type.
-        QVERIFY(!m_window->menuBar()->isVisible());
+        QVERIFY(m_window->findChildren<QMenuBar *>().isEmpty());
         for (QAction *action : m_window->findChildren<QAction *>()) {
             QVERIFY2(!action->isEnabled() || action->shortcut().isEmpty(), qPrintable(action->text()));
         }
@@ -178,7 +178,7 @@ private Q_SLOTS:
 
         nextPage(); // the hottest row, by p99 of the temperature, computed here from the frame shown
         QCOMPARE(playlist->current(), 1);
-        const TopologyPtr topology = m_window->client()->topology();
+        const TopologyPtr topology = m_session->client()->topology();
         const FramePtr frame = m_window->heatmap()->frame();
         const MetricPlane *temp = frame->plane(QStringLiteral("gpu_temp"));
         QVERIFY(temp != nullptr);
@@ -204,7 +204,7 @@ private Q_SLOTS:
             qPrintable(m_wall->header()->title()));
 
         nextPage();
-        QCOMPARE(m_wall->stack()->currentWidget(), m_wall->summaryPage());
+        QCOMPARE(m_wall->stack()->currentWidget(), m_wall->summary());
         QCOMPARE(m_wall->header()->title(), QStringLiteral("Executive summary"));
         QVERIFY(m_window->summary()->isVisible());
         QTRY_VERIFY_WITH_TIMEOUT(m_window->summary()->hasData(), 30000);
@@ -214,19 +214,19 @@ private Q_SLOTS:
         // Two hours of simulated history: the last hour's warnings and failures are listed, newest first.
         QTRY_VERIFY_WITH_TIMEOUT(!m_wall->events()->rowTexts().isEmpty(), 30000);
         QCOMPARE(m_wall->events()->rowTexts().size(),
-            static_cast<qsizetype>(std::count_if(m_window->fleetEvents().begin(), m_window->fleetEvents().end(),
+            static_cast<qsizetype>(std::count_if(m_session->fleetEvents().begin(), m_session->fleetEvents().end(),
                 [](const FleetEvent &e) { return e.severity != FleetEvent::Severity::Info; })));
 
         // The replay plays the recorder's minutes again; wait for some to be recorded.
-        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().latestMs() - m_window->recorder().earliestMs() >= 7000, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(m_session->recorder().latestMs() - m_session->recorder().earliestMs() >= 7000, 30000);
         nextPage();
         QCOMPARE(m_wall->stack()->currentWidget(), m_window->heatmap()->parentWidget());
-        QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Playing);
+        QCOMPARE(m_session->replay()->mode(), ReplayController::Mode::Playing);
         QVERIFY(m_wall->header()->title().startsWith(QStringLiteral("Replay")));
 
         nextPage(); // round again; live again
         QCOMPARE(playlist->current(), 0);
-        QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Live);
+        QCOMPARE(m_session->replay()->mode(), ReplayController::Mode::Live);
     }
 
     void staleWithinThreeIntervalsOfAnOutageAndFreshAfterIt()
@@ -235,7 +235,7 @@ private Q_SLOTS:
         const QString address = m_backend.address();
         // The interval the console learned (the median gap between samples): the backend's, unless frames were
         // coalesced on a loaded machine.
-        const qint64 interval = m_window->liveIntervalMs();
+        const qint64 interval = m_session->liveIntervalMs();
         QVERIFY2(interval >= intervalMs && interval <= 4 * intervalMs, qPrintable(QString::number(interval)));
         m_backend.stop();
         QElapsedTimer outage;
@@ -243,8 +243,8 @@ private Q_SLOTS:
         // Not before three intervals of silence; within them, plus the wall's one-second refresh and slack for a
         // loaded CI machine.
         QTRY_VERIFY_WITH_TIMEOUT(m_wall->header()->isStale(), static_cast<int>(3 * interval) + 1000 + 3000);
-        QVERIFY2(m_window->msSinceNewData() > 3 * interval, "stale before three intervals");
-        const qint64 lastBefore = m_window->lastLiveSampleMs();
+        QVERIFY2(m_session->msSinceNewData() > 3 * interval, "stale before three intervals");
+        const qint64 lastBefore = m_session->lastLiveSampleMs();
         QVERIFY2(m_wall->header()->banner().startsWith(QStringLiteral("No new data for")),
             qPrintable(m_wall->header()->banner()));
         QCOMPARE(m_wall->header()->bannerTone(), WallHeader::Tone::Critical);
@@ -260,13 +260,13 @@ private Q_SLOTS:
         while (m_wall->playlist()->currentPage().kind != WallPage::Kind::Replay) {
             nextPage();
         }
-        QSignalSpy shown(m_window->replay(), &ReplayController::frameToShow);
-        QCOMPARE(m_window->replay()->mode(), ReplayController::Mode::Playing);
+        QSignalSpy shown(m_session->replay(), &ReplayController::frameToShow);
+        QCOMPARE(m_session->replay()->mode(), ReplayController::Mode::Playing);
         QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 2, 10000);
         nextPage(); // back to the fleet, live and stale
         QTRY_VERIFY(m_window->heatmap()->staleNote().startsWith(QStringLiteral("No new data since")));
 
-        QCOMPARE(m_window->lastLiveSampleMs(), lastBefore); // nothing new came in, nothing made up
+        QCOMPARE(m_session->lastLiveSampleMs(), lastBefore); // nothing new came in, nothing made up
 
         // Back on the same port: the client reconnects on its own (backoff capped at 10 s) and the banner goes.
         QVERIFY(m_backend.start(address));

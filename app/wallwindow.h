@@ -1,54 +1,62 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "widgets/wall/wallheader.h"
 #include "app/wallplaylist.h"
 
 #include <QElapsedTimer>
-#include <QObject>
 #include <QPointer>
 #include <QTimer>
+#include <QWidget>
 
-#include <optional>
+#include <functional>
 #include <vector>
 
 class QStackedWidget;
 
 namespace fleetscope {
 
+class ConsoleSession;
 class EventsBoard;
-class MainWindow;
+class HeatmapView;
+class MapPage;
+class Navigation;
+class SummaryView;
+class WallHeader;
+struct ViewState;
 
-// `fleetscope --wall`: the console as a NOC wall display. Frameless full screen on one screen, no cursor, type sized
-// for reading across a room, a playlist of pages (the fleet, the hottest row, the executive summary, the events, a
-// fast replay) cycling on its own, and a header with the clock and the age of the data that turns red when the data
-// is stale. Nothing opens a dialog: every problem is a banner in the header. While the backend is away the last
-// known state stays drawn with the stale pattern, the playlist keeps cycling and replays come from the flight
-// recorder; when it returns everything resumes on its own.
-//
-// Built over a MainWindow (which it reshapes with enterWallMode) rather than beside it: the wall shows the same map,
-// client, recorder and summary.
-class WallMode : public QObject
+// `fleetscope --wall`: the console as a NOC wall display, a window of its own over a ConsoleSession. Frameless full
+// screen on one screen, no cursor, type sized for reading across a room, a playlist of pages (the fleet, the
+// hottest row, the executive summary, the events, a fast replay) cycling on its own, and a header with the clock
+// and the age of the data that turns red when the data is stale. Nothing opens a dialog: every problem is a banner
+// in the header. While the backend is away the last known state stays drawn with the stale pattern, the playlist
+// keeps cycling and replays come from the flight recorder; when it returns everything resumes on its own.
+class WallWindow : public QWidget
 {
     Q_OBJECT
 public:
     // clock: monotonic ms for the playlist (tests drive it); wallClock: epoch ms for the clock and data ages.
-    WallMode(MainWindow *window, std::vector<WallPage> pages, WallPlaylist::Clock clock = {},
-        std::function<qint64()> wallClock = {});
+    WallWindow(ConsoleSession *session, std::vector<WallPage> pages, bool animated, WallPlaylist::Clock clock = {},
+        std::function<qint64()> wallClock = {}, QWidget *parent = nullptr);
 
     // Frameless and full screen on screen `screen` (0 = the first); a screen that does not exist is reported in the
     // banner and the primary one used. Returns false in that case.
     bool showOnScreen(int screen);
 
+    ConsoleSession *session() const { return m_session; }
     WallPlaylist *playlist() { return &m_playlist; }
-    WallHeader *header() { return m_header; }
-    EventsBoard *events() { return m_events; }
-    QStackedWidget *stack() { return m_stack; }
-    QWidget *summaryPage() { return m_summaryPage; }
-    // Updates the header, banner and events now (also done every second).
+    WallHeader *header() const { return m_header; }
+    EventsBoard *events() const { return m_events; }
+    QStackedWidget *stack() const { return m_stack; }
+    MapPage *mapPage() const { return m_map; }
+    HeatmapView *heatmap() const;
+    Navigation *navigation() const;
+    SummaryView *summary() const { return m_summary; }
+    // Updates the header, banner, map notes and events now (also done every second and on each new frame).
     void refresh();
     // A problem for the banner, shown for half a minute unless a newer one replaces it.
     void report(const QString &message);
+    // The window as on screen, the map's labels included.
+    QPixmap grabWithMap();
 
 private:
     void onPageChanged(int index);
@@ -56,17 +64,18 @@ private:
     void applyFonts(int screenHeight);
     void showMapPage(const WallPage &page, bool hottestRow);
     void showReplay(const WallPage &page);
-    QString metricName(const QString &id) const;
+    void openMapView(const ViewState &view);
+    QString metricLabel(const QString &id) const;
     QString metricOrDefault(const WallPage &page, int index);
-    void updateTitle();
+    void refreshMapNotes(bool stale);
 
-    QPointer<MainWindow> m_window;
+    ConsoleSession *m_session;
     WallPlaylist m_playlist;
     std::function<qint64()> m_wallClock;
     WallHeader *m_header = nullptr;
     QStackedWidget *m_stack = nullptr;
-    QWidget *m_mapPage = nullptr;
-    QWidget *m_summaryPage = nullptr;
+    MapPage *m_map = nullptr;
+    SummaryView *m_summary = nullptr;
     EventsBoard *m_events = nullptr;
     QTimer m_refreshTimer;
     QString m_problem;

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "app/wallmode.h"
+#include "app/wallwindow.h"
 
-#include "widgets/wall/eventsboard.h"
-#include "widgets/style/fontscale.h"
-#include "widgets/heatmap/heatmapview.h"
-#include "app/mainwindow.h"
+#include "app/consolesession.h"
+#include "app/mappage.h"
+#include "app/viewstate.h"
+#include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "model/rollup.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "widgets/style/fontscale.h"
 #include "widgets/summary/summaryview.h"
+#include "widgets/wall/eventsboard.h"
+#include "widgets/wall/wallheader.h"
 
 #include <QApplication>
 #include <QDateTime>
 #include <QLoggingCategory>
+#include <QPainter>
 #include <QScreen>
 #include <QShortcut>
 #include <QStackedWidget>
@@ -51,36 +56,36 @@ QPalette wallPalette()
 }
 } // namespace
 
-WallMode::WallMode(
-    MainWindow *window, std::vector<WallPage> pages, WallPlaylist::Clock clock, std::function<qint64()> wallClock)
-    : QObject(window)
-    , m_window(window)
+WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, bool animated, WallPlaylist::Clock clock,
+    std::function<qint64()> wallClock, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
     , m_playlist(std::move(clock))
     , m_wallClock(wallClock ? std::move(wallClock) : [] { return QDateTime::currentMSecsSinceEpoch(); })
 {
-    m_summaryPage = window->enterWallMode();
-    window->summary()->useWallLayout();
-    QWidget *map = window->takeCentralWidget();
-    auto *central = new QWidget(window);
-    auto *layout = new QVBoxLayout(central);
+    setWindowTitle(tr("Fleetscope wall"));
+    auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
-    m_header = new WallHeader(central);
+    m_header = new WallHeader(this);
     layout->addWidget(m_header);
-    m_stack = new QStackedWidget(central);
-    m_mapPage = map;
-    m_stack->addWidget(map);
-    m_stack->addWidget(m_summaryPage);
+    m_stack = new QStackedWidget(this);
+    m_map = new MapPage(session, animated, m_stack);
+    // Nobody points at a wall: a stray click (or a touch screen) must not select, zoom or open anything.
+    m_map->heatmap()->setAttribute(Qt::WA_TransparentForMouseEvents);
+    m_stack->addWidget(m_map);
+    m_summary = new SummaryView(m_stack);
+    m_summary->useWallLayout();
+    m_stack->addWidget(m_summary);
     m_events = new EventsBoard(m_stack);
     m_stack->addWidget(m_events);
     layout->addWidget(m_stack, 1);
-    window->setCentralWidget(central);
-    window->setPalette(wallPalette());
-    window->setAutoFillBackground(true);
+    setPalette(wallPalette());
+    setAutoFillBackground(true);
 
     // Keys for whoever stands at the wall with a keyboard: next, previous, pause. No mouse needed, none shown.
-    auto key = [this, window](QKeySequence sequence, auto slot) {
-        auto *shortcut = new QShortcut(sequence, window);
+    auto key = [this](QKeySequence sequence, auto slot) {
+        auto *shortcut = new QShortcut(sequence, this);
         shortcut->setContext(Qt::ApplicationShortcut);
         connect(shortcut, &QShortcut::activated, this, slot);
     };
@@ -92,40 +97,90 @@ WallMode::WallMode(
     });
     key(QKeySequence(Qt::CTRL | Qt::Key_Q), [] { QApplication::quit(); });
 
-    connect(window, &MainWindow::problemReported, this, &WallMode::report);
-    connect(window, &MainWindow::fleetEventsChanged, this, [this] {
+    connect(session, &ConsoleSession::problemReported, this, &WallWindow::report);
+    connect(session, &ConsoleSession::fleetEventsChanged, this, [this] {
         if (m_stack->currentWidget() == m_events) {
-            m_events->setEvents(m_window->fleetEvents(), m_wallClock());
+            m_events->setEvents(m_session->fleetEvents(), m_wallClock());
         }
     });
-    connect(window->client(), &TelemetryClient::topologyChanged, m_events, &EventsBoard::setTopology);
-    m_events->setTopology(window->client()->topology());
-    connect(window->summary(), &SummaryView::errorOccurred, this, &WallMode::report);
-    connect(window->summary(), &SummaryView::refreshed, this, [this] { m_summaryClock.start(); });
-    connect(window->replay(), &ReplayController::modeChanged, this, [this](ReplayController::Mode mode) {
+    TelemetryClient *client = session->client();
+    connect(client, &TelemetryClient::topologyChanged, m_events, &EventsBoard::setTopology);
+    connect(client, &TelemetryClient::topologyChanged, m_summary, &SummaryView::setTopology);
+    m_events->setTopology(client->topology());
+    m_summary->setTopology(client->topology());
+    m_summary->setClient(session->summaryClient());
+    connect(session, &ConsoleSession::clientsChanged, this, [this] { m_summary->setClient(m_session->summaryClient()); });
+    connect(session, &ConsoleSession::liveFrame, this, [this](const FramePtr &frame) {
+        if (m_stack->currentWidget() == m_summary) {
+            m_summary->setLiveState(frame, m_session->client()->jobs());
+        }
+    });
+    // The header says what the map shows from the first drawn frame: refreshed as soon as anything it names changes.
+    connect(session, &ConsoleSession::frameShown, this, [this] {
+        if (!m_refreshQueued) {
+            m_refreshQueued = true;
+            QTimer::singleShot(0, this, [this] {
+                m_refreshQueued = false;
+                refresh();
+            });
+        }
+    });
+    connect(client, &TelemetryClient::metricsChanged, this, &WallWindow::refresh);
+    connect(client, &TelemetryClient::topologyChanged, this, &WallWindow::refresh);
+    connect(m_summary, &SummaryView::errorOccurred, this, &WallWindow::report);
+    connect(m_summary, &SummaryView::refreshed, this, [this] { m_summaryClock.start(); });
+    connect(session->replay(), &ReplayController::modeChanged, this, [this](ReplayController::Mode mode) {
         // A replay page that caught up with now plays its minutes again.
         const WallPage &page = m_playlist.currentPage();
         if (page.kind == WallPage::Kind::Replay && mode == ReplayController::Mode::Live) {
             QTimer::singleShot(0, this, [this] {
                 if (m_playlist.currentPage().kind == WallPage::Kind::Replay
-                    && m_window->replay()->mode() == ReplayController::Mode::Live) {
+                    && m_session->replay()->mode() == ReplayController::Mode::Live) {
                     showReplay(m_playlist.currentPage());
                 }
             });
         }
     });
-    connect(&m_playlist, &WallPlaylist::pageChanged, this, &WallMode::onPageChanged);
+    connect(&m_playlist, &WallPlaylist::pageChanged, this, &WallWindow::onPageChanged);
     // Once a second: the clock shows seconds, and on a software renderer every repaint recomposites the GL map.
     m_refreshTimer.setInterval(1000);
-    connect(&m_refreshTimer, &QTimer::timeout, this, &WallMode::refresh);
+    connect(&m_refreshTimer, &QTimer::timeout, this, &WallWindow::refresh);
     m_refreshTimer.start();
 
-    const QScreen *screen = window->screen();
+    const QScreen *screen = this->screen();
     applyFonts(screen != nullptr ? screen->geometry().height() : 1080);
     m_playlist.setPages(std::move(pages));
 }
 
-bool WallMode::showOnScreen(int screenIndex)
+HeatmapView *WallWindow::heatmap() const
+{
+    return m_map->heatmap();
+}
+
+Navigation *WallWindow::navigation() const
+{
+    return m_map->navigation();
+}
+
+QPixmap WallWindow::grabWithMap()
+{
+    // QWidget::grab renders the map's GL image over what the map's overlay painter drew (the overlay is redirected
+    // into the pixmap beneath it), so the labels would be lost: draw the map's own framebuffer on top.
+    QPixmap shot = grab();
+    if (m_stack->currentWidget() == m_map) {
+        QPainter painter(&shot);
+        HeatmapView *view = m_map->heatmap();
+        painter.drawImage(QRect(view->mapTo(this, QPoint(0, 0)), view->size()), view->grabFramebuffer());
+    }
+    return shot;
+}
+
+void WallWindow::openMapView(const ViewState &view)
+{
+    m_map->openView(view);
+}
+
+bool WallWindow::showOnScreen(int screenIndex)
 {
     if (!m_screensFollowed) {
         // A display switched off and on, or plugged again, comes back as a new screen: fill the chosen one again.
@@ -144,10 +199,10 @@ bool WallMode::showOnScreen(int screenIndex)
             static_cast<int>(screens.size()))
                    .arg(screenIndex));
     }
-    m_window->setWindowFlag(Qt::FramelessWindowHint);
+    setWindowFlag(Qt::FramelessWindowHint);
     if (screen != nullptr) { // none at all while every output is off: stay as we are until one comes
-        m_window->setScreen(screen);
-        m_window->setGeometry(screen->geometry());
+        setScreen(screen);
+        setGeometry(screen->geometry());
         applyFonts(screen->geometry().height());
     }
     // Nobody points at a wall: no cursor over it, whatever the widget under it would show. Once: it is a stack.
@@ -155,25 +210,25 @@ bool WallMode::showOnScreen(int screenIndex)
         m_cursorHidden = true;
         QApplication::setOverrideCursor(Qt::BlankCursor);
     }
-    m_window->showFullScreen();
+    showFullScreen();
     return found;
 }
 
-void WallMode::applyFonts(int screenHeight)
+void WallWindow::applyFonts(int screenHeight)
 {
     // Sized by the screen, not by points: a 4K wall gets twice the type of a 1080p one, and the smallest text is
     // still about 1/45 of the height (24 px at 1080p), readable from several metres.
     const double scale = std::max(1.0, screenHeight / 1080.0);
-    QFont font = m_window->font();
+    QFont font = this->font();
     font.setPixelSize(static_cast<int>(std::lround(24 * scale)));
-    m_window->setFont(font);
+    setFont(font);
     m_header->setLineHeight(static_cast<int>(std::lround(92 * scale)));
-    m_window->heatmap()->setLabelScale(1.6 * scale);
-    m_window->summary()->setBaseFont(scaledFont(font, 0.85));
-    m_window->summary()->setDark(true);
+    m_map->heatmap()->setLabelScale(1.6 * scale);
+    m_summary->setBaseFont(scaledFont(font, 0.85));
+    m_summary->setDark(true);
 }
 
-void WallMode::report(const QString &message)
+void WallWindow::report(const QString &message)
 {
     m_problem = message;
     m_problemClock.start();
@@ -188,20 +243,21 @@ void WallMode::report(const QString &message)
     }
 }
 
-QString WallMode::metricName(const QString &id) const
+QString WallWindow::metricLabel(const QString &id) const
 {
-    for (const auto &m : m_window->client()->metrics()) {
+    // For people: "GPU temperature (°C)", never the metric's id.
+    for (const auto &m : m_session->client()->metrics()) {
         if (m.id == id) {
             return m.unit.isEmpty() ? m.name : QStringLiteral("%1 (%2)").arg(m.name, m.unit);
         }
     }
-    return id;
+    return tr("waiting for the backend's metrics");
 }
 
-QString WallMode::metricOrDefault(const WallPage &page, int index)
+QString WallWindow::metricOrDefault(const WallPage &page, int index)
 {
     const QString id = page.metric.isEmpty() ? defaultMetric : page.metric;
-    const auto &metrics = m_window->client()->metrics();
+    const auto &metrics = m_session->client()->metrics();
     if (metrics.empty()
         || std::any_of(metrics.begin(), metrics.end(), [&id](const MetricInfo &m) { return m.id == id; })) {
         return id; // not known yet, or known
@@ -212,19 +268,19 @@ QString WallMode::metricOrDefault(const WallPage &page, int index)
     return metrics.front().id;
 }
 
-void WallMode::onPageChanged(int index)
+void WallWindow::onPageChanged(int index)
 {
     showPage(index);
     refresh();
 }
 
-void WallMode::showPage(int index)
+void WallWindow::showPage(int index)
 {
     m_waiting = false;
     const WallPage page = m_playlist.pages()[static_cast<size_t>(index)];
     qCInfo(lcWall, "page %d: %s", index + 1, qPrintable(WallPage::kindName(page.kind)));
-    if (page.kind != WallPage::Kind::Replay && m_window->replay()->mode() != ReplayController::Mode::Live) {
-        m_window->replay()->goLive();
+    if (page.kind != WallPage::Kind::Replay && m_session->replay()->mode() != ReplayController::Mode::Live) {
+        m_session->replay()->goLive();
     }
     switch (page.kind) {
     case WallPage::Kind::Fleet:
@@ -235,49 +291,50 @@ void WallMode::showPage(int index)
         break;
     case WallPage::Kind::View:
         if (const auto view = ViewState::parse(page.view); view) {
-            m_window->openView(*view);
-            m_title = tr("View · %1").arg(metricName(view->metric.isEmpty() ? defaultMetric : view->metric));
+            openMapView(*view);
+            m_title = tr("View · %1").arg(metricLabel(view->metric.isEmpty() ? defaultMetric : view->metric));
+            m_waiting = m_session->client()->metrics().empty();
         } else {
             report(tr("Playlist page %1: not a view string").arg(index + 1));
             m_title = tr("View");
         }
-        m_stack->setCurrentWidget(m_mapPage);
+        m_stack->setCurrentWidget(m_map);
         break;
     case WallPage::Kind::Replay:
         showReplay(page);
-        m_stack->setCurrentWidget(m_mapPage);
+        m_stack->setCurrentWidget(m_map);
         break;
     case WallPage::Kind::Summary: {
         m_title = tr("Executive summary");
         const qint64 now = m_wallClock();
         // Every five minutes at most; until one has succeeded (the backend away), each time the page comes round.
-        if (!m_window->summary()->hasData() || !m_summaryClock.isValid()
+        if (!m_summary->hasData() || !m_summaryClock.isValid()
             || m_summaryClock.elapsed() >= summaryRefreshMs) {
-            m_window->summary()->refresh(now);
+            m_summary->refresh(now);
         }
-        m_stack->setCurrentWidget(m_summaryPage);
+        m_stack->setCurrentWidget(m_summary);
         break;
     }
     case WallPage::Kind::Events:
         m_title = tr("Events · what is wrong now");
-        m_events->setEvents(m_window->fleetEvents(), m_wallClock());
-        m_events->setLiveFrame(m_window->client()->latestFrame());
+        m_events->setEvents(m_session->fleetEvents(), m_wallClock());
+        m_events->setLiveFrame(m_session->client()->latestFrame());
         m_stack->setCurrentWidget(m_events);
         break;
     }
 }
 
-void WallMode::showMapPage(const WallPage &page, bool hottestRow)
+void WallWindow::showMapPage(const WallPage &page, bool hottestRow)
 {
     const QString metric = metricOrDefault(page, m_playlist.current());
     ViewState view;
     view.metric = metric;
-    m_title = tr("Whole fleet · %1").arg(metricName(metric));
+    m_title = tr("Whole fleet · %1").arg(metricLabel(metric));
     // Shown again once the metrics' names (and for the hottest row, a frame) have arrived.
-    m_waiting = m_window->client()->metrics().empty();
-    const TopologyPtr topology = m_window->client()->topology();
+    m_waiting = m_session->client()->metrics().empty();
+    const TopologyPtr topology = m_session->client()->topology();
     // The newest live frame, not the one the map shows (which may be a replayed or loaded past one).
-    const FramePtr frame = m_window->client()->latestFrame();
+    const FramePtr frame = m_session->client()->latestFrame();
     if (hottestRow) {
         // The row with the highest 99th percentile: a row with a few hot GPUs outranks one evenly warm, which is
         // what an operator walking to the floor wants to see.
@@ -295,7 +352,7 @@ void WallMode::showMapPage(const WallPage &page, bool hottestRow)
         if (best >= 0) {
             view.place = Place::row(static_cast<uint32_t>(best)).toText();
             const QString unit = [&] {
-                for (const auto &m : m_window->client()->metrics()) {
+                for (const auto &m : m_session->client()->metrics()) {
                     if (m.id == metric) {
                         return m.unit;
                     }
@@ -306,7 +363,7 @@ void WallMode::showMapPage(const WallPage &page, bool hottestRow)
                           .arg(Place::row(static_cast<uint32_t>(best)).name(*topology))
                           .arg(static_cast<double>(bestP99), 0, 'f', 1)
                           .arg(unit);
-            if (m_window->isStale()) {
+            if (m_session->isStale()) {
                 m_title
                     += tr(" · as of %1")
                            .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm")));
@@ -316,18 +373,18 @@ void WallMode::showMapPage(const WallPage &page, bool hottestRow)
             m_waiting = true;
         }
     }
-    m_window->openView(view);
-    m_stack->setCurrentWidget(m_mapPage);
+    openMapView(view);
+    m_stack->setCurrentWidget(m_map);
 }
 
-void WallMode::showReplay(const WallPage &page)
+void WallWindow::showReplay(const WallPage &page)
 {
     if (!m_reshowing) { // waiting for more to be recorded, the view is already open
         ViewState view;
         view.metric = metricOrDefault(page, m_playlist.current());
-        m_window->openView(view);
+        openMapView(view);
     }
-    const FlightRecorder &recorder = m_window->recorder();
+    const FlightRecorder &recorder = m_session->recorder();
     if (recorder.sampleTimes().size() < 2) {
         m_title = tr("Replay · nothing recorded yet");
         m_waiting = true;
@@ -343,16 +400,13 @@ void WallMode::showReplay(const WallPage &page)
         m_waiting = true;
         return;
     }
-    m_window->replay()->seek(from);
-    m_window->replay()->play(page.replaySpeed);
+    m_session->replay()->seek(from);
+    m_session->replay()->play(page.replaySpeed);
     m_title = tr("Replay · last %1 min at %2×").arg(page.replayMinutes).arg(page.replaySpeed);
 }
 
-void WallMode::refresh()
+void WallWindow::refresh()
 {
-    if (!m_window) {
-        return;
-    }
     if (m_waiting) {
         m_reshowing = true;
         showPage(m_playlist.current()); // at most once a second
@@ -360,9 +414,9 @@ void WallMode::refresh()
     }
     const qint64 now = m_wallClock();
     m_header->setClock(now);
-    const qint64 sample = m_window->lastLiveSampleMs();
-    const bool stale = m_window->isStale();
-    const qint64 silentMs = m_window->msSinceNewData();
+    const qint64 sample = m_session->lastLiveSampleMs();
+    const bool stale = m_session->isStale();
+    const qint64 silentMs = m_session->msSinceNewData();
     if (stale != m_header->isStale()) {
         // In the log too: a wall's outages are worth a line each for whoever reads it the next morning.
         if (stale) {
@@ -373,22 +427,23 @@ void WallMode::refresh()
         }
     }
     m_header->setData(sample, silentMs, stale);
+    refreshMapNotes(stale);
     QString title = m_title;
     if (m_playlist.currentPage().kind == WallPage::Kind::Replay
-        && m_window->replay()->mode() != ReplayController::Mode::Live) {
+        && m_session->replay()->mode() != ReplayController::Mode::Live) {
         title += QStringLiteral(" · ")
-            + QDateTime::fromMSecsSinceEpoch(m_window->replay()->position()).toString(QStringLiteral("HH:mm:ss"));
+            + QDateTime::fromMSecsSinceEpoch(m_session->replay()->position()).toString(QStringLiteral("HH:mm:ss"));
     }
     m_header->setTitle(m_playlist.isPaused() ? tr("%1 · paused").arg(title) : title);
     m_header->setPlaylist(static_cast<int>(m_playlist.pages().size()), m_playlist.current(), m_playlist.progress(),
         m_playlist.isPaused());
     {
         // The quiet line under the title: what is shown, from where, and what comes next.
-        const TopologyPtr topology = m_window->client()->topology();
+        const TopologyPtr topology = m_session->client()->topology();
         const auto &pages = m_playlist.pages();
         const WallPage &next = pages[static_cast<size_t>((m_playlist.current() + 1) % static_cast<int>(pages.size()))];
         QString status = topology ? tr("%L1 GPUs").arg(topology->gpuCount) : tr("no fleet yet");
-        status += tr(" · backend %1").arg(m_window->client()->address());
+        status += tr(" · backend %1").arg(m_session->client()->address());
         status += m_playlist.isPaused()
             ? tr(" · paused (Space resumes)")
             : tr(" · next: %1 in %2 s").arg(WallPage::kindName(next.kind)).arg((m_playlist.remainingMs() + 999) / 1000);
@@ -396,7 +451,7 @@ void WallMode::refresh()
     }
 
     // The banner: stale data first, then whatever went wrong last, for half a minute.
-    const TelemetryClient *client = m_window->client();
+    const TelemetryClient *client = m_session->client();
     if (stale) {
         const qint64 age = silentMs / 1000;
         // The client's own detail names the gRPC error in full: too much for a wall, and it is in the log.
@@ -413,9 +468,30 @@ void WallMode::refresh()
         m_header->setBanner({}, WallHeader::Tone::Info);
     }
     if (m_stack->currentWidget() == m_events) {
-        m_events->setEvents(m_window->fleetEvents(), now);
-        m_events->setLiveFrame(m_window->client()->latestFrame());
+        m_events->setEvents(m_session->fleetEvents(), now);
+        m_events->setLiveFrame(m_session->client()->latestFrame());
     }
+}
+
+void WallWindow::refreshMapNotes(bool stale)
+{
+    // The map's own banner: a replay says so; stale data gets the pattern and a note that stays the same while it
+    // lasts (the header counts the seconds, so the GL map is not repainted each second for it).
+    HeatmapView *view = m_map->heatmap();
+    const FramePtr frame = view->frame();
+    const ReplayController *replay = m_session->replay();
+    if (!frame || replay->mode() != ReplayController::Mode::Live) {
+        view->setStaleNote({});
+        view->setReplayNote(!frame ? QString()
+                                   : tr("Replay · %1 · %2×")
+                                         .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
+                                                  .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
+                                         .arg(replay->speed()));
+        return;
+    }
+    view->setReplayNote({});
+    const QString when = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
+    view->setStaleNote(stale ? tr("No new data since %1").arg(when) : QString());
 }
 
 } // namespace fleetscope

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "client/telemetryclient.h"
+#include "model/flightrecorder.h"
+#include "model/history.h"
+#include "model/rateofchange.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QThreadPool>
+
+#include <optional>
+#include <vector>
+
+namespace fleetscope {
+
+class HistoryClient;
+class ReplayController;
+class SummaryClient;
+
+// What the console *is*, without a window: the connections to the backend (live stream, history, summaries), the
+// flight recorder and replay, staleness, the fleet's recent events, and what is shown — the metric, its value or its
+// rate of change, the colour range, a comparison of two moments, a time loaded from the backend. The desk window and
+// the wall window are two views over one session; each draws what frameShown hands it.
+//
+// Threads: everything here belongs to the GUI thread; the recorder is written on one worker (recordPool) in frame
+// order, and read from the GUI thread under its own lock.
+class ConsoleSession : public QObject
+{
+    Q_OBJECT
+public:
+    struct Options
+    {
+        int recordMinutes = 60;
+        QString metric; // wanted before the catalogue is known; empty = the backend's first
+        int changeWindowS = 0; // > 0: the rate of change over this window
+        bool autoRange = false; // the 1st to 99th percentile of the values shown, else the metric's own range
+    };
+    explicit ConsoleSession(const Options &options, QObject *parent = nullptr);
+    ~ConsoleSession() override;
+
+    // Connects to HOST:PORT (the embedded backend's or the user's): the live stream, and history and summaries each
+    // on a channel of their own so a long query never holds up the live stream.
+    void connectTo(const QString &address);
+    TelemetryClient *client() { return &m_client; }
+    const TelemetryClient *client() const { return &m_client; }
+    HistoryClient *history() const { return m_history; } // null before connectTo
+    SummaryClient *summaryClient() const { return m_summaryClient; } // null before connectTo
+    const FlightRecorder &recorder() const { return m_recorder; }
+    ReplayController *replay() const { return m_replay; }
+
+    // What is shown. The metric by id (kept while the catalogue is unknown; replaced by the first metric, with a
+    // message, when the backend has no such metric); the value or its change per minute over a window (0 = value);
+    // the colour map by name (empty = the metric's suggestion); fixed or auto range.
+    void setMetric(const QString &id);
+    QString metricId() const { return m_metricId; }
+    void setChangeWindow(int seconds);
+    int changeWindowS() const { return m_changeWindowS; }
+    void setColourMap(const QString &name);
+    QString colourMap() const { return m_colourMap; }
+    void setAutoRange(bool autoRange);
+    bool autoRange() const { return m_autoRange; }
+    // The metric as drawn: the selected one, its rate or a comparison's difference, with the range in use.
+    const MetricInfo &shownMetric() const { return m_shownMetric; }
+    FramePtr shownFrame() const { return m_shownFrame; }
+    // The newest live frame shown, replayed, loaded or compared: the metric's name for people.
+    QString metricName(const QString &id) const;
+
+    // Compares two recorded moments (the map shows the change of the metric); cleared by going live.
+    void compare(qint64 aMs, qint64 bMs);
+    void clearComparison();
+    bool isComparing() const { return m_comparing; }
+    // Shows the fleet at a past time: from the flight recorder when it holds that time, else from the backend's
+    // history (QueryRange), while historyLoadingChanged says so.
+    void goToTime(qint64 timeMs);
+    bool isLoadingHistory() const { return m_historyRequest != 0; }
+
+    // The newest live sample and the stream's interval; stale past three intervals without a newer sample, by this
+    // machine's monotonic clock.
+    qint64 lastLiveSampleMs() const { return m_lastLiveSampleMs; }
+    qint64 liveIntervalMs() const { return m_intervalMs; }
+    bool isStale() const;
+    qint64 msSinceNewData() const { return m_newDataClock.isValid() ? m_newDataClock.elapsed() : 0; }
+    // Warnings and worse of the fleet over the last hour, oldest first.
+    const std::vector<FleetEvent> &fleetEvents() const { return m_events; }
+
+Q_SIGNALS:
+    // A frame to draw (live, replayed, loaded or a comparison), through the rate of change when chosen; raw is the
+    // frame as received (the detail panel shows its values), null for a comparison.
+    void frameShown(const fleetscope::FramePtr &shown, const fleetscope::FramePtr &raw);
+    // The metric drawn changed (another metric, rate, colour map or a comparison): views reset their transitions.
+    void metricShown(const fleetscope::MetricInfo &metric);
+    // The auto range moved: views keep their transition and change only the range.
+    void rangeShown(float rangeMin, float rangeMax);
+    // Every live frame as it arrives, after staleness and recording.
+    void liveFrame(const fleetscope::FramePtr &frame);
+    void fleetEventsChanged();
+    // Something went wrong that a person should know (the status bar; a wall's banner).
+    void problemReported(const QString &message);
+    // Information for the status bar, shown for timeoutMs.
+    void message(const QString &text, int timeoutMs);
+    void historyLoadingChanged(bool loading);
+    // connectTo made new history and summary clients.
+    void clientsChanged();
+    // setMetric, setChangeWindow, setColourMap or setAutoRange changed what the controls should show.
+    void displayOptionsChanged();
+
+private:
+    void onStateChanged(TelemetryClient::State state);
+    void onTopologyChanged(const TopologyPtr &topology);
+    void onMetricsChanged();
+    void onFrame(const FramePtr &frame);
+    void onHistoryFrame(const RangeResultPtr &result);
+    void onEvents(const EventBatchPtr &batch);
+    void showFrame(const FramePtr &frame);
+    // The metric drawn from the selection, its rate and the colour map; subscribes to it.
+    void applyMetric();
+    void updateAutoRange(const FramePtr &shown);
+    void followFleetEvents();
+    const MetricInfo *selectedMetric() const;
+
+    TelemetryClient m_client;
+    HistoryClient *m_history = nullptr;
+    SummaryClient *m_summaryClient = nullptr;
+    // Every frame received, compressed, for replay and export; recorded in order on one worker thread (a million
+    // GPUs cost tens of ms a frame). The pool is declared after the recorder so it is drained first.
+    FlightRecorder m_recorder;
+    QThreadPool m_recordPool;
+    ReplayController *m_replay = nullptr;
+
+    QString m_metricId;
+    int m_changeWindowS = 0;
+    QString m_colourMap;
+    bool m_autoRange = false;
+    MetricInfo m_shownMetric;
+    std::optional<RateOfChange> m_rate; // set while a rate of change is shown
+    FramePtr m_shownFrame;
+    bool m_comparing = false;
+    quint64 m_historyRequest = 0; // the QueryRange of a past frame under way, 0 for none
+
+    qint64 m_intervalMs = 1000; // the median of the recent gaps between live samples
+    qint64 m_lastLiveSampleMs = 0;
+    std::vector<qint64> m_intervalGaps;
+    QElapsedTimer m_newDataClock; // since the newest sample arrived
+
+    quint64 m_eventStream = 0; // the fleet-wide StreamEvents feeding the timeline and the wall
+    std::vector<FleetEvent> m_events;
+};
+
+} // namespace fleetscope

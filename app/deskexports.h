@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QObject>
+#include <QString>
+#include <QThreadPool>
+
+class QMenu;
+class QWidget;
+
+namespace fleetscope {
+
+class ConsoleSession;
+class MapPage;
+
+// File > Export: the map as PNG, the values of the current place as CSV, the time series of the selection from the
+// flight recorder as CSV. The files are written on a worker thread (a million rows, or hundreds of frames decoded
+// from the recorder, take seconds); the result comes back as finished().
+class DeskExports : public QObject
+{
+    Q_OBJECT
+public:
+    DeskExports(ConsoleSession *session, MapPage *map, QWidget *dialogParent);
+    // Waits for the exports under way: they read the session's recorder.
+    ~DeskExports() override;
+
+    void addActionsTo(QMenu *menu);
+    // Without a dialog (tests, scripts): write to a file chosen beforehand.
+    void exportValuesTo(const QString &file);
+    void exportTimeSeriesTo(const QString &file);
+    bool isBusy() const { return m_running > 0; }
+
+Q_SIGNALS:
+    // error empty on success; summary says what was written, for the status bar.
+    void finished(const QString &file, const QString &error, const QString &summary);
+
+private:
+    void exportMap();
+    QString askFile(const QString &title, const QString &name, const QString &filter);
+
+    ConsoleSession *m_session;
+    MapPage *m_map;
+    QWidget *m_dialogParent;
+    int m_running = 0;
+    QThreadPool m_pool; // last: drained before the rest goes
+};
+
+} // namespace fleetscope

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/deskstatus.h"
+
+#include "app/consolesession.h"
+#include "model/replaycontroller.h"
+#include "widgets/heatmap/heatmapview.h"
+
+#include <QDateTime>
+#include <QLabel>
+#include <QProgressBar>
+#include <QStatusBar>
+
+#include <algorithm>
+
+namespace fleetscope {
+
+DeskStatus::DeskStatus(ConsoleSession *session, HeatmapView *map, QStatusBar *bar)
+    : QObject(bar)
+    , m_session(session)
+    , m_map(map)
+    , m_bar(bar)
+{
+    m_connection = new QLabel(bar);
+    m_gpus = new QLabel(bar);
+    m_age = new QLabel(bar);
+    m_fps = new QLabel(bar);
+    m_age->setMinimumWidth(m_age->fontMetrics().horizontalAdvance(tr("data as of 00:00:00 (0000.0 s old)")));
+    m_fps->setMinimumWidth(m_fps->fontMetrics().horizontalAdvance(tr("000.0 fps")));
+    bar->addWidget(m_connection, 1);
+    m_loading = new QProgressBar(bar);
+    m_loading->setRange(0, 0); // busy: QueryRange streams without a known size
+    m_loading->setMaximumWidth(120);
+    m_loading->setToolTip(tr("Loading history from the backend"));
+    m_loading->hide();
+    bar->addPermanentWidget(m_loading);
+    bar->addPermanentWidget(m_gpus);
+    bar->addPermanentWidget(m_age);
+    bar->addPermanentWidget(m_fps);
+
+    TelemetryClient *client = session->client();
+    connect(client, &TelemetryClient::stateChanged, this, [this](TelemetryClient::State state, const QString &detail) {
+        showConnection(QStringLiteral("● ") + detail,
+            state == TelemetryClient::State::Live               ? QStringLiteral("#4caf50")
+                : state == TelemetryClient::State::Reconnecting ? QStringLiteral("#e0603a")
+                                                                : QStringLiteral("#d6a400"));
+    });
+    connect(client, &TelemetryClient::topologyChanged, this, [this](const TopologyPtr &topology) {
+        m_gpus->setText(tr("%L1 GPUs · %L2 nodes · %L3 racks")
+                            .arg(topology->gpuCount)
+                            .arg(topology->nodes.size())
+                            .arg(topology->racks.size()));
+    });
+    connect(session, &ConsoleSession::problemReported, this, [this](const QString &text) {
+        m_bar->showMessage(text, 10000);
+    });
+    connect(session, &ConsoleSession::message, this,
+        [this](const QString &text, int timeoutMs) { m_bar->showMessage(text, timeoutMs); });
+    connect(session, &ConsoleSession::historyLoadingChanged, m_loading, &QWidget::setVisible);
+    connect(session, &ConsoleSession::liveFrame, this, &DeskStatus::refresh);
+    connect(session->replay(), &ReplayController::modeChanged, this, &DeskStatus::refresh);
+    connect(session, &ConsoleSession::metricShown, this, &DeskStatus::refresh);
+    // Once a second: on a software renderer every repaint of the window recomposites the whole GL map.
+    m_timer.setInterval(1000);
+    connect(&m_timer, &QTimer::timeout, this, &DeskStatus::refresh);
+    m_timer.start();
+    m_fpsClock.start();
+}
+
+void DeskStatus::showConnection(const QString &detail, const QString &colour)
+{
+    m_connection->setText(detail);
+    m_connection->setStyleSheet(QStringLiteral("color: %1;").arg(colour));
+}
+
+void DeskStatus::showProblem(const QString &message)
+{
+    showConnection(QStringLiteral("⚠ ") + message, QStringLiteral("#e0603a; font-weight: bold"));
+}
+
+void DeskStatus::refresh()
+{
+    const qint64 elapsed = m_fpsClock.elapsed();
+    if (elapsed >= 1000) {
+        m_fpsValue = static_cast<double>(m_map->paintCount() - m_fpsPaints) * 1000.0 / static_cast<double>(elapsed);
+        m_fpsPaints = m_map->paintCount();
+        m_fpsClock.restart();
+    }
+    m_fps->setText(m_fpsValue < 0 ? tr("– fps") : tr("%1 fps").arg(m_fpsValue, 0, 'f', 1));
+    const FramePtr frame = m_map->frame();
+    if (!frame) {
+        m_age->setText(tr("no data yet"));
+        return;
+    }
+    const double age = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - frame->sampleTimeMs) / 1000.0;
+    const QString when = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
+    m_age->setText(tr("data as of %1 (%2 s old)").arg(when).arg(std::max(0.0, age), 0, 'f', 1));
+    // A replay or a comparison shows old data on purpose, and says so in its own banner.
+    const ReplayController *replay = m_session->replay();
+    if (m_session->isComparing() || replay->mode() != ReplayController::Mode::Live) {
+        m_age->setStyleSheet(QString());
+        m_map->setStaleNote({});
+        m_map->setReplayNote(m_session->isComparing()
+                ? m_session->shownMetric().name
+                : tr("Replay · %1 · %2× (LIVE returns to now)")
+                      .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
+                               .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
+                      .arg(replay->speed()));
+        return;
+    }
+    m_map->setReplayNote({});
+    // Past three intervals the age turns into a warning and the map is patterned; counted by this machine's clock
+    // since the data came, with the client's full detail.
+    const bool stale = m_session->isStale();
+    m_age->setStyleSheet(stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
+    const qint64 silentS = m_session->msSinceNewData() / 1000;
+    m_map->setStaleNote(stale ? tr("No new data for %1 s (as of %2) · %3")
+                                    .arg(silentS)
+                                    .arg(when, m_session->client()->stateDetail())
+                              : QString());
+}
+
+} // namespace fleetscope

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/mappage.h"
+
+#include "app/consolesession.h"
+#include "model/navigation.h"
+#include "model/replaycontroller.h"
+#include "widgets/heatmap/colorlegend.h"
+#include "widgets/heatmap/heatmapview.h"
+
+#include <QVBoxLayout>
+
+namespace fleetscope {
+
+namespace {
+HeatmapView::Arrangement arrangementOf(const QString &text)
+{
+    return text == QStringLiteral("compact") ? HeatmapView::Arrangement::Compact
+        : text == QStringLiteral("jobs")     ? HeatmapView::Arrangement::ByJob
+                                             : HeatmapView::Arrangement::FloorPlan;
+}
+
+QString textOf(HeatmapView::Arrangement arrangement)
+{
+    switch (arrangement) {
+    case HeatmapView::Arrangement::Compact:
+        return QStringLiteral("compact");
+    case HeatmapView::Arrangement::ByJob:
+        return QStringLiteral("jobs");
+    case HeatmapView::Arrangement::FloorPlan:
+        break;
+    }
+    return QStringLiteral("floor");
+}
+} // namespace
+
+MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
+{
+    m_layout = new QVBoxLayout(this);
+    m_layout->setContentsMargins(0, 0, 0, 0);
+    m_view = new HeatmapView(this);
+    m_view->setAnimated(animated);
+    m_legend = new ColorLegend(this);
+    m_layout->addWidget(m_view, 1);
+    m_layout->addWidget(m_legend);
+    m_navigation = new Navigation(this);
+
+    connect(session, &ConsoleSession::metricShown, this, [this](const MetricInfo &metric) {
+        m_view->setMetric(metric);
+        m_legend->setMetric(metric, m_view->colorMap());
+    });
+    connect(session, &ConsoleSession::rangeShown, this, [this](float rangeMin, float rangeMax) {
+        m_view->setRange(rangeMin, rangeMax);
+        m_legend->setMetric(m_session->shownMetric(), m_view->colorMap());
+    });
+    connect(session, &ConsoleSession::frameShown, m_view, [this](const FramePtr &shown) { m_view->setFrame(shown); });
+    TelemetryClient *client = session->client();
+    connect(client, &TelemetryClient::topologyChanged, this, [this](const TopologyPtr &topology) {
+        m_view->setTopology(topology);
+        m_navigation->setTopology(topology);
+        applyPendingView();
+    });
+    connect(client, &TelemetryClient::jobsChanged, this, [this] { m_view->setJobs(m_session->client()->jobs()); });
+    connect(m_navigation, &Navigation::placeChanged, this, &MapPage::onPlaceChanged);
+    connect(m_view, &HeatmapView::upRequested, m_navigation, &Navigation::up);
+    connect(m_view, &HeatmapView::gpuActivated, this, [this](int gpu) { openTowards(static_cast<uint32_t>(gpu)); });
+    connect(m_view, &HeatmapView::gpuSelected, this, [this](int gpu) {
+        Q_EMIT gpuChosen(gpu);
+        if (gpu >= 0) {
+            openTowards(static_cast<uint32_t>(gpu));
+        }
+    });
+    // A session already running (a second window over it) shows what it has at once.
+    if (const TopologyPtr topology = client->topology()) {
+        m_view->setTopology(topology);
+        m_navigation->setTopology(topology);
+        m_view->setJobs(client->jobs());
+    }
+    if (!session->shownMetric().id.isEmpty()) {
+        m_view->setMetric(session->shownMetric());
+        m_legend->setMetric(session->shownMetric(), m_view->colorMap());
+        m_view->setFrame(session->shownFrame());
+    }
+}
+
+void MapPage::openTowards(uint32_t gpu)
+{
+    const TopologyPtr topology = m_navigation->topology();
+    const Place current = m_navigation->current();
+    if (!topology || gpu >= topology->gpuCount) {
+        return;
+    }
+    if (current.gpuRange(*topology).contains(gpu)) {
+        m_navigation->downTowards(gpu);
+    } else {
+        m_navigation->goTo(placeOfGpu(*topology, gpu, current.level));
+    }
+}
+
+void MapPage::onPlaceChanged(Place place)
+{
+    const TopologyPtr topology = m_navigation->topology();
+    if (!topology) {
+        return;
+    }
+    const GpuRange range = place.gpuRange(*topology);
+    const bool fleet = place.level == Place::Level::Fleet;
+    m_view->zoomToCells(fleet ? QRect() : m_view->cellsOf(range.first, range.count));
+    // The place in focus; the rest of the fleet dimmed around it.
+    m_view->setFocusRange(fleet ? 0 : range.first, fleet ? 0 : range.count);
+    if (place.level == Place::Level::Gpu) {
+        m_view->setSelectedGpu(static_cast<int>(place.index));
+    }
+}
+
+std::vector<uint32_t> MapPage::gpusOfCurrentPlace() const
+{
+    const TopologyPtr topology = m_navigation->topology();
+    if (!topology) {
+        return {};
+    }
+    const GpuRange range = m_navigation->current().gpuRange(*topology);
+    std::vector<uint32_t> gpus(range.count);
+    for (uint32_t i = 0; i < range.count; ++i) {
+        gpus[i] = range.first + i;
+    }
+    return gpus;
+}
+
+void MapPage::openView(const ViewState &view)
+{
+    if (!view.metric.isEmpty()) {
+        m_session->setMetric(view.metric);
+    }
+    m_session->setColourMap(view.colourMap);
+    m_session->setAutoRange(view.range == QStringLiteral("auto"));
+    m_session->setChangeWindow(view.changeWindowS);
+    m_view->setArrangement(arrangementOf(view.arrangement));
+    m_pendingView = view;
+    if (m_navigation->topology()) {
+        applyPendingView();
+    }
+    Q_EMIT viewOpened();
+}
+
+void MapPage::applyPendingView()
+{
+    if (!m_pendingView) {
+        return;
+    }
+    const ViewState view = *m_pendingView;
+    m_pendingView.reset();
+    const TopologyPtr topology = m_navigation->topology();
+    QString error;
+    if (const auto place = Place::fromText(view.place, *topology, &error)) {
+        m_navigation->goTo(*place);
+    } else {
+        Q_EMIT message(tr("The view's place does not fit this fleet: %1").arg(error), 15000);
+    }
+    if (view.selectedGpu >= 0 && static_cast<uint32_t>(view.selectedGpu) < topology->gpuCount) {
+        m_view->setSelectedGpu(view.selectedGpu);
+        Q_EMIT gpuChosen(view.selectedGpu);
+    }
+    if (view.zoom > 0) {
+        m_view->setViewPosition({ view.zoom, view.centreX, view.centreY });
+    }
+    if (!view.live) {
+        m_session->goToTime(view.timeMs);
+    }
+}
+
+ViewState MapPage::currentView() const
+{
+    ViewState view;
+    view.place = m_navigation->current().toText();
+    view.selectedGpu = m_view->selectedGpu();
+    view.metric = m_session->metricId();
+    view.colourMap = m_session->colourMap();
+    view.arrangement = textOf(m_view->arrangement());
+    const auto position = m_view->viewPosition();
+    view.zoom = position.zoom;
+    view.centreX = position.centreX;
+    view.centreY = position.centreY;
+    view.range = m_session->autoRange() ? QStringLiteral("auto") : QStringLiteral("fixed");
+    view.changeWindowS = m_session->changeWindowS();
+    if ((m_session->replay()->mode() != ReplayController::Mode::Live || m_session->isLoadingHistory())
+        && m_view->frame()) {
+        view.live = false;
+        view.timeMs = m_view->frame()->sampleTimeMs;
+    }
+    return view;
+}
+
+} // namespace fleetscope
