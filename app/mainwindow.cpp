@@ -3,16 +3,20 @@
 
 #include "app/consolesession.h"
 #include "app/deskexports.h"
+#include "app/deskhelp.h"
+#include "app/desksearch.h"
 #include "app/deskstatus.h"
 #include "app/desktoolbar.h"
 #include "app/mappage.h"
 #include "client/historyclient.h"
+#include "client/telemetryclient.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "widgets/detail/detailpanel.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/navigation/breadcrumbbar.h"
 #include "widgets/navigation/rollupmodel.h"
+#include "widgets/navigation/rolluptable.h"
 #include "widgets/search/searchbox.h"
 #include "widgets/summary/summaryview.h"
 #include "widgets/timeline/timelinebar.h"
@@ -25,18 +29,12 @@
 #include <QDateTimeEdit>
 #include <QDockWidget>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QMenuBar>
-#include <QMessageBox>
 #include <QPainter>
-#include <QPointer>
 #include <QScrollArea>
 #include <QSettings>
-#include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTableView>
-#include <QThreadPool>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -113,18 +111,9 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         m_summary->setTopology(topology);
         m_rollups->setTopology(topology);
         m_detail->setTopology(topology);
-        m_search->setEnabled(false);
-        rebuildSearch();
     });
     connect(client, &TelemetryClient::metricsChanged, this, [this] { m_detail->setMetrics(m_session->client()->metrics()); });
-    connect(client, &TelemetryClient::jobsChanged, this, [this] {
-        const JobsPtr jobs = m_session->client()->jobs();
-        m_detail->setJobs(jobs);
-        if (m_fleetSearch.topology()) {
-            m_fleetSearch.setJobs(jobs);
-            m_search->setSearch(m_fleetSearch);
-        }
-    });
+    connect(client, &TelemetryClient::jobsChanged, this, [this] { m_detail->setJobs(m_session->client()->jobs()); });
     connect(m_session, &ConsoleSession::clientsChanged, this, [this] {
         m_detail->setHistoryClient(m_session->history());
         m_summary->setClient(m_session->summaryClient());
@@ -184,7 +173,8 @@ QWidget *MainWindow::makeMapTab()
     m_search = new SearchBox(tab);
     m_search->setPlaceholderText(tr("Find host, serial, UUID, job… (Ctrl+F)"));
     m_search->setMinimumWidth(m_search->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 36);
-    m_search->setEnabled(false); // until the fleet's index is built
+    auto *search = new DeskSearch(m_session, m_map, m_search);
+    connect(search, &DeskSearch::message, this, [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
     auto *placeBar = new QHBoxLayout;
     placeBar->addWidget(m_breadcrumbs, 1);
     placeBar->addWidget(m_search);
@@ -217,7 +207,6 @@ QWidget *MainWindow::makeMapTab()
             m_toolbar->syncFromSession();
         }
     });
-    connect(m_search, &SearchBox::resultChosen, this, &MainWindow::onSearchResult);
     return tab;
 }
 
@@ -225,26 +214,11 @@ void MainWindow::makeDocks()
 {
     // What is inside the current place, one line per child: which rack of this row is hot, without hovering.
     m_rollups = new RollupModel(this);
-    m_rollupSort = new QSortFilterProxyModel(this);
-    m_rollupSort->setSourceModel(m_rollups);
-    m_rollupSort->setSortRole(RollupModel::SortRole);
-    m_rollupTable = new QTableView(this);
-    m_rollupTable->setModel(m_rollupSort);
-    m_rollupTable->setSortingEnabled(true);
-    m_rollupTable->sortByColumn(3, Qt::DescendingOrder); // the hottest first
-    m_rollupTable->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_rollupTable->verticalHeader()->hide();
-    m_rollupTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_rollupTable->setToolTip(tr("Double-click or Enter opens a place"));
-    connect(m_rollupTable, &QTableView::activated, this, [this](const QModelIndex &index) {
-        const QVariant place = m_rollupSort->data(index, RollupModel::PlaceRole);
-        if (place.canConvert<Place>()) {
-            navigation()->down(place.value<Place>());
-        }
-    });
+    auto *table = new RollupTable(m_rollups, this);
+    connect(table, &RollupTable::placeActivated, this, [this](Place place) { navigation()->down(place); });
     m_rollupDock = new QDockWidget(tr("Inside the fleet"), this);
     m_rollupDock->setObjectName(QStringLiteral("rollups"));
-    m_rollupDock->setWidget(m_rollupTable);
+    m_rollupDock->setWidget(table);
     addDockWidget(Qt::LeftDockWidgetArea, m_rollupDock);
 
     m_detail = new DetailPanel(nullptr, this);
@@ -297,46 +271,8 @@ void MainWindow::makeMenus()
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts)->setShortcut(QKeySequence::HelpContents);
-    help->addAction(tr("&About Fleetscope"), this, &MainWindow::showAbout);
-}
-
-void MainWindow::showShortcuts()
-{
-    // The menus' own shortcuts, and the map's keys that no menu lists.
-    QString rows;
-    for (QAction *menu : menuBar()->actions()) {
-        for (QAction *action : menu->menu()->actions()) {
-            if (!action->shortcut().isEmpty()) {
-                rows += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>")
-                            .arg(action->shortcut().toString(QKeySequence::NativeText),
-                                action->text().remove(QLatin1Char('&')));
-            }
-        }
-    }
-    const std::pair<const char *, const char *> mapKeys[] = {
-        { QT_TR_NOOP("Click, Enter"), QT_TR_NOOP("Go one level down towards a GPU") },
-        { QT_TR_NOOP("Esc, Backspace"), QT_TR_NOOP("Up a level") },
-        { QT_TR_NOOP("Wheel, +, -"), QT_TR_NOOP("Zoom at the cursor") },
-        { QT_TR_NOOP("Drag, arrows"), QT_TR_NOOP("Pan") },
-        { QT_TR_NOOP("0, Home"), QT_TR_NOOP("Fit the whole fleet") },
-    };
-    for (const auto &[keys, what] : mapKeys) {
-        rows += QStringLiteral("<tr><td>%1</td><td>%2</td></tr>").arg(tr(keys), tr(what));
-    }
-    QMessageBox::information(this, tr("Keyboard shortcuts"),
-        QStringLiteral("<table cellspacing=6>%1</table>").arg(rows));
-}
-
-void MainWindow::showAbout()
-{
-    const TopologyPtr topology = m_session->client()->topology();
-    const QString backend = topology && !topology->backendVersion.isEmpty() ? topology->backendVersion : tr("unknown");
-    QMessageBox::about(this, tr("About Fleetscope"),
-        tr("<p><b>Fleetscope %1</b> — a console for GPU fleets.</p>"
-           "<p>Backend: %2, version %3.</p><p>Qt %4.</p>")
-            .arg(QStringLiteral(FLEETSCOPE_VERSION), m_session->client()->address().toHtmlEscaped(), backend,
-                QString::fromLatin1(qVersion())));
+    help->addAction(tr("&Keyboard shortcuts"), this, [this] { showKeyboardShortcuts(this, menuBar()); })->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&About Fleetscope"), this, [this] { showAbout(this, *m_session); });
 }
 
 void MainWindow::onGpuChosen(int gpu)
@@ -371,79 +307,6 @@ void MainWindow::onPlaceChanged()
         m_detail->setGpu(static_cast<int>(place.index));
         showDetailDock();
     }
-}
-
-void MainWindow::onSearchResult(const SearchResult &result)
-{
-    Navigation *nav = navigation();
-    HeatmapView *map = heatmap();
-    map->setMarkedGpus({});
-    switch (result.kind) {
-    case SearchResult::Kind::Row:
-        nav->goTo(Place::row(static_cast<uint32_t>(result.id)));
-        break;
-    case SearchResult::Kind::Rack:
-        nav->goTo(Place::rack(static_cast<uint32_t>(result.id)));
-        break;
-    case SearchResult::Kind::Node:
-        nav->goTo(Place::node(static_cast<uint32_t>(result.id)));
-        break;
-    case SearchResult::Kind::Gpu:
-        nav->goTo(Place::gpu(static_cast<uint32_t>(result.id)));
-        break;
-    case SearchResult::Kind::Job: {
-        // The job's blast radius: its GPUs outlined wherever they are, and the view fitted around them.
-        const JobsPtr jobs = m_session->client()->jobs();
-        const Job *job = nullptr;
-        if (jobs) {
-            const auto found = std::find_if(
-                jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
-            job = found != jobs->jobs.end() ? &*found : nullptr;
-        }
-        if (job == nullptr || job->gpus.empty()) {
-            statusBar()->showMessage(tr("Job %1 is no longer listed by the backend").arg(result.id), 10000);
-            break;
-        }
-        map->setMarkedGpus(job->gpus);
-        QRect cells;
-        for (uint32_t gpu : job->gpus) {
-            cells |= map->cellsOf(gpu, 1);
-        }
-        map->zoomToCells(cells);
-        statusBar()->showMessage(tr("Job %1 #%2 (%3): %L4 GPUs outlined%5")
-                                     .arg(job->name)
-                                     .arg(job->id)
-                                     .arg(job->owner)
-                                     .arg(job->gpus.size())
-                                     .arg(job->isRunning() ? QString() : tr(", ended")),
-            15000);
-        break;
-    }
-    }
-    map->setFocus();
-}
-
-void MainWindow::rebuildSearch()
-{
-    const TopologyPtr topology = m_session->client()->topology();
-    if (!topology) {
-        return;
-    }
-    // At a million GPUs the index takes about half a second: build it on a worker thread, latest wins.
-    m_searchGeneration = topology->generation;
-    QPointer<MainWindow> self(this);
-    const JobsPtr jobs = m_session->client()->jobs();
-    QThreadPool::globalInstance()->start([self, topology, jobs] {
-        FleetSearch search(topology, jobs);
-        QMetaObject::invokeMethod(qApp, [self, search = std::move(search)]() mutable {
-            if (self && self->m_searchGeneration == search.topology()->generation) {
-                search.setJobs(self->m_session->client()->jobs());
-                self->m_fleetSearch = search;
-                self->m_search->setSearch(std::move(search));
-                self->m_search->setEnabled(true);
-            }
-        });
-    });
 }
 
 void MainWindow::showDetailDock()

@@ -3,17 +3,13 @@
 
 #include "app/commandline.h"
 #include "app/viewstate.h"
-#include "client/telemetryclient.h"
-#include "model/fleetsearch.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
 #include <QTimer>
 
 class QDockWidget;
-class QSortFilterProxyModel;
 class QTabWidget;
-class QTableView;
 
 namespace fleetscope {
 
@@ -31,6 +27,7 @@ class ReplayController;
 class RollupModel;
 class SearchBox;
 class SummaryView;
+class TelemetryClient;
 class TimelineBar;
 
 // The desk: the console for an engineer at a desk, composed of pages over a ConsoleSession. The map page (place
@@ -48,10 +45,8 @@ public:
     TelemetryClient *client();
     HeatmapView *heatmap() const;
     MapPage *mapPage() const { return m_map; }
-    // Connects the session to HOST:PORT (the embedded backend's or the user's).
-    void connectTo(const QString &address);
-    // Shows a problem that stops the console from working (the embedded backend failed) in the status bar.
-    void showProblem(const QString &message);
+    void connectTo(const QString &address); // the session to HOST:PORT
+    void showProblem(const QString &message); // one that stops the console (the embedded backend failed)
     // The view as a short string ("Copy view"), and opening one.
     ViewState currentView() const;
     void openView(const ViewState &view);
@@ -69,20 +64,15 @@ public:
     ReplayController *replay() const;
     TimelineBar *timeline() const { return m_timeline; }
     DeskExports *exports() const { return m_exports; }
-    // The window as on screen, the map's labels included.
-    QPixmap grabWithMap();
+    QPixmap grabWithMap(); // the window as on screen, the map's labels included
 
 private:
     QWidget *makeMapTab();
     void makeDocks();
     void makeMenus();
-    void onSearchResult(const SearchResult &result);
     void onPlaceChanged();
     void onGpuChosen(int gpu);
-    void rebuildSearch();
     void showDetailDock();
-    void showShortcuts();
-    void showAbout();
     void closeEvent(QCloseEvent *event) override;
 
     ConsoleOptions m_options;
@@ -94,11 +84,7 @@ private:
     DeskExports *m_exports = nullptr;
     BreadcrumbBar *m_breadcrumbs = nullptr;
     SearchBox *m_search = nullptr;
-    FleetSearch m_fleetSearch;
-    quint64 m_searchGeneration = 0; // the topology generation the search index is being built for
     RollupModel *m_rollups = nullptr;
-    QSortFilterProxyModel *m_rollupSort = nullptr;
-    QTableView *m_rollupTable = nullptr;
     QDockWidget *m_rollupDock = nullptr;
     DetailPanel *m_detail = nullptr;
     QDockWidget *m_detailDock = nullptr;

@@ -8,6 +8,7 @@
 #include "app/embeddedbackend.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "client/historyclient.h"
+#include "client/telemetryclient.h"
 #include "app/mainwindow.h"
 #include "model/flightrecorder.h"
 #include "model/navigation.h"

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/desksearch.h"
+
+#include "app/consolesession.h"
+#include "app/mappage.h"
+#include "model/navigation.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "widgets/search/searchbox.h"
+
+#include <QCoreApplication>
+#include <QPointer>
+#include <QThreadPool>
+
+#include <algorithm>
+
+namespace fleetscope {
+
+DeskSearch::DeskSearch(ConsoleSession *session, MapPage *map, SearchBox *box)
+    : QObject(box)
+    , m_session(session)
+    , m_map(map)
+    , m_box(box)
+{
+    m_box->setEnabled(false); // until the fleet's index is built
+    TelemetryClient *client = session->client();
+    connect(client, &TelemetryClient::topologyChanged, this, [this] {
+        m_box->setEnabled(false);
+        rebuild();
+    });
+    connect(client, &TelemetryClient::jobsChanged, this, [this] {
+        if (m_search.topology()) {
+            m_search.setJobs(m_session->client()->jobs());
+            m_box->setSearch(m_search);
+        }
+    });
+    connect(m_box, &SearchBox::resultChosen, this, &DeskSearch::open);
+    if (client->topology()) {
+        rebuild();
+    }
+}
+
+void DeskSearch::rebuild()
+{
+    const TopologyPtr topology = m_session->client()->topology();
+    if (!topology) {
+        return;
+    }
+    // At a million GPUs the index takes about half a second: build it on a worker thread, latest wins.
+    m_generation = topology->generation;
+    QPointer<DeskSearch> self(this);
+    const JobsPtr jobs = m_session->client()->jobs();
+    QThreadPool::globalInstance()->start([self, topology, jobs] {
+        FleetSearch search(topology, jobs);
+        QMetaObject::invokeMethod(QCoreApplication::instance(), [self, search = std::move(search)]() mutable {
+            if (self && self->m_generation == search.topology()->generation) {
+                search.setJobs(self->m_session->client()->jobs());
+                self->m_search = search;
+                self->m_box->setSearch(std::move(search));
+                self->m_box->setEnabled(true);
+            }
+        });
+    });
+}
+
+void DeskSearch::open(const SearchResult &result)
+{
+    Navigation *nav = m_map->navigation();
+    HeatmapView *map = m_map->heatmap();
+    map->setMarkedGpus({});
+    switch (result.kind) {
+    case SearchResult::Kind::Row:
+        nav->goTo(Place::row(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Rack:
+        nav->goTo(Place::rack(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Node:
+        nav->goTo(Place::node(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Gpu:
+        nav->goTo(Place::gpu(static_cast<uint32_t>(result.id)));
+        break;
+    case SearchResult::Kind::Job: {
+        const JobsPtr jobs = m_session->client()->jobs();
+        const Job *job = nullptr;
+        if (jobs) {
+            const auto found = std::find_if(
+                jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
+            job = found != jobs->jobs.end() ? &*found : nullptr;
+        }
+        if (job == nullptr || job->gpus.empty()) {
+            Q_EMIT message(tr("Job %1 is no longer listed by the backend").arg(result.id), 10000);
+            break;
+        }
+        map->setMarkedGpus(job->gpus);
+        QRect cells;
+        for (uint32_t gpu : job->gpus) {
+            cells |= map->cellsOf(gpu, 1);
+        }
+        map->zoomToCells(cells);
+        Q_EMIT message(tr("Job %1 #%2 (%3): %L4 GPUs outlined%5")
+                           .arg(job->name)
+                           .arg(job->id)
+                           .arg(job->owner)
+                           .arg(job->gpus.size())
+                           .arg(job->isRunning() ? QString() : tr(", ended")),
+            15000);
+        break;
+    }
+    }
+    map->setFocus();
+}
+
+} // namespace fleetscope

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "model/fleetsearch.h"
+
+#include <QObject>
+
+namespace fleetscope {
+
+class ConsoleSession;
+class MapPage;
+class SearchBox;
+
+// Find on the desk: the fleet's search index (hostnames, serials, UUIDs, jobs, racks, rows), built on a worker for
+// each topology (latest wins), and what a chosen result does: open a place, or outline a job's GPUs wherever they
+// are and fit the view around them (its blast radius).
+class DeskSearch : public QObject
+{
+    Q_OBJECT
+public:
+    DeskSearch(ConsoleSession *session, MapPage *map, SearchBox *box);
+
+Q_SIGNALS:
+    void message(const QString &text, int timeoutMs);
+
+private:
+    void rebuild();
+    void open(const SearchResult &result);
+
+    ConsoleSession *m_session;
+    MapPage *m_map;
+    SearchBox *m_box;
+    FleetSearch m_search;
+    quint64 m_generation = 0; // the topology generation the index is being built for
+};
+
+} // namespace fleetscope

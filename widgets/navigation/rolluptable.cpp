@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/navigation/rolluptable.h"
+
+#include "widgets/navigation/rollupmodel.h"
+
+#include <QHeaderView>
+#include <QSortFilterProxyModel>
+
+namespace fleetscope {
+
+RollupTable::RollupTable(RollupModel *model, QWidget *parent)
+    : QTableView(parent)
+{
+    m_sort = new QSortFilterProxyModel(this);
+    m_sort->setSourceModel(model);
+    m_sort->setSortRole(RollupModel::SortRole);
+    setModel(m_sort);
+    setSortingEnabled(true);
+    sortByColumn(3, Qt::DescendingOrder); // the hottest first
+    setSelectionBehavior(QAbstractItemView::SelectRows);
+    verticalHeader()->hide();
+    horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    setToolTip(tr("Double-click or Enter opens a place"));
+    connect(this, &QTableView::activated, this, [this](const QModelIndex &index) {
+        const QVariant place = m_sort->data(index, RollupModel::PlaceRole);
+        if (place.canConvert<Place>()) {
+            Q_EMIT placeActivated(place.value<Place>());
+        }
+    });
+}
+
+} // namespace fleetscope
