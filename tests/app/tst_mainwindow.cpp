@@ -9,7 +9,10 @@
 #include "widgets/heatmap/heatmapview.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
+#include "app/consolesession.h"
 #include "app/mainwindow.h"
+#include "app/wallwindow.h"
+#include "widgets/wall/wallheader.h"
 #include "model/flightrecorder.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -21,6 +24,8 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QDockWidget>
+#include <QMenuBar>
+#include <QTabWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -302,6 +307,57 @@ private Q_SLOTS:
         QCOMPARE(m_window->summary()->figures().gpus, topology()->gpuCount);
         QVERIFY(m_window->summary()->figures().dayUtilisation > 0);
         m_window->showSummary(false);
+    }
+
+    // Menus by desktop convention, and the backend names its version for the About box.
+    void menusAndAbout()
+    {
+        QStringList menus;
+        for (QAction *menu : m_window->menuBar()->actions()) {
+            menus << menu->text().remove(QLatin1Char('&'));
+        }
+        QCOMPARE(menus, (QStringList { QStringLiteral("File"), QStringLiteral("View"), QStringLiteral("Go"),
+                            QStringLiteral("Help") }));
+        QCOMPARE(topology()->backendVersion, QStringLiteral(FLEETSCOPE_VERSION));
+    }
+
+    // The executive summary is a page of its own: it does not squeeze the map, and the map's docks step aside.
+    void summaryIsAPageOfItsOwn()
+    {
+        const QSize mapSize = m_window->heatmap()->size();
+        m_window->showSummary(true);
+        QVERIFY(m_window->isSummaryShown());
+        QTRY_VERIFY(m_window->summary()->isVisible());
+        QVERIFY(!m_window->heatmap()->isVisible());
+        QVERIFY(m_window->summary()->width() > m_window->width() / 2);
+        m_window->showSummary(false);
+        QTRY_VERIFY(m_window->heatmap()->isVisible());
+        QTRY_COMPARE(m_window->heatmap()->size(), mapSize);
+    }
+
+    // The session outlives any one window: a wall over the desk's session draws the same frames, and the desk is
+    // left as it was (no reshaping, no full screen).
+    void aSecondWindowOverTheSameSession()
+    {
+        WallPage fleet;
+        fleet.kind = WallPage::Kind::Fleet;
+        fleet.seconds = 600;
+        {
+            WallWindow wall(m_window->session(), { fleet }, false);
+            wall.resize(900, 600);
+            wall.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&wall));
+            QTRY_VERIFY_WITH_TIMEOUT(wall.heatmap()->frame() != nullptr, 20000);
+            // Both maps follow the session: within a frame or two they show the same sample.
+            QTRY_VERIFY_WITH_TIMEOUT(
+                wall.heatmap()->frame()->sampleTimeMs == m_window->heatmap()->frame()->sampleTimeMs, 10000);
+            QTRY_VERIFY(wall.header()->title().contains(QStringLiteral("GPU temperature")));
+            QVERIFY(!m_window->isFullScreen());
+            QVERIFY(m_window->menuBar()->isVisible());
+        }
+        // The desk goes on after the wall has gone.
+        const qint64 before = m_window->heatmap()->frame()->sampleTimeMs;
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame()->sampleTimeMs > before, 10000);
     }
 
     // Every frame received goes to the flight recorder.

@@ -1,0 +1,2 @@
+// A widget that sees a protobuf type.
+#include "fleetscope/telemetry/v1/telemetry.pb.h"

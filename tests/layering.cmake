@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: Apache-2.0
+# Which folder may include which (docs/ARCHITECTURE.md): run as `cmake -DROOT=<tree> -P layering.cmake`; fails,
+# naming file and line, on the first include that crosses an arrow the wrong way. CMake's link graph already keeps
+# symbols apart; this keeps headers apart too (every target sees the whole tree as its include root).
+if(NOT ROOT)
+    message(FATAL_ERROR "layering.cmake: pass -DROOT=<source tree>")
+endif()
+
+# folder glob -> regular expression of includes it must not have
+set(rules
+    "common|(\"(model|client|widgets|app|backend|proto)/|<Q|fleetscope/telemetry|grpc)"
+    "model|(\"(client|widgets|app|backend)/|<Qt(Gui|Widgets|OpenGL|Charts|Network)/|<QOpenGL|<QWidget|<QColor|<QImage|<QPainter|fleetscope/telemetry|grpc|google/protobuf)"
+    "client|(\"(widgets|app|backend)/|<Qt(Gui|Widgets)/|<QWidget)"
+    "widgets|(\"(app|backend)/|fleetscope/telemetry|grpc|google/protobuf)"
+    "backend|(\"(model|client|widgets|app)/|<QtWidgets|<QWidget)")
+
+set(violations "")
+foreach(rule IN LISTS rules)
+    string(FIND "${rule}" "|" bar)
+    string(SUBSTRING "${rule}" 0 ${bar} folder)
+    math(EXPR start "${bar} + 1")
+    string(SUBSTRING "${rule}" ${start} -1 forbidden)
+    file(GLOB_RECURSE sources "${ROOT}/${folder}/*.h" "${ROOT}/${folder}/*.cpp")
+    foreach(source IN LISTS sources)
+        file(STRINGS "${source}" includes REGEX "^[ \t]*#[ \t]*include")
+        foreach(line IN LISTS includes)
+            if(line MATCHES "${forbidden}")
+                file(RELATIVE_PATH relative "${ROOT}" "${source}")
+                string(APPEND violations "  ${relative}: ${line}\n")
+            endif()
+        endforeach()
+    endforeach()
+endforeach()
+if(violations)
+    message(FATAL_ERROR "Includes that cross the architecture's arrows the wrong way:\n${violations}")
+endif()
+message(STATUS "layering: every include follows the arrows")
