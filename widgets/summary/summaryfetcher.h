@@ -66,3 +66,5 @@ private:
 };
 
 } // namespace fleetscope
+
+Q_DECLARE_METATYPE(fleetscope::SummaryFetch)
