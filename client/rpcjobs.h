@@ -80,8 +80,7 @@ public:
             : Call(jobs, receiver, deadline)
             , m_request(std::move(request))
             , m_done(std::move(done))
-        {
-        }
+        { }
         const Request *request() const { return &m_request; }
         Response *response() { return &m_response; }
         void OnDone(const grpc::Status &status) override { finish(m_done(id(), status, m_response)); }
@@ -117,7 +116,8 @@ public:
     {
         const quint64 id = ++m_nextId;
         m_pending[id] = false;
-        post(id, QPointer<QObject>(receiver), [f = std::move(f), id]() mutable { f(id); }, true);
+        post(
+            id, QPointer<QObject>(receiver), [f = std::move(f), id]() mutable { f(id); }, true);
         return id;
     }
 

@@ -227,4 +227,3 @@ void SummaryClient::deliver(quint64 id, const QString &failure, const SummaryPtr
 }
 
 } // namespace fleetscope
-

@@ -14,8 +14,7 @@ constexpr int64_t dayMs = 24 * hourMs;
 
 SummaryFetcher::SummaryFetcher(QObject *parent)
     : QObject(parent)
-{
-}
+{ }
 
 void SummaryFetcher::setClient(SummaryClient *client)
 {
