@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/historyclient.h"
 
+#include "client/rpcjobs.h"
+
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
 
@@ -155,226 +157,130 @@ std::vector<RangeSeries> assembleRange(
     return out;
 }
 
-struct HistoryClient::Job
+// One QueryRange: the parts are gathered as they come and checked together at the end.
+class HistoryClient::RangeCall final : public grpc::ClientReadReactor<pb::QueryRangePart>, public RpcJobs::Call
 {
-    quint64 id = 0;
-    std::thread thread;
-    grpc::ClientContext context; // TryCancel is thread-safe; everything else is the worker's
-    std::atomic<bool> cancelled { false };
-    // Events waiting for the owner thread: the worker appends and queues one delivery if none is queued.
-    std::mutex mutex;
-    std::vector<FleetEvent> pending;
-    bool deliveryQueued = false;
-};
-
-HistoryClient::HistoryClient(const QString &address, QObject *parent)
-    : QObject(parent)
-    , m_address(address)
-{
-    qRegisterMetaType<RangeResultPtr>();
-    qRegisterMetaType<EventBatchPtr>();
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
-    m_channel = grpc::CreateCustomChannel(address.toStdString(), grpc::InsecureChannelCredentials(), args);
-}
-
-HistoryClient::~HistoryClient()
-{
-    cancelAll();
-    for (auto &[id, job] : m_jobs) {
-        if (job->thread.joinable()) {
-            job->thread.join();
-        }
-    }
-}
-
-void HistoryClient::setTopology(TopologyPtr topology)
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    m_topology = std::move(topology);
-}
-
-template <typename F> void HistoryClient::post(F &&f)
-{
-    // Workers are joined before this object dies; Qt drops a queued call whose context object is gone.
-    QMetaObject::invokeMethod(this, std::forward<F>(f), Qt::QueuedConnection);
-}
-
-std::shared_ptr<HistoryClient::Job> HistoryClient::startJob()
-{
-    auto job = std::make_shared<Job>();
-    job->id = ++m_nextId;
-    m_jobs[job->id] = job;
-    return job;
-}
-
-quint64 HistoryClient::queryRange(const RangeRequest &request)
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    auto job = startJob();
-    job->context.set_deadline(std::chrono::system_clock::now() + rangeDeadline);
-    job->thread = std::thread(&HistoryClient::runRange, this, job, request, m_topology);
-    return job->id;
-}
-
-quint64 HistoryClient::streamEvents(const EventFilter &filter, int64_t sinceMs, int64_t untilMs)
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    auto job = startJob();
-    if (untilMs != 0) {
-        const auto until = std::chrono::system_clock::time_point(std::chrono::milliseconds(untilMs));
-        job->context.set_deadline(std::max(until, std::chrono::system_clock::now()) + eventSettle);
-    }
-    job->thread = std::thread(&HistoryClient::runEvents, this, job, filter, sinceMs, untilMs, m_topology);
-    return job->id;
-}
-
-void HistoryClient::cancel(quint64 requestId)
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    const auto it = m_jobs.find(requestId);
-    if (it != m_jobs.end() && !it->second->cancelled.exchange(true)) {
-        it->second->context.TryCancel();
-    }
-}
-
-void HistoryClient::cancelAll()
-{
-    for (const auto &[id, job] : m_jobs) {
-        cancel(id);
-    }
-}
-
-int HistoryClient::pendingRequests() const
-{
-    return static_cast<int>(m_jobs.size());
-}
-
-void HistoryClient::finishJob(quint64 id)
-{
-    const auto it = m_jobs.find(id);
-    if (it == m_jobs.end()) {
-        return;
-    }
-    auto job = it->second;
-    m_jobs.erase(it);
-    if (job->thread.joinable()) {
-        job->thread.join(); // it posted this as its last act
-    }
-}
-
-void HistoryClient::runRange(std::shared_ptr<Job> job, RangeRequest request, TopologyPtr topology)
-{
-    const quint64 id = job->id;
-    auto fail = [this, id](const QString &message) {
-        post([this, id, message] {
-            const auto it = m_jobs.find(id);
-            if (it != m_jobs.end() && !it->second->cancelled) {
-                qCInfo(lcHistory, "history request %llu failed: %s", id, qPrintable(message));
-                Q_EMIT requestFailed(id, message);
-            }
-            finishJob(id);
-        });
-    };
-    if (request.gpus.empty()) {
-        fail(QStringLiteral("no GPUs asked for"));
-        return;
-    }
-    if (topology) {
-        for (const uint32_t g : request.gpus) {
-            if (g >= topology->gpuCount) {
-                fail(QStringLiteral("GPU %1 is outside the fleet of %2").arg(g).arg(topology->gpuCount));
-                return;
-            }
-        }
-    }
-    pb::QueryRangeRequest query;
-    for (const auto &m : std::as_const(request.metricIds)) {
-        query.add_metric_ids(m.toStdString());
-    }
-    *query.mutable_gpus() = { request.gpus.begin(), request.gpus.end() };
-    query.set_from_ms(request.fromMs);
-    query.set_to_ms(request.toMs);
-    query.set_step_ms(request.stepMs);
-
-    auto stub = pb::Telemetry::NewStub(m_channel);
-    std::vector<RawRangePart> raw;
+public:
+    RangeCall(HistoryClient *client, std::chrono::milliseconds deadline, RangeRequest request, TopologyPtr topology)
+        : Call(*client->m_jobs, client, deadline)
+        , m_client(client)
+        , m_request(std::move(request))
+        , m_topology(std::move(topology))
     {
-        auto reader = stub->QueryRange(&job->context, query);
-        pb::QueryRangePart part;
-        while (reader->Read(&part)) {
-            raw.push_back({ part.metric_id(), { part.gpus().begin(), part.gpus().end() },
-                { part.sample_times_ms().begin(), part.sample_times_ms().end() },
-                { part.times_ms().begin(), part.times_ms().end() }, std::move(*part.mutable_values()) });
+        for (const auto &m : std::as_const(m_request.metricIds)) {
+            m_query.add_metric_ids(m.toStdString());
         }
-        if (const auto status = reader->Finish(); !status.ok()) {
-            fail(describeStatus(status));
+        *m_query.mutable_gpus() = { m_request.gpus.begin(), m_request.gpus.end() };
+        m_query.set_from_ms(m_request.fromMs);
+        m_query.set_to_ms(m_request.toMs);
+        m_query.set_step_ms(m_request.stepMs);
+    }
+
+    void start(pb::Telemetry::Stub *stub)
+    {
+        stub->async()->QueryRange(context(), &m_query, this);
+        StartRead(&m_part);
+        StartCall();
+    }
+
+    void OnReadDone(bool ok) override
+    {
+        if (!ok) {
+            return; // the stream has ended: OnDone follows
+        }
+        m_raw.push_back({ m_part.metric_id(), { m_part.gpus().begin(), m_part.gpus().end() },
+            { m_part.sample_times_ms().begin(), m_part.sample_times_ms().end() },
+            { m_part.times_ms().begin(), m_part.times_ms().end() }, std::move(*m_part.mutable_values()) });
+        StartRead(&m_part);
+    }
+
+    void OnDone(const grpc::Status &status) override
+    {
+        HistoryClient *client = m_client;
+        const quint64 requestId = id();
+        if (!status.ok()) {
+            finish([client, requestId, message = describeStatus(status)] {
+                qCInfo(lcHistory, "history request %llu failed: %s", requestId, qPrintable(message));
+                Q_EMIT client->requestFailed(requestId, message);
+            });
             return;
         }
-    }
-    auto result = std::make_shared<RangeResult>();
-    result->requestId = id;
-    result->series = assembleRange(raw, request, topology ? topology->gpuCount : 0, &result->problems);
-    result->request = std::move(request);
-    post([this, id, result = RangeResultPtr(std::move(result))] {
-        const auto it = m_jobs.find(id);
-        if (it != m_jobs.end() && !it->second->cancelled) {
+        auto result = std::make_shared<RangeResult>();
+        result->requestId = requestId;
+        result->series = assembleRange(m_raw, m_request, m_topology ? m_topology->gpuCount : 0, &result->problems);
+        result->request = std::move(m_request);
+        finish([client, result = RangeResultPtr(std::move(result))] {
             for (const auto &problem : result->problems) {
                 qCWarning(lcHistory, "%s", qPrintable(problem));
-                Q_EMIT errorOccurred(problem);
+                Q_EMIT client->errorOccurred(problem);
             }
-            Q_EMIT rangeReady(result);
-        }
-        finishJob(id);
-    });
-}
-
-void HistoryClient::deliverEvents(quint64 id)
-{
-    const auto it = m_jobs.find(id);
-    if (it == m_jobs.end()) {
-        return;
+            Q_EMIT client->rangeReady(result);
+        });
     }
-    auto batch = std::make_shared<EventBatch>();
-    batch->requestId = id;
+
+private:
+    HistoryClient *m_client;
+    RangeRequest m_request;
+    TopologyPtr m_topology;
+    pb::QueryRangeRequest m_query;
+    pb::QueryRangePart m_part;
+    std::vector<RawRangePart> m_raw;
+};
+
+// One StreamEvents. Events wait in a buffer shared with the owner thread; the gRPC thread appends and queues one
+// delivery if none is queued, so that a burst reaches the receiver as one batch.
+class HistoryClient::EventsCall final : public grpc::ClientReadReactor<pb::Event>, public RpcJobs::Call
+{
+public:
+    struct Buffer
     {
-        std::lock_guard lock(it->second->mutex);
-        batch->events = std::move(it->second->pending);
-        it->second->pending.clear();
-        it->second->deliveryQueued = false;
-    }
-    if (!it->second->cancelled && !batch->events.empty()) {
-        Q_EMIT eventsReady(batch);
-    }
-}
+        std::mutex mutex; // guards the two below, between the gRPC thread and the owner thread
+        std::vector<FleetEvent> pending;
+        bool deliveryQueued = false;
+    };
 
-void HistoryClient::runEvents(
-    std::shared_ptr<Job> job, EventFilter filter, int64_t sinceMs, int64_t untilMs, TopologyPtr topology)
-{
-    const quint64 id = job->id;
-    pb::StreamEventsRequest request;
-    request.set_since_ms(sinceMs);
-    auto stub = pb::Telemetry::NewStub(m_channel);
-    auto reader = stub->StreamEvents(&job->context, request);
-    // Returns once the backend has opened the stream (or the call has failed): see the end.
-    reader->WaitForInitialMetadata();
-    const bool opened = job->context.GetServerInitialMetadata().count("fleetscope-events") > 0;
-    pb::Event e;
-    int64_t lastTime = std::numeric_limits<int64_t>::min();
-    bool reachedEnd = false;
-    while (reader->Read(&e)) {
-        if (const QString problem = checkEvent(e, topology.get()); !problem.isEmpty() || e.time_ms() < lastTime) {
+    EventsCall(HistoryClient *client, std::optional<std::chrono::milliseconds> deadline, EventFilter filter,
+        int64_t sinceMs, int64_t untilMs, TopologyPtr topology)
+        : Call(*client->m_jobs, client, deadline)
+        , m_client(client)
+        , m_filter(filter)
+        , m_untilMs(untilMs)
+        , m_topology(std::move(topology))
+    {
+        m_query.set_since_ms(sinceMs);
+    }
+
+    void start(pb::Telemetry::Stub *stub)
+    {
+        stub->async()->StreamEvents(context(), &m_query, this);
+        StartRead(&m_event);
+        StartCall();
+    }
+
+    void OnReadInitialMetadataDone(bool ok) override
+    {
+        m_opened = ok && context()->GetServerInitialMetadata().count("fleetscope-events") > 0;
+    }
+
+    void OnReadDone(bool ok) override
+    {
+        if (!ok) {
+            return;
+        }
+        const pb::Event &e = m_event;
+        if (const QString problem = checkEvent(e, m_topology.get()); !problem.isEmpty() || e.time_ms() < m_lastTime) {
             const QString message = problem.isEmpty()
                 ? QStringLiteral("dropped event %1: its time goes backwards").arg(e.sequence())
                 : QStringLiteral("dropped %1").arg(problem);
-            post([this, message] { Q_EMIT errorOccurred(message); });
-            continue;
+            deliver([client = m_client, message] { Q_EMIT client->errorOccurred(message); });
+            StartRead(&m_event);
+            return;
         }
-        lastTime = e.time_ms();
-        if (untilMs != 0 && e.time_ms() > untilMs) {
-            reachedEnd = true;
-            job->context.TryCancel();
-            break;
+        m_lastTime = e.time_ms();
+        if (m_untilMs != 0 && e.time_ms() > m_untilMs) {
+            m_reachedEnd = true;
+            context()->TryCancel(); // no further read: OnDone follows
+            return;
         }
         FleetEvent event;
         event.timeMs = e.time_ms();
@@ -386,33 +292,142 @@ void HistoryClient::runEvents(
         event.jobId = e.job_id();
         event.xid = e.xid();
         event.text = QString::fromStdString(e.text());
-        if (!filter.matches(event)) {
-            continue;
-        }
-        std::lock_guard lock(job->mutex);
-        job->pending.push_back(std::move(event));
-        if (!job->deliveryQueued) {
-            job->deliveryQueued = true;
-            post([this, id] { deliverEvents(id); });
-        }
-    }
-    const auto status = reader->Finish();
-    // A closed range ends at its deadline when no event after it came: complete if the backend had opened the stream,
-    // a failure if it never answered (a hung backend must not look like a quiet GPU).
-    const bool complete
-        = reachedEnd || (untilMs != 0 && opened && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
-    post([this, id, complete, message = describeStatus(status)] {
-        const auto it = m_jobs.find(id);
-        if (it != m_jobs.end() && !it->second->cancelled) {
-            deliverEvents(id); // what is still pending goes before the end
-            if (complete) {
-                Q_EMIT requestFinished(id);
-            } else {
-                Q_EMIT requestFailed(id, message);
+        if (m_filter.matches(event)) {
+            std::lock_guard lock(m_buffer->mutex);
+            m_buffer->pending.push_back(std::move(event));
+            if (!m_buffer->deliveryQueued) {
+                m_buffer->deliveryQueued = true;
+                deliver([client = m_client, id = id(), buffer = m_buffer] { deliverEvents(client, id, *buffer); });
             }
         }
-        finishJob(id);
+        StartRead(&m_event);
+    }
+
+    void OnDone(const grpc::Status &status) override
+    {
+        // A closed range ends at its deadline when no event after it came: complete if the backend had opened the
+        // stream, a failure if it never answered (a hung backend must not look like a quiet GPU).
+        const bool complete = m_reachedEnd
+            || (m_untilMs != 0 && m_opened && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
+        finish([client = m_client, id = id(), buffer = m_buffer, complete, message = describeStatus(status)] {
+            deliverEvents(client, id, *buffer); // what is still pending goes before the end
+            if (complete) {
+                Q_EMIT client->requestFinished(id);
+            } else {
+                Q_EMIT client->requestFailed(id, message);
+            }
+        });
+    }
+
+private:
+    // Owner thread.
+    static void deliverEvents(HistoryClient *client, quint64 id, Buffer &buffer)
+    {
+        auto batch = std::make_shared<EventBatch>();
+        batch->requestId = id;
+        {
+            std::lock_guard lock(buffer.mutex);
+            batch->events = std::move(buffer.pending);
+            buffer.pending.clear();
+            buffer.deliveryQueued = false;
+        }
+        if (!batch->events.empty()) {
+            Q_EMIT client->eventsReady(batch);
+        }
+    }
+
+    HistoryClient *m_client;
+    EventFilter m_filter;
+    int64_t m_untilMs = 0;
+    TopologyPtr m_topology;
+    pb::StreamEventsRequest m_query;
+    pb::Event m_event;
+    // The reads are one after another; OnDone comes after all of them and after the metadata (gRPC's ordering).
+    int64_t m_lastTime = std::numeric_limits<int64_t>::min();
+    bool m_reachedEnd = false;
+    std::atomic<bool> m_opened { false }; // the metadata callback may run on another thread than the reads
+    std::shared_ptr<Buffer> m_buffer = std::make_shared<Buffer>();
+};
+
+HistoryClient::HistoryClient(const QString &address, QObject *parent)
+    : QObject(parent)
+    , m_address(address)
+    , m_jobs(std::make_unique<RpcJobs>())
+{
+    qRegisterMetaType<RangeResultPtr>();
+    qRegisterMetaType<EventBatchPtr>();
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
+    m_channel = grpc::CreateCustomChannel(address.toStdString(), grpc::InsecureChannelCredentials(), args);
+}
+
+HistoryClient::~HistoryClient()
+{
+    m_jobs.reset(); // cancels and waits, while the channel is still here
+}
+
+void HistoryClient::setTopology(TopologyPtr topology)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_topology = std::move(topology);
+}
+
+template <typename F> quint64 HistoryClient::refuse(F message)
+{
+    return m_jobs->reject(this, [this, message = std::move(message)](quint64 id) {
+        qCInfo(lcHistory, "history request %llu failed: %s", id, qPrintable(message));
+        Q_EMIT requestFailed(id, message);
     });
+}
+
+quint64 HistoryClient::queryRange(const RangeRequest &request)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (request.gpus.empty()) {
+        return refuse(QStringLiteral("no GPUs asked for"));
+    }
+    if (m_topology) {
+        for (const uint32_t g : request.gpus) {
+            if (g >= m_topology->gpuCount) {
+                return refuse(QStringLiteral("GPU %1 is outside the fleet of %2").arg(g).arg(m_topology->gpuCount));
+            }
+        }
+    }
+    auto *call = new RangeCall(this, m_deadline, request, m_topology);
+    const quint64 id = m_jobs->add(call);
+    call->start(pb::Telemetry::NewStub(m_channel).get()); // the call holds the channel, not the stub
+    return id;
+}
+
+quint64 HistoryClient::streamEvents(const EventFilter &filter, int64_t sinceMs, int64_t untilMs)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    std::optional<std::chrono::milliseconds> deadline;
+    if (untilMs != 0) {
+        const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch());
+        deadline = std::max(std::chrono::milliseconds(untilMs) - now, std::chrono::milliseconds(0)) + eventSettle;
+    }
+    auto *call = new EventsCall(this, deadline, filter, sinceMs, untilMs, m_topology);
+    const quint64 id = m_jobs->add(call);
+    call->start(pb::Telemetry::NewStub(m_channel).get());
+    return id;
+}
+
+void HistoryClient::cancel(quint64 requestId)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_jobs->cancel(requestId);
+}
+
+void HistoryClient::cancelAll()
+{
+    m_jobs->cancelAll();
+}
+
+int HistoryClient::pendingRequests() const
+{
+    return m_jobs->pending();
 }
 
 } // namespace fleetscope

@@ -6,11 +6,10 @@
 #include <QObject>
 #include <QStringList>
 
+#include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace grpc {
@@ -18,6 +17,8 @@ class Channel;
 }
 
 namespace fleetscope {
+
+class RpcJobs;
 
 // What a QueryRange part says, before checking: the wire message in plain types, so the checks can be tested alone.
 struct RawRangePart
@@ -37,10 +38,10 @@ std::vector<RangeSeries> assembleRange(
 
 // History and events for the detail views: QueryRange and StreamEvents on a channel of its own to HOST:PORT.
 //
-// Threads: the public API and all signals belong to the object's thread (the GUI thread). Each request runs on a
-// worker std::thread with blocking gRPC calls; results come back as queued calls carrying immutable structs, and the
-// result of a request cancelled in the meantime is dropped. cancel() cancels the request's gRPC context at once; the
-// worker is joined when it has finished, or in the destructor.
+// Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC callback
+// calls (RpcJobs), read and checked on gRPC's threads; results come back as queued calls carrying immutable structs,
+// and the result of a request cancelled in the meantime is dropped. cancel() cancels the request's gRPC context at
+// once; the destructor cancels what is in flight and waits for it to end.
 class HistoryClient : public QObject
 {
     Q_OBJECT
@@ -62,8 +63,10 @@ public:
     // Cancels a request; nothing more is delivered for it. Unknown or finished ids are ignored.
     void cancel(quint64 requestId);
     void cancelAll();
-    // Requests whose worker has not finished yet, cancelled ones included.
+    // Requests whose end has not yet been seen on this thread, cancelled ones included.
     int pendingRequests() const;
+    // How long a QueryRange may take before it fails (default 30 s); applies to requests started afterwards.
+    void setDeadline(std::chrono::milliseconds deadline) { m_deadline = deadline; }
 
 Q_SIGNALS:
     void rangeReady(const fleetscope::RangeResultPtr &result);
@@ -74,22 +77,16 @@ Q_SIGNALS:
     void errorOccurred(const QString &message);
 
 private:
-    struct Job;
-    void runRange(std::shared_ptr<Job> job, RangeRequest request, TopologyPtr topology);
-    void runEvents(
-        std::shared_ptr<Job> job, EventFilter filter, int64_t sinceMs, int64_t untilMs, TopologyPtr topology);
-    void finishJob(quint64 id);
-    void deliverEvents(quint64 id);
-    std::shared_ptr<Job> startJob();
-    template <typename F> void post(F &&f);
+    class RangeCall;
+    class EventsCall;
+    template <typename F> quint64 refuse(F message);
 
     QString m_address;
     std::shared_ptr<grpc::Channel> m_channel;
     TopologyPtr m_topology;
-    quint64 m_nextId = 0;
-    // Touched by the owner thread only; each Job's own mutex guards what its worker shares with it.
-    std::map<quint64, std::shared_ptr<Job>> m_jobs;
+    std::chrono::milliseconds m_deadline = std::chrono::seconds(30);
+    // Last member: destroyed first, waiting for the calls that use the channel and post to this object.
+    std::unique_ptr<RpcJobs> m_jobs;
 };
 
 } // namespace fleetscope
-

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/summaryclient.h"
 
+#include "client/rpcjobs.h"
+
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
 
 #include <QLoggingCategory>
 #include <QThread>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -122,17 +123,42 @@ bool validateSummary(Summary *s)
     return true;
 }
 
-struct SummaryClient::Job
+namespace {
+// On a gRPC thread: the answer in plain types, checked; failure empty when it can be shown.
+SummaryPtr decodeSummary(quint64 id, int64_t fromMs, int64_t toMs, const pb::Summary &answer, QString *failure)
 {
-    quint64 id = 0;
-    std::thread thread;
-    grpc::ClientContext context; // TryCancel is thread-safe; everything else is the worker's
-    std::atomic<bool> cancelled { false };
-};
+    auto summary = std::make_shared<Summary>();
+    summary->requestId = id;
+    summary->requestedFromMs = fromMs;
+    summary->requestedToMs = toMs;
+    summary->fromMs = answer.from_ms();
+    summary->toMs = answer.to_ms();
+    summary->frames = answer.frames();
+    summary->fleet = decode(answer.fleet());
+    for (const auto &r : answer.rows()) {
+        summary->rows.push_back(decode(r));
+    }
+    for (const auto &r : answer.racks()) {
+        summary->racks.push_back(decode(r));
+    }
+    for (const auto &r : answer.jobs()) {
+        summary->jobs.push_back(decode(r));
+    }
+    for (const auto &o : answer.offenders()) {
+        summary->offenders.push_back({ o.gpu(), o.failures() });
+    }
+    summary->totalFailures = answer.total_failures();
+    if (!validateSummary(summary.get())) {
+        *failure = summary->problems.join(QStringLiteral("; "));
+    }
+    return summary;
+}
+} // namespace
 
 SummaryClient::SummaryClient(const QString &address, QObject *parent)
     : QObject(parent)
     , m_address(address)
+    , m_jobs(std::make_unique<RpcJobs>())
 {
     qRegisterMetaType<SummaryPtr>();
     grpc::ChannelArguments args;
@@ -142,113 +168,62 @@ SummaryClient::SummaryClient(const QString &address, QObject *parent)
 
 SummaryClient::~SummaryClient()
 {
-    cancelAll();
-    for (auto &[id, job] : m_jobs) {
-        if (job->thread.joinable()) {
-            job->thread.join();
-        }
-    }
+    m_jobs.reset(); // cancels and waits, while the channel is still here
 }
 
 quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t topOffenders)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    auto job = std::make_shared<Job>();
-    job->id = ++m_nextId;
-    m_jobs[job->id] = job;
-    job->context.set_deadline(std::chrono::system_clock::now() + summaryDeadline);
-    job->thread = std::thread(&SummaryClient::run, this, job, fromMs, toMs, topOffenders);
-    return job->id;
+    pb::GetSummaryRequest request;
+    request.set_from_ms(fromMs);
+    request.set_to_ms(toMs);
+    request.set_top_offenders(topOffenders);
+    // The call holds the channel, not the stub: the stub is needed only to issue it.
+    const auto stub = pb::Telemetry::NewStub(m_channel);
+    return m_jobs->unary<pb::GetSummaryRequest, pb::Summary>(
+        this, m_deadline, std::move(request),
+        [&stub](grpc::ClientContext *context, const pb::GetSummaryRequest *request, pb::Summary *response,
+            grpc::ClientUnaryReactor *reactor) { stub->async()->GetSummary(context, request, response, reactor); },
+        [this, fromMs, toMs](quint64 id, const grpc::Status &status, pb::Summary &answer) -> std::function<void()> {
+            QString failure;
+            SummaryPtr summary;
+            if (status.ok()) {
+                summary = decodeSummary(id, fromMs, toMs, answer, &failure);
+            } else {
+                failure = describeStatus(status);
+            }
+            return [this, id, failure, summary] { deliver(id, failure, summary); };
+        });
 }
 
 void SummaryClient::cancel(quint64 requestId)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    const auto it = m_jobs.find(requestId);
-    if (it != m_jobs.end() && !it->second->cancelled.exchange(true)) {
-        it->second->context.TryCancel();
-    }
+    m_jobs->cancel(requestId);
 }
 
 void SummaryClient::cancelAll()
 {
-    for (const auto &[id, job] : m_jobs) {
-        cancel(id);
-    }
+    m_jobs->cancelAll();
 }
 
-void SummaryClient::finishJob(quint64 id)
+int SummaryClient::pendingRequests() const
 {
-    const auto it = m_jobs.find(id);
-    if (it == m_jobs.end()) {
+    return m_jobs->pending();
+}
+
+void SummaryClient::deliver(quint64 id, const QString &failure, const SummaryPtr &summary)
+{
+    if (!failure.isEmpty()) {
+        qCInfo(lcSummary, "summary request %llu failed: %s", id, qPrintable(failure));
+        Q_EMIT requestFailed(id, failure);
         return;
     }
-    auto job = it->second;
-    m_jobs.erase(it);
-    if (job->thread.joinable()) {
-        job->thread.join(); // it posted this as its last act
+    for (const auto &problem : summary->problems) {
+        qCWarning(lcSummary, "%s", qPrintable(problem));
+        Q_EMIT errorOccurred(problem);
     }
-}
-
-void SummaryClient::run(std::shared_ptr<Job> job, int64_t fromMs, int64_t toMs, uint32_t topOffenders)
-{
-    const quint64 id = job->id;
-    pb::GetSummaryRequest request;
-    request.set_from_ms(fromMs);
-    request.set_to_ms(toMs);
-    request.set_top_offenders(topOffenders);
-    pb::Summary answer;
-    const auto status = pb::Telemetry::NewStub(m_channel)->GetSummary(&job->context, request, &answer);
-
-    auto summary = std::make_shared<Summary>();
-    summary->requestId = id;
-    summary->requestedFromMs = fromMs;
-    summary->requestedToMs = toMs;
-    QString failure;
-    if (status.ok()) {
-        summary->fromMs = answer.from_ms();
-        summary->toMs = answer.to_ms();
-        summary->frames = answer.frames();
-        summary->fleet = decode(answer.fleet());
-        for (const auto &r : answer.rows()) {
-            summary->rows.push_back(decode(r));
-        }
-        for (const auto &r : answer.racks()) {
-            summary->racks.push_back(decode(r));
-        }
-        for (const auto &r : answer.jobs()) {
-            summary->jobs.push_back(decode(r));
-        }
-        for (const auto &o : answer.offenders()) {
-            summary->offenders.push_back({ o.gpu(), o.failures() });
-        }
-        summary->totalFailures = answer.total_failures();
-        if (!validateSummary(summary.get())) {
-            failure = summary->problems.join(QStringLiteral("; "));
-        }
-    } else {
-        failure = describeStatus(status);
-    }
-    // Workers are joined before this object dies, so the queued call always finds it.
-    QMetaObject::invokeMethod(
-        this,
-        [this, id, failure, summary = SummaryPtr(std::move(summary))] {
-            const auto it = m_jobs.find(id);
-            if (it != m_jobs.end() && !it->second->cancelled) {
-                if (!failure.isEmpty()) {
-                    qCInfo(lcSummary, "summary request %llu failed: %s", id, qPrintable(failure));
-                    Q_EMIT requestFailed(id, failure);
-                } else {
-                    for (const auto &problem : summary->problems) {
-                        qCWarning(lcSummary, "%s", qPrintable(problem));
-                        Q_EMIT errorOccurred(problem);
-                    }
-                    Q_EMIT summaryReady(summary);
-                }
-            }
-            finishJob(id);
-        },
-        Qt::QueuedConnection);
+    Q_EMIT summaryReady(summary);
 }
 
 } // namespace fleetscope

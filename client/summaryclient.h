@@ -5,10 +5,9 @@
 #include <QString>
 #include <QStringList>
 
+#include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <thread>
 #include <vector>
 
 namespace grpc {
@@ -16,6 +15,8 @@ class Channel;
 }
 
 namespace fleetscope {
+
+class RpcJobs;
 
 // One GetSummary rollup: the fleet, a row, a rack or a running job.
 struct SummaryRollup
@@ -64,9 +65,10 @@ bool validateSummary(Summary *summary);
 
 // GetSummary on a channel of its own to HOST:PORT.
 //
-// Threads: the public API and all signals belong to the object's thread (the GUI thread). Each request runs on a
-// worker std::thread with a blocking unary call under a deadline; the answer comes back as a queued call carrying an
-// immutable Summary, and the answer of a request cancelled in the meantime is dropped.
+// Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC callback
+// calls under a deadline (RpcJobs), decoded on gRPC's threads; the answer comes back as a queued call carrying an
+// immutable Summary, and the answer of a request cancelled in the meantime is dropped. The destructor cancels what is
+// in flight and waits for it to end.
 class SummaryClient : public QObject
 {
     Q_OBJECT
@@ -81,7 +83,9 @@ public:
     quint64 requestSummary(int64_t fromMs, int64_t toMs, uint32_t topOffenders = 0);
     void cancel(quint64 requestId);
     void cancelAll();
-    int pendingRequests() const { return static_cast<int>(m_jobs.size()); }
+    int pendingRequests() const;
+    // How long a request may take before it fails (default 30 s); applies to requests started afterwards.
+    void setDeadline(std::chrono::milliseconds deadline) { m_deadline = deadline; }
 
 Q_SIGNALS:
     void summaryReady(const fleetscope::SummaryPtr &summary);
@@ -90,15 +94,13 @@ Q_SIGNALS:
     void errorOccurred(const QString &message);
 
 private:
-    struct Job;
-    void run(std::shared_ptr<Job> job, int64_t fromMs, int64_t toMs, uint32_t topOffenders);
-    void finishJob(quint64 id);
+    void deliver(quint64 id, const QString &failure, const SummaryPtr &summary);
 
     QString m_address;
     std::shared_ptr<grpc::Channel> m_channel;
-    quint64 m_nextId = 0;
-    // Touched by the owner thread only.
-    std::map<quint64, std::shared_ptr<Job>> m_jobs;
+    std::chrono::milliseconds m_deadline = std::chrono::seconds(30);
+    // Last member: destroyed first, waiting for the calls that use the channel and post to this object.
+    std::unique_ptr<RpcJobs> m_jobs;
 };
 
 } // namespace fleetscope

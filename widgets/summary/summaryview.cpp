@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/summary/summaryview.h"
 
-#include "model/csvexport.h"
 #include "widgets/style/fontscale.h"
+#include "widgets/summary/summaryfetcher.h"
+#include "widgets/summary/summaryreport.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -12,17 +13,13 @@
 #include <QDateTime>
 #include <QDateTimeAxis>
 #include <QDoubleSpinBox>
-#include <QFile>
 #include <QFontMetrics>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineSeries>
-#include <QPageSize>
 #include <QPainter>
-#include <QPdfWriter>
-#include <QPixmap>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
 #include <QTableView>
@@ -36,9 +33,7 @@
 namespace fleetscope {
 
 namespace {
-constexpr int64_t hourMs = 3600LL * 1000;
-constexpr int64_t dayMs = 24 * hourMs;
-constexpr uint32_t maxOffenders = 1000; // the most GetSummary lists
+constexpr int64_t dayMs = 24LL * 3600 * 1000;
 constexpr int paretoBars = 30;
 
 QLabel *figureLabel(const QString &name, QWidget *parent)
@@ -82,56 +77,14 @@ void replaceChart(QChartView *view, QChart *chart)
     view->setChart(chart);
     delete old;
 }
-// Charts go into the report as they look on screen: QChartView::render on a printer lays the chart out again at the
-// printer's resolution and truncates its titles.
-void drawChart(QPainter *painter, QChartView *view, const QRect &target)
-{
-    const QPixmap pixmap = view->grab();
-    const QSize fitted = view->size().scaled(target.size(), Qt::KeepAspectRatio);
-    painter->drawPixmap(QRect(target.topLeft(), fitted), pixmap);
-}
 } // namespace
-
-SummaryView::Figures SummaryView::computeFigures(const Summary &day, const Summary &week, double pricePerGpuHour)
-{
-    Figures f;
-    f.dayUtilisation = day.fleet.meanUtilisation;
-    f.weekUtilisation = week.fleet.meanUtilisation;
-    f.idleGpuHours = day.fleet.idleGpuHours;
-    f.idleCost = f.idleGpuHours * pricePerGpuHour;
-    f.gpus = day.fleet.gpuCount;
-    f.healthyGpus = day.fleet.gpuCount - day.fleet.unhealthyGpus;
-    f.availability = f.gpus > 0 ? static_cast<double>(f.healthyGpus) / f.gpus : 0.0;
-    f.weekFailures = week.totalFailures;
-    f.worstCount = std::max<uint32_t>(1, (week.fleet.gpuCount + 99) / 100);
-    const size_t listed = std::min<size_t>(f.worstCount, week.offenders.size());
-    f.worst.assign(week.offenders.begin(), week.offenders.begin() + static_cast<ptrdiff_t>(listed));
-    for (const auto &o : f.worst) {
-        f.worstFailures += o.failures;
-    }
-    f.worstShare = f.weekFailures > 0 ? static_cast<double>(f.worstFailures) / static_cast<double>(f.weekFailures) : 0;
-    f.worstShareIsLowerBound = listed < f.worstCount && week.offenders.size() >= maxOffenders;
-    return f;
-}
-
-QString SummaryView::formatPercent(double percent)
-{
-    return QString::number(percent, 'f', 1) + QStringLiteral(" %");
-}
-
-QString SummaryView::formatHours(double hours)
-{
-    return QString::number(hours, 'f', 1) + QStringLiteral(" GPU-h");
-}
-
-QString SummaryView::formatMoney(double amount)
-{
-    return QStringLiteral("USD ") + QString::number(amount, 'f', 2);
-}
 
 SummaryView::SummaryView(QWidget *parent)
     : QWidget(parent)
+    , m_fetcher(new SummaryFetcher(this))
 {
+    connect(m_fetcher, &SummaryFetcher::fetched, this, &SummaryView::onFetched);
+    connect(m_fetcher, &SummaryFetcher::errorOccurred, this, &SummaryView::errorOccurred);
     QFont base = font();
     if (base.pixelSize() <= 0) {
         base.setPointSizeF(std::max(base.pointSizeF(), 9.0));
@@ -326,96 +279,24 @@ void SummaryView::setDark(bool dark)
 void SummaryView::setClient(SummaryClient *client)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (m_client) {
-        disconnect(m_client, nullptr, this, nullptr);
-    }
-    m_client = client;
-    m_pending.clear();
-    if (client) {
-        connect(client, &SummaryClient::summaryReady, this, &SummaryView::onSummary);
-        connect(client, &SummaryClient::requestFailed, this, &SummaryView::onFailed);
-    }
+    m_fetcher->setClient(client);
 }
 
 void SummaryView::refresh(int64_t nowMs)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (!m_client) {
-        return;
-    }
-    for (const quint64 id : m_pending) {
-        m_client->cancel(id); // superseded
-    }
-    m_pending.clear();
-    m_trendIds.clear();
-    m_nextDayTrend.clear();
-    m_nextWeekTrend.clear();
-    m_nextDay.reset();
-    m_nextWeek.reset();
-    m_dayId = m_client->requestSummary(nowMs - dayMs, nowMs, maxOffenders);
-    m_weekId = m_client->requestSummary(nowMs - 7 * dayMs, nowMs, maxOffenders);
-    m_pending = { m_dayId, m_weekId };
-    for (int i = 0; i < dayBuckets; ++i) {
-        const int64_t end = nowMs - i * hourMs;
-        const quint64 id = m_client->requestSummary(end - hourMs, end, 1);
-        m_trendIds[id] = false;
-        m_pending.insert(id);
-    }
-    for (int i = 0; i < weekBuckets; ++i) {
-        const int64_t end = nowMs - i * dayMs;
-        const quint64 id = m_client->requestSummary(end - dayMs, end, 1);
-        m_trendIds[id] = true;
-        m_pending.insert(id);
-    }
+    m_fetcher->refresh(nowMs);
 }
 
-void SummaryView::onSummary(const SummaryPtr &summary)
+void SummaryView::onFetched(const SummaryFetch &result)
 {
-    const quint64 id = summary->requestId;
-    if (!m_pending.count(id)) {
-        return;
-    }
-    if (id == m_dayId) {
-        m_nextDay = summary;
-    } else if (id == m_weekId) {
-        m_nextWeek = summary;
-    } else if (const auto it = m_trendIds.find(id); it != m_trendIds.end()) {
-        (it->second ? m_nextWeekTrend : m_nextDayTrend)
-            .push_back({ summary->requestedToMs, summary->fleet.meanUtilisation });
-    }
-    settle(id);
-}
-
-void SummaryView::onFailed(quint64 id, const QString &message)
-{
-    if (!m_pending.count(id)) {
-        return;
-    }
-    // A trend bucket before the held history fails (FAILED_PRECONDITION) and is simply left out.
-    if (id == m_dayId || id == m_weekId) {
-        Q_EMIT errorOccurred(tr("summary unavailable: %1").arg(message));
-    }
-    settle(id);
-}
-
-void SummaryView::settle(quint64 id)
-{
-    m_pending.erase(id);
-    if (!m_pending.empty()) {
-        return;
-    }
-    auto byTime = [](const TrendPoint &a, const TrendPoint &b) { return a.endMs < b.endMs; };
-    std::sort(m_nextDayTrend.begin(), m_nextDayTrend.end(), byTime);
-    std::sort(m_nextWeekTrend.begin(), m_nextWeekTrend.end(), byTime);
     // A refresh that got no trend at all (the backend away) keeps the one shown rather than blanking the charts.
-    if (!m_nextDayTrend.empty() || !m_nextWeekTrend.empty()) {
-        setTrend(std::move(m_nextDayTrend), std::move(m_nextWeekTrend));
+    if (!result.dayTrend.empty() || !result.weekTrend.empty()) {
+        setTrend(result.dayTrend, result.weekTrend);
     }
-    if (m_nextDay && m_nextWeek) {
-        setSummaries(m_nextDay, m_nextWeek);
+    if (result.day && result.week) {
+        setSummaries(result.day, result.week);
     }
-    m_nextDayTrend.clear();
-    m_nextWeekTrend.clear();
     Q_EMIT refreshed();
 }
 
@@ -610,34 +491,12 @@ void SummaryView::updateParetoChart()
 
 QByteArray SummaryView::offendersCsv() const
 {
-    QByteArray out = "gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n";
-    for (const auto &o : m_figures.worst) {
-        const double share = m_figures.weekFailures > 0 ? static_cast<double>(o.failures) / m_figures.weekFailures : 0;
-        QByteArray host;
-        QByteArray onNode;
-        if (m_topology && o.gpu < m_topology->gpuCount) {
-            const auto &node = m_topology->nodeOf(o.gpu);
-            host = CsvExport::field(node.hostname);
-            onNode = QByteArray::number(o.gpu - node.firstGpu);
-        }
-        out += QByteArray::number(o.gpu) + ',' + host + ',' + onNode + ','
-            + QByteArray::number(static_cast<qulonglong>(o.failures)) + ',' + QByteArray::number(share, 'g', 6)
-            + "\r\n";
-    }
-    return out;
+    return SummaryReport::offendersCsv(m_figures, m_topology.get());
 }
 
 QString SummaryView::exportOffendersCsv(const QString &path) const
 {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-        return file.errorString();
-    }
-    const QByteArray csv = offendersCsv();
-    if (file.write(csv) != csv.size()) {
-        return file.errorString();
-    }
-    return {};
+    return SummaryReport::writeFile(path, offendersCsv());
 }
 
 QStringList SummaryView::reportLines() const
@@ -669,61 +528,12 @@ QStringList SummaryView::reportLines() const
 
 QString SummaryView::exportPdf(const QString &path)
 {
-    QPdfWriter writer(path);
-    writer.setPageSize(QPageSize(QPageSize::A4));
-    writer.setPageOrientation(QPageLayout::Landscape);
-    writer.setResolution(150);
-    writer.setTitle(tr("Fleetscope executive summary"));
-    QPainter painter;
-    if (!painter.begin(&writer)) {
-        return tr("cannot write %1").arg(path);
-    }
-    const QRect page = painter.viewport();
-    QFont title = painter.font();
-    title.setPointSize(20);
-    title.setBold(true);
-    QFont body = painter.font();
-    body.setPointSize(12);
-
-    painter.setFont(title);
-    const int titleHeight = painter.fontMetrics().height() * 2;
-    painter.drawText(QRect(page.left(), page.top(), page.width(), titleHeight), Qt::AlignLeft | Qt::AlignVCenter,
-        tr("Fleetscope executive summary"));
-    painter.setFont(body);
-    const int line = painter.fontMetrics().height() + 4;
-    int y = page.top() + titleHeight;
-    for (const QString &text : reportLines()) {
-        painter.drawText(QRect(page.left(), y, page.width(), line), Qt::AlignLeft | Qt::AlignVCenter, text);
-        y += line;
-    }
-    y += line;
-    drawChart(&painter, m_trendView, QRect(page.left(), y, page.width(), page.bottom() - y));
-
-    writer.newPage();
-    const int half = page.height() / 2;
-    drawChart(&painter, m_paretoView, QRect(page.left(), page.top(), page.width(), half));
-    y = page.top() + half + line;
-    painter.drawText(QRect(page.left(), y, page.width(), line), Qt::AlignLeft,
-        tr("Worst 1 % of GPUs, to drain or RMA (GPU: failures)"));
-    y += line;
-    QStringList items;
-    for (const auto &o : m_figures.worst) {
-        items << QStringLiteral("%1: %2").arg(o.gpu).arg(o.failures);
-    }
-    painter.drawText(QRect(page.left(), y, page.width(), page.bottom() - y), Qt::TextWordWrap,
-        items.isEmpty() ? tr("no failures") : items.join(QStringLiteral(", ")));
-    if (!painter.end()) {
-        return tr("cannot finish %1").arg(path);
-    }
-    return {};
+    return SummaryReport::writePdf(path, { reportLines(), m_trendView->grab(), m_paretoView->grab(), m_figures.worst });
 }
 
 QString SummaryView::exportPng(const QString &path)
 {
-    if (!grab().save(path, "PNG")) {
-        return tr("cannot write %1").arg(path);
-    }
-    return {};
+    return SummaryReport::writePng(path, grab());
 }
 
 } // namespace fleetscope

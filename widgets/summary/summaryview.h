@@ -2,15 +2,13 @@
 #pragma once
 
 #include "model/capacityrisk.h"
+#include "widgets/summary/summaryfigures.h"
 
 #include "client/summaryclient.h"
 
-#include <QPointer>
 #include <QWidget>
 
 #include <cstdint>
-#include <map>
-#include <set>
 #include <vector>
 
 class QChart;
@@ -23,12 +21,15 @@ class QTableView;
 
 namespace fleetscope {
 
+class SummaryFetcher;
+struct SummaryFetch;
+
 // The executive summary: fleet utilisation over the last day and week against the 85 % target, idle GPU-hours and
 // their cost, availability, where failures concentrate (Pareto), and utilisation by row and by job.
 //
-// GetSummary answers aggregates over one range, not time series, so the trend lines are built from several calls:
-// the last day in hourly buckets and the last week in daily buckets; a bucket the backend holds no frame for is left
-// out. Threads: GUI thread only; answers of a superseded refresh are dropped.
+// The page only shows: SummaryFetcher asks the backend and assembles the answers (the trend lines are built from one
+// call per bucket), computeSummaryFigures derives the figures, SummaryReport writes the reports.
+// Threads: GUI thread only; answers of a superseded refresh are dropped.
 class SummaryView : public QWidget
 {
     Q_OBJECT
@@ -37,34 +38,16 @@ public:
     static constexpr int dayBuckets = 24; // one an hour
     static constexpr int weekBuckets = 7; // one a day
 
-    struct TrendPoint
+    using TrendPoint = SummaryTrendPoint;
+    using Figures = SummaryFigures;
+    static Figures computeFigures(const Summary &day, const Summary &week, double pricePerGpuHour)
     {
-        int64_t endMs = 0; // the bucket's end
-        double utilisation = 0; // percent
-    };
-
-    // What the view shows, derived from the day and week summaries alone (pure, so tests can check it).
-    struct Figures
-    {
-        double dayUtilisation = 0; // percent
-        double weekUtilisation = 0;
-        double idleGpuHours = 0; // over the day
-        double idleCost = 0; // idleGpuHours x price
-        uint32_t gpus = 0;
-        uint32_t healthyGpus = 0; // at the end of the day's range
-        double availability = 0; // healthyGpus / gpus
-        uint64_t weekFailures = 0;
-        uint32_t worstCount = 0; // 1 % of the fleet, at least one GPU
-        uint64_t worstFailures = 0; // failures of the worst 1 % over the week
-        double worstShare = 0; // worstFailures / weekFailures, 0..1; 0 without failures
-        bool worstShareIsLowerBound = false; // the backend listed fewer offenders than 1 % of the fleet could hold
-        std::vector<SummaryOffender> worst; // those GPUs, most failures first
-    };
-    static Figures computeFigures(const Summary &day, const Summary &week, double pricePerGpuHour);
+        return computeSummaryFigures(day, week, pricePerGpuHour);
+    }
     // The texts shown for figures, shared with the PDF report.
-    static QString formatPercent(double percent);
-    static QString formatHours(double hours);
-    static QString formatMoney(double amount);
+    static QString formatPercent(double percent) { return formatSummaryPercent(percent); }
+    static QString formatHours(double hours) { return formatSummaryHours(hours); }
+    static QString formatMoney(double amount) { return formatSummaryMoney(amount); }
 
     explicit SummaryView(QWidget *parent = nullptr);
     ~SummaryView() override;
@@ -112,9 +95,7 @@ Q_SIGNALS:
     void errorOccurred(const QString &message);
 
 private:
-    void onSummary(const SummaryPtr &summary);
-    void onFailed(quint64 id, const QString &message);
-    void settle(quint64 id);
+    void onFetched(const SummaryFetch &result);
     void updateFigures();
     void updateTrendChart();
     void updateParetoChart();
@@ -125,22 +106,12 @@ private:
     QString gpuName(uint32_t gpu) const;
     QStringList reportLines() const;
 
-    QPointer<SummaryClient> m_client;
+    SummaryFetcher *m_fetcher = nullptr;
     SummaryPtr m_day;
     SummaryPtr m_week;
     std::vector<TrendPoint> m_dayTrend;
     std::vector<TrendPoint> m_weekTrend;
     Figures m_figures;
-
-    // The refresh in flight: its request ids and what each is for.
-    quint64 m_dayId = 0;
-    quint64 m_weekId = 0;
-    std::map<quint64, bool> m_trendIds; // id -> is a week bucket
-    std::set<quint64> m_pending;
-    std::vector<TrendPoint> m_nextDayTrend;
-    std::vector<TrendPoint> m_nextWeekTrend;
-    SummaryPtr m_nextDay;
-    SummaryPtr m_nextWeek;
 
     QDoubleSpinBox *m_price = nullptr;
     QLabel *m_dayUtil = nullptr;

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/summary/summaryreport.h"
+
+#include "model/csvexport.h"
+
+#include <QCoreApplication>
+#include <QFile>
+#include <QPageSize>
+#include <QPainter>
+#include <QPdfWriter>
+
+namespace fleetscope::SummaryReport {
+
+namespace {
+QString tr(const char *text)
+{
+    return QCoreApplication::translate("fleetscope::SummaryView", text);
+}
+
+void drawChart(QPainter *painter, const QPixmap &chart, const QRect &target)
+{
+    const QSize fitted = (chart.deviceIndependentSize().toSize()).scaled(target.size(), Qt::KeepAspectRatio);
+    painter->drawPixmap(QRect(target.topLeft(), fitted), chart);
+}
+} // namespace
+
+QByteArray offendersCsv(const SummaryFigures &figures, const Topology *topology)
+{
+    QByteArray out = "gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n";
+    for (const auto &o : figures.worst) {
+        const double share = figures.weekFailures > 0 ? static_cast<double>(o.failures) / figures.weekFailures : 0;
+        QByteArray host;
+        QByteArray onNode;
+        if (topology && o.gpu < topology->gpuCount) {
+            const auto &node = topology->nodeOf(o.gpu);
+            host = CsvExport::field(node.hostname);
+            onNode = QByteArray::number(o.gpu - node.firstGpu);
+        }
+        out += QByteArray::number(o.gpu) + ',' + host + ',' + onNode + ','
+            + QByteArray::number(static_cast<qulonglong>(o.failures)) + ',' + QByteArray::number(share, 'g', 6)
+            + "\r\n";
+    }
+    return out;
+}
+
+QString writeFile(const QString &path, const QByteArray &contents)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        return file.errorString();
+    }
+    if (file.write(contents) != contents.size()) {
+        return file.errorString();
+    }
+    return {};
+}
+
+QString writePdf(const QString &path, const PdfContent &content)
+{
+    QPdfWriter writer(path);
+    writer.setPageSize(QPageSize(QPageSize::A4));
+    writer.setPageOrientation(QPageLayout::Landscape);
+    writer.setResolution(150);
+    writer.setTitle(tr("Fleetscope executive summary"));
+    QPainter painter;
+    if (!painter.begin(&writer)) {
+        return tr("cannot write %1").arg(path);
+    }
+    const QRect page = painter.viewport();
+    QFont title = painter.font();
+    title.setPointSize(20);
+    title.setBold(true);
+    QFont body = painter.font();
+    body.setPointSize(12);
+
+    painter.setFont(title);
+    const int titleHeight = painter.fontMetrics().height() * 2;
+    painter.drawText(QRect(page.left(), page.top(), page.width(), titleHeight), Qt::AlignLeft | Qt::AlignVCenter,
+        tr("Fleetscope executive summary"));
+    painter.setFont(body);
+    const int line = painter.fontMetrics().height() + 4;
+    int y = page.top() + titleHeight;
+    for (const QString &text : content.lines) {
+        painter.drawText(QRect(page.left(), y, page.width(), line), Qt::AlignLeft | Qt::AlignVCenter, text);
+        y += line;
+    }
+    y += line;
+    drawChart(&painter, content.trendChart, QRect(page.left(), y, page.width(), page.bottom() - y));
+
+    writer.newPage();
+    const int half = page.height() / 2;
+    drawChart(&painter, content.paretoChart, QRect(page.left(), page.top(), page.width(), half));
+    y = page.top() + half + line;
+    painter.drawText(QRect(page.left(), y, page.width(), line), Qt::AlignLeft,
+        tr("Worst 1 % of GPUs, to drain or RMA (GPU: failures)"));
+    y += line;
+    QStringList items;
+    for (const auto &o : content.worst) {
+        items << QStringLiteral("%1: %2").arg(o.gpu).arg(o.failures);
+    }
+    painter.drawText(QRect(page.left(), y, page.width(), page.bottom() - y), Qt::TextWordWrap,
+        items.isEmpty() ? tr("no failures") : items.join(QStringLiteral(", ")));
+    if (!painter.end()) {
+        return tr("cannot finish %1").arg(path);
+    }
+    return {};
+}
+
+QString writePng(const QString &path, const QPixmap &page)
+{
+    if (!page.save(path, "PNG")) {
+        return tr("cannot write %1").arg(path);
+    }
+    return {};
+}
+
+} // namespace fleetscope::SummaryReport
