@@ -38,6 +38,7 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
 {
     m_recordPool.setMaxThreadCount(1); // frames must reach the recorder in the order they came
     m_replay = new ReplayController(&m_recorder, this);
+    m_replay->setBackgroundDecoding(true); // decoding a recorded frame of a million GPUs takes tens of ms
     connect(m_replay, &ReplayController::frameToShow, this, &ConsoleSession::showFrame);
     connect(m_replay, &ReplayController::modeChanged, this, [this] {
         if (m_comparing) { // back from a comparison to the metric itself
@@ -55,6 +56,9 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
 
 ConsoleSession::~ConsoleSession()
 {
+    // Replay decodes from the recorder on its own worker: it goes before the recorder does.
+    delete m_replay;
+    m_replay = nullptr;
     m_recordPool.waitForDone();
 }
 

@@ -27,7 +27,9 @@ ReplayController::ReplayController(const FlightRecorder *recorder, QObject *pare
     , m_position(recorder ? recorder->latestMs() : 0)
     , m_shownMs(none)
     , m_passedMs(none)
+    , m_wantedMs(none)
 {
+    m_pool.setMaxThreadCount(1);
     m_timer.setInterval(tickIntervalMs);
     connect(&m_timer, &QTimer::timeout, this, &ReplayController::tick);
 }
@@ -93,7 +95,8 @@ void ReplayController::play(double speed)
     m_anchorClockMs = m_clock();
     m_anchorPositionMs = m_position;
     if (m_mode == Mode::Paused) {
-        m_passedMs = m_shownMs;
+        // From the frame asked for last (a decode in the background may not have shown it yet).
+        m_passedMs = m_decoding ? m_wantedMs : m_shownMs;
         setMode(Mode::Playing);
         m_timer.start();
     }
@@ -174,11 +177,62 @@ void ReplayController::setPosition(qint64 timeMs)
     }
 }
 
+void ReplayController::setBackgroundDecoding(bool background)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_background = background;
+}
+
 void ReplayController::showRecorded(int64_t sampleTimeMs)
 {
-    if (sampleTimeMs != m_shownMs) {
+    if (sampleTimeMs == m_shownMs) {
+        return;
+    }
+    if (!m_background) {
         // Null when the recorder dropped it since sampleTimes(): nothing newer to show then.
         show(m_recorder->frameAt(sampleTimeMs));
+        return;
+    }
+    m_wantedMs = sampleTimeMs;
+    if (!m_decoding) {
+        startDecode();
+    } // else picked up when the decode under way finishes
+}
+
+void ReplayController::startDecode()
+{
+    m_decoding = true;
+    const qint64 wanted = m_wantedMs;
+    const FlightRecorder *recorder = m_recorder;
+    // The pool is drained before this object goes, so `this` outlives the job; a result posted to an object that
+    // has gone meanwhile is discarded by Qt with the object's events.
+    m_pool.start([this, recorder, wanted] {
+        FramePtr frame = recorder->frameAt(wanted);
+        QMetaObject::invokeMethod(
+            this, [this, wanted, frame = std::move(frame)] { onDecoded(wanted, frame); }, Qt::QueuedConnection);
+    });
+}
+
+void ReplayController::onDecoded(qint64 sampleTimeMs, const FramePtr &frame)
+{
+    m_decoding = false;
+    if (m_mode == Mode::Live) {
+        // Live again meanwhile: the live frame stands, unless this is the newest recorded one going live asked for.
+        if (frame && frame->sampleTimeMs > m_shownMs && (!m_lastLive || frame->sampleTimeMs > m_lastLive->sampleTimeMs)) {
+            show(frame);
+        }
+        return;
+    }
+    // The frame asked for last is shown; while playing forwards so is any frame on the way to it (else a decode
+    // slower than the ticks would never show anything).
+    const bool wanted = sampleTimeMs == m_wantedMs;
+    const bool onTheWay = m_mode == Mode::Playing && frame && frame->sampleTimeMs > m_shownMs
+        && frame->sampleTimeMs <= m_wantedMs;
+    if (wanted || onTheWay) {
+        show(frame);
+    }
+    if (!wanted && m_wantedMs != m_shownMs) {
+        startDecode();
     }
 }
 

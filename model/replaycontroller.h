@@ -4,6 +4,7 @@
 #include "model/fleetmodel.h"
 
 #include <QObject>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <cstdint>
@@ -59,6 +60,10 @@ public Q_SLOTS:
     void play(double speed);
     // Stops the play head where the clock has brought it; in live, freezes the newest frame.
     void pause();
+    // Decodes recorded frames on a worker thread (a million GPUs take tens of ms each) instead of inline: frameToShow
+    // then comes from the event loop, latest wins. Off by default (deterministic for tests of the play logic).
+    void setBackgroundDecoding(bool background);
+    bool isDecoding() const { return m_decoding; }
     // Advances the play head to the clock's time. The internal timer calls it every tickIntervalMs while playing.
     void tick();
     // A frame from the live stream. Shown in live, otherwise only kept for going live again.
@@ -77,6 +82,8 @@ private:
     // Shows the recorded frame sampled at sampleTimeMs unless it is the one shown.
     void showRecorded(int64_t sampleTimeMs);
     void show(const FramePtr &frame);
+    void startDecode();
+    void onDecoded(qint64 sampleTimeMs, const FramePtr &frame);
 
     const FlightRecorder *m_recorder;
     std::function<qint64()> m_clock;
@@ -91,6 +98,10 @@ private:
     qint64 m_anchorPositionMs = 0;
     qint64 m_passedMs; // the newest sample time samplePassed() has reported (or that was shown when play began)
     FramePtr m_lastLive;
+    bool m_background = false;
+    bool m_decoding = false; // a decode is under way on m_pool
+    qint64 m_wantedMs; // the recorded frame to show next, when decoding in the background
+    QThreadPool m_pool; // one worker; last member, so that it is drained first
 };
 
 } // namespace fleetscope

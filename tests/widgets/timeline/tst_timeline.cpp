@@ -153,6 +153,53 @@ private Q_SLOTS:
         QCOMPARE(modes.size(), 1);
     }
 
+    // In the background (as the console runs it): seek returns before anything is decoded, a burst of seeks shows
+    // the last one asked for (latest wins), playing shows frames in increasing order, and going live drops a decode
+    // still under way.
+    void backgroundDecodingLatestWins()
+    {
+        ReplayController c(&m_recorder);
+        c.setBackgroundDecoding(true);
+        useTestClock(c);
+        QSignalSpy shown(&c, &ReplayController::frameToShow);
+        c.seek(timeOf(37));
+        QCOMPARE(shown.size(), 0); // nothing decoded on the caller's thread
+        QVERIFY(c.isDecoding());
+        c.seek(timeOf(40));
+        c.seek(timeOf(12));
+        QTRY_VERIFY(!c.isDecoding());
+        QVERIFY(!shown.isEmpty());
+        QCOMPARE(shownIndices(shown).back(), 12); // the last asked for, whatever came before
+        QVERIFY(shown.size() <= 2); // at most the one already under way, then the latest
+
+        // Play straight after a seek, before its decode has landed: play starts from the frame asked for.
+        c.seek(timeOf(20));
+        QVERIFY(c.isDecoding());
+        shown.clear();
+        c.play(10);
+        for (int step = 0; step < 20; ++step) {
+            m_now += 100; // a second of recording per tick at 10x
+            c.tick();
+            QTRY_VERIFY(!c.isDecoding()); // each tick's decode lands before the next, as at a slow speed
+        }
+        QTRY_VERIFY(!c.isDecoding());
+        const std::vector<int> played = shownIndices(shown);
+        QVERIFY(played.size() >= 10); // 20 s of recording passed at 10x: frames all along, not only at the end
+        QCOMPARE(played.front(), 20);
+        QVERIFY(std::is_sorted(played.begin(), played.end()));
+        QVERIFY(std::adjacent_find(played.begin(), played.end()) == played.end());
+
+        c.seek(timeOf(3));
+        c.goLive();
+        shown.clear();
+        QTRY_VERIFY(!c.isDecoding());
+        QCoreApplication::processEvents();
+        for (const int index : shownIndices(shown)) {
+            QVERIFY2(index != 3, "a decode finished after going live was shown");
+        }
+        QCOMPARE(c.mode(), ReplayController::Mode::Live);
+    }
+
     void playDeliversInOrderAtSpeed_data()
     {
         QTest::addColumn<double>("speed");
