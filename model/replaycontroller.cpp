@@ -226,8 +226,8 @@ void ReplayController::onDecoded(qint64 sampleTimeMs, const FramePtr &frame)
     // The frame asked for last is shown; while playing forwards so is any frame on the way to it (else a decode
     // slower than the ticks would never show anything).
     const bool wanted = sampleTimeMs == m_wantedMs;
-    const bool onTheWay = m_mode == Mode::Playing && frame && frame->sampleTimeMs > m_shownMs
-        && frame->sampleTimeMs <= m_wantedMs;
+    const bool onTheWay = m_mode == Mode::Playing && frame && frame->sampleTimeMs <= m_wantedMs
+        && (frame->sampleTimeMs > m_shownMs || m_shownMs > m_wantedMs); // the shown one is ahead after a seek back
     if (wanted || onTheWay) {
         show(frame);
     }
