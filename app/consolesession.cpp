@@ -198,34 +198,29 @@ void ConsoleSession::setMetric(const QString &id)
     Q_EMIT displayOptionsChanged();
 }
 
-void ConsoleSession::setChangeWindow(int seconds)
+template <typename T> void ConsoleSession::setDisplayOption(T &option, T value)
 {
-    if (seconds == m_changeWindowS) {
+    if (value == option) {
         return;
     }
-    m_changeWindowS = std::max(0, seconds);
+    option = std::move(value);
     applyMetric();
     Q_EMIT displayOptionsChanged();
+}
+
+void ConsoleSession::setChangeWindow(int seconds)
+{
+    setDisplayOption(m_changeWindowS, std::max(0, seconds));
 }
 
 void ConsoleSession::setColourMap(const QString &name)
 {
-    if (name == m_colourMap) {
-        return;
-    }
-    m_colourMap = name;
-    applyMetric();
-    Q_EMIT displayOptionsChanged();
+    setDisplayOption(m_colourMap, name);
 }
 
 void ConsoleSession::setAutoRange(bool autoRange)
 {
-    if (autoRange == m_autoRange) {
-        return;
-    }
-    m_autoRange = autoRange;
-    applyMetric();
-    Q_EMIT displayOptionsChanged();
+    setDisplayOption(m_autoRange, autoRange);
 }
 
 void ConsoleSession::applyMetric()

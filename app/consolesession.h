@@ -117,6 +117,8 @@ private:
     void showFrame(const FramePtr &frame);
     // The metric drawn from the selection, its rate and the colour map; subscribes to it.
     void applyMetric();
+    // Sets one of the choices of what is shown, and shows it.
+    template <typename T> void setDisplayOption(T &option, T value);
     void updateAutoRange(const FramePtr &shown);
     void followFleetEvents();
     const MetricInfo *selectedMetric() const;

@@ -7,15 +7,14 @@
 #include "model/navigation.h"
 #include "widgets/heatmap/heatmapview.h"
 
-#include <QCoreApplication>
 #include <QDateTime>
 #include <QFile>
 #include <QFileDialog>
 #include <QMenu>
-#include <QPointer>
 #include <QThreadPool>
 
 #include <algorithm>
+#include <utility>
 
 namespace fleetscope {
 
@@ -69,16 +68,8 @@ void DeskExports::exportMap()
     // The map at the screen's own resolution (physical pixels), labels included. A few megapixels at most: the
     // PNG encoding is the slow part and runs on a worker.
     const QImage image = m_map->heatmap()->grabFramebuffer();
-    ++m_running;
-    QPointer<DeskExports> self(this);
-    m_pool.start([self, image, file] {
-        const bool saved = image.save(file, "PNG");
-        QMetaObject::invokeMethod(QCoreApplication::instance(), [self, file, saved] {
-            if (self) {
-                --self->m_running;
-                Q_EMIT self->finished(file, saved ? QString() : tr("could not write %1").arg(file), {});
-            }
-        });
+    run(file, [image, file] {
+        return std::pair { image.save(file, "PNG") ? QString() : tr("could not write %1").arg(file), QString() };
     });
 }
 
@@ -92,20 +83,12 @@ void DeskExports::exportValuesTo(const QString &file)
     }
     const std::vector<MetricInfo> metrics = m_session->client()->metrics();
     std::vector<uint32_t> gpus = m_map->gpusOfCurrentPlace();
-    ++m_running;
-    QPointer<DeskExports> self(this);
-    m_pool.start([self, file, topology, frame, metrics, gpus = std::move(gpus)] {
+    run(file, [file, topology, frame, metrics, gpus = std::move(gpus)] {
         QFile out(file);
         const QString error = out.open(QIODevice::WriteOnly | QIODevice::Truncate)
             ? CsvExport::writeCurrentValues(out, *topology, *frame, metrics, gpus)
             : out.errorString();
-        const QString summary = tr("%L1 GPUs").arg(gpus.size());
-        QMetaObject::invokeMethod(QCoreApplication::instance(), [self, file, error, summary] {
-            if (self) {
-                --self->m_running;
-                Q_EMIT self->finished(file, error, summary);
-            }
-        });
+        return std::pair { error, tr("%L1 GPUs").arg(gpus.size()) };
     });
 }
 
@@ -121,9 +104,7 @@ void DeskExports::exportTimeSeriesTo(const QString &file)
                                                      : m_map->gpusOfCurrentPlace();
     const std::vector<MetricInfo> metrics = m_session->client()->metrics();
     const FlightRecorder *recorder = &m_session->recorder(); // outlives the pool: see ~DeskExports
-    ++m_running;
-    QPointer<DeskExports> self(this);
-    m_pool.start([self, file, topology, gpus, metrics, recorder] {
+    run(file, [file, topology, gpus, metrics, recorder] {
         // The recorded frames of the last 15 minutes, at most 900 of them, decoded here rather than on the GUI thread.
         std::vector<FramePtr> frames;
         const auto times = recorder->sampleTimes();
@@ -141,13 +122,24 @@ void DeskExports::exportTimeSeriesTo(const QString &file)
         const QString error = out.open(QIODevice::WriteOnly | QIODevice::Truncate)
             ? CsvExport::writeTimeSeries(out, *topology, frames, metrics, gpus)
             : out.errorString();
-        const QString summary = tr("%L1 samples").arg(frames.size());
-        QMetaObject::invokeMethod(QCoreApplication::instance(), [self, file, error, summary] {
-            if (self) {
-                --self->m_running;
-                Q_EMIT self->finished(file, error, summary);
-            }
-        });
+        return std::pair { error, tr("%L1 samples").arg(frames.size()) };
+    });
+}
+
+void DeskExports::run(const QString &file, std::function<std::pair<QString, QString>()> work)
+{
+    ++m_running;
+    // The pool is drained before this object goes, so `this` outlives the job; a result posted to an object that has
+    // gone meanwhile is discarded by Qt with the object's events.
+    m_pool.start([this, file, work = std::move(work)] {
+        const auto [error, summary] = work();
+        QMetaObject::invokeMethod(
+            this,
+            [this, file, error = error, summary = summary] {
+                --m_running;
+                Q_EMIT finished(file, error, summary);
+            },
+            Qt::QueuedConnection);
     });
 }
 

@@ -5,6 +5,9 @@
 #include <QString>
 #include <QThreadPool>
 
+#include <functional>
+#include <utility>
+
 class QMenu;
 class QWidget;
 
@@ -36,6 +39,8 @@ Q_SIGNALS:
 
 private:
     void exportMap();
+    // Runs work (returning the error, empty on success, and what was written) on the pool; finished() follows.
+    void run(const QString &file, std::function<std::pair<QString, QString>()> work);
     QString askFile(const QString &title, const QString &name, const QString &filter);
 
     ConsoleSession *m_session;

@@ -67,18 +67,19 @@ void DeskSearch::open(const SearchResult &result)
     Navigation *nav = m_map->navigation();
     HeatmapView *map = m_map->heatmap();
     map->setMarkedGpus({});
+    const auto id = static_cast<uint32_t>(result.id);
     switch (result.kind) {
     case SearchResult::Kind::Row:
-        nav->goTo(Place::row(static_cast<uint32_t>(result.id)));
+        nav->goTo(Place::row(id));
         break;
     case SearchResult::Kind::Rack:
-        nav->goTo(Place::rack(static_cast<uint32_t>(result.id)));
+        nav->goTo(Place::rack(id));
         break;
     case SearchResult::Kind::Node:
-        nav->goTo(Place::node(static_cast<uint32_t>(result.id)));
+        nav->goTo(Place::node(id));
         break;
     case SearchResult::Kind::Gpu:
-        nav->goTo(Place::gpu(static_cast<uint32_t>(result.id)));
+        nav->goTo(Place::gpu(id));
         break;
     case SearchResult::Kind::Job: {
         const JobsPtr jobs = m_session->client()->jobs();

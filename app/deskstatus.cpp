@@ -2,6 +2,7 @@
 #include "app/deskstatus.h"
 
 #include "app/consolesession.h"
+#include "app/mappage.h"
 #include "model/replaycontroller.h"
 #include "widgets/heatmap/heatmapview.h"
 
@@ -14,10 +15,11 @@
 
 namespace fleetscope {
 
-DeskStatus::DeskStatus(ConsoleSession *session, HeatmapView *map, QStatusBar *bar)
+DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     : QObject(bar)
     , m_session(session)
-    , m_map(map)
+    , m_page(page)
+    , m_map(page->heatmap())
     , m_bar(bar)
 {
     m_connection = new QLabel(bar);
@@ -94,29 +96,15 @@ void DeskStatus::refresh()
     const double age = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - frame->sampleTimeMs) / 1000.0;
     const QString when = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
     m_age->setText(tr("data as of %1 (%2 s old)").arg(when).arg(std::max(0.0, age), 0, 'f', 1));
-    // A replay or a comparison shows old data on purpose, and says so in its own banner.
-    const ReplayController *replay = m_session->replay();
-    if (m_session->isComparing() || replay->mode() != ReplayController::Mode::Live) {
-        m_age->setStyleSheet(QString());
-        m_map->setStaleNote({});
-        m_map->setReplayNote(m_session->isComparing()
-                ? m_session->shownMetric().name
-                : tr("Replay · %1 · %2× (LIVE returns to now)")
-                      .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
-                               .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
-                      .arg(replay->speed()));
-        return;
-    }
-    m_map->setReplayNote({});
-    // Past three intervals the age turns into a warning and the map is patterned; counted by this machine's clock
-    // since the data came, with the client's full detail.
+    // Past three intervals the age turns into a warning and the map is patterned, counted by this machine's clock
+    // since the data came, with the client's full detail; a replay or a comparison shows old data on purpose, and
+    // says so in its own banner.
     const bool stale = m_session->isStale();
-    m_age->setStyleSheet(stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
     const qint64 silentS = m_session->msSinceNewData() / 1000;
-    m_map->setStaleNote(stale ? tr("No new data for %1 s (as of %2) · %3")
-                                    .arg(silentS)
-                                    .arg(when, m_session->client()->stateDetail())
-                              : QString());
+    const bool live = m_page->showDataNote(stale,
+        tr("No new data for %1 s (as of %2) · %3").arg(silentS).arg(when, m_session->client()->stateDetail()),
+        tr(" (LIVE returns to now)"));
+    m_age->setStyleSheet(live && stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
 }
 
 } // namespace fleetscope

@@ -13,6 +13,7 @@ namespace fleetscope {
 
 class ConsoleSession;
 class HeatmapView;
+class MapPage;
 
 // The desk's status bar: the connection (live, connecting, reconnecting with the reason), a busy bar while history
 // loads, the fleet's size, the time and age of the data shown, the frame rate; and on the map, the stale pattern
@@ -21,7 +22,7 @@ class DeskStatus : public QObject
 {
     Q_OBJECT
 public:
-    DeskStatus(ConsoleSession *session, HeatmapView *map, QStatusBar *bar);
+    DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar);
 
     // A problem that stops the console from working (the embedded backend failed), in red.
     void showProblem(const QString &message);
@@ -32,6 +33,7 @@ private:
     void showConnection(const QString &detail, const QString &colour);
 
     ConsoleSession *m_session;
+    MapPage *m_page;
     HeatmapView *m_map;
     QStatusBar *m_bar;
     QLabel *m_connection = nullptr;

@@ -77,7 +77,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     makeDocks();
     m_toolbar = new DeskToolbar(m_session, heatmap(), this);
     addToolBar(m_toolbar);
-    m_status = new DeskStatus(m_session, heatmap(), statusBar());
+    m_status = new DeskStatus(m_session, m_map, statusBar());
     m_exports = new DeskExports(m_session, m_map, this);
     connect(m_exports, &DeskExports::finished, this, [this](const QString &file, const QString &error, const QString &what) {
         statusBar()->showMessage(error.isEmpty() ? (what.isEmpty() ? tr("Saved %1").arg(file)

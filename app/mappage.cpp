@@ -7,6 +7,7 @@
 #include "widgets/heatmap/colorlegend.h"
 #include "widgets/heatmap/heatmapview.h"
 
+#include <QDateTime>
 #include <QVBoxLayout>
 
 namespace fleetscope {
@@ -112,6 +113,24 @@ void MapPage::onPlaceChanged(Place place)
     if (place.level == Place::Level::Gpu) {
         m_view->setSelectedGpu(static_cast<int>(place.index));
     }
+}
+
+bool MapPage::showDataNote(bool stale, const QString &staleNote, const QString &replayHint)
+{
+    const FramePtr frame = m_view->frame();
+    const ReplayController *replay = m_session->replay();
+    if (frame && (m_session->isComparing() || replay->mode() != ReplayController::Mode::Live)) {
+        m_view->setStaleNote({});
+        const QString when
+            = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+        m_view->setReplayNote(m_session->isComparing()
+                ? m_session->shownMetric().name
+                : tr("Replay · %1 · %2×%3").arg(when).arg(replay->speed()).arg(replayHint));
+        return false;
+    }
+    m_view->setReplayNote({});
+    m_view->setStaleNote(stale ? staleNote : QString());
+    return true;
 }
 
 std::vector<uint32_t> MapPage::gpusOfCurrentPlace() const

@@ -38,6 +38,10 @@ public:
     ViewState currentView() const;
     // A click or Enter on a GPU: one level down towards it, or sideways to its place outside the current one.
     void openTowards(uint32_t gpu);
+    // The map's banner for the data it shows: a replay or a comparison says so (and has no stale pattern); live data
+    // gets the stale pattern and staleNote while stale. replayHint follows the replay's time and speed. Returns
+    // true when the map shows live data.
+    bool showDataNote(bool stale, const QString &staleNote, const QString &replayHint = {});
     // The GPUs of a place, for exports.
     std::vector<uint32_t> gpusOfCurrentPlace() const;
 

@@ -475,23 +475,12 @@ void WallWindow::refresh()
 
 void WallWindow::refreshMapNotes(bool stale)
 {
-    // The map's own banner: a replay says so; stale data gets the pattern and a note that stays the same while it
-    // lasts (the header counts the seconds, so the GL map is not repainted each second for it).
-    HeatmapView *view = m_map->heatmap();
-    const FramePtr frame = view->frame();
-    const ReplayController *replay = m_session->replay();
-    if (!frame || replay->mode() != ReplayController::Mode::Live) {
-        view->setStaleNote({});
-        view->setReplayNote(!frame ? QString()
-                                   : tr("Replay · %1 · %2×")
-                                         .arg(QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs)
-                                                  .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")))
-                                         .arg(replay->speed()));
-        return;
-    }
-    view->setReplayNote({});
-    const QString when = QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
-    view->setStaleNote(stale ? tr("No new data since %1").arg(when) : QString());
+    // Stale data gets the pattern and a note that stays the same while it lasts (the header counts the seconds, so
+    // the GL map is not repainted each second for it).
+    const FramePtr frame = m_map->heatmap()->frame();
+    const QString when = frame ? QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"))
+                               : QString();
+    m_map->showDataNote(stale && frame, tr("No new data since %1").arg(when));
 }
 
 } // namespace fleetscope

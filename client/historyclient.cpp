@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/historyclient.h"
 
+#include "client/grpcstatus.h"
 #include "client/rpcjobs.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -28,20 +29,6 @@ namespace {
 constexpr auto rangeDeadline = std::chrono::seconds(30);
 // A closed event range is complete once the backend has had this long past its end to send what it holds.
 constexpr auto eventSettle = std::chrono::seconds(2);
-
-QString describeStatus(const grpc::Status &status)
-{
-    switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-        return QStringLiteral("backend unavailable (%1)").arg(QString::fromStdString(status.error_message()));
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-        return QStringLiteral("backend did not answer in time");
-    default:
-        return QStringLiteral("backend error %1: %2")
-            .arg(static_cast<int>(status.error_code()))
-            .arg(QString::fromStdString(status.error_message()));
-    }
-}
 
 std::optional<FleetEvent::Kind> kindOf(pb::EventKind kind)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/summaryclient.h"
 
+#include "client/grpcstatus.h"
 #include "client/rpcjobs.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -21,20 +22,6 @@ namespace pb = fleetscope::telemetry::v1;
 
 namespace {
 constexpr auto summaryDeadline = std::chrono::seconds(30);
-
-QString describeStatus(const grpc::Status &status)
-{
-    switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-        return QStringLiteral("backend unavailable (%1)").arg(QString::fromStdString(status.error_message()));
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-        return QStringLiteral("backend did not answer in time");
-    default:
-        return QStringLiteral("backend error %1: %2")
-            .arg(static_cast<int>(status.error_code()))
-            .arg(QString::fromStdString(status.error_message()));
-    }
-}
 
 SummaryRollup decode(const pb::Rollup &r)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/telemetryclient.h"
 
+#include "client/grpcstatus.h"
 #include "client/protodecode.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -22,21 +23,6 @@ constexpr int maxBackoffMs = 10000;
 constexpr auto topologyDeadline = std::chrono::seconds(20);
 constexpr auto unaryDeadline = std::chrono::seconds(5);
 
-QString describe(const grpc::Status &status)
-{
-    switch (status.error_code()) {
-    case grpc::StatusCode::UNAVAILABLE:
-        return QStringLiteral("backend unavailable (%1)").arg(QString::fromStdString(status.error_message()));
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-        return QStringLiteral("backend did not answer in time");
-    case grpc::StatusCode::OK:
-        return QStringLiteral("the backend ended the stream");
-    default:
-        return QStringLiteral("backend error %1: %2")
-            .arg(static_cast<int>(status.error_code()))
-            .arg(QString::fromStdString(status.error_message()));
-    }
-}
 } // namespace
 
 TelemetryClient::TelemetryClient(QObject *parent)
@@ -237,7 +223,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
         }
         const auto status = reader->Finish();
         if (!status.ok()) {
-            end(describe(status), false);
+            end(describeStatus(status), false);
             return;
         }
     }
@@ -277,7 +263,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
     }
     pb::ListMetricsResponse catalogue;
     if (const auto status = stub->ListMetrics(context.get(), pb::ListMetricsRequest(), &catalogue); !status.ok()) {
-        end(describe(status), false);
+        end(describeStatus(status), false);
         return;
     }
     std::vector<MetricInfo> infos;
@@ -338,7 +324,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
             resumeAfter = 0;
             continue;
         }
-        end(describe(status), live);
+        end(describeStatus(status), live);
         return;
     }
 }
@@ -379,7 +365,7 @@ void TelemetryClient::runJobsPoll(quint64 session, std::string address, int inte
             });
         } else if (status.error_code() != grpc::StatusCode::CANCELLED) {
             // The frame stream notices and reports an unreachable backend; a failed listing only waits for the next.
-            qCInfo(lcClient, "listing jobs failed: %s", qPrintable(describe(status)));
+            qCInfo(lcClient, "listing jobs failed: %s", qPrintable(describeStatus(status)));
         }
         std::unique_lock lock(m_cancelMutex);
         if (m_sessionChanged.wait_for(lock, std::chrono::milliseconds(intervalMs), [this] { return m_cancelled; })) {

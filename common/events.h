@@ -23,32 +23,15 @@ constexpr int eventKindCount = 10;
 
 enum class EventSeverity : uint8_t { Info, Warning, Critical };
 
-// A short name for people ("ECC double-bit").
+// A short name for people ("ECC double-bit"), in EventKind's order.
+inline constexpr const char *eventKindNames[eventKindCount] = { "XID", "ECC double-bit", "Thermal throttle start",
+    "Thermal throttle end", "Power throttle start", "Power throttle end", "Node down", "Node up", "Job start",
+    "Job end" };
+
 constexpr const char *eventKindName(EventKind kind)
 {
-    switch (kind) {
-    case EventKind::Xid:
-        return "XID";
-    case EventKind::EccDoubleBit:
-        return "ECC double-bit";
-    case EventKind::ThermalThrottleStart:
-        return "Thermal throttle start";
-    case EventKind::ThermalThrottleEnd:
-        return "Thermal throttle end";
-    case EventKind::PowerThrottleStart:
-        return "Power throttle start";
-    case EventKind::PowerThrottleEnd:
-        return "Power throttle end";
-    case EventKind::NodeDown:
-        return "Node down";
-    case EventKind::NodeUp:
-        return "Node up";
-    case EventKind::JobStart:
-        return "Job start";
-    case EventKind::JobEnd:
-        return "Job end";
-    }
-    return "";
+    const auto index = static_cast<int>(kind);
+    return index >= 0 && index < eventKindCount ? eventKindNames[index] : "";
 }
 
 } // namespace fleetscope
