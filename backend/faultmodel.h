@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fleetscope::backend {
@@ -28,6 +29,20 @@ struct FleetEvent
     uint64_t jobId = 0;
     uint32_t xid = 0;
     std::string text;
+
+    // An event about one GPU, or about a node (gpu -1); a job's and an XID's number are set apart.
+    static FleetEvent make(
+        double timeSeconds, Kind kind, Severity severity, int64_t gpu, int64_t node, std::string text)
+    {
+        FleetEvent e;
+        e.timeSeconds = timeSeconds;
+        e.kind = kind;
+        e.severity = severity;
+        e.gpu = gpu;
+        e.node = node;
+        e.text = std::move(text);
+        return e;
+    }
 };
 
 // What an XID number means (common/xid.h), or "unknown XID".
