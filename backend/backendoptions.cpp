@@ -122,6 +122,14 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             }
             return true;
         };
+        auto millisecondsIn = [&](std::chrono::milliseconds *out, int64_t min, int64_t max) {
+            int64_t ms = 0;
+            if (!numberIn(&ms, min, max)) {
+                return false;
+            }
+            *out = std::chrono::milliseconds(ms);
+            return true;
+        };
         if (arg == "--help" || arg == "-h") {
             o.showHelp = true;
         } else if (arg == "--version") {
@@ -179,11 +187,9 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
                 return result;
             }
         } else if (arg == "--interval-ms") {
-            int64_t ms = 0;
-            if (!numberIn(&ms, 50, 60000)) {
+            if (!millisecondsIn(&o.source.interval, 50, 60000)) {
                 return result;
             }
-            o.source.interval = std::chrono::milliseconds(ms);
         } else if (arg == "--speed") {
             double speed = 0;
             if (!numberIn(&speed, 0.1, 3600)) {
@@ -250,11 +256,9 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
                 return result;
             }
         } else if (arg == "--prometheus-timeout-ms") {
-            int64_t ms = 0;
-            if (!numberIn(&ms, 100, 60000)) {
+            if (!millisecondsIn(&o.prometheus.timeout, 100, 60000)) {
                 return result;
             }
-            o.prometheus.timeout = std::chrono::milliseconds(ms);
         } else {
             result.error = fmt::format("unknown option '{}'", arg);
             return result;

@@ -93,8 +93,12 @@ const LabelField labelFields[] = {
 };
 
 // Reads a series' "metric" object: Hostname and gpu always, the rest as asked.
-simdjson::error_code readLabels(od::object labels, unsigned wanted, PromSample *s)
+simdjson::error_code readLabels(od::value metric, unsigned wanted, PromSample *s)
 {
+    od::object labels;
+    if (auto e = metric.get_object().get(labels)) {
+        return e;
+    }
     Ranks ranks;
     for (auto label : labels) {
         std::string_view name;
@@ -169,11 +173,7 @@ simdjson::error_code readSeries(od::value element, unsigned wanted, PromSample *
             return e;
         }
         if (key == "metric") {
-            od::object labels;
-            if (auto e = field.value().get_object().get(labels)) {
-                return e;
-            }
-            if (auto e = readLabels(labels, wanted, s)) {
+            if (auto e = readLabels(field.value(), wanted, s)) {
                 return e;
             }
         } else if (key == "value") {
@@ -338,11 +338,7 @@ bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints
                     return e;
                 }
                 if (key == "metric") {
-                    od::object metric;
-                    if (auto e = field.value().get_object().get(metric)) {
-                        return e;
-                    }
-                    if (auto e = readLabels(metric, 0, &labels)) {
+                    if (auto e = readLabels(field.value(), 0, &labels)) {
                         return e;
                     }
                     haveLabels = true;
