@@ -90,7 +90,7 @@ void FaultModel::logXid(uint32_t gpu, uint32_t xid, double now)
     count(XidCount, gpu, now);
     ++m_lifetime[gpu];
     m_lastXid[gpu] = xid;
-    auto e = FleetEvent::make(now, FleetEvent::Kind::Xid,
+    auto e = FleetEvent(now, FleetEvent::Kind::Xid,
         serious(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning, gpu, node,
         fmt::format("XID {} on {} GPU {}: {}", xid, m_shape.nodes[node].hostname, gpu - m_shape.nodes[node].firstGpu,
             xidDescription(xid)));
@@ -118,7 +118,7 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
         }
         const bool isDown = m_nodeDownUntil[k] > now;
         if (isDown != wasDown) {
-            emit(FleetEvent::make(now, isDown ? FleetEvent::Kind::NodeDown : FleetEvent::Kind::NodeUp,
+            emit(FleetEvent(now, isDown ? FleetEvent::Kind::NodeDown : FleetEvent::Kind::NodeUp,
                 isDown ? FleetEvent::Severity::Critical : FleetEvent::Severity::Info, -1, k,
                 fmt::format("{} {}", m_shape.nodes[k].hostname, isDown ? "is down" : "is back up")));
         }
@@ -166,7 +166,7 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
             count(EccDbeCount, g, now);
             ++m_lifetime[g];
             m_impairedUntil[g] = now + 300.0;
-            auto e = FleetEvent::make(now, FleetEvent::Kind::EccDoubleBit, FleetEvent::Severity::Critical, g, node,
+            auto e = FleetEvent(now, FleetEvent::Kind::EccDoubleBit, FleetEvent::Severity::Critical, g, node,
                 fmt::format("double-bit ECC error on {} GPU {}", m_shape.nodes[node].hostname,
                     g - m_shape.nodes[node].firstGpu));
             e.xid = 48;

@@ -30,19 +30,16 @@ struct FleetEvent
     uint32_t xid = 0;
     std::string text;
 
+    FleetEvent() = default;
     // An event about one GPU, or about a node (gpu -1); a job's and an XID's number are set apart.
-    static FleetEvent make(
-        double timeSeconds, Kind kind, Severity severity, int64_t gpu, int64_t node, std::string text)
-    {
-        FleetEvent e;
-        e.timeSeconds = timeSeconds;
-        e.kind = kind;
-        e.severity = severity;
-        e.gpu = gpu;
-        e.node = node;
-        e.text = std::move(text);
-        return e;
-    }
+    FleetEvent(double timeSeconds, Kind kind, Severity severity, int64_t gpu, int64_t node, std::string text)
+        : timeSeconds(timeSeconds)
+        , kind(kind)
+        , severity(severity)
+        , gpu(gpu)
+        , node(node)
+        , text(std::move(text))
+    { }
 };
 
 // What an XID number means (common/xid.h), or "unknown XID".

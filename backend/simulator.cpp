@@ -49,9 +49,8 @@ constexpr uint32_t reasonThermal = 0x20;
 FleetEvent throttleEvent(
     double t, bool started, FleetEvent::Kind start, FleetEvent::Kind end, uint32_t gpu, size_t node, std::string text)
 {
-    return FleetEvent::make(t, started ? start : end,
-        started ? FleetEvent::Severity::Warning : FleetEvent::Severity::Info, gpu, static_cast<int64_t>(node),
-        std::move(text));
+    return FleetEvent(t, started ? start : end, started ? FleetEvent::Severity::Warning : FleetEvent::Severity::Info,
+        gpu, static_cast<int64_t>(node), std::move(text));
 }
 
 } // namespace
