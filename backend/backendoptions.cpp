@@ -111,6 +111,25 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             return true;
         };
         std::string v;
+        // The option's value, a number from min to max (NaN is not one).
+        auto numberIn = [&](auto *out, auto min, auto max) {
+            if (!value(&v)) {
+                return false;
+            }
+            if (!parseNumber(v, out) || !(*out >= min && *out <= max)) {
+                result.error = fmt::format("{}: '{}' is not a number from {} to {}", arg, v, min, max);
+                return false;
+            }
+            return true;
+        };
+        auto millisecondsIn = [&](std::chrono::milliseconds *out, int64_t min, int64_t max) {
+            int64_t ms = 0;
+            if (!numberIn(&ms, min, max)) {
+                return false;
+            }
+            *out = std::chrono::milliseconds(ms);
+            return true;
+        };
         if (arg == "--help" || arg == "-h") {
             o.showHelp = true;
         } else if (arg == "--version") {
@@ -156,13 +175,7 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
         } else if (arg == "--exporter-topology-labels") {
             o.exporterTopologyLabels = true;
         } else if (arg == "--gpus") {
-            if (!value(&v)) {
-                return result;
-            }
-            if (!parseNumber(v, &o.source.gpuCount) || o.source.gpuCount < FleetShape::minGpus
-                || o.source.gpuCount > FleetShape::maxGpus) {
-                result.error = fmt::format(
-                    "--gpus: '{}' is not a number from {} to {}", v, FleetShape::minGpus, FleetShape::maxGpus);
+            if (!numberIn(&o.source.gpuCount, FleetShape::minGpus, FleetShape::maxGpus)) {
                 return result;
             }
         } else if (arg == "--seed") {
@@ -174,22 +187,12 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
                 return result;
             }
         } else if (arg == "--interval-ms") {
-            if (!value(&v)) {
+            if (!millisecondsIn(&o.source.interval, 50, 60000)) {
                 return result;
             }
-            int64_t ms = 0;
-            if (!parseNumber(v, &ms) || ms < 50 || ms > 60000) {
-                result.error = fmt::format("--interval-ms: '{}' is not a number from 50 to 60000", v);
-                return result;
-            }
-            o.source.interval = std::chrono::milliseconds(ms);
         } else if (arg == "--speed") {
-            if (!value(&v)) {
-                return result;
-            }
             double speed = 0;
-            if (!parseNumber(v, &speed) || !(speed >= 0.1 && speed <= 3600)) {
-                result.error = fmt::format("--speed: '{}' is not a number from 0.1 to 3600", v);
+            if (!numberIn(&speed, 0.1, 3600)) {
                 return result;
             }
             o.source.speed = speed;
@@ -253,15 +256,9 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
                 return result;
             }
         } else if (arg == "--prometheus-timeout-ms") {
-            if (!value(&v)) {
+            if (!millisecondsIn(&o.prometheus.timeout, 100, 60000)) {
                 return result;
             }
-            int64_t ms = 0;
-            if (!parseNumber(v, &ms) || ms < 100 || ms > 60000) {
-                result.error = fmt::format("--prometheus-timeout-ms: '{}' is not a number from 100 to 60000", v);
-                return result;
-            }
-            o.prometheus.timeout = std::chrono::milliseconds(ms);
         } else {
             result.error = fmt::format("unknown option '{}'", arg);
             return result;

@@ -135,6 +135,22 @@ std::string simpleResponse(int status, std::string_view reason, bool keepAlive, 
                        "Connection: {}\r\n\r\n{}",
         status, reason, body.size(), extraHeaders, keepAlive ? "keep-alive" : "close", body);
 }
+
+// Appends what has arrived on fd (nothing when a signal cut the read short); false once the peer has closed the
+// connection or it broke.
+bool receive(int fd, std::string *buffer)
+{
+    char chunk[16384];
+    const ssize_t got = recv(fd, chunk, sizeof chunk, 0);
+    if (got < 0 && errno == EINTR) {
+        return true;
+    }
+    if (got <= 0) {
+        return false;
+    }
+    buffer->append(chunk, static_cast<size_t>(got));
+    return true;
+}
 } // namespace
 
 ExporterServer::ExporterServer(const FrameSource &source, ExporterPage::Options options)
@@ -362,63 +378,49 @@ void ExporterServer::acceptLoop()
 void ExporterServer::serve(int fd)
 {
     std::string buffer;
-    char chunk[16384];
+    // An answer that ends the connection: the request cannot be served.
+    auto refuse = [&](int status, std::string_view reason) {
+        const auto answer = simpleResponse(status, reason, false);
+        sendAll(fd, answer.data(), answer.size());
+    };
     for (;;) {
         // Read up to the blank line that ends the head.
         size_t headEnd = std::string::npos;
         while ((headEnd = buffer.find("\r\n\r\n")) == std::string::npos) {
             if (buffer.size() > maxHeaderBytes) {
-                const auto answer = simpleResponse(431, "Request Header Fields Too Large", false);
-                sendAll(fd, answer.data(), answer.size());
+                refuse(431, "Request Header Fields Too Large");
                 return;
             }
             if (!waitFor(fd, POLLIN, buffer.empty() ? idleTimeoutMs : requestTimeoutMs)) {
                 if (!buffer.empty() && !m_stopping) {
-                    const auto answer = simpleResponse(408, "Request Timeout", false);
-                    sendAll(fd, answer.data(), answer.size());
+                    refuse(408, "Request Timeout");
                 }
                 return;
             }
-            const ssize_t got = recv(fd, chunk, sizeof chunk, 0);
-            if (got <= 0) {
-                if (got < 0 && errno == EINTR) {
-                    continue;
-                }
+            if (!receive(fd, &buffer)) {
                 return;
             }
-            buffer.append(chunk, static_cast<size_t>(got));
         }
 
         Request request;
         if (!parseHead(std::string_view(buffer).substr(0, headEnd), &request)) {
-            const auto answer = simpleResponse(400, "Bad Request", false);
-            sendAll(fd, answer.data(), answer.size());
+            refuse(400, "Bad Request");
             return;
         }
         if (request.chunked) {
-            const auto answer = simpleResponse(501, "Not Implemented", false);
-            sendAll(fd, answer.data(), answer.size());
+            refuse(501, "Not Implemented");
             return;
         }
         if (request.contentLength > maxBodyBytes) {
-            const auto answer = simpleResponse(413, "Payload Too Large", false);
-            sendAll(fd, answer.data(), answer.size());
+            refuse(413, "Payload Too Large");
             return;
         }
         // A body is not wanted, but read past it so that the next request on the connection starts where it should.
         const size_t requestEnd = headEnd + 4 + request.contentLength;
         while (buffer.size() < requestEnd) {
-            if (!waitFor(fd, POLLIN, requestTimeoutMs)) {
+            if (!waitFor(fd, POLLIN, requestTimeoutMs) || !receive(fd, &buffer)) {
                 return;
             }
-            const ssize_t got = recv(fd, chunk, sizeof chunk, 0);
-            if (got <= 0) {
-                if (got < 0 && errno == EINTR) {
-                    continue;
-                }
-                return;
-            }
-            buffer.append(chunk, static_cast<size_t>(got));
         }
         // The request's fields view the buffer, which reading the body may have moved: view it again.
         parseHead(std::string_view(buffer).substr(0, headEnd), &request);

@@ -90,15 +90,11 @@ void FaultModel::logXid(uint32_t gpu, uint32_t xid, double now)
     count(XidCount, gpu, now);
     ++m_lifetime[gpu];
     m_lastXid[gpu] = xid;
-    FleetEvent e;
-    e.timeSeconds = now;
-    e.kind = FleetEvent::Kind::Xid;
-    e.severity = serious(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning;
-    e.gpu = gpu;
-    e.node = node;
+    auto e = FleetEvent(now, FleetEvent::Kind::Xid,
+        serious(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning, gpu, node,
+        fmt::format("XID {} on {} GPU {}: {}", xid, m_shape.nodes[node].hostname, gpu - m_shape.nodes[node].firstGpu,
+            xidDescription(xid)));
     e.xid = xid;
-    e.text = fmt::format("XID {} on {} GPU {}: {}", xid, m_shape.nodes[node].hostname,
-        gpu - m_shape.nodes[node].firstGpu, xidDescription(xid));
     emit(std::move(e));
 }
 
@@ -122,13 +118,9 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
         }
         const bool isDown = m_nodeDownUntil[k] > now;
         if (isDown != wasDown) {
-            FleetEvent e;
-            e.timeSeconds = now;
-            e.kind = isDown ? FleetEvent::Kind::NodeDown : FleetEvent::Kind::NodeUp;
-            e.severity = isDown ? FleetEvent::Severity::Critical : FleetEvent::Severity::Info;
-            e.node = k;
-            e.text = fmt::format("{} {}", m_shape.nodes[k].hostname, isDown ? "is down" : "is back up");
-            emit(std::move(e));
+            emit(FleetEvent(now, isDown ? FleetEvent::Kind::NodeDown : FleetEvent::Kind::NodeUp,
+                isDown ? FleetEvent::Severity::Critical : FleetEvent::Severity::Info, -1, k,
+                fmt::format("{} {}", m_shape.nodes[k].hostname, isDown ? "is down" : "is back up")));
         }
     }
 
@@ -174,15 +166,10 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
             count(EccDbeCount, g, now);
             ++m_lifetime[g];
             m_impairedUntil[g] = now + 300.0;
-            FleetEvent e;
-            e.timeSeconds = now;
-            e.kind = FleetEvent::Kind::EccDoubleBit;
-            e.severity = FleetEvent::Severity::Critical;
-            e.gpu = g;
-            e.node = node;
+            auto e = FleetEvent(now, FleetEvent::Kind::EccDoubleBit, FleetEvent::Severity::Critical, g, node,
+                fmt::format("double-bit ECC error on {} GPU {}", m_shape.nodes[node].hostname,
+                    g - m_shape.nodes[node].firstGpu));
             e.xid = 48;
-            e.text = fmt::format(
-                "double-bit ECC error on {} GPU {}", m_shape.nodes[node].hostname, g - m_shape.nodes[node].firstGpu);
             emit(std::move(e));
             continue;
         }

@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fleetscope::backend {
@@ -28,6 +29,17 @@ struct FleetEvent
     uint64_t jobId = 0;
     uint32_t xid = 0;
     std::string text;
+
+    FleetEvent() = default;
+    // An event about one GPU, or about a node (gpu -1); a job's and an XID's number are set apart.
+    FleetEvent(double timeSeconds, Kind kind, Severity severity, int64_t gpu, int64_t node, std::string text)
+        : timeSeconds(timeSeconds)
+        , kind(kind)
+        , severity(severity)
+        , gpu(gpu)
+        , node(node)
+        , text(std::move(text))
+    { }
 };
 
 // What an XID number means (common/xid.h), or "unknown XID".

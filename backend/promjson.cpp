@@ -50,72 +50,73 @@ bool PromJson::parseValue(std::string_view text, double *value)
 
 namespace {
 
-enum LabelSet : unsigned { Placement = 1U, Jobs = 2U };
+enum LabelSet : unsigned { Always = 0U, Placement = 1U, Jobs = 2U };
+
+// Kubernetes labels come under three names; the best one seen wins whatever the order. The best rank so far:
+struct Ranks
+{
+    int nameSpace = 0;
+    int pod = 0;
+    int container = 0;
+};
+
+// Which labels are read, when, and where they go.
+struct LabelField
+{
+    std::string_view name;
+    LabelSet set;
+    std::string PromSample::*field;
+    int rank = 0; // with best: a name of a label that has several
+    int Ranks::*best = nullptr;
+};
+const LabelField labelFields[] = {
+    { "Hostname", Always, &PromSample::hostname },
+    { "gpu", Always, &PromSample::gpu },
+    { "__name__", Always, &PromSample::name },
+    { "UUID", Placement, &PromSample::uuid },
+    { "modelName", Placement, &PromSample::model },
+    { "DCGM_FI_DRIVER_VERSION", Placement, &PromSample::driver },
+    { "hall", Placement, &PromSample::hall },
+    { "row", Placement, &PromSample::row },
+    { "rack", Placement, &PromSample::rack },
+    { "exported_namespace", Jobs, &PromSample::nameSpace, 3, &Ranks::nameSpace },
+    { "namespace", Jobs, &PromSample::nameSpace, 2, &Ranks::nameSpace },
+    { "pod_namespace", Jobs, &PromSample::nameSpace, 1, &Ranks::nameSpace },
+    { "exported_pod", Jobs, &PromSample::pod, 3, &Ranks::pod },
+    { "pod", Jobs, &PromSample::pod, 2, &Ranks::pod },
+    { "pod_name", Jobs, &PromSample::pod, 1, &Ranks::pod },
+    { "exported_container", Jobs, &PromSample::container, 3, &Ranks::container },
+    { "container", Jobs, &PromSample::container, 2, &Ranks::container },
+    { "container_name", Jobs, &PromSample::container, 1, &Ranks::container },
+    { "hpc_job", Jobs, &PromSample::hpcJob },
+    { "hpc_user", Jobs, &PromSample::hpcUser },
+};
 
 // Reads a series' "metric" object: Hostname and gpu always, the rest as asked.
-simdjson::error_code readLabels(od::object labels, unsigned wanted, PromSample *s)
+simdjson::error_code readLabels(od::value metric, unsigned wanted, PromSample *s)
 {
-    // Kubernetes labels come under three names; the best one seen wins whatever the order.
-    int namespaceRank = 0;
-    int podRank = 0;
-    int containerRank = 0;
+    od::object labels;
+    if (auto e = metric.get_object().get(labels)) {
+        return e;
+    }
+    Ranks ranks;
     for (auto label : labels) {
         std::string_view name;
         if (auto e = label.unescaped_key().get(name)) {
             return e;
         }
         std::string *target = nullptr;
-        auto ranked = [&](std::string *field, int *best, int rank) {
-            if (rank > *best) {
-                *best = rank;
-                target = field;
+        for (const auto &f : labelFields) {
+            if (f.name != name) {
+                continue;
             }
-        };
-        if (name == "Hostname") {
-            target = &s->hostname;
-        } else if (name == "gpu") {
-            target = &s->gpu;
-        } else if (name == "__name__") {
-            target = &s->name;
-        } else if ((wanted & Placement) != 0U) {
-            if (name == "UUID") {
-                target = &s->uuid;
-            } else if (name == "modelName") {
-                target = &s->model;
-            } else if (name == "DCGM_FI_DRIVER_VERSION") {
-                target = &s->driver;
-            } else if (name == "hall") {
-                target = &s->hall;
-            } else if (name == "row") {
-                target = &s->row;
-            } else if (name == "rack") {
-                target = &s->rack;
+            if ((f.set == Always || (wanted & f.set) != 0U) && (f.best == nullptr || f.rank > ranks.*f.best)) {
+                if (f.best != nullptr) {
+                    ranks.*f.best = f.rank;
+                }
+                target = &(s->*f.field);
             }
-        }
-        if (target == nullptr && (wanted & Jobs) != 0U) {
-            if (name == "exported_namespace") {
-                ranked(&s->nameSpace, &namespaceRank, 3);
-            } else if (name == "namespace") {
-                ranked(&s->nameSpace, &namespaceRank, 2);
-            } else if (name == "pod_namespace") {
-                ranked(&s->nameSpace, &namespaceRank, 1);
-            } else if (name == "exported_pod") {
-                ranked(&s->pod, &podRank, 3);
-            } else if (name == "pod") {
-                ranked(&s->pod, &podRank, 2);
-            } else if (name == "pod_name") {
-                ranked(&s->pod, &podRank, 1);
-            } else if (name == "exported_container") {
-                ranked(&s->container, &containerRank, 3);
-            } else if (name == "container") {
-                ranked(&s->container, &containerRank, 2);
-            } else if (name == "container_name") {
-                ranked(&s->container, &containerRank, 1);
-            } else if (name == "hpc_job") {
-                target = &s->hpcJob;
-            } else if (name == "hpc_user") {
-                target = &s->hpcUser;
-            }
+            break;
         }
         std::string_view text;
         if (auto e = label.value().get_string().get(text)) {
@@ -172,11 +173,7 @@ simdjson::error_code readSeries(od::value element, unsigned wanted, PromSample *
             return e;
         }
         if (key == "metric") {
-            od::object labels;
-            if (auto e = field.value().get_object().get(labels)) {
-                return e;
-            }
-            if (auto e = readLabels(labels, wanted, s)) {
+            if (auto e = readLabels(field.value(), wanted, s)) {
                 return e;
             }
         } else if (key == "value") {
@@ -341,11 +338,7 @@ bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints
                     return e;
                 }
                 if (key == "metric") {
-                    od::object metric;
-                    if (auto e = field.value().get_object().get(metric)) {
-                        return e;
-                    }
-                    if (auto e = readLabels(metric, 0, &labels)) {
+                    if (auto e = readLabels(field.value(), 0, &labels)) {
                         return e;
                     }
                     haveLabels = true;

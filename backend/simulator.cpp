@@ -45,6 +45,14 @@ constexpr uint32_t reasonPowerCap = 0x4;
 constexpr uint32_t reasonHwSlowdown = 0x8;
 constexpr uint32_t reasonThermal = 0x20;
 
+// A GPU that starts to throttle is a warning; one that stops is news only.
+FleetEvent throttleEvent(
+    double t, bool started, FleetEvent::Kind start, FleetEvent::Kind end, uint32_t gpu, size_t node, std::string text)
+{
+    return FleetEvent(t, started ? start : end, started ? FleetEvent::Severity::Warning : FleetEvent::Severity::Info,
+        gpu, static_cast<int64_t>(node), std::move(text));
+}
+
 } // namespace
 
 Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario)
@@ -306,15 +314,10 @@ void Simulator::updateGpus()
                 = m_temp[g] >= throttleTemp || (m_thermalThrottled[g] != 0 && m_temp[g] >= throttleReleaseTemp);
             if (hot != (m_thermalThrottled[g] != 0)) {
                 m_thermalThrottled[g] = hot ? 1 : 0;
-                FleetEvent e;
-                e.timeSeconds = t;
-                e.kind = hot ? FleetEvent::Kind::ThermalThrottleStart : FleetEvent::Kind::ThermalThrottleEnd;
-                e.severity = hot ? FleetEvent::Severity::Warning : FleetEvent::Severity::Info;
-                e.gpu = g;
-                e.node = static_cast<int64_t>(k);
-                e.text = fmt::format("{} GPU {} {} thermal throttling at {:.0f} °C", node.hostname, g - node.firstGpu,
-                    hot ? "started" : "stopped", m_temp[g]);
-                m_events.push_back(std::move(e));
+                m_events.push_back(throttleEvent(t, hot, FleetEvent::Kind::ThermalThrottleStart,
+                    FleetEvent::Kind::ThermalThrottleEnd, g, k,
+                    fmt::format("{} GPU {} {} thermal throttling at {:.0f} °C", node.hostname, g - node.firstGpu,
+                        hot ? "started" : "stopped", m_temp[g])));
             }
             uint32_t reasons = 0;
             float power = idlePower + (maxPower - idlePower) * (util / 100.0F) * m_powerEfficiency[g];
@@ -344,16 +347,10 @@ void Simulator::updateGpus()
             const bool wasCapped = !std::isnan(before) && (static_cast<uint32_t>(before) & reasonPowerCap) != 0;
             const bool capped = (reasons & reasonPowerCap) != 0;
             if (capped != wasCapped) {
-                FleetEvent e;
-                e.timeSeconds = t;
-                e.kind = capped ? FleetEvent::Kind::PowerThrottleStart : FleetEvent::Kind::PowerThrottleEnd;
-                e.severity = capped ? FleetEvent::Severity::Warning : FleetEvent::Severity::Info;
-                e.gpu = g;
-                e.node = static_cast<int64_t>(k);
-                e.text = capped
-                    ? fmt::format("{} GPU {} power-capped at {:.0f} W", node.hostname, g - node.firstGpu, cap)
-                    : fmt::format("{} GPU {} no longer power-capped", node.hostname, g - node.firstGpu);
-                m_events.push_back(std::move(e));
+                m_events.push_back(throttleEvent(t, capped, FleetEvent::Kind::PowerThrottleStart,
+                    FleetEvent::Kind::PowerThrottleEnd, g, k,
+                    capped ? fmt::format("{} GPU {} power-capped at {:.0f} W", node.hostname, g - node.firstGpu, cap)
+                           : fmt::format("{} GPU {} no longer power-capped", node.hostname, g - node.firstGpu)));
             }
             m_throttleReasons[g] = static_cast<float>(reasons);
 

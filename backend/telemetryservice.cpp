@@ -121,31 +121,11 @@ grpc::Status TelemetryService::Subscribe(
 }
 
 namespace {
+// The wire numbers the kinds as common/events.h does, plus one (0 is unspecified); tst_common checks every pair.
 pb::EventKind toProto(FleetEvent::Kind kind)
 {
-    switch (kind) {
-    case FleetEvent::Kind::Xid:
-        return pb::EVENT_KIND_XID;
-    case FleetEvent::Kind::EccDoubleBit:
-        return pb::EVENT_KIND_ECC_DOUBLE_BIT;
-    case FleetEvent::Kind::ThermalThrottleStart:
-        return pb::EVENT_KIND_THERMAL_THROTTLE_START;
-    case FleetEvent::Kind::ThermalThrottleEnd:
-        return pb::EVENT_KIND_THERMAL_THROTTLE_END;
-    case FleetEvent::Kind::PowerThrottleStart:
-        return pb::EVENT_KIND_POWER_THROTTLE_START;
-    case FleetEvent::Kind::PowerThrottleEnd:
-        return pb::EVENT_KIND_POWER_THROTTLE_END;
-    case FleetEvent::Kind::NodeDown:
-        return pb::EVENT_KIND_NODE_DOWN;
-    case FleetEvent::Kind::NodeUp:
-        return pb::EVENT_KIND_NODE_UP;
-    case FleetEvent::Kind::JobStart:
-        return pb::EVENT_KIND_JOB_START;
-    case FleetEvent::Kind::JobEnd:
-        return pb::EVENT_KIND_JOB_END;
-    }
-    return pb::EVENT_KIND_UNSPECIFIED;
+    static_assert(pb::EventKind_ARRAYSIZE == eventKindCount + 1, "one wire kind per event kind");
+    return static_cast<pb::EventKind>(static_cast<int>(kind) + 1);
 }
 } // namespace
 

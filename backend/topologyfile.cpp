@@ -198,49 +198,44 @@ private:
 
     bool row(const Node &node, const std::string &path, TopologyFile::Row *out)
     {
-        std::vector<Node> items;
-        if (!View::isObject(node)) {
-            *m_error = fmt::format("{}: needs \"name\" and a \"racks\" array", at(path, node));
-            return false;
-        }
-        if (!object(node, path) || !stringMember(node, "name", true, path, &out->name)
-            || !membersOf(node, "racks", path, &items)) {
-            return false;
-        }
-        for (size_t k = 0; k < items.size(); ++k) {
-            TopologyFile::Rack rack;
-            if (!this->rack(items[k], fmt::format("{}.racks[{}]", path, k), &rack)) {
-                return false;
-            }
-            out->racks.push_back(std::move(rack));
-        }
-        if (out->racks.empty()) {
-            *m_error = fmt::format("{} ({}): a row needs at least one rack", at(path, node), out->name);
-            return false;
-        }
-        return true;
+        return group(node, path, { "row", "racks", "rack" }, &out->name, &out->racks, &Checker::rack);
     }
 
     bool rack(const Node &node, const std::string &path, TopologyFile::Rack *out)
     {
+        return group(node, path, { "rack", "hosts", "host" }, &out->name, &out->hosts, &Checker::host);
+    }
+
+    // A row of racks or a rack of hosts: an object with a name and an array `key` of at least one part.
+    struct Level
+    {
+        const char *kind;
+        const char *key;
+        const char *part;
+    };
+    template <typename Part>
+    bool group(const Node &node, const std::string &path, const Level &level, std::string *name,
+        std::vector<Part> *parts, bool (Checker::*readPart)(const Node &, const std::string &, Part *))
+    {
         std::vector<Node> items;
         if (!View::isObject(node)) {
-            *m_error = fmt::format("{}: needs \"name\" and a \"hosts\" array", at(path, node));
+            *m_error = fmt::format("{}: needs \"name\" and a \"{}\" array", at(path, node), level.key);
             return false;
         }
-        if (!object(node, path) || !stringMember(node, "name", true, path, &out->name)
-            || !membersOf(node, "hosts", path, &items)) {
+        if (!object(node, path) || !stringMember(node, "name", true, path, name)
+            || !membersOf(node, level.key, path, &items)) {
             return false;
         }
-        for (size_t n = 0; n < items.size(); ++n) {
-            TopologyFile::Host host;
-            if (!this->host(items[n], fmt::format("{}.hosts[{}]", path, n), &host)) {
+        for (size_t i = 0; i < items.size(); ++i) {
+            Part part;
+            if (!(this->*readPart)(items[i], fmt::format("{}.{}[{}]", path, level.key, i), &part)) {
                 return false;
             }
-            out->hosts.push_back(std::move(host));
+            parts->push_back(std::move(part));
         }
-        if (out->hosts.empty()) {
-            *m_error = fmt::format("{} ({}): a rack needs at least one host", at(path, node), out->name);
+        if (parts->empty()) {
+            *m_error
+                = fmt::format("{} ({}): a {} needs at least one {}", at(path, node), *name, level.kind, level.part);
             return false;
         }
         return true;

@@ -3,37 +3,21 @@
 // in the same run: simulate, encode to FrameParts, serialise (what gRPC sends), parse and reassemble in the client.
 //
 //   build/dev/bin/bench_frame [repetitions]
-#include "frameencoder.h"
+#include "bench/timing.h"
+#include "bench/wiredecode.h"
 #include "client/protodecode.h"
+#include "frameencoder.h"
 #include "simulator.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
 namespace be = fleetscope::backend;
-
-namespace {
-
-// Median wall time of fn over reps runs, in milliseconds.
-double medianMs(int reps, const std::function<void()> &fn)
-{
-    std::vector<double> times;
-    for (int i = 0; i < reps; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        fn();
-        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
-
-} // namespace
+using fleetscope::bench::medianMs;
 
 int main(int argc, char **argv)
 {
@@ -69,17 +53,7 @@ int main(int argc, char **argv)
         QString error;
         const auto topology = fleetscope::decodeTopology(be::encodeTopology(sim.shape(), 1), &error);
         fleetscope::FramePtr decoded;
-        const double decodeMs = medianMs(reps, [&] {
-            fleetscope::FrameAssembler assembler(topology);
-            be::pb::FramePart part;
-            for (const auto &w : wire) {
-                part.ParseFromString(w);
-                auto r = assembler.add(part);
-                if (r.frame) {
-                    decoded = r.frame;
-                }
-            }
-        });
+        const double decodeMs = medianMs(reps, [&] { decoded = fleetscope::bench::decodeWire(topology, wire); });
         if (!decoded) {
             fmt::print(stderr, "decode failed\n");
             return 1;

@@ -10,6 +10,9 @@
 // process's CPU time and page faults (a cross-check of the reproduced assembly, and where the live path's time goes).
 //
 //   build/dev/bin/bench_promjson [repetitions] [gpus]
+#include "bench/timing.h"
+#include "bench/wiredecode.h"
+#include "client/protodecode.h"
 #include "exporterpage.h"
 #include "frameencoder.h"
 #include "framesource.h"
@@ -17,7 +20,6 @@
 #include "prometheussource.h"
 #include "prometheustopology.h"
 #include "promjson.h"
-#include "client/protodecode.h"
 
 #include <QByteArray>
 #include <QJsonArray>
@@ -49,29 +51,16 @@
 #include <vector>
 
 namespace be = fleetscope::backend;
+using fleetscope::bench::median;
 using namespace std::chrono_literals;
 
 namespace {
 
-// Median wall time of fn over reps runs, in milliseconds, after one run that is not timed (it sizes the parsers'
-// buffers and the vectors of samples, as the live path's first poll does).
+// Timed after one run that is not, which sizes the parsers' buffers and the vectors of samples, as the live
+// path's first poll does.
 double medianMs(int reps, const std::function<void()> &fn)
 {
-    fn();
-    std::vector<double> times;
-    for (int i = 0; i < reps; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        fn();
-        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
-}
-
-double median(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
+    return fleetscope::bench::medianMs(reps, fn, 1);
 }
 
 // Go's strconv.FormatFloat(v, 'f', -1, 64), which Prometheus uses for sample values and evaluation times.
@@ -520,17 +509,7 @@ int main(int argc, char **argv)
         frameBytes += w.size();
     }
     fleetscope::FramePtr decoded;
-    const double decodeMs = medianMs(reps, [&] {
-        fleetscope::FrameAssembler assembler(clientTopology);
-        be::pb::FramePart part;
-        for (const auto &w : wire) {
-            part.ParseFromString(w);
-            auto r = assembler.add(part);
-            if (r.frame) {
-                decoded = r.frame;
-            }
-        }
-    });
+    const double decodeMs = medianMs(reps, [&] { decoded = fleetscope::bench::decodeWire(clientTopology, wire); });
 
     // The backend's latency from the answers' bytes to the frame on the wire, in one go.
     const long latencyFaultsStart = minorFaults();

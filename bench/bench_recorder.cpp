@@ -7,8 +7,9 @@
 //
 //   build/dev/bin/bench_recorder [frames] [gpus...]        default: 120 frames at 10240 and 102400 GPUs
 //   build/dev/bin/bench_recorder --sweep                   encodings compared at 10240 GPUs, 240 frames
-#include "model/flightrecorder.h"
+#include "bench/timing.h"
 #include "metriccatalog.h"
+#include "model/flightrecorder.h"
 #include "simulator.h"
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@ using fleetscope::FlightRecorder;
 using fleetscope::FlightRecorderOptions;
 using fleetscope::Frame;
 using fleetscope::FramePtr;
+using fleetscope::bench::median;
 
 namespace {
 
@@ -35,12 +37,6 @@ using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point start)
 {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // As DCGM reports them: temperatures in whole °C, utilisation in whole %, power in milliwatts.

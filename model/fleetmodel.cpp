@@ -3,6 +3,8 @@
 
 #include <QStringList>
 
+#include <iterator>
+
 namespace fleetscope {
 
 QString Topology::uuidText(uint32_t gpu) const
@@ -17,38 +19,28 @@ QString Topology::uuidText(uint32_t gpu) const
 
 namespace fleetscope::health {
 
+namespace {
+// By state (common/health.h).
+const char *const stateNames[] = { "OK", "warning", "critical", "offline", "no data" };
+static_assert(std::size(stateNames) == stateCount, "a name for every state");
+
+struct FlagName
+{
+    uint8_t flag;
+    const char *name;
+};
+const FlagName flagNames[] = { { throttledFlag, "throttled" }, { eccFlag, "ECC" }, { xidFlag, "XID" } };
+} // namespace
+
 QString describe(uint8_t byte)
 {
-    QString text;
-    switch (stateOf(byte)) {
-    case Ok:
-        text = QStringLiteral("OK");
-        break;
-    case Warning:
-        text = QStringLiteral("warning");
-        break;
-    case Critical:
-        text = QStringLiteral("critical");
-        break;
-    case Offline:
-        text = QStringLiteral("offline");
-        break;
-    case NoData:
-        text = QStringLiteral("no data");
-        break;
-    default:
-        text = QStringLiteral("unknown (%1)").arg(byte & stateMask);
-        break;
-    }
+    const uint8_t state = stateOf(byte);
+    QString text = state < stateCount ? QLatin1String(stateNames[state]) : QStringLiteral("unknown (%1)").arg(state);
     QStringList flags;
-    if ((byte & throttledFlag) != 0) {
-        flags << QStringLiteral("throttled");
-    }
-    if ((byte & eccFlag) != 0) {
-        flags << QStringLiteral("ECC");
-    }
-    if ((byte & xidFlag) != 0) {
-        flags << QStringLiteral("XID");
+    for (const auto &[flag, name] : flagNames) {
+        if ((byte & flag) != 0) {
+            flags << QLatin1String(name);
+        }
     }
     if (!flags.isEmpty()) {
         text += QStringLiteral(" (") + flags.join(QStringLiteral(", ")) + QLatin1Char(')');

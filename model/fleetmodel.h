@@ -7,6 +7,7 @@
 #include <QString>
 #include <QUuid>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -76,6 +77,14 @@ namespace health {
 QString describe(uint8_t byte);
 } // namespace health
 
+// The item of a frame's planes or a range's series that carries metricId, or null: a handful, so a scan.
+template <typename Item> const Item *findMetric(const std::vector<Item> &items, const QString &metricId)
+{
+    const auto it
+        = std::find_if(items.begin(), items.end(), [&](const Item &item) { return item.metricId == metricId; });
+    return it != items.end() ? &*it : nullptr;
+}
+
 struct MetricPlane
 {
     QString metricId;
@@ -90,15 +99,7 @@ struct Frame
     std::vector<MetricPlane> planes;
     std::vector<uint8_t> health;
 
-    const MetricPlane *plane(const QString &metricId) const
-    {
-        for (const auto &p : planes) {
-            if (p.metricId == metricId) {
-                return &p;
-            }
-        }
-        return nullptr;
-    }
+    const MetricPlane *plane(const QString &metricId) const { return findMetric(planes, metricId); }
 };
 
 // Jobs as ListJobs reports them: running ones, then recently ended ones.

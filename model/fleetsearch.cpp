@@ -228,6 +228,12 @@ private:
     std::vector<bool> m_byUuid; // a GPU found by its UUID shows the UUID, else its serial
 };
 
+// The name of a row or rack a result lies in, or its number where the topology holds no such place.
+template <typename Places> QString placeName(const Places &places, uint32_t index)
+{
+    return index < places.size() ? places[index].name : QString::number(index);
+}
+
 } // namespace
 
 FleetSearch::FleetSearch(TopologyPtr topology, JobsPtr jobs)
@@ -329,17 +335,13 @@ SearchResult FleetSearch::result(Kind kind, uint32_t target, bool byUuid) const
     case Kind::Rack: {
         const auto &rack = t.racks[target];
         r.text = rack.name;
-        r.detail = QStringLiteral("rack in row %1, %2 nodes")
-                       .arg(rack.row < t.rows.size() ? t.rows[rack.row].name : QString::number(rack.row))
-                       .arg(rack.nodeCount);
+        r.detail = QStringLiteral("rack in row %1, %2 nodes").arg(placeName(t.rows, rack.row)).arg(rack.nodeCount);
         break;
     }
     case Kind::Node: {
         const auto &node = t.nodes[target];
         r.text = node.hostname;
-        r.detail = QStringLiteral("node in rack %1, %2 GPUs")
-                       .arg(node.rack < t.racks.size() ? t.racks[node.rack].name : QString::number(node.rack))
-                       .arg(node.gpuCount);
+        r.detail = QStringLiteral("node in rack %1, %2 GPUs").arg(placeName(t.racks, node.rack)).arg(node.gpuCount);
         break;
     }
     case Kind::Gpu: {

@@ -45,15 +45,7 @@ struct RangeResult
     std::vector<RangeSeries> series; // one per metric that decoded cleanly
     QStringList problems; // parts dropped as malformed, for people
 
-    const RangeSeries *find(const QString &metricId) const
-    {
-        for (const auto &s : series) {
-            if (s.metricId == metricId) {
-                return &s;
-            }
-        }
-        return nullptr;
-    }
+    const RangeSeries *find(const QString &metricId) const { return findMetric(series, metricId); }
 };
 
 struct FleetEvent
