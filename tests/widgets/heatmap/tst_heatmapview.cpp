@@ -305,7 +305,12 @@ private Q_SLOTS:
         }
         HeatmapView view;
         view.resize(1920, 1080);
+        QSignalSpy ready(&view, &HeatmapView::layoutReady);
         view.setTopology(t);
+        // A million GPUs are laid out on a worker thread.
+        QVERIFY(view.isLayoutPending());
+        QVERIFY(ready.wait(10000));
+        QVERIFY(!view.isLayoutPending());
         const double dpr = view.devicePixelRatioF();
         QVERIFY(view.cellSize() <= 1.0 * std::max(1.0, dpr) + 1e-9);
         QVERIFY(view.cellSize() >= HeatmapView::minCellSize);

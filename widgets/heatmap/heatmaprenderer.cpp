@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/heatmap/heatmaprenderer.h"
+
+#include <QColor>
+#include <QFile>
+#include <QLoggingCategory>
+#include <QOpenGLContext>
+#include <QOpenGLShaderProgram>
+#include <QOpenGLVertexArrayObject>
+#include <QVector2D>
+
+Q_LOGGING_CATEGORY(lcHeatmapGl, "fleetscope.heatmap.gl")
+
+namespace fleetscope {
+
+namespace {
+constexpr QRgb backgroundColour = 0xff15171c;
+constexpr QRgb aisleColour = 0xff22252c;
+
+// Integer texels are exact: pass 1 and 2 keep float values as their bits, and integer colour buffers can be drawn
+// into on every OpenGL 3.3 and ES 3.0 (float ones need an extension on ES).
+constexpr GLenum passInternal = GL_RGBA32UI;
+} // namespace
+
+HeatmapRenderer::HeatmapRenderer() = default;
+HeatmapRenderer::~HeatmapRenderer() = default;
+
+std::unique_ptr<QOpenGLShaderProgram> HeatmapRenderer::program(QOpenGLContext *context, const char *fragment)
+{
+    const QByteArray header = context->isOpenGLES()
+        ? QByteArrayLiteral("#version 300 es\nprecision highp float;\nprecision highp int;\n")
+        : QByteArrayLiteral("#version 330 core\n");
+    const auto source = [&header](const QString &path) -> QByteArray {
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) {
+            qCCritical(lcHeatmapGl, "missing shader resource %s", qPrintable(path));
+            return QByteArray();
+        }
+        return header + file.readAll();
+    };
+    auto p = std::make_unique<QOpenGLShaderProgram>();
+    const bool ok = p->addShaderFromSourceCode(QOpenGLShader::Vertex, source(QStringLiteral(":/shaders/heatmap.vert")))
+        && p->addShaderFromSourceCode(QOpenGLShader::Fragment,
+            source(QStringLiteral(":/shaders/%1").arg(QLatin1String(fragment))))
+        && p->link();
+    if (!ok) {
+        qCCritical(lcHeatmapGl, "heatmap shader %s failed: %s", fragment, qPrintable(p->log()));
+        return nullptr;
+    }
+    return p;
+}
+
+bool HeatmapRenderer::initialize(QOpenGLContext *context)
+{
+    initializeOpenGLFunctions();
+    m_resolve = program(context, "heatmapresolve.frag");
+    m_reduce = program(context, "heatmapreduce.frag");
+    auto present = program(context, "heatmap.frag");
+    if (!m_resolve || !m_reduce || !present) {
+        m_resolve.reset();
+        m_reduce.reset();
+        return false;
+    }
+    m_resolve->bind();
+    m_resolve->setUniformValue("uLayout", 0);
+    m_resolve->setUniformValue("uData", 1);
+    m_resolve->setUniformValue("uPrevious", 2);
+    m_resolve->setUniformValue("uHealth", 3);
+    m_resolve->setUniformValue("uMarks", 4);
+    m_resolve->setUniformValue("uDataWidth", dataTextureWidth);
+    m_resolveUniforms = { m_resolve->uniformLocation("uHasData"), m_resolve->uniformLocation("uHasPrevious"),
+        m_resolve->uniformLocation("uHasMarks"), m_resolve->uniformLocation("uFocusFirst"),
+        m_resolve->uniformLocation("uFocusCount") };
+    m_reduce->bind();
+    m_reduce->setUniformValue("uResolved", 0);
+    m_reduceUniforms = { m_reduce->uniformLocation("uViewport"), m_reduce->uniformLocation("uOrigin"),
+        m_reduce->uniformLocation("uCellSize"), m_reduce->uniformLocation("uLayoutSize"),
+        m_reduce->uniformLocation("uRange"), m_reduce->uniformLocation("uAggregate") };
+    present->bind();
+    present->setUniformValue("uResolved", 0);
+    present->setUniformValue("uReduced", 1);
+    present->setUniformValue("uColorMap", 2);
+    present->setUniformValue("uBackground", QColor::fromRgb(backgroundColour));
+    present->setUniformValue("uAisle", QColor::fromRgb(aisleColour));
+    present->setUniformValue("uNoData", QColor::fromRgb(noDataColour));
+    m_presentUniforms = { present->uniformLocation("uMix"), present->uniformLocation("uViewport"),
+        present->uniformLocation("uOrigin"), present->uniformLocation("uCellSize"),
+        present->uniformLocation("uLayoutSize"), present->uniformLocation("uRange"), present->uniformLocation("uStale"),
+        present->uniformLocation("uSelectedCentre"), present->uniformLocation("uSelectedRadius") };
+    present->release();
+    m_present = std::move(present);
+
+    m_vao = std::make_unique<QOpenGLVertexArrayObject>();
+    m_vao->create();
+    glGenFramebuffers(1, &m_framebuffer);
+    std::array<GLuint, 8> textures {};
+    glGenTextures(static_cast<GLsizei>(textures.size()), textures.data());
+    m_layoutTexture = textures[0];
+    m_dataTextures = { textures[1], textures[2] };
+    m_healthTexture = textures[3];
+    m_colorMapTexture = textures[4];
+    m_markTexture = textures[5];
+    m_resolvedTexture = textures[6];
+    m_reducedTexture = textures[7];
+    for (GLuint t : textures) {
+        glBindTexture(GL_TEXTURE_2D, t);
+        // Every lookup is a texelFetch of an exact texel: no filtering, no mipmaps.
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    }
+    m_resolvedSize = m_reducedSize = QSize();
+    m_resolveDirty = m_reduceDirty = true;
+    return true;
+}
+
+void HeatmapRenderer::release()
+{
+    if (m_layoutTexture != 0) {
+        const std::array<GLuint, 8> textures = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1],
+            m_healthTexture, m_colorMapTexture, m_markTexture, m_resolvedTexture, m_reducedTexture };
+        glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
+        glDeleteFramebuffers(1, &m_framebuffer);
+        m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;
+        m_resolvedTexture = m_reducedTexture = m_framebuffer = 0;
+        m_dataTextures = {};
+    }
+    m_vao.reset();
+    m_resolve.reset();
+    m_reduce.reset();
+    m_present.reset();
+}
+
+void HeatmapRenderer::upload(
+    GLuint texture, const Format &format, int rowLength, const void *data, size_t count, bool allocate)
+{
+    rowLength = std::max(1, rowLength);
+    const auto width = static_cast<size_t>(rowLength);
+    const int fullRows = static_cast<int>(count / width);
+    const int rest = static_cast<int>(count % width);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    if (allocate) {
+        glTexImage2D(GL_TEXTURE_2D, 0, static_cast<GLint>(format.internal), rowLength,
+            std::max(1, fullRows + (rest > 0 ? 1 : 0)), 0, format.format, format.type, nullptr);
+    }
+    // Straight from the caller's memory: the full rows in one call, the partial last row in a second.
+    if (data != nullptr && fullRows > 0) {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, rowLength, fullRows, format.format, format.type, data);
+    }
+    if (data != nullptr && rest > 0) {
+        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, format.format, format.type,
+            static_cast<const char *>(data) + static_cast<size_t>(fullRows) * width * static_cast<size_t>(format.bytes));
+    }
+    // Back to GL's default: QPainter's glyph cache uploads with it and draws garbled text otherwise.
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+}
+
+void HeatmapRenderer::allocate(size_t gpuCount)
+{
+    const size_t n = std::max<size_t>(1, gpuCount);
+    for (GLuint t : m_dataTextures) {
+        upload(t, { GL_R32F, GL_RED, GL_FLOAT, 4 }, dataTextureWidth, nullptr, n, true);
+    }
+    upload(m_healthTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, nullptr, n, true);
+    upload(m_markTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, nullptr, n, true);
+    m_resolveDirty = true;
+}
+
+void HeatmapRenderer::uploadLayout(const HeatmapLayout &layout)
+{
+    static const int32_t none = HeatmapLayout::gap;
+    const bool empty = layout.cells.empty();
+    upload(m_layoutTexture, { GL_R32I, GL_RED_INTEGER, GL_INT, 4 }, empty ? 1 : layout.width,
+        empty ? &none : layout.cells.data(), empty ? 1 : layout.cells.size(), true);
+    const QSize size(std::max(1, layout.width), std::max(1, layout.height));
+    if (size != m_resolvedSize) {
+        upload(m_resolvedTexture, { passInternal, GL_RGBA_INTEGER, GL_UNSIGNED_INT, 16 }, size.width(), nullptr,
+            static_cast<size_t>(size.width()) * static_cast<size_t>(size.height()), true);
+        m_resolvedSize = size;
+    }
+    m_resolveDirty = true;
+}
+
+void HeatmapRenderer::uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift)
+{
+    if (shift) {
+        m_current = 1 - m_current;
+    }
+    upload(m_dataTextures[static_cast<size_t>(m_current)], { GL_R32F, GL_RED, GL_FLOAT, 4 }, dataTextureWidth,
+        values.data(), values.size(), false);
+    upload(m_healthTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, health.data(),
+        std::min(health.size(), values.size()), false);
+    m_resolveDirty = true;
+}
+
+void HeatmapRenderer::uploadColorMap(const ColorMap &map)
+{
+    std::array<uint8_t, ColorMap::size * 4> rgba {};
+    for (int i = 0; i < ColorMap::size; ++i) {
+        const QRgb c = map.at(i);
+        rgba[static_cast<size_t>(i) * 4 + 0] = static_cast<uint8_t>(qRed(c));
+        rgba[static_cast<size_t>(i) * 4 + 1] = static_cast<uint8_t>(qGreen(c));
+        rgba[static_cast<size_t>(i) * 4 + 2] = static_cast<uint8_t>(qBlue(c));
+        rgba[static_cast<size_t>(i) * 4 + 3] = 255;
+    }
+    upload(m_colorMapTexture, { GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4 }, ColorMap::size, rgba.data(), ColorMap::size,
+        true);
+}
+
+void HeatmapRenderer::uploadMarks(const std::vector<uint8_t> &marks)
+{
+    upload(m_markTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, marks.data(),
+        marks.size(), false);
+    m_resolveDirty = true;
+}
+
+void HeatmapRenderer::drawInto(GLuint texture, int width, int height)
+{
+    glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, texture, 0);
+    glViewport(0, 0, width, height);
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+}
+
+void HeatmapRenderer::resolve(const Scene &scene)
+{
+    const Scene &last = m_resolved;
+    if (!m_resolveDirty && last.hasData == scene.hasData && last.hasPrevious == scene.hasPrevious
+        && last.hasMarks == scene.hasMarks && last.focusFirst == scene.focusFirst
+        && last.focusCount == scene.focusCount) {
+        return;
+    }
+    m_resolve->bind();
+    glUniform1i(m_resolveUniforms.hasData, scene.hasData ? 1 : 0);
+    glUniform1i(m_resolveUniforms.hasPrevious, scene.hasPrevious ? 1 : 0);
+    glUniform1i(m_resolveUniforms.hasMarks, scene.hasMarks ? 1 : 0);
+    glUniform1i(m_resolveUniforms.focusFirst, static_cast<GLint>(scene.focusFirst));
+    glUniform1i(m_resolveUniforms.focusCount, static_cast<GLint>(scene.focusCount));
+    const std::array<GLuint, 5> inputs = { m_layoutTexture, m_dataTextures[static_cast<size_t>(m_current)],
+        m_dataTextures[static_cast<size_t>(1 - m_current)], m_healthTexture, m_markTexture };
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        glActiveTexture(GL_TEXTURE0 + static_cast<GLenum>(i));
+        glBindTexture(GL_TEXTURE_2D, inputs[i]);
+    }
+    drawInto(m_resolvedTexture, m_resolvedSize.width(), m_resolvedSize.height());
+    m_resolved = scene;
+    m_resolveDirty = false;
+    m_reduceDirty = true;
+    ++m_resolveCount;
+}
+
+void HeatmapRenderer::reduce(const Scene &scene)
+{
+    const Scene &last = m_reduced;
+    if (!m_reduceDirty && last.framebuffer == scene.framebuffer && last.originX == scene.originX
+        && last.originY == scene.originY && last.cellSize == scene.cellSize && last.layoutSize == scene.layoutSize
+        && last.rangeMin == scene.rangeMin && last.rangeMax == scene.rangeMax && last.worst == scene.worst) {
+        return;
+    }
+    if (m_reducedSize != scene.framebuffer) {
+        upload(m_reducedTexture, { passInternal, GL_RGBA_INTEGER, GL_UNSIGNED_INT, 16 }, scene.framebuffer.width(),
+            nullptr, static_cast<size_t>(scene.framebuffer.width()) * static_cast<size_t>(scene.framebuffer.height()),
+            true);
+        m_reducedSize = scene.framebuffer;
+    }
+    m_reduce->bind();
+    glUniform2f(m_reduceUniforms.viewport, static_cast<float>(scene.framebuffer.width()),
+        static_cast<float>(scene.framebuffer.height()));
+    glUniform2f(m_reduceUniforms.origin, static_cast<float>(scene.originX), static_cast<float>(scene.originY));
+    glUniform1f(m_reduceUniforms.cellSize, static_cast<float>(scene.cellSize));
+    glUniform2i(m_reduceUniforms.layoutSize, scene.layoutSize.width(), scene.layoutSize.height());
+    glUniform2f(m_reduceUniforms.range, scene.rangeMin, scene.rangeMax);
+    glUniform1i(m_reduceUniforms.aggregate, scene.worst ? 0 : 1);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, m_resolvedTexture);
+    drawInto(m_reducedTexture, scene.framebuffer.width(), scene.framebuffer.height());
+    m_reduced = scene;
+    m_reduceDirty = false;
+    ++m_reduceCount;
+}
+
+void HeatmapRenderer::paint(const Scene &scene)
+{
+    if (!isReady()) {
+        return;
+    }
+    GLint target = 0; // the widget's framebuffer
+    glGetIntegerv(GL_FRAMEBUFFER_BINDING, &target);
+    glDisable(GL_BLEND);
+    glDisable(GL_SCISSOR_TEST);
+    glDisable(GL_DEPTH_TEST);
+    m_vao->bind();
+    resolve(scene);
+    const bool aggregating = scene.cellSize < 1.0;
+    if (aggregating) {
+        reduce(scene);
+    }
+    glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(target));
+    glViewport(0, 0, scene.framebuffer.width(), scene.framebuffer.height());
+    m_present->bind();
+    glUniform1f(m_presentUniforms.mix, scene.hasPrevious ? scene.mix : 1.0F);
+    glUniform2f(m_presentUniforms.viewport, static_cast<float>(scene.framebuffer.width()),
+        static_cast<float>(scene.framebuffer.height()));
+    glUniform2f(m_presentUniforms.origin, static_cast<float>(scene.originX), static_cast<float>(scene.originY));
+    glUniform1f(m_presentUniforms.cellSize, static_cast<float>(scene.cellSize));
+    glUniform2i(m_presentUniforms.layoutSize, scene.layoutSize.width(), scene.layoutSize.height());
+    glUniform2f(m_presentUniforms.range, scene.rangeMin, scene.rangeMax);
+    glUniform1i(m_presentUniforms.stale, scene.stale ? 1 : 0);
+    glUniform2f(m_presentUniforms.selectedCentre, static_cast<float>(scene.ringCentre.x()),
+        static_cast<float>(scene.ringCentre.y()));
+    glUniform1f(m_presentUniforms.selectedRadius, scene.ringRadius);
+    glActiveTexture(GL_TEXTURE0);
+    glBindTexture(GL_TEXTURE_2D, m_resolvedTexture);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, aggregating ? m_reducedTexture : 0);
+    glActiveTexture(GL_TEXTURE2);
+    glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
+    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    m_vao->release();
+    m_present->release();
+    glActiveTexture(GL_TEXTURE0);
+}
+
+} // namespace fleetscope
