@@ -50,7 +50,11 @@ void HeatmapOverlay::paint(QPainter &painter, const Scene &scene)
         return;
     }
     paintRowLabels(painter, scene);
-    paintAisleLabels(painter, scene, scene.layout->rackLabels, HeatmapLayout::rowGap);
+    if (scene.layout->rackColumnLabels.empty()) {
+        paintAisleLabels(painter, scene, scene.layout->rackLabels, HeatmapLayout::rowGap);
+    } else {
+        paintColumnLabels(painter, scene);
+    }
     paintAisleLabels(painter, scene, scene.layout->groupLabels, HeatmapLayout::labelAisle);
     if (scene.cell >= valueCell) {
         paintValues(painter, scene);
@@ -101,6 +105,33 @@ void HeatmapOverlay::paintAisleLabels(
         if (!text.isEmpty() && metrics.horizontalAdvance(text) <= cells.width()) {
             painter.drawText(above, Qt::AlignLeft | Qt::AlignBottom, text);
         }
+    }
+}
+
+void HeatmapOverlay::paintColumnLabels(QPainter &painter, const Scene &scene)
+{
+    // Once, over the top row; with the top row scrolled off, along the top of the view (over the cells, on a chip),
+    // so that the columns stay named.
+    const double pixels = std::min(scene.cell * HeatmapLayout::rowGap * 0.8, 15.0 * scene.labelScale);
+    if (pixels < 9) {
+        return;
+    }
+    setPixelSize(painter, pixels);
+    const QFontMetricsF metrics(painter.font());
+    for (const auto &label : scene.layout->rackColumnLabels) {
+        const QRectF cells = cellsRect(scene, label.cells);
+        const double top = cells.top() - metrics.height() - 1;
+        const QRectF above(cells.left(), std::max(0.0, top), cells.width(), metrics.height());
+        if (!onScreen(scene, above) || metrics.horizontalAdvance(label.text) > cells.width()) {
+            continue;
+        }
+        if (top < 0) {
+            painter.fillRect(QRectF(above.left(), above.top(), metrics.horizontalAdvance(label.text) + 4,
+                                 above.height()),
+                chipColour);
+        }
+        painter.setPen(labelColour);
+        painter.drawText(above, Qt::AlignLeft | Qt::AlignBottom, label.text);
     }
 }
 

@@ -14,7 +14,7 @@ class QPainter;
 namespace fleetscope {
 
 // The text drawn over the heatmap's GL image, in logical pixels: row names beside the map, rack and job names in
-// the aisles above them, and, zoomed in, each GPU's value and its node's hostname. What shows depends on the
+// the aisles above them (rack names named alike in every row once per column, above the top row), and, zoomed in, each GPU's value and its node's hostname. What shows depends on the
 // size of a cell on screen (semantic zoom), so a zoomed-out map stays clean.
 class HeatmapOverlay
 {
@@ -46,6 +46,7 @@ private:
     static void paintRowLabels(QPainter &painter, const Scene &scene);
     static void paintAisleLabels(
         QPainter &painter, const Scene &scene, const std::vector<HeatmapLayout::Label> &labels, double aisleCells);
+    static void paintColumnLabels(QPainter &painter, const Scene &scene);
     static void paintValues(QPainter &painter, const Scene &scene);
     static void paintNodeLabels(QPainter &painter, const Scene &scene);
     static void paintStaleBanner(QPainter &painter, const Scene &scene);
