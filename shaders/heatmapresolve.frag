@@ -3,7 +3,7 @@
 //
 // Pass 1, once per frame (new data, layout, marks or focus), not per paint: one fragment per layout cell. Looks up
 // the cell's GPU through the layout texture and gathers what the other passes need into one texel, so that a paint
-// (an animation step, a hover) reads one texel per pixel instead of five:
+// (an animation step, a hover) reads one or a few texels per pixel instead of five per GPU:
 //   r: the current value (float bits), g: the value to morph from (the previous frame's, or the current one where
 //   either is missing), b: flags, 0..1 the kind (0 gap, 1 GPU without a value, 2 GPU with one), 4 marked,
 //   8 out of focus.

@@ -25,11 +25,13 @@ constexpr GLenum passInternal = GL_RGBA32UI;
 HeatmapRenderer::HeatmapRenderer() = default;
 HeatmapRenderer::~HeatmapRenderer() = default;
 
-std::unique_ptr<QOpenGLShaderProgram> HeatmapRenderer::program(QOpenGLContext *context, const char *fragment)
+std::unique_ptr<QOpenGLShaderProgram> HeatmapRenderer::program(
+    QOpenGLContext *context, const char *fragment, const QByteArray &defines)
 {
-    const QByteArray header = context->isOpenGLES()
-        ? QByteArrayLiteral("#version 300 es\nprecision highp float;\nprecision highp int;\n")
-        : QByteArrayLiteral("#version 330 core\n");
+    const QByteArray header = (context->isOpenGLES()
+            ? QByteArrayLiteral("#version 300 es\nprecision highp float;\nprecision highp int;\n")
+            : QByteArrayLiteral("#version 330 core\n"))
+        + defines;
     const auto source = [&header](const QString &path) -> QByteArray {
         QFile file(path);
         if (!file.open(QIODevice::ReadOnly)) {
@@ -54,11 +56,12 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
 {
     initializeOpenGLFunctions();
     m_resolve = program(context, "heatmapresolve.frag");
-    m_reduce = program(context, "heatmapreduce.frag");
+    m_screen[0] = program(context, "heatmapscreen.frag", QByteArrayLiteral("#define AGGREGATE 0\n"));
+    m_screen[1] = program(context, "heatmapscreen.frag", QByteArrayLiteral("#define AGGREGATE 1\n"));
     auto present = program(context, "heatmap.frag");
-    if (!m_resolve || !m_reduce || !present) {
+    if (!m_resolve || !m_screen[0] || !m_screen[1] || !present) {
         m_resolve.reset();
-        m_reduce.reset();
+        m_screen = {};
         return false;
     }
     m_resolve->bind();
@@ -71,22 +74,22 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
     m_resolveUniforms = { m_resolve->uniformLocation("uHasData"), m_resolve->uniformLocation("uHasPrevious"),
         m_resolve->uniformLocation("uHasMarks"), m_resolve->uniformLocation("uFocusFirst"),
         m_resolve->uniformLocation("uFocusCount") };
-    m_reduce->bind();
-    m_reduce->setUniformValue("uResolved", 0);
-    m_reduceUniforms = { m_reduce->uniformLocation("uViewport"), m_reduce->uniformLocation("uOrigin"),
-        m_reduce->uniformLocation("uCellSize"), m_reduce->uniformLocation("uLayoutSize"),
-        m_reduce->uniformLocation("uRange"), m_reduce->uniformLocation("uAggregate") };
+    for (size_t i = 0; i < m_screen.size(); ++i) {
+        QOpenGLShaderProgram &p = *m_screen[i];
+        p.bind();
+        p.setUniformValue("uResolved", 0);
+        p.setUniformValue("uBackground", QColor::fromRgb(backgroundColour));
+        p.setUniformValue("uAisle", QColor::fromRgb(aisleColour));
+        p.setUniformValue("uNoData", QColor::fromRgb(noDataColour));
+        m_screenUniforms[i] = { p.uniformLocation("uViewport"), p.uniformLocation("uOrigin"),
+            p.uniformLocation("uCellSize"), p.uniformLocation("uLayoutSize"), p.uniformLocation("uRange"),
+            p.uniformLocation("uAggregate"), p.uniformLocation("uStale"), p.uniformLocation("uSelectedCentre"),
+            p.uniformLocation("uSelectedRadius") };
+    }
     present->bind();
-    present->setUniformValue("uResolved", 0);
-    present->setUniformValue("uReduced", 1);
-    present->setUniformValue("uColorMap", 2);
-    present->setUniformValue("uBackground", QColor::fromRgb(backgroundColour));
-    present->setUniformValue("uAisle", QColor::fromRgb(aisleColour));
-    present->setUniformValue("uNoData", QColor::fromRgb(noDataColour));
-    m_presentUniforms = { present->uniformLocation("uMix"), present->uniformLocation("uViewport"),
-        present->uniformLocation("uOrigin"), present->uniformLocation("uCellSize"),
-        present->uniformLocation("uLayoutSize"), present->uniformLocation("uRange"), present->uniformLocation("uStale"),
-        present->uniformLocation("uSelectedCentre"), present->uniformLocation("uSelectedRadius") };
+    present->setUniformValue("uScreen", 0);
+    present->setUniformValue("uColorMap", 1);
+    m_presentUniforms = { present->uniformLocation("uMix"), present->uniformLocation("uRange") };
     present->release();
     m_present = std::move(present);
 
@@ -101,7 +104,7 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
     m_colorMapTexture = textures[4];
     m_markTexture = textures[5];
     m_resolvedTexture = textures[6];
-    m_reducedTexture = textures[7];
+    m_screenTexture = textures[7];
     for (GLuint t : textures) {
         glBindTexture(GL_TEXTURE_2D, t);
         // Every lookup is a texelFetch of an exact texel: no filtering, no mipmaps.
@@ -110,8 +113,8 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     }
-    m_resolvedSize = m_reducedSize = QSize();
-    m_resolveDirty = m_reduceDirty = true;
+    m_resolvedSize = m_screenSize = QSize();
+    m_resolveDirty = m_screenDirty = true;
     return true;
 }
 
@@ -119,16 +122,16 @@ void HeatmapRenderer::release()
 {
     if (m_layoutTexture != 0) {
         const std::array<GLuint, 8> textures = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1],
-            m_healthTexture, m_colorMapTexture, m_markTexture, m_resolvedTexture, m_reducedTexture };
+            m_healthTexture, m_colorMapTexture, m_markTexture, m_resolvedTexture, m_screenTexture };
         glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
         glDeleteFramebuffers(1, &m_framebuffer);
         m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;
-        m_resolvedTexture = m_reducedTexture = m_framebuffer = 0;
+        m_resolvedTexture = m_screenTexture = m_framebuffer = 0;
         m_dataTextures = {};
     }
     m_vao.reset();
     m_resolve.reset();
-    m_reduce.reset();
+    m_screen = {};
     m_present.reset();
 }
 
@@ -247,38 +250,43 @@ void HeatmapRenderer::resolve(const Scene &scene)
     drawInto(m_resolvedTexture, m_resolvedSize.width(), m_resolvedSize.height());
     m_resolved = scene;
     m_resolveDirty = false;
-    m_reduceDirty = true;
+    m_screenDirty = true;
     ++m_resolveCount;
 }
 
-void HeatmapRenderer::reduce(const Scene &scene)
+void HeatmapRenderer::screen(const Scene &scene)
 {
-    const Scene &last = m_reduced;
-    if (!m_reduceDirty && last.framebuffer == scene.framebuffer && last.originX == scene.originX
+    const Scene &last = m_screened;
+    if (!m_screenDirty && last.framebuffer == scene.framebuffer && last.originX == scene.originX
         && last.originY == scene.originY && last.cellSize == scene.cellSize && last.layoutSize == scene.layoutSize
-        && last.rangeMin == scene.rangeMin && last.rangeMax == scene.rangeMax && last.worst == scene.worst) {
+        && last.rangeMin == scene.rangeMin && last.rangeMax == scene.rangeMax && last.worst == scene.worst
+        && last.stale == scene.stale && last.ringCentre == scene.ringCentre && last.ringRadius == scene.ringRadius) {
         return;
     }
-    if (m_reducedSize != scene.framebuffer) {
-        upload(m_reducedTexture, { passInternal, GL_RGBA_INTEGER, GL_UNSIGNED_INT, 16 }, scene.framebuffer.width(),
+    if (m_screenSize != scene.framebuffer) {
+        upload(m_screenTexture, { passInternal, GL_RGBA_INTEGER, GL_UNSIGNED_INT, 16 }, scene.framebuffer.width(),
             nullptr, static_cast<size_t>(scene.framebuffer.width()) * static_cast<size_t>(scene.framebuffer.height()),
             true);
-        m_reducedSize = scene.framebuffer;
+        m_screenSize = scene.framebuffer;
     }
-    m_reduce->bind();
-    glUniform2f(m_reduceUniforms.viewport, static_cast<float>(scene.framebuffer.width()),
-        static_cast<float>(scene.framebuffer.height()));
-    glUniform2f(m_reduceUniforms.origin, static_cast<float>(scene.originX), static_cast<float>(scene.originY));
-    glUniform1f(m_reduceUniforms.cellSize, static_cast<float>(scene.cellSize));
-    glUniform2i(m_reduceUniforms.layoutSize, scene.layoutSize.width(), scene.layoutSize.height());
-    glUniform2f(m_reduceUniforms.range, scene.rangeMin, scene.rangeMax);
-    glUniform1i(m_reduceUniforms.aggregate, scene.worst ? 0 : 1);
+    const size_t variant = scene.cellSize < 1.0 ? 1 : 0;
+    const ScreenUniforms &u = m_screenUniforms[variant];
+    m_screen[variant]->bind();
+    glUniform2f(u.viewport, static_cast<float>(scene.framebuffer.width()), static_cast<float>(scene.framebuffer.height()));
+    glUniform2f(u.origin, static_cast<float>(scene.originX), static_cast<float>(scene.originY));
+    glUniform1f(u.cellSize, static_cast<float>(scene.cellSize));
+    glUniform2i(u.layoutSize, scene.layoutSize.width(), scene.layoutSize.height());
+    glUniform2f(u.range, scene.rangeMin, scene.rangeMax);
+    glUniform1i(u.aggregate, scene.worst ? 0 : 1);
+    glUniform1i(u.stale, scene.stale ? 1 : 0);
+    glUniform2f(u.selectedCentre, static_cast<float>(scene.ringCentre.x()), static_cast<float>(scene.ringCentre.y()));
+    glUniform1f(u.selectedRadius, scene.ringRadius);
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, m_resolvedTexture);
-    drawInto(m_reducedTexture, scene.framebuffer.width(), scene.framebuffer.height());
-    m_reduced = scene;
-    m_reduceDirty = false;
-    ++m_reduceCount;
+    drawInto(m_screenTexture, scene.framebuffer.width(), scene.framebuffer.height());
+    m_screened = scene;
+    m_screenDirty = false;
+    ++m_screenCount;
 }
 
 void HeatmapRenderer::paint(const Scene &scene)
@@ -293,29 +301,15 @@ void HeatmapRenderer::paint(const Scene &scene)
     glDisable(GL_DEPTH_TEST);
     m_vao->bind();
     resolve(scene);
-    const bool aggregating = scene.cellSize < 1.0;
-    if (aggregating) {
-        reduce(scene);
-    }
+    screen(scene);
     glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(target));
     glViewport(0, 0, scene.framebuffer.width(), scene.framebuffer.height());
     m_present->bind();
     glUniform1f(m_presentUniforms.mix, scene.hasPrevious ? scene.mix : 1.0F);
-    glUniform2f(m_presentUniforms.viewport, static_cast<float>(scene.framebuffer.width()),
-        static_cast<float>(scene.framebuffer.height()));
-    glUniform2f(m_presentUniforms.origin, static_cast<float>(scene.originX), static_cast<float>(scene.originY));
-    glUniform1f(m_presentUniforms.cellSize, static_cast<float>(scene.cellSize));
-    glUniform2i(m_presentUniforms.layoutSize, scene.layoutSize.width(), scene.layoutSize.height());
     glUniform2f(m_presentUniforms.range, scene.rangeMin, scene.rangeMax);
-    glUniform1i(m_presentUniforms.stale, scene.stale ? 1 : 0);
-    glUniform2f(m_presentUniforms.selectedCentre, static_cast<float>(scene.ringCentre.x()),
-        static_cast<float>(scene.ringCentre.y()));
-    glUniform1f(m_presentUniforms.selectedRadius, scene.ringRadius);
     glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, m_resolvedTexture);
+    glBindTexture(GL_TEXTURE_2D, m_screenTexture);
     glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, aggregating ? m_reducedTexture : 0);
-    glActiveTexture(GL_TEXTURE2);
     glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
     m_vao->release();

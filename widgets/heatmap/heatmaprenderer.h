@@ -19,9 +19,9 @@ namespace fleetscope {
 
 // The heatmap's OpenGL side: the textures (layout, two frames of values, health, marks, colour map), the three
 // shader passes and their uniforms. Every function needs the context current. Per paint it costs what changed:
-// pass 1 (one texel per layout cell) runs when the data, layout, marks or focus changed, pass 2 (the worst-of or
-// mean under each pixel, only below one pixel per GPU) when that or the zoom changed, and pass 3 reads a texel or
-// two per pixel.
+// pass 1 (one texel per layout cell) runs when the data, layout, marks or focus changed, pass 2 (one texel per
+// pixel: the cell's values, or the worst-of or mean under the pixel, and everything drawn over them) when that, the
+// zoom, the range or the selection changed, and pass 3, every paint, reads two texels per pixel.
 class HeatmapRenderer : protected QOpenGLExtraFunctions
 {
 public:
@@ -70,7 +70,7 @@ public:
     void paint(const Scene &scene);
     // Passes 1 and 2 run so far (benchmarks and tests: an animation repaint runs neither).
     quint64 resolveCount() const { return m_resolveCount; }
-    quint64 reduceCount() const { return m_reduceCount; }
+    quint64 screenCount() const { return m_screenCount; }
 
 private:
     struct Format
@@ -83,13 +83,14 @@ private:
     // The one upload routine for every texture: count texels, rowLength per texture row, the last row partial;
     // allocate (re)creates the texture at that size first; null data only allocates.
     void upload(GLuint texture, const Format &format, int rowLength, const void *data, size_t count, bool allocate);
-    std::unique_ptr<QOpenGLShaderProgram> program(QOpenGLContext *context, const char *fragment);
+    std::unique_ptr<QOpenGLShaderProgram> program(
+        QOpenGLContext *context, const char *fragment, const QByteArray &defines = {});
     void resolve(const Scene &scene);
-    void reduce(const Scene &scene);
+    void screen(const Scene &scene);
     void drawInto(GLuint texture, int width, int height);
 
     std::unique_ptr<QOpenGLShaderProgram> m_resolve;
-    std::unique_ptr<QOpenGLShaderProgram> m_reduce;
+    std::array<std::unique_ptr<QOpenGLShaderProgram>, 2> m_screen; // cells, aggregated (below a pixel per cell)
     std::unique_ptr<QOpenGLShaderProgram> m_present;
     std::unique_ptr<QOpenGLVertexArrayObject> m_vao;
     GLuint m_framebuffer = 0; // passes 1 and 2 draw into textures through it
@@ -100,31 +101,32 @@ private:
     GLuint m_colorMapTexture = 0;
     GLuint m_markTexture = 0;
     GLuint m_resolvedTexture = 0; // pass 1's output, layout-sized
-    GLuint m_reducedTexture = 0; // pass 2's output, framebuffer-sized
+    GLuint m_screenTexture = 0; // pass 2's output, framebuffer-sized
     QSize m_resolvedSize;
-    QSize m_reducedSize;
+    QSize m_screenSize;
 
     // Uniform locations, looked up once.
     struct
     {
         int hasData, hasPrevious, hasMarks, focusFirst, focusCount;
     } m_resolveUniforms {};
+    struct ScreenUniforms
+    {
+        int viewport, origin, cellSize, layoutSize, range, aggregate, stale, selectedCentre, selectedRadius;
+    };
+    std::array<ScreenUniforms, 2> m_screenUniforms {};
     struct
     {
-        int viewport, origin, cellSize, layoutSize, range, aggregate;
-    } m_reduceUniforms {};
-    struct
-    {
-        int mix, viewport, origin, cellSize, layoutSize, range, stale, selectedCentre, selectedRadius;
+        int mix, range;
     } m_presentUniforms {};
 
     // What passes 1 and 2 were last run for.
     bool m_resolveDirty = true;
     Scene m_resolved;
-    bool m_reduceDirty = true;
-    Scene m_reduced;
+    bool m_screenDirty = true;
+    Scene m_screened;
     quint64 m_resolveCount = 0;
-    quint64 m_reduceCount = 0;
+    quint64 m_screenCount = 0;
 };
 
 } // namespace fleetscope

@@ -132,7 +132,7 @@ public:
     double cellSize() const { return camera().placement().cellSize; }
     // Runs of the renderer's per-frame passes so far: an animation or hover repaint runs none.
     quint64 resolveCount() const { return m_renderer.resolveCount(); }
-    quint64 reduceCount() const { return m_renderer.reduceCount(); }
+    quint64 screenCount() const { return m_renderer.screenCount(); }
 
 Q_SIGNALS:
     void hoveredGpuChanged(int gpu);
