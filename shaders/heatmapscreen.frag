@@ -84,19 +84,11 @@ void emit(float value, float before)
         bits.r | (bits.g << 10) | (bits.b << 20));
 }
 
-void main()
+// The pixel's values and transform when it is over the layout.
+void shade(vec2 pixel, vec2 p, ivec2 cell, out float value, out float before)
 {
-    vec2 pixel = vec2(gl_FragCoord.x, uViewport.y - gl_FragCoord.y);
-    vec2 p = (pixel - uOrigin) / uCellSize;
-    ivec2 cell = ivec2(floor(p));
-    if (p.x < 0.0 || p.y < 0.0 || cell.x >= uLayoutSize.x || cell.y >= uLayoutSize.y) {
-        setColour(uBackground.rgb);
-        selectionRing(pixel);
-        emit(0.0, 0.0);
-        return;
-    }
-    float value = 0.0;
-    float before = 0.0;
+    value = 0.0;
+    before = 0.0;
 #if AGGREGATE
     // Several GPUs share this pixel: the worst (highest) or the mean of those with a value, so a single hot GPU is
     // never hidden by its neighbours; the footprint is at most 4 x 4 cells. The current frame and the one morphed
@@ -130,17 +122,18 @@ void main()
     }
     if (gpus == 0) {
         setColour(uAisle.rgb);
-    } else if (values == 0) {
-        hatch(pixel);
-        staleDots(pixel);
     } else {
-        // Back to values, so that pass 3 normalises both cases alike.
-        float t = uAggregate == 0 ? worst : sum / float(values);
-        float tb = uAggregate == 0 ? worstBefore : sumBefore / float(values);
-        value = uRange.x + t * (uRange.y - uRange.x);
-        before = uRange.x + tb * (uRange.y - uRange.x);
-        a = 1.0;
-        b = vec3(0.0);
+        if (values == 0) {
+            hatch(pixel);
+        } else {
+            // Back to values, so that pass 3 normalises both cases alike.
+            float t = uAggregate == 0 ? worst : sum / float(values);
+            float tb = uAggregate == 0 ? worstBefore : sumBefore / float(values);
+            value = uRange.x + t * (uRange.y - uRange.x);
+            before = uRange.x + tb * (uRange.y - uRange.x);
+            a = 1.0;
+            b = vec3(0.0);
+        }
         staleDots(pixel);
     }
     if (marked) {
@@ -154,38 +147,49 @@ void main()
     uint kind = c.b & 3u;
     if (kind == 0u) {
         setColour(uAisle.rgb);
-        selectionRing(pixel);
-        emit(0.0, 0.0);
-        return;
-    }
-    if (kind == 1u) {
-        hatch(pixel);
     } else {
-        value = uintBitsToFloat(c.r);
-        before = uintBitsToFloat(c.g);
-        a = 1.0;
-        b = vec3(0.0);
-    }
-    vec2 within = (p - vec2(cell)) * uCellSize;
-    // From a few pixels per GPU on, a thin darker edge separates the cells.
-    if (uCellSize >= 6.0 && (within.x < 1.0 || within.y < 1.0)) {
-        scale(0.7);
-    }
-    staleDots(pixel);
-    if ((c.b & 8u) != 0u) {
-        scale(0.35);
-    }
-    // Outlined GPUs: a white frame inside the cell, or the whole cell lightened when it is too small for one.
-    if ((c.b & 4u) != 0u) {
-        float frame = max(1.0, floor(uCellSize / 8.0));
-        if (uCellSize < 4.0) {
-            towardsWhite(0.6);
-        } else if (within.x < frame || within.y < frame || within.x >= uCellSize - frame
-            || within.y >= uCellSize - frame) {
-            setColour(vec3(1.0));
+        if (kind == 1u) {
+            hatch(pixel);
+        } else {
+            value = uintBitsToFloat(c.r);
+            before = uintBitsToFloat(c.g);
+            a = 1.0;
+            b = vec3(0.0);
+        }
+        vec2 within = (p - vec2(cell)) * uCellSize;
+        // From a few pixels per GPU on, a thin darker edge separates the cells.
+        if (uCellSize >= 6.0 && (within.x < 1.0 || within.y < 1.0)) {
+            scale(0.7);
+        }
+        staleDots(pixel);
+        if ((c.b & 8u) != 0u) {
+            scale(0.35);
+        }
+        // Outlined GPUs: a white frame inside the cell, or the whole cell lightened when it is too small for one.
+        if ((c.b & 4u) != 0u) {
+            float frame = max(1.0, floor(uCellSize / 8.0));
+            if (uCellSize < 4.0) {
+                towardsWhite(0.6);
+            } else if (within.x < frame || within.y < frame || within.x >= uCellSize - frame
+                || within.y >= uCellSize - frame) {
+                setColour(vec3(1.0));
+            }
         }
     }
 #endif
+}
+
+void main()
+{
+    vec2 pixel = vec2(gl_FragCoord.x, uViewport.y - gl_FragCoord.y);
+    vec2 p = (pixel - uOrigin) / uCellSize;
+    ivec2 cell = ivec2(floor(p));
+    float value = 0.0;
+    float before = 0.0;
+    setColour(uBackground.rgb);
+    if (p.x >= 0.0 && p.y >= 0.0 && cell.x < uLayoutSize.x && cell.y < uLayoutSize.y) {
+        shade(pixel, p, cell, value, before);
+    }
     selectionRing(pixel);
     emit(value, before);
 }

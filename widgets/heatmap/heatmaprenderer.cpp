@@ -227,6 +227,21 @@ void HeatmapRenderer::drawInto(GLuint texture, int width, int height)
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
 }
 
+QRect HeatmapRenderer::drawnRect(const Scene &scene)
+{
+    // The layout's pixels and the selection ring's; the rest of the framebuffer is the background the caller
+    // cleared to. In GL's coordinates (from the bottom).
+    const QRectF map(scene.originX, scene.originY, scene.layoutSize.width() * scene.cellSize,
+        scene.layoutSize.height() * scene.cellSize);
+    QRectF drawn = map;
+    if (scene.ringRadius > 0) {
+        const double r = scene.ringRadius + 4.0;
+        drawn |= QRectF(scene.ringCentre - QPointF(r, r), QSizeF(2 * r, 2 * r));
+    }
+    const QRect pixels = drawn.toAlignedRect().adjusted(-1, -1, 1, 1) & QRect(QPoint(0, 0), scene.framebuffer);
+    return { pixels.x(), scene.framebuffer.height() - pixels.bottom() - 1, pixels.width(), pixels.height() };
+}
+
 void HeatmapRenderer::resolve(const Scene &scene)
 {
     const Scene &last = m_resolved;
@@ -301,6 +316,15 @@ void HeatmapRenderer::paint(const Scene &scene)
     glDisable(GL_DEPTH_TEST);
     m_vao->bind();
     resolve(scene);
+    // Passes 2 and 3 only where there is something but background: a software renderer pays for every pixel.
+    const QRect drawn = drawnRect(scene);
+    if (drawn.isEmpty()) {
+        m_vao->release();
+        glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(target));
+        return;
+    }
+    glEnable(GL_SCISSOR_TEST);
+    glScissor(drawn.x(), drawn.y(), drawn.width(), drawn.height());
     screen(scene);
     glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(target));
     glViewport(0, 0, scene.framebuffer.width(), scene.framebuffer.height());
@@ -312,6 +336,7 @@ void HeatmapRenderer::paint(const Scene &scene)
     glActiveTexture(GL_TEXTURE1);
     glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
     glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
+    glDisable(GL_SCISSOR_TEST);
     m_vao->release();
     m_present->release();
     glActiveTexture(GL_TEXTURE0);

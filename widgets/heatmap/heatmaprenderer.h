@@ -6,6 +6,7 @@
 
 #include <QOpenGLExtraFunctions>
 #include <QPointF>
+#include <QRect>
 #include <QSize>
 
 #include <array>
@@ -88,6 +89,7 @@ private:
     void resolve(const Scene &scene);
     void screen(const Scene &scene);
     void drawInto(GLuint texture, int width, int height);
+    static QRect drawnRect(const Scene &scene);
 
     std::unique_ptr<QOpenGLShaderProgram> m_resolve;
     std::array<std::unique_ptr<QOpenGLShaderProgram>, 2> m_screen; // cells, aggregated (below a pixel per cell)
