@@ -14,11 +14,11 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QOpenGLContext>
 #include <QOpenGLFunctions>
 #include <QPaintEvent>
 #include <QPainter>
-#include <QEventLoop>
 #include <QTimer>
 #include <QWindow>
 
@@ -278,8 +278,8 @@ void benchPaint(int paints, const QString &grabDir)
         const char *name;
         double pxPerGpu; // 0: fitted; < 0: factor on the fitted size
     };
-    const Zoom zooms[] = { { "fit", 0 }, { "fit x0.5 (aggregating)", -0.5 }, { "8 px per GPU", 8 },
-        { "40 px (values drawn)", 40 } };
+    const Zoom zooms[]
+        = { { "fit", 0 }, { "fit x0.5 (aggregating)", -0.5 }, { "8 px per GPU", 8 }, { "40 px (values drawn)", 40 } };
 
     for (const QSize size : { QSize(1920, 1080), QSize(3840, 2160) }) {
         qint64 now = 0; // the view's clock, so that an animation paint is always half-way
@@ -341,8 +341,8 @@ void benchPaint(int paints, const QString &grabDir)
             const double cell = view.cellSize();
             const QPointF first = view.layout().gpuCells[0];
             const QPointF origin = view.cellRect(0).topLeft() - first * cell / view.devicePixelRatioF();
-            naive.target = QRectF(origin,
-                QSizeF(view.layout().width * cell, view.layout().height * cell) / view.devicePixelRatioF());
+            naive.target = QRectF(
+                origin, QSizeF(view.layout().width * cell, view.layout().height * cell) / view.devicePixelRatioF());
             std::vector<double> fillMs;
             std::vector<double> totalMs;
             naive.paintMs.clear();
@@ -359,9 +359,9 @@ void benchPaint(int paints, const QString &grabDir)
 
             fmt::print("{:>9} {:<22} {:>7.2f} {:>7.2f} / {:<6.2f} {:>7.2f} / {:<6.2f} {:>10.2f} {:>11.2f} {:>11.2f} "
                        "{:>11.2f} {:>11.2f}\n",
-                fmt::format("{}x{}", size.width(), size.height()), zoom.name, cell, anim.median, anim.p95,
-                frame.median, frame.p95, fill.median, naivePaint.median, naiveTotal.median,
-                naiveTotal.median / anim.median, naiveTotal.median / frame.median);
+                fmt::format("{}x{}", size.width(), size.height()), zoom.name, cell, anim.median, anim.p95, frame.median,
+                frame.p95, fill.median, naivePaint.median, naiveTotal.median, naiveTotal.median / anim.median,
+                naiveTotal.median / frame.median);
         }
     }
     fmt::print("\n");

@@ -16,8 +16,7 @@ HeatmapCamera::HeatmapCamera()
         }
         return timer->elapsed();
     })
-{
-}
+{ }
 
 void HeatmapCamera::setViewport(const QSizeF &logical, double devicePixelRatio)
 {

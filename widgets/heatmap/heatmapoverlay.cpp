@@ -126,8 +126,8 @@ void HeatmapOverlay::paintColumnLabels(QPainter &painter, const Scene &scene)
             continue;
         }
         if (top < 0) {
-            painter.fillRect(QRectF(above.left(), above.top(), metrics.horizontalAdvance(label.text) + 4,
-                                 above.height()),
+            painter.fillRect(
+                QRectF(above.left(), above.top(), metrics.horizontalAdvance(label.text) + 4, above.height()),
                 chipColour);
         }
         painter.setPen(labelColour);

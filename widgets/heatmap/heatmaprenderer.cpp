@@ -28,9 +28,9 @@ HeatmapRenderer::~HeatmapRenderer() = default;
 std::unique_ptr<QOpenGLShaderProgram> HeatmapRenderer::program(
     QOpenGLContext *context, const char *fragment, const QByteArray &defines)
 {
-    const QByteArray header = (context->isOpenGLES()
-            ? QByteArrayLiteral("#version 300 es\nprecision highp float;\nprecision highp int;\n")
-            : QByteArrayLiteral("#version 330 core\n"))
+    const QByteArray header
+        = (context->isOpenGLES() ? QByteArrayLiteral("#version 300 es\nprecision highp float;\nprecision highp int;\n")
+                                 : QByteArrayLiteral("#version 330 core\n"))
         + defines;
     const auto source = [&header](const QString &path) -> QByteArray {
         QFile file(path);
@@ -42,8 +42,8 @@ std::unique_ptr<QOpenGLShaderProgram> HeatmapRenderer::program(
     };
     auto p = std::make_unique<QOpenGLShaderProgram>();
     const bool ok = p->addShaderFromSourceCode(QOpenGLShader::Vertex, source(QStringLiteral(":/shaders/heatmap.vert")))
-        && p->addShaderFromSourceCode(QOpenGLShader::Fragment,
-            source(QStringLiteral(":/shaders/%1").arg(QLatin1String(fragment))))
+        && p->addShaderFromSourceCode(
+            QOpenGLShader::Fragment, source(QStringLiteral(":/shaders/%1").arg(QLatin1String(fragment))))
         && p->link();
     if (!ok) {
         qCCritical(lcHeatmapGl, "heatmap shader %s failed: %s", fragment, qPrintable(p->log()));
@@ -121,8 +121,8 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
 void HeatmapRenderer::release()
 {
     if (m_layoutTexture != 0) {
-        const std::array<GLuint, 8> textures = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1],
-            m_healthTexture, m_colorMapTexture, m_markTexture, m_resolvedTexture, m_screenTexture };
+        const std::array<GLuint, 8> textures = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1], m_healthTexture,
+            m_colorMapTexture, m_markTexture, m_resolvedTexture, m_screenTexture };
         glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
         glDeleteFramebuffers(1, &m_framebuffer);
         m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;
@@ -154,7 +154,8 @@ void HeatmapRenderer::upload(
     }
     if (data != nullptr && rest > 0) {
         glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, format.format, format.type,
-            static_cast<const char *>(data) + static_cast<size_t>(fullRows) * width * static_cast<size_t>(format.bytes));
+            static_cast<const char *>(data)
+                + static_cast<size_t>(fullRows) * width * static_cast<size_t>(format.bytes));
     }
     // Back to GL's default: QPainter's glyph cache uploads with it and draws garbled text otherwise.
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
@@ -287,7 +288,8 @@ void HeatmapRenderer::screen(const Scene &scene)
     const size_t variant = scene.cellSize < 1.0 ? 1 : 0;
     const ScreenUniforms &u = m_screenUniforms[variant];
     m_screen[variant]->bind();
-    glUniform2f(u.viewport, static_cast<float>(scene.framebuffer.width()), static_cast<float>(scene.framebuffer.height()));
+    glUniform2f(
+        u.viewport, static_cast<float>(scene.framebuffer.width()), static_cast<float>(scene.framebuffer.height()));
     glUniform2f(u.origin, static_cast<float>(scene.originX), static_cast<float>(scene.originY));
     glUniform1f(u.cellSize, static_cast<float>(scene.cellSize));
     glUniform2i(u.layoutSize, scene.layoutSize.width(), scene.layoutSize.height());

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "widgets/heatmap/colormap.h"
 #include "model/heatmaplayout.h"
+#include "widgets/heatmap/colormap.h"
 
 #include <QOpenGLExtraFunctions>
 #include <QPointF>

@@ -132,8 +132,7 @@ void HeatmapView::relayout()
 {
     Q_ASSERT(QThread::currentThread() == thread());
     const quint64 generation = ++m_layoutGeneration;
-    const auto build = [topology = m_topology, jobs = m_jobs, arrangement = m_arrangement,
-                           aspect = layoutAspect()] {
+    const auto build = [topology = m_topology, jobs = m_jobs, arrangement = m_arrangement, aspect = layoutAspect()] {
         if (!topology) {
             return HeatmapLayout();
         }
@@ -496,7 +495,8 @@ void HeatmapView::paintGL()
     ++m_paintCount;
     auto *gl = context()->functions();
     const double dpr = devicePixelRatioF();
-    const QSize framebuffer(static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
+    const QSize framebuffer(
+        static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
     gl->glViewport(0, 0, framebuffer.width(), framebuffer.height());
     gl->glClearColor(
         qRed(backgroundColour) / 255.0F, qGreen(backgroundColour) / 255.0F, qBlue(backgroundColour) / 255.0F, 1.0F);

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/fleetmodel.h"
+#include "model/heatmaplayout.h"
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcamera.h"
 #include "widgets/heatmap/heatmaprenderer.h"
-#include "model/fleetmodel.h"
-#include "model/heatmaplayout.h"
 
 #include <QOpenGLWidget>
 #include <QThreadPool>

@@ -191,8 +191,8 @@ private Q_SLOTS:
         now += HeatmapCamera::zoomMs;
         QVERIFY(!camera.settleMorph());
         QVERIFY(!camera.isMorphing());
-        const QRectF shown = QRectF(camera.cellRect(place.topLeft()).topLeft(),
-            camera.cellRect(place.bottomRight()).bottomRight());
+        const QRectF shown
+            = QRectF(camera.cellRect(place.topLeft()).topLeft(), camera.cellRect(place.bottomRight()).bottomRight());
         QVERIFY(near(shown.width(), 0.9 * 800, 1e-6));
         QVERIFY(near(shown.center().x(), 400) && near(shown.center().y(), 300));
         QCOMPARE(camera.fittedCells(), place);
@@ -259,7 +259,8 @@ private Q_SLOTS:
         const QRect place(150, 90, 40, 20);
         camera.zoomToCells(place, false);
         const auto shown = [&] {
-            return QRectF(camera.cellRect(place.topLeft()).topLeft(), camera.cellRect(place.bottomRight()).bottomRight());
+            return QRectF(
+                camera.cellRect(place.topLeft()).topLeft(), camera.cellRect(place.bottomRight()).bottomRight());
         };
         QVERIFY(QRectF(0, 0, 1200, 800).contains(shown()));
         camera.setViewport(QSizeF(500, 800), 1.0);

@@ -687,8 +687,9 @@ private Q_SLOTS:
     {
         auto topology = std::make_shared<Topology>(*fleet(3, 3));
         for (auto &rack : topology->racks) {
-            rack.name = QStringLiteral("%1-k%2").arg(topology->rows[rack.row].name).arg(rack.position + 1, 2, 10,
-                QLatin1Char('0'));
+            rack.name = QStringLiteral("%1-k%2")
+                            .arg(topology->rows[rack.row].name)
+                            .arg(rack.position + 1, 2, 10, QLatin1Char('0'));
         }
         const auto layout = HeatmapLayout::floorPlan(*topology);
         QCOMPARE(layout.rackColumnLabels.size(), size_t(3));
@@ -697,7 +698,8 @@ private Q_SLOTS:
         // One row named differently: every row keeps its own names.
         auto odd = std::make_shared<Topology>(*fleet(3, 3));
         for (auto &rack : odd->racks) {
-            rack.name = QStringLiteral("%1-k%2").arg(odd->rows[rack.row].name).arg(rack.position + (rack.row == 2 ? 5 : 1));
+            rack.name
+                = QStringLiteral("%1-k%2").arg(odd->rows[rack.row].name).arg(rack.position + (rack.row == 2 ? 5 : 1));
         }
         QVERIFY(HeatmapLayout::floorPlan(*odd).rackColumnLabels.empty());
 
@@ -729,8 +731,10 @@ private Q_SLOTS:
         // The second row's name, left of the map.
         const QRectF row2 = view.cellRect(48);
         int light = 0;
-        for (int y = static_cast<int>(row2.top() * dpr); y < static_cast<int>((row2.top() + 2 * row2.height()) * dpr); ++y) {
-            for (int x = static_cast<int>((row2.left() - 56) * dpr); x < static_cast<int>((row2.left() - 4) * dpr); ++x) {
+        for (int y = static_cast<int>(row2.top() * dpr); y < static_cast<int>((row2.top() + 2 * row2.height()) * dpr);
+             ++y) {
+            for (int x = static_cast<int>((row2.left() - 56) * dpr); x < static_cast<int>((row2.left() - 4) * dpr);
+                 ++x) {
                 light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
             }
         }
@@ -795,7 +799,8 @@ private Q_SLOTS:
         QCOMPARE(view.resolveCount(), resolved);
         const QRgb later = pixelOf(view, view.grabFramebuffer(), 10);
         QVERIFY(first != later);
-        QCOMPARE(later, view.colorMap().map(20 + 10 * 0.75F + 40.0F * static_cast<float>(view.interpolation()), 20, 100));
+        QCOMPARE(
+            later, view.colorMap().map(20 + 10 * 0.75F + 40.0F * static_cast<float>(view.interpolation()), 20, 100));
     }
 
     // Drill-down zooms to a place's cells with a short morph (driven by the test clock), and a saved view position
