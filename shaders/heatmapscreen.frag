@@ -7,6 +7,7 @@
 // goes into one texel, so that pass 3 (heatmap.frag) is a fetch, a mix, a colour-map fetch and a multiply-add:
 //   r: the current value, g: the value morphed from (float bits); b: A (float bits), a: B (3 x 10 bits, RGB);
 //   the pixel's colour = colourMap(mix(g, r)) * A + B. A = 0 for what is not a GPU's value (aisles, hatching).
+// The text over the map (names, values, banners) is folded in too.
 // Software renderers run both sides of every branch, so the two cases are two programs, not a branch here.
 
 uniform highp usampler2D uResolved; // RGBA32UI, pass 1's texel per layout cell (heatmapresolve.frag)
@@ -22,6 +23,8 @@ uniform vec4 uNoData;
 uniform int uStale;            // 1: the data is old; GPUs get a dot pattern, readable without colour
 uniform vec2 uSelectedCentre;  // physical pixels; the ring is drawn when uSelectedRadius > 0
 uniform float uSelectedRadius;
+uniform sampler2D uOverlay;    // the text over the map, premultiplied RGBA, one texel per pixel from the top-left
+uniform int uHasOverlay;
 
 out uvec4 screen;
 
@@ -191,5 +194,12 @@ void main()
         shade(pixel, p, cell, value, before);
     }
     selectionRing(pixel);
+    // The text over everything: (c * a + b) under premultiplied (rgb, alpha) is c * a * (1 - alpha) + b * (1 - alpha)
+    // + rgb.
+    if (uHasOverlay == 1) {
+        vec4 text = texelFetch(uOverlay, ivec2(pixel), 0);
+        a *= 1.0 - text.a;
+        b = b * (1.0 - text.a) + text.rgb;
+    }
     emit(value, before);
 }

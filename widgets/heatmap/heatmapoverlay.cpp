@@ -207,4 +207,60 @@ void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
     painter.drawText(banner, Qt::AlignCenter, metrics.elidedText(note, Qt::ElideRight, banner.width() - 16));
 }
 
+bool HeatmapOverlayCache::Key::operator==(const Key &o) const
+{
+    return layoutCells == o.layoutCells && layoutWidth == o.layoutWidth && widget == o.widget && dpr == o.dpr
+        && originX == o.originX && originY == o.originY && cell == o.cell && plane == o.plane
+        && metricId == o.metricId && rangeMin == o.rangeMin && rangeMax == o.rangeMax && colorMap == o.colorMap
+        && staleNote == o.staleNote && replayNote == o.replayNote && labelScale == o.labelScale && font == o.font;
+}
+
+void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devicePixelRatio)
+{
+    // The values (and their colours) only matter where they are drawn: zoomed out, a new frame redraws nothing.
+    const bool values = scene.cell >= HeatmapOverlay::valueCell && scene.metric != nullptr;
+    const Key key { scene.layout != nullptr ? scene.layout->cells.data() : nullptr,
+        scene.layout != nullptr ? scene.layout->width : 0, scene.widget, devicePixelRatio, scene.originX,
+        scene.originY, scene.cell, values ? scene.plane : nullptr, values ? scene.metric->id : QString(),
+        values ? scene.metric->rangeMin : 0.0F, values ? scene.metric->rangeMax : 0.0F,
+        values && scene.colorMap != nullptr ? scene.colorMap->name() : QString(), scene.staleNote, scene.replayNote,
+        scene.labelScale, scene.font };
+    if (key == m_key && !m_image.isNull()) {
+        return;
+    }
+    m_key = key;
+    ++m_revision;
+    const QSize pixels = (scene.widget * devicePixelRatio).toSize().expandedTo(QSize(1, 1));
+    if (m_image.size() != pixels) {
+        m_image = QImage(pixels, QImage::Format_RGBA8888_Premultiplied); // GL's byte order, on every platform
+    }
+    m_image.setDevicePixelRatio(devicePixelRatio);
+    m_image.fill(Qt::transparent);
+    {
+        QPainter painter(&m_image);
+        painter.setFont(scene.font);
+        HeatmapOverlay::paint(painter, scene);
+    }
+    // Text sits in a few places (or nowhere, zoomed out): the renderer only covers the bounding box.
+    int top = m_image.height();
+    int bottom = -1;
+    int left = m_image.width();
+    int right = -1;
+    for (int y = 0; y < m_image.height(); ++y) {
+        const auto *line = reinterpret_cast<const quint32 *>(m_image.constScanLine(y));
+        const auto *end = line + m_image.width();
+        const auto *first = std::find_if(line, end, [](quint32 c) { return c != 0; });
+        if (first == end) {
+            continue;
+        }
+        const auto last = std::find_if(std::make_reverse_iterator(end), std::make_reverse_iterator(first),
+            [](quint32 c) { return c != 0; });
+        top = std::min(top, y);
+        bottom = y;
+        left = std::min(left, static_cast<int>(first - line));
+        right = std::max(right, static_cast<int>(last.base() - line) - 1);
+    }
+    m_used = bottom >= 0 ? QRect(QPoint(left, top), QPoint(right, bottom)) : QRect();
+}
+
 } // namespace fleetscope

@@ -3,6 +3,7 @@
 
 #include <QColor>
 #include <QFile>
+#include <QImage>
 #include <QLoggingCategory>
 #include <QOpenGLContext>
 #include <QOpenGLShaderProgram>
@@ -78,13 +79,14 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
         QOpenGLShaderProgram &p = *m_screen[i];
         p.bind();
         p.setUniformValue("uResolved", 0);
+        p.setUniformValue("uOverlay", 1);
         p.setUniformValue("uBackground", QColor::fromRgb(backgroundColour));
         p.setUniformValue("uAisle", QColor::fromRgb(aisleColour));
         p.setUniformValue("uNoData", QColor::fromRgb(noDataColour));
         m_screenUniforms[i] = { p.uniformLocation("uViewport"), p.uniformLocation("uOrigin"),
             p.uniformLocation("uCellSize"), p.uniformLocation("uLayoutSize"), p.uniformLocation("uRange"),
             p.uniformLocation("uAggregate"), p.uniformLocation("uStale"), p.uniformLocation("uSelectedCentre"),
-            p.uniformLocation("uSelectedRadius") };
+            p.uniformLocation("uSelectedRadius"), p.uniformLocation("uHasOverlay") };
     }
     present->bind();
     present->setUniformValue("uScreen", 0);
@@ -96,7 +98,7 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
     m_vao = std::make_unique<QOpenGLVertexArrayObject>();
     m_vao->create();
     glGenFramebuffers(1, &m_framebuffer);
-    std::array<GLuint, 8> textures {};
+    std::array<GLuint, 9> textures {};
     glGenTextures(static_cast<GLsizei>(textures.size()), textures.data());
     m_layoutTexture = textures[0];
     m_dataTextures = { textures[1], textures[2] };
@@ -105,6 +107,8 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
     m_markTexture = textures[5];
     m_resolvedTexture = textures[6];
     m_screenTexture = textures[7];
+    m_overlayTexture = textures[8];
+    m_overlayRevision = 0;
     for (GLuint t : textures) {
         glBindTexture(GL_TEXTURE_2D, t);
         // Every lookup is a texelFetch of an exact texel: no filtering, no mipmaps.
@@ -121,12 +125,12 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
 void HeatmapRenderer::release()
 {
     if (m_layoutTexture != 0) {
-        const std::array<GLuint, 8> textures = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1], m_healthTexture,
-            m_colorMapTexture, m_markTexture, m_resolvedTexture, m_screenTexture };
+        const std::array<GLuint, 9> textures = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1], m_healthTexture,
+            m_colorMapTexture, m_markTexture, m_resolvedTexture, m_screenTexture, m_overlayTexture };
         glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
         glDeleteFramebuffers(1, &m_framebuffer);
         m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;
-        m_resolvedTexture = m_screenTexture = m_framebuffer = 0;
+        m_resolvedTexture = m_screenTexture = m_overlayTexture = m_framebuffer = 0;
         m_dataTextures = {};
     }
     m_vao.reset();
@@ -239,6 +243,9 @@ QRect HeatmapRenderer::drawnRect(const Scene &scene)
         const double r = scene.ringRadius + 4.0;
         drawn |= QRectF(scene.ringCentre - QPointF(r, r), QSizeF(2 * r, 2 * r));
     }
+    if (scene.overlay != nullptr) {
+        drawn |= QRectF(scene.overlayUsed);
+    }
     const QRect pixels = drawn.toAlignedRect().adjusted(-1, -1, 1, 1) & QRect(QPoint(0, 0), scene.framebuffer);
     return { pixels.x(), scene.framebuffer.height() - pixels.bottom() - 1, pixels.width(), pixels.height() };
 }
@@ -276,8 +283,17 @@ void HeatmapRenderer::screen(const Scene &scene)
     if (!m_screenDirty && last.framebuffer == scene.framebuffer && last.originX == scene.originX
         && last.originY == scene.originY && last.cellSize == scene.cellSize && last.layoutSize == scene.layoutSize
         && last.rangeMin == scene.rangeMin && last.rangeMax == scene.rangeMax && last.worst == scene.worst
-        && last.stale == scene.stale && last.ringCentre == scene.ringCentre && last.ringRadius == scene.ringRadius) {
+        && last.stale == scene.stale && last.ringCentre == scene.ringCentre && last.ringRadius == scene.ringRadius
+        && last.overlayRevision == scene.overlayRevision) {
         return;
+    }
+    const bool overlay = scene.overlay != nullptr && !scene.overlayUsed.isEmpty()
+        && scene.overlay->size() == scene.framebuffer;
+    if (overlay && m_overlayRevision != scene.overlayRevision) {
+        upload(m_overlayTexture, { GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4 }, scene.overlay->width(),
+            scene.overlay->constBits(),
+            static_cast<size_t>(scene.overlay->width()) * static_cast<size_t>(scene.overlay->height()), true);
+        m_overlayRevision = scene.overlayRevision;
     }
     if (m_screenSize != scene.framebuffer) {
         upload(m_screenTexture, { passInternal, GL_RGBA_INTEGER, GL_UNSIGNED_INT, 16 }, scene.framebuffer.width(),
@@ -298,6 +314,9 @@ void HeatmapRenderer::screen(const Scene &scene)
     glUniform1i(u.stale, scene.stale ? 1 : 0);
     glUniform2f(u.selectedCentre, static_cast<float>(scene.ringCentre.x()), static_cast<float>(scene.ringCentre.y()));
     glUniform1f(u.selectedRadius, scene.ringRadius);
+    glUniform1i(u.hasOverlay, overlay ? 1 : 0);
+    glActiveTexture(GL_TEXTURE1);
+    glBindTexture(GL_TEXTURE_2D, m_overlayTexture);
     glActiveTexture(GL_TEXTURE0);
     glBindTexture(GL_TEXTURE_2D, m_resolvedTexture);
     drawInto(m_screenTexture, scene.framebuffer.width(), scene.framebuffer.height());

@@ -12,6 +12,7 @@
 #include <array>
 #include <memory>
 
+class QImage;
 class QOpenGLContext;
 class QOpenGLShaderProgram;
 class QOpenGLVertexArrayObject;
@@ -48,6 +49,11 @@ public:
         uint32_t focusCount = 0;
         QPointF ringCentre; // physical pixels
         float ringRadius = 0; // 0: no ring
+        // Text over the map, premultiplied RGBA8888 at the framebuffer's size; overlayUsed: its part with anything
+        // in it (from the top-left); a new revision is a new image.
+        const QImage *overlay = nullptr;
+        QRect overlayUsed;
+        quint64 overlayRevision = 0;
     };
 
     HeatmapRenderer();
@@ -104,6 +110,8 @@ private:
     GLuint m_markTexture = 0;
     GLuint m_resolvedTexture = 0; // pass 1's output, layout-sized
     GLuint m_screenTexture = 0; // pass 2's output, framebuffer-sized
+    GLuint m_overlayTexture = 0;
+    quint64 m_overlayRevision = 0; // uploaded
     QSize m_resolvedSize;
     QSize m_screenSize;
 
@@ -114,7 +122,7 @@ private:
     } m_resolveUniforms {};
     struct ScreenUniforms
     {
-        int viewport, origin, cellSize, layoutSize, range, aggregate, stale, selectedCentre, selectedRadius;
+        int viewport, origin, cellSize, layoutSize, range, aggregate, stale, selectedCentre, selectedRadius, hasOverlay;
     };
     std::array<ScreenUniforms, 2> m_screenUniforms {};
     struct

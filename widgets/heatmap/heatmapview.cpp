@@ -535,8 +535,11 @@ void HeatmapView::paintGL()
         scene.ringCentre = QPointF(p.originX + (c.x() + 0.5) * p.cellSize, p.originY + (c.y() + 0.5) * p.cellSize);
         scene.ringRadius = static_cast<float>(std::max(6.0, p.cellSize * 0.75));
     }
+    updateOverlay(p);
+    scene.overlay = &m_overlay.image();
+    scene.overlayUsed = m_overlay.used();
+    scene.overlayRevision = m_overlay.revision();
     m_renderer.paint(scene);
-    paintLabels(p);
     pace();
     const bool morphing = m_camera.settleMorph();
     if (mix < 1.0 || morphing) {
@@ -570,9 +573,8 @@ void HeatmapView::pace()
     m_animationTimer.setInterval(std::clamp(static_cast<int>(std::lround(m_frameCpuMs / 0.35)), 16, 500));
 }
 
-void HeatmapView::paintLabels(const HeatmapCamera::Placement &p)
+void HeatmapView::updateOverlay(const HeatmapCamera::Placement &p)
 {
-    QPainter painter(this);
     const double dpr = devicePixelRatioF();
     HeatmapOverlay::Scene scene;
     scene.layout = &m_layout;
@@ -586,7 +588,8 @@ void HeatmapView::paintLabels(const HeatmapCamera::Placement &p)
     scene.staleNote = m_staleNote;
     scene.labelScale = m_labelScale;
     scene.replayNote = m_replayNote;
-    HeatmapOverlay::paint(painter, scene);
+    scene.font = font();
+    m_overlay.update(scene, dpr);
 }
 
 } // namespace fleetscope

@@ -5,6 +5,7 @@
 #include "model/heatmaplayout.h"
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcamera.h"
+#include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/heatmap/heatmaprenderer.h"
 
 #include <QOpenGLWidget>
@@ -162,7 +163,7 @@ private:
     HeatmapCamera &camera();
     void releaseGL();
     void uploadDirty(); // whatever changed since the last upload
-    void paintLabels(const HeatmapCamera::Placement &p);
+    void updateOverlay(const HeatmapCamera::Placement &p); // the text over the map, for the renderer
     void pace(); // after a paint: the animation's rate from its measured cost
     void relayout(); // the layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
     void applyLayout(HeatmapLayout layout);
@@ -197,6 +198,7 @@ private:
     // GL state, touched only with the context current (initializeGL, paintGL, releaseGL).
     QMetaObject::Connection m_contextDestroyed;
     HeatmapRenderer m_renderer;
+    HeatmapOverlayCache m_overlay; // the text over the map, redrawn only when it changes
     bool m_glReady = false;
     std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
     size_t m_markCount = 0;

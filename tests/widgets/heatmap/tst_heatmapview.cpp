@@ -792,11 +792,23 @@ private Q_SLOTS:
         view.setFrame(second);
         QVERIFY(paint(view));
         const quint64 resolved = view.resolveCount();
+        const quint64 screened = view.screenCount();
         const QRgb first = pixelOf(view, view.grabFramebuffer(), 10);
         now += 500;
         QVERIFY(paint(view));
         QVERIFY(view.interpolation() > 0.4 && view.interpolation() < 0.6);
         QCOMPARE(view.resolveCount(), resolved);
+        QCOMPARE(view.screenCount(), screened);
+        // A hover repaints nothing new either; a selection redraws the pixels (the ring), not the cells.
+        QTest::mouseMove(&view, view.cellRect(20).center().toPoint());
+        QVERIFY(paint(view));
+        QCOMPARE(view.screenCount(), screened);
+        view.setSelectedGpu(20);
+        QVERIFY(paint(view));
+        QCOMPARE(view.resolveCount(), resolved);
+        QVERIFY(view.screenCount() > screened);
+        view.setSelectedGpu(-1);
+        QVERIFY(paint(view));
         const QRgb later = pixelOf(view, view.grabFramebuffer(), 10);
         QVERIFY(first != later);
         QCOMPARE(
