@@ -10,6 +10,8 @@
 #include <QOpenGLVertexArrayObject>
 #include <QVector2D>
 
+#include <cmath>
+
 Q_LOGGING_CATEGORY(lcHeatmapGl, "fleetscope.heatmap.gl")
 
 namespace fleetscope {
@@ -252,10 +254,22 @@ QRect HeatmapRenderer::drawnRect(const Scene &scene)
 
 void HeatmapRenderer::resolve(const Scene &scene)
 {
+    // Only the cells on screen (and the few beyond the edge a reduced pixel reads): zoomed in, a new frame resolves
+    // thousands of cells, not a million. A pan or zoom that shows cells not resolved yet resolves again.
+    const double cell = std::max(scene.cellSize, 1e-6);
+    const QRect visible = QRect(QPoint(static_cast<int>(std::floor(-scene.originX / cell)) - 4,
+                                    static_cast<int>(std::floor(-scene.originY / cell)) - 4),
+                              QPoint(static_cast<int>(std::ceil((scene.framebuffer.width() - scene.originX) / cell)) + 4,
+                                  static_cast<int>(std::ceil((scene.framebuffer.height() - scene.originY) / cell)) + 4))
+        & QRect(QPoint(0, 0), m_resolvedSize);
     const Scene &last = m_resolved;
-    if (!m_resolveDirty && last.hasData == scene.hasData && last.hasPrevious == scene.hasPrevious
-        && last.hasMarks == scene.hasMarks && last.focusFirst == scene.focusFirst
-        && last.focusCount == scene.focusCount) {
+    if (!m_resolveDirty && m_resolvedCells.contains(visible) && last.hasData == scene.hasData
+        && last.hasPrevious == scene.hasPrevious && last.hasMarks == scene.hasMarks
+        && last.focusFirst == scene.focusFirst && last.focusCount == scene.focusCount) {
+        return;
+    }
+    m_resolvedCells = visible;
+    if (visible.isEmpty()) {
         return;
     }
     m_resolve->bind();
@@ -270,7 +284,11 @@ void HeatmapRenderer::resolve(const Scene &scene)
         glActiveTexture(GL_TEXTURE0 + static_cast<GLenum>(i));
         glBindTexture(GL_TEXTURE_2D, inputs[i]);
     }
+    // Texture rows are layout rows from the top, as the fragments' y: no flip.
+    glEnable(GL_SCISSOR_TEST);
+    glScissor(visible.x(), visible.y(), visible.width(), visible.height());
     drawInto(m_resolvedTexture, m_resolvedSize.width(), m_resolvedSize.height());
+    glDisable(GL_SCISSOR_TEST);
     m_resolved = scene;
     m_resolveDirty = false;
     m_screenDirty = true;

@@ -132,6 +132,7 @@ private:
 
     // What passes 1 and 2 were last run for.
     bool m_resolveDirty = true;
+    QRect m_resolvedCells; // the cells pass 1 last ran for
     Scene m_resolved;
     bool m_screenDirty = true;
     Scene m_screened;
