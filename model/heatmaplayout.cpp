@@ -6,6 +6,43 @@
 
 namespace fleetscope {
 
+namespace {
+// Racks named the same in every row (r01-k01 ... r40-k16 on most floors): each column's short name once, over the
+// top row, instead of the same sixteen names above every row. Empty when any row differs or lacks a rack.
+std::vector<HeatmapLayout::Label> sharedRackColumns(
+    const std::vector<HeatmapLayout::Label> &rackLabels, const Topology &topology, int columns, int blockWidth)
+{
+    const size_t rows = topology.rows.size();
+    if (rows < 2 || topology.racks.size() != rows * static_cast<size_t>(columns)) {
+        return {};
+    }
+    std::vector<HeatmapLayout::Label> shared(static_cast<size_t>(columns));
+    std::vector<size_t> seen(static_cast<size_t>(columns), 0);
+    for (size_t i = 0; i < topology.racks.size(); ++i) {
+        const auto &rack = topology.racks[i];
+        const QString &name = rackLabels[i].shortText;
+        auto &column = shared[rack.position];
+        if (name.isEmpty() || (seen[rack.position] > 0 && column.text != name)) {
+            return {};
+        }
+        if (seen[rack.position]++ == 0 || rackLabels[i].cells.top() < column.cells.top()) {
+            column.text = name;
+            column.shortText = name;
+            column.cells = rackLabels[i].cells;
+        }
+    }
+    for (const size_t n : seen) {
+        if (n != rows) {
+            return {};
+        }
+    }
+    for (auto &column : shared) {
+        column.cells.setWidth(blockWidth);
+    }
+    return shared;
+}
+} // namespace
+
 HeatmapLayout HeatmapLayout::floorPlan(const Topology &topology)
 {
     uint32_t blockWidth = 1; // GPUs per node, the widest node
@@ -56,6 +93,7 @@ HeatmapLayout HeatmapLayout::floorPlan(const Topology &topology)
                 static_cast<int>(rack.nodeCount)),
             prefixed ? rack.name.mid(row.size() + 1) : QString() });
     }
+    layout.rackColumnLabels = sharedRackColumns(layout.rackLabels, topology, static_cast<int>(maxRacks), bw);
     layout.labelNodes(topology);
     return layout;
 }

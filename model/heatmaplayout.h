@@ -35,6 +35,9 @@ struct HeatmapLayout
     };
     std::vector<Label> rowLabels; // beside the map, one per row of racks (floor plan)
     std::vector<Label> rackLabels; // in the aisle above each rack (floor plan)
+    // Every row's racks named alike by column (k01...k16 in each row): one per column, over the top row's racks;
+    // drawn instead of rackLabels. Empty otherwise (floor plan).
+    std::vector<Label> rackColumnLabels;
     std::vector<Label> nodeLabels; // over the cells of each node that sits on one line
     std::vector<Label> groupLabels; // one per job block, and the idle GPUs, named in the aisle above (by job)
 

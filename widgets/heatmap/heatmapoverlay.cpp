@@ -50,7 +50,11 @@ void HeatmapOverlay::paint(QPainter &painter, const Scene &scene)
         return;
     }
     paintRowLabels(painter, scene);
-    paintAisleLabels(painter, scene, scene.layout->rackLabels, HeatmapLayout::rowGap);
+    if (scene.layout->rackColumnLabels.empty()) {
+        paintAisleLabels(painter, scene, scene.layout->rackLabels, HeatmapLayout::rowGap);
+    } else {
+        paintColumnLabels(painter, scene);
+    }
     paintAisleLabels(painter, scene, scene.layout->groupLabels, HeatmapLayout::labelAisle);
     if (scene.cell >= valueCell) {
         paintValues(painter, scene);
@@ -101,6 +105,33 @@ void HeatmapOverlay::paintAisleLabels(
         if (!text.isEmpty() && metrics.horizontalAdvance(text) <= cells.width()) {
             painter.drawText(above, Qt::AlignLeft | Qt::AlignBottom, text);
         }
+    }
+}
+
+void HeatmapOverlay::paintColumnLabels(QPainter &painter, const Scene &scene)
+{
+    // Once, over the top row; with the top row scrolled off, along the top of the view (over the cells, on a chip),
+    // so that the columns stay named.
+    const double pixels = std::min(scene.cell * HeatmapLayout::rowGap * 0.8, 15.0 * scene.labelScale);
+    if (pixels < 9) {
+        return;
+    }
+    setPixelSize(painter, pixels);
+    const QFontMetricsF metrics(painter.font());
+    for (const auto &label : scene.layout->rackColumnLabels) {
+        const QRectF cells = cellsRect(scene, label.cells);
+        const double top = cells.top() - metrics.height() - 1;
+        const QRectF above(cells.left(), std::max(0.0, top), cells.width(), metrics.height());
+        if (!onScreen(scene, above) || metrics.horizontalAdvance(label.text) > cells.width()) {
+            continue;
+        }
+        if (top < 0) {
+            painter.fillRect(
+                QRectF(above.left(), above.top(), metrics.horizontalAdvance(label.text) + 4, above.height()),
+                chipColour);
+        }
+        painter.setPen(labelColour);
+        painter.drawText(above, Qt::AlignLeft | Qt::AlignBottom, label.text);
     }
 }
 
@@ -174,6 +205,62 @@ void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
     painter.fillRect(banner, stale ? QColor(0xb0, 0x3a, 0x1e, 230) : QColor(0x1f, 0x5f, 0xa8, 230));
     painter.setPen(Qt::white);
     painter.drawText(banner, Qt::AlignCenter, metrics.elidedText(note, Qt::ElideRight, banner.width() - 16));
+}
+
+bool HeatmapOverlayCache::Key::operator==(const Key &o) const
+{
+    return layoutCells == o.layoutCells && layoutWidth == o.layoutWidth && widget == o.widget && dpr == o.dpr
+        && originX == o.originX && originY == o.originY && cell == o.cell && plane == o.plane
+        && metricId == o.metricId && rangeMin == o.rangeMin && rangeMax == o.rangeMax && colorMap == o.colorMap
+        && staleNote == o.staleNote && replayNote == o.replayNote && labelScale == o.labelScale && font == o.font;
+}
+
+void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devicePixelRatio)
+{
+    // The values (and their colours) only matter where they are drawn: zoomed out, a new frame redraws nothing.
+    const bool values = scene.cell >= HeatmapOverlay::valueCell && scene.metric != nullptr;
+    const Key key { scene.layout != nullptr ? scene.layout->cells.data() : nullptr,
+        scene.layout != nullptr ? scene.layout->width : 0, scene.widget, devicePixelRatio, scene.originX,
+        scene.originY, scene.cell, values ? scene.plane : nullptr, values ? scene.metric->id : QString(),
+        values ? scene.metric->rangeMin : 0.0F, values ? scene.metric->rangeMax : 0.0F,
+        values && scene.colorMap != nullptr ? scene.colorMap->name() : QString(), scene.staleNote, scene.replayNote,
+        scene.labelScale, scene.font };
+    if (key == m_key && !m_image.isNull()) {
+        return;
+    }
+    m_key = key;
+    ++m_revision;
+    const QSize pixels = (scene.widget * devicePixelRatio).toSize().expandedTo(QSize(1, 1));
+    if (m_image.size() != pixels) {
+        m_image = QImage(pixels, QImage::Format_RGBA8888_Premultiplied); // GL's byte order, on every platform
+    }
+    m_image.setDevicePixelRatio(devicePixelRatio);
+    m_image.fill(Qt::transparent);
+    {
+        QPainter painter(&m_image);
+        painter.setFont(scene.font);
+        HeatmapOverlay::paint(painter, scene);
+    }
+    // Text sits in a few places (or nowhere, zoomed out): the renderer only covers the bounding box.
+    int top = m_image.height();
+    int bottom = -1;
+    int left = m_image.width();
+    int right = -1;
+    for (int y = 0; y < m_image.height(); ++y) {
+        const auto *line = reinterpret_cast<const quint32 *>(m_image.constScanLine(y));
+        const auto *end = line + m_image.width();
+        const auto *first = std::find_if(line, end, [](quint32 c) { return c != 0; });
+        if (first == end) {
+            continue;
+        }
+        const auto last = std::find_if(std::make_reverse_iterator(end), std::make_reverse_iterator(first),
+            [](quint32 c) { return c != 0; });
+        top = std::min(top, y);
+        bottom = y;
+        left = std::min(left, static_cast<int>(first - line));
+        right = std::max(right, static_cast<int>(last.base() - line) - 1);
+    }
+    m_used = bottom >= 0 ? QRect(QPoint(left, top), QPoint(right, bottom)) : QRect();
 }
 
 } // namespace fleetscope

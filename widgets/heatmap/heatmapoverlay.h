@@ -6,6 +6,8 @@
 #include "model/heatmaplayout.h"
 
 #include <QFont>
+#include <QImage>
+#include <QRect>
 #include <QSizeF>
 #include <QString>
 
@@ -14,7 +16,7 @@ class QPainter;
 namespace fleetscope {
 
 // The text drawn over the heatmap's GL image, in logical pixels: row names beside the map, rack and job names in
-// the aisles above them, and, zoomed in, each GPU's value and its node's hostname. What shows depends on the
+// the aisles above them (rack names named alike in every row once per column, above the top row), and, zoomed in, each GPU's value and its node's hostname. What shows depends on the
 // size of a cell on screen (semantic zoom), so a zoomed-out map stays clean.
 class HeatmapOverlay
 {
@@ -36,6 +38,7 @@ public:
         QString staleNote;
         QString replayNote; // shown when there is no stale note
         double labelScale = 1; // text up to this many times its usual size (a wall)
+        QFont font; // the widget's
     };
 
     static void paint(QPainter &painter, const Scene &scene);
@@ -46,9 +49,51 @@ private:
     static void paintRowLabels(QPainter &painter, const Scene &scene);
     static void paintAisleLabels(
         QPainter &painter, const Scene &scene, const std::vector<HeatmapLayout::Label> &labels, double aisleCells);
+    static void paintColumnLabels(QPainter &painter, const Scene &scene);
     static void paintValues(QPainter &painter, const Scene &scene);
     static void paintNodeLabels(QPainter &painter, const Scene &scene);
     static void paintStaleBanner(QPainter &painter, const Scene &scene);
+};
+
+// The overlay as an image (premultiplied RGBA, device pixels), redrawn only when what it shows changes (the view
+// moved, a new frame, new notes). The renderer folds it into its per-frame pass, so an animation or hover repaint
+// costs nothing for the text, however much there is.
+class HeatmapOverlayCache
+{
+public:
+    // Redraws the image if the scene differs from the last; devicePixelRatio: device pixels per scene.widget pixel.
+    void update(const HeatmapOverlay::Scene &scene, double devicePixelRatio);
+    const QImage &image() const { return m_image; }
+    // The part of the image with anything drawn, device pixels from the top-left; empty for none.
+    QRect used() const { return m_used; }
+    // Bumped on every redraw.
+    quint64 revision() const { return m_revision; }
+
+private:
+    struct Key
+    {
+        const void *layoutCells = nullptr; // a new layout is a new cell vector
+        int layoutWidth = 0;
+        QSizeF widget;
+        double dpr = 0;
+        double originX = 0;
+        double originY = 0;
+        double cell = 0;
+        const MetricPlane *plane = nullptr; // a new frame is a new plane
+        QString metricId;
+        float rangeMin = 0;
+        float rangeMax = 0;
+        QString colorMap;
+        QString staleNote;
+        QString replayNote;
+        double labelScale = 0;
+        QFont font;
+        bool operator==(const Key &o) const;
+    };
+    Key m_key;
+    QImage m_image;
+    QRect m_used;
+    quint64 m_revision = 0;
 };
 
 } // namespace fleetscope

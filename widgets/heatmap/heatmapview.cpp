@@ -6,20 +6,12 @@
 
 #include <QDateTime>
 #include <QElapsedTimer>
-#include <QFile>
-#include <QHelpEvent>
-#include <QKeyEvent>
 #include <QLoggingCategory>
-#include <QMouseEvent>
-#include <QNativeGestureEvent>
 #include <QOpenGLContext>
-#include <QOpenGLShaderProgram>
-#include <QOpenGLVertexArrayObject>
+#include <QOpenGLFunctions>
 #include <QPainter>
 #include <QSurfaceFormat>
 #include <QThread>
-#include <QToolTip>
-#include <QWheelEvent>
 
 #include <cmath>
 #include <ctime>
@@ -31,21 +23,6 @@ namespace fleetscope {
 
 namespace {
 constexpr QRgb backgroundColour = 0xff15171c;
-constexpr QRgb aisleColour = 0xff22252c;
-
-void setColourUniform(QOpenGLShaderProgram *program, const char *name, QRgb rgb)
-{
-    program->setUniformValue(name, QColor::fromRgb(rgb));
-}
-
-QString formatValue(float value, const QString &unit)
-{
-    if (std::isnan(value)) {
-        return QStringLiteral("no value");
-    }
-    const int decimals = std::abs(value) >= 100 ? 0 : 1;
-    return QString::number(value, 'f', decimals) + QLatin1Char(' ') + unit;
-}
 } // namespace
 
 HeatmapView::HeatmapView(QWidget *parent)
@@ -60,6 +37,8 @@ HeatmapView::HeatmapView(QWidget *parent)
         return timer->elapsed();
     };
     m_wallClock = [] { return QDateTime::currentMSecsSinceEpoch(); };
+    m_camera.setClock([this] { return m_clock(); });
+    m_layoutPool.setMaxThreadCount(1);
     // About 60 repaints a second while a transition runs (fewer where painting is slow), none otherwise.
     m_animationTimer.setInterval(16);
     connect(&m_animationTimer, &QTimer::timeout, this, qOverload<>(&QWidget::update));
@@ -82,6 +61,10 @@ HeatmapView::~HeatmapView()
 {
     // QOpenGLWidget's own destructor emits aboutToBeDestroyed after this object is gone: release here instead.
     disconnect(m_contextDestroyed);
+    // A layout being built calls back into this object: drop the queued ones, wait for the one running.
+    m_layoutGeneration = std::numeric_limits<quint64>::max();
+    m_layoutPool.clear();
+    m_layoutPool.waitForDone();
     if (context() != nullptr) {
         makeCurrent();
         releaseGL();
@@ -96,12 +79,11 @@ void HeatmapView::setTopology(const TopologyPtr &topology)
     if (m_jobs && (!topology || m_jobs->topologyGeneration != topology->generation)) {
         m_jobs.reset();
     }
-    m_fitted = true;
+    m_camera.fit();
     m_selectedGpu = -1;
     m_frame.reset();
     m_hasData = false;
     m_topologyDirty = true;
-    m_zoomStart = -1;
     m_marks.clear();
     m_markCount = 0;
     m_focusCount = 0;
@@ -136,7 +118,7 @@ void HeatmapView::setArrangement(Arrangement arrangement)
 {
     if (arrangement != m_arrangement) {
         m_arrangement = arrangement;
-        m_fitted = true;
+        m_camera.fit();
         relayout();
     }
 }
@@ -148,28 +130,81 @@ double HeatmapView::layoutAspect() const
 
 void HeatmapView::relayout()
 {
-    if (!m_topology) {
-        m_layout = HeatmapLayout();
-    } else {
-        switch (m_arrangement) {
-        case Arrangement::FloorPlan:
-            m_layout = HeatmapLayout::floorPlan(*m_topology);
-            break;
+    Q_ASSERT(QThread::currentThread() == thread());
+    const quint64 generation = ++m_layoutGeneration;
+    const auto build = [topology = m_topology, jobs = m_jobs, arrangement = m_arrangement, aspect = layoutAspect()] {
+        if (!topology) {
+            return HeatmapLayout();
+        }
+        switch (arrangement) {
         case Arrangement::Compact:
-            m_layout = HeatmapLayout::compact(*m_topology, layoutAspect());
-            break;
+            return HeatmapLayout::compact(*topology, aspect);
         case Arrangement::ByJob:
-            m_layout = HeatmapLayout::byJob(*m_topology, m_jobs.get(), layoutAspect());
+            return HeatmapLayout::byJob(*topology, jobs.get(), aspect);
+        case Arrangement::FloorPlan:
             break;
         }
+        return HeatmapLayout::floorPlan(*topology);
+    };
+    if (!m_topology || m_topology->gpuCount <= syncLayoutGpus) {
+        m_layoutPending = false;
+        applyLayout(build());
+        return;
     }
+    // 100-160 ms at a million GPUs: on the worker, the old layout drawn meanwhile. The pool runs one at a time and
+    // waits for it before this object dies; a layout superseded before it starts is skipped, one superseded while
+    // it runs is dropped on arrival.
+    m_layoutPending = true;
+    m_layoutPool.start([this, build, generation] {
+        if (generation != m_layoutGeneration.load()) {
+            return;
+        }
+        auto layout = std::make_shared<HeatmapLayout>(build());
+        QMetaObject::invokeMethod(
+            this,
+            [this, layout, generation] {
+                if (generation == m_layoutGeneration.load()) {
+                    m_layoutPending = false;
+                    applyLayout(std::move(*layout));
+                    Q_EMIT layoutReady();
+                }
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void HeatmapView::applyLayout(HeatmapLayout layout)
+{
+    m_layout = std::move(layout);
     m_layoutDirty = true;
+    if (m_hasPendingPosition) {
+        m_hasPendingPosition = false;
+        camera().setViewPosition(m_pendingPosition);
+    }
     update();
+}
+
+const HeatmapCamera &HeatmapView::camera() const
+{
+    // Cheap, and always right: the window's size and pixel ratio, the layout and the margins the floor plan's
+    // names need when fitted.
+    m_camera.setViewport(QSizeF(size()), devicePixelRatioF());
+    m_camera.setLayoutSize(m_layout.width, m_layout.height);
+    const bool floorPlan = m_arrangement == Arrangement::FloorPlan;
+    m_camera.setFitMargins(floorPlan ? 64.0 * m_labelScale : 0.0, floorPlan ? 20.0 * m_labelScale : 0.0);
+    return m_camera;
+}
+
+HeatmapCamera &HeatmapView::camera()
+{
+    static_cast<const HeatmapView *>(this)->camera();
+    return m_camera;
 }
 
 void HeatmapView::resizeEvent(QResizeEvent *event)
 {
     QOpenGLWidget::resizeEvent(event);
+    // The camera refits what it was fitted to (the fleet or a place's cells) on its next use.
     if (m_arrangement != Arrangement::FloorPlan && m_topology) {
         m_relayoutTimer.start(); // once the resizing settles
     }
@@ -282,66 +317,9 @@ void HeatmapView::setColorMap(const ColorMap &map)
     update();
 }
 
-HeatmapView::Placement HeatmapView::placement() const
-{
-    if (m_zoomStart < 0) {
-        return m_fitted ? fittedPlacement() : m_view;
-    }
-    // The zoom morph: the cell size changes geometrically and the layout point at the view's centre moves
-    // linearly, eased at both ends.
-    const double linear = std::clamp(static_cast<double>(m_clock() - m_zoomStart) / zoomMs, 0.0, 1.0);
-    const double t = linear * linear * (3 - 2 * linear);
-    const double dpr = devicePixelRatioF();
-    const double cx = width() * dpr / 2;
-    const double cy = height() * dpr / 2;
-    const auto centreOf = [cx, cy](const Placement &p) {
-        return QPointF((cx - p.originX) / p.cellSize, (cy - p.originY) / p.cellSize);
-    };
-    // A morph back to the whole fleet ends where the fit is now, whatever the window did meanwhile.
-    const Placement target = m_zoomEndsFitted ? fittedPlacement() : m_zoomTo;
-    const QPointF from = centreOf(m_zoomFrom);
-    const QPointF to = centreOf(target);
-    Placement p;
-    p.cellSize = std::exp(std::log(m_zoomFrom.cellSize) * (1 - t) + std::log(target.cellSize) * t);
-    const QPointF centre = from + (to - from) * t;
-    p.originX = cx - centre.x() * p.cellSize;
-    p.originY = cy - centre.y() * p.cellSize;
-    return p;
-}
-
 void HeatmapView::zoomToCells(const QRect &cells)
 {
-    if (m_layout.width == 0) {
-        return;
-    }
-    const bool fit = cells.isEmpty();
-    if (fit && m_fitted && m_zoomStart < 0) {
-        return; // already showing the whole fleet
-    }
-    const Placement from = placement();
-    Placement to;
-    if (fit) {
-        to = fittedPlacement();
-    } else {
-        const double dpr = devicePixelRatioF();
-        const double w = width() * dpr;
-        const double h = height() * dpr;
-        to.cellSize = std::clamp(std::min(0.9 * w / cells.width(), 0.9 * h / cells.height()), minCellSize,
-            std::max(maxCellSize * dpr, fittedPlacement().cellSize));
-        const QPointF centre = QRectF(cells).center();
-        to.originX = w / 2 - centre.x() * to.cellSize;
-        to.originY = h / 2 - centre.y() * to.cellSize;
-    }
-    m_fitted = false;
-    m_view = to;
-    if (m_animated && isVisible()) {
-        m_zoomFrom = from;
-        m_zoomTo = to;
-        m_zoomStart = m_clock();
-        m_zoomEndsFitted = fit;
-    } else {
-        m_fitted = fit;
-    }
+    camera().zoomToCells(cells, m_animated && isVisible());
     update();
 }
 
@@ -357,29 +335,17 @@ QRect HeatmapView::cellsOf(uint32_t first, uint32_t count) const
 
 HeatmapView::ViewPosition HeatmapView::viewPosition() const
 {
-    if (m_fitted || m_layout.width == 0) {
-        return {};
-    }
-    const Placement p = placement();
-    const double dpr = devicePixelRatioF();
-    return { p.cellSize / dpr, (width() * dpr / 2 - p.originX) / p.cellSize,
-        (height() * dpr / 2 - p.originY) / p.cellSize };
+    return camera().viewPosition();
 }
 
 void HeatmapView::setViewPosition(const ViewPosition &position)
 {
-    if (!(position.zoom > 0) || m_layout.width == 0) {
-        zoomToFit();
+    if (m_layoutPending) {
+        m_pendingPosition = position; // for the layout being built
+        m_hasPendingPosition = true;
         return;
     }
-    const double dpr = devicePixelRatioF();
-    Placement p;
-    p.cellSize = std::clamp(position.zoom * dpr, minCellSize, maxCellSize * dpr);
-    p.originX = width() * dpr / 2 - position.centreX * p.cellSize;
-    p.originY = height() * dpr / 2 - position.centreY * p.cellSize;
-    m_zoomStart = -1;
-    m_view = p;
-    m_fitted = false;
+    camera().setViewPosition(position);
     update();
 }
 
@@ -407,47 +373,13 @@ void HeatmapView::setMarkedGpus(const std::vector<uint32_t> &gpus)
 
 void HeatmapView::zoomAt(const QPointF &anchor, double factor)
 {
-    if (m_layout.width == 0 || !(factor > 0)) {
-        return;
-    }
-    m_zoomStart = -1;
-    const Placement fit = fittedPlacement();
-    Placement p = placement();
-    // From half the fitted size (the whole fleet with a margin) to 96 logical pixels per GPU (room for its value
-    // and its node's name at any device pixel ratio); never below a quarter of a physical pixel, the most a pixel
-    // aggregates (4 x 4 GPUs), so that no GPU is skipped.
-    const double dpr = devicePixelRatioF();
-    const double cell = std::clamp(
-        p.cellSize * factor, std::max(minCellSize, fit.cellSize / 2), std::max(maxCellSize * dpr, fit.cellSize));
-    const double ax = anchor.x() * dpr;
-    const double ay = anchor.y() * dpr;
-    p.originX = ax - (ax - p.originX) * cell / p.cellSize;
-    p.originY = ay - (ay - p.originY) * cell / p.cellSize;
-    p.cellSize = cell;
-    m_view = p;
-    m_fitted = false;
+    camera().zoomAt(anchor, factor);
     update();
 }
 
 void HeatmapView::panBy(const QPointF &delta)
 {
-    if (m_layout.width == 0) {
-        return;
-    }
-    Placement p = placement();
-    m_zoomStart = -1;
-    const double dpr = devicePixelRatioF();
-    p.originX += delta.x() * dpr;
-    p.originY += delta.y() * dpr;
-    // Keep at least a quarter of the map on screen, so it can never be lost off the edge.
-    const double w = width() * dpr;
-    const double h = height() * dpr;
-    const double mapW = m_layout.width * p.cellSize;
-    const double mapH = m_layout.height * p.cellSize;
-    p.originX = std::clamp(p.originX, std::min(0.0, w / 4 - mapW), std::max(0.0, w - std::min(mapW, w) / 4));
-    p.originY = std::clamp(p.originY, std::min(0.0, h / 4 - mapH), std::max(0.0, h - std::min(mapH, h) / 4));
-    m_view = p;
-    m_fitted = false;
+    camera().panBy(delta);
     update();
 }
 
@@ -459,58 +391,18 @@ void HeatmapView::setAggregation(Aggregation aggregation)
 
 void HeatmapView::zoomToFit()
 {
-    m_zoomStart = -1;
-    m_fitted = true;
+    camera().fit();
     update();
-}
-
-HeatmapView::Placement HeatmapView::fittedPlacement() const
-{
-    Placement p;
-    if (m_layout.width == 0) {
-        return p;
-    }
-    const double dpr = devicePixelRatioF();
-    // The floor plan keeps a margin on the left for the row names and one on top for the first row's rack names.
-    const bool floorPlan = m_arrangement == Arrangement::FloorPlan;
-    const double margin = floorPlan ? std::min(64.0 * m_labelScale, width() / 8.0) * dpr : 0.0;
-    const double top = floorPlan ? std::min(20.0 * m_labelScale, height() / 16.0) * dpr : 0.0;
-    const double w = width() * dpr - margin;
-    const double h = height() * dpr - top;
-    double cell = std::max(minCellSize, std::min(w / m_layout.width, h / m_layout.height));
-    // Whole physical pixels per cell from four on, so that every cell (and its border, from six) is the same size;
-    // below that, rounding down would waste up to half the window, and cells of n and n + 1 pixels read the same.
-    if (cell >= 4.0) {
-        cell = std::floor(cell);
-    }
-    p.cellSize = cell;
-    p.originX = margin + std::floor((w - cell * m_layout.width) / 2);
-    p.originY = top + std::floor((h - cell * m_layout.height) / 2);
-    return p;
 }
 
 int HeatmapView::gpuAt(const QPointF &pos) const
 {
-    if (m_layout.width == 0) {
-        return -1;
-    }
-    const auto p = placement();
-    const double dpr = devicePixelRatioF();
-    const int x = static_cast<int>(std::floor((pos.x() * dpr - p.originX) / p.cellSize));
-    const int y = static_cast<int>(std::floor((pos.y() * dpr - p.originY) / p.cellSize));
-    return m_layout.gpuAt(x, y);
+    return camera().gpuAt(m_layout, pos);
 }
 
 QRectF HeatmapView::cellRect(int gpu) const
 {
-    if (gpu < 0 || static_cast<size_t>(gpu) >= m_layout.gpuCells.size()) {
-        return {};
-    }
-    const auto p = placement();
-    const double dpr = devicePixelRatioF();
-    const QPoint c = m_layout.gpuCells[static_cast<size_t>(gpu)];
-    return { (p.originX + c.x() * p.cellSize) / dpr, (p.originY + c.y() * p.cellSize) / dpr, p.cellSize / dpr,
-        p.cellSize / dpr };
+    return camera().gpuRect(m_layout, gpu);
 }
 
 float HeatmapView::valueOf(int gpu) const
@@ -522,95 +414,15 @@ float HeatmapView::valueOf(int gpu) const
     return plane->values[static_cast<size_t>(gpu)];
 }
 
-QString HeatmapView::describeGpu(int gpu) const
-{
-    if (!m_topology || gpu < 0 || static_cast<uint32_t>(gpu) >= m_topology->gpuCount) {
-        return {};
-    }
-    const auto &node = m_topology->nodeOf(static_cast<uint32_t>(gpu));
-    QString text = QStringLiteral("<b>%1</b> GPU %2<br>%3: %4")
-                       .arg(node.hostname)
-                       .arg(static_cast<uint32_t>(gpu) - node.firstGpu)
-                       .arg(m_metric.name.toHtmlEscaped(), formatValue(valueOf(gpu), m_metric.unit).toHtmlEscaped());
-    if (m_frame) {
-        text += QStringLiteral("<br>health: %1").arg(health::describe(m_frame->health[static_cast<size_t>(gpu)]));
-    }
-    if (const Job *job = m_jobs ? m_jobs->runningJobOn(static_cast<uint32_t>(gpu)) : nullptr) {
-        text += QStringLiteral("<br>job: %1 #%2 (%3, %L4 GPUs)")
-                    .arg(job->name.toHtmlEscaped())
-                    .arg(job->id)
-                    .arg(job->owner.toHtmlEscaped())
-                    .arg(job->gpus.size());
-    } else if (m_jobs) {
-        text += QStringLiteral("<br>job: none (idle)");
-    }
-    if (m_frame) {
-        const qint64 ageMs = std::max<qint64>(0, m_wallClock() - m_frame->sampleTimeMs);
-        const QString when = QDateTime::fromMSecsSinceEpoch(m_frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
-        text += QStringLiteral("<br>data as of %1 (%2 s old)")
-                    .arg(when)
-                    .arg(static_cast<double>(ageMs) / 1000.0, 0, 'f', 1);
-    }
-    const QString uuid = m_topology->uuidText(static_cast<uint32_t>(gpu));
-    if (!uuid.isEmpty()) {
-        text += QStringLiteral("<br><small>%1</small>").arg(uuid);
-    }
-    text += QStringLiteral("<br><small>fleet index %1 · %2</small>").arg(gpu).arg(node.model.toHtmlEscaped());
-    return text;
-}
-
-QString HeatmapView::shaderSource(const QString &path) const
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        qCCritical(lcHeatmap, "missing shader resource %s", qPrintable(path));
-        return {};
-    }
-    const QByteArray header = context()->isOpenGLES()
-        ? QByteArrayLiteral("#version 300 es\nprecision highp float;\nprecision highp int;\n")
-        : QByteArrayLiteral("#version 330 core\n");
-    return QString::fromUtf8(header + file.readAll());
-}
-
 void HeatmapView::initializeGL()
 {
-    initializeOpenGLFunctions();
     disconnect(m_contextDestroyed);
     m_contextDestroyed = connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] {
         makeCurrent();
         releaseGL();
         doneCurrent();
     });
-
-    m_program = std::make_unique<QOpenGLShaderProgram>();
-    const bool ok = m_program->addShaderFromSourceCode(
-                        QOpenGLShader::Vertex, shaderSource(QStringLiteral(":/shaders/heatmap.vert")))
-        && m_program->addShaderFromSourceCode(
-            QOpenGLShader::Fragment, shaderSource(QStringLiteral(":/shaders/heatmap.frag")))
-        && m_program->link();
-    if (!ok) {
-        qCCritical(lcHeatmap, "heatmap shader failed: %s", qPrintable(m_program->log()));
-        m_program.reset();
-        return;
-    }
-    m_vao = std::make_unique<QOpenGLVertexArrayObject>();
-    m_vao->create();
-
-    GLuint textures[6];
-    glGenTextures(6, textures);
-    m_layoutTexture = textures[0];
-    m_dataTextures = { textures[1], textures[4] };
-    m_healthTexture = textures[2];
-    m_colorMapTexture = textures[3];
-    m_markTexture = textures[5];
-    for (GLuint t : textures) {
-        glBindTexture(GL_TEXTURE_2D, t);
-        // Every lookup is a texelFetch of an exact texel: no filtering, no mipmaps.
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-    }
+    m_glReady = m_renderer.initialize(context());
     m_topologyDirty = true;
     m_layoutDirty = true;
     m_frameDirty = true;
@@ -619,240 +431,118 @@ void HeatmapView::initializeGL()
 
 void HeatmapView::releaseGL()
 {
-    if (m_layoutTexture != 0) {
-        const GLuint textures[6] = { m_layoutTexture, m_dataTextures[0], m_healthTexture, m_colorMapTexture,
-            m_dataTextures[1], m_markTexture };
-        glDeleteTextures(6, textures);
-        m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;
-        m_dataTextures = {};
-    }
-    m_vao.reset();
-    m_program.reset();
-}
-
-void HeatmapView::uploadLayout()
-{
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, m_layoutTexture);
-    const int w = std::max(1, m_layout.width);
-    const int h = std::max(1, m_layout.height);
-    static const int32_t none = HeatmapLayout::gap;
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32I, w, h, 0, GL_RED_INTEGER, GL_INT,
-        m_layout.cells.empty() ? &none : m_layout.cells.data());
-    m_layoutDirty = false;
-}
-
-void HeatmapView::allocateDataTextures()
-{
-    // The dense-order textures for this fleet size; frames fill them with sub-image uploads.
-    const int n = m_topology ? static_cast<int>(m_topology->gpuCount) : 1;
-    const int rows = (n + dataTextureWidth - 1) / dataTextureWidth;
-    for (GLuint t : m_dataTextures) {
-        glBindTexture(GL_TEXTURE_2D, t);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, dataTextureWidth, rows, 0, GL_RED, GL_FLOAT, nullptr);
-    }
-    glBindTexture(GL_TEXTURE_2D, m_healthTexture);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, dataTextureWidth, rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
-    glBindTexture(GL_TEXTURE_2D, m_markTexture);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R8UI, dataTextureWidth, rows, 0, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
-    m_marksDirty = true;
-    m_topologyDirty = false;
-    m_hasData = false;
-    m_hasPrevious = false;
-}
-
-void HeatmapView::uploadFrame()
-{
-    m_frameDirty = false;
-    const bool newFrame = m_frameIsNew;
-    m_frameIsNew = false;
-    const MetricPlane *plane = m_frame ? m_frame->plane(m_metric.id) : nullptr;
-    if (plane == nullptr) {
-        m_hasData = false;
-        m_hasPrevious = false;
-        return;
-    }
-    // A new frame goes into the other texture, so the one shown until now becomes the previous frame; a new metric
-    // replaces the current one.
-    if (newFrame && m_hasData) {
-        m_current = 1 - m_current;
-        m_hasPrevious = m_animated;
-    }
-    const int n = static_cast<int>(plane->values.size());
-    const int fullRows = n / dataTextureWidth;
-    const int rest = n % dataTextureWidth;
-    // Straight from the frame's memory: the full texture rows in one call, the partial last row in a second.
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glBindTexture(GL_TEXTURE_2D, m_dataTextures[static_cast<size_t>(m_current)]);
-    if (fullRows > 0) {
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED, GL_FLOAT, plane->values.data());
-    }
-    if (rest > 0) {
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED, GL_FLOAT,
-            plane->values.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
-    }
-    glBindTexture(GL_TEXTURE_2D, m_healthTexture);
-    if (fullRows > 0) {
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
-            m_frame->health.data());
-    }
-    if (rest > 0) {
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
-            m_frame->health.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
-    }
-    // Back to GL's default: QPainter's glyph cache uploads with it and draws garbled text otherwise.
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    m_hasData = true;
-}
-
-void HeatmapView::uploadColorMap()
-{
-    std::array<uint8_t, ColorMap::size * 4> rgba {};
-    for (int i = 0; i < ColorMap::size; ++i) {
-        const QRgb c = m_colorMap.at(i);
-        rgba[static_cast<size_t>(i) * 4 + 0] = static_cast<uint8_t>(qRed(c));
-        rgba[static_cast<size_t>(i) * 4 + 1] = static_cast<uint8_t>(qGreen(c));
-        rgba[static_cast<size_t>(i) * 4 + 2] = static_cast<uint8_t>(qBlue(c));
-        rgba[static_cast<size_t>(i) * 4 + 3] = 255;
-    }
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, ColorMap::size, 1, 0, GL_RGBA, GL_UNSIGNED_BYTE, rgba.data());
-    m_colorMapDirty = false;
+    m_renderer.release();
+    m_glReady = false;
 }
 
 void HeatmapView::uploadDirty()
 {
     if (m_topologyDirty) {
-        allocateDataTextures();
+        m_renderer.allocate(m_topology ? m_topology->gpuCount : 0);
+        m_marksDirty = true;
+        m_topologyDirty = false;
+        m_hasData = false;
+        m_hasPrevious = false;
     }
     if (m_layoutDirty) {
-        uploadLayout();
+        m_renderer.uploadLayout(m_layout);
+        m_layoutDirty = false;
     }
     if (m_frameDirty) {
-        uploadFrame();
+        m_frameDirty = false;
+        const bool newFrame = m_frameIsNew;
+        m_frameIsNew = false;
+        const MetricPlane *plane = m_frame ? m_frame->plane(m_metric.id) : nullptr;
+        if (plane == nullptr) {
+            m_hasData = false;
+            m_hasPrevious = false;
+        } else {
+            // A new frame goes into the other texture, so the one shown until now becomes the previous frame; a
+            // new metric replaces the current one.
+            const bool shift = newFrame && m_hasData;
+            if (shift) {
+                m_hasPrevious = m_animated;
+            }
+            m_renderer.uploadFrame(plane->values, m_frame->health, shift);
+            m_hasData = true;
+        }
     }
     if (m_colorMapDirty) {
-        uploadColorMap();
+        m_renderer.uploadColorMap(m_colorMap);
+        m_colorMapDirty = false;
     }
     if (m_marksDirty) {
-        uploadMarks();
+        m_marksDirty = false;
+        if (m_topology && m_marks.size() == m_topology->gpuCount && !m_marks.empty()) {
+            m_renderer.uploadMarks(m_marks);
+        }
     }
-}
-
-void HeatmapView::uploadMarks()
-{
-    m_marksDirty = false;
-    const size_t n = m_topology ? m_topology->gpuCount : 0;
-    if (m_marks.size() != n || n == 0) {
-        return; // none: the shader is told there are no marks
-    }
-    const int fullRows = static_cast<int>(n / dataTextureWidth);
-    const int rest = static_cast<int>(n % dataTextureWidth);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-    glBindTexture(GL_TEXTURE_2D, m_markTexture);
-    if (fullRows > 0) {
-        glTexSubImage2D(
-            GL_TEXTURE_2D, 0, 0, 0, dataTextureWidth, fullRows, GL_RED_INTEGER, GL_UNSIGNED_BYTE, m_marks.data());
-    }
-    if (rest > 0) {
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, fullRows, rest, 1, GL_RED_INTEGER, GL_UNSIGNED_BYTE,
-            m_marks.data() + static_cast<ptrdiff_t>(fullRows) * dataTextureWidth);
-    }
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
 }
 
 void HeatmapView::uploadPending()
 {
-    if (!m_program || !m_topology) {
+    if (!m_glReady || !m_topology) {
         return;
     }
     makeCurrent();
     uploadDirty();
-    glFinish();
+    context()->functions()->glFinish();
     doneCurrent();
 }
 
 void HeatmapView::paintGL()
 {
     ++m_paintCount;
+    auto *gl = context()->functions();
     const double dpr = devicePixelRatioF();
-    const int fbWidth = static_cast<int>(std::lround(width() * dpr));
-    const int fbHeight = static_cast<int>(std::lround(height() * dpr));
-    glViewport(0, 0, fbWidth, fbHeight);
-    glClearColor(
+    const QSize framebuffer(
+        static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
+    gl->glViewport(0, 0, framebuffer.width(), framebuffer.height());
+    gl->glClearColor(
         qRed(backgroundColour) / 255.0F, qGreen(backgroundColour) / 255.0F, qBlue(backgroundColour) / 255.0F, 1.0F);
-    glClear(GL_COLOR_BUFFER_BIT);
-    if (!m_program || !m_topology) {
+    gl->glClear(GL_COLOR_BUFFER_BIT);
+    if (!m_glReady || !m_topology) {
         QPainter painter(this);
         painter.setPen(QColor(0xc8, 0xcc, 0xd4));
         QFont f = scaledFont(HeatmapOverlay::overlayFont(painter.font()), 1.6);
         painter.setFont(f);
         painter.drawText(rect(), Qt::AlignCenter,
-            m_program ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
+            m_glReady ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
         return;
     }
     uploadDirty();
 
-    const auto p = placement();
-    m_program->bind();
-    glActiveTexture(GL_TEXTURE0);
-    glBindTexture(GL_TEXTURE_2D, m_layoutTexture);
-    glActiveTexture(GL_TEXTURE1);
-    glBindTexture(GL_TEXTURE_2D, m_dataTextures[static_cast<size_t>(m_current)]);
-    glActiveTexture(GL_TEXTURE4);
-    glBindTexture(GL_TEXTURE_2D, m_dataTextures[static_cast<size_t>(1 - m_current)]);
-    glActiveTexture(GL_TEXTURE2);
-    glBindTexture(GL_TEXTURE_2D, m_healthTexture);
-    glActiveTexture(GL_TEXTURE3);
-    glBindTexture(GL_TEXTURE_2D, m_colorMapTexture);
-    glActiveTexture(GL_TEXTURE5);
-    glBindTexture(GL_TEXTURE_2D, m_markTexture);
-    m_program->setUniformValue("uMarks", 5);
-    m_program->setUniformValue("uHasMarks", m_markCount > 0 ? 1 : 0);
-    m_program->setUniformValue("uFocusFirst", static_cast<int>(m_focusFirst));
-    m_program->setUniformValue("uFocusCount", static_cast<int>(m_focusCount));
-    m_program->setUniformValue("uLayout", 0);
-    m_program->setUniformValue("uData", 1);
-    m_program->setUniformValue("uHealth", 2);
-    m_program->setUniformValue("uColorMap", 3);
-    m_program->setUniformValue("uPrevious", 4);
+    const HeatmapCamera::Placement p = camera().placement();
     const double mix = interpolation();
-    m_program->setUniformValue("uMix", static_cast<float>(mix));
-    m_program->setUniformValue("uViewport", QVector2D(static_cast<float>(fbWidth), static_cast<float>(fbHeight)));
-    m_program->setUniformValue("uOrigin", QVector2D(static_cast<float>(p.originX), static_cast<float>(p.originY)));
-    m_program->setUniformValue("uCellSize", static_cast<float>(p.cellSize));
-    // QOpenGLShaderProgram has no ivec2 setter; a float pair would leave the ivec2 unset.
-    glUniform2i(m_program->uniformLocation("uLayoutSize"), m_layout.width, m_layout.height);
-    m_program->setUniformValue("uDataWidth", dataTextureWidth);
-    m_program->setUniformValue("uRange", QVector2D(m_metric.rangeMin, m_metric.rangeMax));
-    m_program->setUniformValue("uHasData", m_hasData ? 1 : 0);
-    m_program->setUniformValue("uAggregate", m_aggregation == Aggregation::Worst ? 0 : 1);
-    m_program->setUniformValue("uStale", m_staleNote.isEmpty() ? 0 : 1);
-    float ringRadius = 0.0F;
-    QPointF ringCentre;
+    HeatmapRenderer::Scene scene;
+    scene.framebuffer = framebuffer;
+    scene.originX = p.originX;
+    scene.originY = p.originY;
+    scene.cellSize = p.cellSize;
+    scene.layoutSize = QSize(m_layout.width, m_layout.height);
+    scene.mix = static_cast<float>(mix);
+    scene.hasData = m_hasData;
+    scene.hasPrevious = m_hasPrevious && m_animated;
+    scene.rangeMin = m_metric.rangeMin;
+    scene.rangeMax = m_metric.rangeMax;
+    scene.worst = m_aggregation == Aggregation::Worst;
+    scene.stale = !m_staleNote.isEmpty();
+    scene.hasMarks = m_markCount > 0;
+    scene.focusFirst = m_focusFirst;
+    scene.focusCount = m_focusCount;
     if (m_selectedGpu >= 0 && static_cast<size_t>(m_selectedGpu) < m_layout.gpuCells.size()) {
         const QPoint c = m_layout.gpuCells[static_cast<size_t>(m_selectedGpu)];
-        ringCentre = QPointF(p.originX + (c.x() + 0.5) * p.cellSize, p.originY + (c.y() + 0.5) * p.cellSize);
-        ringRadius = static_cast<float>(std::max(6.0, p.cellSize * 0.75));
+        scene.ringCentre = QPointF(p.originX + (c.x() + 0.5) * p.cellSize, p.originY + (c.y() + 0.5) * p.cellSize);
+        scene.ringRadius = static_cast<float>(std::max(6.0, p.cellSize * 0.75));
     }
-    m_program->setUniformValue("uSelectedCentre", ringCentre);
-    m_program->setUniformValue("uSelectedRadius", ringRadius);
-    setColourUniform(m_program.get(), "uBackground", backgroundColour);
-    setColourUniform(m_program.get(), "uAisle", aisleColour);
-    setColourUniform(m_program.get(), "uNoData", noDataColour);
-    m_vao->bind();
-    glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
-    m_vao->release();
-    m_program->release();
-    glActiveTexture(GL_TEXTURE0);
-    paintLabels(p);
+    updateOverlay(p);
+    scene.overlay = &m_overlay.image();
+    scene.overlayUsed = m_overlay.used();
+    scene.overlayRevision = m_overlay.revision();
+    m_renderer.paint(scene);
     pace();
-    if (m_zoomStart >= 0 && m_clock() - m_zoomStart >= zoomMs) {
-        m_zoomStart = -1;
-        m_fitted = m_zoomEndsFitted;
-    }
-    if (mix < 1.0 || m_zoomStart >= 0) {
+    const bool morphing = m_camera.settleMorph();
+    if (mix < 1.0 || morphing) {
         if (!m_animationTimer.isActive()) {
             m_animationTimer.start();
         }
@@ -883,29 +573,8 @@ void HeatmapView::pace()
     m_animationTimer.setInterval(std::clamp(static_cast<int>(std::lround(m_frameCpuMs / 0.35)), 16, 500));
 }
 
-void HeatmapView::mouseMoveEvent(QMouseEvent *event)
+void HeatmapView::updateOverlay(const HeatmapCamera::Placement &p)
 {
-    if (m_dragging) {
-        panBy(event->position() - m_dragFrom);
-        m_dragFrom = event->position();
-    }
-    const int gpu = gpuAt(event->position());
-    if (gpu != m_hoveredGpu) {
-        m_hoveredGpu = gpu;
-        Q_EMIT hoveredGpuChanged(gpu);
-        if (gpu < 0) {
-            QToolTip::hideText();
-        } else {
-            QToolTip::showText(
-                event->globalPosition().toPoint(), describeGpu(gpu), this, cellRect(gpu).toAlignedRect());
-        }
-    }
-    QOpenGLWidget::mouseMoveEvent(event);
-}
-
-void HeatmapView::paintLabels(const Placement &p)
-{
-    QPainter painter(this);
     const double dpr = devicePixelRatioF();
     HeatmapOverlay::Scene scene;
     scene.layout = &m_layout;
@@ -919,127 +588,8 @@ void HeatmapView::paintLabels(const Placement &p)
     scene.staleNote = m_staleNote;
     scene.labelScale = m_labelScale;
     scene.replayNote = m_replayNote;
-    HeatmapOverlay::paint(painter, scene);
-}
-
-void HeatmapView::mousePressEvent(QMouseEvent *event)
-{
-    if (event->button() == Qt::LeftButton) {
-        m_pressedAt = event->position();
-        m_dragFrom = event->position();
-        m_dragging = true;
-        setCursor(Qt::ClosedHandCursor);
-    }
-    QOpenGLWidget::mousePressEvent(event);
-}
-
-void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
-{
-    if (event->button() == Qt::LeftButton && m_dragging) {
-        m_dragging = false;
-        unsetCursor();
-        // A click, not a drag: select the GPU under the cursor (or nothing).
-        if ((event->position() - m_pressedAt).manhattanLength() < 4) {
-            const int gpu = gpuAt(event->position());
-            setSelectedGpu(gpu);
-            Q_EMIT gpuSelected(m_selectedGpu);
-        }
-    }
-    QOpenGLWidget::mouseReleaseEvent(event);
-}
-
-void HeatmapView::mouseDoubleClickEvent(QMouseEvent *event)
-{
-    zoomAt(event->position(), (event->modifiers() & Qt::ShiftModifier) != 0 ? 0.5 : 2.0);
-}
-
-void HeatmapView::wheelEvent(QWheelEvent *event)
-{
-    // One notch (120) zooms by 25%; touchpads send smaller steps for smooth zooming.
-    const double notches = event->angleDelta().y() / 120.0;
-    if (notches != 0) {
-        zoomAt(event->position(), std::pow(1.25, notches));
-    }
-    event->accept();
-}
-
-void HeatmapView::keyPressEvent(QKeyEvent *event)
-{
-    const QPointF centre(width() / 2.0, height() / 2.0);
-    const double step = std::min(width(), height()) * 0.1;
-    switch (event->key()) {
-    case Qt::Key_Plus:
-    case Qt::Key_Equal:
-        zoomAt(centre, 1.25);
-        break;
-    case Qt::Key_Minus:
-        zoomAt(centre, 0.8);
-        break;
-    case Qt::Key_0:
-    case Qt::Key_Home:
-        zoomToFit();
-        break;
-    case Qt::Key_Escape:
-    case Qt::Key_Backspace:
-        Q_EMIT upRequested();
-        break;
-    case Qt::Key_Return:
-    case Qt::Key_Enter:
-        if (const int gpu = m_selectedGpu >= 0 ? m_selectedGpu : m_hoveredGpu; gpu >= 0) {
-            Q_EMIT gpuActivated(gpu);
-        }
-        break;
-    case Qt::Key_Left:
-        panBy({ step, 0 });
-        break;
-    case Qt::Key_Right:
-        panBy({ -step, 0 });
-        break;
-    case Qt::Key_Up:
-        panBy({ 0, step });
-        break;
-    case Qt::Key_Down:
-        panBy({ 0, -step });
-        break;
-    default:
-        QOpenGLWidget::keyPressEvent(event);
-        return;
-    }
-    event->accept();
-}
-
-void HeatmapView::leaveEvent(QEvent *event)
-{
-    if (m_hoveredGpu >= 0) {
-        m_hoveredGpu = -1;
-        Q_EMIT hoveredGpuChanged(-1);
-    }
-    QOpenGLWidget::leaveEvent(event);
-}
-
-bool HeatmapView::event(QEvent *event)
-{
-    // Pinch on a touchpad or touch screen.
-    if (event->type() == QEvent::NativeGesture) {
-        auto *gesture = static_cast<QNativeGestureEvent *>(event);
-        if (gesture->gestureType() == Qt::ZoomNativeGesture) {
-            zoomAt(gesture->position(), 1.0 + gesture->value());
-            return true;
-        }
-    }
-    // A tooltip request (the mouse rests) shows the live value, refreshed from the current frame.
-    if (event->type() == QEvent::ToolTip) {
-        auto *help = static_cast<QHelpEvent *>(event);
-        const int gpu = gpuAt(help->pos());
-        if (gpu >= 0) {
-            QToolTip::showText(help->globalPos(), describeGpu(gpu), this, cellRect(gpu).toAlignedRect());
-        } else {
-            QToolTip::hideText();
-            event->ignore();
-        }
-        return true;
-    }
-    return QOpenGLWidget::event(event);
+    scene.font = font();
+    m_overlay.update(scene, dpr);
 }
 
 } // namespace fleetscope

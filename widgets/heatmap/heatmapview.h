@@ -1,38 +1,38 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "widgets/heatmap/colormap.h"
 #include "model/fleetmodel.h"
 #include "model/heatmaplayout.h"
+#include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapcamera.h"
+#include "widgets/heatmap/heatmapoverlay.h"
+#include "widgets/heatmap/heatmaprenderer.h"
 
-#include <QOpenGLExtraFunctions>
 #include <QOpenGLWidget>
-
+#include <QThreadPool>
 #include <QTimer>
 
-#include <array>
+#include <atomic>
 #include <ctime>
 #include <functional>
 #include <memory>
 
-class QOpenGLShaderProgram;
-class QOpenGLVertexArrayObject;
-
 namespace fleetscope {
 
-// The fleet heatmap: every GPU one cell, drawn by the fragment shader from four textures (layout, data, health,
-// colour map). A new frame is one contiguous upload of the selected metric's plane and the health bytes; the layout
-// is uploaded once per topology generation.
-class HeatmapView : public QOpenGLWidget, protected QOpenGLExtraFunctions
+// The fleet heatmap: every GPU one cell. This widget is the glue: input, tooltip, animation pacing, the layout
+// (built on a worker thread for big fleets); HeatmapCamera places the layout in the window and HeatmapRenderer
+// draws it with OpenGL. A new frame is one contiguous upload of the selected metric's plane and the health bytes;
+// the layout is uploaded once per topology generation.
+class HeatmapView : public QOpenGLWidget
 {
     Q_OBJECT
 public:
-    // Data texture row length: 1,048,576 GPUs make a 1024 x 1024 texture.
-    static constexpr int dataTextureWidth = 1024;
-    // The smallest cell, in physical pixels: a pixel shows at most 4 x 4 GPUs (the shader's footprint).
-    static constexpr double minCellSize = 0.25;
-    // The biggest, in logical pixels.
-    static constexpr double maxCellSize = 96.0;
+    static constexpr int dataTextureWidth = HeatmapRenderer::dataTextureWidth;
+    static constexpr double minCellSize = HeatmapCamera::minCellSize;
+    static constexpr double maxCellSize = HeatmapCamera::maxCellSize;
+    // Fleets up to this size are laid out at once, on the GUI thread (a few ms); bigger ones on a worker thread,
+    // the old layout drawn meanwhile (see isLayoutPending).
+    static constexpr uint32_t syncLayoutGpus = 100'000;
 
     explicit HeatmapView(QWidget *parent = nullptr);
     // Asks for the OpenGL the shaders need (3.3 core, or ES 3.0 where Qt uses GLES); call before QApplication.
@@ -61,6 +61,9 @@ public:
     const MetricInfo &metric() const { return m_metric; }
     const ColorMap &colorMap() const { return m_colorMap; }
     const HeatmapLayout &layout() const { return m_layout; }
+    // A layout for the current topology, arrangement, jobs and window shape is being built on a worker thread; the
+    // one shown until now stays until layoutReady. Never true for fleets up to syncLayoutGpus.
+    bool isLayoutPending() const { return m_layoutPending; }
 
     // Geometry, in widget (logical) coordinates: the GPU under a point (-1 for none) and a GPU's cell.
     int gpuAt(const QPointF &pos) const;
@@ -75,8 +78,8 @@ public:
     // Paints so far, for the frame-rate display and tests.
     quint64 paintCount() const { return m_paintCount; }
 
-    // Zoom and pan. The view starts fitted to the window (and stays fitted across resizes until the user zooms or
-    // pans). Positions are in widget coordinates.
+    // Zoom and pan. The view starts fitted to the window, and stays fitted (to the fleet, or to the cells given to
+    // zoomToCells) across resizes until the user zooms or pans. Positions are in widget coordinates.
     void zoomAt(const QPointF &anchor, double factor); // the point under anchor stays under it
     void panBy(const QPointF &delta);
     void zoomToFit();
@@ -87,12 +90,7 @@ public:
     QRect cellsOf(uint32_t first, uint32_t count) const;
     // The view as a position that survives a window of another size: logical pixels per cell and the layout cell
     // at the centre of the view (zoom 0 = fitted).
-    struct ViewPosition
-    {
-        double zoom = 0;
-        double centreX = 0;
-        double centreY = 0;
-    };
+    using ViewPosition = HeatmapCamera::ViewPosition;
     ViewPosition viewPosition() const;
     void setViewPosition(const ViewPosition &position);
     // GPUs outlined on the map wherever they are (a job's blast radius); empty for none.
@@ -130,9 +128,12 @@ public:
     int animationInterval() const { return m_animationTimer.interval(); }
     void setAggregation(Aggregation aggregation);
     Aggregation aggregation() const { return m_aggregation; }
-    bool isFitted() const { return m_fitted; }
+    bool isFitted() const { return camera().isFitted(); }
     // Physical pixels per GPU cell now.
-    double cellSize() const { return placement().cellSize; }
+    double cellSize() const { return camera().placement().cellSize; }
+    // Runs of the renderer's per-frame passes so far: an animation or hover repaint runs none.
+    quint64 resolveCount() const { return m_renderer.resolveCount(); }
+    quint64 screenCount() const { return m_renderer.screenCount(); }
 
 Q_SIGNALS:
     void hoveredGpuChanged(int gpu);
@@ -141,6 +142,8 @@ Q_SIGNALS:
     void gpuActivated(int gpu);
     // Esc or Backspace on the map: one level up.
     void upRequested();
+    // A layout built on a worker thread is now shown (see isLayoutPending).
+    void layoutReady();
 
 protected:
     void initializeGL() override;
@@ -156,25 +159,14 @@ protected:
     bool event(QEvent *event) override;
 
 private:
-    struct Placement
-    {
-        double originX = 0; // physical pixels
-        double originY = 0;
-        double cellSize = 1;
-    };
-    Placement placement() const; // where the layout is drawn, in physical pixels
-    Placement fittedPlacement() const;
+    const HeatmapCamera &camera() const; // m_camera, told the window's size and the layout's first
+    HeatmapCamera &camera();
     void releaseGL();
-    void uploadLayout();
-    void allocateDataTextures();
-    void uploadFrame();
-    void uploadColorMap();
-    void uploadMarks();
     void uploadDirty(); // whatever changed since the last upload
-    QString shaderSource(const QString &path) const;
-    void paintLabels(const Placement &p);
+    void updateOverlay(const HeatmapCamera::Placement &p); // the text over the map, for the renderer
     void pace(); // after a paint: the animation's rate from its measured cost
-    void relayout(); // m_layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
+    void relayout(); // the layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
+    void applyLayout(HeatmapLayout layout);
     double layoutAspect() const;
 
     TopologyPtr m_topology;
@@ -185,29 +177,29 @@ private:
     Arrangement m_arrangement = Arrangement::FloorPlan;
     JobsPtr m_jobs;
     QTimer m_relayoutTimer; // coalesces the relayouts a window resize asks for
+    // Layouts of big fleets: built one at a time on m_layoutPool; only the latest generation is applied.
+    QThreadPool m_layoutPool;
+    std::atomic<quint64> m_layoutGeneration { 0 }; // written on the GUI thread, read by the worker to skip stale work
+    bool m_layoutPending = false;
+    bool m_hasPendingPosition = false; // setViewPosition while a layout is pending: applied with it
+    ViewPosition m_pendingPosition;
+    mutable HeatmapCamera m_camera;
     int m_hoveredGpu = -1;
-    bool m_fitted = true;
     QString m_staleNote;
     double m_labelScale = 1;
     QString m_replayNote;
     int m_selectedGpu = -1;
     QPointF m_pressedAt;
     Aggregation m_aggregation = Aggregation::Worst;
-    Placement m_view; // used when not fitted
     QPointF m_dragFrom;
     bool m_dragging = false;
     quint64 m_paintCount = 0;
 
     // GL state, touched only with the context current (initializeGL, paintGL, releaseGL).
     QMetaObject::Connection m_contextDestroyed;
-    std::unique_ptr<QOpenGLShaderProgram> m_program;
-    std::unique_ptr<QOpenGLVertexArrayObject> m_vao;
-    GLuint m_layoutTexture = 0;
-    std::array<GLuint, 2> m_dataTextures {}; // the current frame's plane and the previous one, alternating
-    int m_current = 0; // index of the current frame's texture
-    GLuint m_healthTexture = 0;
-    GLuint m_colorMapTexture = 0;
-    GLuint m_markTexture = 0;
+    HeatmapRenderer m_renderer;
+    HeatmapOverlayCache m_overlay; // the text over the map, redrawn only when it changes
+    bool m_glReady = false;
     std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
     size_t m_markCount = 0;
     uint32_t m_focusFirst = 0;
@@ -227,12 +219,6 @@ private:
     qint64 m_transitionStart = 0;
     qint64 m_transitionMs = 1000;
     QTimer m_animationTimer;
-    // The zoom morph: from one placement to another.
-    Placement m_zoomFrom;
-    Placement m_zoomTo;
-    qint64 m_zoomStart = -1; // -1: not morphing
-    bool m_zoomEndsFitted = false;
-    static constexpr qint64 zoomMs = 250;
     std::function<qint64()> m_wallClock;
     // Pacing of the animation by its CPU cost (see pace()).
     std::clock_t m_paceStart = 0;

@@ -305,7 +305,12 @@ private Q_SLOTS:
         }
         HeatmapView view;
         view.resize(1920, 1080);
+        QSignalSpy ready(&view, &HeatmapView::layoutReady);
         view.setTopology(t);
+        // A million GPUs are laid out on a worker thread.
+        QVERIFY(view.isLayoutPending());
+        QVERIFY(ready.wait(10000));
+        QVERIFY(!view.isLayoutPending());
         const double dpr = view.devicePixelRatioF();
         QVERIFY(view.cellSize() <= 1.0 * std::max(1.0, dpr) + 1e-9);
         QVERIFY(view.cellSize() >= HeatmapView::minCellSize);
@@ -674,6 +679,140 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(light > 10, qPrintable(QString::number(light)));
+    }
+
+    // Racks named alike in every row (r01-k01, r02-k01, ...): their short names once per column, above the top row,
+    // not above every row; the row names stay.
+    void rackNamesSharedByAllRowsAreDrawnOnce()
+    {
+        auto topology = std::make_shared<Topology>(*fleet(3, 3));
+        for (auto &rack : topology->racks) {
+            rack.name = QStringLiteral("%1-k%2")
+                            .arg(topology->rows[rack.row].name)
+                            .arg(rack.position + 1, 2, 10, QLatin1Char('0'));
+        }
+        const auto layout = HeatmapLayout::floorPlan(*topology);
+        QCOMPARE(layout.rackColumnLabels.size(), size_t(3));
+        QCOMPARE(layout.rackColumnLabels[1].text, QStringLiteral("k02"));
+        QCOMPARE(layout.rackColumnLabels[1].cells.top(), 0);
+        // One row named differently: every row keeps its own names.
+        auto odd = std::make_shared<Topology>(*fleet(3, 3));
+        for (auto &rack : odd->racks) {
+            rack.name
+                = QStringLiteral("%1-k%2").arg(odd->rows[rack.row].name).arg(rack.position + (rack.row == 2 ? 5 : 1));
+        }
+        QVERIFY(HeatmapLayout::floorPlan(*odd).rackColumnLabels.empty());
+
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(topology);
+        view.setMetric(temperature());
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const QImage image = view.grabFramebuffer();
+        const double dpr = view.devicePixelRatioF();
+        const auto lightAbove = [&](int gpu) {
+            const QRectF rack = view.cellRect(gpu);
+            const QRect aisle = QRectF(QPointF(rack.left(), rack.top() - 2 * rack.height()) * dpr,
+                QSizeF(4 * rack.width(), 2 * rack.height()) * dpr)
+                                    .toAlignedRect();
+            int light = 0;
+            for (int y = std::max(0, aisle.top()); y <= aisle.bottom(); ++y) {
+                for (int x = aisle.left(); x <= aisle.right(); ++x) {
+                    light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
+                }
+            }
+            return light;
+        };
+        QVERIFY2(lightAbove(0) > 10, qPrintable(QString::number(lightAbove(0)))); // k01 over the top row
+        QVERIFY2(lightAbove(48) == 0, qPrintable(QString::number(lightAbove(48)))); // none over the second row
+        QVERIFY2(lightAbove(96 + 16) == 0, qPrintable(QString::number(lightAbove(112))));
+        // The second row's name, left of the map.
+        const QRectF row2 = view.cellRect(48);
+        int light = 0;
+        for (int y = static_cast<int>(row2.top() * dpr); y < static_cast<int>((row2.top() + 2 * row2.height()) * dpr);
+             ++y) {
+            for (int x = static_cast<int>((row2.left() - 56) * dpr); x < static_cast<int>((row2.left() - 4) * dpr);
+                 ++x) {
+                light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
+            }
+        }
+        QVERIFY2(light > 10, qPrintable(QString::number(light)));
+    }
+
+    // A place zoomed to stays fitted when the view changes size (a dock opens), instead of being cut off.
+    void aPlaceStaysFittedWhenTheViewIsResized()
+    {
+        HeatmapView view;
+        view.setAnimated(false);
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        const QRect rack5 = view.cellsOf(80, 16); // the last rack, at the right of the second row
+        view.zoomToCells(rack5);
+        QVERIFY(paint(view));
+        const auto shown = [&] { return view.cellRect(80).united(view.cellRect(95)); };
+        QVERIFY(QRectF(view.rect()).contains(shown()));
+        view.resize(340, 400);
+        QVERIFY(QTest::qWaitFor([&] { return view.width() == 340; }, 5000));
+        QVERIFY(paint(view));
+        QVERIFY2(QRectF(view.rect()).contains(shown()), "the place is cut off after the resize");
+        QVERIFY(shown().width() >= 0.85 * view.width());
+        // The pixels follow: GPU 95's colour where its cell now is.
+        const QImage image = view.grabFramebuffer();
+        QVERIFY(closeTo(pixelOf(view, image, 95), view.colorMap().map(20 + 95 * 0.75F, 20, 100)));
+        // Once the user pans, the view stays where it was put.
+        view.panBy({ 20, 0 });
+        const QRectF put = shown();
+        view.resize(500, 400);
+        QVERIFY(QTest::qWaitFor([&] { return view.width() == 500; }, 5000));
+        QCOMPARE(shown(), put);
+    }
+
+    // Between two frames, an animation repaint (or a hover) redraws from what the per-frame pass resolved: no pass
+    // runs again, yet the colours move.
+    void animationRepaintsRunNoPerFramePass()
+    {
+        qint64 now = 0;
+        HeatmapView view;
+        view.setClock([&now] { return now; });
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        auto second = std::make_shared<Frame>(*frameWith(2, 60));
+        second->sampleTimeMs = 1000;
+        view.setFrame(second);
+        QVERIFY(paint(view));
+        const quint64 resolved = view.resolveCount();
+        const quint64 screened = view.screenCount();
+        const QRgb first = pixelOf(view, view.grabFramebuffer(), 10);
+        now += 500;
+        QVERIFY(paint(view));
+        QVERIFY(view.interpolation() > 0.4 && view.interpolation() < 0.6);
+        QCOMPARE(view.resolveCount(), resolved);
+        QCOMPARE(view.screenCount(), screened);
+        // A hover repaints nothing new either; a selection redraws the pixels (the ring), not the cells.
+        QTest::mouseMove(&view, view.cellRect(20).center().toPoint());
+        QVERIFY(paint(view));
+        QCOMPARE(view.screenCount(), screened);
+        view.setSelectedGpu(20);
+        QVERIFY(paint(view));
+        QCOMPARE(view.resolveCount(), resolved);
+        QVERIFY(view.screenCount() > screened);
+        view.setSelectedGpu(-1);
+        QVERIFY(paint(view));
+        const QRgb later = pixelOf(view, view.grabFramebuffer(), 10);
+        QVERIFY(first != later);
+        QCOMPARE(
+            later, view.colorMap().map(20 + 10 * 0.75F + 40.0F * static_cast<float>(view.interpolation()), 20, 100));
     }
 
     // Drill-down zooms to a place's cells with a short morph (driven by the test clock), and a saved view position
