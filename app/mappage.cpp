@@ -64,6 +64,14 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
     });
     connect(client, &TelemetryClient::jobsChanged, this, [this] { m_view->setJobs(m_session->client()->jobs()); });
     connect(m_navigation, &Navigation::placeChanged, this, &MapPage::onPlaceChanged);
+    // Past 100k GPUs a layout is built on a worker: the place and a pending view are placed on the new one.
+    connect(m_view, &HeatmapView::layoutReady, this, [this] {
+        if (m_pendingView) {
+            applyPendingView();
+        } else if (m_navigation->topology()) {
+            onPlaceChanged(m_navigation->current());
+        }
+    });
     connect(m_view, &HeatmapView::upRequested, m_navigation, &Navigation::up);
     connect(m_view, &HeatmapView::gpuActivated, this, [this](int gpu) { openTowards(static_cast<uint32_t>(gpu)); });
     connect(m_view, &HeatmapView::gpuSelected, this, [this](int gpu) {
@@ -102,8 +110,8 @@ void MapPage::openTowards(uint32_t gpu)
 void MapPage::onPlaceChanged(Place place)
 {
     const TopologyPtr topology = m_navigation->topology();
-    if (!topology) {
-        return;
+    if (!topology || m_view->isLayoutPending()) {
+        return; // placed once the layout is ready
     }
     const GpuRange range = place.gpuRange(*topology);
     const bool fleet = place.level == Place::Level::Fleet;
@@ -165,8 +173,8 @@ void MapPage::openView(const ViewState &view)
 
 void MapPage::applyPendingView()
 {
-    if (!m_pendingView) {
-        return;
+    if (!m_pendingView || m_view->isLayoutPending()) {
+        return; // the place and zoom need the layout of this fleet
     }
     const ViewState view = *m_pendingView;
     m_pendingView.reset();
