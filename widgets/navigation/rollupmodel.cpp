@@ -149,7 +149,7 @@ QVariant RollupModel::data(const QModelIndex &index, int role) const
     }
     case SortRole:
         if (statistic) {
-            // No value as an empty QVariant rather than NaN, which compares false with everything and so breaks sorting.
+            // No value is an empty QVariant, not NaN: NaN compares false with everything, which breaks sorting.
             const float v = cellValue(row, column).toFloat();
             return std::isnan(v) ? QVariant() : QVariant(static_cast<double>(v));
         }
