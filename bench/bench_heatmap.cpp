@@ -4,6 +4,7 @@
 // QImage per frame, draw it scaled with QPainter) measured in the same run. Needs a display with OpenGL:
 //
 //   xvfb-run -a -s "-screen 0 3840x2160x24" build/dev/bin/bench_heatmap [paints per row]
+#include "bench/timing.h"
 #include "model/autorange.h"
 #include "widgets/heatmap/colormap.h"
 #include "frameencoder.h"
@@ -54,13 +55,8 @@ struct Stats
 
 Stats stats(std::vector<double> ms)
 {
-    if (ms.empty()) {
-        return {};
-    }
-    std::sort(ms.begin(), ms.end());
-    const auto at
-        = [&](double q) { return ms[std::min(ms.size() - 1, static_cast<size_t>(q * (ms.size() - 1) + 0.5))]; };
-    return { at(0.5), at(0.95) };
+    const fleetscope::bench::Distribution d(std::move(ms));
+    return { d.quantile(0.5), d.quantile(0.95) };
 }
 
 double elapsedMs(const QElapsedTimer &timer)
@@ -412,17 +408,7 @@ void benchAnalysis()
         const auto &plane = frames.back()->planes[0].values;
         std::vector<float> copy(plane.size());
         const int reps = 15;
-        const auto median = [reps](const std::function<void()> &fn) {
-            std::vector<double> ms;
-            for (int i = 0; i < reps; ++i) {
-                QElapsedTimer t;
-                t.start();
-                fn();
-                ms.push_back(static_cast<double>(t.nsecsElapsed()) / 1e6);
-            }
-            std::sort(ms.begin(), ms.end());
-            return ms[ms.size() / 2];
-        };
+        const auto median = [reps](const std::function<void()> &fn) { return fleetscope::bench::medianMs(reps, fn); };
         const double memcpyMs = median([&] { std::memcpy(copy.data(), plane.data(), plane.size() * sizeof(float)); });
         const double rangeMs = median([&] { (void)fleetscope::robustRange(plane, 0.01, 0.99, false); });
         fleetscope::RateOfChange rate(QStringLiteral("gpu_temp"));

@@ -8,6 +8,7 @@
 #include "app/consolesession.h"
 #include "app/embeddedbackend.h"
 #include "app/mappage.h"
+#include "bench/timing.h"
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
@@ -35,12 +36,8 @@ struct Percentiles
 
 Percentiles percentiles(std::vector<double> v)
 {
-    if (v.empty()) {
-        return {};
-    }
-    std::sort(v.begin(), v.end());
-    auto at = [&v](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5))]; };
-    return { at(0.5), at(0.99), v.back() };
+    const bench::Distribution d(std::move(v));
+    return { d.quantile(0.5), d.quantile(0.99), d.max() };
 }
 
 struct Result

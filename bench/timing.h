@@ -3,17 +3,43 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <functional>
+#include <utility>
 #include <vector>
 
 // How the benchmarks time things: the median of repeated runs, which one slow run (a page fault storm, a context
 // switch) does not move.
 namespace fleetscope::bench {
 
+// Samples sorted once and read at any quantile: the value at rank round(q * (n - 1)), 0 when there are none.
+class Distribution
+{
+public:
+    explicit Distribution(std::vector<double> values)
+        : m_sorted(std::move(values))
+    {
+        std::sort(m_sorted.begin(), m_sorted.end());
+    }
+
+    double quantile(double q) const
+    {
+        if (m_sorted.empty()) {
+            return 0;
+        }
+        const auto rank = static_cast<size_t>(q * static_cast<double>(m_sorted.size() - 1) + 0.5);
+        return m_sorted[std::min(m_sorted.size() - 1, rank)];
+    }
+    double max() const { return m_sorted.empty() ? 0 : m_sorted.back(); }
+
+private:
+    std::vector<double> m_sorted;
+};
+
+// The middle value (the upper of the two middle ones for an even count).
 inline double median(std::vector<double> values)
 {
-    std::sort(values.begin(), values.end());
-    return values.empty() ? 0 : values[values.size() / 2];
+    return Distribution(std::move(values)).quantile(0.5);
 }
 
 // Median wall time of fn over reps runs, in milliseconds, after untimedRuns runs that are not timed.

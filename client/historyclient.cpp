@@ -26,36 +26,18 @@ namespace fleetscope {
 namespace pb = fleetscope::telemetry::v1;
 
 namespace {
-constexpr auto rangeDeadline = std::chrono::seconds(30);
 // A closed event range is complete once the backend has had this long past its end to send what it holds.
 constexpr auto eventSettle = std::chrono::seconds(2);
 
+// The wire's numbers are EventKind's plus one, 0 being unspecified (common/events.h; tst_common holds the two enums
+// together).
 std::optional<FleetEvent::Kind> kindOf(pb::EventKind kind)
 {
-    switch (kind) {
-    case pb::EVENT_KIND_XID:
-        return FleetEvent::Kind::Xid;
-    case pb::EVENT_KIND_ECC_DOUBLE_BIT:
-        return FleetEvent::Kind::EccDoubleBit;
-    case pb::EVENT_KIND_THERMAL_THROTTLE_START:
-        return FleetEvent::Kind::ThermalThrottleStart;
-    case pb::EVENT_KIND_THERMAL_THROTTLE_END:
-        return FleetEvent::Kind::ThermalThrottleEnd;
-    case pb::EVENT_KIND_POWER_THROTTLE_START:
-        return FleetEvent::Kind::PowerThrottleStart;
-    case pb::EVENT_KIND_POWER_THROTTLE_END:
-        return FleetEvent::Kind::PowerThrottleEnd;
-    case pb::EVENT_KIND_NODE_DOWN:
-        return FleetEvent::Kind::NodeDown;
-    case pb::EVENT_KIND_NODE_UP:
-        return FleetEvent::Kind::NodeUp;
-    case pb::EVENT_KIND_JOB_START:
-        return FleetEvent::Kind::JobStart;
-    case pb::EVENT_KIND_JOB_END:
-        return FleetEvent::Kind::JobEnd;
-    default:
+    const int index = static_cast<int>(kind) - 1;
+    if (index < 0 || index >= eventKindCount) {
         return std::nullopt;
     }
+    return static_cast<FleetEvent::Kind>(index);
 }
 
 // Checks one event against the fleet; empty when it is fine.
@@ -149,7 +131,7 @@ class HistoryClient::RangeCall final : public grpc::ClientReadReactor<pb::QueryR
 {
 public:
     RangeCall(HistoryClient *client, std::chrono::milliseconds deadline, RangeRequest request, TopologyPtr topology)
-        : Call(*client->m_jobs, client, deadline)
+        : Call(client->jobs(), client, deadline)
         , m_client(client)
         , m_request(std::move(request))
         , m_topology(std::move(topology))
@@ -228,7 +210,7 @@ public:
 
     EventsCall(HistoryClient *client, std::optional<std::chrono::milliseconds> deadline, EventFilter filter,
         int64_t sinceMs, int64_t untilMs, TopologyPtr topology)
-        : Call(*client->m_jobs, client, deadline)
+        : Call(client->jobs(), client, deadline)
         , m_client(client)
         , m_filter(filter)
         , m_untilMs(untilMs)
@@ -337,20 +319,10 @@ private:
 };
 
 HistoryClient::HistoryClient(const QString &address, QObject *parent)
-    : QObject(parent)
-    , m_address(address)
-    , m_jobs(std::make_unique<RpcJobs>())
+    : RpcClient(address, parent)
 {
     qRegisterMetaType<RangeResultPtr>();
     qRegisterMetaType<EventBatchPtr>();
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
-    m_channel = grpc::CreateCustomChannel(address.toStdString(), grpc::InsecureChannelCredentials(), args);
-}
-
-HistoryClient::~HistoryClient()
-{
-    m_jobs.reset(); // cancels and waits, while the channel is still here
 }
 
 void HistoryClient::setTopology(TopologyPtr topology)
@@ -361,7 +333,7 @@ void HistoryClient::setTopology(TopologyPtr topology)
 
 template <typename F> quint64 HistoryClient::refuse(F message)
 {
-    return m_jobs->reject(this, [this, message = std::move(message)](quint64 id) {
+    return jobs().reject(this, [this, message = std::move(message)](quint64 id) {
         qCInfo(lcHistory, "history request %llu failed: %s", id, qPrintable(message));
         Q_EMIT requestFailed(id, message);
     });
@@ -380,9 +352,9 @@ quint64 HistoryClient::queryRange(const RangeRequest &request)
             }
         }
     }
-    auto *call = new RangeCall(this, m_deadline, request, m_topology);
-    const quint64 id = m_jobs->add(call);
-    call->start(pb::Telemetry::NewStub(m_channel).get()); // the call holds the channel, not the stub
+    auto *call = new RangeCall(this, deadline(), request, m_topology);
+    const quint64 id = jobs().add(call);
+    call->start(pb::Telemetry::NewStub(channel()).get()); // the call holds the channel, not the stub
     return id;
 }
 
@@ -396,25 +368,9 @@ quint64 HistoryClient::streamEvents(const EventFilter &filter, int64_t sinceMs, 
         deadline = std::max(std::chrono::milliseconds(untilMs) - now, std::chrono::milliseconds(0)) + eventSettle;
     }
     auto *call = new EventsCall(this, deadline, filter, sinceMs, untilMs, m_topology);
-    const quint64 id = m_jobs->add(call);
-    call->start(pb::Telemetry::NewStub(m_channel).get());
+    const quint64 id = jobs().add(call);
+    call->start(pb::Telemetry::NewStub(channel()).get());
     return id;
-}
-
-void HistoryClient::cancel(quint64 requestId)
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    m_jobs->cancel(requestId);
-}
-
-void HistoryClient::cancelAll()
-{
-    m_jobs->cancelAll();
-}
-
-int HistoryClient::pendingRequests() const
-{
-    return m_jobs->pending();
 }
 
 } // namespace fleetscope

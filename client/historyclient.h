@@ -1,24 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "client/rpcclient.h"
 #include "model/history.h"
 
-#include <QObject>
 #include <QStringList>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace grpc {
-class Channel;
-}
-
 namespace fleetscope {
-
-class RpcJobs;
 
 // What a QueryRange part says, before checking: the wire message in plain types, so the checks can be tested alone.
 struct RawRangePart
@@ -36,20 +29,18 @@ struct RawRangePart
 std::vector<RangeSeries> assembleRange(
     const std::vector<RawRangePart> &parts, const RangeRequest &request, uint32_t gpuCount, QStringList *problems);
 
-// History and events for the detail views: QueryRange and StreamEvents on a channel of its own to HOST:PORT.
+// History and events for the detail views: QueryRange and StreamEvents on a channel of its own to HOST:PORT (cancel,
+// pending requests and the deadline, which QueryRange runs under: RpcClient).
 //
 // Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC callback
 // calls (RpcJobs), read and checked on gRPC's threads; results come back as queued calls carrying immutable structs,
 // and the result of a request cancelled in the meantime is dropped. cancel() cancels the request's gRPC context at
-// once; the destructor cancels what is in flight and waits for it to end.
-class HistoryClient : public QObject
+// once.
+class HistoryClient : public RpcClient
 {
     Q_OBJECT
 public:
     explicit HistoryClient(const QString &address, QObject *parent = nullptr);
-    ~HistoryClient() override;
-
-    QString address() const { return m_address; }
     // The fleet the answers are checked against (GPU and node indices); null: columns are checked against the
     // request only.
     void setTopology(TopologyPtr topology);
@@ -60,13 +51,6 @@ public:
     // burst is delivered as one). With untilMs 0 it follows new events until cancelled; otherwise it finishes
     // (requestFinished) once the events up to untilMs have all been seen.
     quint64 streamEvents(const EventFilter &filter, int64_t sinceMs, int64_t untilMs = 0);
-    // Cancels a request; nothing more is delivered for it. Unknown or finished ids are ignored.
-    void cancel(quint64 requestId);
-    void cancelAll();
-    // Requests whose end has not yet been seen on this thread, cancelled ones included.
-    int pendingRequests() const;
-    // How long a QueryRange may take before it fails (default 30 s); applies to requests started afterwards.
-    void setDeadline(std::chrono::milliseconds deadline) { m_deadline = deadline; }
 
 Q_SIGNALS:
     void rangeReady(const fleetscope::RangeResultPtr &result);
@@ -81,12 +65,7 @@ private:
     class EventsCall;
     template <typename F> quint64 refuse(F message);
 
-    QString m_address;
-    std::shared_ptr<grpc::Channel> m_channel;
-    TopologyPtr m_topology;
-    std::chrono::milliseconds m_deadline = std::chrono::seconds(30);
-    // Last member: destroyed first, waiting for the calls that use the channel and post to this object.
-    std::unique_ptr<RpcJobs> m_jobs;
+    TopologyPtr m_topology; // owner thread; each call holds the topology it was started with
 };
 
 } // namespace fleetscope

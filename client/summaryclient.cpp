@@ -21,8 +21,6 @@ namespace fleetscope {
 namespace pb = fleetscope::telemetry::v1;
 
 namespace {
-constexpr auto summaryDeadline = std::chrono::seconds(30);
-
 SummaryRollup decode(const pb::Rollup &r)
 {
     return { QString::fromStdString(r.name()), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
@@ -143,19 +141,9 @@ SummaryPtr decodeSummary(quint64 id, int64_t fromMs, int64_t toMs, const pb::Sum
 } // namespace
 
 SummaryClient::SummaryClient(const QString &address, QObject *parent)
-    : QObject(parent)
-    , m_address(address)
-    , m_jobs(std::make_unique<RpcJobs>())
+    : RpcClient(address, parent)
 {
     qRegisterMetaType<SummaryPtr>();
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
-    m_channel = grpc::CreateCustomChannel(address.toStdString(), grpc::InsecureChannelCredentials(), args);
-}
-
-SummaryClient::~SummaryClient()
-{
-    m_jobs.reset(); // cancels and waits, while the channel is still here
 }
 
 quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t topOffenders)
@@ -166,9 +154,9 @@ quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t top
     request.set_to_ms(toMs);
     request.set_top_offenders(topOffenders);
     // The call holds the channel, not the stub: the stub is needed only to issue it.
-    const auto stub = pb::Telemetry::NewStub(m_channel);
-    return m_jobs->unary<pb::GetSummaryRequest, pb::Summary>(
-        this, m_deadline, std::move(request),
+    const auto stub = pb::Telemetry::NewStub(channel());
+    return jobs().unary<pb::GetSummaryRequest, pb::Summary>(
+        this, deadline(), std::move(request),
         [&stub](grpc::ClientContext *context, const pb::GetSummaryRequest *request, pb::Summary *response,
             grpc::ClientUnaryReactor *reactor) { stub->async()->GetSummary(context, request, response, reactor); },
         [this, fromMs, toMs](quint64 id, const grpc::Status &status, pb::Summary &answer) -> std::function<void()> {
@@ -181,22 +169,6 @@ quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t top
             }
             return [this, id, failure, summary] { deliver(id, failure, summary); };
         });
-}
-
-void SummaryClient::cancel(quint64 requestId)
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    m_jobs->cancel(requestId);
-}
-
-void SummaryClient::cancelAll()
-{
-    m_jobs->cancelAll();
-}
-
-int SummaryClient::pendingRequests() const
-{
-    return m_jobs->pending();
 }
 
 void SummaryClient::deliver(quint64 id, const QString &failure, const SummaryPtr &summary)

@@ -1,22 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <QObject>
+#include "client/rpcclient.h"
+
 #include <QString>
 #include <QStringList>
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
-namespace grpc {
-class Channel;
-}
-
 namespace fleetscope {
-
-class RpcJobs;
 
 // One GetSummary rollup: the fleet, a row, a rack or a running job.
 struct SummaryRollup
@@ -63,29 +57,20 @@ using SummaryPtr = std::shared_ptr<const Summary>;
 // is bad (nothing of the summary can be trusted then).
 bool validateSummary(Summary *summary);
 
-// GetSummary on a channel of its own to HOST:PORT.
+// GetSummary on a channel of its own to HOST:PORT (cancel, pending requests and the deadline: RpcClient).
 //
 // Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC callback
 // calls under a deadline (RpcJobs), decoded on gRPC's threads; the answer comes back as a queued call carrying an
-// immutable Summary, and the answer of a request cancelled in the meantime is dropped. The destructor cancels what is
-// in flight and waits for it to end.
-class SummaryClient : public QObject
+// immutable Summary, and the answer of a request cancelled in the meantime is dropped.
+class SummaryClient : public RpcClient
 {
     Q_OBJECT
 public:
     explicit SummaryClient(const QString &address, QObject *parent = nullptr);
-    ~SummaryClient() override;
-
-    QString address() const { return m_address; }
 
     // Starts a GetSummary over [fromMs, toMs) (toMs 0: now) listing up to topOffenders failing GPUs (0: the backend's
     // default, at most 1000); answers with summaryReady or requestFailed, tagged with the returned id (never 0).
     quint64 requestSummary(int64_t fromMs, int64_t toMs, uint32_t topOffenders = 0);
-    void cancel(quint64 requestId);
-    void cancelAll();
-    int pendingRequests() const;
-    // How long a request may take before it fails (default 30 s); applies to requests started afterwards.
-    void setDeadline(std::chrono::milliseconds deadline) { m_deadline = deadline; }
 
 Q_SIGNALS:
     void summaryReady(const fleetscope::SummaryPtr &summary);
@@ -95,12 +80,6 @@ Q_SIGNALS:
 
 private:
     void deliver(quint64 id, const QString &failure, const SummaryPtr &summary);
-
-    QString m_address;
-    std::shared_ptr<grpc::Channel> m_channel;
-    std::chrono::milliseconds m_deadline = std::chrono::seconds(30);
-    // Last member: destroyed first, waiting for the calls that use the channel and post to this object.
-    std::unique_ptr<RpcJobs> m_jobs;
 };
 
 } // namespace fleetscope

@@ -95,6 +95,8 @@ using EventBatchPtr = std::shared_ptr<const EventBatch>;
 // The meaning of an NVIDIA XID code (common/xid.h); empty for codes not in the catalogue.
 QString xidMeaningText(uint32_t xid);
 QString describe(FleetEvent::Kind kind);
+// "info", "warning" or "critical".
+QString describe(FleetEvent::Severity severity);
 
 } // namespace fleetscope
 

@@ -6,6 +6,7 @@
 #include <QDateTime>
 
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 
 namespace fleetscope {
@@ -95,15 +96,7 @@ QVariant EventTableModel::data(const QModelIndex &index, int role) const
     case KindColumn:
         return describe(e.kind);
     case SeverityColumn:
-        switch (e.severity) {
-        case FleetEvent::Severity::Critical:
-            return QStringLiteral("critical");
-        case FleetEvent::Severity::Warning:
-            return QStringLiteral("warning");
-        case FleetEvent::Severity::Info:
-            return QStringLiteral("info");
-        }
-        return {};
+        return describe(e.severity);
     case GpuColumn:
         if (e.gpu < 0) {
             return QStringLiteral("—");
@@ -135,24 +128,11 @@ QVariant EventTableModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
         return QAbstractTableModel::headerData(section, orientation, role);
     }
-    switch (section) {
-    case TimeColumn:
-        return QStringLiteral("Time");
-    case KindColumn:
-        return QStringLiteral("Event");
-    case SeverityColumn:
-        return QStringLiteral("Severity");
-    case GpuColumn:
-        return QStringLiteral("GPU");
-    case XidColumn:
-        return QStringLiteral("XID");
-    case MeaningColumn:
-        return QStringLiteral("Meaning");
-    case TextColumn:
-        return QStringLiteral("Detail");
-    default:
-        return {};
-    }
+    // In Column's order.
+    static const std::array<QString, ColumnCount> titles { QStringLiteral("Time"), QStringLiteral("Event"),
+        QStringLiteral("Severity"), QStringLiteral("GPU"), QStringLiteral("XID"), QStringLiteral("Meaning"),
+        QStringLiteral("Detail") };
+    return section >= 0 && section < ColumnCount ? QVariant(titles[static_cast<size_t>(section)]) : QVariant();
 }
 
 } // namespace fleetscope

@@ -109,6 +109,27 @@ QString RollupModel::formatValue(float value) const
     return QLocale().toString(value, 'f', 1);
 }
 
+QVariant RollupModel::cellValue(std::size_t row, int column) const
+{
+    const Rollup &r = m_rollups[row];
+    switch (column) {
+    case NameColumn:
+        return m_names[row];
+    case GpusColumn:
+        return r.gpuCount;
+    case MeanColumn:
+        return r.mean;
+    case MaxColumn:
+        return r.max;
+    case P99Column:
+        return r.p99;
+    case UnhealthyColumn:
+        return r.unhealthy;
+    default:
+        return {};
+    }
+}
+
 QVariant RollupModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
@@ -116,53 +137,34 @@ QVariant RollupModel::data(const QModelIndex &index, int role) const
     }
     const auto row = static_cast<std::size_t>(index.row());
     const Rollup &r = m_rollups[row];
-    const auto number = [](float v) { return std::isnan(v) ? QVariant() : QVariant(static_cast<double>(v)); };
+    const int column = index.column();
+    const bool statistic = column >= MeanColumn && column <= P99Column;
     switch (role) {
-    case Qt::DisplayRole:
-        switch (index.column()) {
-        case NameColumn:
-            return m_names[row];
-        case GpusColumn:
-            return QLocale().toString(r.gpuCount);
-        case MeanColumn:
-            return formatValue(r.mean);
-        case MaxColumn:
-            return formatValue(r.max);
-        case P99Column:
-            return formatValue(r.p99);
-        case UnhealthyColumn:
-            return QLocale().toString(r.unhealthy);
-        default:
-            return {};
+    case Qt::DisplayRole: {
+        const QVariant value = cellValue(row, column);
+        if (statistic) {
+            return formatValue(value.toFloat());
         }
+        return column == NameColumn ? value : QVariant(QLocale().toString(value.toUInt()));
+    }
     case SortRole:
-        switch (index.column()) {
-        case NameColumn:
-            return m_names[row];
-        case GpusColumn:
-            return r.gpuCount;
-        case MeanColumn:
-            return number(r.mean);
-        case MaxColumn:
-            return number(r.max);
-        case P99Column:
-            return number(r.p99);
-        case UnhealthyColumn:
-            return r.unhealthy;
-        default:
-            return {};
+        if (statistic) {
+            // No value is an empty QVariant, not NaN: NaN compares false with everything, which breaks sorting.
+            const float v = cellValue(row, column).toFloat();
+            return std::isnan(v) ? QVariant() : QVariant(static_cast<double>(v));
         }
+        return cellValue(row, column);
     case Qt::ToolTipRole:
-        if (index.column() >= MeanColumn && index.column() <= P99Column && r.valueCount < r.gpuCount) {
+        if (statistic && r.valueCount < r.gpuCount) {
             return tr("from the %1 of %2 GPUs that have a value").arg(r.valueCount).arg(r.gpuCount);
         }
-        if (index.column() == P99Column && r.p99Sampled) {
+        if (column == P99Column && r.p99Sampled) {
             return tr("estimated from an even sample of %1 GPUs").arg(rollupExactQuantileLimit);
         }
         return {};
     case Qt::TextAlignmentRole:
-        return index.column() == NameColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
-                                            : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        return column == NameColumn ? QVariant(Qt::AlignLeft | Qt::AlignVCenter)
+                                    : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     case PlaceRole:
         return QVariant::fromValue(r.place);
     default:

@@ -48,6 +48,8 @@ private:
     std::vector<Rollup> compute() const;
     void recomputeWithReset();
     QString formatValue(float value) const;
+    // What a cell holds before formatting: the name (QString), a count (uint) or a statistic (float, NaN: none).
+    QVariant cellValue(std::size_t row, int column) const;
 
     TopologyPtr m_topology;
     FramePtr m_frame;

@@ -70,6 +70,15 @@ QTableView *sortableTable(QStandardItemModel *model, const QString &name, QWidge
     return table;
 }
 
+// The percentage scale both charts use: the trend's utilisation and the Pareto chart's cumulative share.
+QValueAxis *percentAxis()
+{
+    auto *axis = new QValueAxis;
+    axis->setRange(0, 100);
+    axis->setLabelFormat(QStringLiteral("%.0f %%"));
+    return axis;
+}
+
 void replaceChart(QChartView *view, QChart *chart)
 {
     // The view owns the chart; the one it had is deleted with its series (the default or the previous one).
@@ -399,9 +408,7 @@ void SummaryView::updateTrendChart()
     chart->setTitle(tr("Fleet utilisation against the %1 % target").arg(targetUtilisation));
     auto *time = new QDateTimeAxis;
     time->setFormat(QStringLiteral("dd MMM HH:mm"));
-    auto *value = new QValueAxis;
-    value->setRange(0, 100);
-    value->setLabelFormat(QStringLiteral("%.0f %%"));
+    auto *value = percentAxis();
     chart->addAxis(time, Qt::AlignBottom);
     chart->addAxis(value, Qt::AlignLeft);
 
@@ -475,9 +482,7 @@ void SummaryView::updateParetoChart()
     auto *countAxis = new QValueAxis;
     countAxis->setRange(0, maxFailures);
     countAxis->setLabelFormat(QStringLiteral("%.0f"));
-    auto *shareAxis = new QValueAxis;
-    shareAxis->setRange(0, 100);
-    shareAxis->setLabelFormat(QStringLiteral("%.0f %%"));
+    auto *shareAxis = percentAxis();
     chart->addAxis(gpuAxis, Qt::AlignBottom);
     chart->addAxis(countAxis, Qt::AlignLeft);
     chart->addAxis(shareAxis, Qt::AlignRight);

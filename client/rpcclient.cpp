@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "client/rpcclient.h"
+
+#include "client/rpcjobs.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <QThread>
+
+namespace fleetscope {
+
+RpcClient::RpcClient(const QString &address, QObject *parent)
+    : QObject(parent)
+    , m_address(address)
+    , m_jobs(std::make_unique<RpcJobs>())
+{
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
+    m_channel = grpc::CreateCustomChannel(address.toStdString(), grpc::InsecureChannelCredentials(), args);
+}
+
+RpcClient::~RpcClient()
+{
+    stopCalls();
+}
+
+void RpcClient::stopCalls()
+{
+    m_jobs.reset(); // cancels and waits, while the channel is still here
+}
+
+void RpcClient::cancel(quint64 requestId)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_jobs->cancel(requestId);
+}
+
+void RpcClient::cancelAll()
+{
+    m_jobs->cancelAll();
+}
+
+int RpcClient::pendingRequests() const
+{
+    return m_jobs->pending();
+}
+
+} // namespace fleetscope
