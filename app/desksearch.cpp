@@ -67,32 +67,22 @@ void DeskSearch::open(const SearchResult &result)
     Navigation *nav = m_map->navigation();
     HeatmapView *map = m_map->heatmap();
     map->setMarkedGpus({});
-    const auto id = static_cast<uint32_t>(result.id);
-    switch (result.kind) {
-    case SearchResult::Kind::Row:
-        nav->goTo(Place::row(id));
-        break;
-    case SearchResult::Kind::Rack:
-        nav->goTo(Place::rack(id));
-        break;
-    case SearchResult::Kind::Node:
-        nav->goTo(Place::node(id));
-        break;
-    case SearchResult::Kind::Gpu:
-        nav->goTo(Place::gpu(id));
-        break;
-    case SearchResult::Kind::Job: {
-        const JobsPtr jobs = m_session->client()->jobs();
-        const Job *job = nullptr;
-        if (jobs) {
-            const auto found = std::find_if(
-                jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
-            job = found != jobs->jobs.end() ? &*found : nullptr;
-        }
-        if (job == nullptr || job->gpus.empty()) {
-            Q_EMIT message(tr("Job %1 is no longer listed by the backend").arg(result.id), 10000);
-            break;
-        }
+    if (const std::optional<Place> place = result.place()) {
+        nav->goTo(*place);
+        map->setFocus();
+        return;
+    }
+    // A job's blast radius: its GPUs outlined wherever they are, and the view fitted around them.
+    const JobsPtr jobs = m_session->client()->jobs();
+    const Job *job = nullptr;
+    if (jobs) {
+        const auto found = std::find_if(
+            jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
+        job = found != jobs->jobs.end() ? &*found : nullptr;
+    }
+    if (job == nullptr || job->gpus.empty()) {
+        Q_EMIT message(tr("Job %1 is no longer listed by the backend").arg(result.id), 10000);
+    } else {
         map->setMarkedGpus(job->gpus);
         QRect cells;
         for (uint32_t gpu : job->gpus) {
@@ -106,8 +96,6 @@ void DeskSearch::open(const SearchResult &result)
                            .arg(job->gpus.size())
                            .arg(job->isRunning() ? QString() : tr(", ended")),
             15000);
-        break;
-    }
     }
     map->setFocus();
 }

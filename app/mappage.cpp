@@ -10,27 +10,36 @@
 #include <QDateTime>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace fleetscope {
 
 namespace {
+// The arrangements as view strings and the command line name them; the first is the default.
+constexpr std::pair<HeatmapView::Arrangement, const char *> arrangementNames[] = {
+    { HeatmapView::Arrangement::FloorPlan, "floor" },
+    { HeatmapView::Arrangement::Compact, "compact" },
+    { HeatmapView::Arrangement::ByJob, "jobs" },
+};
+
 HeatmapView::Arrangement arrangementOf(const QString &text)
 {
-    return text == QStringLiteral("compact") ? HeatmapView::Arrangement::Compact
-        : text == QStringLiteral("jobs")     ? HeatmapView::Arrangement::ByJob
-                                             : HeatmapView::Arrangement::FloorPlan;
+    for (const auto &[arrangement, name] : arrangementNames) {
+        if (text == QLatin1String(name)) {
+            return arrangement;
+        }
+    }
+    return arrangementNames[0].first;
 }
 
 QString textOf(HeatmapView::Arrangement arrangement)
 {
-    switch (arrangement) {
-    case HeatmapView::Arrangement::Compact:
-        return QStringLiteral("compact");
-    case HeatmapView::Arrangement::ByJob:
-        return QStringLiteral("jobs");
-    case HeatmapView::Arrangement::FloorPlan:
-        break;
+    for (const auto &[candidate, name] : arrangementNames) {
+        if (candidate == arrangement) {
+            return QString::fromLatin1(name);
+        }
     }
-    return QStringLiteral("floor");
+    return QString::fromLatin1(arrangementNames[0].second);
 }
 } // namespace
 

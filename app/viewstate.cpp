@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace fleetscope {
 
@@ -273,6 +274,15 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
         if (value.isEmpty()) {
             return fail(QStringLiteral("empty value for %1").arg(quoted(key)));
         }
+        // Plain text fields; validate() checks their values once all are read.
+        static constexpr std::pair<char, QString ViewState::*> textFields[]
+            = { { 'm', &ViewState::metric }, { 'c', &ViewState::colourMap }, { 'a', &ViewState::arrangement },
+                  { 'r', &ViewState::range } };
+        for (const auto &[name, member] : textFields) {
+            if (key == QLatin1Char(name)) {
+                state.*member = value;
+            }
+        }
         QString problem;
         qint64 integer = 0;
         switch (key.toLatin1()) {
@@ -284,20 +294,11 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
             problem = parseIndex(value, std::numeric_limits<int>::max(), &integer);
             state.selectedGpu = static_cast<int>(integer);
             break;
-        case 'm':
-            state.metric = value;
-            break;
-        case 'c':
-            state.colourMap = value;
-            break;
         case 't':
             state.live = value == QLatin1String("live");
             if (!state.live) {
                 problem = parseTime(value, &state.timeMs);
             }
-            break;
-        case 'a':
-            state.arrangement = value;
             break;
         case 'z': {
             const qsizetype at = value.indexOf(QLatin1Char('@'));
@@ -312,9 +313,6 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
             }
             break;
         }
-        case 'r':
-            state.range = value;
-            break;
         case 'w':
             problem = parseIndex(value, std::numeric_limits<int>::max(), &integer);
             state.changeWindowS = static_cast<int>(integer);

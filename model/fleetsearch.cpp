@@ -10,6 +10,24 @@
 
 namespace fleetscope {
 
+std::optional<Place> SearchResult::place() const
+{
+    const auto index = static_cast<uint32_t>(id);
+    switch (kind) {
+    case Kind::Row:
+        return Place::row(index);
+    case Kind::Rack:
+        return Place::rack(index);
+    case Kind::Node:
+        return Place::node(index);
+    case Kind::Gpu:
+        return Place::gpu(index);
+    case Kind::Job:
+        break;
+    }
+    return std::nullopt;
+}
+
 // One kind of key: the keys packed lower-cased into one string, each ended by a NUL (which no key holds), in
 // target order so that a hit in a scan maps back to its key by binary search; and the keys' numbers in key order.
 struct FleetSearch::Table

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/place.h"
+
 #include "model/fleetmodel.h"
 
 #include <QMetaType>
 #include <QString>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace fleetscope {
@@ -24,6 +27,8 @@ struct SearchResult
     {
         return kind == other.kind && id == other.id && text == other.text && detail == other.detail;
     }
+    // The place a row, rack, node or GPU result names; none for a job.
+    std::optional<Place> place() const;
 };
 
 // Finds rows, racks, nodes, GPUs and jobs by what an engineer pastes from a ticket: a hostname, a GPU serial or
