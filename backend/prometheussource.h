@@ -137,4 +137,7 @@ private:
     mutable std::mutex m_logMutex; // m_log is called from the ticker and from history queries
 };
 
+// The first 200 bytes of an answer with control bytes blanked, for a log line about it.
+std::string printableExcerpt(const std::string &body);
+
 } // namespace fleetscope::backend
