@@ -8,6 +8,7 @@
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QDateTime>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <utility>
@@ -69,7 +70,9 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
     connect(client, &TelemetryClient::topologyChanged, this, [this](const TopologyPtr &topology) {
         m_view->setTopology(topology);
         m_navigation->setTopology(topology);
-        applyPendingView();
+        // After every other receiver of the new topology (the desk's rollups and detail) has taken it: a view's
+        // place and selection go to them too.
+        QTimer::singleShot(0, this, &MapPage::applyPendingView);
     });
     connect(client, &TelemetryClient::jobsChanged, this, [this] { m_view->setJobs(m_session->client()->jobs()); });
     connect(m_navigation, &Navigation::placeChanged, this, &MapPage::onPlaceChanged);
