@@ -247,8 +247,12 @@ private Q_SLOTS:
         second.connectTo(m_backend->address());
         second.show();
         QTRY_VERIFY_WITH_TIMEOUT(second.heatmap()->frame() != nullptr, 30000);
-        QCOMPARE(second.navigation()->current(), Place::rack(2));
+        QTRY_COMPARE(second.navigation()->current(), Place::rack(2));
         QCOMPARE(second.heatmap()->selectedGpu(), 130);
+        // The docks follow the view opened before the fleet was known: the rack's rollups, the GPU's detail.
+        QCOMPARE(second.rollups()->rowCount(), static_cast<int>(Place::rack(2).children(*topology()).size()));
+        QCOMPARE(second.detailPanel()->gpu(), 130);
+        QVERIFY(second.detailPanel()->isVisible());
         // Closing it keeps its view for the next start.
         second.navigation()->goTo(Place::row(1));
         second.close();
