@@ -13,6 +13,7 @@ RollupModel::RollupModel(QObject *parent)
     : QAbstractTableModel(parent)
 {
     qRegisterMetaType<Place>();
+    m_pool.setMaxThreadCount(1);
 }
 
 void RollupModel::setTopology(TopologyPtr topology)
@@ -48,7 +49,43 @@ void RollupModel::setFrame(FramePtr frame)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     m_frame = std::move(frame);
-    std::vector<Rollup> rollups = compute();
+    if (m_topology && m_topology->gpuCount > syncRollupGpus) {
+        computeInBackground();
+        return;
+    }
+    apply(compute());
+}
+
+void RollupModel::computeInBackground()
+{
+    if (m_computing) {
+        m_framePending = true; // computed when the one under way is done: latest wins
+        return;
+    }
+    m_computing = true;
+    m_framePending = false;
+    const quint64 generation = m_generation;
+    // The pool is drained before this object goes, so `this` outlives the job; a result posted to an object that
+    // has gone meanwhile is discarded by Qt with the object's events.
+    m_pool.start([this, generation, topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id] {
+        std::vector<Rollup> rollups = computeRollups(*topology, place, frame.get(), metric);
+        QMetaObject::invokeMethod(
+            this,
+            [this, generation, rollups = std::move(rollups)]() mutable {
+                m_computing = false;
+                if (generation == m_generation) {
+                    apply(std::move(rollups));
+                }
+                if (m_framePending || generation != m_generation) {
+                    computeInBackground();
+                }
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void RollupModel::apply(std::vector<Rollup> rollups)
+{
     const bool sameRows = rollups.size() == m_rollups.size()
         && std::equal(rollups.begin(), rollups.end(), m_rollups.begin(),
             [](const Rollup &a, const Rollup &b) { return a.place == b.place; });
@@ -79,6 +116,7 @@ std::vector<Rollup> RollupModel::compute() const
 
 void RollupModel::recomputeWithReset()
 {
+    ++m_generation; // a frame's rollups under way are of the old rows
     beginResetModel();
     m_rollups = compute();
     m_names.clear();

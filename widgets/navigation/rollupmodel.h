@@ -6,6 +6,7 @@
 #include "model/rollup.h"
 
 #include <QAbstractTableModel>
+#include <QThreadPool>
 
 #include <vector>
 
@@ -34,6 +35,10 @@ public:
     void setMetric(const MetricInfo &metric);
     Place place() const { return m_place; }
     const std::vector<Rollup> &rollups() const { return m_rollups; }
+    // Fleets larger than this have their rollups of each frame computed on a worker thread (a pass over every GPU
+    // of the place, with percentiles), the newest frame winning; smaller ones at once.
+    static constexpr uint32_t syncRollupGpus = 100'000;
+    bool isComputing() const { return m_computing; }
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -46,6 +51,9 @@ public Q_SLOTS:
 
 private:
     std::vector<Rollup> compute() const;
+    // The rows for m_frame: new values for the same rows, or a reset when the rows changed.
+    void apply(std::vector<Rollup> rollups);
+    void computeInBackground();
     void recomputeWithReset();
     QString formatValue(float value) const;
     // What a cell holds before formatting: the name (QString), a count (uint) or a statistic (float, NaN: none).
@@ -57,6 +65,10 @@ private:
     Place m_place;
     std::vector<Rollup> m_rollups;
     std::vector<QString> m_names; // per row, taken when the rows are set so data() never looks up the topology
+    bool m_computing = false; // a frame's rollups are being computed on m_pool
+    bool m_framePending = false; // a newer frame came meanwhile
+    quint64 m_generation = 0; // grows with each change of topology, place or metric: older results are dropped
+    QThreadPool m_pool; // one worker; last member, so that it is drained first
 };
 
 } // namespace fleetscope

@@ -246,6 +246,7 @@ private Q_SLOTS:
     void rollupsIgnoreMismatchedArrays();
     void rollupP99IsSampledAboveTheLimit();
     void rollupsOfAMillionGpus();
+    void rollupModelOfAMillionGpusComputesOnAWorker();
     void rollupModel();
 };
 
@@ -786,6 +787,40 @@ void TestNavigation::rollupsOfAMillionGpus()
     const Expected e = expectedRollup(*t, *f, Place::row(57));
     QCOMPARE(rows[57].p99, e.p99);
     QCOMPARE(rows[57].unhealthy, e.unhealthy);
+}
+
+// Past 100k GPUs a frame's rollups are computed on a worker: setFrame returns at once, the values arrive as a
+// dataChanged, a burst of frames ends with the newest frame's values, and a result for a place left meanwhile is
+// dropped.
+void TestNavigation::rollupModelOfAMillionGpusComputesOnAWorker()
+{
+    const auto t = fleet(100, 48, 128);
+    RollupModel model;
+    model.setTopology(t);
+    model.setMetric(temperature());
+    QCOMPARE(model.rowCount(), 100);
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    const auto first = frameFor(*t);
+    auto hotter = std::make_shared<Frame>(*first);
+    for (float &v : hotter->planes[0].values) {
+        v += 5;
+    }
+    model.setFrame(first);
+    QVERIFY(model.isComputing());
+    QCOMPARE(changed.count(), 0); // nothing computed on the caller's thread
+    model.setFrame(hotter); // while the first is under way: the newest wins
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isComputing(), 20000);
+    const Expected e = expectedRollup(*t, *hotter, Place::row(57));
+    QCOMPARE(model.rollups()[57].p99, e.p99);
+    QVERIFY(changed.count() >= 1 && changed.count() <= 2);
+
+    // A frame's result for the fleet's rows is dropped when the place changes before it lands.
+    model.setFrame(first);
+    model.setPlace(Place::row(3));
+    const int racks = model.rowCount();
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isComputing(), 20000);
+    QCOMPARE(model.rowCount(), racks);
+    QCOMPARE(model.rollups().front().place.level, Place::Level::Rack);
 }
 
 void TestNavigation::rollupModel()
