@@ -63,8 +63,18 @@ std::string backendUsage()
         "  --history DURATION  simulate this much past before starting (e.g. 90m, 6h; default 0), so that\n"
         "                      history and replay have data at once; one frame a minute\n"
         "  --scenario NAME     stage an incident (see --list-scenarios); default none\n"
-        "  --source KIND       simulator (default) or prometheus: a real fleet's dcgm-exporter metrics from a\n"
-        "                      Prometheus-compatible server (the simulation options then do not apply)\n"
+        "  --source KIND       simulator (default); prometheus: a real fleet's dcgm-exporter metrics polled\n"
+        "                      from a Prometheus-compatible server; remote-write: the same metrics pushed by\n"
+        "                      vmagent or Prometheus (remote write 1.0), the live path for large fleets (the\n"
+        "                      simulation options then do not apply)\n"
+        "  --remote-write-listen HOST:PORT  where to take POST /api/v1/write (default 127.0.0.1:9201)\n"
+        "  --remote-write-interval-ms MS  the scrape interval: one frame per interval of sample time, 100 to\n"
+        "                      600000 (default: detected from the first samples)\n"
+        "  --remote-write-delay-ms MS  how long after its end a window is published, for the senders'\n"
+        "                      batching, 0 to 60000 (default 2000; Prometheus senders: batch_send_deadline\n"
+        "                      below it)\n"
+        "  --remote-write-grace-ms MS  a GPU that sends nothing for this long has no data, 100 to 3600000\n"
+        "                      (default three intervals)\n"
         "  --prometheus-url URL  the server, http[s]://HOST[:PORT][/PREFIX]\n"
         "  --prometheus-user USER  basic authentication as USER; needs --prometheus-password-file\n"
         "  --prometheus-password-file FILE  the password for it, read from FILE\n"
@@ -100,6 +110,7 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
 {
     ParseResult result;
     auto &o = result.options;
+    std::string remoteWriteOption; // the last --remote-write-* given
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string &arg = args[i];
         auto value = [&](std::string *out) {
@@ -200,11 +211,12 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             if (!value(&v)) {
                 return result;
             }
-            if (v != "simulator" && v != "prometheus") {
-                result.error = fmt::format("--source: '{}' is neither simulator nor prometheus", v);
+            if (v != "simulator" && v != "prometheus" && v != "remote-write") {
+                result.error = fmt::format("--source: '{}' is none of simulator, prometheus, remote-write", v);
                 return result;
             }
             o.fromPrometheus = v == "prometheus";
+            o.fromRemoteWrite = v == "remote-write";
         } else if (arg == "--prometheus-url") {
             if (!value(&o.prometheus.url)) {
                 return result;
@@ -255,6 +267,21 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             if (!value(&o.prometheus.topologyFile)) {
                 return result;
             }
+        } else if (arg == "--remote-write-listen") {
+            if (!value(&o.remoteWrite.listen)) {
+                return result;
+            }
+            remoteWriteOption = arg;
+        } else if (arg == "--remote-write-interval-ms" || arg == "--remote-write-delay-ms"
+            || arg == "--remote-write-grace-ms") {
+            const bool interval = arg == "--remote-write-interval-ms";
+            const bool delay = arg == "--remote-write-delay-ms";
+            int64_t &target = interval ? o.remoteWrite.windowMs : delay ? o.remoteWrite.delayMs : o.remoteWrite.graceMs;
+            if (!numberIn(&target, int64_t { interval ? 100 : delay ? 0 : 100 },
+                    int64_t { interval ? 600000 : delay ? 60000 : 3600000 })) {
+                return result;
+            }
+            remoteWriteOption = arg;
         } else if (arg == "--prometheus-timeout-ms") {
             if (!millisecondsIn(&o.prometheus.timeout, 100, 60000)) {
                 return result;
@@ -269,10 +296,12 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
     const bool credentials = !http.user.empty() || !http.bearerTokenFile.empty();
     if (o.fromPrometheus && o.prometheus.url.empty()) {
         result.error = "--source prometheus needs --prometheus-url";
-    } else if (!o.fromPrometheus
+    } else if (!o.fromPrometheus && !o.fromRemoteWrite
         && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty() || !http.passwordFile.empty() || credentials
             || !http.caFile.empty() || http.insecureSkipVerify)) {
-        result.error = "--prometheus-* options and --topology apply to --source prometheus only";
+        result.error = "--prometheus-* options and --topology apply to --source prometheus and remote-write only";
+    } else if (!o.fromRemoteWrite && !remoteWriteOption.empty()) {
+        result.error = fmt::format("{} applies to --source remote-write only", remoteWriteOption);
     } else if (http.user.empty() != http.passwordFile.empty()) {
         result.error = "--prometheus-user and --prometheus-password-file go together";
     } else if (!http.user.empty() && !http.bearerTokenFile.empty()) {

@@ -3,6 +3,7 @@
 
 #include "framesource.h"
 #include "prometheussource.h"
+#include "remotewrite/remotewritesource.h"
 
 #include <optional>
 #include <string>
@@ -20,6 +21,10 @@ struct BackendOptions
     // --source prometheus: frames from a Prometheus-compatible server instead of the simulator.
     bool fromPrometheus = false;
     PrometheusSource::Options prometheus;
+    // --source remote-write: frames pushed by Prometheus remote write (vmagent, Prometheus); history from
+    // --prometheus-url when given. Its topology file is prometheus.topologyFile (--topology).
+    bool fromRemoteWrite = false;
+    RemoteWriteSource::Options remoteWrite;
     bool showHelp = false;
     bool showVersion = false;
     bool listScenarios = false;

@@ -4,6 +4,7 @@
 #include "fleetshape.h"
 #include "simulator.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -98,6 +99,12 @@ public:
     // Events of the past [fromMs, toMs], oldest first, asked once before the first poll so that a console asking for
     // recent events gets those from before the backend started; sequence is left to FrameSource.
     virtual std::vector<TimedEvent> pastEvents(int64_t /*fromMs*/, int64_t /*toMs*/) { return {}; }
+    // When to poll next, given when the fixed interval would (a source that knows when its next frame is due says
+    // so: frames as soon as they are ready, not up to an interval later).
+    virtual std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const
+    {
+        return scheduled;
+    }
     // History from the upstream, or null to serve QueryRange from the frames held in memory.
     virtual const HistoryProvider *history() const { return nullptr; }
 };

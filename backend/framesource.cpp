@@ -339,6 +339,7 @@ void FrameSource::runPoller()
         if (now > next) {
             next = now; // a slow upstream: poll again at once, but never in a burst
         }
+        next = std::max(now, m_poller->nextPollAt(next));
         std::unique_lock lock(m_mutex);
         if (m_published.wait_until(lock, next, [this] { return m_stopping; })) {
             return;

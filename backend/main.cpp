@@ -52,6 +52,22 @@ int main(int argc, char **argv)
             return 1;
         }
         served = std::make_unique<BackendServer>(std::make_unique<FrameSource>(std::move(poller), options.source));
+    } else if (options.fromRemoteWrite) {
+        auto receiver = std::make_unique<RemoteWriteSource>();
+        auto remoteWrite = options.remoteWrite;
+        remoteWrite.topologyFile = options.prometheus.topologyFile;
+        if (!receiver->start(remoteWrite, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --source remote-write: {}\n", error);
+            return 1;
+        }
+        if (!options.prometheus.url.empty() && !receiver->useHistoryFrom(options.prometheus, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --prometheus-url: {}\n", error);
+            return 1;
+        }
+        // One frame per window: the history's accounting (coarse frames, memory) counts in windows.
+        auto source = options.source;
+        source.interval = std::chrono::milliseconds(receiver->windowMs());
+        served = std::make_unique<BackendServer>(std::make_unique<FrameSource>(std::move(receiver), source));
     } else {
         served = std::make_unique<BackendServer>(options.source);
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prometheussource.h"
 
+#include "dcgmgrade.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,12 +18,6 @@ namespace fleetscope::backend {
 namespace {
 
 constexpr float nan = std::numeric_limits<float>::quiet_NaN();
-// As the simulator grades a GPU.
-constexpr float warningTemp = 83.0F;
-constexpr float criticalTemp = 90.0F;
-// DCGM's clock event reasons that slow a GPU down: power cap, hardware slowdown, software and hardware thermal
-// slowdown, power brake. (0x1, idle, is not throttling.)
-constexpr uint64_t slowdownReasons = 0x4U | 0x8U | 0x20U | 0x40U | 0x80U;
 
 int64_t nowUnixMs()
 {
@@ -184,6 +180,17 @@ bool PrometheusSource::start(const Options &options, std::string *error)
     log(fmt::format("prometheus: {} GPUs on {} nodes in {} racks, layout from {}", m_topology.shape().gpuCount,
         m_topology.shape().nodes.size(), m_topology.shape().racks.size(),
         fromFile ? options.topologyFile : std::string("the series' labels")));
+    return true;
+}
+
+bool PrometheusSource::startForHistory(
+    const Options &options, const PrometheusTopology &topology, std::string *error)
+{
+    m_options = options;
+    if (!m_http.setBaseUrl(options.url, options.http, error)) {
+        return false;
+    }
+    m_topology = topology;
     return true;
 }
 
@@ -351,36 +358,7 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
         m_eventDetector.update(xidNow, dbeNow, reasonsNow, m_topology.shape(), m_jobs.jobOfGpu(), &m_events);
     }
 
-    const auto &temp = frame->plane(MetricId::GpuTemp);
-    const auto &xid = frame->plane(MetricId::XidErrors);
-    const auto &sbe = frame->plane(MetricId::EccSbe);
-    const auto &dbe = frame->plane(MetricId::EccDbe);
-    const auto &reasons = frame->plane(MetricId::ThrottleReasons);
-    auto &state = frame->planes[static_cast<size_t>(MetricId::HealthState)];
-    for (uint32_t g = 0; g < n; ++g) {
-        if (!hasData[g]) {
-            ++m_report.gpusWithoutData;
-            continue; // stays no data, every value NaN
-        }
-        uint8_t h = health::Ok;
-        if (temp[g] >= criticalTemp || dbe[g] > 0) {
-            h = health::Critical;
-        } else if (temp[g] >= warningTemp || xid[g] > 0) {
-            h = health::Warning;
-        }
-        state[g] = static_cast<float>(h);
-        if (std::isfinite(reasons[g]) && reasons[g] >= 0
-            && (static_cast<uint64_t>(reasons[g]) & slowdownReasons) != 0) {
-            h |= health::throttledFlag;
-        }
-        if (sbe[g] > 0 || dbe[g] > 0) {
-            h |= health::eccFlag;
-        }
-        if (xid[g] > 0) {
-            h |= health::xidFlag;
-        }
-        frame->health[g] = h;
-    }
+    m_report.gpusWithoutData = gradeDcgmFrame(frame.get(), hasData);
 
     m_report.ok = true;
     m_report.elapsed

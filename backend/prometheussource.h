@@ -73,6 +73,9 @@ public:
     // Reads the topology file, if any, and asks the server for the GPUs it knows (their labels give the layout when
     // there is no file, and the GPUs' identity either way). False with an error when there is no layout.
     bool start(const Options &options, std::string *error);
+    // For history only (QueryRange, past events), over a layout known elsewhere (the remote-write receiver's): no
+    // discovery and no polls.
+    bool startForHistory(const Options &options, const PrometheusTopology &topology, std::string *error);
 
     const FleetShape &shape() const override { return m_topology.shape(); }
     uint64_t topologyGeneration() const override { return m_topology.generation(); }

@@ -50,47 +50,59 @@ bool PromJson::parseValue(std::string_view text, double *value)
 
 namespace {
 
-enum LabelSet : unsigned { Always = 0U, Placement = 1U, Jobs = 2U };
-
-// Kubernetes labels come under three names; the best one seen wins whatever the order. The best rank so far:
-struct Ranks
-{
-    int nameSpace = 0;
-    int pod = 0;
-    int container = 0;
-};
-
-// Which labels are read, when, and where they go.
+// Which labels are read, when, and where they go. Kubernetes labels come under three names; the best one seen wins
+// whatever the order (rank: higher is better).
 struct LabelField
 {
     std::string_view name;
-    LabelSet set;
+    unsigned set;
     std::string PromSample::*field;
-    int rank = 0; // with best: a name of a label that has several
-    int Ranks::*best = nullptr;
+    int rank = 0;
+    int PromLabelReader::Ranks::*best = nullptr;
 };
+using R = PromLabelReader;
 const LabelField labelFields[] = {
-    { "Hostname", Always, &PromSample::hostname },
-    { "gpu", Always, &PromSample::gpu },
-    { "__name__", Always, &PromSample::name },
-    { "UUID", Placement, &PromSample::uuid },
-    { "modelName", Placement, &PromSample::model },
-    { "DCGM_FI_DRIVER_VERSION", Placement, &PromSample::driver },
-    { "hall", Placement, &PromSample::hall },
-    { "row", Placement, &PromSample::row },
-    { "rack", Placement, &PromSample::rack },
-    { "exported_namespace", Jobs, &PromSample::nameSpace, 3, &Ranks::nameSpace },
-    { "namespace", Jobs, &PromSample::nameSpace, 2, &Ranks::nameSpace },
-    { "pod_namespace", Jobs, &PromSample::nameSpace, 1, &Ranks::nameSpace },
-    { "exported_pod", Jobs, &PromSample::pod, 3, &Ranks::pod },
-    { "pod", Jobs, &PromSample::pod, 2, &Ranks::pod },
-    { "pod_name", Jobs, &PromSample::pod, 1, &Ranks::pod },
-    { "exported_container", Jobs, &PromSample::container, 3, &Ranks::container },
-    { "container", Jobs, &PromSample::container, 2, &Ranks::container },
-    { "container_name", Jobs, &PromSample::container, 1, &Ranks::container },
-    { "hpc_job", Jobs, &PromSample::hpcJob },
-    { "hpc_user", Jobs, &PromSample::hpcUser },
+    { "Hostname", R::Always, &PromSample::hostname },
+    { "gpu", R::Always, &PromSample::gpu },
+    { "__name__", R::Always, &PromSample::name },
+    { "UUID", R::Placement, &PromSample::uuid },
+    { "modelName", R::Placement, &PromSample::model },
+    { "DCGM_FI_DRIVER_VERSION", R::Placement, &PromSample::driver },
+    { "hall", R::Placement, &PromSample::hall },
+    { "row", R::Placement, &PromSample::row },
+    { "rack", R::Placement, &PromSample::rack },
+    { "exported_namespace", R::Jobs, &PromSample::nameSpace, 3, &R::Ranks::nameSpace },
+    { "namespace", R::Jobs, &PromSample::nameSpace, 2, &R::Ranks::nameSpace },
+    { "pod_namespace", R::Jobs, &PromSample::nameSpace, 1, &R::Ranks::nameSpace },
+    { "exported_pod", R::Jobs, &PromSample::pod, 3, &R::Ranks::pod },
+    { "pod", R::Jobs, &PromSample::pod, 2, &R::Ranks::pod },
+    { "pod_name", R::Jobs, &PromSample::pod, 1, &R::Ranks::pod },
+    { "exported_container", R::Jobs, &PromSample::container, 3, &R::Ranks::container },
+    { "container", R::Jobs, &PromSample::container, 2, &R::Ranks::container },
+    { "container_name", R::Jobs, &PromSample::container, 1, &R::Ranks::container },
+    { "hpc_job", R::Jobs, &PromSample::hpcJob },
+    { "hpc_user", R::Jobs, &PromSample::hpcUser },
 };
+
+} // namespace
+
+void PromLabelReader::read(std::string_view name, std::string_view value, PromSample *s)
+{
+    for (const auto &f : labelFields) {
+        if (f.name != name) {
+            continue;
+        }
+        if ((f.set == Always || (m_wanted & f.set) != 0U) && (f.best == nullptr || f.rank > m_ranks.*f.best)) {
+            if (f.best != nullptr) {
+                m_ranks.*f.best = f.rank;
+            }
+            (s->*f.field).assign(value);
+        }
+        return;
+    }
+}
+
+namespace {
 
 // Reads a series' "metric" object: Hostname and gpu always, the rest as asked.
 simdjson::error_code readLabels(od::value metric, unsigned wanted, PromSample *s)
@@ -99,32 +111,17 @@ simdjson::error_code readLabels(od::value metric, unsigned wanted, PromSample *s
     if (auto e = metric.get_object().get(labels)) {
         return e;
     }
-    Ranks ranks;
+    PromLabelReader reader(wanted);
     for (auto label : labels) {
         std::string_view name;
         if (auto e = label.unescaped_key().get(name)) {
             return e;
         }
-        std::string *target = nullptr;
-        for (const auto &f : labelFields) {
-            if (f.name != name) {
-                continue;
-            }
-            if ((f.set == Always || (wanted & f.set) != 0U) && (f.best == nullptr || f.rank > ranks.*f.best)) {
-                if (f.best != nullptr) {
-                    ranks.*f.best = f.rank;
-                }
-                target = &(s->*f.field);
-            }
-            break;
-        }
         std::string_view text;
         if (auto e = label.value().get_string().get(text)) {
             return e;
         }
-        if (target) {
-            target->assign(text);
-        }
+        reader.read(name, text, s);
     }
     return simdjson::SUCCESS;
 }
@@ -294,7 +291,7 @@ bool PromJson::parseVector(std::string *body, size_t maxSeries, bool withPlaceme
     std::string *error, bool withJobs)
 {
     out->clear();
-    const unsigned wanted = (withPlacement ? Placement : 0U) | (withJobs ? Jobs : 0U);
+    const unsigned wanted = (withPlacement ? PromLabelReader::Placement : 0U) | (withJobs ? PromLabelReader::Jobs : 0U);
     const bool ok = parseAnswer(
         m_parser->parser, body, "vector",
         [&](od::value element, std::string *detail) {

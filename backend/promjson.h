@@ -36,6 +36,30 @@ struct PromSample
     int64_t timeMs = 0;
 };
 
+// Reads a series' labels, one at a time, into the PromSample fields Fleetscope knows: Hostname, gpu and __name__
+// always, the placement and job labels when asked for. Of a job field's several names (exported_pod, pod, pod_name)
+// the best one of the series wins whatever their order. One reader per series.
+class PromLabelReader
+{
+public:
+    enum Set : unsigned { Always = 0U, Placement = 1U, Jobs = 2U };
+    struct Ranks
+    {
+        int nameSpace = 0;
+        int pod = 0;
+        int container = 0;
+    };
+
+    explicit PromLabelReader(unsigned wanted)
+        : m_wanted(wanted)
+    { }
+    void read(std::string_view name, std::string_view value, PromSample *s);
+
+private:
+    unsigned m_wanted;
+    Ranks m_ranks;
+};
+
 // Parses the Prometheus HTTP API's answers to /api/v1/query with simdjson's on-demand API. Keeps simdjson's buffers
 // between answers; one per thread.
 class PromJson

@@ -18,6 +18,7 @@ FLEETSCOPE_PACKAGES=(
     openssl  # the TLS test makes its self-signed certificates with the openssl tool
     libyaml-cpp-dev  # YAML topology files (--topology fleet.yaml)
     poppler-utils  # pdftotext: the summary view's test reads the PDF report back
+    libsnappy-dev libcpp-httplib-dev  # the remote-write receiver: snappy bodies over HTTP
 )
 
 install_missing_packages() {

@@ -53,6 +53,33 @@ private Q_SLOTS:
         QTest::newRow("negative seed") << QByteArrayList { "--seed", "-1" } << QByteArray("--seed");
         QTest::newRow("interval") << QByteArrayList { "--interval-ms", "5" } << QByteArray("--interval-ms");
         QTest::newRow("speed nan") << QByteArrayList { "--speed", "nan" } << QByteArray("--speed");
+        QTest::newRow("unknown source") << QByteArrayList { "--source", "kafka" } << QByteArray("remote-write");
+        QTest::newRow("remote write option without it") << QByteArrayList { "--remote-write-listen", "0.0.0.0:9201" }
+                                                        << QByteArray("--remote-write-listen applies to --source "
+                                                                      "remote-write only");
+        QTest::newRow("window too short") << QByteArrayList { "--source", "remote-write", "--remote-write-interval-ms",
+            "10" } << QByteArray("--remote-write-interval-ms");
+        QTest::newRow("delay negative") << QByteArrayList { "--source", "remote-write", "--remote-write-delay-ms",
+            "-1" } << QByteArray("--remote-write-delay-ms");
+    }
+    // The push path: where it listens, its windows, and history from a Prometheus-compatible server beside it.
+    void remoteWrite()
+    {
+        const auto r = parseBackendOptions({ "--source", "remote-write", "--remote-write-listen", "0.0.0.0:9201",
+            "--remote-write-interval-ms", "10000", "--remote-write-delay-ms", "3000", "--remote-write-grace-ms",
+            "60000", "--prometheus-url", "http://vm:8428", "--topology", "fleet.yaml" });
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QVERIFY(r.options.fromRemoteWrite);
+        QVERIFY(!r.options.fromPrometheus);
+        QCOMPARE(r.options.remoteWrite.listen, std::string("0.0.0.0:9201"));
+        QCOMPARE(r.options.remoteWrite.windowMs, int64_t { 10000 });
+        QCOMPARE(r.options.remoteWrite.delayMs, int64_t { 3000 });
+        QCOMPARE(r.options.remoteWrite.graceMs, int64_t { 60000 });
+        QCOMPARE(r.options.prometheus.url, std::string("http://vm:8428"));
+        QCOMPARE(r.options.prometheus.topologyFile, std::string("fleet.yaml"));
+        const auto defaults = parseBackendOptions({ "--source", "remote-write" });
+        QVERIFY(defaults.error.empty());
+        QCOMPARE(defaults.options.remoteWrite.windowMs, int64_t { 0 }); // detected
     }
     void invalid()
     {
@@ -163,7 +190,7 @@ private Q_SLOTS:
                 + QByteArrayList { "--prometheus-ca", ca, "--prometheus-insecure-skip-verify" }
                                          << QByteArray("contradict");
         QTest::newRow("auth without prometheus") << QByteArrayList { "--prometheus-bearer-token-file", token }
-                                                 << QByteArray("apply to --source prometheus only");
+                                                 << QByteArray("apply to --source prometheus and remote-write only");
     }
     void prometheusOptionsInvalid() { invalid(); }
 

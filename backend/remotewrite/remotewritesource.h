@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "framepoller.h"
+#include "prometheussource.h"
+#include "prometheustopology.h"
+#include "remotewrite/remotewritedecoder.h"
+#include "remotewrite/windowfolder.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace httplib {
+class Server;
+}
+
+namespace fleetscope::backend {
+
+// Frames pushed by Prometheus remote write 1.0 (vmagent, Prometheus, Grafana Agent / Alloy): POST /api/v1/write with
+// a snappy-compressed WriteRequest of dcgm-exporter's series. Answers 204 when the request was taken (samples it could
+// not use are counted and logged, not refused: the sender must not resend them), 400 with the reason for a body it
+// cannot read (the sender drops it), 413 for a body over the limit, 415 for remote write 2.0, 503 while the frames
+// are not keeping up (the sender retries later). See WindowFolder for how samples become frames.
+//
+// Start-up: listens at once, then learns from the first pushes what it needs: the scrape interval (from the time
+// between two samples of the same series, unless given) and, without a topology file, the fleet's layout (the GPUs
+// that send; done when no new one has appeared for one and a half intervals, at least 2 s). start() returns when
+// both are known; pushes before then only teach it.
+//
+// Threads: the HTTP server's pool decodes and maps requests and hands them to the folder; FrameSource's ticker calls
+// poll(). The topology is fixed once start() returns.
+class RemoteWriteSource final : public FramePoller
+{
+public:
+    struct Options
+    {
+        std::string listen = "127.0.0.1:9201";
+        std::string topologyFile; // empty: the layout comes from the pushed series' labels
+        int64_t windowMs = 0; // 0: detected from the samples
+        int64_t delayMs = 2000; // how late a window is closed after its end, for senders' batching
+        int64_t graceMs = 0; // 0: three windows
+        size_t maxOpenWindows = 8; // windows taking samples at once; more: 503
+        std::chrono::milliseconds startTimeout { 120000 };
+        RemoteWriteLimits limits;
+        int threads = 4;
+    };
+
+    // Everything counted since the start, for the log and tests.
+    struct Stats
+    {
+        uint64_t requests = 0;
+        uint64_t refused = 0; // 4xx
+        uint64_t overloaded = 0; // 503
+        uint64_t series = 0;
+        uint64_t unknownGpuSeries = 0; // (hostname, gpu) not in the topology
+        uint64_t unknownMetricSeries = 0; // not a field of the catalogue
+        uint64_t unnamedSeries = 0; // a catalogue field without Hostname / hostname or gpu
+        WindowFolder::Counts samples;
+        std::string lastRefusal;
+        std::string unknownGpuExample;
+    };
+
+    using Log = std::function<void(const std::string &)>;
+
+    explicit RemoteWriteSource(Log log = {});
+    ~RemoteWriteSource() override;
+
+    bool start(const Options &options, std::string *error);
+    // Closes the listener and waits for requests in progress; safe to call twice.
+    void stop();
+    int port() const { return m_port; }
+    int64_t windowMs() const { return m_windowMs; }
+    Stats stats() const;
+
+    const FleetShape &shape() const override { return m_topology.shape(); }
+    uint64_t topologyGeneration() const override { return m_topology.generation(); }
+    std::shared_ptr<SimFrame> emptyFrame() const override;
+    std::shared_ptr<SimFrame> poll() override;
+    std::string upstreamError() const override;
+    std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
+    std::vector<JobInfo> jobs() const override;
+    std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const override;
+    // History (QueryRange, the events before the start) from a Prometheus-compatible server that holds the same
+    // series (VictoriaMetrics written to by the same vmagent); after start(). Without it, history is the frames held.
+    bool useHistoryFrom(const PrometheusSource::Options &options, std::string *error);
+    std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
+    const HistoryProvider *history() const override { return m_history.get(); }
+
+    // The interval the samples show: the median of the times between two samples of a series, rounded to 10 ms.
+    static int64_t intervalOf(std::vector<int64_t> deltas);
+
+private:
+    struct Discovered
+    {
+        PromSample labels;
+        int64_t lastMs = 0;
+    };
+
+    void handle(const std::string &contentEncoding, const std::string &contentType, const std::string &version,
+        const std::string &body, int *status, std::string *reason);
+    void discover(const prometheus::WriteRequest &request, int64_t nowMs);
+    bool discoveryDone(int64_t nowMs) const;
+    void log(const std::string &line) const;
+    void logDrops();
+
+    Options m_options;
+    Log m_log;
+    std::unique_ptr<httplib::Server> m_server;
+    std::thread m_serverThread;
+    int m_port = 0;
+    std::unordered_map<std::string, MetricId> m_metricByName;
+
+    mutable std::mutex m_mutex; // discovery, stats
+    std::condition_variable m_discoveryChanged;
+    bool m_discovering = true;
+    std::map<std::string, Discovered> m_discovered; // by hostname \0 gpu
+    std::vector<int64_t> m_deltas;
+    int64_t m_lastNewGpuMs = 0;
+    Stats m_stats;
+    int64_t m_lastAcceptedMs = 0;
+
+    // Fixed once start() returns.
+    PrometheusTopology m_topology;
+    int64_t m_windowMs = 0;
+    std::unique_ptr<WindowFolder> m_folder;
+    std::unique_ptr<PrometheusSource> m_history;
+    std::atomic<bool> m_ready { false };
+
+    // The ticker's.
+    std::vector<FleetEvent> m_events;
+    uint64_t m_loggedDrops = 0;
+    std::chrono::steady_clock::time_point m_lastDropLog {};
+};
+
+} // namespace fleetscope::backend

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "remotewrite/windowfolder.h"
+
+#include "dcgmgrade.h"
+#include "prometheussource.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fleetscope::backend {
+
+namespace {
+
+constexpr size_t fieldCount = static_cast<size_t>(MetricId::Count);
+constexpr int64_t countWindowMs = 5 * 60 * 1000; // as increase(...[5m]) and changes(...[5m])
+constexpr size_t maxJobLabelSets = 1U << 20U;
+constexpr float nanF = std::numeric_limits<float>::quiet_NaN();
+constexpr double nanD = std::numeric_limits<double>::quiet_NaN();
+
+bool isCount(MetricId id)
+{
+    return metricCatalog()[static_cast<size_t>(id)].isRate;
+}
+
+bool isPushed(MetricId id)
+{
+    return id != MetricId::HealthState && id != MetricId::Count;
+}
+
+std::string jobKey(const PromSample &s)
+{
+    std::string key;
+    for (const std::string *part : { &s.nameSpace, &s.pod, &s.container, &s.hpcJob, &s.hpcUser }) {
+        key += *part;
+        key += '\x1f';
+    }
+    return key;
+}
+
+} // namespace
+
+// One window's samples: per GPU the newest sample time in it (ms after the window's start, plus one; 0: none yet)
+// and which fields it has; the values by field (gauges as floats, counters' raw totals as doubles, allocated for a
+// field when its first sample comes).
+struct WindowFolder::Window
+{
+    int64_t index = 0;
+    int64_t startMs = 0;
+    int64_t newestMs = 0;
+    std::vector<int32_t> time;
+    std::vector<uint16_t> mask;
+    std::array<std::vector<float>, fieldCount> gauges;
+    std::array<std::vector<double>, fieldCount> counts;
+    std::vector<std::pair<uint32_t, uint32_t>> jobs; // (GPU, job label set id)
+};
+
+void WindowFolder::Counts::add(const Counts &o)
+{
+    accepted += o.accepted;
+    tooOld += o.tooOld;
+    future += o.future;
+    outOfOrder += o.outOfOrder;
+    duplicate += o.duplicate;
+    windowsFull += o.windowsFull;
+    sentinelValues += o.sentinelValues;
+    nanValues += o.nanValues;
+}
+
+WindowFolder::WindowFolder(const FleetShape &shape, const Options &options)
+    : m_shape(shape)
+    , m_options(options)
+    , m_gpus(shape.gpuCount)
+    , m_closedThrough(std::numeric_limits<int64_t>::min())
+{
+    m_options.windowMs = std::max<int64_t>(1, m_options.windowMs);
+    m_options.delayMs = std::max<int64_t>(0, m_options.delayMs);
+    if (m_options.graceMs <= 0) {
+        m_options.graceMs = 3 * m_options.windowMs;
+    }
+    m_options.maxOpenWindows = std::max<size_t>(2, m_options.maxOpenWindows);
+    for (size_t f = 0; f < fieldCount; ++f) {
+        const auto id = static_cast<MetricId>(f);
+        if (!isPushed(id)) {
+            continue;
+        }
+        if (isCount(id)) {
+            m_raw[f].assign(m_gpus, nanD);
+        } else {
+            m_values[f].assign(m_gpus, nanF);
+        }
+    }
+    m_lastSeenMs.assign(m_gpus, 0);
+    m_jobOfGpu.assign(m_gpus, 0);
+}
+
+WindowFolder::~WindowFolder() = default;
+
+int64_t WindowFolder::windowOf(int64_t timeMs, int64_t windowMs)
+{
+    // Floor, also for times before 1970.
+    return timeMs >= 0 ? timeMs / windowMs : -((-timeMs + windowMs - 1) / windowMs);
+}
+
+WindowFolder::Window *WindowFolder::windowFor(int64_t index, int64_t nowMs, Counts *counts)
+{
+    if (index <= m_closedThrough) {
+        ++counts->tooOld;
+        return nullptr;
+    }
+    // One window ahead of the clock is clock skew between scraper and backend; more is not a sample of now.
+    if (index > windowOf(nowMs, m_options.windowMs) + 1) {
+        ++counts->future;
+        return nullptr;
+    }
+    auto it = m_open.find(index);
+    if (it != m_open.end()) {
+        return it->second.get();
+    }
+    if (m_open.size() >= m_options.maxOpenWindows) {
+        ++counts->windowsFull;
+        return nullptr;
+    }
+    auto window = std::make_unique<Window>();
+    window->index = index;
+    window->startMs = index * m_options.windowMs;
+    window->time.assign(m_gpus, 0);
+    window->mask.assign(m_gpus, 0);
+    return m_open.emplace(index, std::move(window)).first->second.get();
+}
+
+uint32_t WindowFolder::internJob(const PromSample &labels)
+{
+    auto key = jobKey(labels);
+    if (const auto it = m_jobIds.find(key); it != m_jobIds.end()) {
+        return it->second;
+    }
+    if (m_jobLabels.size() >= maxJobLabelSets) {
+        return 0; // a fleet does not run a million jobs at once; a sender that makes up labels gets no more
+    }
+    PromSample kept;
+    kept.nameSpace = labels.nameSpace;
+    kept.pod = labels.pod;
+    kept.container = labels.container;
+    kept.hpcJob = labels.hpcJob;
+    kept.hpcUser = labels.hpcUser;
+    m_jobLabels.push_back(std::move(kept));
+    const auto id = static_cast<uint32_t>(m_jobLabels.size());
+    m_jobIds.emplace(std::move(key), id);
+    return id;
+}
+
+void WindowFolder::add(
+    const std::vector<MappedSample> &samples, const std::vector<MappedJob> &jobs, int64_t nowMs, Counts *counts)
+{
+    std::lock_guard lock(m_mutex);
+    for (const auto &s : samples) {
+        if (s.gpu >= m_gpus || !isPushed(s.metric)) {
+            continue; // the mapping never makes these
+        }
+        Window *w = windowFor(windowOf(s.timeMs, m_options.windowMs), nowMs, counts);
+        if (w == nullptr) {
+            continue;
+        }
+        const auto offset = static_cast<int32_t>(s.timeMs - w->startMs + 1);
+        const auto bit = static_cast<uint16_t>(1U << static_cast<unsigned>(s.metric));
+        int32_t &time = w->time[s.gpu];
+        uint16_t &mask = w->mask[s.gpu];
+        if (offset < time) {
+            ++counts->outOfOrder;
+            continue;
+        }
+        if (offset == time && (mask & bit) != 0) {
+            ++counts->duplicate;
+            continue;
+        }
+        if (offset > time) {
+            time = offset;
+        }
+        mask = static_cast<uint16_t>(mask | bit);
+        const auto f = static_cast<size_t>(s.metric);
+        // Read before a gauge is narrowed to a float, where DCGM's int32 blanks would no longer be told apart.
+        size_t sentinels = 0;
+        size_t nans = 0;
+        const double value = PrometheusSource::clean(s.value, &sentinels, &nans);
+        counts->sentinelValues += sentinels;
+        counts->nanValues += nans;
+        if (isCount(s.metric)) {
+            auto &plane = w->counts[f];
+            if (plane.empty()) {
+                plane.assign(m_gpus, nanD);
+            }
+            plane[s.gpu] = value;
+        } else {
+            auto &plane = w->gauges[f];
+            if (plane.empty()) {
+                plane.assign(m_gpus, nanF);
+            }
+            plane[s.gpu] = static_cast<float>(value);
+        }
+        w->newestMs = std::max(w->newestMs, s.timeMs);
+        ++counts->accepted;
+    }
+    Counts ignored; // a job's labels come with a sample already counted
+    for (const auto &j : jobs) {
+        if (j.gpu >= m_gpus) {
+            continue;
+        }
+        Window *w = windowFor(windowOf(j.timeMs, m_options.windowMs), nowMs, &ignored);
+        if (w != nullptr) {
+            if (const uint32_t id = internJob(j.labels); id != 0) {
+                w->jobs.emplace_back(j.gpu, id);
+            }
+        }
+    }
+}
+
+size_t WindowFolder::openWindows() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_open.size();
+}
+
+int64_t WindowFolder::nextCloseMs(int64_t nowMs) const
+{
+    std::lock_guard lock(m_mutex);
+    const int64_t index = m_open.empty() ? windowOf(nowMs, m_options.windowMs) : m_open.begin()->first;
+    return (index + 1) * m_options.windowMs + m_options.delayMs;
+}
+
+std::shared_ptr<SimFrame> WindowFolder::emptyFrame() const
+{
+    auto frame = std::make_shared<SimFrame>();
+    for (auto &plane : frame->planes) {
+        plane.assign(m_gpus, nanF);
+    }
+    frame->planes[static_cast<size_t>(MetricId::HealthState)].assign(m_gpus, static_cast<float>(health::NoData));
+    frame->health.assign(m_gpus, health::NoData);
+    return frame;
+}
+
+bool WindowFolder::closeNext(int64_t nowMs, Closed *closed)
+{
+    std::unique_ptr<Window> window;
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_open.empty()) {
+            return false;
+        }
+        const auto first = m_open.begin();
+        if ((first->first + 1) * m_options.windowMs + m_options.delayMs > nowMs) {
+            return false;
+        }
+        window = std::move(first->second);
+        m_open.erase(first);
+        m_closedThrough = window->index;
+    }
+    *closed = {};
+    fold(*window, closed);
+    return true;
+}
+
+void WindowFolder::fold(Window &w, Closed *closed)
+{
+    const int64_t endMs = w.startMs + m_options.windowMs;
+    // The window's samples into the state.
+    for (uint32_t g = 0; g < m_gpus; ++g) {
+        if (w.time[g] == 0) {
+            continue;
+        }
+        ++closed->gpusReporting;
+        m_jobOfGpu[g] = 0; // its jobs are this window's (below)
+        const int64_t seenMs = w.startMs + w.time[g] - 1;
+        m_lastSeenMs[g] = std::max(m_lastSeenMs[g], seenMs);
+        for (size_t f = 0; f < fieldCount; ++f) {
+            if ((w.mask[g] & (1U << f)) == 0) {
+                continue;
+            }
+            const auto id = static_cast<MetricId>(f);
+            if (!isCount(id)) {
+                m_values[f][g] = w.gauges[f][g];
+                continue;
+            }
+            const double now = w.counts[f][g];
+            if (std::isnan(now)) {
+                continue;
+            }
+            double &before = m_raw[f][g];
+            double increase = 0;
+            if (!std::isnan(before)) {
+                if (id == MetricId::XidErrors) {
+                    increase = now != before ? 1.0 : 0.0; // the last XID: a change is one more
+                } else {
+                    increase = now >= before ? now - before : now; // a fall is a reset: counted from zero
+                }
+            }
+            before = now;
+            if (increase > 0) {
+                m_increases[f][g].emplace_back(seenMs, increase);
+            }
+        }
+    }
+    for (const auto &[gpu, id] : w.jobs) {
+        m_jobOfGpu[gpu] = id;
+    }
+
+    // The frame: every GPU heard from within the grace period, with its latest values.
+    auto frame = emptyFrame();
+    frame->sampleTimeMs = std::max(w.newestMs, w.startMs);
+    std::vector<uint8_t> hasData(m_gpus, 0);
+    std::vector<uint8_t> current(m_gpus, 0);
+    for (uint32_t g = 0; g < m_gpus; ++g) {
+        current[g] = m_lastSeenMs[g] > 0 && endMs - m_lastSeenMs[g] <= m_options.graceMs ? 1 : 0;
+    }
+    for (size_t f = 0; f < fieldCount; ++f) {
+        const auto id = static_cast<MetricId>(f);
+        if (!isPushed(id)) {
+            continue;
+        }
+        auto &plane = frame->planes[f];
+        if (!isCount(id)) {
+            for (uint32_t g = 0; g < m_gpus; ++g) {
+                if (current[g]) {
+                    plane[g] = m_values[f][g];
+                    hasData[g] |= std::isfinite(plane[g]) ? 1 : 0;
+                }
+            }
+            continue;
+        }
+        for (uint32_t g = 0; g < m_gpus; ++g) {
+            if (current[g] && !std::isnan(m_raw[f][g])) {
+                plane[g] = 0;
+            }
+        }
+        auto &increases = m_increases[f];
+        for (auto it = increases.begin(); it != increases.end();) {
+            auto &list = it->second;
+            while (!list.empty() && list.front().first <= endMs - countWindowMs) {
+                list.pop_front();
+            }
+            if (list.empty()) {
+                it = increases.erase(it);
+                continue;
+            }
+            if (current[it->first]) {
+                double sum = 0;
+                for (const auto &[t, v] : list) {
+                    sum += v;
+                }
+                plane[it->first] = static_cast<float>(sum);
+            }
+            ++it;
+        }
+    }
+    closed->gpusWithoutData = gradeDcgmFrame(frame.get(), hasData);
+
+    // Jobs and events as the Prometheus source finds them, from the raw values of the GPUs heard from.
+    m_jobs.begin(m_gpus);
+    for (uint32_t g = 0; g < m_gpus; ++g) {
+        if (current[g] && m_jobOfGpu[g] != 0) {
+            m_jobs.add(g, m_jobLabels[m_jobOfGpu[g] - 1]);
+        }
+    }
+    m_jobs.finish(frame->sampleTimeMs, m_shape, &closed->events);
+    std::vector<double> xid(m_gpus, nanD);
+    std::vector<double> dbe(m_gpus, nanD);
+    std::vector<double> reasons(m_gpus, nanD);
+    const auto &reasonPlane = frame->plane(MetricId::ThrottleReasons);
+    for (uint32_t g = 0; g < m_gpus; ++g) {
+        if (current[g]) {
+            xid[g] = m_raw[static_cast<size_t>(MetricId::XidErrors)][g];
+            dbe[g] = m_raw[static_cast<size_t>(MetricId::EccDbe)][g];
+            reasons[g] = reasonPlane[g];
+        }
+    }
+    m_events.update(xid, dbe, reasons, m_shape, m_jobs.jobOfGpu(), &closed->events);
+    closed->frame = std::move(frame);
+}
+
+} // namespace fleetscope::backend

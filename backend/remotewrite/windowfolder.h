@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "fleetshape.h"
+#include "framepoller.h"
+#include "metriccatalog.h"
+#include "prometheusevents.h"
+#include "prometheusjobs.h"
+#include "promjson.h"
+#include "simulator.h"
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// One pushed sample, mapped to its GPU (dense index) and catalogue field.
+struct MappedSample
+{
+    uint32_t gpu = 0;
+    MetricId metric = MetricId::GpuTemp;
+    int64_t timeMs = 0;
+    double value = 0;
+};
+
+// A GPU's job labels as one series showed them, at that series' sample time.
+struct MappedJob
+{
+    uint32_t gpu = 0;
+    int64_t timeMs = 0;
+    PromSample labels; // nameSpace, pod, container, hpcJob, hpcUser
+};
+
+// Turns pushed samples into frames: one per window of sample time (the scrape interval), published once the window
+// has closed, that is once the backend's clock is past its end by the delay senders need to deliver (their batching
+// and the network). Windows are aligned to multiples of their length, so each target's scrape falls into exactly one.
+//
+// Per window and GPU the newest sample of each field wins; an older one is out of order and a repeated one (a
+// sender's retry) a duplicate, both dropped and counted; so are samples for a window already published (too old) and
+// samples more than a window ahead of the clock (from the future). A GPU keeps its values from window to window and
+// turns to no data once it has sent nothing for the grace period. The counters (ECC, NVLink, PCIe) become their
+// increase over the last five minutes and the XID gauge its number of changes, as the Prometheus source's
+// increase(...[5m]) and changes(...[5m]); a counter that falls was reset and counts from zero. Events and jobs as the
+// Prometheus source finds them (PrometheusEvents, PrometheusJobs).
+//
+// Memory: an open window holds 78 bytes per GPU (8 gauges as float, 5 raw counters as double, a time and a mask), the
+// folded state about the same; at most maxOpenWindows are open.
+//
+// Threads: add() from any thread (the receiver's); closeNext() and nextCloseMs() from one thread (the frame source's
+// ticker). They share only the open windows, under m_mutex.
+class WindowFolder
+{
+public:
+    struct Options
+    {
+        int64_t windowMs = 1000;
+        int64_t delayMs = 2000;
+        int64_t graceMs = 0; // 0: three windows
+        size_t maxOpenWindows = 8;
+    };
+
+    // What add() did with the samples it was given.
+    struct Counts
+    {
+        uint64_t accepted = 0;
+        uint64_t tooOld = 0;
+        uint64_t future = 0;
+        uint64_t outOfOrder = 0;
+        uint64_t duplicate = 0;
+        uint64_t windowsFull = 0; // more windows open than allowed: the frames are not keeping up
+        uint64_t sentinelValues = 0; // DCGM's blanks, taken as no data
+        uint64_t nanValues = 0; // NaN and +-Inf (a Prometheus staleness marker among them), taken as no data
+        void add(const Counts &other);
+        uint64_t dropped() const { return tooOld + future + outOfOrder + duplicate + windowsFull; }
+    };
+
+    // What folding found in the values, per closed window.
+    struct Closed
+    {
+        std::shared_ptr<SimFrame> frame;
+        std::vector<FleetEvent> events;
+        size_t gpusReporting = 0; // sent something in this window
+        size_t gpusWithoutData = 0; // nothing within the grace period
+    };
+
+    WindowFolder(const FleetShape &shape, const Options &options);
+    ~WindowFolder();
+    WindowFolder(const WindowFolder &) = delete;
+    WindowFolder &operator=(const WindowFolder &) = delete;
+
+    // Folds a batch into its windows; nowMs is the backend's clock (Unix ms).
+    void add(const std::vector<MappedSample> &samples, const std::vector<MappedJob> &jobs, int64_t nowMs, Counts *counts);
+
+    // Closes the oldest window whose end + delay is at or before nowMs (and publishes a frame for it). False when none
+    // is due. Windows that never received a sample are not published.
+    bool closeNext(int64_t nowMs, Closed *closed);
+    // When the oldest open window is due (Unix ms); the next window boundary + delay when none is open.
+    int64_t nextCloseMs(int64_t nowMs) const;
+    size_t openWindows() const;
+
+    // The frame before any window closed: every GPU without data.
+    std::shared_ptr<SimFrame> emptyFrame() const;
+    std::vector<JobInfo> jobs() const { return m_jobs.jobs(); }
+    const Options &options() const { return m_options; }
+
+    static int64_t windowOf(int64_t timeMs, int64_t windowMs);
+
+private:
+    struct Window;
+    Window *windowFor(int64_t index, int64_t nowMs, Counts *counts);
+    uint32_t internJob(const PromSample &labels);
+    void fold(Window &window, Closed *closed);
+
+    const FleetShape &m_shape;
+    Options m_options;
+    const uint32_t m_gpus;
+
+    mutable std::mutex m_mutex; // the open windows, the closed index and the job table
+    std::map<int64_t, std::unique_ptr<Window>> m_open;
+    int64_t m_closedThrough; // the newest window published (or skipped)
+    std::unordered_map<std::string, uint32_t> m_jobIds;
+    std::vector<PromSample> m_jobLabels; // by id - 1
+
+    // Folded state: the ticker's only.
+    std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> m_values;
+    std::array<std::vector<double>, static_cast<size_t>(MetricId::Count)> m_raw; // counters' last raw values
+    std::array<std::unordered_map<uint32_t, std::deque<std::pair<int64_t, double>>>,
+        static_cast<size_t>(MetricId::Count)>
+        m_increases; // non-zero increases in the last five minutes, by GPU
+    std::vector<int64_t> m_lastSeenMs; // per GPU, 0 when never
+    std::vector<uint32_t> m_jobOfGpu; // per GPU, as of its last window (0: none)
+    PrometheusJobs m_jobs;
+    PrometheusEvents m_events;
+};
+
+} // namespace fleetscope::backend

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: Apache-2.0
+// The remote-write receiver: how pushed samples become frames (WindowFolder), what the decoder refuses, and the
+// receiver over real HTTP with crafted requests: every bad input answered as the protocol says, counted, and nothing
+// already held lost.
+#include "prometheusprocess.h"
+#include "remotewritesender.h"
+#include "remotewrite/remotewritedecoder.h"
+#include "remotewrite/remotewritesource.h"
+#include "remotewrite/windowfolder.h"
+
+#include <google/protobuf/arena.h>
+
+#include <QTest>
+
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+using namespace fleetscope::testing;
+
+namespace {
+
+constexpr int64_t base = 1'800'000'000'000; // a window boundary for every window length used here
+
+be::MappedSample sample(uint32_t gpu, be::MetricId metric, int64_t t, double v)
+{
+    return { gpu, metric, t, v };
+}
+
+float valueOf(const be::SimFrame &frame, be::MetricId id, uint32_t gpu)
+{
+    return frame.plane(id)[gpu];
+}
+
+uint8_t stateOf(const be::SimFrame &frame, uint32_t gpu)
+{
+    return health::stateOf(frame.health[gpu]);
+}
+
+be::RemoteWriteRefusal refusalOf(const std::string &body, const be::RemoteWriteHeaders &headers = { "snappy", "", "0.1.0" },
+    const be::RemoteWriteLimits &limits = {})
+{
+    google::protobuf::Arena arena;
+    std::string scratch;
+    be::RemoteWriteRefusal refusal;
+    if (be::decodeRemoteWrite(headers, body, limits, &arena, &scratch, &refusal) != nullptr) {
+        refusal.status = 0;
+    }
+    return refusal;
+}
+
+} // namespace
+
+class TestRemoteWrite : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    // Samples of one window become one frame once the window's end + delay has passed; GPUs that sent nothing have
+    // no data; the frame's time is the newest sample's.
+    void oneWindowOneFrame()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 500, 0, 8 });
+        std::vector<be::MappedSample> samples;
+        for (uint32_t g = 0; g < 12; ++g) {
+            samples.push_back(sample(g, be::MetricId::GpuTemp, base + 100 + g, 40.0 + g));
+            samples.push_back(sample(g, be::MetricId::Power, base + 100 + g, 300.5));
+        }
+        be::WindowFolder::Counts counts;
+        folder.add(samples, {}, base + 200, &counts);
+        QCOMPARE(counts.accepted, uint64_t { 24 });
+        QCOMPARE(folder.nextCloseMs(base + 200), base + 1500);
+        be::WindowFolder::Closed closed;
+        QVERIFY(!folder.closeNext(base + 1499, &closed));
+        QVERIFY(folder.closeNext(base + 1500, &closed));
+        QVERIFY(!folder.closeNext(base + 1500, &closed));
+        const auto &f = *closed.frame;
+        QCOMPARE(f.sampleTimeMs, base + 111);
+        for (uint32_t g = 0; g < 16; ++g) {
+            if (g < 12) {
+                QCOMPARE(valueOf(f, be::MetricId::GpuTemp, g), 40.0F + static_cast<float>(g));
+                QCOMPARE(valueOf(f, be::MetricId::Power, g), 300.5F);
+                QCOMPARE(stateOf(f, g), health::Ok);
+                QVERIFY(std::isnan(valueOf(f, be::MetricId::SmClock, g))); // never sent
+            } else {
+                QCOMPARE(stateOf(f, g), health::NoData);
+                QVERIFY(std::isnan(valueOf(f, be::MetricId::GpuTemp, g)));
+            }
+        }
+        QCOMPARE(closed.gpusReporting, size_t { 12 });
+        QCOMPARE(closed.gpusWithoutData, size_t { 4 });
+    }
+
+    // In a window the newest sample of a GPU's field wins; an older one is out of order, the same one again (a
+    // retry) a duplicate: both dropped and counted. A window already published takes nothing more (too old); a
+    // sample two windows ahead of the clock is from the future.
+    void orderDuplicatesAgeAndFuture()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 0, 0, 8 });
+        be::WindowFolder::Counts counts;
+        folder.add({ sample(0, be::MetricId::GpuTemp, base + 300, 50) }, {}, base, &counts);
+        folder.add({ sample(0, be::MetricId::GpuTemp, base + 600, 60) }, {}, base, &counts);
+        folder.add({ sample(0, be::MetricId::GpuTemp, base + 300, 50) }, {}, base, &counts);
+        folder.add({ sample(0, be::MetricId::GpuTemp, base + 600, 61) }, {}, base, &counts);
+        folder.add({ sample(1, be::MetricId::GpuTemp, base + 5000, 1) }, {}, base + 1000, &counts);
+        folder.add({ sample(1, be::MetricId::GpuTemp, base + 2999, 1) }, {}, base + 1000, &counts);
+        QCOMPARE(counts.accepted, uint64_t { 3 });
+        QCOMPARE(counts.outOfOrder, uint64_t { 1 });
+        QCOMPARE(counts.duplicate, uint64_t { 1 });
+        QCOMPARE(counts.future, uint64_t { 1 });
+        be::WindowFolder::Closed closed;
+        QVERIFY(folder.closeNext(base + 1000, &closed));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 0), 60.0F);
+        counts = {};
+        folder.add({ sample(0, be::MetricId::GpuTemp, base + 900, 70) }, {}, base + 1000, &counts);
+        QCOMPARE(counts.tooOld, uint64_t { 1 });
+        QCOMPARE(counts.accepted, uint64_t { 0 });
+        // The window of base + 2999 comes next; the published one is not published again.
+        QVERIFY(!folder.closeNext(base + 2999, &closed));
+        QVERIFY(folder.closeNext(base + 3000, &closed));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 1), 1.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 0), 60.0F); // kept: within the grace period
+    }
+
+    // A GPU that stops sending keeps its values for the grace period, then has no data; it comes back with its next
+    // sample.
+    void silentGpuTurnsNoDataAfterGrace()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 0, 2500, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        folder.add({ sample(3, be::MetricId::GpuTemp, base + 10, 55), sample(4, be::MetricId::GpuTemp, base + 10, 56) },
+            {}, base, &counts);
+        QVERIFY(folder.closeNext(base + 1000, &closed));
+        for (int64_t w = 1; w <= 4; ++w) {
+            // GPU 4 keeps sending, GPU 3 does not.
+            folder.add({ sample(4, be::MetricId::GpuTemp, base + w * 1000 + 10, 56) }, {}, base + w * 1000, &counts);
+            QVERIFY(folder.closeNext(base + (w + 1) * 1000, &closed));
+            const bool withinGrace = (w + 1) * 1000 - 10 <= 2500;
+            QCOMPARE(stateOf(*closed.frame, 3), withinGrace ? health::Ok : health::NoData);
+            QCOMPARE(std::isnan(valueOf(*closed.frame, be::MetricId::GpuTemp, 3)), !withinGrace);
+            QCOMPARE(stateOf(*closed.frame, 4), health::Ok);
+        }
+        folder.add({ sample(3, be::MetricId::GpuTemp, base + 5010, 57) }, {}, base + 5000, &counts);
+        QVERIFY(folder.closeNext(base + 6000, &closed));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 3), 57.0F);
+    }
+
+    // Counters become their increase over the last five minutes (a fall is a reset, counted from zero), the XID gauge
+    // its number of changes; health and flags follow, and the events are the Prometheus source's.
+    void countersAndXid()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 10000, 0, 600000, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        auto window = [&](int64_t w, double dbe, double xid) {
+            folder.add({ sample(2, be::MetricId::GpuTemp, base + w * 10000, 50),
+                           sample(2, be::MetricId::EccDbe, base + w * 10000, dbe),
+                           sample(2, be::MetricId::XidErrors, base + w * 10000, xid) },
+                {}, base + w * 10000, &counts);
+            return folder.closeNext(base + (w + 1) * 10000, &closed);
+        };
+        QVERIFY(window(0, 5, 0));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::EccDbe, 2), 0.0F); // one sample: no increase yet
+        QCOMPARE(stateOf(*closed.frame, 2), health::Ok);
+        QVERIFY(window(1, 7, 0));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::EccDbe, 2), 2.0F);
+        QCOMPARE(stateOf(*closed.frame, 2), health::Critical);
+        QVERIFY((closed.frame->health[2] & health::eccFlag) != 0);
+        bool dbeEvent = false;
+        for (const auto &e : closed.events) {
+            dbeEvent |= e.gpu == 2 && e.kind == be::FleetEvent::Kind::EccDoubleBit;
+        }
+        QVERIFY(dbeEvent);
+        QVERIFY(window(2, 1, 79)); // reset to 1: one more; XID 0 -> 79: one change
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::EccDbe, 2), 3.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::XidErrors, 2), 1.0F);
+        QVERIFY((closed.frame->health[2] & health::xidFlag) != 0);
+        bool xidEvent = false;
+        for (const auto &e : closed.events) {
+            xidEvent |= e.gpu == 2 && e.kind == be::FleetEvent::Kind::Xid;
+        }
+        QVERIFY(xidEvent);
+        QVERIFY(window(3, 1, 79));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::XidErrors, 2), 1.0F);
+        // Five minutes on, the increases have left the window.
+        QVERIFY(window(33, 1, 79));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::EccDbe, 2), 0.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::XidErrors, 2), 0.0F);
+        QCOMPARE(stateOf(*closed.frame, 2), health::Ok);
+    }
+
+    // NaN, +Inf and DCGM's blanks are no data, counted; a GPU whose only values are such has no data.
+    void nanInfAndSentinels()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 0, 0, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        folder.add({ sample(0, be::MetricId::GpuTemp, base, std::nan("")),
+                       sample(1, be::MetricId::GpuTemp, base, INFINITY),
+                       sample(2, be::MetricId::GpuTemp, base, 9223372036854775792.0),
+                       sample(3, be::MetricId::GpuTemp, base, 2147483632.0),
+                       sample(3, be::MetricId::Power, base, 250), sample(4, be::MetricId::GpuTemp, base, 45) },
+            {}, base, &counts);
+        QCOMPARE(counts.nanValues, uint64_t { 2 });
+        QCOMPARE(counts.sentinelValues, uint64_t { 2 });
+        QVERIFY(folder.closeNext(base + 1000, &closed));
+        for (uint32_t g : { 0U, 1U, 2U }) {
+            QCOMPARE(stateOf(*closed.frame, g), health::NoData);
+        }
+        QVERIFY(std::isnan(valueOf(*closed.frame, be::MetricId::GpuTemp, 3)));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::Power, 3), 250.0F);
+        QCOMPARE(stateOf(*closed.frame, 3), health::Ok);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 4), 45.0F);
+    }
+
+    // At most maxOpenWindows windows are open; a sample for another is counted, not held.
+    void openWindowsAreBounded()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 5000, 0, 2 });
+        be::WindowFolder::Counts counts;
+        folder.add({ sample(0, be::MetricId::GpuTemp, base, 1), sample(0, be::MetricId::GpuTemp, base + 1000, 2),
+                       sample(0, be::MetricId::GpuTemp, base + 2000, 3) },
+            {}, base + 2000, &counts);
+        QCOMPARE(counts.accepted, uint64_t { 2 });
+        QCOMPARE(counts.windowsFull, uint64_t { 1 });
+        QCOMPARE(folder.openWindows(), size_t { 2 });
+    }
+
+    // A GPU's job labels make a job; when its GPUs no longer carry them, it ends.
+    void jobsFromLabels()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 0, 0, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        for (int64_t w = 0; w < 3; ++w) {
+            std::vector<be::MappedSample> samples;
+            std::vector<be::MappedJob> jobs;
+            for (uint32_t g = 0; g < 8; ++g) {
+                samples.push_back(sample(g, be::MetricId::GpuTemp, base + w * 1000, 50));
+                if (w < 2) {
+                    be::MappedJob job;
+                    job.gpu = g;
+                    job.timeMs = base + w * 1000;
+                    job.labels.nameSpace = "research";
+                    job.labels.pod = "train-llm-3";
+                    jobs.push_back(job);
+                }
+            }
+            folder.add(samples, jobs, base + w * 1000, &counts);
+            QVERIFY(folder.closeNext(base + (w + 1) * 1000, &closed));
+            const auto list = folder.jobs();
+            QCOMPARE(list.size(), size_t { 1 });
+            QCOMPARE(list.front().name, std::string("train-llm"));
+            QCOMPARE(list.front().owner, std::string("research"));
+            QCOMPARE(list.front().gpuList().size(), size_t { 8 });
+            QCOMPARE(list.front().endMs != 0, w == 2);
+        }
+    }
+
+    // The decoder refuses, with a reason and the status the protocol asks for, anything it cannot use.
+    void decoderRefusals_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QByteArray>("encoding");
+        QTest::addColumn<QByteArray>("type");
+        QTest::addColumn<QByteArray>("version");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("reason");
+        const std::string good = writeBody({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40) });
+        const QByteArray g = QByteArray::fromStdString(good);
+        QTest::newRow("valid") << g << QByteArray("snappy") << QByteArray("application/x-protobuf")
+                               << QByteArray("0.1.0") << 0 << QString();
+        QTest::newRow("no encoding") << g << QByteArray() << QByteArray() << QByteArray("0.1.0") << 400
+                                     << QStringLiteral("Content-Encoding");
+        QTest::newRow("gzip") << g << QByteArray("gzip") << QByteArray() << QByteArray() << 400
+                              << QStringLiteral("snappy");
+        QTest::newRow("remote write 2.0") << g << QByteArray("snappy")
+                                          << QByteArray("application/x-protobuf;proto=io.prometheus.write.v2.Request")
+                                          << QByteArray("2.0.0") << 415 << QStringLiteral("1.0");
+        QTest::newRow("json") << g << QByteArray("snappy") << QByteArray("application/json") << QByteArray() << 415
+                              << QStringLiteral("application/x-protobuf");
+        QTest::newRow("version 2") << g << QByteArray("snappy") << QByteArray() << QByteArray("2.0.0") << 400
+                                   << QStringLiteral("0.1.x");
+        QTest::newRow("not snappy") << QByteArray("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 10)
+                                    << QByteArray("snappy") << QByteArray() << QByteArray() << 400
+                                    << QStringLiteral("snappy");
+        const QByteArray corrupt = g.left(g.size() / 2); // the header's length, half the data
+        QTest::newRow("corrupt snappy") << corrupt << QByteArray("snappy") << QByteArray() << QByteArray() << 400
+                                        << QStringLiteral("snappy");
+        QTest::newRow("garbage protobuf") << QByteArray::fromStdString(snappyOf(std::string(64, '\xff')))
+                                          << QByteArray("snappy") << QByteArray() << QByteArray() << 400
+                                          << QStringLiteral("protobuf");
+        const std::string bytes = protobufOf({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40) });
+        QTest::newRow("truncated protobuf") << QByteArray::fromStdString(snappyOf(bytes.substr(0, bytes.size() - 5)))
+                                            << QByteArray("snappy") << QByteArray() << QByteArray() << 400
+                                            << QStringLiteral("protobuf");
+        // A snappy header that claims 2 GiB: refused from the header, before anything is allocated.
+        QTest::newRow("huge claimed length") << QByteArray("\xff\xff\xff\xff\x07\x00", 6) << QByteArray("snappy")
+                                             << QByteArray() << QByteArray() << 400 << QStringLiteral("decompresses");
+        PushedSeries many = dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40);
+        for (int i = 0; i < 1000000; ++i) {
+            many.labels.emplace_back("l" + std::to_string(i), "v");
+        }
+        QTest::newRow("a million labels") << QByteArray::fromStdString(writeBody({ many })) << QByteArray("snappy")
+                                          << QByteArray() << QByteArray() << 400 << QStringLiteral("labels");
+        QTest::newRow("1 MB label value")
+            << QByteArray::fromStdString(writeBody({ dcgmSeries(
+                   "DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40, { { "pod", std::string(1 << 20, 'p') } }) }))
+            << QByteArray("snappy") << QByteArray() << QByteArray() << 400 << QStringLiteral("value");
+        QTest::newRow("label value not UTF-8")
+            << QByteArray::fromStdString(writeBody(
+                   { dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40, { { "pod", std::string("\xc3\x28") } }) }))
+            << QByteArray("snappy") << QByteArray() << QByteArray() << 400 << QStringLiteral("protobuf");
+    }
+
+    void decoderRefusals()
+    {
+        QFETCH(QByteArray, body);
+        QFETCH(QByteArray, encoding);
+        QFETCH(QByteArray, type);
+        QFETCH(QByteArray, version);
+        QFETCH(int, status);
+        QFETCH(QString, reason);
+        const auto refusal = refusalOf(body.toStdString(),
+            { std::string_view(encoding.constData(), static_cast<size_t>(encoding.size())),
+                std::string_view(type.constData(), static_cast<size_t>(type.size())),
+                std::string_view(version.constData(), static_cast<size_t>(version.size())) });
+        QCOMPARE(refusal.status, status);
+        QVERIFY2(QString::fromStdString(refusal.reason).contains(reason), refusal.reason.c_str());
+    }
+
+    void decoderBodyLimit()
+    {
+        be::RemoteWriteLimits limits;
+        limits.maxBodyBytes = 100;
+        const auto refusal = refusalOf(std::string(101, 'x'), { "snappy", "", "" }, limits);
+        QCOMPARE(refusal.status, 413);
+    }
+
+    // The receiver over HTTP: it learns the layout from the first pushes, then takes good requests (204), refuses bad
+    // ones (400/413 with the reason), counts and logs what it cannot use (GPUs not in the topology, ten times more
+    // series than the fleet), answers 503 while the frames are behind, and the frames keep what it held.
+    void receiverOverHttp()
+    {
+        const int port = freePort();
+        QVERIFY(port > 0);
+        std::mutex logMutex;
+        std::vector<std::string> logLines;
+        be::RemoteWriteSource source([&](const std::string &line) {
+            std::lock_guard lock(logMutex);
+            logLines.push_back(line);
+        });
+        be::RemoteWriteSource::Options options;
+        options.listen = "127.0.0.1:" + std::to_string(port);
+        options.windowMs = 1000;
+        options.delayMs = 0;
+        options.maxOpenWindows = 3;
+        options.startTimeout = std::chrono::seconds(30);
+        bool started = false;
+        std::string error;
+        std::thread starter([&] { started = source.start(options, &error); });
+        // Two nodes of eight GPUs push; once no new GPU has come for 2 s, the layout is theirs.
+        const auto now = [] {
+            return std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        };
+        auto fleetAt = [](int64_t t, double temp) {
+            std::vector<PushedSeries> series;
+            for (const char *host : { "node-a", "node-b" }) {
+                for (int g = 0; g < 8; ++g) {
+                    series.push_back(dcgmSeries("DCGM_FI_DEV_GPU_TEMP", host, g, t, temp + g));
+                }
+            }
+            return series;
+        };
+        QDeadlineTimer learning(20000);
+        PushReply reply;
+        while (!learning.hasExpired()) {
+            reply = push(port, writeBody(fleetAt(now(), 40)));
+            if (reply.status == 204) {
+                break;
+            }
+            QTest::qWait(50); // the listener comes up on the starter thread
+        }
+        QCOMPARE(reply.status, 204);
+        starter.join();
+        QVERIFY2(started, error.c_str());
+        QCOMPARE(source.shape().gpuCount, 16U);
+        QCOMPARE(source.windowMs(), int64_t { 1000 });
+
+        // A good request, then its frame.
+        const int64_t t = now();
+        QCOMPARE(push(port, writeBody(fleetAt(t, 50))).status, 204);
+        // The frame of the window holding t (earlier windows close first).
+        std::shared_ptr<be::SimFrame> frame;
+        auto frameFrom = [&](int64_t from) {
+            while (auto f = source.poll()) {
+                frame = f;
+            }
+            return frame && frame->sampleTimeMs >= from;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(frameFrom(t), 5000);
+        const uint32_t first = source.shape().nodes[0].firstGpu;
+        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[first], 50.0F);
+
+        // Bad requests: refused with the reason, counted; a body over the limit is 413.
+        reply = push(port, std::string(64, '\xff'));
+        QCOMPARE(reply.status, 400);
+        QVERIFY2(QString::fromStdString(reply.body).contains(QStringLiteral("snappy")), reply.body.c_str());
+        reply = push(port, writeBody(fleetAt(now(), 50)), { { "Content-Encoding", "gzip" } });
+        QCOMPARE(reply.status, 400);
+        reply = push(port, std::string((size_t { 100 } << 20U), 'x'));
+        QCOMPARE(reply.status, 413);
+
+        // GPUs not in the topology, ten times more series than the fleet: taken (204), counted, logged.
+        std::vector<PushedSeries> strangers;
+        for (int n = 0; n < 20; ++n) {
+            for (int g = 0; g < 8; ++g) {
+                strangers.push_back(dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "stranger-" + std::to_string(n), g, now(), 99));
+            }
+        }
+        QCOMPARE(push(port, writeBody(strangers)).status, 204);
+        QCOMPARE(source.stats().unknownGpuSeries, uint64_t { 160 });
+        // Only the first reached the handler: httplib answers the 413 from Content-Length, and the gzip body (not gzip)
+        // with its own 400.
+        QCOMPARE(source.stats().refused, uint64_t { 1 });
+
+        // Nothing held was lost: the next frame still has the fleet's values.
+        const int64_t t2 = now();
+        QCOMPARE(push(port, writeBody(fleetAt(t2, 60))).status, 204);
+        QTRY_VERIFY_WITH_TIMEOUT(frameFrom(t2), 5000);
+        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[first], 60.0F);
+        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[first + 9], 61.0F); // node-b, GPU 1
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                source.poll(); // logs what it could not use, at most every ten seconds
+                std::lock_guard lock(logMutex);
+                for (const auto &line : logLines) {
+                    if (line.find("160 series of GPUs not in the topology (e.g. stranger-") != std::string::npos) {
+                        return true;
+                    }
+                }
+                return false;
+            }(),
+            15000);
+
+        // Frames not keeping up (nobody polls; at most three windows open): 503, so that the sender retries.
+        QTRY_COMPARE_WITH_TIMEOUT(
+            push(port, writeBody({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-a", 0, now() + 900, 1) })).status, 503,
+            5000);
+        QVERIFY(source.stats().overloaded >= 1);
+        QVERIFY(frameFrom(t2)); // and once polled, it goes on
+        QCOMPARE(push(port, writeBody(fleetAt(now(), 70))).status, 204);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRemoteWrite)
+#include "tst_remotewrite.moc"
