@@ -170,6 +170,7 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         folder.delayMs = options.delayMs;
         folder.graceMs = options.graceMs;
         folder.maxOpenWindows = options.maxOpenWindows;
+        folder.startMs = nowUnixMs();
         m_folder = std::make_unique<WindowFolder>(m_topology.shape(), folder);
         m_discovering = false;
     }
@@ -229,6 +230,7 @@ void RemoteWriteSource::discover(const prometheus::WriteRequest &request, int64_
             it = m_discovered.emplace(std::move(key), Discovered { labels, 0 }).first;
             m_lastNewGpuMs = nowMs;
         }
+        m_lastAcceptedMs = nowMs; // the sender is there: no upstream error once the frames start
         for (const auto &sample : series.samples()) {
             const int64_t t = sample.timestamp();
             if (it->second.lastMs > 0 && t > it->second.lastMs && m_deltas.size() < 4096) {
@@ -398,7 +400,7 @@ void RemoteWriteSource::logDrops()
 {
     // Whatever was not used, in one line at most every ten seconds: a misconfigured sender is told, not flooded.
     const auto now = std::chrono::steady_clock::now();
-    if (now - m_lastDropLog < std::chrono::seconds(10)) {
+    if (now - m_lastDropLog < m_options.dropLogInterval) {
         return;
     }
     const Stats s = stats();

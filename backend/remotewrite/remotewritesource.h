@@ -50,6 +50,7 @@ public:
         int64_t graceMs = 0; // 0: three windows
         size_t maxOpenWindows = 8; // windows taking samples at once; more: 503
         std::chrono::milliseconds startTimeout { 120000 };
+        std::chrono::milliseconds dropLogInterval { 10000 }; // what was not used is logged at most this often
         RemoteWriteLimits limits;
         int threads = 4;
     };

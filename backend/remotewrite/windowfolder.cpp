@@ -63,6 +63,7 @@ void WindowFolder::Counts::add(const Counts &o)
     outOfOrder += o.outOfOrder;
     duplicate += o.duplicate;
     windowsFull += o.windowsFull;
+    beforeStart += o.beforeStart;
     sentinelValues += o.sentinelValues;
     nanValues += o.nanValues;
 }
@@ -74,6 +75,10 @@ WindowFolder::WindowFolder(const FleetShape &shape, const Options &options)
     , m_closedThrough(std::numeric_limits<int64_t>::min())
 {
     m_options.windowMs = std::max<int64_t>(1, m_options.windowMs);
+    if (m_options.startMs > 0) {
+        m_firstWindow = windowOf(m_options.startMs, m_options.windowMs) + 1;
+        m_closedThrough = m_firstWindow - 1;
+    }
     m_options.delayMs = std::max<int64_t>(0, m_options.delayMs);
     if (m_options.graceMs <= 0) {
         m_options.graceMs = 3 * m_options.windowMs;
@@ -104,6 +109,10 @@ int64_t WindowFolder::windowOf(int64_t timeMs, int64_t windowMs)
 
 WindowFolder::Window *WindowFolder::windowFor(int64_t index, int64_t nowMs, Counts *counts)
 {
+    if (index < m_firstWindow) {
+        ++counts->beforeStart;
+        return nullptr;
+    }
     if (index <= m_closedThrough) {
         ++counts->tooOld;
         return nullptr;

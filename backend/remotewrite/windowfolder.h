@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -63,6 +64,9 @@ public:
         int64_t delayMs = 2000;
         int64_t graceMs = 0; // 0: three windows
         size_t maxOpenWindows = 8;
+        // The receiver's start: samples from before it are ignored (not counted as dropped) and the window it falls in
+        // is not published, for it would miss what was pushed while the layout was being learnt.
+        int64_t startMs = 0;
     };
 
     // What add() did with the samples it was given.
@@ -74,6 +78,7 @@ public:
         uint64_t outOfOrder = 0;
         uint64_t duplicate = 0;
         uint64_t windowsFull = 0; // more windows open than allowed: the frames are not keeping up
+        uint64_t beforeStart = 0; // samples of windows from before the start (a sender's backlog)
         uint64_t sentinelValues = 0; // DCGM's blanks, taken as no data
         uint64_t nanValues = 0; // NaN and +-Inf (a Prometheus staleness marker among them), taken as no data
         void add(const Counts &other);
@@ -124,6 +129,7 @@ private:
     mutable std::mutex m_mutex; // the open windows, the closed index and the job table
     std::map<int64_t, std::unique_ptr<Window>> m_open;
     int64_t m_closedThrough; // the newest window published (or skipped)
+    int64_t m_firstWindow = std::numeric_limits<int64_t>::min(); // the first that may be published
     std::unordered_map<std::string, uint32_t> m_jobIds;
     std::vector<PromSample> m_jobLabels; // by id - 1
 

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: Apache-2.0
+// The push path with real senders: the simulator's dcgm-exporter page scraped by Debian's vmagent (and by a real
+// Prometheus 2.42 with a remote_write section), pushed to the fleetscope-backend executable started as an operator
+// would (--source remote-write), and served over gRPC to the real client library. What the client receives is what
+// the simulator holds, for the same GPUs. With vmagent writing to VictoriaMetrics too, QueryRange is answered from
+// VictoriaMetrics. The simulation is frozen on one frame so that every scrape sees the same page. Loopback only,
+// ports picked free, storage in a temporary directory.
+#include "chaincheck.h"
+#include "exporterserver.h"
+#include "framesource.h"
+#include "prometheusprocess.h"
+#include "client/telemetryclient.h"
+
+#include "fleetscope/telemetry/v1/telemetry.grpc.pb.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstring>
+#include <map>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+namespace pb = fleetscope::telemetry::v1;
+using namespace fleetscope::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+int64_t nowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+} // namespace
+
+class TestRemoteWriteE2e : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        m_vmagent = QStandardPaths::findExecutable(QStringLiteral("vmagent"));
+        if (m_vmagent.isEmpty()) {
+            QSKIP("the vmagent binary is not installed (Debian package 'victoria-metrics'; scripts/common.sh installs "
+                  "it for CI): the push path with real senders is not tested here");
+        }
+        // As tst_prometheus_e2e: one simulated step of 130 s puts the node-flap scenario's node down, then frozen.
+        be::FrameSource::Options options;
+        options.gpuCount = 256;
+        options.seed = 11;
+        options.interval = 1000ms;
+        options.speed = 130;
+        options.scenario = be::Scenario::Kind::NodeFlap;
+        m_simulator = std::make_unique<be::FrameSource>(options);
+        QTRY_VERIFY_WITH_TIMEOUT(m_simulator->latest()->sequence >= 1, 5000);
+        m_simulator->stop();
+        m_frame = m_simulator->latest();
+        m_exporter = std::make_unique<be::ExporterServer>(*m_simulator, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(m_exporter->start("127.0.0.1:0", &error), error.c_str());
+        const auto &shape = m_simulator->shape();
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            m_online += online(*m_frame, g) ? 1 : 0;
+        }
+        QCOMPARE(m_online, shape.gpuCount - be::FleetShape::gpusPerNode);
+        QVERIFY(m_dir.isValid());
+        m_scrapeConfig = m_dir.filePath(QStringLiteral("scrape.yml"));
+        QVERIFY(testing::writeFile(m_scrapeConfig, testing::scrapeConfig(m_exporter->port())));
+    }
+
+    // vmagent scrapes the exporter every second and remote-writes to the backend; the backend learns the layout and
+    // the interval from the pushes, and the client gets the simulator's values.
+    void vmagentPushes()
+    {
+        const int port = freePort();
+        ProcessGuard backend;
+        startBackend(&backend, port);
+        ProcessGuard agent;
+        startVmagent(&agent, { QStringLiteral("http://127.0.0.1:%1/api/v1/write").arg(port) });
+        const auto topology = subscribe(backend);
+        QVERIFY(topology);
+        QVERIFY2(m_backendLog.contains("windows of 1000 ms (the scrape interval the samples show)"),
+            m_backendLog.constData());
+        checkFrame(*topology);
+    }
+
+    // The same with a real Prometheus 2.42 as the sender: its remote_write queue, with a batch deadline under the
+    // receiver's delay.
+    void prometheusPushes()
+    {
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (prometheus.isEmpty()) {
+            QSKIP("the prometheus binary is not installed (Debian package 'prometheus')");
+        }
+        const int port = freePort();
+        ProcessGuard backend;
+        startBackend(&backend, port);
+        const QString config = m_dir.filePath(QStringLiteral("prometheus.yml"));
+        QVERIFY(testing::writeFile(config,
+            testing::scrapeConfig(m_exporter->port())
+                + "remote_write:\n"
+                  "  - url: http://127.0.0.1:"
+                + QByteArray::number(port)
+                + "/api/v1/write\n"
+                  "    queue_config:\n"
+                  "      batch_send_deadline: 200ms\n"
+                  "      min_backoff: 100ms\n"));
+        ProcessGuard server;
+        QVERIFY(testing::startPrometheus(&server, prometheus, config, m_dir.filePath(QStringLiteral("prometheus-data")),
+            freePort()));
+        const auto topology = subscribe(backend);
+        QVERIFY2(topology, server.process.readAll().constData());
+        checkFrame(*topology);
+    }
+
+    // vmagent writes to VictoriaMetrics (history) and to the backend (live) at once; QueryRange is answered from
+    // VictoriaMetrics, also for the time before the backend had its first frame.
+    void historyFromVictoriaMetrics()
+    {
+        const QString victoriaMetrics = QStandardPaths::findExecutable(QStringLiteral("victoria-metrics"));
+        if (victoriaMetrics.isEmpty()) {
+            QSKIP("the victoria-metrics binary is not installed");
+        }
+        const int vmPort = freePort();
+        ProcessGuard vm;
+        vm.process.setProcessChannelMode(QProcess::MergedChannels);
+        vm.process.start(victoriaMetrics,
+            { QStringLiteral("-storageDataPath=") + m_dir.filePath(QStringLiteral("vm-data")),
+                QStringLiteral("-httpListenAddr=127.0.0.1:%1").arg(vmPort), QStringLiteral("-search.latencyOffset=0s"),
+                QStringLiteral("-loggerLevel=WARN") });
+        QVERIFY(vm.process.waitForStarted(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(!httpGet(vmPort, "/health", 1000).isEmpty(), 20000);
+
+        const int port = freePort();
+        const int64_t pushedFrom = nowMs();
+        ProcessGuard backend;
+        startBackend(&backend, port, { QStringLiteral("--prometheus-url"), QStringLiteral("http://127.0.0.1:%1").arg(vmPort) });
+        ProcessGuard agent;
+        startVmagent(&agent,
+            { QStringLiteral("http://127.0.0.1:%1/api/v1/write").arg(vmPort),
+                QStringLiteral("http://127.0.0.1:%1/api/v1/write").arg(port) });
+        const auto topology = subscribe(backend);
+        QVERIFY(topology);
+        QVERIFY2(m_backendLog.contains("remote write: history from http://127.0.0.1:"), m_backendLog.constData());
+        checkFrame(*topology);
+        const int64_t firstFrameMs = m_received->sampleTimeMs;
+
+        // Every online GPU's temperature over the time vmagent has pushed, a row a second: rows from before the
+        // backend's first frame exist only in VictoriaMetrics.
+        const auto map = simulatorGpus(*topology);
+        auto channel = grpc::CreateChannel(m_address.toStdString(), grpc::InsecureChannelCredentials());
+        auto stub = pb::Telemetry::NewStub(channel);
+        pb::QueryRangeRequest query;
+        query.add_metric_ids("gpu_temp");
+        query.set_from_ms(pushedFrom);
+        query.set_to_ms(firstFrameMs);
+        query.set_step_ms(1000);
+        std::vector<pb::QueryRangePart> parts;
+        QDeadlineTimer deadline(20000);
+        int rowsBefore = 0;
+        while (!deadline.hasExpired()) {
+            httpGet(vmPort, "/internal/force_flush");
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 20s);
+            auto reader = stub->QueryRange(&context, query);
+            parts.clear();
+            pb::QueryRangePart part;
+            while (reader->Read(&part)) {
+                parts.push_back(part);
+            }
+            const auto status = reader->Finish();
+            QVERIFY2(status.ok(), status.error_message().c_str());
+            rowsBefore = 0;
+            for (const auto &p : parts) {
+                for (int r = 0; r < p.sample_times_ms_size(); ++r) {
+                    rowsBefore += p.sample_times_ms(r) < firstFrameMs ? 1 : 0;
+                }
+            }
+            if (rowsBefore > 0) {
+                break;
+            }
+            QTest::qWait(200);
+        }
+        QVERIFY2(rowsBefore > 0, "VictoriaMetrics answered no row from before the backend's first frame");
+        const auto &temps = m_frame->plane(be::MetricId::GpuTemp);
+        size_t compared = 0;
+        for (const auto &p : parts) {
+            QCOMPARE(p.metric_id(), std::string("gpu_temp"));
+            for (int r = 0; r < p.sample_times_ms_size(); ++r) {
+                for (int c = 0; c < p.gpus_size(); ++c) {
+                    float v = 0;
+                    std::memcpy(&v, p.values().data() + (static_cast<size_t>(r) * p.gpus_size() + c) * 4, 4);
+                    if (std::isnan(v)) {
+                        continue; // not yet scraped then
+                    }
+                    const auto g = static_cast<uint32_t>(map[p.gpus(c)]);
+                    QCOMPARE(v, throughTheChain(be::MetricId::GpuTemp, temps[g]));
+                    ++compared;
+                }
+            }
+        }
+        QVERIFY(compared >= m_online);
+    }
+
+private:
+    void startBackend(ProcessGuard *guard, int port, const QStringList &extra = {})
+    {
+        guard->process.start(QStringLiteral(FLEETSCOPE_BIN_DIR "/fleetscope-backend"),
+            QStringList { QStringLiteral("--source"), QStringLiteral("remote-write"),
+                QStringLiteral("--remote-write-listen"), QStringLiteral("127.0.0.1:%1").arg(port),
+                QStringLiteral("--remote-write-delay-ms"), QStringLiteral("1000"), QStringLiteral("--listen"),
+                QStringLiteral("127.0.0.1:0") }
+                + extra);
+        QVERIFY(guard->process.waitForStarted(10000));
+    }
+
+    void startVmagent(ProcessGuard *guard, const QStringList &urls, const QStringList &extra = {})
+    {
+        QStringList arguments = { QStringLiteral("-promscrape.config=") + m_scrapeConfig,
+            QStringLiteral("-httpListenAddr=127.0.0.1:%1").arg(freePort()),
+            QStringLiteral("-remoteWrite.tmpDataPath=") + m_dir.filePath(QStringLiteral("vmagent-%1").arg(++m_agents)),
+            QStringLiteral("-remoteWrite.flushInterval=200ms"), QStringLiteral("-loggerLevel=WARN") };
+        for (const auto &url : urls) {
+            arguments << QStringLiteral("-remoteWrite.url=") + url;
+        }
+        guard->process.setProcessChannelMode(QProcess::MergedChannels);
+        guard->process.start(m_vmagent, arguments + extra);
+        QVERIFY(guard->process.waitForStarted(10000));
+    }
+
+    // Waits for the backend to have learnt the fleet from the pushes ('listening on' comes after), subscribes the
+    // real client, and returns the topology it received with m_received its first frame with data.
+    TopologyPtr subscribe(ProcessGuard &backend)
+    {
+        m_received.reset();
+        m_client.reset();
+        QByteArray output;
+        const QByteArray address = testing::waitForLine(backend.process, "listening on ", 60000, &output);
+        m_backendLog = backend.process.readAllStandardError();
+        if (address.isEmpty()) {
+            qWarning("fleetscope-backend did not start: %s\n%s", output.constData(), m_backendLog.constData());
+            return nullptr;
+        }
+        m_address = QString::fromUtf8(address);
+        m_client = std::make_unique<TelemetryClient>();
+        QStringList ids;
+        for (const auto &m : comparedMetrics()) {
+            ids.append(m.second);
+        }
+        m_client->setMetrics(ids);
+        QSignalSpy frames(m_client.get(), &TelemetryClient::frameReady);
+        m_client->start(m_address);
+        m_received = waitForFrameWithData(frames, m_received, 20000);
+        m_backendLog += backend.process.readAllStandardError();
+        if (!m_received || m_received->sequence == 0) {
+            qWarning("no frame with data reached the client (state: %s); the backend's log:\n%s",
+                qPrintable(m_client->stateDetail()), m_backendLog.constData());
+            return nullptr;
+        }
+        return m_client->topology();
+    }
+
+    // Received index -> simulator index, by UUID (the layout comes from the labels: online GPUs only).
+    std::vector<int64_t> simulatorGpus(const Topology &topology)
+    {
+        const auto &shape = m_simulator->shape();
+        std::map<QString, uint32_t> byUuid;
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            byUuid[QString::fromStdString(shape.gpuUuid(g)).toLower()] = g;
+        }
+        std::vector<int64_t> out(topology.gpuCount, -1);
+        for (uint32_t i = 0; i < topology.gpuCount; ++i) {
+            const auto it = byUuid.find(topology.uuidText(i).toLower());
+            if (it != byUuid.end()) {
+                out[i] = it->second;
+            }
+        }
+        return out;
+    }
+
+    void checkFrame(const Topology &topology)
+    {
+        QCOMPARE(topology.gpuCount, m_online);
+        const auto map = simulatorGpus(topology);
+        for (uint32_t i = 0; i < topology.gpuCount; ++i) {
+            QVERIFY2(map[i] >= 0, qPrintable(topology.uuidText(i)));
+        }
+        size_t compared = 0;
+        const QString difference = frameDifference(*m_received, *m_frame, map, &compared);
+        QVERIFY2(difference.isEmpty(), qPrintable(difference));
+        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics().size());
+        QVERIFY(m_received->sampleTimeMs > 0 && std::llabs(m_received->sampleTimeMs - nowMs()) < 30000);
+    }
+
+    // Destroyed in reverse: the client, then the exporter and the simulator it serves.
+    std::unique_ptr<be::FrameSource> m_simulator;
+    std::shared_ptr<const be::SimFrame> m_frame;
+    std::unique_ptr<be::ExporterServer> m_exporter;
+    QTemporaryDir m_dir;
+    QString m_scrapeConfig;
+    QString m_vmagent;
+    int m_agents = 0;
+    uint32_t m_online = 0;
+    QByteArray m_backendLog;
+    QString m_address;
+    std::unique_ptr<TelemetryClient> m_client;
+    FramePtr m_received;
+};
+
+QTEST_GUILESS_MAIN(TestRemoteWriteE2e)
+#include "tst_remotewrite_e2e.moc"
