@@ -251,15 +251,26 @@ bool PrometheusTopology::fromLabels(const std::vector<PromSample> &series, Prome
 
 int64_t PrometheusTopology::indexOf(std::string_view hostname, std::string_view gpu) const
 {
+    const int64_t node = nodeOf(hostname);
+    return node < 0 ? -1 : indexOn(static_cast<uint32_t>(node), gpu);
+}
+
+int64_t PrometheusTopology::nodeOf(std::string_view hostname) const
+{
     // A lookup by string_view without a temporary needs C++20's heterogeneous lookup; the copy is small.
     const auto it = m_nodeByHost.find(std::string(hostname));
-    if (it == m_nodeByHost.end()) {
+    return it == m_nodeByHost.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+int64_t PrometheusTopology::indexOn(uint32_t node, std::string_view gpu) const
+{
+    if (node >= m_gpuLabels.size()) {
         return -1;
     }
-    const auto &labels = m_gpuLabels[it->second];
+    const auto &labels = m_gpuLabels[node];
     for (size_t i = 0; i < labels.size(); ++i) {
         if (labels[i] == gpu) {
-            return m_shape.nodes[it->second].firstGpu + static_cast<int64_t>(i);
+            return m_shape.nodes[node].firstGpu + static_cast<int64_t>(i);
         }
     }
     return -1;

@@ -31,6 +31,10 @@ public:
 
     // Dense index of the series' GPU, or -1 when the topology has no such GPU.
     int64_t indexOf(std::string_view hostname, std::string_view gpu) const;
+    // The same in two steps, for a reader that sees a host's series one after another: the node of a hostname (-1:
+    // none), then the dense index of a gpu label on it (-1: none).
+    int64_t nodeOf(std::string_view hostname) const;
+    int64_t indexOn(uint32_t node, std::string_view gpu) const;
     // Fills the GPUs' UUIDs and the nodes' model and driver from the series' labels; returns how many series named
     // no GPU of the topology.
     size_t applyIdentity(const std::vector<PromSample> &series);

@@ -2,9 +2,6 @@
 #include "remotewrite/remotewritesource.h"
 
 #include "exporterserver.h"
-#include "prometheus/remote.pb.h"
-
-#include <google/protobuf/arena.h>
 #include <httplib.h>
 
 #include <algorithm>
@@ -25,32 +22,51 @@ int64_t nowUnixMs()
 
 constexpr std::string_view gpuTempField = "DCGM_FI_DEV_GPU_TEMP";
 
-// A series' labels as the mapping reads them: Hostname (dcgm-exporter before 4.8) or hostname (since
-// NVIDIA/dcgm-exporter#655), gpu, __name__, the placement labels while the layout is learnt, and the job labels.
-void readSeries(const prometheus::TimeSeries &series, unsigned wanted, PromSample *s)
+// A series' labels as the discovery and the job bookkeeping read them: Hostname (dcgm-exporter before 4.8) or hostname
+// (since NVIDIA/dcgm-exporter#655), gpu, __name__, and the placement or job labels asked for.
+void readSeries(const std::vector<WriteRequestReader::Label> &series, unsigned wanted, PromSample *s)
 {
-    s->hostname.clear();
-    s->gpu.clear();
-    s->name.clear();
-    for (std::string *f : { &s->uuid, &s->model, &s->driver, &s->hall, &s->row, &s->rack, &s->nameSpace, &s->pod,
-             &s->container, &s->hpcJob, &s->hpcUser }) {
+    for (std::string *f : { &s->hostname, &s->gpu, &s->name, &s->uuid, &s->model, &s->driver, &s->hall, &s->row,
+             &s->rack, &s->nameSpace, &s->pod, &s->container, &s->hpcJob, &s->hpcUser }) {
         f->clear();
     }
     PromLabelReader reader(wanted);
-    for (const auto &label : series.labels()) {
-        if (label.name() == "hostname") {
+    for (const auto &label : series) {
+        if (label.name == "hostname") {
             if (s->hostname.empty()) {
-                s->hostname = label.value();
+                s->hostname = label.value;
             }
             continue;
         }
-        reader.read(label.name(), label.value(), s);
+        reader.read(label.name, label.value, s);
     }
 }
 
-bool hasJob(const PromSample &s)
+// The three labels every series is mapped by, found without copying.
+struct SeriesKey
 {
-    return !s.nameSpace.empty() || !s.pod.empty() || !s.hpcJob.empty();
+    std::string_view name;
+    std::string_view hostname;
+    std::string_view gpu;
+    bool hasJobLabels = false;
+};
+
+SeriesKey keyOf(const std::vector<WriteRequestReader::Label> &labels)
+{
+    SeriesKey key;
+    for (const auto &l : labels) {
+        const auto &n = l.name;
+        if (n == "__name__") {
+            key.name = l.value;
+        } else if (n == "gpu") {
+            key.gpu = l.value;
+        } else if (n == "Hostname" || (n == "hostname" && key.hostname.empty())) {
+            key.hostname = l.value;
+        } else if (n == "pod" || n == "exported_pod" || n == "pod_name" || n == "hpc_job") {
+            key.hasJobLabels = key.hasJobLabels || !l.value.empty();
+        }
+    }
+    return key;
 }
 
 } // namespace
@@ -60,7 +76,7 @@ RemoteWriteSource::RemoteWriteSource(Log log)
 {
     for (const auto &def : metricCatalog()) {
         if (!def.dcgmField.empty()) {
-            m_metricByName.emplace(def.dcgmField, def.id);
+            m_metrics.emplace_back(def.dcgmField, def.id);
         }
     }
 }
@@ -107,11 +123,11 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
     const int threads = std::max(1, options.threads);
     m_server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     m_server->Post("/api/v1/write", [this](const httplib::Request &request, httplib::Response &response) {
-        int status = 204;
         std::string reason;
-        handle(request.get_header_value("Content-Encoding"), request.get_header_value("Content-Type"),
-            request.get_header_value("X-Prometheus-Remote-Write-Version"), request.body, &status, &reason);
-        response.status = status;
+        const std::string encoding = request.get_header_value("Content-Encoding");
+        const std::string type = request.get_header_value("Content-Type");
+        const std::string version = request.get_header_value("X-Prometheus-Remote-Write-Version");
+        response.status = take({ encoding, type, version }, request.body, nowUnixMs(), &reason);
         if (!reason.empty()) {
             response.set_content(reason + "\n", "text/plain");
         }
@@ -212,27 +228,41 @@ void RemoteWriteSource::stop()
     }
 }
 
-void RemoteWriteSource::discover(const prometheus::WriteRequest &request, int64_t nowMs)
+bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::string *error)
 {
+    // Read whole before anything is kept, as take() does.
     thread_local PromSample labels;
-    std::lock_guard lock(m_mutex);
-    for (const auto &series : request.timeseries()) {
-        readSeries(series, PromLabelReader::Placement, &labels);
-        if (labels.name != gpuTempField || labels.hostname.empty() || labels.gpu.empty()) {
+    std::vector<std::pair<PromSample, std::vector<int64_t>>> temps;
+    WriteRequestReader reader(bytes, m_options.limits);
+    while (reader.next()) {
+        const auto key = keyOf(reader.labels());
+        if (key.name != gpuTempField || key.hostname.empty() || key.gpu.empty()) {
             continue;
         }
-        std::string key = labels.hostname + '\0' + labels.gpu;
+        readSeries(reader.labels(), PromLabelReader::Placement, &labels);
+        std::vector<int64_t> times;
+        for (const auto &sample : reader.samples()) {
+            times.push_back(sample.timestampMs);
+        }
+        temps.emplace_back(labels, std::move(times));
+    }
+    if (!reader.error().empty()) {
+        *error = reader.error();
+        return false;
+    }
+    std::lock_guard lock(m_mutex);
+    for (auto &[gpu, times] : temps) {
+        std::string key = gpu.hostname + '\0' + gpu.gpu;
         auto it = m_discovered.find(key);
         if (it == m_discovered.end()) {
             if (m_discovered.size() >= FleetShape::maxGpus) {
                 continue;
             }
-            it = m_discovered.emplace(std::move(key), Discovered { labels, 0 }).first;
+            it = m_discovered.emplace(std::move(key), Discovered { std::move(gpu), 0 }).first;
             m_lastNewGpuMs = nowMs;
         }
         m_lastAcceptedMs = nowMs; // the sender is there: no upstream error once the frames start
-        for (const auto &sample : series.samples()) {
-            const int64_t t = sample.timestamp();
+        for (const int64_t t : times) {
             if (it->second.lastMs > 0 && t > it->second.lastMs && m_deltas.size() < 4096) {
                 m_deltas.push_back(t - it->second.lastMs);
             }
@@ -240,83 +270,97 @@ void RemoteWriteSource::discover(const prometheus::WriteRequest &request, int64_
         }
     }
     m_discoveryChanged.notify_all();
+    return true;
 }
 
-void RemoteWriteSource::handle(const std::string &contentEncoding, const std::string &contentType,
-    const std::string &version, const std::string &body, int *status, std::string *reason)
+int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view body, int64_t now, std::string *reason)
 {
-    thread_local google::protobuf::Arena arena;
     thread_local std::string scratch;
     thread_local PromSample labels;
-    arena.Reset();
     RemoteWriteRefusal refusal;
-    const auto *request = decodeRemoteWrite(
-        { contentEncoding, contentType, version }, body, m_options.limits, &arena, &scratch, &refusal);
-    const int64_t now = nowUnixMs();
-    if (request == nullptr) {
-        *status = refusal.status;
-        *reason = refusal.reason;
+    auto refused = [&](const std::string &why) {
+        *reason = why;
         std::lock_guard lock(m_mutex);
         ++m_stats.requests;
         ++m_stats.refused;
-        m_stats.lastRefusal = refusal.reason;
-        return;
+        m_stats.lastRefusal = why;
+    };
+    if (!unpackRemoteWrite(headers, body, m_options.limits, &scratch, &refusal)) {
+        refused(refusal.reason);
+        return refusal.status;
     }
     if (!m_ready) {
-        discover(*request, now);
+        std::string error;
+        if (!discover(scratch, now, &error)) {
+            refused(error);
+            return 400;
+        }
         std::lock_guard lock(m_mutex);
         ++m_stats.requests;
-        return;
+        return 204;
     }
     // Frames not keeping up: the sender keeps the data and retries, rather than it being dropped here.
     if (m_folder->openWindows() >= m_folder->options().maxOpenWindows) {
-        *status = 503;
         *reason = "the receiver's frames are behind; retry later";
         std::lock_guard lock(m_mutex);
         ++m_stats.requests;
         ++m_stats.overloaded;
-        return;
+        return 503;
     }
-    std::vector<MappedSample> samples;
+    // Mapped whole before anything reaches the windows: a request refused half-way leaves nothing behind.
+    thread_local std::vector<MappedSample> samples;
     std::vector<MappedJob> jobs;
+    samples.clear();
     uint64_t unknownGpu = 0;
     uint64_t unknownMetric = 0;
     uint64_t unnamed = 0;
     std::string unknownExample;
-    samples.reserve(static_cast<size_t>(request->timeseries_size()));
-    for (const auto &series : request->timeseries()) {
-        readSeries(series, PromLabelReader::Jobs, &labels);
+    // A host's series come one after another (a target's scrape): its node is looked up once for them.
+    std::string lastHost;
+    int64_t lastNode = -1;
+    WriteRequestReader reader(scratch, m_options.limits);
+    while (reader.next()) {
+        const auto key = keyOf(reader.labels());
         // Senders add their own series (vmagent's up, scrape_duration_seconds, ...): not ours, and not a fault.
-        const auto metric = m_metricByName.find(labels.name);
-        if (metric == m_metricByName.end()) {
+        const auto metric = metricOf(key.name);
+        if (!metric) {
             ++unknownMetric;
             continue;
         }
-        if (labels.hostname.empty() || labels.gpu.empty()) {
+        if (key.hostname.empty() || key.gpu.empty()) {
             ++unnamed;
             continue;
         }
-        const int64_t g = m_topology.indexOf(labels.hostname, labels.gpu);
+        if (key.hostname != lastHost) {
+            lastHost.assign(key.hostname);
+            lastNode = m_topology.nodeOf(key.hostname);
+        }
+        const int64_t g = lastNode < 0 ? -1 : m_topology.indexOn(static_cast<uint32_t>(lastNode), key.gpu);
         if (g < 0) {
             if (unknownGpu++ == 0) {
-                unknownExample = fmt::format("{}/{}", labels.hostname.substr(0, 64), labels.gpu.substr(0, 16));
+                unknownExample = fmt::format("{}/{}", key.hostname.substr(0, 64), key.gpu.substr(0, 16));
             }
             continue;
         }
         int64_t newest = 0;
-        for (const auto &sample : series.samples()) {
-            samples.push_back({ static_cast<uint32_t>(g), metric->second, sample.timestamp(), sample.value() });
-            newest = std::max(newest, sample.timestamp());
+        for (const auto &sample : reader.samples()) {
+            samples.push_back({ static_cast<uint32_t>(g), *metric, sample.timestampMs, sample.value });
+            newest = std::max(newest, sample.timestampMs);
         }
-        if (metric->second == MetricId::GpuTemp && newest > 0 && hasJob(labels)) {
+        if (*metric == MetricId::GpuTemp && newest > 0 && key.hasJobLabels) {
+            readSeries(reader.labels(), PromLabelReader::Jobs, &labels);
             jobs.push_back({ static_cast<uint32_t>(g), newest, labels });
         }
+    }
+    if (!reader.error().empty()) {
+        refused(reader.error());
+        return 400;
     }
     WindowFolder::Counts counts;
     m_folder->add(samples, jobs, now, &counts);
     std::lock_guard lock(m_mutex);
     ++m_stats.requests;
-    m_stats.series += static_cast<uint64_t>(request->timeseries_size());
+    m_stats.series += reader.seriesRead();
     m_stats.unknownGpuSeries += unknownGpu;
     m_stats.unknownMetricSeries += unknownMetric;
     m_stats.unnamedSeries += unnamed;
@@ -327,6 +371,17 @@ void RemoteWriteSource::handle(const std::string &contentEncoding, const std::st
     if (counts.accepted > 0) {
         m_lastAcceptedMs = now;
     }
+    return 204;
+}
+
+std::optional<MetricId> RemoteWriteSource::metricOf(std::string_view name) const
+{
+    for (const auto &[field, id] : m_metrics) {
+        if (field == name) {
+            return id;
+        }
+    }
+    return std::nullopt;
 }
 
 bool RemoteWriteSource::useHistoryFrom(const PrometheusSource::Options &options, std::string *error)
@@ -384,15 +439,21 @@ std::string RemoteWriteSource::upstreamError() const
 
 std::shared_ptr<SimFrame> RemoteWriteSource::poll()
 {
+    auto newest = closeWindows(nowUnixMs());
+    logDrops();
+    return newest;
+}
+
+std::shared_ptr<SimFrame> RemoteWriteSource::closeWindows(int64_t nowMs)
+{
     std::shared_ptr<SimFrame> newest;
     WindowFolder::Closed closed;
-    while (m_folder->closeNext(nowUnixMs(), &closed)) {
+    while (m_folder->closeNext(nowMs, &closed)) {
         newest = std::move(closed.frame);
         for (auto &e : closed.events) {
             m_events.push_back(std::move(e));
         }
     }
-    logDrops();
     return newest;
 }
 

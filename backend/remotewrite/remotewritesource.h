@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -96,6 +97,12 @@ public:
     std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
     const HistoryProvider *history() const override { return m_history.get(); }
 
+    // One request, as the HTTP handler gives it (nowMs: the backend's clock): the status to answer, and the reason
+    // for a refusal. Thread-safe.
+    int take(const RemoteWriteHeaders &headers, std::string_view body, int64_t nowMs, std::string *reason);
+    // Publishes the windows due at nowMs (poll() with the clock); the newest frame, or null when none was due.
+    std::shared_ptr<SimFrame> closeWindows(int64_t nowMs);
+
     // The interval the samples show: the median of the times between two samples of a series, rounded to 10 ms.
     static int64_t intervalOf(std::vector<int64_t> deltas);
 
@@ -106,9 +113,8 @@ private:
         int64_t lastMs = 0;
     };
 
-    void handle(const std::string &contentEncoding, const std::string &contentType, const std::string &version,
-        const std::string &body, int *status, std::string *reason);
-    void discover(const prometheus::WriteRequest &request, int64_t nowMs);
+    bool discover(std::string_view bytes, int64_t nowMs, std::string *error);
+    std::optional<MetricId> metricOf(std::string_view name) const;
     bool discoveryDone(int64_t nowMs) const;
     void log(const std::string &line) const;
     void logDrops();
@@ -118,7 +124,7 @@ private:
     std::unique_ptr<httplib::Server> m_server;
     std::thread m_serverThread;
     int m_port = 0;
-    std::unordered_map<std::string, MetricId> m_metricByName;
+    std::vector<std::pair<std::string, MetricId>> m_metrics; // the catalogue's fields by their series name
 
     mutable std::mutex m_mutex; // discovery, stats
     std::condition_variable m_discoveryChanged;

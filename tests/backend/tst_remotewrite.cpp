@@ -8,8 +8,6 @@
 #include "remotewrite/remotewritesource.h"
 #include "remotewrite/windowfolder.h"
 
-#include <google/protobuf/arena.h>
-
 #include <QTest>
 
 #include <cmath>
@@ -42,13 +40,18 @@ uint8_t stateOf(const be::SimFrame &frame, uint32_t gpu)
 be::RemoteWriteRefusal refusalOf(const std::string &body, const be::RemoteWriteHeaders &headers = { "snappy", "", "0.1.0" },
     const be::RemoteWriteLimits &limits = {})
 {
-    google::protobuf::Arena arena;
     std::string scratch;
     be::RemoteWriteRefusal refusal;
-    if (be::decodeRemoteWrite(headers, body, limits, &arena, &scratch, &refusal) != nullptr) {
-        refusal.status = 0;
+    if (!be::unpackRemoteWrite(headers, body, limits, &scratch, &refusal)) {
+        return refusal;
     }
-    return refusal;
+    be::WriteRequestReader reader(scratch, limits);
+    while (reader.next()) {
+    }
+    if (!reader.error().empty()) {
+        return { 400, reader.error() };
+    }
+    return {};
 }
 
 } // namespace
@@ -299,7 +302,7 @@ private Q_SLOTS:
                                         << QStringLiteral("snappy");
         QTest::newRow("garbage protobuf") << QByteArray::fromStdString(snappyOf(std::string(64, '\xff')))
                                           << QByteArray("snappy") << QByteArray() << QByteArray() << 400
-                                          << QStringLiteral("protobuf");
+                                          << QStringLiteral("WriteRequest");
         const std::string bytes = protobufOf({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40) });
         QTest::newRow("truncated protobuf") << QByteArray::fromStdString(snappyOf(bytes.substr(0, bytes.size() - 5)))
                                             << QByteArray("snappy") << QByteArray() << QByteArray() << 400
@@ -320,7 +323,7 @@ private Q_SLOTS:
         QTest::newRow("label value not UTF-8")
             << QByteArray::fromStdString(writeBody(
                    { dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40, { { "pod", std::string("\xc3\x28") } }) }))
-            << QByteArray("snappy") << QByteArray() << QByteArray() << 400 << QStringLiteral("protobuf");
+            << QByteArray("snappy") << QByteArray() << QByteArray() << 400 << QStringLiteral("UTF-8");
     }
 
     void decoderRefusals()
