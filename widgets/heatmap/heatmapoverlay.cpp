@@ -65,6 +65,11 @@ void HeatmapOverlay::paint(QPainter &painter, const Scene &scene)
 
 void HeatmapOverlay::paintRowLabels(QPainter &painter, const Scene &scene)
 {
+    // Rack names shown once per column ("k01") do not say which row a rack is in, so the row stays named: beside the
+    // map when the margin holds the name, else on a chip at the left of the view, over the row's cells (as the column
+    // names are pinned along the top). With rack names in every aisle ("r03-k01"), or hostnames under the GPUs, those
+    // name the row instead.
+    const bool racksNameTheirRow = scene.layout->rackColumnLabels.empty();
     for (const auto &label : scene.layout->rowLabels) {
         const QRectF row = cellsRect(scene, label.cells);
         if (row.height() < 9 || !onScreen(scene, row)) {
@@ -72,14 +77,23 @@ void HeatmapOverlay::paintRowLabels(QPainter &painter, const Scene &scene)
         }
         const double s = scene.labelScale;
         setPixelSize(painter, std::clamp(row.height() * 0.45, 9.0, 28.0 * s));
-        // Beside the map only: with its left edge scrolled off, the rack names (which name their row) take over,
-        // rather than a label hiding cells.
-        if (row.left() < 62 * s) {
+        const QFontMetricsF metrics(painter.font());
+        const double width = metrics.horizontalAdvance(label.text);
+        painter.setPen(labelColour);
+        if (row.left() >= width + 8) {
+            painter.drawText(QRectF(row.left() - width - 6, row.top(), width + 2, row.height()),
+                Qt::AlignRight | Qt::AlignVCenter, label.text);
             continue;
         }
-        painter.setPen(labelColour);
-        painter.drawText(QRectF(row.left() - 60 * s, row.top(), 56 * s, row.height()),
-            Qt::AlignRight | Qt::AlignVCenter, label.text);
+        // Zoomed in far enough for the hostnames, those name the row.
+        if (racksNameTheirRow || scene.cell >= valueCell) {
+            continue;
+        }
+        const QRectF visible = row & QRectF(QPointF(0, 0), QSizeF(scene.widget));
+        const QRectF chip(std::max(0.0, row.left()) + 2, visible.center().y() - metrics.height() / 2, width + 6,
+            metrics.height());
+        painter.fillRect(chip, chipColour);
+        painter.drawText(chip, Qt::AlignCenter, label.text);
     }
 }
 

@@ -3,10 +3,12 @@
 // its value. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "widgets/heatmap/colormap.h"
 #include "model/heatmaplayout.h"
+#include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
 #include <QSignalSpy>
+#include <QPainter>
 #include <QTest>
 
 #include <algorithm>
@@ -739,6 +741,48 @@ private Q_SLOTS:
             }
         }
         QVERIFY2(light > 10, qPrintable(QString::number(light)));
+    }
+
+    // With rack names once per column ("k01"), which do not say the row, a row keeps its name when its left edge is
+    // at or past the view's (zoomed in, a wall's row page): on a chip at the left of the view, over its cells.
+    void rowNamesStayWhenTheMarginIsGone()
+    {
+        auto topology = std::make_shared<Topology>(*fleet(3, 3));
+        for (auto &rack : topology->racks) {
+            rack.name = QStringLiteral("%1-k%2")
+                            .arg(topology->rows[rack.row].name)
+                            .arg(rack.position + 1, 2, 10, QLatin1Char('0'));
+        }
+        const auto layout = HeatmapLayout::floorPlan(*topology);
+        QVERIFY(!layout.rackColumnLabels.empty());
+        QVERIFY(layout.rowLabels.size() >= 2);
+        const auto lightAtLeftOfRow = [&](double originX) {
+            QImage image(640, 400, QImage::Format_ARGB32_Premultiplied);
+            image.fill(Qt::black);
+            HeatmapOverlay::Scene scene;
+            scene.layout = &layout;
+            scene.widget = QSizeF(image.size());
+            scene.cell = 6;
+            scene.originX = originX;
+            scene.originY = 10;
+            scene.font = HeatmapOverlay::overlayFont(QFont());
+            {
+                QPainter painter(&image);
+                HeatmapOverlay::paint(painter, scene);
+            }
+            const auto &row = layout.rowLabels[1].cells;
+            const QRect band(0, static_cast<int>(10 + row.top() * 6), 60, static_cast<int>(row.height() * 6));
+            int light = 0;
+            for (int y = band.top(); y <= band.bottom(); ++y) {
+                for (int x = band.left(); x <= band.right(); ++x) {
+                    light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
+                }
+            }
+            return light;
+        };
+        QVERIFY2(lightAtLeftOfRow(70) > 10, "the name beside the map, in the margin");
+        QVERIFY2(lightAtLeftOfRow(0) > 10, "the name on a chip, the map at the view's left edge");
+        QVERIFY2(lightAtLeftOfRow(-40) > 10, "the name on a chip, the row's left scrolled off");
     }
 
     // A place zoomed to stays fitted when the view changes size (a dock opens), instead of being cut off.
