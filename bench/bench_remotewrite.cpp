@@ -16,6 +16,7 @@
 
 #include <httplib.h>
 #include <snappy.h>
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <fmt/format.h>
@@ -31,6 +32,13 @@ namespace {
 const std::vector<be::MetricId> fields = { be::MetricId::GpuTemp, be::MetricId::MemTemp, be::MetricId::Power,
     be::MetricId::GpuUtil, be::MetricId::MemCopyUtil, be::MetricId::SmClock, be::MetricId::FbUsed,
     be::MetricId::ThrottleReasons };
+
+// Bytes malloc has handed out and not taken back (heap and mmapped blocks).
+size_t heapInUse()
+{
+    const auto info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
 
 long peakRssMiB()
 {
@@ -121,8 +129,32 @@ int main(int argc, char **argv)
     }
     const std::string page = be::ExporterPage::render(shape, onlyPushed, jobs, {});
 
-    // The receiver, its layout learnt from one push of every GPU's temperature over HTTP, windows of 10 s.
+    // One window's pushes per run, each in a window of its own (after the start's).
     constexpr int64_t windowMs = 10000;
+    const int64_t first = (nowMs() / windowMs + 2) * windowMs;
+    std::vector<std::vector<std::string>> windows;
+    size_t rawBytes = 0;
+    size_t samples = 0;
+    size_t pushedBytes = 0;
+    for (int r = 0; r < reps + 1; ++r) {
+        windows.push_back(pushedBlocks(page, first + r * windowMs + 1, &rawBytes, &samples));
+    }
+    for (const auto &b : windows.front()) {
+        pushedBytes += b.size();
+    }
+
+    // The poll path's answers for the same fields, and its parser.
+    std::vector<std::string> answers;
+    size_t jsonBytes = 0;
+    for (const auto id : fields) {
+        answers.push_back(promAnswer(page, catalog[static_cast<size_t>(id)].dcgmField, first));
+        jsonBytes += answers.back().size();
+        answers.back().reserve(answers.back().size() + 64);
+    }
+
+    // What this process holds before the receiver exists; the receiver's heap is measured against it.
+    const size_t heapBefore = heapInUse();
+    // The receiver, its layout learnt from one push of every GPU's temperature over HTTP, windows of 10 s.
     be::RemoteWriteSource receiver([](const std::string &) { });
     be::RemoteWriteSource::Options rw;
     const int port = 19000 + static_cast<int>(nowMs() % 1000);
@@ -156,28 +188,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const uint32_t n = receiver.shape().gpuCount;
-
-    // One window's pushes per run, each in a window of its own (after the start's).
-    const int64_t first = (nowMs() / windowMs + 2) * windowMs;
-    std::vector<std::vector<std::string>> windows;
-    size_t rawBytes = 0;
-    size_t samples = 0;
-    size_t pushedBytes = 0;
-    for (int r = 0; r < reps + 1; ++r) {
-        windows.push_back(pushedBlocks(page, first + r * windowMs + 1, &rawBytes, &samples));
-    }
-    for (const auto &b : windows.front()) {
-        pushedBytes += b.size();
-    }
-
-    // The poll path's answers for the same fields, and its parser.
-    std::vector<std::string> answers;
-    size_t jsonBytes = 0;
-    for (const auto id : fields) {
-        answers.push_back(promAnswer(page, catalog[static_cast<size_t>(id)].dcgmField, first));
-        jsonBytes += answers.back().size();
-        answers.back().reserve(answers.back().size() + 64);
-    }
+    size_t heapPeak = heapInUse();
 
     fmt::print("{} GPUs ({} pushed), {} fields, {} samples a window; {} blocks; median of {} runs; ms\n", gpus, n,
         fields.size(), samples, windows.front().size(), reps);
@@ -208,8 +219,10 @@ int main(int argc, char **argv)
             bad += receiver.take({ "snappy", "application/x-protobuf", "0.1.0" }, block, at, &reason) == 204 ? 0 : 1;
         }
         const auto taken = std::chrono::steady_clock::now();
+        heapPeak = std::max(heapPeak, heapInUse()); // the window open, the state and the frames held
         const auto frame = receiver.closeWindows(at + windowMs);
         const auto closed = std::chrono::steady_clock::now();
+        heapPeak = std::max(heapPeak, heapInUse());
         takeMs.push_back(std::chrono::duration<double, std::milli>(taken - start).count());
         closeMs.push_back(std::chrono::duration<double, std::milli>(closed - taken).count());
         if (!frame || frame->sampleTimeMs != at) {
@@ -228,7 +241,7 @@ int main(int argc, char **argv)
     bool ok = true;
     const double pollMs = medianMs(reps, [&] {
         for (auto &a : answers) {
-            ok = json.parseVector(&a, size_t { n } * 2 + 64, false, &parsed, &error, true) && ok;
+            ok = json.parseVector(&a, size_t { gpus } * 2 + 64, false, &parsed, &error, true) && ok;
         }
     });
     if (!ok) {
@@ -250,7 +263,10 @@ int main(int argc, char **argv)
         pollMs, pollMs * 1e6 / static_cast<double>(samples));
     fmt::print("  receiver / memcpy {:.0f}x; poll parse / receiver {:.2f}x\n", (take + close) / memcpyMs,
         pollMs / (take + close));
-    fmt::print("  peak RSS of this process {} MiB (the pre-encoded windows and answers included)\n", peakRssMiB());
+    fmt::print("  receiver's heap at its peak {:.0f} MiB ({:.0f} bytes a GPU); peak RSS of this process {} MiB (the "
+               "pre-encoded windows and answers included)\n",
+        static_cast<double>(heapPeak - heapBefore) / 1048576.0,
+        static_cast<double>(heapPeak - heapBefore) / static_cast<double>(n), peakRssMiB());
     receiver.stop();
     return 0;
 }
