@@ -2,6 +2,7 @@
 #include "dcgmgrade.h"
 
 #include <cmath>
+#include <limits>
 
 namespace fleetscope::backend {
 
@@ -12,6 +13,17 @@ constexpr float criticalTemp = 90.0F;
 // slowdown, power brake. (0x1, idle, is not throttling.)
 constexpr uint64_t slowdownReasons = 0x4U | 0x8U | 0x20U | 0x40U | 0x80U;
 } // namespace
+
+std::shared_ptr<SimFrame> frameWithoutData(uint32_t gpuCount)
+{
+    auto frame = std::make_shared<SimFrame>();
+    for (auto &plane : frame->planes) {
+        plane.assign(gpuCount, std::numeric_limits<float>::quiet_NaN());
+    }
+    frame->planes[static_cast<size_t>(MetricId::HealthState)].assign(gpuCount, static_cast<float>(health::NoData));
+    frame->health.assign(gpuCount, health::NoData);
+    return frame;
+}
 
 size_t gradeDcgmFrame(SimFrame *frame, const std::vector<uint8_t> &hasData)
 {

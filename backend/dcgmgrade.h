@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace fleetscope::backend {
@@ -14,5 +15,8 @@ namespace fleetscope::backend {
 // minutes, warning at 83 °C or with an XID; the throttled, ECC and XID flags beside. A GPU without any value
 // (hasData 0) stays without data. Fills the health plane and health bytes; returns how many GPUs have no data.
 size_t gradeDcgmFrame(SimFrame *frame, const std::vector<uint8_t> &hasData);
+
+// A frame of gpuCount GPUs without data: every value NaN, every GPU's health no data.
+std::shared_ptr<SimFrame> frameWithoutData(uint32_t gpuCount);
 
 } // namespace fleetscope::backend

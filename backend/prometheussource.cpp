@@ -242,14 +242,7 @@ bool PrometheusSource::query(const std::string &promql, int64_t evalMs, std::chr
 
 std::shared_ptr<SimFrame> PrometheusSource::emptyFrame() const
 {
-    const uint32_t n = m_topology.shape().gpuCount;
-    auto frame = std::make_shared<SimFrame>();
-    for (auto &plane : frame->planes) {
-        plane.assign(n, nan);
-    }
-    frame->planes[static_cast<size_t>(MetricId::HealthState)].assign(n, static_cast<float>(health::NoData));
-    frame->health.assign(n, health::NoData);
-    return frame;
+    return frameWithoutData(m_topology.shape().gpuCount);
 }
 
 std::shared_ptr<SimFrame> PrometheusSource::poll()

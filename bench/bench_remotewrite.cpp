@@ -131,7 +131,8 @@ int main(int argc, char **argv)
 
     // One window's pushes per run, each in a window of its own (after the start's).
     constexpr int64_t windowMs = 10000;
-    const int64_t first = (nowMs() / windowMs + 2) * windowMs;
+    // An hour ahead: after the receiver's start whenever the data is ready (take() is given these times as its clock).
+    const int64_t first = (nowMs() / windowMs + 360) * windowMs;
     std::vector<std::vector<std::string>> windows;
     size_t rawBytes = 0;
     size_t samples = 0;

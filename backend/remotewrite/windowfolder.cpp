@@ -239,13 +239,7 @@ int64_t WindowFolder::nextCloseMs(int64_t nowMs) const
 
 std::shared_ptr<SimFrame> WindowFolder::emptyFrame() const
 {
-    auto frame = std::make_shared<SimFrame>();
-    for (auto &plane : frame->planes) {
-        plane.assign(m_gpus, nanF);
-    }
-    frame->planes[static_cast<size_t>(MetricId::HealthState)].assign(m_gpus, static_cast<float>(health::NoData));
-    frame->health.assign(m_gpus, health::NoData);
-    return frame;
+    return frameWithoutData(m_gpus);
 }
 
 bool WindowFolder::closeNext(int64_t nowMs, Closed *closed)

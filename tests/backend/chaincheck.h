@@ -3,6 +3,7 @@
 // What the real-chain tests (simulator page -> Prometheus or VictoriaMetrics -> Prometheus source -> client) share:
 // asking the server, and comparing what the client received with what the simulator holds.
 #include "exporterpage.h"
+#include "framesource.h"
 #include "model/fleetmodel.h"
 #include "prometheusprocess.h"
 #include "simulator.h"
@@ -12,6 +13,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSignalSpy>
+#include <QTest>
 #include <QUrl>
 
 #include <cmath>
@@ -19,6 +21,26 @@
 #include <vector>
 
 namespace fleetscope::testing {
+
+// The node-flap scenario's 256 GPUs after one simulated step of 130 s, which puts its node down (from 120 s, for a
+// minute), so that a chain also carries a node that reports nothing; stopped on that frame, so that every scrape
+// gets the same page. Null when the step does not come in time.
+inline std::unique_ptr<backend::FrameSource> frozenNodeFlapFleet()
+{
+    backend::FrameSource::Options options;
+    options.gpuCount = 256;
+    options.seed = 11;
+    options.interval = std::chrono::milliseconds(1000);
+    options.speed = 130;
+    options.scenario = backend::Scenario::Kind::NodeFlap;
+    auto simulator = std::make_unique<backend::FrameSource>(options);
+    QDeadlineTimer deadline(5000);
+    while (simulator->latest()->sequence < 1 && !deadline.hasExpired()) {
+        QTest::qWait(20);
+    }
+    simulator->stop();
+    return simulator->latest()->sequence >= 1 ? std::move(simulator) : nullptr;
+}
 
 // Unix milliseconds as the `time` parameter of the HTTP API.
 inline QByteArray apiTime(int64_t ms)

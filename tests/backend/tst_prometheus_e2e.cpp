@@ -91,18 +91,8 @@ private Q_SLOTS:
                   "it for CI): the simulator-to-Prometheus-to-client chain is not tested here");
         }
 
-        // One simulated step of 130 s puts the node-flap scenario's node down (from 120 s, for a minute), so that the
-        // chain also carries a node that reports nothing. Frozen on that frame (the next step is a second away):
-        // every scrape gets the same page.
-        be::FrameSource::Options options;
-        options.gpuCount = 256;
-        options.seed = 11;
-        options.interval = 1000ms;
-        options.speed = 130;
-        options.scenario = be::Scenario::Kind::NodeFlap;
-        m_simulator = std::make_unique<be::FrameSource>(options);
-        QTRY_VERIFY_WITH_TIMEOUT(m_simulator->latest()->sequence >= 1, 5000);
-        m_simulator->stop();
+        m_simulator = frozenNodeFlapFleet(); // a node down, every scrape the same page
+        QVERIFY(m_simulator);
         m_frame = m_simulator->latest();
         m_exporter = std::make_unique<be::ExporterServer>(*m_simulator, be::ExporterPage::Options());
         std::string error;

@@ -52,16 +52,8 @@ private Q_SLOTS:
             QSKIP("the vmagent binary is not installed (Debian package 'victoria-metrics'; scripts/common.sh installs "
                   "it for CI): the push path with real senders is not tested here");
         }
-        // As tst_prometheus_e2e: one simulated step of 130 s puts the node-flap scenario's node down, then frozen.
-        be::FrameSource::Options options;
-        options.gpuCount = 256;
-        options.seed = 11;
-        options.interval = 1000ms;
-        options.speed = 130;
-        options.scenario = be::Scenario::Kind::NodeFlap;
-        m_simulator = std::make_unique<be::FrameSource>(options);
-        QTRY_VERIFY_WITH_TIMEOUT(m_simulator->latest()->sequence >= 1, 5000);
-        m_simulator->stop();
+        m_simulator = frozenNodeFlapFleet(); // a node down, every scrape the same page
+        QVERIFY(m_simulator);
         m_frame = m_simulator->latest();
         m_exporter = std::make_unique<be::ExporterServer>(*m_simulator, be::ExporterPage::Options());
         std::string error;
