@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "promjson.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -58,6 +59,8 @@ struct Ranks
     int nameSpace = 0;
     int pod = 0;
     int container = 0;
+    int driver = 0; // for the names of MetricMap::Labels, as the others: higher is better
+    int hostname = 0;
 };
 
 // Which labels are read, when, and where they go.
@@ -69,13 +72,9 @@ struct LabelField
     int rank = 0; // with best: a name of a label that has several
     int Ranks::*best = nullptr;
 };
+// The node, GPU and identity labels come from the MetricMap (mapLabel).
 const LabelField labelFields[] = {
-    { "Hostname", Always, &PromSample::hostname },
-    { "gpu", Always, &PromSample::gpu },
     { "__name__", Always, &PromSample::name },
-    { "UUID", Placement, &PromSample::uuid },
-    { "modelName", Placement, &PromSample::model },
-    { "DCGM_FI_DRIVER_VERSION", Placement, &PromSample::driver },
     { "hall", Placement, &PromSample::hall },
     { "row", Placement, &PromSample::row },
     { "rack", Placement, &PromSample::rack },
@@ -92,8 +91,62 @@ const LabelField labelFields[] = {
     { "hpc_user", Jobs, &PromSample::hpcUser },
 };
 
-// Reads a series' "metric" object: Hostname and gpu always, the rest as asked.
-simdjson::error_code readLabels(od::value metric, unsigned wanted, PromSample *s)
+// A label the map names: where it goes (nullptr: not one of them, or not wanted, or a better name of it seen).
+std::string *mapLabel(
+    std::string_view name, unsigned wanted, const MetricMap::Labels &labels, Ranks *ranks, PromSample *s)
+{
+    // Earlier names of a list rank higher.
+    auto rankIn = [name](const std::vector<std::string> &names) {
+        const auto it = std::find(names.begin(), names.end(), name);
+        return it == names.end() ? 0 : static_cast<int>(names.end() - it);
+    };
+    if (const int r = rankIn(labels.hostname); r > 0) {
+        if (r <= ranks->hostname) {
+            return nullptr;
+        }
+        ranks->hostname = r;
+        s->hostnameRank = static_cast<int>(labels.hostname.size()) - r;
+        return &s->hostname;
+    }
+    if (name == labels.gpu) {
+        return &s->gpu;
+    }
+    if ((wanted & Placement) == 0U) {
+        return nullptr;
+    }
+    if (name == labels.uuid) {
+        return &s->uuid;
+    }
+    if (name == labels.model) {
+        return &s->model;
+    }
+    if (const int r = rankIn(labels.driver); r > ranks->driver) {
+        ranks->driver = r;
+        return &s->driver;
+    }
+    return nullptr;
+}
+
+// The other labels Fleetscope reads (labelFields).
+std::string *tableLabel(std::string_view name, unsigned wanted, Ranks *ranks, PromSample *s)
+{
+    for (const auto &f : labelFields) {
+        if (f.name != name) {
+            continue;
+        }
+        if ((f.set == Always || (wanted & f.set) != 0U) && (f.best == nullptr || f.rank > ranks->*f.best)) {
+            if (f.best != nullptr) {
+                ranks->*f.best = f.rank;
+            }
+            return &(s->*f.field);
+        }
+        return nullptr;
+    }
+    return nullptr;
+}
+
+// Reads a series' "metric" object: the node and gpu labels always, the rest as asked.
+simdjson::error_code readLabels(od::value metric, unsigned wanted, const MetricMap::Labels &names, PromSample *s)
 {
     od::object labels;
     if (auto e = metric.get_object().get(labels)) {
@@ -105,18 +158,9 @@ simdjson::error_code readLabels(od::value metric, unsigned wanted, PromSample *s
         if (auto e = label.unescaped_key().get(name)) {
             return e;
         }
-        std::string *target = nullptr;
-        for (const auto &f : labelFields) {
-            if (f.name != name) {
-                continue;
-            }
-            if ((f.set == Always || (wanted & f.set) != 0U) && (f.best == nullptr || f.rank > ranks.*f.best)) {
-                if (f.best != nullptr) {
-                    ranks.*f.best = f.rank;
-                }
-                target = &(s->*f.field);
-            }
-            break;
+        std::string *target = mapLabel(name, wanted, names, &ranks, s);
+        if (!target) {
+            target = tableLabel(name, wanted, &ranks, s);
         }
         std::string_view text;
         if (auto e = label.value().get_string().get(text)) {
@@ -160,7 +204,8 @@ simdjson::error_code readPair(od::array pair, int64_t *timeMs, double *value, st
 }
 
 // Reads one element of an instant vector's "result": {"metric":{...},"value":[time,"value"]}.
-simdjson::error_code readSeries(od::value element, unsigned wanted, PromSample *s, std::string *error)
+simdjson::error_code readSeries(
+    od::value element, unsigned wanted, const MetricMap::Labels &names, PromSample *s, std::string *error)
 {
     od::object series;
     if (auto e = element.get_object().get(series)) {
@@ -173,7 +218,7 @@ simdjson::error_code readSeries(od::value element, unsigned wanted, PromSample *
             return e;
         }
         if (key == "metric") {
-            if (auto e = readLabels(field.value(), wanted, s)) {
+            if (auto e = readLabels(field.value(), wanted, names, s)) {
                 return e;
             }
         } else if (key == "value") {
@@ -303,7 +348,7 @@ bool PromJson::parseVector(std::string *body, size_t maxSeries, bool withPlaceme
                 return simdjson::CAPACITY;
             }
             out->emplace_back();
-            return readSeries(element, wanted, &out->back(), detail);
+            return readSeries(element, wanted, m_labels, &out->back(), detail);
         },
         error);
     if (!ok) {
@@ -338,7 +383,7 @@ bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints
                     return e;
                 }
                 if (key == "metric") {
-                    if (auto e = readLabels(field.value(), 0, &labels)) {
+                    if (auto e = readLabels(field.value(), 0, m_labels, &labels)) {
                         return e;
                     }
                     haveLabels = true;
