@@ -182,13 +182,21 @@ std::string PrometheusSource::profileDiscoveryQuery()
     return discoveryOf(temperatures, MetricMap::Labels {});
 }
 
-std::string PrometheusSource::profileNamesQuery()
+std::string PrometheusSource::profileNamesQuery(const std::string &hostnameLabel, const std::string &host)
 {
     std::string names;
     for (const auto &name : MetricMap::allProfileNames()) {
         names += (names.empty() ? "" : "|") + name;
     }
-    return fmt::format(R"(count by (__name__) ({{__name__=~"{}"}}))", names);
+    // The host's value inside a double-quoted PromQL string.
+    std::string quoted;
+    for (const char c : host) {
+        if (c == '"' || c == '\\') {
+            quoted += '\\';
+        }
+        quoted += c;
+    }
+    return fmt::format(R"(count by (__name__) ({{__name__=~"{}",{}="{}"}}))", names, hostnameLabel, quoted);
 }
 
 void PrometheusSource::chooseProfile(
@@ -205,9 +213,15 @@ void PrometheusSource::chooseProfile(
             names.push_back(s.name);
         }
     }
+    const std::string label = upper > lower ? "Hostname" : "hostname";
+    // The names one node's series carry: a lookup in the server's index, where the same over the whole fleet would
+    // load a series per GPU and name.
+    const auto node = std::find_if(gpus.begin(), gpus.end(),
+        [&](const PromSample &s) { return s.hostnameRank == (label == "hostname" ? 0 : 1) && !s.hostname.empty(); });
     std::vector<PromSample> present;
-    std::string error;
-    if (query(profileNamesQuery(), nowUnixMs(), deadline, false, &present, &error, false, 0)) {
+    std::string error = "no GPUs";
+    if (node != gpus.end()
+        && query(profileNamesQuery(label, node->hostname), nowUnixMs(), deadline, false, &present, &error, false, 0)) {
         for (const auto &s : present) {
             if (!s.name.empty() && std::find(names.begin(), names.end(), s.name) == names.end()) {
                 names.push_back(s.name);
@@ -219,7 +233,7 @@ void PrometheusSource::chooseProfile(
             error));
     }
     std::vector<std::string> adopted;
-    m_map = MetricMap::choose(names, upper > lower ? "Hostname" : "hostname", &adopted);
+    m_map = MetricMap::choose(names, label, &adopted);
     m_bothHostnameLabels = lower > 0 && upper > 0;
     log(fmt::format("prometheus: dcgm-exporter profile {} chosen from the series present{}", m_map.name(),
         adopted.empty() ? std::string() : fmt::format("; {}", fmt::join(adopted, ", "))));

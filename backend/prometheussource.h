@@ -113,8 +113,8 @@ public:
     // The same before a profile is chosen: the temperatures of every built-in profile, both node labels and their
     // series names, which choose the profile.
     static std::string profileDiscoveryQuery();
-    // Which of the built-in profiles' series exist (one series per name).
-    static std::string profileNamesQuery();
+    // Which of the built-in profiles' series names a node's series carry (one series per name).
+    static std::string profileNamesQuery(const std::string &hostnameLabel, const std::string &host);
     // NaN for DCGM's sentinels (int64, int32 and fp64 blanks, 0x...F0 to F3) and for non-finite values; counts which.
     static double clean(double value, size_t *sentinels, size_t *nans);
     // Keeps large blocks (the answers: tens of MB at 100k GPUs) in the heap once freed, for the next poll to reuse.

@@ -99,7 +99,8 @@ void answerGeneration(FakePrometheus &fake, const MetricMap &map, MetricMap::Pro
     for (const auto &name : extraNames) {
         names.push_back(element(R"("__name__":")" + name + "\"", "4"));
     }
-    fake.set(PrometheusSource::profileNamesQuery(), { 200, vector(names), 0 });
+    // Asked of the first node of the most common node label.
+    fake.set(PrometheusSource::profileNamesQuery(nodeLabel, gpus.front().host), { 200, vector(names), 0 });
     fake.set(PrometheusSource::sampleTimeQuery(map), { 200, vector({ element({}, "1700000000.500") }), 0 });
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
         const auto id = static_cast<MetricId>(m);
@@ -262,6 +263,10 @@ private Q_SLOTS:
         QCOMPARE(source->shape().gpuCount, 4U);
         QVERIFY2(logged(log, "2 GPUs' series name their node 'hostname' and 2 'Hostname'"), joined(log).c_str());
         QCOMPARE(source->hostSelector({ 2 }), std::string());
+        // The names are asked of one node (of the label a tie goes to), its name quoted for PromQL.
+        QVERIFY(logged(log, "which series names the server holds is not known"));
+        const std::string names = PrometheusSource::profileNamesQuery("hostname", "a\"b\\c");
+        QVERIFY2(names.find(",hostname=\"a\\\"b\\\\c\"})") != std::string::npos, names.c_str());
     }
 
     // A collector CSV that keeps the old field name of the clock event reasons on a 4.8.3+ exporter: read from it.
