@@ -194,8 +194,8 @@ MetricMap MetricMap::choose(
         map.m_name = fmt::format("{} (label hostname)", defOf(best).name);
     }
     for (size_t m = 0; m < map.m_series.size(); ++m) {
-        if (map.m_series[m].empty() || present(map.m_series[m])) {
-            continue;
+        if (present(map.m_series[m])) {
+            continue; // also: a metric the profile has no series for may be read from another's (health has none)
         }
         for (const auto p : allProfiles) {
             const std::string other = profile(p).m_series[m];

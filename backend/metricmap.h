@@ -40,7 +40,8 @@ public:
         MetricId id;
         Conversion conversion;
     };
-    // The label names; for the node and the driver several names, the first one present on a series wins.
+    // The label names; for the node and the driver several names: of those a series carries, the one listed first
+    // wins.
     struct Labels
     {
         std::vector<std::string> hostname { "hostname", "Hostname" };
@@ -63,8 +64,9 @@ public:
     static constexpr std::array allProfiles { Profile::Compat1x, Profile::Gen2x3x, Profile::Gen3x482, Profile::Gen483 };
     // The profile for a server whose series carry these names (names of any built-in profile, as a query for them
     // found them) and whose GPUs carry mostly this node label ("hostname" or "Hostname"): the newest one whose
-    // generation of names matches best. A metric whose name is missing but that another profile names and is present
-    // is read from that name (a site's collector CSV may keep an old field name), and listed in adopted.
+    // generation of names matches best, 4.8.3+ for DCGM_FI_* names under "hostname". A metric whose name is missing
+    // but that another profile names and is present is read from that name (a site's collector CSV may keep an old
+    // field name), and listed in adopted as "KEY from NAME".
     static MetricMap choose(const std::vector<std::string> &namesPresent, std::string_view hostnameLabel,
         std::vector<std::string> *adopted);
     // Every series name of the built-in profiles, and every name any of them reads the node from.

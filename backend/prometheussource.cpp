@@ -80,22 +80,21 @@ std::optional<std::string> PrometheusSource::queryFor(const MetricMap &map, Metr
 std::string PrometheusSource::eventQuery(const MetricMap &map)
 {
     // A map without one of them asks for the other only (and one without both for a name no series has).
-    std::string names;
+    std::vector<std::string> names;
     for (const auto id : { MetricId::XidErrors, MetricId::EccDbe }) {
         if (!map.seriesName(id).empty()) {
-            names += (names.empty() ? "" : "|") + map.seriesName(id);
+            names.push_back(map.seriesName(id));
         }
     }
-    return fmt::format(R"({{__name__=~"{}"}})", names.empty() ? std::string("fleetscope_none") : names);
+    if (names.empty()) {
+        names.emplace_back("fleetscope_none");
+    }
+    return fmt::format(R"({{__name__=~"{}"}})", fmt::join(names, "|"));
 }
 
 std::string PrometheusSource::byNodeAndGpu() const
 {
-    std::string out;
-    for (const auto &label : m_map.labels().hostname) {
-        out += label + ", ";
-    }
-    return out + m_map.labels().gpu;
+    return fmt::format("{}, {}", fmt::join(m_map.labels().hostname, ", "), m_map.labels().gpu);
 }
 
 std::string PrometheusSource::hostSelector(const std::vector<uint32_t> &gpus) const
@@ -147,20 +146,10 @@ namespace {
 // count by (__name__, the labels, hall, row, rack) of these series: one series per GPU (and per name).
 std::string discoveryOf(const std::vector<std::string> &series, const MetricMap::Labels &labels)
 {
-    std::string by = "__name__";
-    for (const auto &label : labels.hostname) {
-        by += ", " + label;
-    }
-    by += ", " + labels.gpu + ", " + labels.uuid + ", " + labels.model;
-    for (const auto &label : labels.driver) {
-        by += ", " + label;
-    }
-    std::string names;
-    for (const auto &name : series) {
-        names += (names.empty() ? "" : "|") + name;
-    }
+    const std::string by = fmt::format("__name__, {}, {}, {}, {}, {}", fmt::join(labels.hostname, ", "), labels.gpu,
+        labels.uuid, labels.model, fmt::join(labels.driver, ", "));
     return fmt::format("count by ({}, hall, row, rack) ({})", by,
-        series.size() == 1 ? names : fmt::format(R"({{__name__=~"{}"}})", names));
+        series.size() == 1 ? series.front() : fmt::format(R"({{__name__=~"{}"}})", fmt::join(series, "|")));
 }
 
 } // namespace
@@ -184,10 +173,6 @@ std::string PrometheusSource::profileDiscoveryQuery()
 
 std::string PrometheusSource::profileNamesQuery(const std::string &hostnameLabel, const std::string &host)
 {
-    std::string names;
-    for (const auto &name : MetricMap::allProfileNames()) {
-        names += (names.empty() ? "" : "|") + name;
-    }
     // The host's value inside a double-quoted PromQL string.
     std::string quoted;
     for (const char c : host) {
@@ -196,7 +181,8 @@ std::string PrometheusSource::profileNamesQuery(const std::string &hostnameLabel
         }
         quoted += c;
     }
-    return fmt::format(R"(count by (__name__) ({{__name__=~"{}",{}="{}"}}))", names, hostnameLabel, quoted);
+    return fmt::format(R"(count by (__name__) ({{__name__=~"{}",{}="{}"}}))",
+        fmt::join(MetricMap::allProfileNames(), "|"), hostnameLabel, quoted);
 }
 
 void PrometheusSource::chooseProfile(
