@@ -90,6 +90,9 @@ std::string backendUsage()
         "  --topology FILE     the fleet's floor plan, JSON or YAML by its extension (.yaml, .yml); see\n"
         "                      docs/topology-example.json and .yaml; without one the layout comes from the\n"
         "                      series' row/rack labels, else from their hostnames\n"
+        "  --metric-map FILE   the site's own series names, units and labels (lines 'SERIES = KEY [* SCALE]\n"
+        "                      [+ OFFSET]' and 'label hostname = NAME...'; see README); without one a\n"
+        "                      dcgm-exporter profile is chosen from the series the server holds\n"
         "  --prometheus-timeout-ms MS  time allowed for one poll's queries, 100 to 60000 (default 5000)\n"
         "  --list-scenarios    list the scenarios and exit\n"
         "  --version           print the version\n"
@@ -282,6 +285,18 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
                 return result;
             }
             remoteWriteOption = arg;
+        } else if (arg == "--metric-map") {
+            std::string path;
+            if (!value(&path)) {
+                return result;
+            }
+            MetricMap map;
+            std::string why;
+            if (!MetricMap::load(path, &map, &why)) {
+                result.error = fmt::format("--metric-map: {}", why);
+                return result;
+            }
+            o.prometheus.metricMap = std::move(map);
         } else if (arg == "--prometheus-timeout-ms") {
             if (!millisecondsIn(&o.prometheus.timeout, 100, 60000)) {
                 return result;
@@ -298,8 +313,9 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
         result.error = "--source prometheus needs --prometheus-url";
     } else if (!o.fromPrometheus && !o.fromRemoteWrite
         && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty() || !http.passwordFile.empty() || credentials
-            || !http.caFile.empty() || http.insecureSkipVerify)) {
-        result.error = "--prometheus-* options and --topology apply to --source prometheus and remote-write only";
+            || !http.caFile.empty() || http.insecureSkipVerify || o.prometheus.metricMap)) {
+        result.error = "--prometheus-* options, --topology and --metric-map apply to --source prometheus and remote-write "
+                       "only";
     } else if (!o.fromRemoteWrite && !remoteWriteOption.empty()) {
         result.error = fmt::format("{} applies to --source remote-write only", remoteWriteOption);
     } else if (http.user.empty() != http.passwordFile.empty()) {

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
         auto receiver = std::make_unique<RemoteWriteSource>();
         auto remoteWrite = options.remoteWrite;
         remoteWrite.topologyFile = options.prometheus.topologyFile;
+        remoteWrite.metricMap = options.prometheus.metricMap;
         if (!receiver->start(remoteWrite, &error)) {
             fmt::print(stderr, "fleetscope-backend: --source remote-write: {}\n", error);
             return 1;

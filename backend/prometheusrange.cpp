@@ -78,9 +78,11 @@ bool PrometheusSource::rangeTimes(
     const int64_t step = range->stepMs;
     std::vector<int64_t> sampleOfRow(static_cast<size_t>(rows), -1);
     PromJson json;
+    json.setLabels(m_map.labels());
     const bool ok = rangeQuery(
-        sampleTimeQuery(hostSelector(range->gpus)), from, from + (rows - 1) * step, step, m_options.historyTimeout,
-        &json, static_cast<size_t>(rows) + 16, [](const PromSample &) { return int64_t { 0 }; },
+        sampleTimeQuery(m_map, hostSelector(range->gpus)), from, from + (rows - 1) * step, step,
+        m_options.historyTimeout, &json, static_cast<size_t>(rows) + 16,
+        [](const PromSample &) { return int64_t { 0 }; },
         [&](int64_t, int64_t timeMs, double seconds) {
             const int64_t offset = timeMs - from;
             if (offset < 0 || offset % step != 0 || offset / step >= rows || !std::isfinite(seconds) || seconds <= 0) {
@@ -109,12 +111,14 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
     if (times.empty() || columns == 0) {
         return true;
     }
-    const auto promql = queryFor(metric, hostSelector(range.gpus));
+    const auto promql = queryFor(m_map, metric, hostSelector(range.gpus));
     if (!promql) {
-        *error = fmt::format(
-            "metric '{}' has no DCGM field to ask the upstream for", metricCatalog()[static_cast<size_t>(metric)].key);
+        *error = fmt::format("metric '{}' has no series to ask the upstream for (metric map: {})",
+            metricCatalog()[static_cast<size_t>(metric)].key, m_map.name());
         return false;
     }
+    const auto &conversion = m_map.conversion(metric);
+    const bool windowCount = metricCatalog()[static_cast<size_t>(metric)].isRate;
     const int64_t from = times.front();
     const int64_t to = times.back();
     const int64_t step = range.stepMs;
@@ -137,6 +141,7 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
     size_t nans = 0;
     std::string unknownExample;
     PromJson json;
+    json.setLabels(m_map.labels());
     const size_t maxPoints = rowOf.size() * (size_t { m_topology.shape().gpuCount } * 2 + 64);
     const bool ok = rangeQuery(
         *promql, from, to, step, m_options.historyTimeout, &json, maxPoints,
@@ -168,7 +173,9 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
                 ++duplicates;
                 return;
             }
-            (*values)[at] = static_cast<float>(clean(value, &sentinels, &nans));
+            const double cleaned = clean(value, &sentinels, &nans);
+            (*values)[at]
+                = static_cast<float>(windowCount ? conversion.applyToDifference(cleaned) : conversion.apply(cleaned));
         },
         error);
     if (ok && unknown > 0) {
@@ -198,12 +205,13 @@ std::vector<TimedEvent> PrometheusSource::pastEvents(int64_t fromMs, int64_t toM
     // Per GPU, whatever other labels its series have: a job's pod labels, and recent dcgm-exporters' err_code and
     // err_msg on the XID gauge, start a new series when they change, which a comparison of series with their own
     // past would miss. Two series of one GPU at once (two exporters) count as the higher one.
-    const auto &xid = metricCatalog()[static_cast<size_t>(MetricId::XidErrors)].dcgmField;
-    const auto &dbe = metricCatalog()[static_cast<size_t>(MetricId::EccDbe)].dcgmField;
-    const auto &reasons = metricCatalog()[static_cast<size_t>(MetricId::ThrottleReasons)].dcgmField;
-    auto now = [](const std::string &field) { return fmt::format("max by (Hostname, gpu) ({})", field); };
-    auto before = [step](const std::string &field) {
-        return fmt::format("max by (Hostname, gpu) ({} offset {}ms)", field, step);
+    const auto &xid = m_map.seriesName(MetricId::XidErrors);
+    const auto &dbe = m_map.seriesName(MetricId::EccDbe);
+    const auto &reasons = m_map.seriesName(MetricId::ThrottleReasons);
+    const std::string by = byNodeAndGpu();
+    auto now = [&by](const std::string &field) { return fmt::format("max by ({}) ({})", by, field); };
+    auto before = [&by, step](const std::string &field) {
+        return fmt::format("max by ({}) ({} offset {}ms)", by, field, step);
     };
     // Each query answers only the changed points: the XID gauge at a new XID, the double-bit counter's increases,
     // the clock event reasons where they changed (after, and before).
@@ -215,6 +223,7 @@ std::vector<TimedEvent> PrometheusSource::pastEvents(int64_t fromMs, int64_t toM
     };
     auto points = [&](const std::string &promql, std::vector<Point> *found) {
         PromJson json;
+        json.setLabels(m_map.labels());
         std::vector<uint32_t> gpuOfColumn;
         std::string error;
         const bool ok = rangeQuery(
@@ -244,14 +253,15 @@ std::vector<TimedEvent> PrometheusSource::pastEvents(int64_t fromMs, int64_t toM
         events.clear();
     };
     std::vector<Point> found;
-    if (points(fmt::format("({} != {}) > 0", now(xid), before(xid)), &found)) {
+    // A site's map may leave any of them out.
+    if (!xid.empty() && points(fmt::format("({} != {}) > 0", now(xid), before(xid)), &found)) {
         for (const auto &p : found) {
             PrometheusEvents::xidChanged(shape, p.gpu, std::nan(""), p.value, 0, &events);
             take(p.timeMs);
         }
     }
     found.clear();
-    if (points(fmt::format("({} - {}) > 0", now(dbe), before(dbe)), &found)) {
+    if (!dbe.empty() && points(fmt::format("({} - {}) > 0", now(dbe), before(dbe)), &found)) {
         for (const auto &p : found) {
             PrometheusEvents::dbeIncreased(shape, p.gpu, p.value, 0, &events);
             take(p.timeMs);
@@ -259,7 +269,7 @@ std::vector<TimedEvent> PrometheusSource::pastEvents(int64_t fromMs, int64_t toM
     }
     found.clear();
     std::vector<Point> earlier;
-    if (points(fmt::format("{} != {}", now(reasons), before(reasons)), &found)
+    if (!reasons.empty() && points(fmt::format("{} != {}", now(reasons), before(reasons)), &found)
         && points(fmt::format("{} != {}", before(reasons), now(reasons)), &earlier)) {
         std::map<std::pair<int64_t, uint32_t>, double> wasAt; // (time, GPU) -> the reasons a step before
         for (const auto &p : earlier) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace fleetscope::backend {
 
@@ -56,25 +57,40 @@ void PrometheusSource::log(const std::string &line) const
     }
 }
 
-std::optional<std::string> PrometheusSource::queryFor(MetricId id, const std::string &selector)
+std::optional<std::string> PrometheusSource::queryFor(const MetricMap &map, MetricId id, const std::string &selector)
 {
-    const auto &def = metricCatalog()[static_cast<size_t>(id)];
-    if (def.dcgmField.empty()) {
+    const auto &series = map.seriesName(id);
+    if (series.empty()) {
         return std::nullopt;
     }
     if (!isWindowCount(id)) {
-        return def.dcgmField + selector;
+        return series + selector;
     }
     // The XID gauge holds the last XID and never resets: count its changes, not its value.
     if (id == MetricId::XidErrors) {
-        return fmt::format("changes({}{}[5m])", def.dcgmField, selector);
+        return fmt::format("changes({}{}[5m])", series, selector);
     }
-    return fmt::format("increase({}{}[5m])", def.dcgmField, selector);
+    return fmt::format("increase({}{}[5m])", series, selector);
 }
 
-std::string PrometheusSource::eventQuery()
+std::string PrometheusSource::eventQuery(const MetricMap &map)
 {
-    return R"({__name__=~"DCGM_FI_DEV_XID_ERRORS|DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"})";
+    // A map without one of them asks for the other only (and one without both for a name no series has).
+    std::vector<std::string> names;
+    for (const auto id : { MetricId::XidErrors, MetricId::EccDbe }) {
+        if (!map.seriesName(id).empty()) {
+            names.push_back(map.seriesName(id));
+        }
+    }
+    if (names.empty()) {
+        names.emplace_back("fleetscope_none");
+    }
+    return fmt::format(R"({{__name__=~"{}"}})", fmt::join(names, "|"));
+}
+
+std::string PrometheusSource::byNodeAndGpu() const
+{
+    return fmt::format("{}, {}", fmt::join(m_map.labels().hostname, ", "), m_map.labels().gpu);
 }
 
 std::string PrometheusSource::hostSelector(const std::vector<uint32_t> &gpus) const
@@ -90,10 +106,10 @@ std::string PrometheusSource::hostSelector(const std::vector<uint32_t> &gpus) co
     }
     std::sort(nodes.begin(), nodes.end());
     nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-    if (nodes.empty() || nodes.size() > maxHosts) {
+    if (nodes.empty() || nodes.size() > maxHosts || m_bothHostnameLabels) {
         return {};
     }
-    std::string out = R"({Hostname=~")";
+    std::string out = "{" + m_map.hostnameLabel() + R"(=~")";
     for (size_t i = 0; i < nodes.size(); ++i) {
         if (i > 0) {
             out += '|';
@@ -113,18 +129,101 @@ std::string PrometheusSource::hostSelector(const std::vector<uint32_t> &gpus) co
     return out;
 }
 
-std::string PrometheusSource::sampleTimeQuery(const std::string &selector)
+std::string PrometheusSource::sampleTimeQuery(const MetricMap &map, const std::string &selector)
 {
     // timestamp() of a plain selector is the sample's own time, not the evaluation time. One metric only: timestamp()
     // drops the metric name, so several would collide; and every field of a node comes from the same scrape, with the
     // same time. The GPU temperature is in every dcgm-exporter configuration (discovery relies on it too).
-    return "max(timestamp(DCGM_FI_DEV_GPU_TEMP" + selector + "))";
+    return "max(timestamp(" + map.seriesName(MetricId::GpuTemp) + selector + "))";
 }
 
-std::string PrometheusSource::discoveryQuery()
+namespace {
+
+// count by (__name__, the labels, hall, row, rack) of these series: one series per GPU (and per name).
+std::string discoveryOf(const std::vector<std::string> &series, const MetricMap::Labels &labels)
 {
-    return "count by (Hostname, gpu, UUID, modelName, DCGM_FI_DRIVER_VERSION, hall, row, rack) "
-           "(DCGM_FI_DEV_GPU_TEMP)";
+    const std::string by = fmt::format("__name__, {}, {}, {}, {}, {}", fmt::join(labels.hostname, ", "), labels.gpu,
+        labels.uuid, labels.model, fmt::join(labels.driver, ", "));
+    return fmt::format("count by ({}, hall, row, rack) ({})", by,
+        series.size() == 1 ? series.front() : fmt::format(R"({{__name__=~"{}"}})", fmt::join(series, "|")));
+}
+
+} // namespace
+
+std::string PrometheusSource::discoveryQuery(const MetricMap &map)
+{
+    return discoveryOf({ map.seriesName(MetricId::GpuTemp) }, map.labels());
+}
+
+std::string PrometheusSource::profileDiscoveryQuery()
+{
+    std::vector<std::string> temperatures;
+    for (const auto p : MetricMap::allProfiles) {
+        const std::string name = MetricMap::profile(p).seriesName(MetricId::GpuTemp);
+        if (std::find(temperatures.begin(), temperatures.end(), name) == temperatures.end()) {
+            temperatures.push_back(name);
+        }
+    }
+    return discoveryOf(temperatures, MetricMap::Labels {});
+}
+
+std::string PrometheusSource::profileNamesQuery(const std::string &hostnameLabel, const std::string &host)
+{
+    // The host's value inside a double-quoted PromQL string.
+    std::string quoted;
+    for (const char c : host) {
+        if (c == '"' || c == '\\') {
+            quoted += '\\';
+        }
+        quoted += c;
+    }
+    return fmt::format(R"(count by (__name__) ({{__name__=~"{}",{}="{}"}}))",
+        fmt::join(MetricMap::allProfileNames(), "|"), hostnameLabel, quoted);
+}
+
+void PrometheusSource::chooseProfile(
+    const std::vector<PromSample> &gpus, std::chrono::steady_clock::time_point deadline)
+{
+    // The node label most GPUs carry: MetricMap::Labels' default lists hostname first, then Hostname.
+    size_t lower = 0;
+    size_t upper = 0;
+    std::vector<std::string> names;
+    for (const auto &s : gpus) {
+        lower += s.hostnameRank == 0 ? 1 : 0;
+        upper += s.hostnameRank == 1 ? 1 : 0;
+        if (!s.name.empty() && std::find(names.begin(), names.end(), s.name) == names.end()) {
+            names.push_back(s.name);
+        }
+    }
+    const std::string label = upper > lower ? "Hostname" : "hostname";
+    // The names one node's series carry: a lookup in the server's index, where the same over the whole fleet would
+    // load a series per GPU and name.
+    const auto node = std::find_if(gpus.begin(), gpus.end(),
+        [&](const PromSample &s) { return s.hostnameRank == (label == "hostname" ? 0 : 1) && !s.hostname.empty(); });
+    std::vector<PromSample> present;
+    std::string error = "no GPUs";
+    if (node != gpus.end()
+        && query(profileNamesQuery(label, node->hostname), nowUnixMs(), deadline, false, &present, &error, false, 0)) {
+        for (const auto &s : present) {
+            if (!s.name.empty() && std::find(names.begin(), names.end(), s.name) == names.end()) {
+                names.push_back(s.name);
+            }
+        }
+    } else {
+        log(fmt::format("prometheus: which series names the server holds is not known ({}); the profile is chosen "
+                        "from the GPUs' labels",
+            error));
+    }
+    std::vector<std::string> adopted;
+    m_map = MetricMap::choose(names, label, &adopted);
+    m_bothHostnameLabels = lower > 0 && upper > 0;
+    log(fmt::format("prometheus: dcgm-exporter profile {} chosen from the series present{}", m_map.name(),
+        adopted.empty() ? std::string() : fmt::format("; {}", fmt::join(adopted, ", "))));
+    if (m_bothHostnameLabels) {
+        log(fmt::format("prometheus: {} GPUs' series name their node 'hostname' and {} 'Hostname' (dcgm-exporter "
+                        "before and after 4.8.3); both are read, and history asks for the whole fleet's series",
+            lower, upper));
+    }
 }
 
 double PrometheusSource::clean(double value, size_t *sentinels, size_t *nans)
@@ -162,13 +261,23 @@ bool PrometheusSource::start(const Options &options, std::string *error)
     std::vector<PromSample> gpus;
     std::string queryError;
     const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-    if (!query(discoveryQuery(), nowUnixMs(), deadline, true, &gpus, &queryError)) {
+    // Until a profile is chosen, both spellings of the node label and of the driver label are read.
+    m_json.setLabels(options.metricMap ? options.metricMap->labels() : MetricMap::Labels {});
+    const std::string discovery = options.metricMap ? discoveryQuery(*options.metricMap) : profileDiscoveryQuery();
+    if (!query(discovery, nowUnixMs(), deadline, true, &gpus, &queryError)) {
         if (!fromFile) {
             *error = fmt::format("cannot learn the fleet's layout from {}: {}", options.url, queryError);
             return false;
         }
         log(fmt::format("prometheus: GPU identities unknown for now ({})", queryError));
     }
+    if (options.metricMap) {
+        m_map = *options.metricMap;
+        log(fmt::format("prometheus: metric map from {}", m_map.name()));
+    } else {
+        chooseProfile(gpus, deadline);
+    }
+    m_json.setLabels(m_map.labels());
     if (!fromFile && !PrometheusTopology::fromLabels(gpus, &m_topology, error)) {
         *error = fmt::format("{}: {}", options.url, *error);
         return false;
@@ -184,13 +293,15 @@ bool PrometheusSource::start(const Options &options, std::string *error)
 }
 
 bool PrometheusSource::startForHistory(
-    const Options &options, const PrometheusTopology &topology, std::string *error)
+    const Options &options, const PrometheusTopology &topology, const MetricMap &map, std::string *error)
 {
     m_options = options;
     if (!m_http.setBaseUrl(options.url, options.http, error)) {
         return false;
     }
     m_topology = topology;
+    m_map = map;
+    m_json.setLabels(map.labels());
     return true;
 }
 
@@ -266,14 +377,14 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
     };
 
     // The newest sample first: when the server has nothing newer than the last frame, there is nothing to fetch.
-    if (!query(sampleTimeQuery(), evalMs, deadline, false, &m_samples, &m_report.error)) {
+    if (!query(sampleTimeQuery(m_map), evalMs, deadline, false, &m_samples, &m_report.error)) {
         return fail(m_report.error);
     }
     int64_t sampleMs = evalMs; // no series at all: a frame without data, as of now
     if (!m_samples.empty()) {
         const double seconds = m_samples.front().value;
         if (!std::isfinite(seconds) || seconds <= 0) {
-            return fail(fmt::format("query '{}': the newest sample time is '{}'", sampleTimeQuery(), seconds));
+            return fail(fmt::format("query '{}': the newest sample time is '{}'", sampleTimeQuery(m_map), seconds));
         }
         sampleMs = std::llround(seconds * 1000.0);
     }
@@ -290,10 +401,12 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
     m_jobs.begin(n);
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
         const auto id = static_cast<MetricId>(m);
-        const auto promql = queryFor(id);
+        const auto promql = queryFor(m_map, id);
         if (!promql) {
             continue;
         }
+        const auto &conversion = m_map.conversion(id);
+        const bool windowCount = isWindowCount(id);
         // Every metric's series carry the job labels (when any metric's do, they all should; reading them all costs
         // little and misses none).
         if (!query(*promql, evalMs, deadline, false, &m_samples, &m_report.error, true)) {
@@ -318,27 +431,34 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
             }
             got[index] = 1;
             const double value = clean(s.value, &m_report.sentinelValues, &m_report.nanValues);
-            plane[index] = static_cast<float>(value);
+            plane[index]
+                = static_cast<float>(windowCount ? conversion.applyToDifference(value) : conversion.apply(value));
             hasData[index] |= std::isfinite(value) ? 1 : 0;
         }
     }
 
     // The raw values the events come from: the XID gauge's and the double-bit counter's (the planes hold their
     // 5-minute changes), and the clock event reasons (a plane as it is).
-    if (!query(eventQuery(), evalMs, deadline, false, &m_samples, &m_report.error, false, 4)) {
+    if (!query(eventQuery(m_map), evalMs, deadline, false, &m_samples, &m_report.error, false, 4)) {
         return fail(m_report.error);
     }
     {
         std::vector<double> xidNow(n, std::nan(""));
         std::vector<double> dbeNow(n, std::nan(""));
         std::vector<double> reasonsNow(n, std::nan(""));
-        const auto &xidField = metricCatalog()[static_cast<size_t>(MetricId::XidErrors)].dcgmField;
-        const auto &dbeField = metricCatalog()[static_cast<size_t>(MetricId::EccDbe)].dcgmField;
+        // Raw values, unconverted: an XID is a code, and only the double-bit counter's increases count.
+        const auto &xidField = m_map.seriesName(MetricId::XidErrors);
+        const auto &dbeField = m_map.seriesName(MetricId::EccDbe);
         size_t ignoredSentinels = 0;
         size_t ignoredNans = 0;
         for (const auto &s : m_samples) {
             const int64_t g = m_topology.indexOf(s.hostname, s.gpu);
-            auto *target = s.name == xidField ? &xidNow : s.name == dbeField ? &dbeNow : nullptr;
+            std::vector<double> *target = nullptr;
+            if (!s.name.empty() && s.name == xidField) {
+                target = &xidNow;
+            } else if (!s.name.empty() && s.name == dbeField) {
+                target = &dbeNow;
+            }
             if (g >= 0 && target && std::isnan((*target)[static_cast<size_t>(g)])) {
                 (*target)[static_cast<size_t>(g)] = clean(s.value, &ignoredSentinels, &ignoredNans);
             }

@@ -3,6 +3,7 @@
 
 #include "framepoller.h"
 #include "metriccatalog.h"
+#include "metricmap.h"
 #include "prometheusevents.h"
 #include "prometheushttp.h"
 #include "prometheusjobs.h"
@@ -49,6 +50,9 @@ public:
         // Past events are looked for with this step (or a coarser one over a long range): an event's time is the end
         // of the step it happened in.
         std::chrono::milliseconds eventStep { 15000 };
+        // --metric-map: the site's own names, units and labels; without one, start() chooses a built-in profile of
+        // dcgm-exporter from the series the server holds.
+        std::optional<MetricMap> metricMap;
     };
 
     // What the last poll found, beyond the values.
@@ -56,7 +60,7 @@ public:
     {
         bool ok = false;
         std::string error;
-        size_t unknownSeries = 0; // series whose (Hostname, gpu) is not in the topology: ignored
+        size_t unknownSeries = 0; // series whose (node, gpu) is not in the topology: ignored
         std::string unknownExample; // "host/gpu" of one of them
         size_t duplicateSeries = 0; // a second series for the same GPU and metric: ignored
         size_t sentinelValues = 0; // DCGM's blank / not-found / not-supported / not-permissioned: no data
@@ -71,11 +75,15 @@ public:
     explicit PrometheusSource(Log log = {});
 
     // Reads the topology file, if any, and asks the server for the GPUs it knows (their labels give the layout when
-    // there is no file, and the GPUs' identity either way). False with an error when there is no layout.
+    // there is no file, and the GPUs' identity either way), choosing the metric map from them unless the options
+    // give one. False with an error when there is no layout.
     bool start(const Options &options, std::string *error);
     // For history only (QueryRange, past events), over a layout known elsewhere (the remote-write receiver's): no
     // discovery and no polls.
-    bool startForHistory(const Options &options, const PrometheusTopology &topology, std::string *error);
+    bool startForHistory(
+        const Options &options, const PrometheusTopology &topology, const MetricMap &map, std::string *error);
+    // The names, units and labels the queries use (after start()).
+    const MetricMap &metricMap() const { return m_map; }
 
     const FleetShape &shape() const override { return m_topology.shape(); }
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
@@ -93,19 +101,24 @@ public:
     bool rangeValues(const Range &range, MetricId metric, const std::vector<int64_t> &times, std::vector<float> *values,
         std::string *error) const override;
 
-    // The PromQL for a metric of the catalogue; nullopt for one computed here (health).
-    static std::optional<std::string> queryFor(MetricId id) { return queryFor(id, {}); }
-    // The same with a label selector ({Hostname=~"..."}) on its series.
-    static std::optional<std::string> queryFor(MetricId id, const std::string &selector);
+    // The PromQL for a metric of the catalogue, from the map's series (with a label selector such as
+    // {hostname=~"..."} when given); nullopt for one computed here (health) or one the map has no series for.
+    static std::optional<std::string> queryFor(const MetricMap &map, MetricId id, const std::string &selector = {});
     // The raw XID gauge and double-bit ECC counter, for the events.
-    static std::string eventQuery();
-    // A range query's selector for the hosts of these GPUs ({Hostname=~"a|b"}), empty when there are too many.
+    static std::string eventQuery(const MetricMap &map);
+    // A range query's selector for the hosts of these GPUs ({hostname=~"a|b"}, on the map's node label), empty when
+    // there are too many, or when the fleet's series name their node under both spellings (exporters before and
+    // after 4.8.3 at once): then the whole fleet's series are asked for.
     std::string hostSelector(const std::vector<uint32_t> &gpus) const;
     // The newest sample time of the fleet (of its GPU temperatures: every field of a node shares its scrape's time).
-    static std::string sampleTimeQuery() { return sampleTimeQuery({}); }
-    static std::string sampleTimeQuery(const std::string &selector);
-    // One series per GPU with the labels the layout and identity come from.
-    static std::string discoveryQuery();
+    static std::string sampleTimeQuery(const MetricMap &map, const std::string &selector = {});
+    // One series per GPU with the labels the layout and identity come from, for this map.
+    static std::string discoveryQuery(const MetricMap &map);
+    // The same before a profile is chosen: the temperatures of every built-in profile, both node labels and their
+    // series names, which choose the profile.
+    static std::string profileDiscoveryQuery();
+    // Which of the built-in profiles' series names a node's series carry (one series per name).
+    static std::string profileNamesQuery(const std::string &hostnameLabel, const std::string &host);
     // NaN for DCGM's sentinels (int64, int32 and fp64 blanks, 0x...F0 to F3) and for non-finite values; counts which.
     static double clean(double value, size_t *sentinels, size_t *nans);
     // Keeps large blocks (the answers: tens of MB at 100k GPUs) in the heap once freed, for the next poll to reuse.
@@ -123,12 +136,18 @@ private:
         std::chrono::milliseconds timeout, PromJson *json, size_t maxPoints, const PromJson::SeriesFn &seriesFn,
         const PromJson::PointFn &pointFn, std::string *error) const;
     void log(const std::string &line) const;
+    // Chooses the built-in profile from the discovery's series and the names the server holds.
+    void chooseProfile(const std::vector<PromSample> &gpus, std::chrono::steady_clock::time_point deadline);
+    // "Hostname, hostname, gpu": what history queries aggregate by.
+    std::string byNodeAndGpu() const;
 
     Options m_options;
     Log m_log;
     PrometheusHttp m_http;
     PromJson m_json;
     PrometheusTopology m_topology;
+    MetricMap m_map = MetricMap::profile(MetricMap::Profile::Gen483);
+    bool m_bothHostnameLabels = false; // the fleet's series name their node under both spellings
     Report m_report;
     std::string m_loggedError; // the error last logged, so a failing upstream logs once, not once a poll
     size_t m_loggedUnknown = 0;

@@ -170,8 +170,8 @@ bool PrometheusTopology::fromLabels(const std::vector<PromSample> &series, Prome
         }
     }
     if (hosts.empty()) {
-        *error = "no series with both a Hostname and a gpu label; is dcgm-exporter being scraped, and are its labels "
-                 "kept by relabelling?";
+        *error = "no series with both a node label (hostname, or Hostname before dcgm-exporter 4.8.3) and a gpu "
+                 "label; is dcgm-exporter being scraped, and are its labels kept by relabelling?";
         return false;
     }
     PrometheusTopology t;

@@ -13,7 +13,7 @@
 
 namespace fleetscope::backend {
 
-// A real fleet's layout and the way from a series' labels (Hostname, gpu) to its GPU's dense index.
+// A real fleet's layout and the way from a series' labels (its node and gpu) to its GPU's dense index.
 class PrometheusTopology
 {
 public:
@@ -22,7 +22,7 @@ public:
     // From the GPUs the server knows (one series per GPU). With row and rack labels, rows and racks in natural
     // order of their names (hosts without them go to a row and rack named "unlabelled"); without, hosts in natural
     // order of their names, packed into racks of 8 nodes and rows of about 16:10 (named auto-rNN / auto-rNN-kNN).
-    // A host's GPUs are its distinct gpu labels, in numeric order. False when no series names a Hostname and gpu.
+    // A host's GPUs are its distinct gpu labels, in numeric order. False when no series names a node and gpu.
     static bool fromLabels(const std::vector<PromSample> &series, PrometheusTopology *out, std::string *error);
 
     const FleetShape &shape() const { return m_shape; }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "promjson.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <functional>
@@ -50,68 +51,116 @@ bool PromJson::parseValue(std::string_view text, double *value)
 
 namespace {
 
-// Which labels are read, when, and where they go. Kubernetes labels come under three names; the best one seen wins
-// whatever the order (rank: higher is better).
+constexpr unsigned Always = PromLabelReader::Always;
+constexpr unsigned Placement = PromLabelReader::Placement;
+constexpr unsigned Jobs = PromLabelReader::Jobs;
+using Ranks = PromLabelReader::Ranks;
+
+// Which labels are read, when, and where they go.
 struct LabelField
 {
     std::string_view name;
     unsigned set;
     std::string PromSample::*field;
-    int rank = 0;
-    int PromLabelReader::Ranks::*best = nullptr;
+    int rank = 0; // with best: a name of a label that has several
+    int Ranks::*best = nullptr;
 };
-using R = PromLabelReader;
+// The node, GPU and identity labels come from the MetricMap (mapLabel).
 const LabelField labelFields[] = {
-    { "Hostname", R::Always, &PromSample::hostname },
-    { "gpu", R::Always, &PromSample::gpu },
-    { "__name__", R::Always, &PromSample::name },
-    { "UUID", R::Placement, &PromSample::uuid },
-    { "modelName", R::Placement, &PromSample::model },
-    { "DCGM_FI_DRIVER_VERSION", R::Placement, &PromSample::driver },
-    { "hall", R::Placement, &PromSample::hall },
-    { "row", R::Placement, &PromSample::row },
-    { "rack", R::Placement, &PromSample::rack },
-    { "exported_namespace", R::Jobs, &PromSample::nameSpace, 3, &R::Ranks::nameSpace },
-    { "namespace", R::Jobs, &PromSample::nameSpace, 2, &R::Ranks::nameSpace },
-    { "pod_namespace", R::Jobs, &PromSample::nameSpace, 1, &R::Ranks::nameSpace },
-    { "exported_pod", R::Jobs, &PromSample::pod, 3, &R::Ranks::pod },
-    { "pod", R::Jobs, &PromSample::pod, 2, &R::Ranks::pod },
-    { "pod_name", R::Jobs, &PromSample::pod, 1, &R::Ranks::pod },
-    { "exported_container", R::Jobs, &PromSample::container, 3, &R::Ranks::container },
-    { "container", R::Jobs, &PromSample::container, 2, &R::Ranks::container },
-    { "container_name", R::Jobs, &PromSample::container, 1, &R::Ranks::container },
-    { "hpc_job", R::Jobs, &PromSample::hpcJob },
-    { "hpc_user", R::Jobs, &PromSample::hpcUser },
+    { "__name__", Always, &PromSample::name },
+    { "hall", Placement, &PromSample::hall },
+    { "row", Placement, &PromSample::row },
+    { "rack", Placement, &PromSample::rack },
+    { "exported_namespace", Jobs, &PromSample::nameSpace, 3, &Ranks::nameSpace },
+    { "namespace", Jobs, &PromSample::nameSpace, 2, &Ranks::nameSpace },
+    { "pod_namespace", Jobs, &PromSample::nameSpace, 1, &Ranks::nameSpace },
+    { "exported_pod", Jobs, &PromSample::pod, 3, &Ranks::pod },
+    { "pod", Jobs, &PromSample::pod, 2, &Ranks::pod },
+    { "pod_name", Jobs, &PromSample::pod, 1, &Ranks::pod },
+    { "exported_container", Jobs, &PromSample::container, 3, &Ranks::container },
+    { "container", Jobs, &PromSample::container, 2, &Ranks::container },
+    { "container_name", Jobs, &PromSample::container, 1, &Ranks::container },
+    { "hpc_job", Jobs, &PromSample::hpcJob },
+    { "hpc_user", Jobs, &PromSample::hpcUser },
 };
 
-} // namespace
+// A label the map names: where it goes (nullptr: not one of them, or not wanted, or a better name of it seen).
+std::string *mapLabel(
+    std::string_view name, unsigned wanted, const MetricMap::Labels &labels, Ranks *ranks, PromSample *s)
+{
+    // Earlier names of a list rank higher.
+    auto rankIn = [name](const std::vector<std::string> &names) {
+        const auto it = std::find(names.begin(), names.end(), name);
+        return it == names.end() ? 0 : static_cast<int>(names.end() - it);
+    };
+    if (const int r = rankIn(labels.hostname); r > 0) {
+        if (r <= ranks->hostname) {
+            return nullptr;
+        }
+        ranks->hostname = r;
+        s->hostnameRank = static_cast<int>(labels.hostname.size()) - r;
+        return &s->hostname;
+    }
+    if (name == labels.gpu) {
+        return &s->gpu;
+    }
+    if ((wanted & Placement) == 0U) {
+        return nullptr;
+    }
+    if (name == labels.uuid) {
+        return &s->uuid;
+    }
+    if (name == labels.model) {
+        return &s->model;
+    }
+    if (const int r = rankIn(labels.driver); r > ranks->driver) {
+        ranks->driver = r;
+        return &s->driver;
+    }
+    return nullptr;
+}
 
-void PromLabelReader::read(std::string_view name, std::string_view value, PromSample *s)
+// The other labels Fleetscope reads (labelFields).
+std::string *tableLabel(std::string_view name, unsigned wanted, Ranks *ranks, PromSample *s)
 {
     for (const auto &f : labelFields) {
         if (f.name != name) {
             continue;
         }
-        if ((f.set == Always || (m_wanted & f.set) != 0U) && (f.best == nullptr || f.rank > m_ranks.*f.best)) {
+        if ((f.set == Always || (wanted & f.set) != 0U) && (f.best == nullptr || f.rank > ranks->*f.best)) {
             if (f.best != nullptr) {
-                m_ranks.*f.best = f.rank;
+                ranks->*f.best = f.rank;
             }
-            (s->*f.field).assign(value);
+            return &(s->*f.field);
         }
-        return;
+        return nullptr;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+void PromLabelReader::read(std::string_view name, std::string_view value, PromSample *s)
+{
+    std::string *target = mapLabel(name, m_wanted, m_names, &m_ranks, s);
+    if (!target) {
+        target = tableLabel(name, m_wanted, &m_ranks, s);
+    }
+    if (target) {
+        target->assign(value);
     }
 }
 
 namespace {
 
-// Reads a series' "metric" object: Hostname and gpu always, the rest as asked.
-simdjson::error_code readLabels(od::value metric, unsigned wanted, PromSample *s)
+// Reads a series' "metric" object: the node and gpu labels always, the rest as asked.
+simdjson::error_code readLabels(od::value metric, unsigned wanted, const MetricMap::Labels &names, PromSample *s)
 {
     od::object labels;
     if (auto e = metric.get_object().get(labels)) {
         return e;
     }
-    PromLabelReader reader(wanted);
+    PromLabelReader reader(wanted, names);
     for (auto label : labels) {
         std::string_view name;
         if (auto e = label.unescaped_key().get(name)) {
@@ -157,7 +206,8 @@ simdjson::error_code readPair(od::array pair, int64_t *timeMs, double *value, st
 }
 
 // Reads one element of an instant vector's "result": {"metric":{...},"value":[time,"value"]}.
-simdjson::error_code readSeries(od::value element, unsigned wanted, PromSample *s, std::string *error)
+simdjson::error_code readSeries(
+    od::value element, unsigned wanted, const MetricMap::Labels &names, PromSample *s, std::string *error)
 {
     od::object series;
     if (auto e = element.get_object().get(series)) {
@@ -170,7 +220,7 @@ simdjson::error_code readSeries(od::value element, unsigned wanted, PromSample *
             return e;
         }
         if (key == "metric") {
-            if (auto e = readLabels(field.value(), wanted, s)) {
+            if (auto e = readLabels(field.value(), wanted, names, s)) {
                 return e;
             }
         } else if (key == "value") {
@@ -291,7 +341,7 @@ bool PromJson::parseVector(std::string *body, size_t maxSeries, bool withPlaceme
     std::string *error, bool withJobs)
 {
     out->clear();
-    const unsigned wanted = (withPlacement ? PromLabelReader::Placement : 0U) | (withJobs ? PromLabelReader::Jobs : 0U);
+    const unsigned wanted = (withPlacement ? Placement : 0U) | (withJobs ? Jobs : 0U);
     const bool ok = parseAnswer(
         m_parser->parser, body, "vector",
         [&](od::value element, std::string *detail) {
@@ -300,7 +350,7 @@ bool PromJson::parseVector(std::string *body, size_t maxSeries, bool withPlaceme
                 return simdjson::CAPACITY;
             }
             out->emplace_back();
-            return readSeries(element, wanted, &out->back(), detail);
+            return readSeries(element, wanted, m_labels, &out->back(), detail);
         },
         error);
     if (!ok) {
@@ -335,7 +385,7 @@ bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints
                     return e;
                 }
                 if (key == "metric") {
-                    if (auto e = readLabels(field.value(), 0, &labels)) {
+                    if (auto e = readLabels(field.value(), 0, m_labels, &labels)) {
                         return e;
                     }
                     haveLabels = true;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "metricmap.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -11,15 +13,16 @@
 
 namespace fleetscope::backend {
 
-// One series of an instant-vector answer: the labels Fleetscope reads (dcgm-exporter's, plus optional hall/row/rack
-// placement labels), the value and its timestamp.
+// One series of an instant-vector answer: the labels Fleetscope reads (dcgm-exporter's, under the names a MetricMap
+// gives, plus optional hall/row/rack placement labels), the value and its timestamp.
 struct PromSample
 {
-    std::string hostname; // Hostname
+    std::string hostname; // hostname or Hostname (MetricMap::Labels::hostname: the first one present)
+    int hostnameRank = -1; // which of those names it came from; -1: none
     std::string gpu; // gpu: the device index on its node
     std::string uuid; // UUID
     std::string model; // modelName
-    std::string driver; // DCGM_FI_DRIVER_VERSION
+    std::string driver; // DCGM_FI_DRIVER_VERSION (DCGM_FI_SYSTEM_DRIVER_VERSION since dcgm-exporter 4.9)
     std::string hall;
     std::string row;
     std::string rack;
@@ -36,27 +39,33 @@ struct PromSample
     int64_t timeMs = 0;
 };
 
-// Reads a series' labels, one at a time, into the PromSample fields Fleetscope knows: Hostname, gpu and __name__
-// always, the placement and job labels when asked for. Of a job field's several names (exported_pod, pod, pod_name)
-// the best one of the series wins whatever their order. One reader per series.
+// Reads a series' labels, one at a time, into the PromSample fields Fleetscope knows: the node and gpu labels (under
+// the names of a MetricMap) and __name__ always, the identity, placement and job labels when asked for. Of a field's
+// several names (hostname and Hostname; exported_pod, pod, pod_name) the best one of the series wins whatever their
+// order. One reader per series.
 class PromLabelReader
 {
 public:
     enum Set : unsigned { Always = 0U, Placement = 1U, Jobs = 2U };
+    // The best name seen so far of the fields that have several: higher is better.
     struct Ranks
     {
         int nameSpace = 0;
         int pod = 0;
         int container = 0;
+        int driver = 0;
+        int hostname = 0;
     };
 
-    explicit PromLabelReader(unsigned wanted)
+    PromLabelReader(unsigned wanted, const MetricMap::Labels &names)
         : m_wanted(wanted)
+        , m_names(names)
     { }
     void read(std::string_view name, std::string_view value, PromSample *s);
 
 private:
     unsigned m_wanted;
+    const MetricMap::Labels &m_names;
     Ranks m_ranks;
 };
 
@@ -70,10 +79,14 @@ public:
     PromJson(const PromJson &) = delete;
     PromJson &operator=(const PromJson &) = delete;
 
+    // The names of the node, GPU and identity labels (by default both spellings of the node label, newest first).
+    void setLabels(const MetricMap::Labels &labels) { m_labels = labels; }
+
     // Parses {"status":"success","data":{"resultType":"vector","result":[...]}} into out (replacing its contents).
     // False with an error for anything else: a "status":"error" answer (with the upstream's errorType and error),
     // malformed or truncated JSON, another result type, a series without a [time, "value"] pair, or more than
-    // maxSeries series. body may be grown for simdjson's padding. Without withPlacement only Hostname and gpu are read.
+    // maxSeries series. body may be grown for simdjson's padding. Without withPlacement only the node and gpu labels
+    // (and __name__) are read.
     bool parseVector(std::string *body, size_t maxSeries, bool withPlacement, std::vector<PromSample> *out,
         std::string *error, bool withJobs = false);
 
@@ -92,6 +105,7 @@ public:
 private:
     struct Parser;
     std::unique_ptr<Parser> m_parser;
+    MetricMap::Labels m_labels;
 };
 
 } // namespace fleetscope::backend

@@ -439,11 +439,13 @@ int main(int argc, char **argv)
         int64_t sampleMs = evalMs;
         std::string sampleAnswer;
         const std::string empty = R"({"status":"success","data":{"resultType":"vector","result":[]}})";
+        // The synthetic series name their node Hostname: the source chooses the profile of dcgm-exporter 3.x-4.8.2.
+        const auto map = be::MetricMap::profile(be::MetricMap::Profile::Gen3x482);
         LoopbackPrometheus server([&](const std::string &query) -> std::string_view {
-            if (query == be::PrometheusSource::discoveryQuery()) {
+            if (query == be::PrometheusSource::profileDiscoveryQuery()) {
                 return discovery;
             }
-            if (query == be::PrometheusSource::sampleTimeQuery()) {
+            if (query == be::PrometheusSource::sampleTimeQuery(map)) {
                 sampleMs += 1000;
                 const std::string t = goFloat(static_cast<double>(sampleMs) / 1000.0);
                 sampleAnswer = R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[)"
@@ -451,7 +453,7 @@ int main(int argc, char **argv)
                 return sampleAnswer;
             }
             for (size_t m = 0; m < metrics.size(); ++m) {
-                if (query == be::PrometheusSource::queryFor(metrics[m])) {
+                if (query == be::PrometheusSource::queryFor(map, metrics[m])) {
                     return std::string_view(answers[m]);
                 }
             }
@@ -468,7 +470,7 @@ int main(int argc, char **argv)
             for (const auto id : metrics) {
                 be::PrometheusHttp::Response response;
                 const auto target
-                    = "/api/v1/query?query=" + be::PrometheusHttp::encode(*be::PrometheusSource::queryFor(id));
+                    = "/api/v1/query?query=" + be::PrometheusHttp::encode(*be::PrometheusSource::queryFor(map, id));
                 if (!http.get(target, 60s, &response, &error) || response.body.size() < 100) {
                     fmt::print(stderr, "PrometheusHttp::get: {}\n", error);
                     std::exit(1);

@@ -20,24 +20,35 @@ int64_t nowUnixMs()
         .count();
 }
 
-constexpr std::string_view gpuTempField = "DCGM_FI_DEV_GPU_TEMP";
+// The GPU temperature's name in every generation dcgm-exporter has had: the series a layout and interval are learnt
+// from.
+const std::vector<std::string> &gpuTempNames()
+{
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const auto p : MetricMap::allProfiles) {
+            const std::string name = MetricMap::profile(p).seriesName(MetricId::GpuTemp);
+            if (std::find(out.begin(), out.end(), name) == out.end()) {
+                out.push_back(name);
+            }
+        }
+        return out;
+    }();
+    return names;
+}
 
-// A series' labels as the discovery and the job bookkeeping read them: Hostname (dcgm-exporter before 4.8) or hostname
-// (since NVIDIA/dcgm-exporter#655), gpu, __name__, and the placement or job labels asked for.
-void readSeries(const std::vector<WriteRequestReader::Label> &series, unsigned wanted, PromSample *s)
+// A series' labels as the discovery and the job bookkeeping read them: the node and gpu labels under the map's names
+// (hostname since NVIDIA/dcgm-exporter#655, Hostname before), __name__, and the placement or job labels asked for.
+void readSeries(
+    const std::vector<WriteRequestReader::Label> &series, unsigned wanted, const MetricMap::Labels &names, PromSample *s)
 {
     for (std::string *f : { &s->hostname, &s->gpu, &s->name, &s->uuid, &s->model, &s->driver, &s->hall, &s->row,
              &s->rack, &s->nameSpace, &s->pod, &s->container, &s->hpcJob, &s->hpcUser }) {
         f->clear();
     }
-    PromLabelReader reader(wanted);
+    s->hostnameRank = -1;
+    PromLabelReader reader(wanted, names);
     for (const auto &label : series) {
-        if (label.name == "hostname") {
-            if (s->hostname.empty()) {
-                s->hostname = label.value;
-            }
-            continue;
-        }
         reader.read(label.name, label.value, s);
     }
 }
@@ -51,34 +62,29 @@ struct SeriesKey
     bool hasJobLabels = false;
 };
 
-SeriesKey keyOf(const std::vector<WriteRequestReader::Label> &labels)
+SeriesKey keyOf(const std::vector<WriteRequestReader::Label> &labels, const MetricMap &map)
 {
     SeriesKey key;
+    MetricMap::Identity id;
     for (const auto &l : labels) {
         const auto &n = l.name;
         if (n == "__name__") {
             key.name = l.value;
-        } else if (n == "gpu") {
-            key.gpu = l.value;
-        } else if (n == "Hostname" || (n == "hostname" && key.hostname.empty())) {
-            key.hostname = l.value;
         } else if (n == "pod" || n == "exported_pod" || n == "pod_name" || n == "hpc_job") {
             key.hasJobLabels = key.hasJobLabels || !l.value.empty();
+        } else {
+            map.readLabel(n, l.value, &id);
         }
     }
+    key.hostname = id.hostname;
+    key.gpu = id.gpu;
     return key;
 }
-
 } // namespace
 
 RemoteWriteSource::RemoteWriteSource(Log log)
     : m_log(std::move(log))
 {
-    for (const auto &def : metricCatalog()) {
-        if (!def.dcgmField.empty()) {
-            m_metrics.emplace_back(def.dcgmField, def.id);
-        }
-    }
 }
 
 RemoteWriteSource::~RemoteWriteSource()
@@ -153,7 +159,7 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
                 *error = m_discovered.empty()
                     ? fmt::format("no GPU series ({}) pushed to http://{}:{}/api/v1/write in {} s; point the "
                                   "scraper's remote write there (vmagent -remoteWrite.url=..., Prometheus remote_write)",
-                          gpuTempField, host, m_port, options.startTimeout.count() / 1000)
+                          gpuTempNames().front(), host, m_port, options.startTimeout.count() / 1000)
                     : fmt::format("{} GPUs pushed in {} s, but not two samples of any one yet, so the scrape interval "
                                   "is unknown; give it with --remote-write-interval-ms",
                           m_discovered.size(), options.startTimeout.count() / 1000);
@@ -163,6 +169,11 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
             }
         }
         m_windowMs = options.windowMs > 0 ? options.windowMs : intervalOf(m_deltas);
+        std::vector<std::string> adopted;
+        m_map = options.metricMap ? *options.metricMap
+                                  : MetricMap::choose(std::vector<std::string>(m_namesSeen.begin(), m_namesSeen.end()),
+                                      m_hostnameLabelUses[0] >= m_hostnameLabelUses[1] ? "hostname" : "Hostname",
+                                      &adopted);
         std::vector<PromSample> gpus;
         gpus.reserve(m_discovered.size());
         for (auto &[key, d] : m_discovered) {
@@ -191,6 +202,8 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         m_discovering = false;
     }
     m_ready = true;
+    log(fmt::format("remote write: {} {}", options.metricMap ? "metric map from" : "dcgm-exporter profile",
+        m_map.name() + (options.metricMap ? "" : " chosen from the series pushed")));
     log(fmt::format("remote write: {} GPUs on {} nodes in {} racks, layout from {}; windows of {} ms ({}), published "
                     "{} ms after they end",
         m_topology.shape().gpuCount, m_topology.shape().nodes.size(), m_topology.shape().racks.size(),
@@ -233,13 +246,27 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
     // Read whole before anything is kept, as take() does.
     thread_local PromSample labels;
     std::vector<std::pair<PromSample, std::vector<int64_t>>> temps;
+    static const MetricMap::Labels anyGeneration; // both spellings of the node and driver labels
+    static const MetricMap anyMap;
+    static const auto profileNames = [] {
+        auto names = MetricMap::allProfileNames();
+        std::sort(names.begin(), names.end());
+        return names;
+    }();
+    std::vector<std::string> names;
     WriteRequestReader reader(bytes, m_options.limits);
     while (reader.next()) {
-        const auto key = keyOf(reader.labels());
-        if (key.name != gpuTempField || key.hostname.empty() || key.gpu.empty()) {
+        const auto key = keyOf(reader.labels(), anyMap);
+        if (std::binary_search(profileNames.begin(), profileNames.end(), key.name)
+            && std::find(names.begin(), names.end(), key.name) == names.end()) {
+            names.emplace_back(key.name);
+        }
+        const auto &tempNames = gpuTempNames();
+        if (std::find(tempNames.begin(), tempNames.end(), key.name) == tempNames.end() || key.hostname.empty()
+            || key.gpu.empty()) {
             continue;
         }
-        readSeries(reader.labels(), PromLabelReader::Placement, &labels);
+        readSeries(reader.labels(), PromLabelReader::Placement, anyGeneration, &labels);
         std::vector<int64_t> times;
         for (const auto &sample : reader.samples()) {
             times.push_back(sample.timestampMs);
@@ -251,7 +278,11 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
         return false;
     }
     std::lock_guard lock(m_mutex);
+    for (auto &name : names) {
+        m_namesSeen.insert(std::move(name));
+    }
     for (auto &[gpu, times] : temps) {
+        ++m_hostnameLabelUses[gpu.hostnameRank == 0 ? 0 : 1];
         std::string key = gpu.hostname + '\0' + gpu.gpu;
         auto it = m_discovered.find(key);
         if (it == m_discovered.end()) {
@@ -320,9 +351,9 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
     int64_t lastNode = -1;
     WriteRequestReader reader(scratch, m_options.limits);
     while (reader.next()) {
-        const auto key = keyOf(reader.labels());
+        const auto key = keyOf(reader.labels(), m_map);
         // Senders add their own series (vmagent's up, scrape_duration_seconds, ...): not ours, and not a fault.
-        const auto metric = metricOf(key.name);
+        const auto metric = m_map.metric(key.name);
         if (!metric) {
             ++unknownMetric;
             continue;
@@ -343,12 +374,17 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
             continue;
         }
         int64_t newest = 0;
+        const bool convert = !metric->conversion.isIdentity();
         for (const auto &sample : reader.samples()) {
-            samples.push_back({ static_cast<uint32_t>(g), *metric, sample.timestampMs, sample.value });
+            // DCGM's blanks and NaN stay as they are, for the windows to tell them apart.
+            size_t ignored = 0;
+            const bool usable = !std::isnan(PrometheusSource::clean(sample.value, &ignored, &ignored));
+            const double value = convert && usable ? metric->conversion.apply(sample.value) : sample.value;
+            samples.push_back({ static_cast<uint32_t>(g), metric->id, sample.timestampMs, value });
             newest = std::max(newest, sample.timestampMs);
         }
-        if (*metric == MetricId::GpuTemp && newest > 0 && key.hasJobLabels) {
-            readSeries(reader.labels(), PromLabelReader::Jobs, &labels);
+        if (metric->id == MetricId::GpuTemp && newest > 0 && key.hasJobLabels) {
+            readSeries(reader.labels(), PromLabelReader::Jobs, m_map.labels(), &labels);
             jobs.push_back({ static_cast<uint32_t>(g), newest, labels });
         }
     }
@@ -374,20 +410,10 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
     return 204;
 }
 
-std::optional<MetricId> RemoteWriteSource::metricOf(std::string_view name) const
-{
-    for (const auto &[field, id] : m_metrics) {
-        if (field == name) {
-            return id;
-        }
-    }
-    return std::nullopt;
-}
-
 bool RemoteWriteSource::useHistoryFrom(const PrometheusSource::Options &options, std::string *error)
 {
     auto history = std::make_unique<PrometheusSource>(m_log);
-    if (!history->startForHistory(options, m_topology, error)) {
+    if (!history->startForHistory(options, m_topology, m_map, error)) {
         return false;
     }
     m_history = std::move(history);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "framepoller.h"
+#include "metricmap.h"
 #include "prometheussource.h"
 #include "prometheustopology.h"
 #include "remotewrite/remotewritedecoder.h"
@@ -14,6 +15,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <array>
 #include <optional>
 #include <string>
 #include <thread>
@@ -53,6 +56,7 @@ public:
         std::chrono::milliseconds startTimeout { 120000 };
         std::chrono::milliseconds dropLogInterval { 10000 }; // what was not used is logged at most this often
         RemoteWriteLimits limits;
+        std::optional<MetricMap> metricMap; // --metric-map; without, chosen from the series pushed
         int threads = 4;
     };
 
@@ -114,7 +118,6 @@ private:
     };
 
     bool discover(std::string_view bytes, int64_t nowMs, std::string *error);
-    std::optional<MetricId> metricOf(std::string_view name) const;
     bool discoveryDone(int64_t nowMs) const;
     void log(const std::string &line) const;
     void logDrops();
@@ -124,19 +127,21 @@ private:
     std::unique_ptr<httplib::Server> m_server;
     std::thread m_serverThread;
     int m_port = 0;
-    std::vector<std::pair<std::string, MetricId>> m_metrics; // the catalogue's fields by their series name
 
     mutable std::mutex m_mutex; // discovery, stats
     std::condition_variable m_discoveryChanged;
     bool m_discovering = true;
     std::map<std::string, Discovered> m_discovered; // by hostname \0 gpu
     std::vector<int64_t> m_deltas;
+    std::set<std::string> m_namesSeen; // of the built-in profiles' series names
+    std::array<size_t, 2> m_hostnameLabelUses {}; // GPUs seen with hostname, with Hostname
     int64_t m_lastNewGpuMs = 0;
     Stats m_stats;
     int64_t m_lastAcceptedMs = 0;
 
     // Fixed once start() returns.
     PrometheusTopology m_topology;
+    MetricMap m_map;
     int64_t m_windowMs = 0;
     std::unique_ptr<WindowFolder> m_folder;
     std::unique_ptr<PrometheusSource> m_history;

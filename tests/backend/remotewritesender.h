@@ -19,12 +19,13 @@ struct PushedSeries
     std::vector<std::pair<int64_t, double>> samples; // (Unix ms, value)
 };
 
-// dcgm-exporter's labels for one GPU's field.
+// dcgm-exporter's labels for one GPU's field (the node label as before 4.8.3, Hostname, unless given).
 inline PushedSeries dcgmSeries(const std::string &field, const std::string &hostname, int gpu, int64_t timeMs,
-    double value, std::vector<std::pair<std::string, std::string>> extra = {})
+    double value, std::vector<std::pair<std::string, std::string>> extra = {},
+    const std::string &nodeLabel = "Hostname")
 {
     PushedSeries s;
-    s.labels = { { "Hostname", hostname }, { "UUID", "GPU-" + hostname + "-" + std::to_string(gpu) },
+    s.labels = { { nodeLabel, hostname }, { "UUID", "GPU-" + hostname + "-" + std::to_string(gpu) },
         { "__name__", field }, { "gpu", std::to_string(gpu) }, { "modelName", "NVIDIA H100 80GB HBM3" } };
     for (auto &l : extra) {
         s.labels.push_back(std::move(l));

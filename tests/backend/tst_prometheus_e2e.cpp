@@ -492,6 +492,17 @@ private:
             qWarning("the Prometheus source did not start: %s", error.c_str());
             return nullptr;
         }
+        {
+            // The simulator's page is a dcgm-exporter before 4.8.3 (label Hostname); a real Prometheus answers the
+            // queries that recognise it (discovery by __name__ and both node labels, the names of one node).
+            std::lock_guard lock(m_logMutex);
+            if (m_log.find("dcgm-exporter profile 3.x-4.8.2 (label Hostname) chosen from the series present\n")
+                    == std::string::npos
+                || m_log.find("is not known") != std::string::npos) {
+                qWarning("the profile was not recognised from the series; the log:\n%s", m_log.c_str());
+                return nullptr;
+            }
+        }
         be::FrameSource::Options sourceOptions;
         sourceOptions.interval = 200ms;
         m_backend

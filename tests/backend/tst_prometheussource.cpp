@@ -2,6 +2,7 @@
 // The Prometheus source against a fake Prometheus HTTP API (a QTcpServer on its own thread answering
 // /api/v1/query with canned JSON per query): layout, values, sample times, and every kind of bad answer.
 #include "backendserver.h"
+#include "fakeprometheus.h"
 #include "framesource.h"
 #include "prometheussource.h"
 
@@ -33,123 +34,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct Answer
-{
-    int status = 200;
-    QByteArray body;
-    int delayMs = 0;
-};
-
-// Answers GET /api/v1/query?query=Q with the answer set for Q; an unexpected query gets a Prometheus-style 400.
-// Lives on its own thread so that a test may block on the source while the server answers.
-class FakePrometheus : public QObject
-{
-public:
-    FakePrometheus()
-    {
-        m_thread.start();
-        moveToThread(&m_thread);
-        QMetaObject::invokeMethod(
-            this,
-            [this] {
-                m_server = new QTcpServer(this);
-                m_server->listen(QHostAddress::LocalHost, 0);
-                connect(m_server, &QTcpServer::newConnection, this, [this] {
-                    while (auto *socket = m_server->nextPendingConnection()) {
-                        connect(socket, &QTcpSocket::readyRead, this, [this, socket] { serve(socket); });
-                        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-                    }
-                });
-            },
-            Qt::BlockingQueuedConnection);
-    }
-    ~FakePrometheus() override
-    {
-        QMetaObject::invokeMethod(
-            this, [this] { delete m_server; }, Qt::BlockingQueuedConnection);
-        m_thread.quit();
-        m_thread.wait();
-    }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(m_server->serverPort()); }
-
-    void set(const std::string &query, Answer answer)
-    {
-        QMutexLocker lock(&m_mutex);
-        m_answers[QString::fromStdString(query)] = std::move(answer);
-    }
-    int requests(const std::string &query) const
-    {
-        QMutexLocker lock(&m_mutex);
-        return m_requests.value(QString::fromStdString(query));
-    }
-    // Answers for /api/v1/query_range, by query.
-    void setRange(const std::string &query, Answer answer) { set(rangeKey + query, std::move(answer)); }
-    int rangeRequests(const std::string &query) const { return requests(rangeKey + query); }
-    // The start, end and step (as sent) of the last range query for this query.
-    QStringList lastRange(const std::string &query) const
-    {
-        QMutexLocker lock(&m_mutex);
-        return m_ranges.value(QString::fromStdString(query));
-    }
-    static constexpr const char *rangeKey = "range:";
-
-private:
-    void serve(QTcpSocket *socket)
-    {
-        QByteArray &buffer = m_buffers[socket];
-        buffer += socket->readAll();
-        if (!buffer.contains("\r\n\r\n")) {
-            return;
-        }
-        const QByteArray line = buffer.left(buffer.indexOf("\r\n"));
-        m_buffers.remove(socket);
-        const QUrl url(QString::fromLatin1(line.split(' ').value(1)));
-        const QUrlQuery items(url.query());
-        const bool range = url.path() == QStringLiteral("/api/v1/query_range");
-        const QString query
-            = QLatin1String(range ? rangeKey : "") + items.queryItemValue(QStringLiteral("query"), QUrl::FullyDecoded);
-        Answer answer;
-        {
-            QMutexLocker lock(&m_mutex);
-            if (range) {
-                m_ranges[query.mid(static_cast<qsizetype>(std::strlen(rangeKey)))]
-                    = QStringList { items.queryItemValue(QStringLiteral("start")),
-                          items.queryItemValue(QStringLiteral("end")), items.queryItemValue(QStringLiteral("step")) };
-            }
-            ++m_requests[query];
-            answer = m_answers.value(query,
-                Answer { 400,
-                    R"({"status":"error","errorType":"bad_data","error":"the fake has no answer for this query"})",
-                    0 });
-        }
-        if (url.path() != QStringLiteral("/api/v1/query") && !range) {
-            answer = { 404, "404 page not found", 0 };
-        }
-        QPointer<QTcpSocket> guard(socket);
-        auto respond = [guard, answer] {
-            if (!guard) {
-                return;
-            }
-            guard->write("HTTP/1.1 " + QByteArray::number(answer.status) + " X\r\nContent-Type: application/json\r\n"
-                + "Content-Length: " + QByteArray::number(answer.body.size()) + "\r\nConnection: close\r\n\r\n"
-                + answer.body);
-            guard->disconnectFromHost();
-        };
-        if (answer.delayMs > 0) {
-            QTimer::singleShot(answer.delayMs, socket, respond);
-        } else {
-            respond();
-        }
-    }
-
-    QThread m_thread;
-    QTcpServer *m_server = nullptr;
-    QHash<QTcpSocket *, QByteArray> m_buffers; // server thread only
-    mutable QMutex m_mutex; // guards m_answers and m_requests, set by the test, read by the server thread
-    QHash<QString, Answer> m_answers;
-    QHash<QString, int> m_requests;
-    QHash<QString, QStringList> m_ranges;
-};
+// The fake's series name their node Hostname, as dcgm-exporter before 4.8.3 does, with the names of 3.x and 4.x: the
+// source chooses this profile, and asks its queries.
+const MetricMap hostnameProfile = MetricMap::profile(MetricMap::Profile::Gen3x482);
 
 // The test fleet: four hosts whose names sort naturally as node-1, node-2, node-3, node-10, 8 GPUs each.
 const std::vector<std::string> hosts = { "node-10", "node-2", "node-3", "node-1" };
@@ -236,12 +123,12 @@ void answerEvents(FakePrometheus &fake, const std::map<int, std::string> &xid, c
             }
         }
     }
-    fake.set(PrometheusSource::eventQuery(), { 200, vectorAnswer(series), 0 });
+    fake.set(PrometheusSource::eventQuery(hostnameProfile), { 200, vectorAnswer(series), 0 });
 }
 
 void answerTimestamp(FakePrometheus &fake, double seconds)
 {
-    fake.set(PrometheusSource::sampleTimeQuery(),
+    fake.set(PrometheusSource::sampleTimeQuery(hostnameProfile),
         { 200, vectorAnswer({ { {}, {}, QByteArray::number(seconds, 'f', 3).toStdString(), {} } }), 0 });
 }
 
@@ -261,9 +148,9 @@ void answerFleet(FakePrometheus &fake, double seconds = 1700000000.5, const std:
             gpus.push_back({ h, std::to_string(g), "1", labels });
         }
     }
-    fake.set(PrometheusSource::discoveryQuery(), { 200, vectorAnswer(gpus), 0 });
+    fake.set(PrometheusSource::profileDiscoveryQuery(), { 200, vectorAnswer(gpus), 0 });
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
-        if (const auto q = PrometheusSource::queryFor(static_cast<MetricId>(m))) {
+        if (const auto q = PrometheusSource::queryFor(hostnameProfile, static_cast<MetricId>(m))) {
             fake.set(*q, { 200, vectorAnswer(metricSeries(static_cast<MetricId>(m))), 0 });
         }
     }
@@ -357,7 +244,7 @@ void answerReasons(FakePrometheus &fake, const std::map<int, std::string> &reaso
             s.value = it->second;
         }
     }
-    fake.set(*PrometheusSource::queryFor(MetricId::ThrottleReasons), { 200, vectorAnswer(series), 0 });
+    fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::ThrottleReasons), { 200, vectorAnswer(series), 0 });
 }
 
 const FleetEvent *findEvent(const std::vector<FleetEvent> &events, FleetEvent::Kind kind, int64_t gpu)
@@ -409,14 +296,16 @@ RangeResult queryRange(BackendServer &server, const pb::QueryRangeRequest &reque
 }
 
 // The range queries pastEvents makes, with the default 15 s step: per GPU, whatever its other labels.
-const std::string pastXidQuery = "(max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS) != max by (Hostname, gpu) "
-                                 "(DCGM_FI_DEV_XID_ERRORS offset 15000ms)) > 0";
-const std::string pastDbeQuery = "(max by (Hostname, gpu) (DCGM_FI_DEV_ECC_DBE_VOL_TOTAL) - max by (Hostname, gpu) "
-                                 "(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL offset 15000ms)) > 0";
-const std::string pastReasonsQuery = "max by (Hostname, gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS) != max by (Hostname, "
-                                     "gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS offset 15000ms)";
-const std::string pastReasonsBeforeQuery = "max by (Hostname, gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS offset 15000ms) "
-                                           "!= max by (Hostname, gpu) (DCGM_FI_DEV_CLOCKS_EVENT_REASONS)";
+// By both spellings of the node label: a fleet may hold both.
+const std::string byNode = "max by (Hostname, hostname, gpu) ";
+const std::string pastXidQuery
+    = "(" + byNode + "(DCGM_FI_DEV_XID_ERRORS) != " + byNode + "(DCGM_FI_DEV_XID_ERRORS offset 15000ms)) > 0";
+const std::string pastDbeQuery = "(" + byNode + "(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL) - " + byNode
+    + "(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL offset 15000ms)) > 0";
+const std::string pastReasonsQuery
+    = byNode + "(DCGM_FI_DEV_CLOCKS_EVENT_REASONS) != " + byNode + "(DCGM_FI_DEV_CLOCKS_EVENT_REASONS offset 15000ms)";
+const std::string pastReasonsBeforeQuery
+    = byNode + "(DCGM_FI_DEV_CLOCKS_EVENT_REASONS offset 15000ms) != " + byNode + "(DCGM_FI_DEV_CLOCKS_EVENT_REASONS)";
 
 } // namespace
 
@@ -560,16 +449,16 @@ private Q_SLOTS:
         temps[2].value = "+Inf";
         temps[3].value = "2147483634"; // int32 not supported
         temps[4].value = "140737488355328"; // fp64 blank
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuTemp), { 200, vectorAnswer(temps), 0 });
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp), { 200, vectorAnswer(temps), 0 });
         // node-10/0 reports sentinels only: no data at all.
         for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
             const auto id = static_cast<MetricId>(m);
-            if (id == MetricId::GpuTemp || !PrometheusSource::queryFor(id)) {
+            if (id == MetricId::GpuTemp || !PrometheusSource::queryFor(hostnameProfile, id)) {
                 continue;
             }
             auto series = metricSeries(id);
             series[0].value = "9223372036854775792";
-            fake.set(*PrometheusSource::queryFor(id), { 200, vectorAnswer(series), 0 });
+            fake.set(*PrometheusSource::queryFor(hostnameProfile, id), { 200, vectorAnswer(series), 0 });
         }
         auto source = startSource(fake, nullptr);
         QVERIFY(source);
@@ -597,7 +486,7 @@ private Q_SLOTS:
         FakePrometheus fake;
         answerFleet(fake);
         for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
-            if (const auto q = PrometheusSource::queryFor(static_cast<MetricId>(m))) {
+            if (const auto q = PrometheusSource::queryFor(hostnameProfile, static_cast<MetricId>(m))) {
                 fake.set(*q, { 200, vectorAnswer(metricSeries(static_cast<MetricId>(m), "node-3", 6)), 0 });
             }
         }
@@ -621,7 +510,7 @@ private Q_SLOTS:
         temps.push_back({ "stranger", "0", "99", {} });
         temps.push_back({ "node-1", "8", "98", {} }); // a ninth GPU on a known host
         temps.push_back({ "node-1", "0", "97", {} }); // a second series for a known GPU
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuTemp), { 200, vectorAnswer(temps), 0 });
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp), { 200, vectorAnswer(temps), 0 });
         std::vector<std::string> log;
         auto source = startSource(fake, &log);
         QVERIFY(source);
@@ -683,7 +572,7 @@ private Q_SLOTS:
         QVERIFY(source);
         QVERIFY(source->poll());
 
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuTemp), { status, body, delayMs });
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp), { status, body, delayMs });
         answerTimestamp(fake, 1700000001.5);
         QElapsedTimer timer;
         timer.start();
@@ -744,14 +633,14 @@ private Q_SLOTS:
         const int64_t t0 = 1700000000000;
         auto t = [&](int k) { return t0 + 1000 * k; };
         // No sample at all at t(2): that row is left out.
-        fake.setRange(PrometheusSource::sampleTimeQuery(selector),
+        fake.setRange(PrometheusSource::sampleTimeQuery(hostnameProfile, selector),
             { 200,
                 matrixAnswer({ { {}, {},
                     { { t(0), "1699999999.750" }, { t(1), "1700000000.750" }, { t(3), "1700000002.750" },
                         { t(4), "1700000003.750" } },
                     {} } }),
                 0 });
-        fake.setRange(*PrometheusSource::queryFor(MetricId::GpuTemp, selector),
+        fake.setRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp, selector),
             { 200,
                 matrixAnswer({
                     { "node-2", "1",
@@ -764,7 +653,7 @@ private Q_SLOTS:
                     { "node-2", "1", { { t(0), "98" } }, {} }, // a second series for a GPU: ignored
                 }),
                 0 });
-        fake.setRange(*PrometheusSource::queryFor(MetricId::EccDbe, selector),
+        fake.setRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::EccDbe, selector),
             { 200, matrixAnswer({ { "node-10", "7", { { t(4), "1" } }, {} } }), 0 });
         FrameSource::Options options;
         options.interval = 100ms;
@@ -804,10 +693,10 @@ private Q_SLOTS:
         QVERIFY(std::isnan(floatAt(dbe, 7)));
         QVERIFY(std::isnan(floatAt(dbe, 0)));
         // The range asked for: the request's times (the end on the grid), step in seconds.
-        QCOMPARE(fake.lastRange(PrometheusSource::sampleTimeQuery(selector)),
+        QCOMPARE(fake.lastRange(PrometheusSource::sampleTimeQuery(hostnameProfile, selector)),
             (QStringList {
                 QStringLiteral("1700000000.000"), QStringLiteral("1700000004.000"), QStringLiteral("1.000") }));
-        QCOMPARE(fake.lastRange(*PrometheusSource::queryFor(MetricId::GpuTemp, selector)),
+        QCOMPARE(fake.lastRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp, selector)),
             (QStringList {
                 QStringLiteral("1700000000.000"), QStringLiteral("1700000004.000"), QStringLiteral("1.000") }));
 
@@ -838,9 +727,10 @@ private Q_SLOTS:
         auto source = startSource(fake, nullptr, 500ms, path.toStdString());
         QVERIFY(source);
         QCOMPARE(source->shape().nodes[1].hostname, std::string("a|b(c)\\\"d"));
-        QCOMPARE(source->hostSelector({ 3, 0 }), std::string("{Hostname=~\"gpu-1\\\\.dc\\\\.example\"}"));
+        // No series to choose a profile from: the newest one, whose node label is hostname.
+        QCOMPARE(source->hostSelector({ 3, 0 }), std::string("{hostname=~\"gpu-1\\\\.dc\\\\.example\"}"));
         QCOMPARE(source->hostSelector({ 8, 0 }),
-            std::string("{Hostname=~\"gpu-1\\\\.dc\\\\.example|a\\\\|b\\\\(c\\\\)\\\\\\\\\\\"d\"}"));
+            std::string("{hostname=~\"gpu-1\\\\.dc\\\\.example|a\\\\|b\\\\(c\\\\)\\\\\\\\\\\"d\"}"));
     }
 
     void badRangeAnswers_data()
@@ -885,9 +775,10 @@ private Q_SLOTS:
         std::string error;
         QVERIFY2(poller->start(sourceOptions, &error), error.c_str());
         const std::string selector = poller->hostSelector({ 0 });
-        fake.setRange(PrometheusSource::sampleTimeQuery(selector),
+        fake.setRange(PrometheusSource::sampleTimeQuery(hostnameProfile, selector),
             { 200, matrixAnswer({ { {}, {}, { { 1700000000000, "1700000000" } }, {} } }), 0 });
-        fake.setRange(*PrometheusSource::queryFor(MetricId::GpuTemp, selector), { status, body, delayMs });
+        fake.setRange(
+            *PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp, selector), { status, body, delayMs });
         FrameSource::Options options;
         options.interval = 100ms;
         BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
@@ -926,7 +817,7 @@ private Q_SLOTS:
         range.toMs = range.fromMs + 9000; // 10 times a second apart: 4 when 3 s apart
         range.stepMs = 1000;
         range.gpus = { 3 };
-        const std::string query = PrometheusSource::sampleTimeQuery(source->hostSelector(range.gpus));
+        const std::string query = PrometheusSource::sampleTimeQuery(hostnameProfile, source->hostSelector(range.gpus));
         std::vector<std::pair<int64_t, std::string>> points;
         for (int k = 0; k < 4; ++k) {
             points.emplace_back(range.fromMs + 3000 * k, std::to_string(1700000000 + 3 * k));
@@ -961,7 +852,7 @@ private Q_SLOTS:
                                            R"("namespace":"gpu-operator","pod":"nvidia-dcgm-exporter-abcde")";
         // node-3 GPU 4 serves a second HPC job: a second series, as dcgm-exporter's HPC mapping writes.
         const std::vector<Series> shared = { { "node-3", "4", "1", R"(,"hpc_job":"4243","hpc_user":"bob")" } };
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuUtil),
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuUtil),
             { 200, labelledAnswer(MetricId::GpuUtil, labels, shared), 0 });
         auto source = startSource(fake, nullptr);
         QVERIFY(source);
@@ -993,7 +884,8 @@ private Q_SLOTS:
 
         // Job 4243 ends, eval-suite starts on node-10 GPU 1.
         labels[denseIndex("node-10", 1)] = R"(,"namespace":"ml","pod":"eval-suite-0")";
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuUtil), { 200, labelledAnswer(MetricId::GpuUtil, labels), 0 });
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuUtil),
+            { 200, labelledAnswer(MetricId::GpuUtil, labels), 0 });
         answerTimestamp(fake, 1700000001.5);
         QVERIFY(source->poll());
         const auto events = source->takeEvents();
@@ -1052,7 +944,8 @@ private Q_SLOTS:
         // A new XID and one double-bit error after the reset; a GPU with no value keeps its last one meanwhile.
         answerEvents(fake, { { 5, "13" } }, { { 6, "1" } });
         auto series = metricSeries(MetricId::ThrottleReasons, "node-2", 0); // GPU 8
-        fake.set(*PrometheusSource::queryFor(MetricId::ThrottleReasons), { 200, vectorAnswer(series), 0 });
+        fake.set(
+            *PrometheusSource::queryFor(hostnameProfile, MetricId::ThrottleReasons), { 200, vectorAnswer(series), 0 });
         answerTimestamp(fake, 1700000003.5);
         QVERIFY(source->poll());
         events = source->takeEvents();
@@ -1084,7 +977,8 @@ private Q_SLOTS:
         std::map<int, std::string> labels;
         labels[2] = R"(,"namespace":"ml","pod":"train-llm-0")";
         labels[9] = R"(,"namespace":"ml","pod":"train-llm-1")";
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuTemp), { 200, labelledAnswer(MetricId::GpuTemp, labels), 0 });
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp),
+            { 200, labelledAnswer(MetricId::GpuTemp, labels), 0 });
         auto poller = startSource(fake, nullptr, 500ms);
         QVERIFY(poller);
         FrameSource::Options options;
@@ -1166,7 +1060,7 @@ private Q_SLOTS:
         QTRY_COMPARE(source.latest()->sequence, uint64_t { 1 });
         QCOMPARE(source.latest()->sampleTimeMs, int64_t { 1700000000500 });
 
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuTemp), { 500, "down", 0 });
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp), { 500, "down", 0 });
         answerTimestamp(fake, 1700000001.5);
         QTRY_VERIFY(contains(source.upstreamError(), "HTTP 500"));
         QCOMPARE(source.latest()->sequence, uint64_t { 1 });
@@ -1209,8 +1103,8 @@ private Q_SLOTS:
             while (reader->Read(&part)) { }
             QVERIFY(reader->Finish().ok());
         }
-        const int pollsBefore = fake.requests(PrometheusSource::sampleTimeQuery());
-        const int tempBefore = fake.requests(*PrometheusSource::queryFor(MetricId::GpuTemp));
+        const int pollsBefore = fake.requests(PrometheusSource::sampleTimeQuery(hostnameProfile));
+        const int tempBefore = fake.requests(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp));
         std::vector<std::unique_ptr<grpc::ClientContext>> contexts;
         std::vector<std::unique_ptr<grpc::ClientReader<pb::FramePart>>> readers;
         pb::SubscribeRequest request;
@@ -1236,10 +1130,10 @@ private Q_SLOTS:
             }
         }
         // Value queries ran once per new sample (2), whatever the number of subscribers.
-        QCOMPARE(fake.requests(*PrometheusSource::queryFor(MetricId::GpuTemp)) - tempBefore, 2);
-        QVERIFY(fake.requests(PrometheusSource::sampleTimeQuery()) > pollsBefore);
+        QCOMPARE(fake.requests(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp)) - tempBefore, 2);
+        QVERIFY(fake.requests(PrometheusSource::sampleTimeQuery(hostnameProfile)) > pollsBefore);
 
-        fake.set(*PrometheusSource::queryFor(MetricId::GpuTemp), { 500, "down", 0 });
+        fake.set(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp), { 500, "down", 0 });
         answerTimestamp(fake, 1700000010.5);
         for (auto &reader : readers) {
             pb::FramePart part;

@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <atomic>
 #include <mutex>
 #include <thread>
 
@@ -348,6 +349,78 @@ private Q_SLOTS:
         limits.maxBodyBytes = 100;
         const auto refusal = refusalOf(std::string(101, 'x'), { "snappy", "", "" }, limits);
         QCOMPARE(refusal.status, 413);
+    }
+
+    // A current exporter (4.8.3+: the node label is hostname) scraped every 500 ms: the receiver learns the interval
+    // from the samples, chooses the profile from the series pushed and says so, and reads the GPUs by hostname.
+    void learnsIntervalAndProfile()
+    {
+        const int port = freePort();
+        QVERIFY(port > 0);
+        std::mutex logMutex;
+        std::string log;
+        be::RemoteWriteSource source([&](const std::string &line) {
+            std::lock_guard lock(logMutex);
+            log += line + '\n';
+        });
+        be::RemoteWriteSource::Options options;
+        options.listen = "127.0.0.1:" + std::to_string(port);
+        options.delayMs = 0;
+        options.startTimeout = std::chrono::seconds(30);
+        std::atomic<bool> done { false };
+        bool started = false;
+        std::string error;
+        std::thread starter([&] {
+            started = source.start(options, &error);
+            done = true;
+        });
+        const int64_t t0 = 1'800'000'000'000;
+        auto scrape = [](int64_t t, double temp) {
+            std::vector<PushedSeries> series;
+            for (const char *host : { "gb-1", "gb-2" }) {
+                for (int g = 0; g < 4; ++g) {
+                    series.push_back(dcgmSeries("DCGM_FI_DEV_GPU_TEMP", host, g, t, temp + g, {}, "hostname"));
+                    series.push_back(dcgmSeries("DCGM_FI_DEV_POWER_USAGE", host, g, t, 700, {}, "hostname"));
+                }
+            }
+            return series;
+        };
+        // Scrapes 500 ms apart in sample time, pushed as fast as the receiver takes them until it has learnt enough.
+        for (int64_t k = 0; !done; ++k) {
+            push(port, writeBody(scrape(t0 + k * 500, 40)));
+            QTest::qWait(20);
+        }
+        starter.join();
+        QVERIFY2(started, error.c_str());
+        QCOMPARE(source.windowMs(), int64_t { 500 });
+        QCOMPARE(source.shape().gpuCount, 8U);
+        QCOMPARE(source.shape().nodes[1].hostname, std::string("gb-2"));
+        {
+            std::lock_guard lock(logMutex);
+            QVERIFY2(log.find("dcgm-exporter profile 4.8.3+ (label hostname) chosen from the series pushed")
+                    != std::string::npos,
+                log.c_str());
+            QVERIFY2(log.find("windows of 500 ms (the scrape interval the samples show)") != std::string::npos,
+                log.c_str());
+        }
+        // Live samples by hostname reach the frames.
+        std::shared_ptr<be::SimFrame> frame;
+        const auto now = [] {
+            return std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                push(port, writeBody(scrape(now(), 60)));
+                while (auto f = source.poll()) {
+                    frame = f;
+                }
+                return frame != nullptr;
+            }(),
+            5000);
+        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[5], 61.0F); // gb-2, GPU 1
+        QCOMPARE(frame->plane(be::MetricId::Power)[5], 700.0F);
     }
 
     // The receiver over HTTP: it learns the layout from the first pushes, then takes good requests (204), refuses bad

@@ -81,6 +81,8 @@ private Q_SLOTS:
         QVERIFY(topology);
         QVERIFY2(m_backendLog.contains("windows of 1000 ms (the scrape interval the samples show)"),
             m_backendLog.constData());
+        // The simulator's page is dcgm-exporter 3.x-4.8.2's: Hostname, DCGM_FI_DEV_CLOCKS_EVENT_REASONS.
+        QVERIFY2(m_backendLog.contains("dcgm-exporter profile 3.x-4.8.2"), m_backendLog.constData());
         checkFrame(*topology);
     }
 
