@@ -364,14 +364,39 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
     const uint32_t n = m_topology.shape().gpuCount;
     const bool wasOk = m_report.ok;
     m_report = {};
+    // The queries of one poll: the sample time, one a metric, the events'.
+    size_t queriesDone = 0;
+    size_t queriesPlanned = 2;
+    for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
+        queriesPlanned += queryFor(m_map, static_cast<MetricId>(m)) ? 1 : 0;
+    }
     auto fail = [&](std::string error) -> std::shared_ptr<SimFrame> {
         m_report.ok = false;
-        m_report.error = std::move(error);
         m_report.elapsed
             = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
-        if (m_report.error != m_loggedError) {
+        const std::string base = error;
+        // Out of time: how long the whole set would need, and what to set.
+        if (error.find("timed out") != std::string::npos || error.find("no time left") != std::string::npos) {
+            const auto elapsedMs = std::chrono::duration_cast<std::chrono::milliseconds>(m_report.elapsed).count();
+            const int64_t neededMs = queriesDone == 0
+                ? 0
+                : elapsedMs * static_cast<int64_t>(queriesPlanned) / static_cast<int64_t>(queriesDone);
+            // Rounded up to whole seconds, with a quarter to spare.
+            const int64_t suggestMs = (neededMs * 5 / 4 + 999) / 1000 * 1000;
+            error += queriesDone == 0
+                ? fmt::format("; the poll's first query alone needed more than the {} ms budget: raise "
+                              "--prometheus-timeout-ms, or use the push path (--source remote-write)",
+                      m_options.timeout.count())
+                : fmt::format("; the poll had done {} of its {} queries in {} ms, so it needs about {} ms: set "
+                              "--prometheus-timeout-ms {} and --interval-ms at least that, or use the push path "
+                              "(--source remote-write)",
+                      queriesDone, queriesPlanned, elapsedMs, neededMs, std::max<int64_t>(1000, suggestMs));
+        }
+        m_report.error = std::move(error);
+        // Logged once while the same thing fails, not once a poll (the figures in the hint vary).
+        if (base != m_loggedError) {
             log(fmt::format("prometheus: {}; keeping the last good frame", m_report.error));
-            m_loggedError = m_report.error;
+            m_loggedError = base;
         }
         return nullptr;
     };
@@ -380,6 +405,7 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
     if (!query(sampleTimeQuery(m_map), evalMs, deadline, false, &m_samples, &m_report.error)) {
         return fail(m_report.error);
     }
+    ++queriesDone;
     int64_t sampleMs = evalMs; // no series at all: a frame without data, as of now
     if (!m_samples.empty()) {
         const double seconds = m_samples.front().value;
@@ -388,7 +414,17 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
         }
         sampleMs = std::llround(seconds * 1000.0);
     }
-    if (!m_samples.empty() && sampleMs <= m_lastSampleMs) {
+    const bool anySeries = !m_samples.empty();
+    // One host's own scrape time, for the interval: the fleet's newest sample moves on with every target's scrape.
+    if (n > 0) {
+        std::string ignored;
+        const std::string refQuery = sampleTimeQuery(m_map, hostSelector({ 0 }));
+        if (query(refQuery, evalMs, deadline, false, &m_samples, &ignored) && m_samples.size() == 1
+            && std::isfinite(m_samples.front().value) && m_samples.front().value > 0) {
+            noteScrape(std::llround(m_samples.front().value * 1000.0));
+        }
+    }
+    if (anySeries && sampleMs <= m_lastSampleMs) {
         m_report.ok = true;
         return nullptr;
     }
@@ -412,6 +448,7 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
         if (!query(*promql, evalMs, deadline, false, &m_samples, &m_report.error, true)) {
             return fail(m_report.error);
         }
+        ++queriesDone;
         std::fill(got.begin(), got.end(), 0);
         auto &plane = frame->planes[m];
         for (const auto &s : m_samples) {
@@ -490,6 +527,42 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
         m_loggedUnknown = m_report.unknownSeries;
     }
     return frame;
+}
+
+void PrometheusSource::noteScrape(int64_t sampleMs)
+{
+    if (m_refSampleMs > 0 && sampleMs > m_refSampleMs) {
+        m_scrapeDeltas.push_back(sampleMs - m_refSampleMs);
+        if (m_scrapeDeltas.size() > 8) {
+            m_scrapeDeltas.erase(m_scrapeDeltas.begin());
+        }
+        if (m_scrapeDeltas.size() >= 2) {
+            auto sorted = m_scrapeDeltas;
+            std::sort(sorted.begin(), sorted.end());
+            m_scrapeIntervalMs = sorted[sorted.size() / 2];
+        }
+    }
+    m_refSampleMs = std::max(m_refSampleMs, sampleMs);
+    // Said when first known and when it changes by a fifth or more.
+    if (m_scrapeIntervalMs > 0
+        && (m_loggedIntervalMs == 0 || std::llabs(m_scrapeIntervalMs - m_loggedIntervalMs) * 5 > m_loggedIntervalMs)) {
+        log(fmt::format("prometheus: the fleet is scraped every {} ms (host {}); polls follow it, once a scrape",
+            m_scrapeIntervalMs, m_topology.shape().nodes.front().hostname));
+        m_loggedIntervalMs = m_scrapeIntervalMs;
+    }
+}
+
+std::chrono::steady_clock::time_point PrometheusSource::nextPollAt(std::chrono::steady_clock::time_point scheduled) const
+{
+    if (m_scrapeIntervalMs <= 0 || m_refSampleMs <= 0) {
+        return scheduled;
+    }
+    // Just after the host's next scrape has landed (a quarter of an interval, at most a second, for the server to
+    // take it in), and never later than one interval from now (a host that stopped being scraped).
+    const auto now = std::chrono::steady_clock::now();
+    const int64_t landedMs = m_refSampleMs + m_scrapeIntervalMs + std::min<int64_t>(1000, m_scrapeIntervalMs / 4);
+    const auto expected = now + std::chrono::milliseconds(std::clamp<int64_t>(landedMs - nowUnixMs(), 0, m_scrapeIntervalMs));
+    return std::max(scheduled, expected);
 }
 
 void PrometheusSource::keepLargeAnswersInTheHeap()

@@ -90,6 +90,11 @@ public:
     std::shared_ptr<SimFrame> emptyFrame() const override;
     std::shared_ptr<SimFrame> poll() override;
     std::string upstreamError() const override { return m_report.ok ? std::string() : m_report.error; }
+    // Once the scrape interval is known (from one host's sample times), the next poll comes just after that host's
+    // next scrape, never sooner than scheduled: no polling faster than the data changes.
+    std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const override;
+    // The scrape interval seen (the median of the last few intervals of one host's samples), 0 while unknown.
+    int64_t scrapeIntervalMs() const { return m_scrapeIntervalMs; }
     std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
     std::vector<JobInfo> jobs() const override { return m_jobs.jobs(); }
     std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
@@ -152,6 +157,12 @@ private:
     std::string m_loggedError; // the error last logged, so a failing upstream logs once, not once a poll
     size_t m_loggedUnknown = 0;
     int64_t m_lastSampleMs = 0;
+    // One host's (the layout's first) newest sample time, and the last intervals between them.
+    void noteScrape(int64_t sampleMs);
+    int64_t m_refSampleMs = 0;
+    std::vector<int64_t> m_scrapeDeltas;
+    int64_t m_scrapeIntervalMs = 0;
+    int64_t m_loggedIntervalMs = 0;
     std::vector<PromSample> m_samples; // reused between queries
     PrometheusJobs m_jobs;
     PrometheusEvents m_eventDetector;

@@ -418,7 +418,7 @@ private Q_SLOTS:
         QCOMPARE(r.options.prometheus.metricMap->name(), path.toStdString());
         QCOMPARE(r.options.prometheus.metricMap->labels().hostname.size(), size_t { 3 });
         r = parseBackendOptions({ "--metric-map", path.toStdString() });
-        QVERIFY(r.error.find("apply to --source prometheus only") != std::string::npos);
+        QVERIFY(r.error.find("apply to --source prometheus and remote-write only") != std::string::npos);
         r = parseBackendOptions({ "--source", "prometheus", "--prometheus-url", "http://127.0.0.1:9090", "--metric-map",
             dir.filePath(QStringLiteral("none.txt")).toStdString() });
         QVERIFY2(r.error.find("cannot read") != std::string::npos, r.error.c_str());

@@ -559,6 +559,42 @@ private Q_SLOTS:
                                     << QStringLiteral("more than 128 series for a topology of 32 GPUs");
     }
 
+    // The poll follows the scrape interval one host's samples show: once known, the next poll waits for that host's
+    // next scrape instead of asking every (configured) interval for data that has not changed.
+    void pollsFollowTheScrapeInterval()
+    {
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        std::vector<std::string> log;
+        auto source = startSource(fake, &log);
+        QVERIFY(source);
+        const std::string refQuery = PrometheusSource::sampleTimeQuery(hostnameProfile, source->hostSelector({ 0 }));
+        QVERIFY(contains(refQuery, "node-1")); // the layout's first host
+        const auto now = std::chrono::steady_clock::now();
+        QCOMPARE(source->nextPollAt(now), now); // nothing known yet: as scheduled
+        const int64_t nowMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+        // Scrapes 15 s apart, the last one just now.
+        for (int k = 3; k >= 0; --k) {
+            const double t = static_cast<double>(nowMs - k * 15000) / 1000.0;
+            fake.set(refQuery, { 200, vectorAnswer({ { {}, {}, QByteArray::number(t, 'f', 3).toStdString(), {} } }), 0 });
+            answerTimestamp(fake, t);
+            source->poll();
+        }
+        QCOMPARE(source->scrapeIntervalMs(), int64_t { 15000 });
+        bool said = false;
+        for (const auto &line : log) {
+            said |= contains(line, "the fleet is scraped every 15000 ms (host node-1)");
+        }
+        QVERIFY(said);
+        const auto scheduled = std::chrono::steady_clock::now() + 1000ms;
+        const auto next = source->nextPollAt(scheduled);
+        // The next scrape lands about 15 s after the last one (plus up to a second for the server): not at 1 s.
+        QVERIFY(next - scheduled > 10s);
+        QVERIFY(next - std::chrono::steady_clock::now() <= 15s);
+    }
+
     void badAnswersKeepTheLastGoodFrame()
     {
         QFETCH(int, status);
@@ -581,6 +617,12 @@ private Q_SLOTS:
         const std::string error = source->upstreamError();
         QVERIFY2(contains(error, expected.toStdString().c_str()), error.c_str());
         QVERIFY2(contains(error, "DCGM_FI_DEV_GPU_TEMP"), error.c_str()); // which query failed
+        if (delayMs > 0) {
+            // Out of time: how far it got, how long the set would need, and what to set.
+            QVERIFY2(contains(error, "the poll had done 1 of its ") && contains(error, "so it needs about")
+                    && contains(error, "set --prometheus-timeout-ms"),
+                error.c_str());
+        }
         QCOMPARE(log.back(), "prometheus: " + error + "; keeping the last good frame");
         // Logged once while it persists, not once a poll.
         const size_t lines = log.size();
