@@ -343,6 +343,69 @@ private Q_SLOTS:
         QVERIFY2(QString::fromStdString(refusal.reason).contains(reason), refusal.reason.c_str());
     }
 
+    // Ten thousand mutations of a valid request (bytes flipped, cut, repeated, lengths made huge), deterministic: the
+    // reader never reads outside the bytes or loops, and either reads the request or refuses it with a reason.
+    void mutatedRequestsAreReadOrRefused()
+    {
+        std::vector<PushedSeries> series;
+        for (int g = 0; g < 8; ++g) {
+            series.push_back(dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", g, base + g, 40 + g, { { "pod", "p-1" } }));
+        }
+        const std::string valid = protobufOf(series);
+        uint64_t state = 0x9e3779b97f4a7c15ULL;
+        auto next = [&state] {
+            state ^= state << 13U;
+            state ^= state >> 7U;
+            state ^= state << 17U;
+            return state;
+        };
+        be::RemoteWriteLimits limits;
+        size_t read = 0;
+        size_t refused = 0;
+        for (int i = 0; i < 10000; ++i) {
+            std::string bytes = valid;
+            const int edits = 1 + static_cast<int>(next() % 4);
+            for (int e = 0; e < edits; ++e) {
+                const size_t at = next() % bytes.size();
+                switch (next() % 4) {
+                case 0:
+                    bytes[at] = static_cast<char>(next());
+                    break;
+                case 1:
+                    bytes.resize(at);
+                    break;
+                case 2:
+                    bytes.insert(at, bytes.substr(at, next() % 32));
+                    break;
+                default:
+                    bytes[at] = static_cast<char>(0xff); // a varint that goes on, a length far past the end
+                    break;
+                }
+                if (bytes.empty()) {
+                    bytes = valid.substr(0, 1);
+                }
+            }
+            be::WriteRequestReader reader(bytes, limits);
+            size_t seriesRead = 0;
+            while (reader.next()) {
+                ++seriesRead;
+                QVERIFY(seriesRead <= bytes.size()); // a series takes at least one byte: no endless loop
+                for (const auto &label : reader.labels()) {
+                    QVERIFY(label.name.data() >= bytes.data()
+                        && label.name.data() + label.name.size() <= bytes.data() + bytes.size());
+                    QVERIFY(label.value.size() <= bytes.size());
+                }
+            }
+            if (reader.error().empty()) {
+                ++read;
+            } else {
+                ++refused;
+            }
+        }
+        QVERIFY(read > 0);
+        QVERIFY(refused > 0);
+    }
+
     void decoderBodyLimit()
     {
         be::RemoteWriteLimits limits;
