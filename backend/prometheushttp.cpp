@@ -1,29 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prometheushttp.h"
 
-#include "tlsstream.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <memory>
-#include <vector>
+#include <mutex>
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+#include <curl/curl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509v3.h>
+#include <openssl/x509.h>
+
+#include <arpa/inet.h>
 
 #include <fmt/format.h>
 
@@ -31,54 +23,32 @@ namespace fleetscope::backend {
 
 namespace {
 
-using Clock = TlsStream::Clock;
-
-bool iequalsPrefix(const std::string &text, size_t at, const char *prefix)
+// libcurl's global state, once per process before the first handle.
+void initCurl()
 {
-    const size_t n = std::strlen(prefix);
-    if (text.size() < at + n) {
-        return false;
-    }
-    for (size_t i = 0; i < n; ++i) {
-        if (std::tolower(static_cast<unsigned char>(text[at + i])) != prefix[i]) {
-            return false;
-        }
-    }
-    return true;
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-enum class Parse { Incomplete, Complete, Error };
-
-// Decodes a chunked body starting at `from` into out. Incomplete until the last chunk is in.
-Parse dechunk(const std::string &raw, size_t from, std::string *out, std::string *error)
+// OpenSSL's queued errors for this thread, joined, and the queue emptied.
+std::string openSslErrors()
 {
-    out->clear();
-    size_t at = from;
-    for (;;) {
-        const size_t eol = raw.find("\r\n", at);
-        if (eol == std::string::npos) {
-            return Parse::Incomplete;
+    std::string out;
+    while (const unsigned long e = ERR_get_error()) {
+        char line[256];
+        ERR_error_string_n(e, line, sizeof line);
+        if (!out.empty()) {
+            out += "; ";
         }
-        size_t size = 0;
-        const auto [ptr, ec] = std::from_chars(raw.data() + at, raw.data() + eol, size, 16);
-        if (ec != std::errc() || ptr == raw.data() + at) {
-            *error = "malformed chunked encoding";
-            return Parse::Error;
-        }
-        at = eol + 2;
-        if (size > (size_t { 1 } << 40U)) { // no answer is a terabyte; and at + size must not wrap
-            *error = "chunk size out of range";
-            return Parse::Error;
-        }
-        if (size == 0) {
-            return raw.find("\r\n", at) == std::string::npos ? Parse::Incomplete : Parse::Complete;
-        }
-        if (raw.size() < at + size + 2) {
-            return Parse::Incomplete;
-        }
-        out->append(raw, at, size);
-        at += size + 2;
+        out += line;
     }
+    return out.empty() ? std::string("no detail") : out;
+}
+
+bool isIpAddress(const std::string &host)
+{
+    unsigned char buffer[16];
+    return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
 }
 
 // The options on their own and against the URL's scheme.
@@ -105,34 +75,20 @@ bool checkOptions(const PrometheusHttp::Options &options, bool tls, const std::s
 
 } // namespace
 
-struct PrometheusHttp::TlsContext
+bool PrometheusHttp::checkCaFile(const Options &options, std::string *error)
 {
-    SSL_CTX *ctx = nullptr;
-    ~TlsContext() { SSL_CTX_free(ctx); }
-};
-
-std::shared_ptr<const PrometheusHttp::TlsContext> PrometheusHttp::tlsContext(const Options &options, std::string *error)
-{
-    auto context = std::make_shared<TlsContext>();
-    context->ctx = SSL_CTX_new(TLS_client_method());
-    if (context->ctx == nullptr || SSL_CTX_set_min_proto_version(context->ctx, TLS1_2_VERSION) != 1) {
-        *error = fmt::format("cannot set up TLS: {}", tlsdetail::openSslErrors());
-        return nullptr;
+    // libcurl reads the bundle on every request and says little when it is not one: checked here, once, by the same
+    // OpenSSL that will verify with it.
+    if (options.caFile.empty()) {
+        return true;
     }
-    SSL_CTX_set_mode(context->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE);
-    SSL_CTX_set_verify(context->ctx, options.insecureSkipVerify ? SSL_VERIFY_NONE : SSL_VERIFY_PEER, nullptr);
+    const std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()), &SSL_CTX_free);
     ERR_clear_error();
-    if (!options.caFile.empty()) {
-        if (SSL_CTX_load_verify_locations(context->ctx, options.caFile.c_str(), nullptr) != 1) {
-            *error
-                = fmt::format("{}: not a readable PEM bundle of CA certificates ({})", options.caFile, tlsdetail::openSslErrors());
-            return nullptr;
-        }
-    } else if (SSL_CTX_set_default_verify_paths(context->ctx) != 1) {
-        *error = fmt::format("cannot load the system's CA certificates: {}", tlsdetail::openSslErrors());
-        return nullptr;
+    if (!ctx || SSL_CTX_load_verify_locations(ctx.get(), options.caFile.c_str(), nullptr) != 1) {
+        *error = fmt::format("{}: not a readable PEM bundle of CA certificates ({})", options.caFile, openSslErrors());
+        return false;
     }
-    return context;
+    return true;
 }
 
 bool PrometheusHttp::setBaseUrl(const std::string &url, const Options &options, std::string *error)
@@ -183,13 +139,10 @@ bool PrometheusHttp::setBaseUrl(const std::string &url, const Options &options, 
         return false;
     }
 
-    if (!checkOptions(options, tls, url, error)) {
+    if (!checkOptions(options, tls, url, error) || (tls && !checkCaFile(options, error))) {
         return false;
     }
-    const auto context = tls ? tlsContext(options, error) : nullptr;
-    if (tls && !context) {
-        return false;
-    }
+    initCurl();
     std::string secret;
     if (!options.passwordFile.empty() && !readSecret(options.passwordFile, "password file", &secret, error)) {
         return false;
@@ -198,11 +151,11 @@ bool PrometheusHttp::setBaseUrl(const std::string &url, const Options &options, 
         return false;
     }
     m_baseUrl = url;
+    m_origin = scheme + authority;
     m_host = host;
-    m_port = port;
     m_prefix = prefix;
     m_options = options;
-    m_tls = context;
+    m_tls = tls;
     return true;
 }
 
@@ -287,167 +240,190 @@ bool PrometheusHttp::authorization(std::string *header, std::string *error) cons
         if (!readSecret(m_options.bearerTokenFile, "bearer token file", &secret, error)) {
             return false;
         }
-        *header = fmt::format("Authorization: Bearer {}\r\n", secret);
+        *header = fmt::format("Authorization: Bearer {}", secret);
     } else if (!m_options.user.empty()) {
         if (!readSecret(m_options.passwordFile, "password file", &secret, error)) {
             return false;
         }
-        *header = fmt::format("Authorization: Basic {}\r\n", base64(m_options.user + ':' + secret));
+        *header = fmt::format("Authorization: Basic {}", base64(m_options.user + ':' + secret));
     }
     return true;
 }
 
+namespace {
+
+// What the transfer's callbacks share: the body, and why it was cut short.
+struct Transfer
+{
+    CURL *curl = nullptr;
+    std::string *body = nullptr;
+    size_t maxBytes = 0;
+    bool tooLarge = false;
+    bool reserved = false;
+    bool tcpConnected = false; // libcurl's log said "Connected to"
+};
+
+// libcurl's log, read for one line only: whether the TCP connection was made, for an error that says where the time
+// went.
+int onLog(CURL *, curl_infotype type, char *data, size_t size, void *user)
+{
+    if (type == CURLINFO_TEXT && std::string_view(data, size).rfind("Connected to ", 0) == 0) {
+        static_cast<Transfer *>(user)->tcpConnected = true;
+    }
+    return 0;
+}
+
+size_t onBody(char *data, size_t size, size_t count, void *user)
+{
+    auto *t = static_cast<Transfer *>(user);
+    const size_t n = size * count;
+    if (!t->reserved) {
+        // One allocation for the whole answer (tens of MB at 100k GPUs), not a doubling per read.
+        curl_off_t length = -1;
+        if (curl_easy_getinfo(t->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0
+            && static_cast<size_t>(length) <= t->maxBytes) {
+            t->body->reserve(static_cast<size_t>(length));
+        }
+        t->reserved = true;
+    }
+    if (t->body->size() + n > t->maxBytes) {
+        t->tooLarge = true;
+        return 0; // ends the transfer with CURLE_WRITE_ERROR
+    }
+    t->body->append(data, n);
+    return n;
+}
+
+struct CurlFree
+{
+    void operator()(CURL *c) const { curl_easy_cleanup(c); }
+    void operator()(curl_slist *l) const { curl_slist_free_all(l); }
+};
+
+} // namespace
+
 bool PrometheusHttp::get(
     const std::string &target, std::chrono::milliseconds timeout, Response *out, std::string *error) const
 {
-    const auto deadline = Clock::now() + timeout;
     const std::string where = fmt::format("{}{}", m_baseUrl, target.substr(0, target.find('?')));
     std::string authorizationHeader;
     if (!authorization(&authorizationHeader, error)) {
         *error = fmt::format("{}: {}", where, *error);
         return false;
     }
-    addrinfo hints {};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo *found = nullptr;
-    if (const int rc = ::getaddrinfo(m_host.c_str(), m_port.c_str(), &hints, &found); rc != 0) {
-        *error = fmt::format("{}: cannot resolve '{}': {}", where, m_host, ::gai_strerror(rc));
+    const std::unique_ptr<CURL, CurlFree> curl(curl_easy_init());
+    if (!curl) {
+        *error = fmt::format("{}: cannot set up libcurl", where);
         return false;
     }
-    std::string lastError = "no address";
-    int fd = -1;
-    for (addrinfo *a = found; a && fd < 0; a = a->ai_next) {
-        const int s = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-        if (s < 0) {
-            lastError = std::strerror(errno);
-            continue;
-        }
-        if (::connect(s, a->ai_addr, a->ai_addrlen) == 0) {
-            fd = s;
-            break;
-        }
-        if (errno == EINPROGRESS && tlsdetail::waitFor(s, POLLOUT, deadline)) {
-            int soError = 0;
-            socklen_t len = sizeof(soError);
-            ::getsockopt(s, SOL_SOCKET, SO_ERROR, &soError, &len);
-            if (soError == 0) {
-                fd = s;
-                break;
-            }
-            lastError = std::strerror(soError);
-        } else {
-            lastError = errno == EINPROGRESS ? "connect timed out" : std::strerror(errno);
-        }
-        ::close(s);
+    std::unique_ptr<curl_slist, CurlFree> headers(curl_slist_append(nullptr, "Accept: application/json"));
+    if (!authorizationHeader.empty()) {
+        headers.reset(curl_slist_append(headers.release(), authorizationHeader.c_str()));
     }
-    ::freeaddrinfo(found);
-    if (fd < 0) {
-        *error = fmt::format("{}: cannot connect: {}", where, lastError);
+    const std::string url = m_origin + m_prefix + target;
+    char detail[CURL_ERROR_SIZE] = {};
+    Transfer transfer { curl.get(), &out->body, maxBodyBytes };
+    out->body.clear();
+    CURL *c = curl.get();
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "fleetscope-backend");
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); // a worker thread: no SIGALRM for name resolution's time-out
+    // One deadline for all of it: name resolution, connect, TLS handshake, request, the whole answer.
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, m_tls ? "https" : "http");
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(maxBodyBytes));
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &transfer);
+    curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, onLog);
+    curl_easy_setopt(c, CURLOPT_DEBUGDATA, &transfer);
+    curl_easy_setopt(c, CURLOPT_VERBOSE, 1L); // to onLog only
+    // No Accept-Encoding: Prometheus would gzip its answers, and its JSON encoding is already what a poll waits for.
+    if (m_tls) {
+        curl_easy_setopt(c, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, m_options.insecureSkipVerify ? 0L : 1L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, m_options.insecureSkipVerify ? 0L : 2L);
+        if (!m_options.caFile.empty()) {
+            curl_easy_setopt(c, CURLOPT_CAINFO, m_options.caFile.c_str());
+        }
+    }
+    const CURLcode rc = curl_easy_perform(c);
+    if (rc != CURLE_OK) {
+        *error = fmt::format("{}: {}", where, describe(c, rc, detail, &transfer));
         return false;
     }
-    TlsStream stream(fd);
-    if (m_tls && !stream.startTls(m_tls->ctx, m_host, !m_options.insecureSkipVerify, deadline, error)) {
-        *error = fmt::format("{}: {}", where, *error);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    out->status = static_cast<int>(status);
+    if (out->status == 401) {
+        *error = fmt::format("{}: HTTP 401 Unauthorized: the server refused {}", where,
+            !m_options.bearerTokenFile.empty() ? std::string("the bearer token")
+                : !m_options.user.empty()
+                ? fmt::format("user '{}' with the password given", m_options.user)
+                : std::string("a request without credentials (it needs a user and password, or a bearer token)"));
         return false;
     }
+    return true;
+}
 
-    const bool ipv6 = m_host.find(':') != std::string::npos;
-    const std::string request = fmt::format("GET {}{} HTTP/1.1\r\nHost: {}{}{}:{}\r\nAccept: application/json\r\n"
-                                            "User-Agent: fleetscope-backend\r\n{}Connection: close\r\n\r\n",
-        m_prefix, target, ipv6 ? "[" : "", m_host, ipv6 ? "]" : "", m_port, authorizationHeader);
-    if (!stream.sendAll(request, deadline, error)) {
-        *error = fmt::format("{}: {}", where, *error);
-        return false;
+std::string PrometheusHttp::describe(void *handle, int code, const char *detail, const void *state) const
+{
+    const auto &transfer = *static_cast<const Transfer *>(state);
+    const bool tooLarge = transfer.tooLarge;
+    CURL *c = handle;
+    const auto rc = static_cast<CURLcode>(code);
+    const std::string text = detail[0] != '\0' ? std::string(detail) : std::string(curl_easy_strerror(rc));
+    switch (rc) {
+    case CURLE_OPERATION_TIMEDOUT: {
+        // How far it got says where the time went.
+        curl_off_t connected = 0;
+        curl_off_t handshaken = 0;
+        curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
+        curl_easy_getinfo(c, CURLINFO_APPCONNECT_TIME_T, &handshaken);
+        // libcurl counts the TLS handshake into its connect time: whether the socket connected, its log says.
+        if (connected == 0 && !transfer.tcpConnected) {
+            return "cannot connect: connect timed out";
+        }
+        if (m_tls && handshaken == 0) {
+            return "timed out in the TLS handshake";
+        }
+        return "timed out waiting for the answer";
     }
-
-    std::string raw;
-    size_t headerEnd = std::string::npos;
-    int64_t contentLength = -1;
-    bool chunked = false;
-    std::vector<char> buffer(256 * 1024);
-    for (;;) {
-        const ssize_t n = stream.receive(buffer.data(), buffer.size(), deadline, error);
-        if (n < 0) {
-            *error = fmt::format("{}: {}", where, *error);
-            return false;
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return fmt::format("cannot resolve '{}': {}", m_host, text);
+    case CURLE_COULDNT_CONNECT:
+        return fmt::format("cannot connect: {}", text);
+    case CURLE_PEER_FAILED_VERIFICATION: {
+        long verify = 0;
+        curl_easy_getinfo(c, CURLINFO_SSL_VERIFYRESULT, &verify);
+        // libcurl checks the name itself and says so in words ("no alternative certificate subject name matches
+        // target host name"); a broken chain is OpenSSL's verification result.
+        if (text.find("target host name") != std::string::npos) {
+            return fmt::format("the server's certificate is not trusted: {} mismatch ({})",
+                isIpAddress(m_host) ? "IP address" : "hostname", text);
         }
-        const bool closed = n == 0;
-        raw.append(buffer.data(), static_cast<size_t>(n));
-        if (raw.size() > maxBodyBytes + 65536) {
-            *error = fmt::format("{}: answer larger than {} MiB; refused", where, maxBodyBytes >> 20U);
-            return false;
+        return fmt::format("the server's certificate is not trusted: {}",
+            verify != X509_V_OK ? std::string(X509_verify_cert_error_string(verify)) : text);
+    }
+    case CURLE_SSL_CONNECT_ERROR:
+        return fmt::format("TLS handshake failed ({}); does the server speak https?", text);
+    case CURLE_WRITE_ERROR:
+    case CURLE_FILESIZE_EXCEEDED:
+        if (tooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
+            return fmt::format("answer larger than {} MiB; refused", maxBodyBytes >> 20U);
         }
-        if (headerEnd == std::string::npos) {
-            headerEnd = raw.find("\r\n\r\n");
-            if (headerEnd != std::string::npos) {
-                if (raw.rfind("HTTP/1.", 0) != 0 || raw.size() < 12) {
-                    *error = fmt::format("{}: not an HTTP answer", where);
-                    return false;
-                }
-                out->status = std::atoi(raw.c_str() + 9);
-                if (out->status == 401) {
-                    *error = fmt::format("{}: HTTP 401 Unauthorized: the server refused {}", where,
-                        !m_options.bearerTokenFile.empty() ? std::string("the bearer token")
-                            : !m_options.user.empty()
-                            ? fmt::format("user '{}' with the password given", m_options.user)
-                            : std::string("a request without credentials (it needs a user and password, or a "
-                                          "bearer token)"));
-                    return false;
-                }
-                for (size_t line = raw.find("\r\n") + 2; line < headerEnd; line = raw.find("\r\n", line) + 2) {
-                    if (iequalsPrefix(raw, line, "content-length:")) {
-                        contentLength = std::atoll(raw.c_str() + line + 15);
-                    } else if (iequalsPrefix(raw, line, "transfer-encoding:")) {
-                        const size_t eol = raw.find("\r\n", line);
-                        chunked = raw.substr(line, eol - line).find("chunked") != std::string::npos;
-                    }
-                }
-                if (contentLength > static_cast<int64_t>(maxBodyBytes)) {
-                    *error = fmt::format("{}: answer of {} bytes is larger than {} MiB; refused", where, contentLength,
-                        maxBodyBytes >> 20U);
-                    return false;
-                }
-                if (contentLength > 0) {
-                    // One allocation for the whole answer (tens of MB at 100k GPUs), not a doubling per read.
-                    raw.reserve(headerEnd + 4 + static_cast<size_t>(contentLength));
-                }
-            } else if (closed) {
-                *error = fmt::format("{}: connection closed before the answer's headers", where);
-                return false;
-            }
-        }
-        if (headerEnd == std::string::npos) {
-            continue;
-        }
-        const size_t bodyStart = headerEnd + 4;
-        // Decoding chunks is tried only where the answer may be complete, not after every read of a large one.
-        const bool mayBeLastChunk = closed || (raw.size() >= 5 && raw.compare(raw.size() - 5, 5, "0\r\n\r\n") == 0);
-        if (chunked && mayBeLastChunk) {
-            const Parse p = dechunk(raw, bodyStart, &out->body, error);
-            if (p == Parse::Error) {
-                *error = fmt::format("{}: {}", where, *error);
-                return false;
-            }
-            if (p == Parse::Complete) {
-                return true;
-            }
-        } else if (contentLength >= 0 && raw.size() - bodyStart >= static_cast<size_t>(contentLength)) {
-            // The body moves rather than copies: drop the head in place and hand the buffer over.
-            raw.resize(bodyStart + static_cast<size_t>(contentLength));
-            raw.erase(0, bodyStart);
-            out->body.swap(raw);
-            return true;
-        } else if (closed && contentLength < 0) {
-            raw.erase(0, bodyStart);
-            out->body.swap(raw);
-            return true;
-        }
-        if (closed) {
-            *error = fmt::format("{}: connection closed after {} of {} bytes of the answer", where,
-                raw.size() - bodyStart, chunked ? std::string("a chunked") : std::to_string(contentLength));
-            return false;
-        }
+        return text;
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+        return fmt::format("connection closed before the whole answer came ({})", text);
+    case CURLE_WEIRD_SERVER_REPLY:
+        return fmt::format("not an HTTP answer ({})", text);
+    default:
+        return text;
     }
 }
 

@@ -8,12 +8,14 @@
 
 namespace fleetscope::backend {
 
-// A small blocking HTTP/1.1 client for a Prometheus-compatible server's API: one GET per connection, one deadline
-// for all of it (connect, TLS handshake, send, the whole answer), Content-Length and chunked answers, a cap on the
-// answer's size. https:// with OpenSSL: the server's certificate is verified against the system's CAs or a given
-// bundle, with its hostname (or IP address) checked and SNI sent. Optional basic or bearer authentication. Name
-// resolution (getaddrinfo) is not covered by the deadline. Not thread-safe; each thread uses its own (copies share
-// the TLS context, which OpenSSL allows).
+// A blocking HTTP client for a Prometheus-compatible server's API, over libcurl (Debian's, with OpenSSL): one GET
+// per connection, one deadline for all of it (name resolution, connect, TLS handshake, send, the whole answer), a cap
+// on the answer's size, uncompressed answers (asking for gzip would add to the server's cost, the poll's
+// bottleneck). https://: the server's certificate is verified against the system's CAs or a given bundle, with its
+// hostname (or IP address) checked and SNI sent; TLS 1.2 at least. Optional basic or bearer authentication, the
+// secret read from its file for every request. Errors say what happened in the words an operator needs (where the
+// time went, why a certificate is not trusted). get() is const and keeps no state between calls: any number of
+// threads may use one client.
 class PrometheusHttp
 {
 public:
@@ -40,7 +42,7 @@ public:
     bool setBaseUrl(const std::string &url, const Options &options, std::string *error);
     bool setBaseUrl(const std::string &url, std::string *error) { return setBaseUrl(url, Options(), error); }
     const std::string &baseUrl() const { return m_baseUrl; }
-    bool isTls() const { return m_tls != nullptr; }
+    bool isTls() const { return m_tls; }
 
     // GET prefix + target (target starts with '/', query already encoded). False with an error on a transport or
     // TLS failure, a time-out, malformed HTTP, an answer over maxBodyBytes or HTTP 401 (the credentials were
@@ -58,16 +60,18 @@ public:
     static bool readSecret(const std::string &path, const char *what, std::string *out, std::string *error);
 
 private:
-    struct TlsContext;
-    static std::shared_ptr<const TlsContext> tlsContext(const Options &options, std::string *error);
+    static bool checkCaFile(const Options &options, std::string *error);
     bool authorization(std::string *header, std::string *error) const;
+    // A failed transfer in an operator's words (handle: the CURL easy handle; code: its CURLcode; state: what the
+    // transfer's callbacks saw).
+    std::string describe(void *handle, int code, const char *detail, const void *state) const;
 
     std::string m_baseUrl;
+    std::string m_origin; // scheme://authority
     std::string m_host;
-    std::string m_port = "80";
     std::string m_prefix;
     Options m_options;
-    std::shared_ptr<const TlsContext> m_tls; // null for http://
+    bool m_tls = false;
 };
 
 } // namespace fleetscope::backend

@@ -14,7 +14,8 @@ FLEETSCOPE_PACKAGES=(
     libsimdjson-dev  # the backend's Prometheus source parses PromQL answers with it
     prometheus  # the exporter's integration test scrapes the simulator with a real Prometheus
     victoria-metrics  # the same chain through a real single-node VictoriaMetrics (tst_victoriametrics_e2e)
-    libssl-dev  # https towards Prometheus (also pulled in by libgrpc-dev, but the backend links it itself)
+    libcurl4-openssl-dev  # http(s) towards Prometheus, with the system's OpenSSL
+    libssl-dev  # checks a --prometheus-ca bundle and names certificate errors (also pulled in by libgrpc-dev)
     openssl  # the TLS test makes its self-signed certificates with the openssl tool
     libyaml-cpp-dev  # YAML topology files (--topology fleet.yaml)
     poppler-utils  # pdftotext: the summary view's test reads the PDF report back
