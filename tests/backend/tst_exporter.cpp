@@ -1012,6 +1012,19 @@ private Q_SLOTS:
         }
         QVERIFY(!parse({ "--exporter-listen" }).error.empty());
 
+        const auto targets = parse({ "--exporter-listen", "127.0.0.1:0", "--exporter-targets-file", "/tmp/t.json" });
+        QVERIFY2(targets.error.empty(), targets.error.c_str());
+        QCOMPARE(targets.options.exporterTargetsFile, std::string("/tmp/t.json"));
+        QVERIFY(parse({}).options.exporterTargetsFile.empty());
+        // Targets of an exporter that is not there, no file name, an empty one: refused, naming the option.
+        for (const auto &bad : std::vector<std::vector<std::string>> { { "--exporter-targets-file", "/tmp/t.json" },
+                 { "--exporter-listen", "127.0.0.1:0", "--exporter-targets-file" },
+                 { "--exporter-listen", "127.0.0.1:0", "--exporter-targets-file", "" } }) {
+            const auto r = parse(bad);
+            QVERIFY2(r.error.find("--exporter-targets-file") != std::string::npos, r.error.c_str());
+        }
+        QVERIFY(be::backendUsage().find("--exporter-targets-file") != std::string::npos);
+
         be::ExporterServer exporter(*m_source, be::ExporterPage::Options());
         std::string error;
         QVERIFY(!exporter.start("256.1.1.1:0", &error));
