@@ -411,25 +411,39 @@ uint64_t ExporterServer::renderCount()
 
 std::shared_ptr<const ExporterPage::Rendered> ExporterServer::page(uint64_t *sequence)
 {
-    std::lock_guard lock(m_renderMutex);
+    std::unique_lock lock(m_renderMutex);
+    // Only the first page is waited for. While one scrape renders a new frame the others are answered the page in
+    // hand, one frame old: a large fleet takes a while to render (a third of a second at 102,400 GPUs), and a
+    // thousand node targets scraped meanwhile would otherwise queue up behind it, past maxConnections.
+    m_rendered.wait(lock, [&] { return m_page || !m_rendering; });
     auto frame = m_source.latest();
-    if (!m_page || m_pageSequence != frame->sequence) {
-        // The frame and the jobs are published together; read the jobs between two looks at the latest frame so
-        // that both belong to the same one.
-        std::vector<JobInfo> jobs;
-        for (;;) {
-            jobs = m_source.jobs();
-            auto again = m_source.latest();
-            if (again->sequence == frame->sequence) {
-                break;
-            }
-            frame = std::move(again);
+    if (m_rendering || (m_page && m_pageSequence == frame->sequence)) {
+        if (sequence) {
+            *sequence = m_pageSequence;
         }
-        m_page = std::make_shared<const ExporterPage::Rendered>(
-            ExporterPage::render(m_source.shape(), *frame, jobs, m_options));
-        m_pageSequence = frame->sequence;
-        ++m_renders;
+        return m_page;
     }
+    m_rendering = true;
+    lock.unlock();
+    // The frame and the jobs are published together; read the jobs between two looks at the latest frame so that
+    // both belong to the same one.
+    std::vector<JobInfo> jobs;
+    for (;;) {
+        jobs = m_source.jobs();
+        auto again = m_source.latest();
+        if (again->sequence == frame->sequence) {
+            break;
+        }
+        frame = std::move(again);
+    }
+    auto rendered
+        = std::make_shared<const ExporterPage::Rendered>(ExporterPage::render(m_source.shape(), *frame, jobs, m_options));
+    lock.lock();
+    m_page = std::move(rendered);
+    m_pageSequence = frame->sequence;
+    ++m_renders;
+    m_rendering = false;
+    m_rendered.notify_all();
     if (sequence) {
         *sequence = m_pageSequence;
     }

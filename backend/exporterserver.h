@@ -5,6 +5,7 @@
 #include "framesource.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -24,8 +25,9 @@ namespace fleetscope::backend {
 // thread, at most maxConnections at once; stop() wakes and joins them all.
 //
 // The fleet's page is rendered once per frame, with the offsets of every node's lines, and shared by every scrape of
-// that frame, whole or per node (m_renderMutex guards m_page, m_pageSequence and m_renders); connection threads touch
-// nothing else of the server but the stop flag, the hostname index (const once built) and their own socket.
+// that frame, whole or per node (m_renderMutex guards m_page, m_pageSequence, m_renders and m_rendering; the render
+// itself runs outside it); connection threads touch nothing else of the server but the stop flag, the hostname index
+// (const once built) and their own socket.
 class ExporterServer
 {
 public:
@@ -44,7 +46,8 @@ public:
     // Closes the listener and every connection, and joins their threads; safe to call twice.
     void stop();
 
-    // The page of the latest frame (rendered for it if no scrape has yet) and that frame's sequence.
+    // The page of the latest frame (rendered for it if no scrape has yet), or while another caller renders that, the
+    // page before; and the sequence of the frame it is of.
     std::shared_ptr<const ExporterPage::Rendered> page(uint64_t *sequence = nullptr);
     // How many times a page has been rendered: once per frame scraped, however many scrapes and nodes.
     uint64_t renderCount();
@@ -92,9 +95,11 @@ private:
     std::vector<uint32_t> m_nodesByHostname;
 
     std::mutex m_renderMutex;
+    std::condition_variable m_rendered; // m_page was set
     std::shared_ptr<const ExporterPage::Rendered> m_page;
     uint64_t m_pageSequence = 0;
     uint64_t m_renders = 0;
+    bool m_rendering = false; // a caller of page() renders outside the lock
 };
 
 } // namespace fleetscope::backend

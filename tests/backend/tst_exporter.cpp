@@ -800,6 +800,47 @@ private Q_SLOTS:
         QVERIFY2(renders >= 2, "the node scrapes did not follow the new frames");
     }
 
+    // While one scrape renders a new frame, the others are answered the page in hand at once instead of queueing
+    // behind the render (a third of a second at 102,400 GPUs), which a thousand node targets would.
+    void scrapesDoNotWaitForARender()
+    {
+        be::FrameSource::Options options;
+        options.gpuCount = 65536;
+        options.seed = 7;
+        options.interval = std::chrono::milliseconds(1000);
+        be::FrameSource source(options);
+        be::ExporterServer exporter(source, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        uint64_t first = 0;
+        exporter.page(&first);
+        QTRY_VERIFY_WITH_TIMEOUT(source.latest()->sequence > first, 10000);
+        const uint64_t renders = exporter.renderCount();
+
+        // Two scrapes of the new frame at once: one renders it, the other is not held up by that.
+        const QByteArray scrape
+            = "GET /metrics/" + QByteArray::fromStdString(source.shape().nodes[0].hostname) + " HTTP/1.1\r\n\r\n";
+        QTcpSocket a;
+        QTcpSocket b;
+        QVERIFY(connectTo(a, exporter.port()));
+        QVERIFY(connectTo(b, exporter.port()));
+        a.write(scrape);
+        b.write(scrape);
+        QVERIFY(a.waitForBytesWritten(5000) && b.waitForBytesWritten(5000));
+        QDeadlineTimer deadline(20000);
+        while (a.bytesAvailable() == 0 && b.bytesAvailable() == 0 && !deadline.hasExpired()) {
+            a.waitForReadyRead(2);
+            b.waitForReadyRead(2);
+        }
+        QVERIFY2(exporter.renderCount() == renders, "the first answer came only once the render was done");
+        for (QTcpSocket *socket : { &a, &b }) {
+            const auto response = readResponse(*socket, QDeadlineTimer(20000));
+            QVERIFY(response.complete);
+            QCOMPARE(response.status, 200);
+        }
+        QCOMPARE(exporter.renderCount(), renders + 1);
+    }
+
     // Names that are no node's: 404 with a short text, however they are dressed up, and malformed escapes 400. The
     // server goes on serving.
     void unknownNodes_data()
