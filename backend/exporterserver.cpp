@@ -436,8 +436,8 @@ std::shared_ptr<const ExporterPage::Rendered> ExporterServer::page(uint64_t *seq
         }
         frame = std::move(again);
     }
-    auto rendered
-        = std::make_shared<const ExporterPage::Rendered>(ExporterPage::render(m_source.shape(), *frame, jobs, m_options));
+    auto rendered = std::make_shared<const ExporterPage::Rendered>(
+        ExporterPage::render(m_source.shape(), *frame, jobs, m_options));
     lock.lock();
     m_page = std::move(rendered);
     m_pageSequence = frame->sequence;

@@ -246,6 +246,36 @@ be::FrameSource::Options fleet(uint32_t gpus)
     return o;
 }
 
+// A live fleet, a frame every interval, and an exporter of it (not yet started).
+struct LiveExporter
+{
+    static be::FrameSource::Options options(uint32_t gpus, std::chrono::milliseconds interval)
+    {
+        be::FrameSource::Options o;
+        o.gpuCount = gpus;
+        o.seed = 7;
+        o.interval = interval;
+        return o;
+    }
+    LiveExporter(uint32_t gpus, std::chrono::milliseconds interval)
+        : source(options(gpus, interval))
+        , exporter(source, be::ExporterPage::Options())
+    { }
+    // Starts the exporter on a free loopback port and has it render a first page; that page's frame.
+    bool start(uint64_t *first)
+    {
+        std::string error;
+        if (!exporter.start("127.0.0.1:0", &error)) {
+            qWarning("%s", error.c_str());
+            return false;
+        }
+        exporter.page(first);
+        return true;
+    }
+    be::FrameSource source;
+    be::ExporterServer exporter;
+};
+
 } // namespace
 
 class TestExporter : public QObject
@@ -764,16 +794,11 @@ private Q_SLOTS:
             QCOMPARE(exporter.renderCount(), uint64_t(1));
         }
 
-        be::FrameSource::Options options;
-        options.gpuCount = 1024;
-        options.seed = 7;
-        options.interval = std::chrono::milliseconds(100);
-        be::FrameSource moving(options);
-        be::ExporterServer exporter(moving, be::ExporterPage::Options());
-        std::string error;
-        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        LiveExporter live(1024, std::chrono::milliseconds(100));
+        const be::FrameSource &moving = live.source;
+        be::ExporterServer &exporter = live.exporter;
         uint64_t first = 0;
-        exporter.page(&first);
+        QVERIFY(live.start(&first));
         const uint64_t rendersBefore = exporter.renderCount();
         QTcpSocket socket;
         QVERIFY(connectTo(socket, exporter.port()));
@@ -794,7 +819,9 @@ private Q_SLOTS:
         const uint64_t renders = exporter.renderCount() - rendersBefore;
         // Each render is of a frame published after the first: at most one per frame, while the scrapes were many.
         QVERIFY2(renders <= last - first,
-            qPrintable(QStringLiteral("%1 renders for %2 new frames and %3 scrapes").arg(renders).arg(last - first)
+            qPrintable(QStringLiteral("%1 renders for %2 new frames and %3 scrapes")
+                           .arg(renders)
+                           .arg(last - first)
                            .arg(scrapes)));
         QVERIFY2(scrapes > renders, "no more scrapes than frames: rendering per scrape would have passed too");
         QVERIFY2(renders >= 2, "the node scrapes did not follow the new frames");
@@ -804,16 +831,11 @@ private Q_SLOTS:
     // behind the render (a third of a second at 102,400 GPUs), which a thousand node targets would.
     void scrapesDoNotWaitForARender()
     {
-        be::FrameSource::Options options;
-        options.gpuCount = 65536;
-        options.seed = 7;
-        options.interval = std::chrono::milliseconds(1000);
-        be::FrameSource source(options);
-        be::ExporterServer exporter(source, be::ExporterPage::Options());
-        std::string error;
-        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        LiveExporter live(65536, std::chrono::milliseconds(1000));
+        const be::FrameSource &source = live.source;
+        be::ExporterServer &exporter = live.exporter;
         uint64_t first = 0;
-        exporter.page(&first);
+        QVERIFY(live.start(&first));
         QTRY_VERIFY_WITH_TIMEOUT(source.latest()->sequence > first, 10000);
         const uint64_t renders = exporter.renderCount();
 
@@ -874,10 +896,7 @@ private Q_SLOTS:
         row("14 KiB", "/metrics/" + QByteArray(14 * 1024, 'a'), 404);
     }
 
-    void unknownNodes()
-    {
-        malformedRequests();
-    }
+    void unknownNodes() { malformedRequests(); }
 
     // A name escaped by the scraper is the same name; a query string does not change it; HEAD answers GET's head
     // without a body, for known nodes and unknown, and the connection goes on.
@@ -945,16 +964,19 @@ private Q_SLOTS:
             const auto labels = group.value(QStringLiteral("labels")).toObject();
             const QString hostname = QString::fromStdString(shape.nodes[static_cast<size_t>(k)].hostname);
             QCOMPARE(labels.size(), 2);
-            QCOMPARE(labels.value(QStringLiteral("__metrics_path__")).toString(), QStringLiteral("/metrics/") + hostname);
+            QCOMPARE(
+                labels.value(QStringLiteral("__metrics_path__")).toString(), QStringLiteral("/metrics/") + hostname);
             QCOMPARE(labels.value(QStringLiteral("instance")).toString(), hostname);
-            const auto page = get(m_exporter->port(), labels.value(QStringLiteral("__metrics_path__")).toString().toUtf8());
+            const auto page
+                = get(m_exporter->port(), labels.value(QStringLiteral("__metrics_path__")).toString().toUtf8());
             QCOMPARE(page.status, 200);
         }
         // Written whole: nothing is left beside it.
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList { QStringLiteral("targets.json") });
         // A place it cannot be written: false, saying why, and nothing written.
         error.clear();
-        QVERIFY(!m_exporter->writeTargetsFile(dir.filePath(QStringLiteral("missing/targets.json")).toStdString(), &error));
+        QVERIFY(
+            !m_exporter->writeTargetsFile(dir.filePath(QStringLiteral("missing/targets.json")).toStdString(), &error));
         QVERIFY(!error.empty());
 
         // Hostnames that JSON must escape come back as they were.
@@ -963,9 +985,8 @@ private Q_SLOTS:
         odd.nodes[0].hostname = "quote\"back\\slash";
         odd.nodes[1].hostname = "tab\tnew\nline\x01";
         odd.nodes[2].hostname = "r\xc3\xa9seau";
-        const auto oddDoc
-            = QJsonDocument::fromJson(QByteArray::fromStdString(be::ExporterServer::fileSdTargets(odd, "[::1]:9400")),
-                &parseError);
+        const auto oddDoc = QJsonDocument::fromJson(
+            QByteArray::fromStdString(be::ExporterServer::fileSdTargets(odd, "[::1]:9400")), &parseError);
         QVERIFY2(parseError.error == QJsonParseError::NoError, qPrintable(parseError.errorString()));
         QCOMPARE(oddDoc.array().size(), 3);
         for (qsizetype k = 0; k < 3; ++k) {
@@ -1019,12 +1040,13 @@ private Q_SLOTS:
                 break;
             }
             if (deadline.hasExpired() || server.process.state() == QProcess::NotRunning) {
-                QFAIL(qPrintable(QStringLiteral("Prometheus has %1 of %2 node targets up and %3 of %4 GPUs; its log:\n%5")
-                                     .arg(up)
-                                     .arg(nodes)
-                                     .arg(scraped)
-                                     .arg(gpus)
-                                     .arg(QString::fromUtf8(server.process.readAll()))));
+                QFAIL(
+                    qPrintable(QStringLiteral("Prometheus has %1 of %2 node targets up and %3 of %4 GPUs; its log:\n%5")
+                                   .arg(up)
+                                   .arg(nodes)
+                                   .arg(scraped)
+                                   .arg(gpus)
+                                   .arg(QString::fromUtf8(server.process.readAll()))));
             }
             QTest::qWait(200);
         }
