@@ -514,9 +514,11 @@ void ExporterServer::acceptLoop()
             continue;
         }
         auto done = std::make_shared<std::atomic<bool>>(false);
+        ++m_open;
         m_connections.push_back({ std::thread([this, fd, done] {
                                      serve(fd);
                                      close(fd);
+                                     --m_open;
                                      done->store(true);
                                  }),
             done });
@@ -572,8 +574,11 @@ void ExporterServer::serve(int fd)
         }
         // The request's fields view the buffer, which reading the body may have moved: view it again.
         parseHead(std::string_view(buffer).substr(0, headEnd), &request);
-        const bool keepAlive = request.http11 ? !containsToken(request.connection, "close")
-                                              : containsToken(request.connection, "keep-alive");
+        // Past keepAliveLimit connections, each is closed after its answer: a scraper of a thousand node targets
+        // keeps one idle connection per target, which would hold every slot and leave the next scrapes a 503.
+        const bool keepAlive = (request.http11 ? !containsToken(request.connection, "close")
+                                               : containsToken(request.connection, "keep-alive"))
+            && m_open.load() <= keepAliveLimit;
         const std::string_view path = request.target.substr(0, request.target.find('?'));
         const bool head = request.method == "HEAD";
         auto sendSimple = [&](int status, std::string_view reason, std::string_view extraHeaders = {}) {

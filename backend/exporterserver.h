@@ -21,13 +21,14 @@ namespace fleetscope::backend {
 // latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
 // dcgm-exporter would serve it, so that a scraper sees one target per node as in a real fleet (fileSdTargets lists
 // them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405,
-// malformed requests 400 (and the connection is closed). Keep-alive as HTTP/1.1 says. Each connection has its own
-// thread, at most maxConnections at once; stop() wakes and joins them all.
+// malformed requests 400 (and the connection is closed). Keep-alive as HTTP/1.1 says while at most keepAliveLimit
+// connections are open. Each connection has its own thread, at most maxConnections at once; stop() wakes and joins
+// them all.
 //
 // The fleet's page is rendered once per frame, with the offsets of every node's lines, and shared by every scrape of
 // that frame, whole or per node (m_renderMutex guards m_page, m_pageSequence, m_renders and m_rendering; the render
-// itself runs outside it); connection threads touch nothing else of the server but the stop flag, the hostname index
-// (const once built) and their own socket.
+// itself runs outside it); connection threads touch nothing else of the server but the stop flag, the count of open
+// connections (atomic), the hostname index (const once built) and their own socket.
 class ExporterServer
 {
 public:
@@ -64,6 +65,7 @@ public:
     bool writeTargetsFile(const std::string &path, std::string *error) const;
 
     static constexpr size_t maxConnections = 64;
+    static constexpr size_t keepAliveLimit = maxConnections / 2;
     static constexpr size_t maxHeaderBytes = 16 * 1024;
     static constexpr size_t maxBodyBytes = 64 * 1024;
 
@@ -89,6 +91,7 @@ private:
     std::atomic<bool> m_stopping { false };
     std::thread m_acceptThread;
     std::list<Connection> m_connections; // touched by the accept thread only, and by stop() after joining it
+    std::atomic<size_t> m_open { 0 }; // connections whose thread has not finished serving
 
     // Node indices sorted by hostname, for /metrics/<hostname>: 4 bytes a node, 512 KiB at 131,072 nodes. Built by
     // the constructor (a source's shape is fixed for its lifetime), read-only afterwards.

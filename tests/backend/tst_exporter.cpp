@@ -863,6 +863,43 @@ private Q_SLOTS:
         QCOMPARE(exporter.renderCount(), renders + 1);
     }
 
+    // Connections are kept alive while at most half the limit are open; past that each is closed after its answer,
+    // so that the idle connections of many targets do not take every slot.
+    void keepAliveOnlyBelowHalfTheLimit()
+    {
+        be::ExporterServer exporter(*m_source, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        const QByteArray scrape
+            = "GET /metrics/" + QByteArray::fromStdString(m_source->shape().nodes[0].hostname) + " HTTP/1.1\r\n\r\n";
+        std::vector<std::unique_ptr<QTcpSocket>> sockets;
+        for (size_t i = 0; i <= be::ExporterServer::keepAliveLimit; ++i) {
+            sockets.push_back(std::make_unique<QTcpSocket>());
+            QVERIFY(connectTo(*sockets.back(), exporter.port()));
+            sockets.back()->write(scrape);
+            const auto response = readResponse(*sockets.back(), QDeadlineTimer(20000));
+            QVERIFY(response.complete);
+            QCOMPARE(response.status, 200);
+            const bool last = i == be::ExporterServer::keepAliveLimit;
+            QVERIFY2(response.head.contains(last ? "Connection: close" : "Connection: keep-alive"),
+                qPrintable(QStringLiteral("connection %1: %2").arg(i + 1).arg(QString::fromLatin1(response.head))));
+        }
+        // The one past the limit is closed; once a kept one has gone too, a new connection is kept alive again.
+        QTRY_COMPARE_WITH_TIMEOUT(sockets.back()->state(), QAbstractSocket::UnconnectedState, 10000);
+        sockets.front()->abort();
+        bool keptAlive = false;
+        QDeadlineTimer deadline(10000);
+        while (!keptAlive && !deadline.hasExpired()) {
+            QTcpSocket next;
+            QVERIFY(connectTo(next, exporter.port()));
+            next.write(scrape);
+            const auto response = readResponse(next, QDeadlineTimer(20000));
+            QCOMPARE(response.status, 200);
+            keptAlive = response.head.contains("Connection: keep-alive");
+        }
+        QVERIFY(keptAlive);
+    }
+
     // Names that are no node's: 404 with a short text, however they are dressed up, and malformed escapes 400. The
     // server goes on serving.
     void unknownNodes_data()
