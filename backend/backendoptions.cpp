@@ -52,8 +52,12 @@ std::string backendUsage()
         "  --listen ADDR       address to listen on (default 127.0.0.1:50051); port 0 picks a free port,\n"
         "                      and 'listening on HOST:PORT' is printed when ready\n"
         "  --exporter-listen ADDR  also serve the fleet as a dcgm-exporter /metrics page (plain HTTP) on ADDR,\n"
-        "                      for Prometheus to scrape; port 0 picks a free port, and 'exporter listening on\n"
-        "                      HOST:PORT' is printed when ready\n"
+        "                      for Prometheus to scrape, and each node's own page at /metrics/HOSTNAME, as one\n"
+        "                      dcgm-exporter per node would; port 0 picks a free port, and 'exporter listening\n"
+        "                      on HOST:PORT' is printed when ready\n"
+        "  --exporter-targets-file FILE  write the node pages as scrape targets to FILE (Prometheus file_sd JSON,\n"
+        "                      one target per node, __metrics_path__ /metrics/HOSTNAME; vmagent reads it too)\n"
+        "                      before 'exporter listening' is printed; a wildcard address is written as loopback\n"
         "  --exporter-topology-labels  add the simulator's row and rack labels to that page (dcgm-exporter\n"
         "                      has none)\n"
         "  --gpus N            fleet size, {} to {} GPUs (default 10240)\n"
@@ -189,6 +193,14 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             }
         } else if (arg == "--exporter-topology-labels") {
             o.exporterTopologyLabels = true;
+        } else if (arg == "--exporter-targets-file") {
+            if (!value(&o.exporterTargetsFile)) {
+                return result;
+            }
+            if (o.exporterTargetsFile.empty()) {
+                result.error = "--exporter-targets-file: the file name is empty";
+                return result;
+            }
         } else if (arg == "--gpus") {
             if (!numberIn(&o.source.gpuCount, FleetShape::minGpus, FleetShape::maxGpus)) {
                 return result;
@@ -312,6 +324,8 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
     const bool credentials = !http.user.empty() || !http.bearerTokenFile.empty();
     if (o.fromPrometheus && o.prometheus.url.empty()) {
         result.error = "--source prometheus needs --prometheus-url";
+    } else if (!o.exporterTargetsFile.empty() && o.exporterListen.empty()) {
+        result.error = "--exporter-targets-file needs --exporter-listen";
     } else if (!o.fromPrometheus && !o.fromRemoteWrite
         && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty() || !http.passwordFile.empty() || credentials
             || !http.caFile.empty() || http.insecureSkipVerify || o.prometheus.metricMap)) {

@@ -17,6 +17,8 @@ struct BackendOptions
     // Where to serve the fleet as a dcgm-exporter /metrics page; empty: not served.
     std::string exporterListen;
     bool exporterTopologyLabels = false; // add the simulator's row and rack labels to that page
+    // Where to write the node pages' targets (Prometheus file_sd JSON) once the exporter listens; empty: nowhere.
+    std::string exporterTargetsFile;
     FrameSource::Options source;
     // --source prometheus: frames from a Prometheus-compatible server instead of the simulator.
     bool fromPrometheus = false;

@@ -128,7 +128,26 @@ void ExporterPage::appendEscaped(std::string *out, const std::string &value)
     }
 }
 
-std::string ExporterPage::render(
+std::string ExporterPage::Rendered::nodePage(uint32_t node) const
+{
+    std::string page;
+    if (node >= nodeCount) {
+        return page;
+    }
+    const size_t families = headerStart.size();
+    size_t size = 0;
+    for (size_t f = 0; f < families; ++f) {
+        size += series(f, 0) - headerStart[f] + series(f, node + 1) - series(f, node);
+    }
+    page.reserve(size);
+    for (size_t f = 0; f < families; ++f) {
+        page.append(text, headerStart[f], series(f, 0) - headerStart[f]);
+        page.append(text, series(f, node), series(f, node + 1) - series(f, node));
+    }
+    return page;
+}
+
+ExporterPage::Rendered ExporterPage::render(
     const FleetShape &shape, const SimFrame &frame, const std::vector<JobInfo> &jobs, const Options &options)
 {
     const uint32_t n = shape.gpuCount;
@@ -204,20 +223,38 @@ std::string ExporterPage::render(
     }
     labelStart[n] = labels.size();
 
-    std::string page;
+    Rendered rendered;
+    std::string &page = rendered.text;
     const auto &list = families();
+    const auto nodes = static_cast<uint32_t>(shape.nodes.size());
+    rendered.nodeCount = nodes;
+    rendered.headerStart.resize(list.size());
+    rendered.seriesStart.resize(list.size() * (static_cast<size_t>(nodes) + 1));
     page.reserve(list.size() * (labels.size() + static_cast<size_t>(n) * 64));
-    for (const auto &family : list) {
+    for (size_t f = 0; f < list.size(); ++f) {
+        const auto &family = list[f];
+        rendered.headerStart[f] = page.size();
         fmt::format_to(std::back_inserter(page), "# HELP {} {}\n# TYPE {} {}\n", family.name, family.help, family.name,
             family.type);
+        // Where each node's run of lines starts: nodes are contiguous in dense order, so node k's run ends where
+        // node k + 1's starts. Nodes without lines get an empty run.
+        size_t *nodeStart = &rendered.seriesStart[f * (static_cast<size_t>(nodes) + 1)];
+        uint32_t nextNode = 0;
+        auto startNodesUpTo = [&](uint32_t last) {
+            for (; nextNode <= last; ++nextNode) {
+                nodeStart[nextNode] = page.size();
+            }
+        };
         // The error fields as dcgm-exporter has them: counters that only grow and the last XID, not the frames'
         // 5-minute counts. A frame without them (not simulated) has no lines for them.
         const std::vector<uint32_t> *raw = rawField(frame, family.metric);
         if (isRawErrorField(family.metric) && raw == nullptr) {
+            startNodesUpTo(nodes);
             continue;
         }
         const auto &plane = frame.plane(family.metric);
         for (uint32_t g = 0; g < n && g < plane.size(); ++g) {
+            startNodesUpTo(shape.nodeOfGpu[g]);
             const float v = raw != nullptr && g < raw->size() ? static_cast<float>((*raw)[g]) : plane[g];
             // A GPU that has no value for a field has no line for it, as dcgm-exporter skips DCGM's blanks.
             if (!online(g) || !std::isfinite(v)) {
@@ -235,8 +272,9 @@ std::string ExporterPage::render(
                 page.push_back('\n');
             }
         }
+        startNodesUpTo(nodes);
     }
-    return page;
+    return rendered;
 }
 
 } // namespace fleetscope::backend

@@ -60,8 +60,31 @@ public:
     // Escapes a label value as the text format wants: backslash, double quote and newline.
     static void appendEscaped(std::string *out, const std::string &value);
 
+    // A frame's page and where each node's series lie in it. A real fleet runs one dcgm-exporter per node, whose
+    // page has every family's HELP and TYPE and its own GPUs' series; in dense order those are one run of lines per
+    // family, so a node's page is cut from the fleet's instead of rendered again. The cuts are offsets, not copies:
+    // (nodes + 1) x families x 8 bytes, 13.6 MB at 1,048,576 GPUs (131,072 nodes, 13 families), beside a fleet page
+    // of some 3.5 GB.
+    struct Rendered
+    {
+        std::string text; // the whole fleet's page
+        uint32_t nodeCount = 0;
+        // Family f's HELP and TYPE lines are text[headerStart[f], series(f, 0)); node k's series of it are
+        // text[series(f, k), series(f, k + 1)).
+        std::vector<size_t> headerStart;
+        std::vector<size_t> seriesStart; // families x (nodeCount + 1)
+
+        size_t series(size_t family, uint32_t node) const
+        {
+            return seriesStart[family * (static_cast<size_t>(nodeCount) + 1) + node];
+        }
+        // The page node's own exporter would serve: every family's HELP and TYPE, then that node's series of it. A
+        // node whose GPUs are all offline has the HELP and TYPE lines only.
+        std::string nodePage(uint32_t node) const;
+    };
+
     // Renders the page for one frame; jobs are those running at that frame (ended ones are skipped).
-    static std::string render(
+    static Rendered render(
         const FleetShape &shape, const SimFrame &frame, const std::vector<JobInfo> &jobs, const Options &options);
 };
 

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string_view>
 
 #include <netdb.h>
@@ -128,12 +130,73 @@ bool parseHead(std::string_view head, Request *r)
     return true;
 }
 
-std::string simpleResponse(int status, std::string_view reason, bool keepAlive, std::string_view extraHeaders = {})
+// A short text answer, "STATUS REASON\n"; for a HEAD request its head alone.
+std::string simpleResponse(
+    int status, std::string_view reason, bool keepAlive, std::string_view extraHeaders = {}, bool head = false)
 {
     const std::string body = fmt::format("{} {}\n", status, reason);
     return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n{}"
                        "Connection: {}\r\n\r\n{}",
-        status, reason, body.size(), extraHeaders, keepAlive ? "keep-alive" : "close", body);
+        status, reason, body.size(), extraHeaders, keepAlive ? "keep-alive" : "close", head ? "" : body);
+}
+
+int hexDigit(char c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+// A path segment with its %XX escapes decoded (a scraper escapes what a path cannot hold); false when an escape is
+// malformed. What it decodes to is only ever compared with hostnames, never used as a path.
+bool percentDecode(std::string_view segment, std::string *out)
+{
+    out->clear();
+    out->reserve(segment.size());
+    for (size_t i = 0; i < segment.size(); ++i) {
+        if (segment[i] != '%') {
+            out->push_back(segment[i]);
+            continue;
+        }
+        const int high = i + 2 < segment.size() ? hexDigit(segment[i + 1]) : -1;
+        const int low = high < 0 ? -1 : hexDigit(segment[i + 2]);
+        if (low < 0) {
+            return false;
+        }
+        out->push_back(static_cast<char>(high * 16 + low));
+        i += 2;
+    }
+    return true;
+}
+
+// HOST:PORT, [HOST]:PORT for an IPv6 address.
+std::string hostPort(const std::string &host, int port)
+{
+    return host.find(':') == std::string::npos ? fmt::format("{}:{}", host, port) : fmt::format("[{}]:{}", host, port);
+}
+
+// A JSON string literal of text (UTF-8 passes through).
+void appendJsonString(std::string *out, std::string_view text)
+{
+    out->push_back('"');
+    for (const char c : text) {
+        if (c == '"' || c == '\\') {
+            out->push_back('\\');
+            out->push_back(c);
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            fmt::format_to(std::back_inserter(*out), "\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+            out->push_back(c);
+        }
+    }
+    out->push_back('"');
 }
 
 // Appends what has arrived on fd (nothing when a signal cut the read short); false once the peer has closed the
@@ -156,7 +219,15 @@ bool receive(int fd, std::string *buffer)
 ExporterServer::ExporterServer(const FrameSource &source, ExporterPage::Options options)
     : m_source(source)
     , m_options(std::move(options))
-{ }
+{
+    const auto &nodes = m_source.shape().nodes;
+    m_nodesByHostname.resize(nodes.size());
+    for (uint32_t k = 0; k < m_nodesByHostname.size(); ++k) {
+        m_nodesByHostname[k] = k;
+    }
+    std::stable_sort(m_nodesByHostname.begin(), m_nodesByHostname.end(),
+        [&](uint32_t a, uint32_t b) { return nodes[a].hostname < nodes[b].hostname; });
+}
 
 ExporterServer::~ExporterServer()
 {
@@ -247,8 +318,7 @@ bool ExporterServer::start(const std::string &address, std::string *error)
 
 std::string ExporterServer::listeningAddress() const
 {
-    return m_host.find(':') == std::string::npos ? fmt::format("{}:{}", m_host, m_port)
-                                                 : fmt::format("[{}]:{}", m_host, m_port);
+    return hostPort(m_host, m_port);
 }
 
 void ExporterServer::stop()
@@ -277,25 +347,103 @@ void ExporterServer::stop()
     }
 }
 
-std::shared_ptr<const std::string> ExporterServer::page(uint64_t *sequence)
+int64_t ExporterServer::nodeOf(std::string_view hostname) const
+{
+    const auto &nodes = m_source.shape().nodes;
+    const auto it = std::lower_bound(m_nodesByHostname.begin(), m_nodesByHostname.end(), hostname,
+        [&](uint32_t k, std::string_view name) { return nodes[k].hostname < name; });
+    return it != m_nodesByHostname.end() && nodes[*it].hostname == hostname ? static_cast<int64_t>(*it) : -1;
+}
+
+std::string ExporterServer::fileSdTargets(const FleetShape &shape, const std::string &address)
+{
+    std::string json = "[\n";
+    for (size_t k = 0; k < shape.nodes.size(); ++k) {
+        const std::string &hostname = shape.nodes[k].hostname;
+        json.append("  {\"targets\": [");
+        appendJsonString(&json, address);
+        json.append("], \"labels\": {\"__metrics_path__\": ");
+        appendJsonString(&json, "/metrics/" + hostname);
+        json.append(", \"instance\": ");
+        appendJsonString(&json, hostname);
+        json.append(k + 1 < shape.nodes.size() ? "}},\n" : "}}\n");
+    }
+    json.append("]\n");
+    return json;
+}
+
+bool ExporterServer::writeTargetsFile(const std::string &path, std::string *error) const
+{
+    std::string host = m_host;
+    if (host == "0.0.0.0") {
+        host = "127.0.0.1";
+    } else if (host == "::") {
+        host = "::1";
+    }
+    const std::string json = fileSdTargets(m_source.shape(), hostPort(host, m_port));
+    // Written beside the file and renamed over it: a rename within a directory replaces the file at once.
+    const std::string partial = path + ".partial";
+    FILE *file = std::fopen(partial.c_str(), "wb");
+    if (file == nullptr) {
+        *error = fmt::format("cannot write '{}': {}", partial, std::strerror(errno));
+        return false;
+    }
+    const bool written = std::fwrite(json.data(), 1, json.size(), file) == json.size();
+    const int writeErrno = errno;
+    if (std::fclose(file) != 0 || !written) {
+        *error = fmt::format("cannot write '{}': {}", partial, std::strerror(written ? errno : writeErrno));
+        std::remove(partial.c_str());
+        return false;
+    }
+    if (std::rename(partial.c_str(), path.c_str()) != 0) {
+        *error = fmt::format("cannot rename '{}' to '{}': {}", partial, path, std::strerror(errno));
+        std::remove(partial.c_str());
+        return false;
+    }
+    return true;
+}
+
+uint64_t ExporterServer::renderCount()
 {
     std::lock_guard lock(m_renderMutex);
+    return m_renders;
+}
+
+std::shared_ptr<const ExporterPage::Rendered> ExporterServer::page(uint64_t *sequence)
+{
+    std::unique_lock lock(m_renderMutex);
+    // Only the first page is waited for. While one scrape renders a new frame the others are answered the page in
+    // hand, one frame old: a large fleet takes a while to render (a third of a second at 102,400 GPUs), and a
+    // thousand node targets scraped meanwhile would otherwise queue up behind it, past maxConnections.
+    m_rendered.wait(lock, [&] { return m_page || !m_rendering; });
     auto frame = m_source.latest();
-    if (!m_page || m_pageSequence != frame->sequence) {
-        // The frame and the jobs are published together; read the jobs between two looks at the latest frame so
-        // that both belong to the same one.
-        std::vector<JobInfo> jobs;
-        for (;;) {
-            jobs = m_source.jobs();
-            auto again = m_source.latest();
-            if (again->sequence == frame->sequence) {
-                break;
-            }
-            frame = std::move(again);
+    if (m_rendering || (m_page && m_pageSequence == frame->sequence)) {
+        if (sequence) {
+            *sequence = m_pageSequence;
         }
-        m_page = std::make_shared<const std::string>(ExporterPage::render(m_source.shape(), *frame, jobs, m_options));
-        m_pageSequence = frame->sequence;
+        return m_page;
     }
+    m_rendering = true;
+    lock.unlock();
+    // The frame and the jobs are published together; read the jobs between two looks at the latest frame so that
+    // both belong to the same one.
+    std::vector<JobInfo> jobs;
+    for (;;) {
+        jobs = m_source.jobs();
+        auto again = m_source.latest();
+        if (again->sequence == frame->sequence) {
+            break;
+        }
+        frame = std::move(again);
+    }
+    auto rendered = std::make_shared<const ExporterPage::Rendered>(
+        ExporterPage::render(m_source.shape(), *frame, jobs, m_options));
+    lock.lock();
+    m_page = std::move(rendered);
+    m_pageSequence = frame->sequence;
+    ++m_renders;
+    m_rendering = false;
+    m_rendered.notify_all();
     if (sequence) {
         *sequence = m_pageSequence;
     }
@@ -366,9 +514,11 @@ void ExporterServer::acceptLoop()
             continue;
         }
         auto done = std::make_shared<std::atomic<bool>>(false);
+        ++m_open;
         m_connections.push_back({ std::thread([this, fd, done] {
                                      serve(fd);
                                      close(fd);
+                                     --m_open;
                                      done->store(true);
                                  }),
             done });
@@ -424,23 +574,43 @@ void ExporterServer::serve(int fd)
         }
         // The request's fields view the buffer, which reading the body may have moved: view it again.
         parseHead(std::string_view(buffer).substr(0, headEnd), &request);
-        const bool keepAlive = request.http11 ? !containsToken(request.connection, "close")
-                                              : containsToken(request.connection, "keep-alive");
+        // Past keepAliveLimit connections, each is closed after its answer: a scraper of a thousand node targets
+        // keeps one idle connection per target, which would hold every slot and leave the next scrapes a 503.
+        const bool keepAlive = (request.http11 ? !containsToken(request.connection, "close")
+                                               : containsToken(request.connection, "keep-alive"))
+            && m_open.load() <= keepAliveLimit;
         const std::string_view path = request.target.substr(0, request.target.find('?'));
         const bool head = request.method == "HEAD";
-        bool ok = true;
-        if (request.method != "GET" && !head) {
-            const auto answer = simpleResponse(405, "Method Not Allowed", keepAlive, "Allow: GET, HEAD\r\n");
-            ok = sendAll(fd, answer.data(), answer.size());
-        } else if (path != "/metrics") {
-            const auto answer = simpleResponse(404, "Not Found", keepAlive);
-            ok = sendAll(fd, answer.data(), answer.size() - (head ? std::strlen("404 Not Found\n") : 0));
-        } else {
-            const auto body = page();
+        auto sendSimple = [&](int status, std::string_view reason, std::string_view extraHeaders = {}) {
+            const auto answer = simpleResponse(status, reason, keepAlive, extraHeaders, head);
+            return sendAll(fd, answer.data(), answer.size());
+        };
+        auto sendPage = [&](std::string_view body) {
             const auto headers = fmt::format("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
                                              "charset=utf-8\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n",
-                body->size(), keepAlive ? "keep-alive" : "close");
-            ok = sendAll(fd, headers.data(), headers.size()) && (head || sendAll(fd, body->data(), body->size()));
+                body.size(), keepAlive ? "keep-alive" : "close");
+            return sendAll(fd, headers.data(), headers.size()) && (head || sendAll(fd, body.data(), body.size()));
+        };
+        static constexpr std::string_view nodePrefix = "/metrics/";
+        bool ok = true;
+        if (request.method != "GET" && !head) {
+            ok = sendSimple(405, "Method Not Allowed", "Allow: GET, HEAD\r\n");
+        } else if (path == "/metrics") {
+            const auto rendered = page();
+            ok = sendPage(rendered->text);
+        } else if (path.substr(0, nodePrefix.size()) == nodePrefix) {
+            std::string hostname;
+            if (!percentDecode(path.substr(nodePrefix.size()), &hostname)) {
+                ok = sendSimple(400, "Bad Request");
+            } else if (const int64_t node = nodeOf(hostname); node < 0) {
+                ok = sendSimple(404, "Not Found");
+            } else {
+                // A few dozen kilobytes cut from the shared page; the fleet is not rendered again.
+                const auto rendered = page();
+                ok = sendPage(rendered->nodePage(static_cast<uint32_t>(node)));
+            }
+        } else {
+            ok = sendSimple(404, "Not Found");
         }
         if (!ok || !keepAlive) {
             return;

@@ -90,6 +90,13 @@ int main(int argc, char **argv)
             server.stop();
             return 1;
         }
+        // Before the announcement, so that whoever waits for it finds the file complete.
+        if (!options.exporterTargetsFile.empty() && !exporter->writeTargetsFile(options.exporterTargetsFile, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --exporter-targets-file: {}\n", error);
+            exporter->stop();
+            server.stop();
+            return 1;
+        }
         fmt::print("exporter listening on {}\n", exporter->listeningAddress());
         std::fflush(stdout);
     }

@@ -2,12 +2,20 @@
 // The dcgm-exporter page: fetched over real HTTP from an exporter on loopback, parsed here, and held against the
 // simulator's frame it was rendered from.
 #include "backendoptions.h"
+#include "chaincheck.h"
 #include "exporterserver.h"
+#include "prometheusprocess.h"
 #include "simulator.h"
 
 #include <QDeadlineTimer>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -91,6 +99,7 @@ HttpResponse get(int port, const QByteArray &path)
 // One sample line of the text format.
 struct Sample
 {
+    QByteArray line; // as the page has it
     QByteArray name;
     std::map<QByteArray, QByteArray> labels; // unescaped values
     QByteArray value;
@@ -147,6 +156,7 @@ Page parsePage(const QByteArray &text)
             return fail("unexpected line");
         }
         Sample s;
+        s.line = line;
         const auto brace = line.indexOf('{');
         if (brace <= 0) {
             return fail("sample without labels");
@@ -215,6 +225,16 @@ Page parsePage(const QByteArray &text)
     return page;
 }
 
+// The page's HELP and TYPE lines as the page writes them, family by family.
+QByteArray headers(const Page &page, const std::vector<QByteArray> &order)
+{
+    QByteArray text;
+    for (const auto &name : order) {
+        text += "# HELP " + name + ' ' + page.help.at(name) + "\n# TYPE " + name + ' ' + page.type.at(name) + '\n';
+    }
+    return text;
+}
+
 be::FrameSource::Options fleet(uint32_t gpus)
 {
     be::FrameSource::Options o;
@@ -225,6 +245,36 @@ be::FrameSource::Options fleet(uint32_t gpus)
     o.history = std::chrono::minutes(2);
     return o;
 }
+
+// A live fleet, a frame every interval, and an exporter of it (not yet started).
+struct LiveExporter
+{
+    static be::FrameSource::Options options(uint32_t gpus, std::chrono::milliseconds interval)
+    {
+        be::FrameSource::Options o;
+        o.gpuCount = gpus;
+        o.seed = 7;
+        o.interval = interval;
+        return o;
+    }
+    LiveExporter(uint32_t gpus, std::chrono::milliseconds interval)
+        : source(options(gpus, interval))
+        , exporter(source, be::ExporterPage::Options())
+    { }
+    // Starts the exporter on a free loopback port and has it render a first page; that page's frame.
+    bool start(uint64_t *first)
+    {
+        std::string error;
+        if (!exporter.start("127.0.0.1:0", &error)) {
+            qWarning("%s", error.c_str());
+            return false;
+        }
+        exporter.page(first);
+        return true;
+    }
+    be::FrameSource source;
+    be::ExporterServer exporter;
+};
 
 } // namespace
 
@@ -394,7 +444,7 @@ private Q_SLOTS:
             const auto frame = sim.snapshot();
             QVERIFY(frame->rawErrors);
             const Page page = parsePage(QByteArray::fromStdString(
-                be::ExporterPage::render(sim.shape(), *frame, {}, be::ExporterPage::Options())));
+                be::ExporterPage::render(sim.shape(), *frame, {}, be::ExporterPage::Options()).text));
             QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
             for (const auto &s : page.samples) {
                 const auto family
@@ -447,7 +497,7 @@ private Q_SLOTS:
         options.modelName = "NVIDIA \"H100\" C:\\gpu\nnext";
         options.topologyLabels = true;
         const auto frame = m_source->latest();
-        const auto text = be::ExporterPage::render(m_source->shape(), *frame, {}, options);
+        const auto text = be::ExporterPage::render(m_source->shape(), *frame, {}, options).text;
         QVERIFY(text.find("modelName=\"NVIDIA \\\"H100\\\" C:\\\\gpu\\nnext\"") != std::string::npos);
         const Page page = parsePage(QByteArray::fromStdString(text));
         QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
@@ -504,8 +554,15 @@ private Q_SLOTS:
         const auto response = request(m_exporter->port(), raw);
         QVERIFY(response.complete);
         QCOMPARE(response.status, status);
+        // A short text: "404 Not Found\n".
+        QVERIFY2(response.body.startsWith(QByteArray(QByteArray::number(status) + ' ')) && response.body.endsWith('\n')
+                && response.body.size() < 64,
+            response.body.left(200).constData());
         // The server is still there and well.
         QCOMPARE(get(m_exporter->port(), "/metrics").status, 200);
+        QCOMPARE(get(m_exporter->port(), "/metrics/" + QByteArray::fromStdString(m_source->shape().nodes[0].hostname))
+                     .status,
+            200);
     }
 
     // A body that comes after the head (curl's Expect: 100-continue does this) grows the buffer the request was
@@ -626,6 +683,420 @@ private Q_SLOTS:
         QVERIFY(idle.waitForDisconnected(5000) || idle.state() == QAbstractSocket::UnconnectedState);
     }
 
+    // Each node's own page, as its dcgm-exporter would serve it: every family's HELP and TYPE as on the whole page,
+    // then exactly the lines of that node's GPUs, byte for byte and in the order the whole page has them. The node
+    // the node-flap scenario holds down has the HELP and TYPE lines only, as its GPUs are absent from the whole page.
+    void nodePages()
+    {
+        const auto wholeResponse = get(m_exporter->port(), "/metrics");
+        QCOMPARE(wholeResponse.status, 200);
+        const Page whole = parsePage(wholeResponse.body);
+        QVERIFY2(whole.error.isEmpty(), qPrintable(whole.error));
+        std::map<QByteArray, std::vector<QByteArray>> linesOfHost;
+        for (const auto &s : whole.samples) {
+            linesOfHost[s.labels.at("Hostname")].push_back(s.line);
+        }
+
+        const auto &shape = m_source->shape();
+        const auto frame = m_source->latest();
+        const auto nodes = static_cast<uint32_t>(shape.nodes.size());
+        std::vector<uint32_t> onlineGpus(nodes, 0);
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            onlineGpus[shape.nodeOfGpu[g]] += fleetscope::testing::online(*frame, g) ? 1 : 0;
+        }
+        const auto down = std::find(onlineGpus.begin(), onlineGpus.end(), 0U);
+        QVERIFY2(down != onlineGpus.end(), "no node is down in the test frame: its page went untested");
+        const auto downNode = static_cast<uint32_t>(down - onlineGpus.begin());
+
+        for (const uint32_t k : { 0U, 1U, nodes / 2, downNode, nodes - 1 }) {
+            const QByteArray hostname = QByteArray::fromStdString(shape.nodes[k].hostname);
+            const auto response = get(m_exporter->port(), "/metrics/" + hostname);
+            QVERIFY(response.complete);
+            QCOMPARE(response.status, 200);
+            QVERIFY(response.head.contains("Content-Type: text/plain; version=0.0.4"));
+            const Page page = parsePage(response.body);
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            QCOMPARE(page.familyOrder, whole.familyOrder);
+            QCOMPARE(page.help, whole.help);
+            QCOMPARE(page.type, whole.type);
+            std::vector<QByteArray> lines;
+            for (const auto &s : page.samples) {
+                lines.push_back(s.line);
+            }
+            QCOMPARE(lines, linesOfHost[hostname]);
+            QCOMPARE(lines.size(), size_t(onlineGpus[k]) * whole.familyOrder.size());
+            if (k == downNode) {
+                QCOMPARE(response.body, headers(whole, whole.familyOrder));
+            }
+        }
+    }
+
+    // The node pages, one after the other on one connection as a scraper's would come, together are the whole page:
+    // per family, their lines in node order are the whole page's. And none of those scrapes rendered the fleet again.
+    void nodePagesMakeTheWholePage()
+    {
+        const auto wholeResponse = get(m_exporter->port(), "/metrics");
+        QCOMPARE(wholeResponse.status, 200);
+        const Page whole = parsePage(wholeResponse.body);
+        QVERIFY2(whole.error.isEmpty(), qPrintable(whole.error));
+        const uint64_t renders = m_exporter->renderCount();
+        QVERIFY(renders >= 1);
+
+        std::map<QByteArray, QByteArray> linesOfFamily;
+        QTcpSocket socket;
+        QVERIFY(connectTo(socket, m_exporter->port()));
+        for (const auto &node : m_source->shape().nodes) {
+            socket.write("GET /metrics/" + QByteArray::fromStdString(node.hostname) + " HTTP/1.1\r\nHost: x\r\n\r\n");
+            const auto response = readResponse(socket, QDeadlineTimer(20000));
+            QVERIFY(response.complete);
+            QCOMPARE(response.status, 200);
+            const Page page = parsePage(response.body);
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            for (const auto &s : page.samples) {
+                linesOfFamily[s.name] += s.line + '\n';
+            }
+        }
+        QByteArray joined;
+        for (const auto &name : whole.familyOrder) {
+            joined += headers(whole, { name }) + linesOfFamily[name];
+        }
+        QCOMPARE(joined, wholeResponse.body);
+        QCOMPARE(m_exporter->renderCount(), renders);
+    }
+
+    // Many scrapes at once, of nodes and of the whole page, share one render of the frame; a moving fleet is rendered
+    // again for a new frame, not for each scrape.
+    void renderedOncePerFrame()
+    {
+        {
+            be::ExporterServer exporter(*m_source, be::ExporterPage::Options());
+            std::string error;
+            QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+            QCOMPARE(exporter.renderCount(), uint64_t(0));
+            const auto &nodes = m_source->shape().nodes;
+            std::vector<std::unique_ptr<QTcpSocket>> sockets;
+            for (size_t i = 0; i < 48; ++i) {
+                sockets.push_back(std::make_unique<QTcpSocket>());
+                QVERIFY(connectTo(*sockets.back(), exporter.port()));
+            }
+            for (size_t i = 0; i < sockets.size(); ++i) {
+                const QByteArray path = i % 8 == 0
+                    ? QByteArray("/metrics")
+                    : "/metrics/" + QByteArray::fromStdString(nodes[(i * 37) % nodes.size()].hostname);
+                sockets[i]->write("GET " + path + " HTTP/1.1\r\nConnection: close\r\n\r\n");
+                sockets[i]->flush();
+            }
+            for (auto &socket : sockets) {
+                const auto response = readResponse(*socket, QDeadlineTimer(20000));
+                QVERIFY(response.complete);
+                QCOMPARE(response.status, 200);
+            }
+            QCOMPARE(exporter.renderCount(), uint64_t(1));
+        }
+
+        LiveExporter live(1024, std::chrono::milliseconds(100));
+        const be::FrameSource &moving = live.source;
+        be::ExporterServer &exporter = live.exporter;
+        uint64_t first = 0;
+        QVERIFY(live.start(&first));
+        const uint64_t rendersBefore = exporter.renderCount();
+        QTcpSocket socket;
+        QVERIFY(connectTo(socket, exporter.port()));
+        const auto &nodes = moving.shape().nodes;
+        size_t scrapes = 0;
+        QDeadlineTimer deadline(30000);
+        while (moving.latest()->sequence < first + 4 && !deadline.hasExpired()) {
+            socket.write("GET /metrics/" + QByteArray::fromStdString(nodes[scrapes % nodes.size()].hostname)
+                + " HTTP/1.1\r\n\r\n");
+            const auto response = readResponse(socket, QDeadlineTimer(20000));
+            QVERIFY(response.complete);
+            QCOMPARE(response.status, 200);
+            ++scrapes;
+        }
+        uint64_t last = 0;
+        exporter.page(&last);
+        QVERIFY2(last >= first + 4, "the fleet did not move");
+        const uint64_t renders = exporter.renderCount() - rendersBefore;
+        // Each render is of a frame published after the first: at most one per frame, while the scrapes were many.
+        QVERIFY2(renders <= last - first,
+            qPrintable(QStringLiteral("%1 renders for %2 new frames and %3 scrapes")
+                           .arg(renders)
+                           .arg(last - first)
+                           .arg(scrapes)));
+        QVERIFY2(scrapes > renders, "no more scrapes than frames: rendering per scrape would have passed too");
+        QVERIFY2(renders >= 2, "the node scrapes did not follow the new frames");
+    }
+
+    // While one scrape renders a new frame, the others are answered the page in hand at once instead of queueing
+    // behind the render (a third of a second at 102,400 GPUs), which a thousand node targets would.
+    void scrapesDoNotWaitForARender()
+    {
+        LiveExporter live(65536, std::chrono::milliseconds(1000));
+        const be::FrameSource &source = live.source;
+        be::ExporterServer &exporter = live.exporter;
+        uint64_t first = 0;
+        QVERIFY(live.start(&first));
+        QTRY_VERIFY_WITH_TIMEOUT(source.latest()->sequence > first, 10000);
+        const uint64_t renders = exporter.renderCount();
+
+        // Two scrapes of the new frame at once: one renders it, the other is not held up by that.
+        const QByteArray scrape
+            = "GET /metrics/" + QByteArray::fromStdString(source.shape().nodes[0].hostname) + " HTTP/1.1\r\n\r\n";
+        QTcpSocket a;
+        QTcpSocket b;
+        QVERIFY(connectTo(a, exporter.port()));
+        QVERIFY(connectTo(b, exporter.port()));
+        a.write(scrape);
+        b.write(scrape);
+        QVERIFY(a.waitForBytesWritten(5000) && b.waitForBytesWritten(5000));
+        QDeadlineTimer deadline(20000);
+        while (a.bytesAvailable() == 0 && b.bytesAvailable() == 0 && !deadline.hasExpired()) {
+            a.waitForReadyRead(2);
+            b.waitForReadyRead(2);
+        }
+        QVERIFY2(exporter.renderCount() == renders, "the first answer came only once the render was done");
+        for (QTcpSocket *socket : { &a, &b }) {
+            const auto response = readResponse(*socket, QDeadlineTimer(20000));
+            QVERIFY(response.complete);
+            QCOMPARE(response.status, 200);
+        }
+        QCOMPARE(exporter.renderCount(), renders + 1);
+    }
+
+    // Connections are kept alive while at most half the limit are open; past that each is closed after its answer,
+    // so that the idle connections of many targets do not take every slot.
+    void keepAliveOnlyBelowHalfTheLimit()
+    {
+        be::ExporterServer exporter(*m_source, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        const QByteArray scrape
+            = "GET /metrics/" + QByteArray::fromStdString(m_source->shape().nodes[0].hostname) + " HTTP/1.1\r\n\r\n";
+        std::vector<std::unique_ptr<QTcpSocket>> sockets;
+        for (size_t i = 0; i <= be::ExporterServer::keepAliveLimit; ++i) {
+            sockets.push_back(std::make_unique<QTcpSocket>());
+            QVERIFY(connectTo(*sockets.back(), exporter.port()));
+            sockets.back()->write(scrape);
+            const auto response = readResponse(*sockets.back(), QDeadlineTimer(20000));
+            QVERIFY(response.complete);
+            QCOMPARE(response.status, 200);
+            const bool last = i == be::ExporterServer::keepAliveLimit;
+            QVERIFY2(response.head.contains(last ? "Connection: close" : "Connection: keep-alive"),
+                qPrintable(QStringLiteral("connection %1: %2").arg(i + 1).arg(QString::fromLatin1(response.head))));
+        }
+        // The one past the limit is closed; once a kept one has gone too, a new connection is kept alive again.
+        QTRY_COMPARE_WITH_TIMEOUT(sockets.back()->state(), QAbstractSocket::UnconnectedState, 10000);
+        sockets.front()->abort();
+        bool keptAlive = false;
+        QDeadlineTimer deadline(10000);
+        while (!keptAlive && !deadline.hasExpired()) {
+            QTcpSocket next;
+            QVERIFY(connectTo(next, exporter.port()));
+            next.write(scrape);
+            const auto response = readResponse(next, QDeadlineTimer(20000));
+            QCOMPARE(response.status, 200);
+            keptAlive = response.head.contains("Connection: keep-alive");
+        }
+        QVERIFY(keptAlive);
+    }
+
+    // Names that are no node's: 404 with a short text, however they are dressed up, and malformed escapes 400. The
+    // server goes on serving.
+    void unknownNodes_data()
+    {
+        QTest::addColumn<QByteArray>("raw");
+        QTest::addColumn<int>("status");
+        const auto &shape = m_source->shape();
+        const QByteArray first = QByteArray::fromStdString(shape.nodes.front().hostname);
+        const QByteArray second = QByteArray::fromStdString(shape.nodes[1].hostname);
+        auto row = [](const char *name, const QByteArray &path, int status) {
+            QTest::newRow(name) << QByteArray("GET " + path + " HTTP/1.1\r\nConnection: close\r\n\r\n") << status;
+        };
+        row("unknown", QByteArray("/metrics/no-such-host"), 404);
+        row("empty", QByteArray("/metrics/"), 404);
+        row("dot dot", QByteArray("/metrics/../metrics"), 404);
+        row("dot dot escaped", QByteArray("/metrics/%2e%2e/metrics"), 404);
+        row("dot dot before a name", "/metrics/../" + first, 404);
+        row("trailing slash", "/metrics/" + first + '/', 404);
+        row("escaped slash", "/metrics/" + first + "%2F", 404);
+        row("double slash", "/metrics//" + first, 404);
+        row("two names", "/metrics/" + first + '/' + second, 404);
+        row("other case", "/metrics/" + first.toUpper(), 404);
+        row("prefix of a name", "/metrics/" + first.left(first.size() - 1), 404);
+        row("nul", "/metrics/" + first + "%00", 404);
+        row("utf-8", QByteArray("/metrics/r\xc3\xa9"), 404);
+        row("2 KiB", "/metrics/" + QByteArray(2048, 'a'), 404);
+        row("bad escape", QByteArray("/metrics/%zz"), 400);
+        row("cut escape", "/metrics/" + first + "%4", 400);
+        row("lone percent", QByteArray("/metrics/%"), 400);
+        // Within the 16 KiB a request head may have (a longer head is 431, see malformedRequests).
+        row("14 KiB", "/metrics/" + QByteArray(14 * 1024, 'a'), 404);
+    }
+
+    void unknownNodes() { malformedRequests(); }
+
+    // A name escaped by the scraper is the same name; a query string does not change it; HEAD answers GET's head
+    // without a body, for known nodes and unknown, and the connection goes on.
+    void nodePageEscapesAndHead()
+    {
+        const int port = m_exporter->port();
+        const QByteArray hostname = QByteArray::fromStdString(m_source->shape().nodes.back().hostname);
+        const auto plain = get(port, "/metrics/" + hostname);
+        QCOMPARE(plain.status, 200);
+        QVERIFY(!plain.body.isEmpty());
+        QByteArray escaped;
+        for (const char c : hostname) {
+            escaped += '%' + QByteArray(1, c).toHex();
+        }
+        const auto decoded = get(port, "/metrics/" + escaped);
+        QCOMPARE(decoded.status, 200);
+        QCOMPARE(decoded.body, plain.body);
+        const auto query = get(port, "/metrics/" + hostname + "?collect=all");
+        QCOMPARE(query.status, 200);
+        QCOMPARE(query.body, plain.body);
+
+        QTcpSocket socket;
+        QVERIFY(connectTo(socket, port));
+        socket.write("HEAD /metrics/" + hostname + " HTTP/1.1\r\nHost: x\r\n\r\n");
+        const auto head = readResponse(socket, QDeadlineTimer(20000), true);
+        QVERIFY(head.complete);
+        QCOMPARE(head.status, 200);
+        QVERIFY(head.head.contains(QByteArray("Content-Length: " + QByteArray::number(plain.body.size()) + "\r\n")));
+        QVERIFY(head.head.contains("Connection: keep-alive"));
+        socket.write("HEAD /metrics/no-such-host HTTP/1.1\r\nHost: x\r\n\r\n");
+        const auto missing = readResponse(socket, QDeadlineTimer(20000), true);
+        QVERIFY(missing.complete);
+        QCOMPARE(missing.status, 404);
+        // Had either answer carried a body, it would be read here as the start of this one.
+        socket.write("GET /metrics/" + hostname + " HTTP/1.1\r\nHost: x\r\n\r\n");
+        const auto after = readResponse(socket, QDeadlineTimer(20000));
+        QVERIFY(after.complete);
+        QCOMPARE(after.status, 200);
+        QCOMPARE(after.body, plain.body);
+    }
+
+    // The targets file: valid JSON, one target group per node, in node order, each at the exporter's address with
+    // its node's page as __metrics_path__, and every path one the exporter answers.
+    void targetsFile()
+    {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("targets.json"));
+        std::string error;
+        QVERIFY2(m_exporter->writeTargetsFile(path.toStdString(), &error), error.c_str());
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonParseError parseError {};
+        const auto doc = QJsonDocument::fromJson(file.readAll(), &parseError);
+        QVERIFY2(parseError.error == QJsonParseError::NoError, qPrintable(parseError.errorString()));
+        QVERIFY(doc.isArray());
+        const auto groups = doc.array();
+        const auto &shape = m_source->shape();
+        QCOMPARE(static_cast<size_t>(groups.size()), shape.nodes.size());
+        const QString address = QStringLiteral("127.0.0.1:%1").arg(m_exporter->port());
+        for (qsizetype k = 0; k < groups.size(); ++k) {
+            const auto group = groups.at(k).toObject();
+            QCOMPARE(group.size(), 2);
+            QCOMPARE(group.value(QStringLiteral("targets")).toArray(), QJsonArray { address });
+            const auto labels = group.value(QStringLiteral("labels")).toObject();
+            const QString hostname = QString::fromStdString(shape.nodes[static_cast<size_t>(k)].hostname);
+            QCOMPARE(labels.size(), 2);
+            QCOMPARE(
+                labels.value(QStringLiteral("__metrics_path__")).toString(), QStringLiteral("/metrics/") + hostname);
+            QCOMPARE(labels.value(QStringLiteral("instance")).toString(), hostname);
+            const auto page
+                = get(m_exporter->port(), labels.value(QStringLiteral("__metrics_path__")).toString().toUtf8());
+            QCOMPARE(page.status, 200);
+        }
+        // Written whole: nothing is left beside it.
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList { QStringLiteral("targets.json") });
+        // A place it cannot be written: false, saying why, and nothing written.
+        error.clear();
+        QVERIFY(
+            !m_exporter->writeTargetsFile(dir.filePath(QStringLiteral("missing/targets.json")).toStdString(), &error));
+        QVERIFY(!error.empty());
+
+        // Hostnames that JSON must escape come back as they were.
+        be::FleetShape odd;
+        odd.nodes.resize(3);
+        odd.nodes[0].hostname = "quote\"back\\slash";
+        odd.nodes[1].hostname = "tab\tnew\nline\x01";
+        odd.nodes[2].hostname = "r\xc3\xa9seau";
+        const auto oddDoc = QJsonDocument::fromJson(
+            QByteArray::fromStdString(be::ExporterServer::fileSdTargets(odd, "[::1]:9400")), &parseError);
+        QVERIFY2(parseError.error == QJsonParseError::NoError, qPrintable(parseError.errorString()));
+        QCOMPARE(oddDoc.array().size(), 3);
+        for (qsizetype k = 0; k < 3; ++k) {
+            const auto group = oddDoc.array().at(k).toObject();
+            QCOMPARE(group.value(QStringLiteral("targets")).toArray(), QJsonArray { QStringLiteral("[::1]:9400") });
+            QCOMPARE(group.value(QStringLiteral("labels")).toObject().value(QStringLiteral("instance")).toString(),
+                QString::fromStdString(odd.nodes[static_cast<size_t>(k)].hostname));
+        }
+    }
+
+    // A real Prometheus (Debian's) given the targets file scrapes one target per node: every one is up, the down
+    // node's included (its exporter answers, with no GPU), and it stores the GPUs of the whole page.
+    void prometheusScrapesTheNodes()
+    {
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (prometheus.isEmpty()) {
+            QSKIP("the prometheus binary is not installed (Debian package 'prometheus'): the node targets are not "
+                  "scraped by a real Prometheus here");
+        }
+        const Page whole = parsePage(get(m_exporter->port(), "/metrics").body);
+        QVERIFY2(whole.error.isEmpty(), qPrintable(whole.error));
+        const auto gpus = std::count_if(whole.samples.begin(), whole.samples.end(),
+            [](const Sample &s) { return s.name == "DCGM_FI_DEV_GPU_TEMP"; });
+        const auto nodes = static_cast<qsizetype>(m_source->shape().nodes.size());
+
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString targets = dir.filePath(QStringLiteral("targets.json"));
+        std::string error;
+        QVERIFY2(m_exporter->writeTargetsFile(targets.toStdString(), &error), error.c_str());
+        const QString config = dir.filePath(QStringLiteral("prometheus.yml"));
+        QVERIFY(fleetscope::testing::writeFile(config,
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: dcgm\n"
+            "    file_sd_configs:\n      - files: ['"
+                + targets.toUtf8() + "']\n"));
+        const int port = fleetscope::testing::freePort();
+        QVERIFY(port > 0);
+        fleetscope::testing::ProcessGuard server;
+        QVERIFY(fleetscope::testing::startPrometheus(
+            &server, prometheus, config, dir.filePath(QStringLiteral("data")), port));
+
+        auto count = [&](const QString &query) {
+            const auto result = fleetscope::testing::instantQuery(port, query);
+            return result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
+        };
+        QDeadlineTimer deadline(30000);
+        for (;;) {
+            const double up = count(QStringLiteral("count(up{job=\"dcgm\"} == 1)"));
+            const double scraped = count(QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
+            if (up == static_cast<double>(nodes) && scraped == static_cast<double>(gpus)) {
+                break;
+            }
+            if (deadline.hasExpired() || server.process.state() == QProcess::NotRunning) {
+                QFAIL(
+                    qPrintable(QStringLiteral("Prometheus has %1 of %2 node targets up and %3 of %4 GPUs; its log:\n%5")
+                                   .arg(up)
+                                   .arg(nodes)
+                                   .arg(scraped)
+                                   .arg(gpus)
+                                   .arg(QString::fromUtf8(server.process.readAll()))));
+            }
+            QTest::qWait(200);
+        }
+        // Every target is one node's, none down, and each GPU came from its own node's page.
+        QCOMPARE(count(QStringLiteral("count(up{job=\"dcgm\"})")), static_cast<double>(nodes));
+        const auto series = fleetscope::testing::instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+        QCOMPARE(series.size(), gpus);
+        for (const auto &entry : series) {
+            const auto labels = entry.toObject().value(QStringLiteral("metric")).toObject();
+            QCOMPARE(labels.value(QStringLiteral("instance")), labels.value(QStringLiteral("Hostname")));
+        }
+    }
+
     void listenOption()
     {
         auto parse = [](std::vector<std::string> args) { return be::parseBackendOptions(args); };
@@ -640,6 +1111,19 @@ private Q_SLOTS:
             QVERIFY2(r.error.find("--exporter-listen") != std::string::npos, bad);
         }
         QVERIFY(!parse({ "--exporter-listen" }).error.empty());
+
+        const auto targets = parse({ "--exporter-listen", "127.0.0.1:0", "--exporter-targets-file", "/tmp/t.json" });
+        QVERIFY2(targets.error.empty(), targets.error.c_str());
+        QCOMPARE(targets.options.exporterTargetsFile, std::string("/tmp/t.json"));
+        QVERIFY(parse({}).options.exporterTargetsFile.empty());
+        // Targets of an exporter that is not there, no file name, an empty one: refused, naming the option.
+        for (const auto &bad : std::vector<std::vector<std::string>> { { "--exporter-targets-file", "/tmp/t.json" },
+                 { "--exporter-listen", "127.0.0.1:0", "--exporter-targets-file" },
+                 { "--exporter-listen", "127.0.0.1:0", "--exporter-targets-file", "" } }) {
+            const auto r = parse(bad);
+            QVERIFY2(r.error.find("--exporter-targets-file") != std::string::npos, r.error.c_str());
+        }
+        QVERIFY(be::backendUsage().find("--exporter-targets-file") != std::string::npos);
 
         be::ExporterServer exporter(*m_source, be::ExporterPage::Options());
         std::string error;
