@@ -15,6 +15,9 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -84,6 +87,48 @@ private Q_SLOTS:
         // The simulator's page is dcgm-exporter 3.x-4.8.2's: Hostname, DCGM_FI_DEV_CLOCKS_EVENT_REASONS.
         QVERIFY2(m_backendLog.contains("dcgm-exporter profile 3.x-4.8.2"), m_backendLog.constData());
         checkFrame(*topology);
+    }
+
+    // The fleet's 32 node targets (one dcgm-exporter page per node, as in a real fleet) shared by two vmagents
+    // (-promscrape.cluster.membersCount=2, memberNum 0 and 1), both pushing to one backend: each scrapes about half,
+    // and the frames hold every GPU, equal to the simulator's.
+    void twoVmagentsShareTheTargets()
+    {
+        const QString targets = m_dir.filePath(QStringLiteral("targets.json"));
+        std::string error;
+        QVERIFY2(m_exporter->writeTargetsFile(targets.toStdString(), &error), error.c_str());
+        const QString config = m_dir.filePath(QStringLiteral("nodes.yml"));
+        QVERIFY(testing::writeFile(config,
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: dcgm\n"
+            "    file_sd_configs:\n      - files: ['"
+                + targets.toUtf8() + "']\n"));
+        const int port = freePort();
+        ProcessGuard backend;
+        startBackend(&backend, port);
+        const QString url = QStringLiteral("http://127.0.0.1:%1/api/v1/write").arg(port);
+        ProcessGuard members[2];
+        int httpPorts[2] = {};
+        for (int member = 0; member < 2; ++member) {
+            startVmagent(&members[member], { url },
+                { QStringLiteral("-promscrape.cluster.membersCount=2"),
+                    QStringLiteral("-promscrape.cluster.memberNum=%1").arg(member) },
+                config, &httpPorts[member]);
+        }
+        const auto topology = subscribe(backend);
+        QVERIFY(topology);
+        // The layout was learnt from both members' pushes: a member alone would have given about half the nodes.
+        checkFrame(*topology);
+        // Each member scrapes some of the node targets, not all, and together all of them: the sharing is real.
+        int total = 0;
+        for (int member = 0; member < 2; ++member) {
+            const auto answer = QJsonDocument::fromJson(httpGet(httpPorts[member], "/api/v1/targets")).object();
+            const int active = static_cast<int>(
+                answer.value(QStringLiteral("data")).toObject().value(QStringLiteral("activeTargets")).toArray().size());
+            QVERIFY2(active > 0 && active < static_cast<int>(m_simulator->shape().nodes.size()),
+                qPrintable(QStringLiteral("member %1 scrapes %2 targets").arg(member).arg(active)));
+            total += active;
+        }
+        QCOMPARE(total, static_cast<int>(m_simulator->shape().nodes.size()));
     }
 
     // The same with a real Prometheus 2.42 as the sender: its remote_write queue, with a batch deadline under the
@@ -216,10 +261,16 @@ private:
         QVERIFY(guard->process.waitForStarted(10000));
     }
 
-    void startVmagent(ProcessGuard *guard, const QStringList &urls, const QStringList &extra = {})
+    // Starts vmagent scraping config (the whole page's by default) and pushing to urls; its HTTP port in *httpPort.
+    void startVmagent(ProcessGuard *guard, const QStringList &urls, const QStringList &extra = {},
+        const QString &config = {}, int *httpPort = nullptr)
     {
-        QStringList arguments = { QStringLiteral("-promscrape.config=") + m_scrapeConfig,
-            QStringLiteral("-httpListenAddr=127.0.0.1:%1").arg(freePort()),
+        const int port = freePort();
+        if (httpPort) {
+            *httpPort = port;
+        }
+        QStringList arguments = { QStringLiteral("-promscrape.config=") + (config.isEmpty() ? m_scrapeConfig : config),
+            QStringLiteral("-httpListenAddr=127.0.0.1:%1").arg(port),
             QStringLiteral("-remoteWrite.tmpDataPath=") + m_dir.filePath(QStringLiteral("vmagent-%1").arg(++m_agents)),
             QStringLiteral("-remoteWrite.flushInterval=200ms"), QStringLiteral("-loggerLevel=WARN") };
         for (const auto &url : urls) {
