@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporterserver.h"
 
+#include "jsontext.h"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -180,23 +182,6 @@ bool percentDecode(std::string_view segment, std::string *out)
 std::string hostPort(const std::string &host, int port)
 {
     return host.find(':') == std::string::npos ? fmt::format("{}:{}", host, port) : fmt::format("[{}]:{}", host, port);
-}
-
-// A JSON string literal of text (UTF-8 passes through).
-void appendJsonString(std::string *out, std::string_view text)
-{
-    out->push_back('"');
-    for (const char c : text) {
-        if (c == '"' || c == '\\') {
-            out->push_back('\\');
-            out->push_back(c);
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            fmt::format_to(std::back_inserter(*out), "\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-            out->push_back(c);
-        }
-    }
-    out->push_back('"');
 }
 
 // Appends what has arrived on fd (nothing when a signal cut the read short); false once the peer has closed the

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "jsontext.h"
 #include "promjson.h"
 
 #include <fmt/format.h>
@@ -31,21 +32,7 @@ inline std::string goFloat(double v)
     return std::string(buffer, result.ptr);
 }
 
-inline void appendJsonString(std::string *out, std::string_view text)
-{
-    out->push_back('"');
-    for (const char c : text) {
-        if (c == '"' || c == '\\') {
-            out->push_back('\\');
-            out->push_back(c);
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            out->append(fmt::format("\\u{:04x}", static_cast<unsigned>(c)));
-        } else {
-            out->push_back(c);
-        }
-    }
-    out->push_back('"');
-}
+using backend::appendJsonString;
 
 // One series of an exporter page line: NAME{k="v",...} value.
 struct PageSeries
