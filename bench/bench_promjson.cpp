@@ -260,7 +260,7 @@ int main(int argc, char **argv)
     for (const auto id : metrics) {
         onlyFour.planes[static_cast<size_t>(id)] = simulated->plane(id);
     }
-    const std::string page = be::ExporterPage::render(simShape, onlyFour, jobs, {});
+    const std::string page = be::ExporterPage::render(simShape, onlyFour, jobs, {}).text;
     const int64_t evalMs = simulated->sampleTimeMs + 1234;
 
     std::vector<std::string> answers;

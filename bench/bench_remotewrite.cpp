@@ -127,7 +127,7 @@ int main(int argc, char **argv)
     for (const auto id : fields) {
         onlyPushed.planes[static_cast<size_t>(id)] = simulated->plane(id);
     }
-    const std::string page = be::ExporterPage::render(shape, onlyPushed, jobs, {});
+    const std::string page = be::ExporterPage::render(shape, onlyPushed, jobs, {}).text;
 
     // One window's pushes per run, each in a window of its own (after the start's).
     constexpr int64_t windowMs = 10000;
