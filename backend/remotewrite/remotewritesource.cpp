@@ -148,6 +148,7 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         ? "[" + host + "]" : host, m_port));
 
     // What the first pushes teach: the interval, and the layout when there is no file.
+    std::vector<std::string> adopted;
     {
         std::unique_lock lock(m_mutex);
         const auto deadline = std::chrono::steady_clock::now() + options.startTimeout;
@@ -169,7 +170,6 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
             }
         }
         m_windowMs = options.windowMs > 0 ? options.windowMs : intervalOf(m_deltas);
-        std::vector<std::string> adopted;
         m_map = options.metricMap ? *options.metricMap
                                   : MetricMap::choose(std::vector<std::string>(m_namesSeen.begin(), m_namesSeen.end()),
                                       m_hostnameLabelUses[0] >= m_hostnameLabelUses[1] ? "hostname" : "Hostname",
@@ -199,11 +199,13 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         folder.maxOpenWindows = options.maxOpenWindows;
         folder.startMs = nowUnixMs();
         m_folder = std::make_unique<WindowFolder>(m_topology.shape(), folder);
-        m_discovering = false;
     }
     m_ready = true;
     log(fmt::format("remote write: {} {}", options.metricMap ? "metric map from" : "dcgm-exporter profile",
         m_map.name() + (options.metricMap ? "" : " chosen from the series pushed")));
+    for (const auto &line : adopted) {
+        log(fmt::format("remote write: {} (a name of another generation, present in the pushes)", line));
+    }
     log(fmt::format("remote write: {} GPUs on {} nodes in {} racks, layout from {}; windows of {} ms ({}), published "
                     "{} ms after they end",
         m_topology.shape().gpuCount, m_topology.shape().nodes.size(), m_topology.shape().racks.size(),

@@ -130,7 +130,6 @@ private:
 
     mutable std::mutex m_mutex; // discovery, stats
     std::condition_variable m_discoveryChanged;
-    bool m_discovering = true;
     std::map<std::string, Discovered> m_discovered; // by hostname \0 gpu
     std::vector<int64_t> m_deltas;
     std::set<std::string> m_namesSeen; // of the built-in profiles' series names
