@@ -276,6 +276,11 @@ void SummaryView::useWallLayout()
     }
     m_grid->removeWidget(m_paretoView);
     m_grid->addWidget(m_paretoView, 1, 0, 1, 2);
+    // Nobody types at a wall: the price the costs use is shown, not edited (no arrows, no focus frame, no cursor).
+    m_price->setReadOnly(true);
+    m_price->setButtonSymbols(QAbstractSpinBox::NoButtons);
+    m_price->setFocusPolicy(Qt::NoFocus);
+    m_price->setFrame(false);
 }
 
 void SummaryView::setDark(bool dark)

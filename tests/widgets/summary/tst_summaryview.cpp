@@ -5,6 +5,7 @@
 #include "widgets/summary/summaryview.h"
 
 #include <QAbstractItemModelTester>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
@@ -229,6 +230,20 @@ private Q_SLOTS:
         QVERIFY(file.open(QIODevice::ReadOnly));
         QCOMPARE(file.readAll(), expected);
         QVERIFY(!m_view->exportOffendersCsv(dir.filePath(QStringLiteral("missing/dir/x.csv"))).isEmpty());
+    }
+
+    // On a wall the price is shown, not edited: no focus (no blue frame, no text cursor across the room), no arrows.
+    void aWallShowsThePriceWithoutEditingIt()
+    {
+        SummaryView wall;
+        wall.useWallLayout();
+        auto *price = wall.findChild<QDoubleSpinBox *>(QStringLiteral("price"));
+        QVERIFY(price);
+        QVERIFY(price->isReadOnly());
+        QCOMPARE(price->focusPolicy(), Qt::NoFocus);
+        QCOMPARE(price->buttonSymbols(), QAbstractSpinBox::NoButtons);
+        auto *desk = m_view->findChild<QDoubleSpinBox *>(QStringLiteral("price"));
+        QVERIFY(desk && !desk->isReadOnly()); // the desk's stays editable
     }
 
     void tablesSortByNumber()
