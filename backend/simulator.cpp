@@ -86,8 +86,7 @@ const GpuPhysics &physicsOf(Hardware hardware)
 }
 } // namespace
 
-Simulator::Simulator(
-    uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario, Hardware hardware)
+Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario, Hardware hardware)
     : m_shape(FleetShape::forGpuCount(gpuCount, seed, hardware))
     , m_physics(&physicsOf(hardware))
     , m_seed(seed)
@@ -187,8 +186,8 @@ bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
             e.kind = FleetEvent::Kind::JobStart;
             e.jobId = job.id;
             e.node = first;
-            e.text = fmt::format("job {} started on {} GPUs from {}", job.id, nodeCount * HardwareSpec::of(m_shape.hardware).gpusPerNode,
-                m_shape.nodes[first].hostname);
+            e.text = fmt::format("job {} started on {} GPUs from {}", job.id,
+                nodeCount * HardwareSpec::of(m_shape.hardware).gpusPerNode, m_shape.nodes[first].hostname);
             m_events.push_back(std::move(e));
             return true;
         }
@@ -304,8 +303,8 @@ void Simulator::updateLiquidLoops(const std::vector<float> &gpuKw, bool settle)
     const float alpha = settle ? 1.0F : 1.0F - std::exp(-static_cast<float>(m_lastDt) / loopSeconds);
     for (size_t k = 0; k < m_shape.racks.size(); ++k) {
         const auto &rack = m_shape.racks[k];
-        const float power = gpuKw[k] * (1.0F + trayShareOfGpu) + trayBaseKw * static_cast<float>(rack.nodeCount)
-            + switchTraysKw;
+        const float power
+            = gpuKw[k] * (1.0F + trayShareOfGpu) + trayBaseKw * static_cast<float>(rack.nodeCount) + switchTraysKw;
         m_rackPowerKw[k] = power;
         // P = flow x heat capacity x rise; the trays' cold plates are in parallel, and each sees about the loop's
         // mean, half the rise above the supply. A cooling failure warms the facility water as it warms the air.

@@ -59,8 +59,8 @@ struct SimFrame
 class Simulator
 {
 public:
-    Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds = 1.0, Scenario::Kind scenario = Scenario::Kind::None,
-        Hardware hardware = Hardware::HgxH100);
+    Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds = 1.0,
+        Scenario::Kind scenario = Scenario::Kind::None, Hardware hardware = Hardware::HgxH100);
     // The fault model refers to the shape: a simulator stays where it was built.
     Simulator(const Simulator &) = delete;
     Simulator &operator=(const Simulator &) = delete;

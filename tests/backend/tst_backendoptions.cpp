@@ -58,8 +58,8 @@ private Q_SLOTS:
         QTest::newRow("too few gpus") << QByteArrayList { "--gpus", "4" } << QByteArray("--gpus");
         QTest::newRow("too many gpus") << QByteArrayList { "--gpus", "2000000" } << QByteArray("--gpus");
         QTest::newRow("not a number") << QByteArrayList { "--gpus", "12x" } << QByteArray("--gpus");
-        QTest::newRow("unknown hardware") << QByteArrayList { "--hardware", "dgx-a100" }
-                                          << QByteArray("--hardware: no hardware 'dgx-a100'; known: hgx-h100, gb200-nvl72");
+        QTest::newRow("unknown hardware") << QByteArrayList { "--hardware",
+            "dgx-a100" } << QByteArray("--hardware: no hardware 'dgx-a100'; known: hgx-h100, gb200-nvl72");
         QTest::newRow("negative seed") << QByteArrayList { "--seed", "-1" } << QByteArray("--seed");
         QTest::newRow("interval") << QByteArrayList { "--interval-ms", "5" } << QByteArray("--interval-ms");
         QTest::newRow("speed nan") << QByteArrayList { "--speed", "nan" } << QByteArray("--speed");

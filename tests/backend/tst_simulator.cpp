@@ -5,8 +5,8 @@
 #include <QTest>
 
 #include <cmath>
-#include <optional>
 #include <numeric>
+#include <optional>
 
 using namespace fleetscope::backend;
 
