@@ -24,8 +24,8 @@ std::string describe(const TopologyFile &file)
     for (const auto &row : file.rows) {
         for (const auto &rack : row.racks) {
             for (const auto &host : rack.hosts) {
-                text += row.hall + '/' + row.name + '/' + rack.name + ' ' + host.hostname + ' '
-                    + std::to_string(host.gpus) + '\n';
+                text += row.hall + '/' + row.name + '/' + rack.name + (rack.nvlinkDomain ? "(nvlink)" : "") + ' '
+                    + host.hostname + ' ' + std::to_string(host.gpus) + '\n';
             }
         }
     }
@@ -65,7 +65,7 @@ private Q_SLOTS:
         QCOMPARE(describe(yaml), describe(json));
 
         QCOMPARE(yaml.site, std::string("dc-west-1"));
-        QCOMPARE(yaml.rows.size(), size_t { 3 });
+        QCOMPARE(yaml.rows.size(), size_t { 4 });
         QCOMPARE(yaml.rows[2].hall, std::string("hall-b"));
         QCOMPARE(yaml.rows[2].name, std::string("r11"));
         QCOMPARE(yaml.rows[0].racks.size(), size_t { 2 });
@@ -84,7 +84,37 @@ private Q_SLOTS:
                 }
             }
         }
-        QCOMPARE(gpus, 10U * 8U + 4U);
+        QCOMPARE(gpus, 10U * 8U + 4U + 18U * 4U);
+        QVERIFY(!rack.nvlinkDomain);
+        const auto &nvl = yaml.rows[3].racks[0];
+        QVERIFY(nvl.nvlinkDomain);
+        QCOMPARE(nvl.hosts.size(), size_t { 18 });
+        QCOMPARE(nvl.hosts[17].gpus, 4U);
+    }
+
+    // A rack's own gpusPerNode stands for the file's within it only; nvlinkDomain is plain true or false.
+    void nvlinkDomainRacks()
+    {
+        const QByteArray json = R"({"gpusPerNode": 8, "halls": [{"name": "h", "rows": [{"name": "r", "racks": [
+            {"name": "k1", "nvlinkDomain": true, "gpusPerNode": 4, "hosts": ["t1", {"hostname": "t2", "gpus": 2}]},
+            {"name": "k2", "nvlinkDomain": false, "hosts": ["n1"]}, {"name": "k3", "hosts": ["n2"]}]}]}]})";
+        const QByteArray yaml = "gpusPerNode: 8\n"
+                                "halls:\n"
+                                "  - name: h\n"
+                                "    rows:\n"
+                                "      - name: r\n"
+                                "        racks:\n"
+                                "          - {name: k1, nvlinkDomain: True, gpusPerNode: 4, hosts: [t1, {hostname: t2, "
+                                "gpus: 2}]}\n"
+                                "          - {name: k2, nvlinkDomain: false, hosts: [n1]}\n"
+                                "          - {name: k3, hosts: [n2]}\n";
+        const std::string expected = "\nh/r/k1(nvlink) t1 4\nh/r/k1(nvlink) t2 2\nh/r/k2 n1 8\nh/r/k3 n2 8\n";
+        TopologyFile out;
+        std::string error;
+        QVERIFY2(TopologyFile::parse(json.toStdString(), &out, &error), error.c_str());
+        QCOMPARE(describe(out), expected);
+        QVERIFY2(TopologyFile::parseYaml(yaml.toStdString(), &out, &error), error.c_str());
+        QCOMPARE(describe(out), expected);
     }
 
     // The syntax follows the file's name; the error names the file.
@@ -197,6 +227,32 @@ private Q_SLOTS:
                                        << yamlRack("[{hostname: a, gpus: -1}]") << QByteArray("a GPU count") << 7;
         QTest::newRow("gpusPerNode") << QByteArray(R"({"gpusPerNode": 100, "halls": []})")
                                      << QByteArray("gpusPerNode: 100\nhalls: []\n") << QByteArray("gpusPerNode") << 0;
+        QTest::newRow("nvlinkDomain not a boolean")
+            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
+                   {"name": "k", "nvlinkDomain": "yes", "hosts": ["a"]}]}]}]})")
+            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
+                          "            nvlinkDomain: yes\n            hosts: [a]\n")
+            << QByteArray("halls[0].rows[0].racks[0]") << 7;
+        QTest::newRow("nvlinkDomain quoted")
+            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
+                   {"name": "k", "nvlinkDomain": 1, "hosts": ["a"]}]}]}]})")
+            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
+                          "            nvlinkDomain: 'true'\n            hosts: [a]\n")
+            << QByteArray("\"nvlinkDomain\" must be true or false") << 7;
+        QTest::newRow("rack gpusPerNode")
+            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
+                   {"name": "k", "gpusPerNode": 0, "hosts": ["a"]}]}]}]})")
+            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
+                          "            gpusPerNode: 0\n            hosts: [a]\n")
+            << QByteArray("halls[0].rows[0].racks[0].gpusPerNode") << 7;
+        QTest::newRow("NVLink domain too big")
+            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
+                   {"name": "k", "nvlinkDomain": true, "gpusPerNode": 64, "hosts": ["a", "b", "c", "d", "e", "f",
+                   "g", "h", "i", "j"]}]}]}]})")
+            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
+                          "            nvlinkDomain: true\n            gpusPerNode: 64\n"
+                          "            hosts: [a, b, c, d, e, f, g, h, i, j]\n")
+            << QByteArray("(k): an NVLink domain spans at most 576 GPUs; this rack has 640") << 6;
         QTest::newRow("duplicate hostname")
             << jsonRack(R"(["a", "b", "a"])") << yamlRack("[a, b, a]") << QByteArray("hosts[2]") << 7;
         QTest::newRow("duplicate hostname across racks")
