@@ -32,21 +32,34 @@ std::string describe(const TopologyFile &file)
     return text;
 }
 
-// A one-hall, one-row, one-rack file whose rack holds `hosts` (JSON text of the array / YAML flow sequence).
+// A one-hall, one-row, one-rack file whose rack holds `hosts` (JSON text of the array / YAML flow sequence) and, in
+// the *With forms, other members before them (JSON `"key": value` text / YAML `key: value` lines, the first on
+// line 7).
+QByteArray jsonRackWith(const QByteArray &members, const QByteArray &hosts)
+{
+    return R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [{"name": "k", )"
+        + (members.isEmpty() ? QByteArray() : members + ", ") + R"("hosts": )" + hosts + "}]}]}]}";
+}
+QByteArray yamlRackWith(const QByteArrayList &members, const QByteArray &hosts)
+{
+    QByteArray yaml = "halls:\n"
+                      "  - name: h\n"
+                      "    rows:\n"
+                      "      - name: r\n"
+                      "        racks:\n"
+                      "          - name: k\n";
+    for (const QByteArray &member : members) {
+        yaml += "            " + member + "\n";
+    }
+    return yaml + "            hosts: " + hosts + "\n";
+}
 QByteArray jsonRack(const QByteArray &hosts)
 {
-    return R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [{"name": "k", "hosts": )" + hosts + "}]}]}]}";
+    return jsonRackWith({}, hosts);
 }
 QByteArray yamlRack(const QByteArray &hosts)
 {
-    return "halls:\n"
-           "  - name: h\n"
-           "    rows:\n"
-           "      - name: r\n"
-           "        racks:\n"
-           "          - name: k\n"
-           "            hosts: "
-        + hosts + "\n";
+    return yamlRackWith({}, hosts);
 }
 
 } // namespace
@@ -228,30 +241,18 @@ private Q_SLOTS:
         QTest::newRow("gpusPerNode") << QByteArray(R"({"gpusPerNode": 100, "halls": []})")
                                      << QByteArray("gpusPerNode: 100\nhalls: []\n") << QByteArray("gpusPerNode") << 0;
         QTest::newRow("nvlinkDomain not a boolean")
-            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
-                   {"name": "k", "nvlinkDomain": "yes", "hosts": ["a"]}]}]}]})")
-            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
-                          "            nvlinkDomain: yes\n            hosts: [a]\n")
+            << jsonRackWith(R"("nvlinkDomain": "yes")", R"(["a"])") << yamlRackWith({ "nvlinkDomain: yes" }, "[a]")
             << QByteArray("halls[0].rows[0].racks[0]") << 7;
         QTest::newRow("nvlinkDomain quoted")
-            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
-                   {"name": "k", "nvlinkDomain": 1, "hosts": ["a"]}]}]}]})")
-            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
-                          "            nvlinkDomain: 'true'\n            hosts: [a]\n")
+            << jsonRackWith(R"("nvlinkDomain": 1)", R"(["a"])") << yamlRackWith({ "nvlinkDomain: 'true'" }, "[a]")
             << QByteArray("\"nvlinkDomain\" must be true or false") << 7;
         QTest::newRow("rack gpusPerNode")
-            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
-                   {"name": "k", "gpusPerNode": 0, "hosts": ["a"]}]}]}]})")
-            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
-                          "            gpusPerNode: 0\n            hosts: [a]\n")
+            << jsonRackWith(R"("gpusPerNode": 0)", R"(["a"])") << yamlRackWith({ "gpusPerNode: 0" }, "[a]")
             << QByteArray("halls[0].rows[0].racks[0].gpusPerNode") << 7;
         QTest::newRow("NVLink domain too big")
-            << QByteArray(R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [
-                   {"name": "k", "nvlinkDomain": true, "gpusPerNode": 64, "hosts": ["a", "b", "c", "d", "e", "f",
-                   "g", "h", "i", "j"]}]}]}]})")
-            << QByteArray("halls:\n  - name: h\n    rows:\n      - name: r\n        racks:\n          - name: k\n"
-                          "            nvlinkDomain: true\n            gpusPerNode: 64\n"
-                          "            hosts: [a, b, c, d, e, f, g, h, i, j]\n")
+            << jsonRackWith(R"("nvlinkDomain": true, "gpusPerNode": 64)", R"(["a", "b", "c", "d", "e", "f", "g", "h",
+                   "i", "j"])")
+            << yamlRackWith({ "nvlinkDomain: true", "gpusPerNode: 64" }, "[a, b, c, d, e, f, g, h, i, j]")
             << QByteArray("(k): an NVLink domain spans at most 576 GPUs; this rack has 640") << 6;
         QTest::newRow("duplicate hostname")
             << jsonRack(R"(["a", "b", "a"])") << yamlRack("[a, b, a]") << QByteArray("hosts[2]") << 7;
