@@ -14,8 +14,8 @@ namespace fleetscope::backend {
 namespace {
 const HardwareSpec hardwareSpecs[] = {
     { Hardware::HgxH100, "hgx-h100", "NVIDIA H100 80GB HBM3", "550.54.15", "96.00.99.00.01", FleetShape::gpusPerNode,
-        FleetShape::nodesPerRack, 'n', false },
-    { Hardware::Gb200Nvl72, "gb200-nvl72", "NVIDIA GB200", "570.124.06", "97.00.9B.00.01", 4, 18, 't', true },
+        FleetShape::nodesPerRack, 'n', false, 0 },
+    { Hardware::Gb200Nvl72, "gb200-nvl72", "NVIDIA GB200", "570.124.06", "97.00.9B.00.01", 4, 18, 't', true, 1300 },
 };
 } // namespace
 

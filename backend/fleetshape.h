@@ -24,6 +24,7 @@ struct HardwareSpec
     uint32_t nodesPerRack;
     char nodeLetter; // hostnames r01-k01-n01 (HGX node) or r01-k01-t01 (tray)
     bool rackIsNvlinkDomain;
+    float powerRangeMaxW; // the power metric's suggested colour range ends here; 0: the catalogue's own
 
     static const HardwareSpec &of(Hardware hardware);
     static std::optional<Hardware> fromName(std::string_view name);

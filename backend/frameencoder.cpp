@@ -104,8 +104,9 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
     return parts;
 }
 
-void fillMetricCatalog(pb::ListMetricsResponse *response)
+void fillMetricCatalog(pb::ListMetricsResponse *response, const FleetShape *shape)
 {
+    const float powerMax = shape != nullptr && shape->simulated ? HardwareSpec::of(shape->hardware).powerRangeMaxW : 0;
     for (const auto &m : metricCatalog()) {
         auto *info = response->add_metrics();
         info->set_id(m.key);
@@ -113,7 +114,7 @@ void fillMetricCatalog(pb::ListMetricsResponse *response)
         info->set_unit(m.unit);
         info->set_dcgm_field(m.dcgmField);
         info->set_range_min(m.rangeMin);
-        info->set_range_max(m.rangeMax);
+        info->set_range_max(m.id == MetricId::Power && powerMax > 0 ? powerMax : m.rangeMax);
         info->set_kind(m.isRate ? pb::METRIC_KIND_RATE : pb::METRIC_KIND_GAUGE);
         info->set_colour_map(m.colourMap);
     }

@@ -178,6 +178,24 @@ private Q_SLOTS:
             [](const fleetscope::Topology::Rack &r) { return r.nvlinkDomain; }));
         QCOMPARE(hgxTopology->nodes[0].model, QStringLiteral("NVIDIA H100 80GB HBM3"));
         QVERIFY(topology->generation != hgxTopology->generation); // the same size and seed, another layout
+
+        // 1,200 W GPUs: the power colour range widens with them; an HGX fleet keeps the catalogue's.
+        const auto powerRange = [](pb::Telemetry::Stub &stub) {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 20s);
+            pb::ListMetricsResponse metrics;
+            if (!stub.ListMetrics(&context, pb::ListMetricsRequest(), &metrics).ok()) {
+                return -1.0F;
+            }
+            for (const auto &m : metrics.metrics()) {
+                if (m.id() == "power") {
+                    return m.range_max();
+                }
+            }
+            return -2.0F;
+        };
+        QCOMPARE(powerRange(*b.stub), 1300.0F);
+        QCOMPARE(powerRange(*hgx.stub), 800.0F);
     }
 
     void catalogueNamesEveryRequiredMetric()
