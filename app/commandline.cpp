@@ -37,6 +37,10 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("Embedded fleet: stage an incident (cooling-failure, power-cap, bad-gpu, node-flap); see "
                        "fleetscope-backend --list-scenarios."),
         QStringLiteral("NAME"));
+    const QCommandLineOption hardware(QStringLiteral("hardware"),
+        QStringLiteral("Embedded fleet: hgx-h100 (8-GPU nodes, default) or gb200-nvl72 (racks of 18 trays of 4 GPUs, "
+                       "each rack one NVLink domain)."),
+        QStringLiteral("KIND"));
     const QCommandLineOption speed(QStringLiteral("speed"),
         QStringLiteral("Embedded fleet: simulated seconds per real second (default 1)."), QStringLiteral("X"));
     const QCommandLineOption history(QStringLiteral("history"),
@@ -80,8 +84,8 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("What an idle GPU-hour costs, in USD, for the executive summary (default 2.50; a wall cannot "
                        "be asked)."),
         QStringLiteral("USD"), QStringLiteral("2.50"));
-    parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, speed,
-        history, noAnimation, arrange, range, change, size, view, record, wall, screen, playlist, price });
+    parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, hardware,
+        speed, history, noAnimation, arrange, range, change, size, view, record, wall, screen, playlist, price });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -126,7 +130,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
     o.metric = parser.value(metric);
     o.animated = !parser.isSet(noAnimation);
     // The simulator's own options are checked by the simulator (it exits 2 with a message on a bad one).
-    for (const auto *option : { &scenario, &speed, &history }) {
+    for (const auto *option : { &scenario, &hardware, &speed, &history }) {
         if (parser.isSet(*option)) {
             if (!o.backend.isEmpty()) {
                 return fail(QStringLiteral("--%1 is for the embedded fleet; it cannot be used with --backend")

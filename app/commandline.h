@@ -14,7 +14,7 @@ struct ConsoleOptions
     QString backend; // HOST:PORT; empty = start the embedded simulator backend
     int gpus = 10240; // size of the embedded fleet
     quint64 seed = 1;
-    QStringList simulatorArguments; // --scenario, --speed, --history, passed to the embedded backend
+    QStringList simulatorArguments; // --scenario, --hardware, --speed, --history, passed to the embedded backend
     QString metric; // initial metric id; empty = the backend's first default
     QString screenshot; // save a PNG once a live frame is drawn, then exit
     int screenshotTimeoutS = 30;

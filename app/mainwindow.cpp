@@ -299,7 +299,7 @@ void MainWindow::onPlaceChanged()
     }
     const Place place = navigation()->current();
     m_rollups->setPlace(place);
-    m_rollupDock->setWindowTitle(tr("Inside %1").arg(place.name(*topology)));
+    m_rollupDock->setWindowTitle(tr("Inside %1").arg(place.listText(*topology)));
     if (place.level == Place::Level::Node) {
         m_detail->setNode(static_cast<int>(place.index));
         showDetailDock();

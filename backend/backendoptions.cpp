@@ -62,6 +62,8 @@ std::string backendUsage()
         "                      has none)\n"
         "  --gpus N            fleet size, {} to {} GPUs (default 10240)\n"
         "  --seed S            simulation seed (default 1); the same seed gives the same fleet\n"
+        "  --hardware KIND     hgx-h100 (default): air-cooled 8-GPU nodes, 8 to a rack; gb200-nvl72:\n"
+        "                      liquid-cooled racks of 18 trays of 4 GPUs, each rack one NVLink domain\n"
         "  --interval-ms MS    time between frames, 50 to 60000 (default 1000)\n"
         "  --speed X           simulated seconds per real second, 0.1 to 3600 (default 1)\n"
         "  --history DURATION  simulate this much past before starting (e.g. 90m, 6h; default 0), so that\n"
@@ -205,6 +207,16 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             if (!numberIn(&o.source.gpuCount, FleetShape::minGpus, FleetShape::maxGpus)) {
                 return result;
             }
+        } else if (arg == "--hardware") {
+            if (!value(&v)) {
+                return result;
+            }
+            const auto hardware = HardwareSpec::fromName(v);
+            if (!hardware) {
+                result.error = fmt::format("--hardware: no hardware '{}'; known: {}", v, HardwareSpec::names());
+                return result;
+            }
+            o.source.hardware = *hardware;
         } else if (arg == "--seed") {
             if (!value(&v)) {
                 return result;

@@ -2,10 +2,35 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace fleetscope::backend {
+
+// What a simulated fleet is built of. HGX H100: air-cooled 8-GPU nodes, 8 to a rack, NVLink inside the node.
+// GB200 NVL72: liquid-cooled racks of 18 compute trays of 4 GPUs, the whole rack one NVLink domain.
+enum class Hardware : uint8_t { HgxH100, Gb200Nvl72 };
+
+struct HardwareSpec
+{
+    Hardware kind;
+    const char *name; // as --hardware spells it
+    const char *model; // as dcgm-exporter's modelName label says it
+    const char *driverVersion;
+    const char *firmwareVersion;
+    uint32_t gpusPerNode;
+    uint32_t nodesPerRack;
+    char nodeLetter; // hostnames r01-k01-n01 (HGX node) or r01-k01-t01 (tray)
+    bool rackIsNvlinkDomain;
+    float powerRangeMaxW; // the power metric's suggested colour range ends here; 0: the catalogue's own
+
+    static const HardwareSpec &of(Hardware hardware);
+    static std::optional<Hardware> fromName(std::string_view name);
+    // "hgx-h100, gb200-nvl72", for usage and errors.
+    static std::string names();
+};
 
 // The simulated fleet's physical layout: rows of racks of nodes of GPUs, in dense hierarchical order, so a row, a
 // rack and a node are each a contiguous range of GPU indices.
@@ -25,6 +50,8 @@ struct FleetShape
         uint32_t position = 0;
         uint32_t firstNode = 0;
         uint32_t nodeCount = 0;
+        // The rack's GPUs are one NVLink domain (an NVL72 rack); otherwise NVLink ends at the node.
+        bool nvlinkDomain = false;
     };
     struct Node
     {
@@ -38,6 +65,7 @@ struct FleetShape
         std::string driverVersion;
     };
 
+    // An HGX fleet's, the default; HardwareSpec says another kind's.
     static constexpr uint32_t gpusPerNode = 8;
     static constexpr uint32_t nodesPerRack = 8;
     static constexpr uint32_t minGpus = 8;
@@ -50,8 +78,9 @@ struct FleetShape
     std::vector<uint32_t> nodeOfGpu;
 
     // Racks per row are chosen so that the floor plan is about 16:10, the shape of a screen: 10,240 GPUs give 10
-    // rows of 16 racks of 8 nodes of 8 GPUs. The last node, rack and row may be partly filled.
-    static FleetShape forGpuCount(uint32_t gpuCount, uint64_t seed = 1);
+    // rows of 16 racks of 8 nodes of 8 GPUs; 10,368 GB200 GPUs give 5 rows of up to 32 racks of 18 trays of 4 (a
+    // rack 4 cells wide and 18 tall). The last node, rack and row may be partly filled.
+    static FleetShape forGpuCount(uint32_t gpuCount, uint64_t seed = 1, Hardware hardware = Hardware::HgxH100);
 
     // Identity of a GPU, derived from the seed (not stored: at a million GPUs the strings alone are 50 MB).
     // A real fleet's identity comes from its telemetry instead: the UUIDs stored (empty for a GPU not seen), no
@@ -59,6 +88,7 @@ struct FleetShape
     std::string gpuUuid(uint32_t gpu) const;
     std::string gpuSerial(uint32_t gpu) const;
     uint64_t seed = 1;
+    Hardware hardware = Hardware::HgxH100; // of a simulated fleet
     bool simulated = true;
     std::string site = "sim";
     std::vector<std::string> uuids; // per GPU, when not simulated

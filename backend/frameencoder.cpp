@@ -70,6 +70,7 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         k->set_position(rack.position);
         k->set_first_node(rack.firstNode);
         k->set_node_count(rack.nodeCount);
+        k->set_nvlink_domain(rack.nvlinkDomain);
     }
     for (uint32_t i = 0; i < nodeCount; ++i) {
         const auto &node = shape.nodes[i];
@@ -79,9 +80,10 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         out->set_first_gpu(node.firstGpu);
         out->set_gpu_count(node.gpuCount);
         if (shape.simulated) {
-            out->set_model("NVIDIA H100 80GB HBM3");
-            out->set_driver_version("550.54.15");
-            out->set_firmware_version("96.00.99.00.01");
+            const HardwareSpec &spec = HardwareSpec::of(shape.hardware);
+            out->set_model(spec.model);
+            out->set_driver_version(spec.driverVersion);
+            out->set_firmware_version(spec.firmwareVersion);
             for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
                 out->add_gpu_uuids(shape.gpuUuid(g));
                 out->add_gpu_serials(shape.gpuSerial(g));
@@ -102,8 +104,9 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
     return parts;
 }
 
-void fillMetricCatalog(pb::ListMetricsResponse *response)
+void fillMetricCatalog(pb::ListMetricsResponse *response, const FleetShape *shape)
 {
+    const float powerMax = shape != nullptr && shape->simulated ? HardwareSpec::of(shape->hardware).powerRangeMaxW : 0;
     for (const auto &m : metricCatalog()) {
         auto *info = response->add_metrics();
         info->set_id(m.key);
@@ -111,7 +114,7 @@ void fillMetricCatalog(pb::ListMetricsResponse *response)
         info->set_unit(m.unit);
         info->set_dcgm_field(m.dcgmField);
         info->set_range_min(m.rangeMin);
-        info->set_range_max(m.rangeMax);
+        info->set_range_max(m.id == MetricId::Power && powerMax > 0 ? powerMax : m.rangeMax);
         info->set_kind(m.isRate ? pb::METRIC_KIND_RATE : pb::METRIC_KIND_GAUGE);
         info->set_colour_map(m.colourMap);
     }

@@ -26,6 +26,8 @@ std::vector<pb::FramePart> encodeFrame(const SimFrame &frame, const std::vector<
 std::vector<pb::TopologyPart> encodeTopology(
     const FleetShape &shape, uint64_t generation, uint32_t maxNodesPerPart = maxNodesPerTopologyPart);
 
-void fillMetricCatalog(pb::ListMetricsResponse *response);
+// The catalogue; a simulated fleet of GPUs that draw more than the catalogue's range suggests (GB200, 1,200 W)
+// widens its power range.
+void fillMetricCatalog(pb::ListMetricsResponse *response, const FleetShape *shape = nullptr);
 
 } // namespace fleetscope::backend

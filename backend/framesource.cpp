@@ -37,10 +37,12 @@ size_t frameBytes(const SimFrame &frame)
 FrameSource::FrameSource(const Options &options)
     : m_options(options)
     , m_simulator(std::make_unique<Simulator>(options.gpuCount, options.seed,
-          std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario))
+          std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario, options.hardware))
     // The generation identifies this layout; it is stable for a given fleet so that a restarted backend with the
-    // same arguments serves the same generation and consoles keep their layout.
-    , m_generation((static_cast<uint64_t>(options.gpuCount) << 32U) | (options.seed & 0xffffffffU))
+    // same arguments serves the same generation and consoles keep their layout. Another kind of hardware is another
+    // layout (an HGX fleet's generation is as it always was: its kind is 0).
+    , m_generation((static_cast<uint64_t>(options.hardware) << 56U) | (static_cast<uint64_t>(options.gpuCount) << 32U)
+          | (options.seed & 0xffffffffU))
 {
     auto first = m_simulator->snapshot();
     const size_t bytes = std::max<size_t>(1, frameBytes(*first));

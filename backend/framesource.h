@@ -33,6 +33,7 @@ public:
         std::chrono::milliseconds interval { 1000 };
         double speed = 1.0; // simulated seconds per wall-clock second
         Scenario::Kind scenario = Scenario::Kind::None;
+        Hardware hardware = Hardware::HgxH100;
         size_t frameMemoryBudget = 256U << 20U; // bytes of recent frames, every one, for resume and history
         // Older history: one frame a minute (of wall-clock time), within its own budget.
         std::chrono::milliseconds coarseEvery { 60000 };

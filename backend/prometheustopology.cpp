@@ -128,6 +128,7 @@ PrometheusTopology PrometheusTopology::fromFile(const TopologyFile &file)
             k.position = static_cast<uint32_t>(t.m_shape.racks.size()) - r.firstRack;
             k.firstNode = static_cast<uint32_t>(t.m_shape.nodes.size());
             k.nodeCount = static_cast<uint32_t>(rack.hosts.size());
+            k.nvlinkDomain = rack.nvlinkDomain; // an NVL72 rack: the console names and rolls it up as one domain
             const auto rackIndex = static_cast<uint32_t>(t.m_shape.racks.size());
             t.m_shape.racks.push_back(std::move(k));
             for (const auto &host : rack.hosts) {

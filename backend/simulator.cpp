@@ -28,11 +28,9 @@ enum Salt : uint64_t {
     SaltUtilJitter,
     SaltRowDrift,
     SaltJobAge,
+    SaltCduFlow,
 };
 
-constexpr float preheatPerWatt = 0.0016F; // °C the chassis air warms per watt of the GPUs upstream
-constexpr float idlePower = 62.0F;
-constexpr float maxPower = 700.0F;
 constexpr float throttleTemp = 87.0F;
 constexpr float throttleReleaseTemp = 84.0F;
 constexpr float warningTemp = 83.0F;
@@ -53,10 +51,44 @@ FleetEvent throttleEvent(
         gpu, static_cast<int64_t>(node), std::move(text));
 }
 
+// The liquid loop of a GB200 NVL72 rack.
+constexpr float facilityAboveAir = 12.0F; // warm-water cooling: the row's facility water runs this far above its air
+constexpr float trayBaseKw = 0.9F; // per compute tray besides its GPUs: two Grace CPUs, NICs, DPU, fans
+constexpr float trayShareOfGpu = 0.25F; // ... plus this much of its GPUs' power (the CPUs and NICs feed them)
+constexpr float switchTraysKw = 7.2F; // nine NVLink switch trays
+constexpr float liquidShare = 0.85F; // of the rack's heat, the rest leaves through its fans
+constexpr float coolantKjPerLitreKelvin = 3.9F; // PG25
+constexpr float loopSeconds = 20.0F; // thermal mass of coolant, manifolds and cold plates
+
 } // namespace
 
-Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario)
-    : m_shape(FleetShape::forGpuCount(gpuCount, seed))
+// One kind of GPU and how it is cooled.
+struct GpuPhysics
+{
+    float idlePower;
+    float maxPower;
+    float busyClock; // MHz
+    float idleClock;
+    double resistance; // °C per W, the least of the fleet's
+    double resistanceSpread; // ... and above it, the manufacturing spread
+    float preheatPerWatt; // °C the chassis air warms per watt of the GPUs upstream; 0 on cold plates
+    bool liquidCooled;
+};
+
+namespace {
+constexpr GpuPhysics hgxH100 { 62.0F, 700.0F, 1980.0F, 345.0F, 0.052, 0.008, 0.0016F, false };
+// B200 in a GB200 superchip: up to 1,200 W on a cold plate.
+constexpr GpuPhysics gb200 { 140.0F, 1200.0F, 1965.0F, 345.0F, 0.026, 0.006, 0.0F, true };
+
+const GpuPhysics &physicsOf(Hardware hardware)
+{
+    return hardware == Hardware::Gb200Nvl72 ? gb200 : hgxH100;
+}
+} // namespace
+
+Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario, Hardware hardware)
+    : m_shape(FleetShape::forGpuCount(gpuCount, seed, hardware))
+    , m_physics(&physicsOf(hardware))
     , m_seed(seed)
     , m_dt(stepSeconds)
     , m_lastDt(stepSeconds)
@@ -67,12 +99,13 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     m_thermalResistance.resize(n);
     m_powerEfficiency.resize(n);
     for (size_t i = 0; i < n; ++i) {
-        m_thermalResistance[i] = static_cast<float>(0.052 + 0.008 * unit(hash(m_seed, SaltGpuResistance, i)));
+        m_thermalResistance[i] = static_cast<float>(
+            m_physics->resistance + m_physics->resistanceSpread * unit(hash(m_seed, SaltGpuResistance, i)));
         m_powerEfficiency[i] = static_cast<float>(0.92 + 0.12 * unit(hash(m_seed, SaltGpuEfficiency, i)));
     }
     m_temp.assign(n, 0.0F);
     m_memTemp.assign(n, 0.0F);
-    m_power.assign(n, idlePower);
+    m_power.assign(n, m_physics->idlePower);
     m_util.assign(n, 0.0F);
     m_memCopyUtil.assign(n, 0.0F);
     m_smClock.assign(n, 0.0F);
@@ -80,7 +113,14 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     m_health.assign(n, health::Ok);
     m_throttleReasons.assign(n, 0.0F);
     m_thermalThrottled.assign(n, 0);
-    m_rackInlet.assign(m_shape.racks.size(), 24.0F);
+    m_rackSink.assign(m_shape.racks.size(), 24.0F);
+    m_rackPowerKw.assign(m_shape.racks.size(), 0.0F);
+    if (m_physics->liquidCooled) {
+        m_cduFlow.resize(m_shape.racks.size());
+        for (size_t k = 0; k < m_cduFlow.size(); ++k) {
+            m_cduFlow[k] = static_cast<float>(1.6 + 0.4 * unit(hash(m_seed, SaltCduFlow, k)));
+        }
+    }
     m_rowSupply.assign(m_shape.rows.size(), 18.0F);
     m_rowSupplyDrift.assign(m_shape.rows.size(), 0.0F);
     m_jobOfNode.assign(m_shape.nodes.size(), -1);
@@ -93,17 +133,17 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
         job.startSeconds -= age;
         job.endSeconds -= age * 0.5;
     }
-    updateCooling();
+    updateCooling(true);
     updateGpus(); // the GPUs' power, which warms the racks' inlets
-    updateCooling();
+    updateCooling(true);
     // The temperatures updateGpus converges to (inlet, the air warmed upstream in the chassis, the GPU's own power),
     // so that the first minutes show no warm-up swing: rate-of-change views read it as a heat wave.
     for (const auto &node : m_shape.nodes) {
         float preheat = 0;
         for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
-            m_temp[g] = m_rackInlet[node.rack] + preheat + m_power[g] * m_thermalResistance[g];
+            m_temp[g] = m_rackSink[node.rack] + preheat + m_power[g] * m_thermalResistance[g];
             m_memTemp[g] = m_temp[g] + 6.0F;
-            preheat += preheatPerWatt * m_power[g];
+            preheat += m_physics->preheatPerWatt * m_power[g];
         }
     }
     m_events.clear(); // what happened before the start (jobs placed, first throttles) is not news
@@ -146,8 +186,8 @@ bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
             e.kind = FleetEvent::Kind::JobStart;
             e.jobId = job.id;
             e.node = first;
-            e.text = fmt::format("job {} started on {} GPUs from {}", job.id, nodeCount * FleetShape::gpusPerNode,
-                m_shape.nodes[first].hostname);
+            e.text = fmt::format("job {} started on {} GPUs from {}", job.id,
+                nodeCount * HardwareSpec::of(m_shape.hardware).gpusPerNode, m_shape.nodes[first].hostname);
             m_events.push_back(std::move(e));
             return true;
         }
@@ -214,7 +254,7 @@ float Simulator::jobUtilisation(const Job &job, double t) const
     return 97.0F;
 }
 
-void Simulator::updateCooling()
+void Simulator::updateCooling(bool settle)
 {
     const double t = nowSeconds();
     for (size_t r = 0; r < m_rowSupply.size(); ++r) {
@@ -237,6 +277,11 @@ void Simulator::updateCooling()
         }
         rackKw[k] = sum / 1000.0F;
     }
+    if (m_physics->liquidCooled) {
+        updateLiquidLoops(rackKw, settle);
+        return;
+    }
+    m_rackPowerKw = rackKw;
     for (size_t k = 0; k < m_shape.racks.size(); ++k) {
         const auto &rack = m_shape.racks[k];
         const auto &row = m_shape.rows[rack.row];
@@ -247,8 +292,25 @@ void Simulator::updateCooling()
         if (k + 1 < row.firstRack + row.rackCount) {
             neighbours += rackKw[k + 1];
         }
-        m_rackInlet[k]
+        m_rackSink[k]
             = m_rowSupply[rack.row] + m_scenario.supplyOffset(rack, t) + 0.06F * rackKw[k] + 0.035F * neighbours;
+    }
+}
+
+void Simulator::updateLiquidLoops(const std::vector<float> &gpuKw, bool settle)
+{
+    const double t = nowSeconds();
+    const float alpha = settle ? 1.0F : 1.0F - std::exp(-static_cast<float>(m_lastDt) / loopSeconds);
+    for (size_t k = 0; k < m_shape.racks.size(); ++k) {
+        const auto &rack = m_shape.racks[k];
+        const float power
+            = gpuKw[k] * (1.0F + trayShareOfGpu) + trayBaseKw * static_cast<float>(rack.nodeCount) + switchTraysKw;
+        m_rackPowerKw[k] = power;
+        // P = flow x heat capacity x rise; the trays' cold plates are in parallel, and each sees about the loop's
+        // mean, half the rise above the supply. A cooling failure warms the facility water as it warms the air.
+        const float rise = liquidShare * power / (m_cduFlow[k] * coolantKjPerLitreKelvin);
+        const float supply = m_rowSupply[rack.row] + facilityAboveAir + m_scenario.supplyOffset(rack, t);
+        m_rackSink[k] += (supply + 0.5F * rise - m_rackSink[k]) * alpha;
     }
 }
 
@@ -287,7 +349,7 @@ void Simulator::updateGpus()
         if (m_faults.nodeDown(static_cast<uint32_t>(k))) {
             // An offline node reports nothing; it cools down meanwhile.
             for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
-                m_temp[g] += (m_rackInlet[node.rack] - m_temp[g]) * alphaGpu;
+                m_temp[g] += (m_rackSink[node.rack] - m_temp[g]) * alphaGpu;
                 m_memTemp[g] += (m_temp[g] + 4.0F - m_memTemp[g]) * alphaMem;
                 m_power[g] = 0;
                 m_util[g] = m_memCopyUtil[g] = m_smClock[g] = m_fbUsed[g] = nan;
@@ -320,8 +382,9 @@ void Simulator::updateGpus()
                         hot ? "started" : "stopped", m_temp[g])));
             }
             uint32_t reasons = 0;
-            float power = idlePower + (maxPower - idlePower) * (util / 100.0F) * m_powerEfficiency[g];
-            float clock = util > 1.0F ? 1980.0F : 345.0F;
+            const GpuPhysics &phys = *m_physics;
+            float power = phys.idlePower + (phys.maxPower - phys.idlePower) * (util / 100.0F) * m_powerEfficiency[g];
+            float clock = util > 1.0F ? phys.busyClock : phys.idleClock;
             if (hot) {
                 reasons |= reasonThermal;
                 power *= 0.72F;
@@ -358,10 +421,10 @@ void Simulator::updateGpus()
             if (static_cast<int64_t>(g) == badGpu) {
                 resistance *= 1.0F + 0.7F * badSeverity; // a failing fan or dried-out thermal paste
             }
-            const float target = m_rackInlet[node.rack] + preheat + power * resistance;
+            const float target = m_rackSink[node.rack] + preheat + power * resistance;
             m_temp[g] += (target - m_temp[g]) * alphaGpu;
             m_memTemp[g] += (m_temp[g] + 6.0F - m_memTemp[g]) * alphaMem;
-            preheat += preheatPerWatt * power;
+            preheat += m_physics->preheatPerWatt * power;
 
             uint8_t h = health::Ok;
             const bool xid = m_faults.windowCount(FaultModel::XidCount, g) > 0;

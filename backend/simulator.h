@@ -16,6 +16,8 @@
 
 namespace fleetscope::backend {
 
+struct GpuPhysics; // simulator.cpp: one kind of GPU and how it is cooled
+
 // One sample of the whole fleet: a plane of gpuCount values per metric (in MetricId order) and a health byte per
 // GPU. Immutable once published; shared between subscribers as shared_ptr<const SimFrame>.
 // dcgm-exporter's error fields as a simulated GPU holds them, for the exporter page: the counters' totals since the
@@ -49,11 +51,16 @@ struct SimFrame
 // places jobs of 8 to 4,096 GPUs whose GPUs move together through compute phases, synchronisation dips and
 // checkpoint pauses. Hot GPUs throttle (clock and power drop). Faults come from FaultModel; staged incidents from
 // Scenario.
+//
+// A GB200 NVL72 fleet is liquid-cooled instead: each rack's CDU pumps the row's facility water through the cold
+// plates of all its trays, so the rack's GPUs share one coolant temperature, which rises with the rack's power
+// (GPUs, Grace CPUs, NVSwitch trays) and falls with the CDU's flow; a GPU sits at coolant + power x cold-plate
+// resistance, with no air warmed upstream.
 class Simulator
 {
 public:
-    Simulator(
-        uint32_t gpuCount, uint64_t seed, double stepSeconds = 1.0, Scenario::Kind scenario = Scenario::Kind::None);
+    Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds = 1.0,
+        Scenario::Kind scenario = Scenario::Kind::None, Hardware hardware = Hardware::HgxH100);
     // The fault model refers to the shape: a simulator stays where it was built.
     Simulator(const Simulator &) = delete;
     Simulator &operator=(const Simulator &) = delete;
@@ -89,6 +96,10 @@ public:
     const Scenario &scenario() const { return m_scenario; }
     const FaultModel &faults() const { return m_faults; }
     double nowSeconds() const { return m_time; }
+    // Per rack: the power it draws (kW; an air-cooled rack's counts its GPUs only) and what its GPUs' heat goes into
+    // (°C: an air-cooled rack's inlet air, a liquid-cooled one's coolant at the cold plates), as of the last step.
+    const std::vector<float> &rackPowerKw() const { return m_rackPowerKw; }
+    const std::vector<float> &rackSinkTemps() const { return m_rackSink; }
     // Events of the last step (moved out by the caller, who keeps the log).
     std::vector<FleetEvent> takeEvents() { return std::move(m_events); }
 
@@ -96,10 +107,13 @@ private:
     void schedule();
     bool placeJob(uint32_t nodeCount, uint64_t salt);
     float jobUtilisation(const Job &job, double t) const;
-    void updateCooling();
+    // settle: the liquid loops jump to their equilibrium (at the start) instead of following it.
+    void updateCooling(bool settle = false);
+    void updateLiquidLoops(const std::vector<float> &gpuKw, bool settle);
     void updateGpus();
 
     FleetShape m_shape;
+    const GpuPhysics *m_physics; // of the shape's hardware
     uint64_t m_seed;
     double m_dt;
     uint64_t m_step = 0;
@@ -124,7 +138,9 @@ private:
     std::vector<uint8_t> m_thermalThrottled; // with hysteresis: on at 87 °C, off below 84 °C
 
     // Per rack / row state.
-    std::vector<float> m_rackInlet;
+    std::vector<float> m_rackSink; // inlet air or coolant, see rackSinkTemps
+    std::vector<float> m_rackPowerKw;
+    std::vector<float> m_cduFlow; // litres per second, liquid-cooled racks only
     std::vector<float> m_rowSupply;
     std::vector<float> m_rowSupplyDrift;
 

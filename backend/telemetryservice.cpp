@@ -42,7 +42,7 @@ grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const p
 grpc::Status TelemetryService::ListMetrics(
     grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/, pb::ListMetricsResponse *response)
 {
-    fillMetricCatalog(response);
+    fillMetricCatalog(response, &m_source.shape());
     return grpc::Status::OK;
 }
 

@@ -53,6 +53,7 @@ struct JsonView
         return true;
     }
     static bool count(const Node &n, uint64_t *out) { return !n.get_uint64().get(*out); }
+    static bool boolean(const Node &n, bool *out) { return !n.get_bool().get(*out); }
     static int line(const Node & /*n*/) { return 0; } // simdjson's DOM keeps no positions
     static std::optional<std::string> duplicateKey(const Node &n)
     {
@@ -111,6 +112,18 @@ struct YamlView
         const std::string &s = n.Scalar();
         const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
         return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
+    }
+    // A plain true or false, as YAML 1.2's core schema spells them; "yes", "on" and a quoted 'true' are not.
+    static bool boolean(const Node &n, bool *out)
+    {
+        if (!n.IsScalar() || n.Tag() != "?") {
+            return false;
+        }
+        const std::string &s = n.Scalar();
+        const bool yes = s == "true" || s == "True" || s == "TRUE";
+        const bool no = s == "false" || s == "False" || s == "FALSE";
+        *out = yes;
+        return yes || no;
     }
     static int line(const Node &n) { return n.Mark().line + 1; } // Mark: 0-based, -1 when unknown
     static std::optional<std::string> duplicateKey(const Node &n)
@@ -203,7 +216,33 @@ private:
 
     bool rack(const Node &node, const std::string &path, TopologyFile::Rack *out)
     {
-        return group(node, path, { "rack", "hosts", "host" }, &out->name, &out->hosts, &Checker::host);
+        // The rack's own GPUs per host (an NVL72 rack's trays have 4) stand for the file's while its hosts are read.
+        const uint32_t filePerNode = m_perNode;
+        if (View::isObject(node)) {
+            if (const auto g = View::member(node, "gpusPerNode");
+                g && !gpuCount(*g, at(path + ".gpusPerNode", *g), &m_perNode)) {
+                return false;
+            }
+            if (const auto d = View::member(node, "nvlinkDomain"); d && !View::boolean(*d, &out->nvlinkDomain)) {
+                *m_error = fmt::format("{}: \"nvlinkDomain\" must be true or false", at(path, *d));
+                return false;
+            }
+        }
+        const bool read = group(node, path, { "rack", "hosts", "host" }, &out->name, &out->hosts, &Checker::host);
+        m_perNode = filePerNode;
+        if (!read) {
+            return false;
+        }
+        uint64_t gpus = 0;
+        for (const auto &host : out->hosts) {
+            gpus += host.gpus;
+        }
+        if (out->nvlinkDomain && gpus > TopologyFile::maxNvlinkDomainGpus) {
+            *m_error = fmt::format("{} ({}): an NVLink domain spans at most {} GPUs; this rack has {}", at(path, node),
+                out->name, TopologyFile::maxNvlinkDomainGpus, gpus);
+            return false;
+        }
+        return true;
     }
 
     // A row of racks or a rack of hosts: an object with a name and an array `key` of at least one part.

@@ -9,7 +9,8 @@ namespace fleetscope::backend {
 
 // A fleet's floor plan as an operator writes it, in JSON or YAML with the same schema (docs/topology-example.json
 // and .yaml): halls of rows of racks, in floor order, and the hostnames in each rack, top to bottom. A host has
-// gpusPerNode GPUs unless it says otherwise.
+// gpusPerNode GPUs (the rack's, else the file's) unless it says otherwise. A rack whose GPUs are one NVLink domain
+// (a GB200 / GB300 NVL72 rack) says `nvlinkDomain: true`.
 struct TopologyFile
 {
     struct Host
@@ -21,6 +22,7 @@ struct TopologyFile
     {
         std::string name;
         std::vector<Host> hosts;
+        bool nvlinkDomain = false;
     };
     struct Row
     {
@@ -34,9 +36,12 @@ struct TopologyFile
 
     static constexpr uint32_t defaultGpusPerNode = 8;
     static constexpr uint32_t maxGpusPerNode = 64;
+    // The most GPUs one NVLink domain spans (NVLink Switch's limit, 576).
+    static constexpr uint32_t maxNvlinkDomainGpus = 576;
 
     // Reads and checks the file, YAML when its name ends in .yaml or .yml, else JSON: names present, keys and
-    // hostnames unique, GPU counts from 1 to maxGpusPerNode, at least one GPU and at most FleetShape::maxGpus. False
+    // hostnames unique, GPU counts from 1 to maxGpusPerNode, nvlinkDomain true or false and such a rack at most
+    // maxNvlinkDomainGpus, at least one GPU and at most FleetShape::maxGpus. False
     // with an error naming the file and the place (for YAML with the line, which simdjson cannot give for JSON).
     static bool load(const std::string &path, TopologyFile *out, std::string *error);
     static bool parse(const std::string &json, TopologyFile *out, std::string *error);

@@ -49,8 +49,8 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
             topology->rows.push_back({ qs(row.name()), qs(row.hall()) });
         }
         for (const auto &rack : part.racks()) {
-            topology->racks.push_back(
-                { qs(rack.name()), rack.row(), rack.position(), rack.first_node(), rack.node_count() });
+            topology->racks.push_back({ qs(rack.name()), rack.row(), rack.position(), rack.first_node(),
+                rack.node_count(), rack.nvlink_domain() });
         }
         for (const auto &node : part.nodes()) {
             const auto index = topology->nodes.size();

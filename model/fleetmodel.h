@@ -44,6 +44,7 @@ struct Topology
         uint32_t position = 0;
         uint32_t firstNode = 0;
         uint32_t nodeCount = 0;
+        bool nvlinkDomain = false; // the rack's GPUs are one NVLink domain (NVL72); otherwise NVLink ends at the node
     };
     struct Node
     {

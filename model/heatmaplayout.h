@@ -50,7 +50,8 @@ struct HeatmapLayout
     }
 
     // The floor plan: rows top to bottom in floor order, racks left to right by position, each rack a block of
-    // nodes (top to bottom) x GPUs (left to right), a one-cell aisle between racks and a wider one between rows.
+    // nodes (top to bottom) x GPUs (left to right), a one-cell aisle between racks and a wider one between rows. An
+    // HGX rack is 8 x 8; an NVL72 rack (its NVLink domain) a column of 18 trays of 4, as it stands on the floor.
     static HeatmapLayout floorPlan(const Topology &topology);
     // All GPUs in fleet order, line by line, in a rectangle of about the given width / height ratio; lines are a
     // whole number of nodes wide when nodes are the same size, so nodes stay on one line.

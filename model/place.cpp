@@ -178,6 +178,19 @@ QString Place::name(const Topology &t) const
     return {};
 }
 
+bool Place::isNvlinkDomain(const Topology &t) const
+{
+    return level == Level::Rack && t.racks[index].nvlinkDomain;
+}
+
+QString Place::listText(const Topology &t) const
+{
+    if (!isNvlinkDomain(t)) {
+        return name(t);
+    }
+    return QStringLiteral("NVLink domain %1 (%L2 GPUs)").arg(name(t)).arg(gpuRange(t).count);
+}
+
 QString Place::crumbText(const Topology &t) const
 {
     switch (level) {
@@ -327,6 +340,15 @@ Place placeOfGpu(const Topology &t, uint32_t gpu, Place::Level level)
         return Place::gpu(gpu);
     }
     return Place::fleet();
+}
+
+std::optional<Place> nvlinkDomainOf(const Topology &t, uint32_t gpu)
+{
+    if (gpu >= t.gpuCount || gpu >= t.nodeOfGpu.size()) {
+        return std::nullopt;
+    }
+    const Place rack = placeOfGpu(t, gpu, Place::Level::Rack);
+    return rack.isNvlinkDomain(t) ? std::optional(rack) : std::nullopt;
 }
 
 std::vector<Place> pathTo(const Topology &topology, Place place)

@@ -48,6 +48,11 @@ struct Place
     GpuRange gpuRange(const Topology &topology) const;
     // "fleet", "r07", "r07-k12", the hostname, "r07-k12-n03 GPU 5".
     QString name(const Topology &topology) const;
+    // What a list of places shows (the rollup table, a dock's title): the name, and for a rack whose GPUs are one
+    // NVLink domain (an NVL72 rack) that it is one: "NVLink domain r03-k05 (72 GPUs)".
+    QString listText(const Topology &topology) const;
+    // A rack whose GPUs are one NVLink domain.
+    bool isNvlinkDomain(const Topology &topology) const;
     // What a breadcrumb shows: like name, but a row also names its hall ("hall-a › r07") and a GPU only its number
     // on the node ("GPU 5"), since the node's crumb stands before it.
     QString crumbText(const Topology &topology) const;
@@ -73,6 +78,10 @@ QString levelName(Place::Level level);
 // The row, rack, node or GPU (or the fleet) that holds a GPU. The GPU must be below topology.gpuCount; an index out
 // of range gives the fleet.
 Place placeOfGpu(const Topology &topology, uint32_t gpu, Place::Level level);
+
+// The NVLink domain a GPU belongs to, where its rack is one; empty where NVLink ends at the node (HGX) or the GPU is
+// out of range.
+std::optional<Place> nvlinkDomainOf(const Topology &topology, uint32_t gpu);
 
 // The fleet, then each place down to and including this one: the breadcrumb path.
 std::vector<Place> pathTo(const Topology &topology, Place place);

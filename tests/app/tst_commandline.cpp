@@ -51,6 +51,21 @@ private Q_SLOTS:
         QVERIFY(!cl.options.restoreLastView); // a wall shows its playlist, not the last session's view
     }
 
+    // The embedded fleet's hardware goes to the simulator, which checks it; with --backend it means nothing.
+    void hardwareGoesToTheEmbeddedFleet()
+    {
+        const CommandLine cl = parse({ QStringLiteral("--hardware"), QStringLiteral("gb200-nvl72") });
+        QCOMPARE(cl.exitCode, -1);
+        QCOMPARE(cl.options.simulatorArguments,
+            QStringList({ QStringLiteral("--hardware"), QStringLiteral("gb200-nvl72") }));
+        QVERIFY(parse({}).options.simulatorArguments.isEmpty());
+        const CommandLine remote = parse({ QStringLiteral("--backend"), QStringLiteral("host:50051"),
+            QStringLiteral("--hardware"), QStringLiteral("gb200-nvl72") });
+        QCOMPARE(remote.exitCode, 2);
+        QVERIFY2(remote.message.contains(QStringLiteral("--hardware is for the embedded fleet")),
+            qPrintable(remote.message));
+    }
+
     void badValuesExitTwoNamingTheOption_data()
     {
         QTest::addColumn<QStringList>("arguments");

@@ -30,6 +30,14 @@ private Q_SLOTS:
         QVERIFY(r.error.empty());
         QCOMPARE(r.options.listen, std::string("127.0.0.1:50051"));
         QCOMPARE(r.options.source.gpuCount, 10240U);
+        QCOMPARE(r.options.source.hardware, Hardware::HgxH100);
+    }
+    void hardware()
+    {
+        const auto r = parseBackendOptions({ "--hardware", "gb200-nvl72", "--gpus", "10368" });
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.source.hardware, Hardware::Gb200Nvl72);
+        QVERIFY(backendUsage().find("--hardware") != std::string::npos);
     }
     void valid()
     {
@@ -50,6 +58,8 @@ private Q_SLOTS:
         QTest::newRow("too few gpus") << QByteArrayList { "--gpus", "4" } << QByteArray("--gpus");
         QTest::newRow("too many gpus") << QByteArrayList { "--gpus", "2000000" } << QByteArray("--gpus");
         QTest::newRow("not a number") << QByteArrayList { "--gpus", "12x" } << QByteArray("--gpus");
+        QTest::newRow("unknown hardware") << QByteArrayList { "--hardware",
+            "dgx-a100" } << QByteArray("--hardware: no hardware 'dgx-a100'; known: hgx-h100, gb200-nvl72");
         QTest::newRow("negative seed") << QByteArrayList { "--seed", "-1" } << QByteArray("--seed");
         QTest::newRow("interval") << QByteArrayList { "--interval-ms", "5" } << QByteArray("--interval-ms");
         QTest::newRow("speed nan") << QByteArrayList { "--speed", "nan" } << QByteArray("--speed");

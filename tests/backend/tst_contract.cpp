@@ -9,6 +9,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -147,6 +148,54 @@ private Q_SLOTS:
         std::set<QUuid> uuids(topology->gpuUuids.begin(), topology->gpuUuids.end());
         QCOMPARE(uuids.size(), size_t(200000));
         QVERIFY(!topology->racks.empty() && topology->racks[1].position == 1);
+    }
+
+    // An NVL72 fleet over the wire: every rack says it is an NVLink domain of 18 trays of 4 GPUs, the GPUs say
+    // what they are; an HGX fleet's racks say they are not.
+    void nvl72RacksArriveAsNvlinkDomains()
+    {
+        auto options = fleet(72 * 6, 1000ms);
+        options.hardware = be::Hardware::Gb200Nvl72;
+        auto b = start(options);
+        QString error;
+        const auto topology = fleetscope::decodeTopology(topologyParts(*b.stub), &error);
+        QVERIFY2(topology, qPrintable(error));
+        QCOMPARE(topology->racks.size(), size_t(6));
+        for (const auto &rack : topology->racks) {
+            QVERIFY(rack.nvlinkDomain);
+            QCOMPARE(rack.nodeCount, 18U);
+            for (uint32_t n = rack.firstNode; n < rack.firstNode + rack.nodeCount; ++n) {
+                QCOMPARE(topology->nodes[n].gpuCount, 4U);
+                QCOMPARE(topology->nodes[n].model, QStringLiteral("NVIDIA GB200"));
+            }
+        }
+        QCOMPARE(topology->nodes[19].hostname, QStringLiteral("r01-k02-t02"));
+
+        auto hgx = start(fleet(72 * 6, 1000ms));
+        const auto hgxTopology = fleetscope::decodeTopology(topologyParts(*hgx.stub), &error);
+        QVERIFY2(hgxTopology, qPrintable(error));
+        QVERIFY(std::none_of(hgxTopology->racks.begin(), hgxTopology->racks.end(),
+            [](const fleetscope::Topology::Rack &r) { return r.nvlinkDomain; }));
+        QCOMPARE(hgxTopology->nodes[0].model, QStringLiteral("NVIDIA H100 80GB HBM3"));
+        QVERIFY(topology->generation != hgxTopology->generation); // the same size and seed, another layout
+
+        // 1,200 W GPUs: the power colour range widens with them; an HGX fleet keeps the catalogue's.
+        const auto powerRange = [](pb::Telemetry::Stub &stub) {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 20s);
+            pb::ListMetricsResponse metrics;
+            if (!stub.ListMetrics(&context, pb::ListMetricsRequest(), &metrics).ok()) {
+                return -1.0F;
+            }
+            for (const auto &m : metrics.metrics()) {
+                if (m.id() == "power") {
+                    return m.range_max();
+                }
+            }
+            return -2.0F;
+        };
+        QCOMPARE(powerRange(*b.stub), 1300.0F);
+        QCOMPARE(powerRange(*hgx.stub), 800.0F);
     }
 
     void catalogueNamesEveryRequiredMetric()

@@ -2,6 +2,7 @@
 // The operator's topology file in both of its syntaxes: the shipped examples say the same thing, and every bad
 // file is refused with the place (and, in YAML, the line) named, whichever syntax it is written in.
 #include "fleetshape.h"
+#include "prometheustopology.h"
 #include "topologyfile.h"
 
 #include <QFile>
@@ -24,29 +25,42 @@ std::string describe(const TopologyFile &file)
     for (const auto &row : file.rows) {
         for (const auto &rack : row.racks) {
             for (const auto &host : rack.hosts) {
-                text += row.hall + '/' + row.name + '/' + rack.name + ' ' + host.hostname + ' '
-                    + std::to_string(host.gpus) + '\n';
+                text += row.hall + '/' + row.name + '/' + rack.name + (rack.nvlinkDomain ? "(nvlink)" : "") + ' '
+                    + host.hostname + ' ' + std::to_string(host.gpus) + '\n';
             }
         }
     }
     return text;
 }
 
-// A one-hall, one-row, one-rack file whose rack holds `hosts` (JSON text of the array / YAML flow sequence).
+// A one-hall, one-row, one-rack file whose rack holds `hosts` (JSON text of the array / YAML flow sequence) and, in
+// the *With forms, other members before them (JSON `"key": value` text / YAML `key: value` lines, the first on
+// line 7).
+QByteArray jsonRackWith(const QByteArray &members, const QByteArray &hosts)
+{
+    return R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [{"name": "k", )"
+        + (members.isEmpty() ? QByteArray() : members + ", ") + R"("hosts": )" + hosts + "}]}]}]}";
+}
+QByteArray yamlRackWith(const QByteArrayList &members, const QByteArray &hosts)
+{
+    QByteArray yaml = "halls:\n"
+                      "  - name: h\n"
+                      "    rows:\n"
+                      "      - name: r\n"
+                      "        racks:\n"
+                      "          - name: k\n";
+    for (const QByteArray &member : members) {
+        yaml += "            " + member + "\n";
+    }
+    return yaml + "            hosts: " + hosts + "\n";
+}
 QByteArray jsonRack(const QByteArray &hosts)
 {
-    return R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [{"name": "k", "hosts": )" + hosts + "}]}]}]}";
+    return jsonRackWith({}, hosts);
 }
 QByteArray yamlRack(const QByteArray &hosts)
 {
-    return "halls:\n"
-           "  - name: h\n"
-           "    rows:\n"
-           "      - name: r\n"
-           "        racks:\n"
-           "          - name: k\n"
-           "            hosts: "
-        + hosts + "\n";
+    return yamlRackWith({}, hosts);
 }
 
 } // namespace
@@ -65,7 +79,7 @@ private Q_SLOTS:
         QCOMPARE(describe(yaml), describe(json));
 
         QCOMPARE(yaml.site, std::string("dc-west-1"));
-        QCOMPARE(yaml.rows.size(), size_t { 3 });
+        QCOMPARE(yaml.rows.size(), size_t { 4 });
         QCOMPARE(yaml.rows[2].hall, std::string("hall-b"));
         QCOMPARE(yaml.rows[2].name, std::string("r11"));
         QCOMPARE(yaml.rows[0].racks.size(), size_t { 2 });
@@ -84,7 +98,44 @@ private Q_SLOTS:
                 }
             }
         }
-        QCOMPARE(gpus, 10U * 8U + 4U);
+        QCOMPARE(gpus, 10U * 8U + 4U + 18U * 4U);
+        QVERIFY(!rack.nvlinkDomain);
+        const auto &nvl = yaml.rows[3].racks[0];
+        QVERIFY(nvl.nvlinkDomain);
+        QCOMPARE(nvl.hosts.size(), size_t { 18 });
+        QCOMPARE(nvl.hosts[17].gpus, 4U);
+    }
+
+    // A rack's own gpusPerNode stands for the file's within it only; nvlinkDomain is plain true or false.
+    void nvlinkDomainRacks()
+    {
+        const QByteArray json = R"({"gpusPerNode": 8, "halls": [{"name": "h", "rows": [{"name": "r", "racks": [
+            {"name": "k1", "nvlinkDomain": true, "gpusPerNode": 4, "hosts": ["t1", {"hostname": "t2", "gpus": 2}]},
+            {"name": "k2", "nvlinkDomain": false, "hosts": ["n1"]}, {"name": "k3", "hosts": ["n2"]}]}]}]})";
+        const QByteArray yaml = "gpusPerNode: 8\n"
+                                "halls:\n"
+                                "  - name: h\n"
+                                "    rows:\n"
+                                "      - name: r\n"
+                                "        racks:\n"
+                                "          - {name: k1, nvlinkDomain: True, gpusPerNode: 4, hosts: [t1, {hostname: t2, "
+                                "gpus: 2}]}\n"
+                                "          - {name: k2, nvlinkDomain: false, hosts: [n1]}\n"
+                                "          - {name: k3, hosts: [n2]}\n";
+        const std::string expected = "\nh/r/k1(nvlink) t1 4\nh/r/k1(nvlink) t2 2\nh/r/k2 n1 8\nh/r/k3 n2 8\n";
+        TopologyFile out;
+        std::string error;
+        QVERIFY2(TopologyFile::parse(json.toStdString(), &out, &error), error.c_str());
+        QCOMPARE(describe(out), expected);
+        QVERIFY2(TopologyFile::parseYaml(yaml.toStdString(), &out, &error), error.c_str());
+        QCOMPARE(describe(out), expected);
+        // A real fleet's source passes the domain on to the console with the layout (the poll and push paths both
+        // read the file through PrometheusTopology).
+        const auto shape = PrometheusTopology::fromFile(out).shape();
+        QCOMPARE(shape.racks.size(), size_t { 3 });
+        QVERIFY(shape.racks[0].nvlinkDomain);
+        QVERIFY(!shape.racks[1].nvlinkDomain);
+        QVERIFY(!shape.racks[2].nvlinkDomain);
     }
 
     // The syntax follows the file's name; the error names the file.
@@ -197,6 +248,20 @@ private Q_SLOTS:
                                        << yamlRack("[{hostname: a, gpus: -1}]") << QByteArray("a GPU count") << 7;
         QTest::newRow("gpusPerNode") << QByteArray(R"({"gpusPerNode": 100, "halls": []})")
                                      << QByteArray("gpusPerNode: 100\nhalls: []\n") << QByteArray("gpusPerNode") << 0;
+        QTest::newRow("nvlinkDomain not a boolean")
+            << jsonRackWith(R"("nvlinkDomain": "yes")", R"(["a"])") << yamlRackWith({ "nvlinkDomain: yes" }, "[a]")
+            << QByteArray("halls[0].rows[0].racks[0]") << 7;
+        QTest::newRow("nvlinkDomain quoted")
+            << jsonRackWith(R"("nvlinkDomain": 1)", R"(["a"])") << yamlRackWith({ "nvlinkDomain: 'true'" }, "[a]")
+            << QByteArray("\"nvlinkDomain\" must be true or false") << 7;
+        QTest::newRow("rack gpusPerNode")
+            << jsonRackWith(R"("gpusPerNode": 0)", R"(["a"])") << yamlRackWith({ "gpusPerNode: 0" }, "[a]")
+            << QByteArray("halls[0].rows[0].racks[0].gpusPerNode") << 7;
+        QTest::newRow("NVLink domain too big")
+            << jsonRackWith(R"("nvlinkDomain": true, "gpusPerNode": 64)", R"(["a", "b", "c", "d", "e", "f", "g", "h",
+                   "i", "j"])")
+            << yamlRackWith({ "nvlinkDomain: true", "gpusPerNode: 64" }, "[a, b, c, d, e, f, g, h, i, j]")
+            << QByteArray("(k): an NVLink domain spans at most 576 GPUs; this rack has 640") << 6;
         QTest::newRow("duplicate hostname")
             << jsonRack(R"(["a", "b", "a"])") << yamlRack("[a, b, a]") << QByteArray("hosts[2]") << 7;
         QTest::newRow("duplicate hostname across racks")

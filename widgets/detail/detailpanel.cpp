@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/detail/detailpanel.h"
 
+#include "model/place.h"
 #include "widgets/detail/eventtable.h"
-#include "widgets/style/fontscale.h"
 #include "widgets/detail/gpucharts.h"
+#include "widgets/style/fontscale.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -27,9 +28,9 @@ namespace fleetscope {
 namespace {
 constexpr qint64 minute = 60 * 1000;
 constexpr qint64 eventLookbackMs = 24 * 60 * minute;
-const char *const identityFields[][2]
-    = { { "hostname", "Hostname" }, { "rack", "Rack" }, { "gpu", "GPU" }, { "serial", "Serial" }, { "uuid", "UUID" },
-          { "model", "Model" }, { "driver", "Driver" }, { "firmware", "Firmware" } };
+const char *const identityFields[][2] = { { "hostname", "Hostname" }, { "rack", "Rack" }, { "nvlink", "NVLink domain" },
+    { "gpu", "GPU" }, { "serial", "Serial" }, { "uuid", "UUID" }, { "model", "Model" }, { "driver", "Driver" },
+    { "firmware", "Firmware" } };
 
 qint64 nowMs()
 {
@@ -82,6 +83,7 @@ DetailPanel::DetailPanel(HistoryClient *history, QWidget *parent)
 
     auto *identityBox = new QGroupBox(QStringLiteral("Identity"), content);
     auto *form = new QFormLayout(identityBox);
+    m_identityForm = form;
     for (const auto &[key, label] : identityFields) {
         auto *value = new QLabel(identityBox);
         value->setObjectName(QStringLiteral("identity.%1").arg(QLatin1String(key)));
@@ -89,6 +91,7 @@ DetailPanel::DetailPanel(HistoryClient *history, QWidget *parent)
         form->addRow(QLatin1String(label) + QLatin1Char(':'), value);
         m_identity[QLatin1String(key)] = value;
     }
+    form->setRowVisible(m_identity[QStringLiteral("nvlink")], false);
     layout->addWidget(identityBox);
 
     auto *valuesBox = new QGroupBox(QStringLiteral("Now"), content);
@@ -440,12 +443,19 @@ void DetailPanel::updateIdentity()
         for (const auto &[key, label] : m_identity) {
             label->setText(QStringLiteral("—"));
         }
+        m_identityForm->setRowVisible(m_identity[QStringLiteral("nvlink")], false);
         return;
     }
     const uint32_t first = m_subject.front();
     const auto &node = m_topology->nodeOf(first);
     set("hostname", node.hostname);
     set("rack", m_topology->racks[node.rack].name);
+    // Only where the rack is one NVLink domain (NVL72); on an HGX node NVLink ends at the node, which says enough.
+    const auto domain = nvlinkDomainOf(*m_topology, first);
+    set("nvlink",
+        domain ? QStringLiteral("%1 (%L2 GPUs)").arg(domain->name(*m_topology)).arg(domain->gpuRange(*m_topology).count)
+               : QString());
+    m_identityForm->setRowVisible(m_identity[QStringLiteral("nvlink")], domain.has_value());
     set("model", node.model);
     set("driver", node.driverVersion);
     set("firmware", node.firmwareVersion);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "model/fleetmodel.h"
 #include "client/historyclient.h"
+#include "model/fleetmodel.h"
 
 #include <QPointer>
 #include <QTimer>
@@ -13,6 +13,7 @@
 
 QT_BEGIN_NAMESPACE
 class QComboBox;
+class QFormLayout;
 class QLabel;
 class QProgressBar;
 class QTableView;
@@ -112,6 +113,7 @@ private:
 
     QLabel *m_title;
     std::map<QString, QLabel *> m_identity;
+    QFormLayout *m_identityForm = nullptr;
     QWidget *m_historyBox = nullptr;
     QTableWidget *m_valuesTable;
     QComboBox *m_window;

@@ -25,7 +25,8 @@ std::vector<BreadcrumbModel::Crumb> BreadcrumbModel::crumbsFor(Place place) cons
     for (const Place &p : pathTo(*topology, place)) {
         const GpuRange gpus = p.gpuRange(*topology);
         const QString toolTip = levelName(p.level) % QLatin1Char(' ') % p.name(*topology)
-            % (p.level == Place::Level::Gpu ? QString() : QStringLiteral(": %1 GPUs").arg(gpus.count));
+            % (p.level == Place::Level::Gpu ? QString() : QStringLiteral(": %1 GPUs").arg(gpus.count))
+            % (p.isNvlinkDomain(*topology) ? QStringLiteral(", one NVLink domain") : QString());
         crumbs.push_back({ p, p.crumbText(*topology), toolTip });
     }
     return crumbs;

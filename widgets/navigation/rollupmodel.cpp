@@ -95,7 +95,7 @@ void RollupModel::apply(std::vector<Rollup> rollups)
         m_rollups = std::move(rollups);
         m_names.clear();
         for (const Rollup &r : m_rollups) {
-            m_names.push_back(r.place.name(*m_topology));
+            m_names.push_back(r.place.listText(*m_topology));
         }
         endResetModel();
         return;
@@ -122,7 +122,7 @@ void RollupModel::recomputeWithReset()
     m_names.clear();
     m_names.reserve(m_rollups.size());
     for (const Rollup &r : m_rollups) {
-        m_names.push_back(r.place.name(*m_topology));
+        m_names.push_back(r.place.listText(*m_topology));
     }
     endResetModel();
     // The first column is named after the children's level, and the values after the metric's unit.

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The detail panel against a real simulator backend (bad-gpu scenario, two hours of history) on loopback.
 #include "backendserver.h"
+#include "client/historyclient.h"
+#include "client/telemetryclient.h"
+#include "scenario.h"
 #include "widgets/detail/detailpanel.h"
 #include "widgets/detail/eventtable.h"
 #include "widgets/detail/gpucharts.h"
-#include "client/historyclient.h"
-#include "scenario.h"
-#include "client/telemetryclient.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
@@ -310,6 +310,36 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!panel->isLoading(), 20000);
         QCOMPARE(panel->shownRange().gpus.size(), panel->subjectGpus().size() + panel->peerGpus().size());
         QCOMPARE(labelText(*panel, "hostname"), topology->nodes[nodeIndex].hostname);
+    }
+
+    // The NVLink domain is said only where a GPU's rack is one (NVL72); an HGX GPU's panel has no such line.
+    void nvlinkDomainOnlyWhereTheRackIsOne()
+    {
+        HistoryClient history(QString::fromStdString(m_server->listeningAddress()));
+        auto panel = makePanel(&history);
+        panel->show();
+        QVERIFY(QTest::qWaitForWindowExposed(panel.get()));
+        const auto *line = panel->findChild<QLabel *>(QStringLiteral("identity.nvlink"));
+        QVERIFY(line);
+        panel->setGpu(70);
+        QVERIFY(!line->isVisible());
+
+        auto nvl = std::make_shared<Topology>(*m_telemetry->topology());
+        nvl->generation += 1;
+        const uint32_t rack = nvl->nodeOf(70).rack;
+        nvl->racks[rack].nvlinkDomain = true;
+        panel->setTopology(nvl);
+        panel->setGpu(70);
+        QVERIFY(line->isVisible());
+        const auto &r = nvl->racks[rack];
+        const uint32_t gpus = nvl->nodes[r.firstNode + r.nodeCount - 1].firstGpu
+            + nvl->nodes[r.firstNode + r.nodeCount - 1].gpuCount - nvl->nodes[r.firstNode].firstGpu;
+        QCOMPARE(labelText(*panel, "nvlink"), QStringLiteral("%1 (%2 GPUs)").arg(r.name).arg(gpus));
+        panel->setNode(static_cast<int>(r.firstNode)); // a tray of the domain says it too
+        QVERIFY(line->isVisible());
+        panel->setTopology(m_telemetry->topology());
+        panel->setGpu(70);
+        QVERIFY(!line->isVisible());
     }
 
     void refreshesLive()

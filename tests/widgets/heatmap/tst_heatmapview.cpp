@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The heatmap's pixels: grab the framebuffer and check that the pixel of GPU i has the colour the colour map gives
 // its value. Needs an X display with OpenGL (Xvfb + Mesa in CI).
-#include "widgets/heatmap/colormap.h"
 #include "model/heatmaplayout.h"
+#include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
-#include <QSignalSpy>
 #include <QPainter>
+#include <QSignalSpy>
 #include <QTest>
 
 #include <algorithm>
@@ -41,6 +41,29 @@ TopologyPtr fleet(uint32_t rowCount, uint32_t racksPerRow)
     t->nodeOfGpu.resize(t->gpuCount);
     for (uint32_t g = 0; g < t->gpuCount; ++g) {
         t->nodeOfGpu[g] = g / 8;
+    }
+    return t;
+}
+
+// An NVL72 floor: rows x racksPerRow racks of 18 trays of 4 GPUs, each rack an NVLink domain, named as the
+// simulator names them (r01-k01-t01).
+TopologyPtr nvl72Fleet(uint32_t rowCount, uint32_t racksPerRow)
+{
+    auto t = std::make_shared<Topology>();
+    t->generation = 1;
+    for (uint32_t r = 0; r < rowCount; ++r) {
+        t->rows.push_back({ QStringLiteral("r%1").arg(r + 1, 2, 10, QLatin1Char('0')), QStringLiteral("hall-a") });
+        for (uint32_t p = 0; p < racksPerRow; ++p) {
+            const auto k = static_cast<uint32_t>(t->racks.size());
+            const QString rack = t->rows.back().name % QStringLiteral("-k%1").arg(p + 1, 2, 10, QLatin1Char('0'));
+            t->racks.push_back({ rack, r, p, k * 18, 18, true });
+            for (uint32_t n = 0; n < 18; ++n) {
+                t->nodes.push_back({ rack % QStringLiteral("-t%1").arg(n + 1, 2, 10, QLatin1Char('0')),
+                    QStringLiteral("NVIDIA GB200"), QString(), QString(), k, t->gpuCount, 4 });
+                t->nodeOfGpu.insert(t->nodeOfGpu.end(), 4, static_cast<uint32_t>(t->nodes.size() - 1));
+                t->gpuCount += 4;
+            }
+        }
     }
     return t;
 }
@@ -192,6 +215,44 @@ private Q_SLOTS:
         }
         // Rack 4 is row 1, position 1: its first GPU (node 8) sits at x = 9, y = 2 + 3.
         QCOMPARE(layout.gpuCells[64], QPoint(9, 5));
+    }
+
+    // An NVL72 rack stands as it does on the floor: a column of its 18 trays, top to bottom, each a line of 4 GPUs;
+    // every rack of a row side by side with a one-cell aisle, every GPU in exactly one cell, every tray labelled.
+    void nvl72RacksAreColumnsOfTrays()
+    {
+        const auto t = nvl72Fleet(2, 3);
+        const auto layout = HeatmapLayout::floorPlan(*t);
+        QCOMPARE(layout.width, 3 * 4 + 2);
+        QCOMPARE(layout.height, 2 * 18 + 3);
+        std::vector<int> seen(t->gpuCount, 0);
+        for (int32_t c : layout.cells) {
+            if (c != HeatmapLayout::gap) {
+                ++seen[static_cast<size_t>(c)];
+            }
+        }
+        QVERIFY(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }));
+        for (uint32_t k = 0; k < t->racks.size(); ++k) {
+            const auto &rack = t->racks[k];
+            const QPoint corner(static_cast<int>(rack.position) * 5, static_cast<int>(rack.row) * 21);
+            QRect block;
+            for (uint32_t n = 0; n < 18; ++n) {
+                for (uint32_t g = 0; g < 4; ++g) {
+                    const uint32_t gpu = t->nodes[rack.firstNode + n].firstGpu + g;
+                    QCOMPARE(layout.gpuCells[gpu], corner + QPoint(static_cast<int>(g), static_cast<int>(n)));
+                    block |= QRect(layout.gpuCells[gpu], QSize(1, 1));
+                }
+            }
+            QCOMPARE(block, QRect(corner, QSize(4, 18))); // 72 cells, nothing else's
+            QCOMPARE(layout.rackLabels[k].cells, block);
+        }
+        QCOMPARE(layout.nodeLabels.size(), t->nodes.size());
+        QCOMPARE(layout.nodeLabels[19].text, QStringLiteral("r01-k02-t02"));
+        QCOMPARE(layout.nodeLabels[19].cells, QRect(5, 1, 4, 1));
+        // Compact: lines a whole number of trays wide, so a tray stays on one line.
+        const auto compact = HeatmapLayout::compact(*t, 16.0 / 9.0);
+        QCOMPARE(compact.width % 4, 0);
+        QCOMPARE(compact.nodeLabels.size(), t->nodes.size());
     }
 
     void compactFillsTheWindowShapeInFleetOrder()

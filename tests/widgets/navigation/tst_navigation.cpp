@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Drill-down: places in the topology, the navigation history, the breadcrumb model and bar, and the rollups of a
 // place's children, each checked against what the test derives from the synthetic topology and frame on its own.
-#include "widgets/navigation/breadcrumbbar.h"
-#include "widgets/navigation/breadcrumbmodel.h"
 #include "model/navigation.h"
 #include "model/place.h"
 #include "model/rollup.h"
+#include "widgets/navigation/breadcrumbbar.h"
+#include "widgets/navigation/breadcrumbmodel.h"
 #include "widgets/navigation/rollupmodel.h"
 
 #include <QAbstractButton>
@@ -223,6 +223,31 @@ QStringList crumbTexts(const QAbstractItemModel &model)
     return texts;
 }
 
+// One row: two NVL72 racks (18 trays of 4 GPUs, each rack an NVLink domain) and an HGX rack of two 8-GPU nodes,
+// named as the simulator names them.
+std::shared_ptr<Topology> nvl72Fleet()
+{
+    auto t = std::make_shared<Topology>();
+    t->generation = 1;
+    t->rows.push_back({ QStringLiteral("r01"), QStringLiteral("hall-a") });
+    const auto addRack = [&t](const QString &name, uint32_t nodes, uint32_t gpusPerNode, bool nvlinkDomain) {
+        const auto k = static_cast<uint32_t>(t->racks.size());
+        t->racks.push_back({ name, 0, k, static_cast<uint32_t>(t->nodes.size()), nodes, nvlinkDomain });
+        for (uint32_t n = 0; n < nodes; ++n) {
+            const auto nodeIndex = static_cast<uint32_t>(t->nodes.size());
+            t->nodes.push_back({ name % (nvlinkDomain ? QStringLiteral("-t") : QStringLiteral("-n"))
+                    % QStringLiteral("%1").arg(n + 1, 2, 10, QLatin1Char('0')),
+                QStringLiteral("NVIDIA GB200"), QString(), QString(), k, t->gpuCount, gpusPerNode });
+            t->nodeOfGpu.insert(t->nodeOfGpu.end(), gpusPerNode, nodeIndex);
+            t->gpuCount += gpusPerNode;
+        }
+    };
+    addRack(QStringLiteral("r01-k01"), 18, 4, true);
+    addRack(QStringLiteral("r01-k02"), 18, 4, true);
+    addRack(QStringLiteral("r01-k03"), 2, 8, false);
+    return t;
+}
+
 } // namespace
 
 class TestNavigation : public QObject
@@ -248,6 +273,7 @@ private Q_SLOTS:
     void rollupsOfAMillionGpus();
     void rollupModelOfAMillionGpusComputesOnAWorker();
     void rollupModel();
+    void nvlinkDomains();
 };
 
 void TestNavigation::placeParentsChildrenAndRanges()
@@ -908,6 +934,57 @@ void TestNavigation::rollupModel()
     QCOMPARE(model.place(), Place::node(2));
     model.setPlace(Place::gpu(0));
     QCOMPARE(model.rowCount(), 0);
+}
+
+// An NVL72 rack is its NVLink domain: places, rollups and breadcrumbs say so; an HGX rack stays a plain rack.
+void TestNavigation::nvlinkDomains()
+{
+    const auto t = nvl72Fleet();
+    QCOMPARE(t->gpuCount, 160U);
+    QCOMPARE(Place::rack(1).listText(*t), QStringLiteral("NVLink domain r01-k02 (72 GPUs)"));
+    QCOMPARE(Place::rack(2).listText(*t), QStringLiteral("r01-k03"));
+    QCOMPARE(Place::row(0).listText(*t), QStringLiteral("r01"));
+    QCOMPARE(Place::node(20).listText(*t), QStringLiteral("r01-k02-t03"));
+    QVERIFY(Place::rack(0).isNvlinkDomain(*t));
+    QVERIFY(!Place::rack(2).isNvlinkDomain(*t));
+    QVERIFY(!Place::row(0).isNvlinkDomain(*t));
+    QCOMPARE(nvlinkDomainOf(*t, 0), std::optional(Place::rack(0)));
+    QCOMPARE(nvlinkDomainOf(*t, 143), std::optional(Place::rack(1)));
+    QVERIFY(!nvlinkDomainOf(*t, 144)); // the HGX rack's first GPU
+    QVERIFY(!nvlinkDomainOf(*t, 160));
+
+    // Drill-down from the fleet towards a GPU of the second domain: row, the domain, its tray, the GPU.
+    Navigation nav;
+    BreadcrumbModel crumbs(&nav);
+    nav.setTopology(t);
+    const uint32_t gpu = 72 + 5 * 4 + 2;
+    QVERIFY(nav.downTowards(gpu));
+    QVERIFY(nav.downTowards(gpu));
+    QCOMPARE(nav.current(), Place::rack(1));
+    QVERIFY(nav.downTowards(gpu));
+    QCOMPARE(nav.current(), Place::node(18 + 5));
+    QCOMPARE(Place::rack(1).gpuRange(*t).count, 72U);
+    QCOMPARE(crumbTexts(crumbs).at(2), QStringLiteral("r01-k02"));
+    QCOMPARE(crumbs.index(2, 0).data(Qt::ToolTipRole).toString(),
+        QStringLiteral("rack r01-k02: 72 GPUs, one NVLink domain"));
+    QCOMPARE(crumbs.index(1, 0).data(Qt::ToolTipRole).toString(), QStringLiteral("row r01: 160 GPUs"));
+
+    // The row's rollups name its domains as such, 72 GPUs each, and the HGX rack as a rack.
+    RollupModel rollups;
+    QAbstractItemModelTester tester(&rollups, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    rollups.setTopology(t);
+    rollups.setMetric(temperature());
+    rollups.setPlace(Place::row(0));
+    QCOMPARE(rollups.rowCount(), 3);
+    QCOMPARE(
+        rollups.index(0, RollupModel::NameColumn).data().toString(), QStringLiteral("NVLink domain r01-k01 (72 GPUs)"));
+    QCOMPARE(rollups.index(1, RollupModel::GpusColumn).data(RollupModel::SortRole).toUInt(), 72U);
+    QCOMPARE(rollups.index(2, RollupModel::NameColumn).data().toString(), QStringLiteral("r01-k03"));
+    // Inside a domain, its trays.
+    rollups.setPlace(Place::rack(1));
+    QCOMPARE(rollups.rowCount(), 18);
+    QCOMPARE(rollups.index(17, RollupModel::NameColumn).data().toString(), QStringLiteral("r01-k02-t18"));
+    QCOMPARE(rollups.index(17, RollupModel::GpusColumn).data(RollupModel::SortRole).toUInt(), 4U);
 }
 
 QTEST_MAIN(TestNavigation)
