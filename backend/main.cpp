@@ -84,6 +84,10 @@ int main(int argc, char **argv)
     if (!options.exporterListen.empty()) {
         ExporterPage::Options page;
         page.topologyLabels = options.exporterTopologyLabels;
+        // The page names the GPUs as the simulated hardware's exporter would (GB200 for an NVL72 fleet).
+        const auto &hardware = HardwareSpec::of(server.source().shape().hardware);
+        page.modelName = hardware.model;
+        page.driverVersion = hardware.driverVersion;
         exporter = std::make_unique<ExporterServer>(server.source(), page);
         if (!exporter->start(options.exporterListen, &error)) {
             fmt::print(stderr, "fleetscope-backend: --exporter-listen: {}\n", error);
