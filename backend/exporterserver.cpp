@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exporterserver.h"
 
-#include "jsontext.h"
-
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -338,54 +336,6 @@ int64_t ExporterServer::nodeOf(std::string_view hostname) const
     const auto it = std::lower_bound(m_nodesByHostname.begin(), m_nodesByHostname.end(), hostname,
         [&](uint32_t k, std::string_view name) { return nodes[k].hostname < name; });
     return it != m_nodesByHostname.end() && nodes[*it].hostname == hostname ? static_cast<int64_t>(*it) : -1;
-}
-
-std::string ExporterServer::fileSdTargets(const FleetShape &shape, const std::string &address)
-{
-    std::string json = "[\n";
-    for (size_t k = 0; k < shape.nodes.size(); ++k) {
-        const std::string &hostname = shape.nodes[k].hostname;
-        json.append("  {\"targets\": [");
-        appendJsonString(&json, address);
-        json.append("], \"labels\": {\"__metrics_path__\": ");
-        appendJsonString(&json, "/metrics/" + hostname);
-        json.append(", \"instance\": ");
-        appendJsonString(&json, hostname);
-        json.append(k + 1 < shape.nodes.size() ? "}},\n" : "}}\n");
-    }
-    json.append("]\n");
-    return json;
-}
-
-bool ExporterServer::writeTargetsFile(const std::string &path, std::string *error) const
-{
-    std::string host = m_host;
-    if (host == "0.0.0.0") {
-        host = "127.0.0.1";
-    } else if (host == "::") {
-        host = "::1";
-    }
-    const std::string json = fileSdTargets(m_source.shape(), hostPort(host, m_port));
-    // Written beside the file and renamed over it: a rename within a directory replaces the file at once.
-    const std::string partial = path + ".partial";
-    FILE *file = std::fopen(partial.c_str(), "wb");
-    if (file == nullptr) {
-        *error = fmt::format("cannot write '{}': {}", partial, std::strerror(errno));
-        return false;
-    }
-    const bool written = std::fwrite(json.data(), 1, json.size(), file) == json.size();
-    const int writeErrno = errno;
-    if (std::fclose(file) != 0 || !written) {
-        *error = fmt::format("cannot write '{}': {}", partial, std::strerror(written ? errno : writeErrno));
-        std::remove(partial.c_str());
-        return false;
-    }
-    if (std::rename(partial.c_str(), path.c_str()) != 0) {
-        *error = fmt::format("cannot rename '{}' to '{}': {}", partial, path, std::strerror(errno));
-        std::remove(partial.c_str());
-        return false;
-    }
-    return true;
 }
 
 uint64_t ExporterServer::renderCount()
