@@ -184,7 +184,10 @@ void WindowFolder::add(
             continue;
         }
         if (offset > time) {
+            // A newer scrape in the same window: its fields replace the older one's (whose bits are cleared, so
+            // that a field of the newer scrape is not taken for a repeat of the older one).
             time = offset;
+            mask = 0;
         }
         mask = static_cast<uint16_t>(mask | bit);
         const auto f = static_cast<size_t>(s.metric);

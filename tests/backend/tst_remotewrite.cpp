@@ -112,13 +112,19 @@ private Q_SLOTS:
         folder.add({ sample(0, be::MetricId::GpuTemp, base + 600, 61) }, {}, base, &counts);
         folder.add({ sample(1, be::MetricId::GpuTemp, base + 5000, 1) }, {}, base + 1000, &counts);
         folder.add({ sample(1, be::MetricId::GpuTemp, base + 2999, 1) }, {}, base + 1000, &counts);
-        QCOMPARE(counts.accepted, uint64_t { 3 });
+        // Two scrapes of GPU 2 in one window, each with two fields: the newer one's both win, nothing is a repeat.
+        folder.add({ sample(2, be::MetricId::GpuTemp, base + 100, 40), sample(2, be::MetricId::Power, base + 100, 300),
+                       sample(2, be::MetricId::GpuTemp, base + 700, 41), sample(2, be::MetricId::Power, base + 700, 310) },
+            {}, base, &counts);
+        QCOMPARE(counts.accepted, uint64_t { 7 });
         QCOMPARE(counts.outOfOrder, uint64_t { 1 });
         QCOMPARE(counts.duplicate, uint64_t { 1 });
         QCOMPARE(counts.future, uint64_t { 1 });
         be::WindowFolder::Closed closed;
         QVERIFY(folder.closeNext(base + 1000, &closed));
         QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 0), 60.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 2), 41.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::Power, 2), 310.0F);
         counts = {};
         folder.add({ sample(0, be::MetricId::GpuTemp, base + 900, 70) }, {}, base + 1000, &counts);
         QCOMPARE(counts.tooOld, uint64_t { 1 });
