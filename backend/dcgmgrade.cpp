@@ -14,9 +14,9 @@ constexpr float criticalTemp = 90.0F;
 constexpr uint64_t slowdownReasons = 0x4U | 0x8U | 0x20U | 0x40U | 0x80U;
 } // namespace
 
-std::shared_ptr<SimFrame> frameWithoutData(uint32_t gpuCount)
+std::shared_ptr<Frame> frameWithoutData(uint32_t gpuCount)
 {
-    auto frame = std::make_shared<SimFrame>();
+    auto frame = std::make_shared<Frame>();
     for (auto &plane : frame->planes) {
         plane.assign(gpuCount, std::numeric_limits<float>::quiet_NaN());
     }
@@ -25,7 +25,7 @@ std::shared_ptr<SimFrame> frameWithoutData(uint32_t gpuCount)
     return frame;
 }
 
-size_t gradeDcgmFrame(SimFrame *frame, const std::vector<uint8_t> &hasData)
+size_t gradeDcgmFrame(Frame *frame, const std::vector<uint8_t> &hasData)
 {
     const auto &temp = frame->plane(MetricId::GpuTemp);
     const auto &xid = frame->plane(MetricId::XidErrors);

@@ -71,7 +71,7 @@ bool ExporterPage::isRawErrorField(MetricId id)
         || id == MetricId::PcieReplays;
 }
 
-const std::vector<uint32_t> *ExporterPage::rawField(const SimFrame &frame, MetricId id)
+const std::vector<uint32_t> *ExporterPage::rawField(const Frame &frame, MetricId id)
 {
     if (!frame.rawErrors) {
         return nullptr;
@@ -80,13 +80,13 @@ const std::vector<uint32_t> *ExporterPage::rawField(const SimFrame &frame, Metri
     case MetricId::XidErrors:
         return &frame.rawErrors->lastXid;
     case MetricId::EccSbe:
-        return &frame.rawErrors->totals[FaultModel::EccSbeCount];
+        return &frame.rawErrors->totals[ErrorCounter::EccSbeCount];
     case MetricId::EccDbe:
-        return &frame.rawErrors->totals[FaultModel::EccDbeCount];
+        return &frame.rawErrors->totals[ErrorCounter::EccDbeCount];
     case MetricId::NvlinkErrors:
-        return &frame.rawErrors->totals[FaultModel::NvlinkCount];
+        return &frame.rawErrors->totals[ErrorCounter::NvlinkCount];
     case MetricId::PcieReplays:
-        return &frame.rawErrors->totals[FaultModel::PcieReplayCount];
+        return &frame.rawErrors->totals[ErrorCounter::PcieReplayCount];
     default:
         return nullptr;
     }
@@ -148,7 +148,7 @@ std::string ExporterPage::Rendered::nodePage(uint32_t node) const
 }
 
 ExporterPage::Rendered ExporterPage::render(
-    const FleetShape &shape, const SimFrame &frame, const std::vector<JobInfo> &jobs, const Options &options)
+    const FleetShape &shape, const Frame &frame, const std::vector<JobInfo> &jobs, const Options &options)
 {
     const uint32_t n = shape.gpuCount;
     auto online = [&](uint32_t g) { return g < frame.health.size() && (frame.health[g] & 0x07U) != health::Offline; };

@@ -55,7 +55,7 @@ public:
 
     // Whether a metric's lines come from the frame's raw error fields, and which (null: the frame has none).
     static bool isRawErrorField(MetricId id);
-    static const std::vector<uint32_t> *rawField(const SimFrame &frame, MetricId id);
+    static const std::vector<uint32_t> *rawField(const Frame &frame, MetricId id);
 
     // Escapes a label value as the text format wants: backslash, double quote and newline.
     static void appendEscaped(std::string *out, const std::string &value);
@@ -85,7 +85,7 @@ public:
 
     // Renders the page for one frame; jobs are those running at that frame (ended ones are skipped).
     static Rendered render(
-        const FleetShape &shape, const SimFrame &frame, const std::vector<JobInfo> &jobs, const Options &options);
+        const FleetShape &shape, const Frame &frame, const std::vector<JobInfo> &jobs, const Options &options);
 };
 
 } // namespace fleetscope::backend

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "common/events.h"
 #include "common/xid.h"
 
+#include "core/frame.h"
 #include "fleetshape.h"
 
 #include <array>
@@ -15,32 +15,6 @@
 #include <vector>
 
 namespace fleetscope::backend {
-
-struct FleetEvent
-{
-    using Kind = EventKind;
-    using Severity = EventSeverity;
-
-    double timeSeconds = 0; // simulated seconds since the simulation's start
-    Kind kind = Kind::Xid;
-    Severity severity = Severity::Info;
-    int64_t gpu = -1; // dense index, or -1 for node and job events
-    int64_t node = -1; // node index
-    uint64_t jobId = 0;
-    uint32_t xid = 0;
-    std::string text;
-
-    FleetEvent() = default;
-    // An event about one GPU, or about a node (gpu -1); a job's and an XID's number are set apart.
-    FleetEvent(double timeSeconds, Kind kind, Severity severity, int64_t gpu, int64_t node, std::string text)
-        : timeSeconds(timeSeconds)
-        , kind(kind)
-        , severity(severity)
-        , gpu(gpu)
-        , node(node)
-        , text(std::move(text))
-    { }
-};
 
 // What an XID number means (common/xid.h), or "unknown XID".
 inline const char *xidDescription(uint32_t xid)
@@ -57,7 +31,8 @@ inline const char *xidDescription(uint32_t xid)
 class FaultModel
 {
 public:
-    enum Counter : uint8_t { XidCount, EccSbeCount, EccDbeCount, NvlinkCount, PcieReplayCount, CounterKinds };
+    using Counter = ErrorCounter;
+    static constexpr size_t CounterKinds = ErrorCounterKinds;
     static constexpr double windowSeconds = 300.0;
 
     FaultModel(const FleetShape &shape, uint64_t seed);

@@ -14,7 +14,7 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "float32 planes are sen
 } // namespace
 
 std::vector<pb::FramePart> encodeFrame(
-    const SimFrame &frame, const std::vector<MetricId> &metrics, uint64_t topologyGeneration, uint32_t maxGpusPerPart)
+    const Frame &frame, const std::vector<MetricId> &metrics, uint64_t topologyGeneration, uint32_t maxGpusPerPart)
 {
     const auto n = static_cast<uint32_t>(frame.health.size());
     const uint32_t partCount = std::max<uint32_t>(1, (n + maxGpusPerPart - 1) / maxGpusPerPart);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/frame.h"
 #include "fleetshape.h"
 #include "metriccatalog.h"
-#include "simulator.h"
 
 #include <fleetscope/telemetry/v1/telemetry.pb.h>
 
@@ -20,7 +20,7 @@ constexpr uint32_t maxGpusPerFramePart = 65536;
 // near 2 MiB.
 constexpr uint32_t maxNodesPerTopologyPart = 4096;
 
-std::vector<pb::FramePart> encodeFrame(const SimFrame &frame, const std::vector<MetricId> &metrics,
+std::vector<pb::FramePart> encodeFrame(const Frame &frame, const std::vector<MetricId> &metrics,
     uint64_t topologyGeneration, uint32_t maxGpusPerPart = maxGpusPerFramePart);
 
 std::vector<pb::TopologyPart> encodeTopology(

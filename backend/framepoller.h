@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/frame.h"
 #include "fleetshape.h"
-#include "simulator.h"
 
 #include <chrono>
 #include <cstdint>
@@ -85,10 +85,10 @@ public:
     virtual const FleetShape &shape() const = 0;
     virtual uint64_t topologyGeneration() const = 0;
     // The frame served before the first poll succeeds: every GPU without data.
-    virtual std::shared_ptr<SimFrame> emptyFrame() const = 0;
+    virtual std::shared_ptr<Frame> emptyFrame() const = 0;
     // Fetches the current state. Returns the new frame (its sequence is left to FrameSource), or null when there is
     // nothing new to publish: the upstream failed (see upstreamError()) or has no newer sample than the last frame.
-    virtual std::shared_ptr<SimFrame> poll() = 0;
+    virtual std::shared_ptr<Frame> poll() = 0;
     // Why the last poll failed, for consoles; empty while the upstream answers.
     virtual std::string upstreamError() const = 0;
 

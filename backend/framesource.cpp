@@ -17,7 +17,7 @@ int64_t nowUnixMs()
         .count();
 }
 
-size_t frameBytes(const SimFrame &frame)
+size_t frameBytes(const Frame &frame)
 {
     size_t bytes = frame.health.size();
     for (const auto &p : frame.planes) {
@@ -95,7 +95,7 @@ void FrameSource::stop()
     }
 }
 
-std::shared_ptr<const SimFrame> FrameSource::latest() const
+std::shared_ptr<const Frame> FrameSource::latest() const
 {
     std::lock_guard lock(m_mutex);
     return m_frames.back();
@@ -107,8 +107,7 @@ std::string FrameSource::upstreamError() const
     return m_upstreamError;
 }
 
-std::shared_ptr<const SimFrame> FrameSource::waitForFrameAfter(
-    uint64_t sequence, std::chrono::milliseconds timeout) const
+std::shared_ptr<const Frame> FrameSource::waitForFrameAfter(uint64_t sequence, std::chrono::milliseconds timeout) const
 {
     std::unique_lock lock(m_mutex);
     m_published.wait_for(lock, timeout, [&] { return m_stopping || m_frames.back()->sequence > sequence; });
@@ -119,7 +118,7 @@ std::shared_ptr<const SimFrame> FrameSource::waitForFrameAfter(
 }
 
 bool FrameSource::framesAfter(
-    uint64_t sequence, std::vector<std::shared_ptr<const SimFrame>> *out, uint64_t *heldFrom, uint64_t *heldTo) const
+    uint64_t sequence, std::vector<std::shared_ptr<const Frame>> *out, uint64_t *heldFrom, uint64_t *heldTo) const
 {
     std::lock_guard lock(m_mutex);
     *heldFrom = m_frames.front()->sequence;
@@ -221,12 +220,12 @@ void FrameSource::simulatePast(int64_t nowMs)
     }
 }
 
-std::vector<std::shared_ptr<const SimFrame>> FrameSource::framesBetween(int64_t fromMs, int64_t toMs) const
+std::vector<std::shared_ptr<const Frame>> FrameSource::framesBetween(int64_t fromMs, int64_t toMs) const
 {
-    std::vector<std::shared_ptr<const SimFrame>> out;
+    std::vector<std::shared_ptr<const Frame>> out;
     std::lock_guard lock(m_mutex);
     // Both tiers are in time order; merge them, dropping the frames held in both.
-    std::vector<std::shared_ptr<const SimFrame>> all;
+    std::vector<std::shared_ptr<const Frame>> all;
     all.reserve(m_coarse.size() + m_frames.size());
     std::merge(m_coarse.begin(), m_coarse.end(), m_frames.begin(), m_frames.end(), std::back_inserter(all),
         [](const auto &a, const auto &b) { return a->sequence < b->sequence; });
@@ -243,7 +242,7 @@ std::vector<std::shared_ptr<const SimFrame>> FrameSource::framesBetween(int64_t 
     return out;
 }
 
-void FrameSource::publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEvent> events)
+void FrameSource::publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> events)
 {
     // Built outside the lock: the ticker is the only writer.
     std::vector<JobInfo> jobs;

@@ -58,15 +58,15 @@ public:
     // History from a polled source's upstream (thread-safe), or null: QueryRange then answers from the frames held.
     const HistoryProvider *history() const { return m_poller ? m_poller->history() : nullptr; }
 
-    std::shared_ptr<const SimFrame> latest() const;
+    std::shared_ptr<const Frame> latest() const;
     // Why the upstream of a polled source failed at its last poll; empty while it answers (and for the simulator).
     std::string upstreamError() const;
     // Blocks until a frame newer than `sequence` is published, the timeout passes (returns null) or the source stops.
-    std::shared_ptr<const SimFrame> waitForFrameAfter(uint64_t sequence, std::chrono::milliseconds timeout) const;
+    std::shared_ptr<const Frame> waitForFrameAfter(uint64_t sequence, std::chrono::milliseconds timeout) const;
     // The held frames after `sequence`, oldest first. False when the frame right after it is no longer (or not yet)
     // held; heldFrom and heldTo then say what is.
-    bool framesAfter(uint64_t sequence, std::vector<std::shared_ptr<const SimFrame>> *out, uint64_t *heldFrom,
-        uint64_t *heldTo) const;
+    bool framesAfter(
+        uint64_t sequence, std::vector<std::shared_ptr<const Frame>> *out, uint64_t *heldFrom, uint64_t *heldTo) const;
 
     // Held events with time >= sinceMs and sequence > *afterSequence, oldest first; waits up to timeout for a new
     // one. Advances *afterSequence past every event it looked at, kept or not.
@@ -78,7 +78,7 @@ public:
 
     // The held frames (both tiers) whose sample time is in [fromMs, toMs], plus the last one before fromMs, in time
     // order.
-    std::vector<std::shared_ptr<const SimFrame>> framesBetween(int64_t fromMs, int64_t toMs) const;
+    std::vector<std::shared_ptr<const Frame>> framesBetween(int64_t fromMs, int64_t toMs) const;
 
     void stop();
 
@@ -87,7 +87,7 @@ public:
 private:
     void run();
     void runPoller();
-    void publish(std::shared_ptr<SimFrame> frame, std::vector<FleetEvent> events);
+    void publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> events);
     void simulatePast(int64_t nowMs);
     JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
 
@@ -99,8 +99,8 @@ private:
 
     mutable std::mutex m_mutex;
     mutable std::condition_variable m_published;
-    std::deque<std::shared_ptr<const SimFrame>> m_frames; // newest last; never empty
-    std::deque<std::shared_ptr<const SimFrame>> m_coarse; // one per coarseEvery, newest last
+    std::deque<std::shared_ptr<const Frame>> m_frames; // newest last; never empty
+    std::deque<std::shared_ptr<const Frame>> m_coarse; // one per coarseEvery, newest last
     size_t m_maxCoarse = 2;
     uint64_t m_coarseEveryFrames = 1;
     std::deque<TimedEvent> m_events; // newest last, at most maxRecentEvents

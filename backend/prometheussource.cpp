@@ -351,12 +351,12 @@ bool PrometheusSource::query(const std::string &promql, int64_t evalMs, std::chr
     return true;
 }
 
-std::shared_ptr<SimFrame> PrometheusSource::emptyFrame() const
+std::shared_ptr<Frame> PrometheusSource::emptyFrame() const
 {
     return frameWithoutData(m_topology.shape().gpuCount);
 }
 
-std::shared_ptr<SimFrame> PrometheusSource::poll()
+std::shared_ptr<Frame> PrometheusSource::poll()
 {
     const auto started = std::chrono::steady_clock::now();
     const auto deadline = started + m_options.timeout;
@@ -370,7 +370,7 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
         queriesPlanned += queryFor(m_map, static_cast<MetricId>(m)) ? 1 : 0;
     }
-    auto fail = [&](std::string error) -> std::shared_ptr<SimFrame> {
+    auto fail = [&](std::string error) -> std::shared_ptr<Frame> {
         m_report.ok = false;
         m_report.elapsed
             = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started);
@@ -386,11 +386,11 @@ std::shared_ptr<SimFrame> PrometheusSource::poll()
             error += queriesDone == 0
                 ? fmt::format("; the poll's first query alone needed more than the {} ms budget: raise "
                               "--prometheus-timeout-ms, or use the push path (--source remote-write)",
-                      m_options.timeout.count())
+                    m_options.timeout.count())
                 : fmt::format("; the poll had done {} of its {} queries in {} ms, so it needs about {} ms: set "
                               "--prometheus-timeout-ms {} and --interval-ms at least that, or use the push path "
                               "(--source remote-write)",
-                      queriesDone, queriesPlanned, elapsedMs, neededMs, std::max<int64_t>(1000, suggestMs));
+                    queriesDone, queriesPlanned, elapsedMs, neededMs, std::max<int64_t>(1000, suggestMs));
         }
         m_report.error = std::move(error);
         // Logged once while the same thing fails, not once a poll (the figures in the hint vary).
@@ -552,7 +552,8 @@ void PrometheusSource::noteScrape(int64_t sampleMs)
     }
 }
 
-std::chrono::steady_clock::time_point PrometheusSource::nextPollAt(std::chrono::steady_clock::time_point scheduled) const
+std::chrono::steady_clock::time_point PrometheusSource::nextPollAt(
+    std::chrono::steady_clock::time_point scheduled) const
 {
     if (m_scrapeIntervalMs <= 0 || m_refSampleMs <= 0) {
         return scheduled;
@@ -561,7 +562,8 @@ std::chrono::steady_clock::time_point PrometheusSource::nextPollAt(std::chrono::
     // take it in), and never later than one interval from now (a host that stopped being scraped).
     const auto now = std::chrono::steady_clock::now();
     const int64_t landedMs = m_refSampleMs + m_scrapeIntervalMs + std::min<int64_t>(1000, m_scrapeIntervalMs / 4);
-    const auto expected = now + std::chrono::milliseconds(std::clamp<int64_t>(landedMs - nowUnixMs(), 0, m_scrapeIntervalMs));
+    const auto expected
+        = now + std::chrono::milliseconds(std::clamp<int64_t>(landedMs - nowUnixMs(), 0, m_scrapeIntervalMs));
     return std::max(scheduled, expected);
 }
 

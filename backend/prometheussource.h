@@ -87,8 +87,8 @@ public:
 
     const FleetShape &shape() const override { return m_topology.shape(); }
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
-    std::shared_ptr<SimFrame> emptyFrame() const override;
-    std::shared_ptr<SimFrame> poll() override;
+    std::shared_ptr<Frame> emptyFrame() const override;
+    std::shared_ptr<Frame> poll() override;
     std::string upstreamError() const override { return m_report.ok ? std::string() : m_report.error; }
     // Once the scrape interval is known (from one host's sample times), the next poll comes just after that host's
     // next scrape, never sooner than scheduled: no polling faster than the data changes.

@@ -427,9 +427,9 @@ void Simulator::updateGpus()
             preheat += m_physics->preheatPerWatt * power;
 
             uint8_t h = health::Ok;
-            const bool xid = m_faults.windowCount(FaultModel::XidCount, g) > 0;
-            const bool dbe = m_faults.windowCount(FaultModel::EccDbeCount, g) > 0;
-            const bool sbe = m_faults.windowCount(FaultModel::EccSbeCount, g) > 0;
+            const bool xid = m_faults.windowCount(ErrorCounter::XidCount, g) > 0;
+            const bool dbe = m_faults.windowCount(ErrorCounter::EccDbeCount, g) > 0;
+            const bool sbe = m_faults.windowCount(ErrorCounter::EccSbeCount, g) > 0;
             if (m_temp[g] >= criticalTemp || impaired || dbe) {
                 h = health::Critical;
             } else if (m_temp[g] >= warningTemp || xid) {
@@ -467,9 +467,9 @@ void Simulator::step(double seconds)
     updateGpus();
 }
 
-std::shared_ptr<SimFrame> Simulator::snapshot() const
+std::shared_ptr<Frame> Simulator::snapshot() const
 {
-    auto frame = std::make_shared<SimFrame>();
+    auto frame = std::make_shared<Frame>();
     frame->sequence = m_step;
     auto set = [&](MetricId id, const std::vector<float> &values) { frame->planes[static_cast<size_t>(id)] = values; };
     // Reported at DCGM's own resolution: whole °C, %, MHz and MiB, power in milliwatts (the state itself keeps full
@@ -489,11 +489,11 @@ std::shared_ptr<SimFrame> Simulator::snapshot() const
     quantised(MetricId::MemCopyUtil, m_memCopyUtil, 1);
     quantised(MetricId::SmClock, m_smClock, 1);
     quantised(MetricId::FbUsed, m_fbUsed, 1);
-    set(MetricId::XidErrors, m_faults.windowPlane(FaultModel::XidCount));
-    set(MetricId::EccSbe, m_faults.windowPlane(FaultModel::EccSbeCount));
-    set(MetricId::EccDbe, m_faults.windowPlane(FaultModel::EccDbeCount));
-    set(MetricId::NvlinkErrors, m_faults.windowPlane(FaultModel::NvlinkCount));
-    set(MetricId::PcieReplays, m_faults.windowPlane(FaultModel::PcieReplayCount));
+    set(MetricId::XidErrors, m_faults.windowPlane(ErrorCounter::XidCount));
+    set(MetricId::EccSbe, m_faults.windowPlane(ErrorCounter::EccSbeCount));
+    set(MetricId::EccDbe, m_faults.windowPlane(ErrorCounter::EccDbeCount));
+    set(MetricId::NvlinkErrors, m_faults.windowPlane(ErrorCounter::NvlinkCount));
+    set(MetricId::PcieReplays, m_faults.windowPlane(ErrorCounter::PcieReplayCount));
     set(MetricId::ThrottleReasons, m_throttleReasons);
     auto &state = frame->planes[static_cast<size_t>(MetricId::HealthState)];
     state.resize(m_health.size());

@@ -18,29 +18,6 @@ namespace fleetscope::backend {
 
 struct GpuPhysics; // simulator.cpp: one kind of GPU and how it is cooled
 
-// One sample of the whole fleet: a plane of gpuCount values per metric (in MetricId order) and a health byte per
-// GPU. Immutable once published; shared between subscribers as shared_ptr<const SimFrame>.
-// dcgm-exporter's error fields as a simulated GPU holds them, for the exporter page: the counters' totals since the
-// start (indexed by FaultModel::Counter; the XID one unused) and the last XID. The frames' planes carry 5-minute
-// window counts instead, which a counter must not be.
-struct RawErrorFields
-{
-    std::array<std::vector<uint32_t>, FaultModel::CounterKinds> totals;
-    std::vector<uint32_t> lastXid;
-};
-
-struct SimFrame
-{
-    uint64_t sequence = 0;
-    int64_t sampleTimeMs = 0;
-    std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> planes;
-    std::vector<uint8_t> health;
-    // Simulated frames only (null otherwise); shared by the frames between two changes. Not sent to consoles.
-    std::shared_ptr<const RawErrorFields> rawErrors;
-
-    const std::vector<float> &plane(MetricId id) const { return planes[static_cast<size_t>(id)]; }
-};
-
 // A deterministic fleet: the same (gpuCount, seed, step length) gives the same frames, bit for bit.
 //
 // Physics, per step of dt seconds: each row's cooling unit supplies air at a slowly varying temperature; a rack's
@@ -75,7 +52,7 @@ public:
     // A step of another length: the past before a live start is simulated in coarse steps.
     void step(double seconds);
     // The current state as a frame; sampleTimeMs is left for the caller (the simulator has no wall clock).
-    std::shared_ptr<SimFrame> snapshot() const;
+    std::shared_ptr<Frame> snapshot() const;
 
     // Jobs currently placed, for tests and, later, ListJobs.
     struct Job

@@ -53,7 +53,7 @@ Totals sumRange(const std::vector<Totals> &perGpu, uint32_t first, uint32_t coun
 }
 } // namespace
 
-pb::Summary summarise(const FleetShape &shape, const std::vector<std::shared_ptr<const SimFrame>> &frames,
+pb::Summary summarise(const FleetShape &shape, const std::vector<std::shared_ptr<const Frame>> &frames,
     const std::vector<TimedEvent> &events, const std::vector<JobInfo> &jobs, int64_t fromMs, int64_t toMs,
     uint32_t topOffenders)
 {

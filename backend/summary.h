@@ -14,7 +14,7 @@ namespace fleetscope::backend {
 // the events of the range. Each frame stands for the time until the next one, clipped to the range. Pure: the
 // service and the tests call it alike.
 fleetscope::telemetry::v1::Summary summarise(const FleetShape &shape,
-    const std::vector<std::shared_ptr<const SimFrame>> &frames, const std::vector<TimedEvent> &events,
+    const std::vector<std::shared_ptr<const Frame>> &frames, const std::vector<TimedEvent> &events,
     const std::vector<JobInfo> &jobs, int64_t fromMs, int64_t toMs, uint32_t topOffenders);
 
 } // namespace fleetscope::backend

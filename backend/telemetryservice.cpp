@@ -63,7 +63,7 @@ grpc::Status TelemetryService::Subscribe(
     // Every k-th frame of the source, where k rounds the wanted interval up to a multiple of the native one.
     const auto every = static_cast<uint64_t>(std::max<int64_t>(1, (wanted + native - 1ms) / native));
 
-    auto send = [&](const SimFrame &frame) {
+    auto send = [&](const Frame &frame) {
         for (const auto &part : encodeFrame(frame, metrics, m_source.topologyGeneration())) {
             if (!writer->Write(part)) {
                 return false;
@@ -72,9 +72,9 @@ grpc::Status TelemetryService::Subscribe(
         return true;
     };
 
-    std::shared_ptr<const SimFrame> frame;
+    std::shared_ptr<const Frame> frame;
     if (request->resume_after_sequence() != 0) {
-        std::vector<std::shared_ptr<const SimFrame>> held;
+        std::vector<std::shared_ptr<const Frame>> held;
         uint64_t heldFrom = 0;
         uint64_t heldTo = 0;
         if (!m_source.framesAfter(request->resume_after_sequence(), &held, &heldFrom, &heldTo)) {
@@ -98,7 +98,7 @@ grpc::Status TelemetryService::Subscribe(
     uint64_t sent = frame ? frame->sequence : request->resume_after_sequence();
     for (;;) {
         // The next frame at least `every` frames after the last one sent.
-        std::shared_ptr<const SimFrame> next;
+        std::shared_ptr<const Frame> next;
         while (!next) {
             if (context->IsCancelled()) {
                 return { grpc::StatusCode::CANCELLED, "subscription cancelled" };
@@ -234,7 +234,7 @@ grpc::Status TelemetryService::QueryRange(
     // For each output time, the last held frame at or before it.
     const auto frames = m_source.framesBetween(from, to);
     std::vector<int64_t> times;
-    std::vector<const SimFrame *> chosen;
+    std::vector<const Frame *> chosen;
     size_t next = 0;
     for (uint64_t r = 0; r < rows; ++r) {
         const int64_t t = from + static_cast<int64_t>(r) * step;

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
         const double memcpyMs = medianMs(reps, [&] { std::memcpy(dst.data(), src.data(), bytes); });
 
         const double stepMs = medianMs(reps, [&] { sim.step(); });
-        std::shared_ptr<be::SimFrame> frame;
+        std::shared_ptr<be::Frame> frame;
         const double snapshotMs = medianMs(reps, [&] { frame = sim.snapshot(); });
         std::vector<be::pb::FramePart> parts;
         const double encodeMs = medianMs(reps, [&] { parts = be::encodeFrame(*frame, all, 1); });

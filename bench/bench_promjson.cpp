@@ -255,7 +255,7 @@ int main(int argc, char **argv)
     const auto jobs = source.jobs();
     const be::FleetShape simShape = source.shape();
     source.stop();
-    be::SimFrame onlyFour;
+    be::Frame onlyFour;
     onlyFour.health = simulated->health;
     for (const auto id : metrics) {
         onlyFour.planes[static_cast<size_t>(id)] = simulated->plane(id);
@@ -354,11 +354,11 @@ int main(int argc, char **argv)
     });
 
     // Assembly into a frame as PrometheusSource::poll does it: a frame without data, then each metric's plane.
-    std::shared_ptr<be::SimFrame> frame;
+    std::shared_ptr<be::Frame> frame;
     std::vector<uint8_t> got(n);
     std::vector<uint8_t> hasData(n);
     auto assemble = [&] {
-        frame = std::make_shared<be::SimFrame>();
+        frame = std::make_shared<be::Frame>();
         for (auto &plane : frame->planes) {
             plane.assign(n, std::numeric_limits<float>::quiet_NaN());
         }

@@ -15,8 +15,8 @@
 #include "prometheus/remote.pb.h"
 
 #include <httplib.h>
-#include <snappy.h>
 #include <malloc.h>
+#include <snappy.h>
 #include <sys/resource.h>
 
 #include <fmt/format.h>
@@ -29,9 +29,9 @@ using namespace fleetscope::bench;
 
 namespace {
 
-const std::vector<be::MetricId> fields = { be::MetricId::GpuTemp, be::MetricId::MemTemp, be::MetricId::Power,
-    be::MetricId::GpuUtil, be::MetricId::MemCopyUtil, be::MetricId::SmClock, be::MetricId::FbUsed,
-    be::MetricId::ThrottleReasons };
+const std::vector<be::MetricId> fields
+    = { be::MetricId::GpuTemp, be::MetricId::MemTemp, be::MetricId::Power, be::MetricId::GpuUtil,
+          be::MetricId::MemCopyUtil, be::MetricId::SmClock, be::MetricId::FbUsed, be::MetricId::ThrottleReasons };
 
 // Bytes malloc has handed out and not taken back (heap and mmapped blocks).
 size_t heapInUse()
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
     const auto jobs = simulation.jobs();
     const be::FleetShape shape = simulation.shape();
     simulation.stop();
-    be::SimFrame onlyPushed;
+    be::Frame onlyPushed;
     onlyPushed.health = simulated->health;
     onlyPushed.rawErrors = simulated->rawErrors;
     for (const auto id : fields) {
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
     // What this process holds before the receiver exists; the receiver's heap is measured against it.
     const size_t heapBefore = heapInUse();
     // The receiver, its layout learnt from one push of every GPU's temperature over HTTP, windows of 10 s.
-    be::RemoteWriteSource receiver([](const std::string &) { });
+    be::RemoteWriteSource receiver([](const std::string &) {});
     be::RemoteWriteSource::Options rw;
     const int port = 19000 + static_cast<int>(nowMs() % 1000);
     rw.listen = fmt::format("127.0.0.1:{}", port);
@@ -173,8 +173,8 @@ int main(int argc, char **argv)
         for (int attempt = 0; attempt < 200; ++attempt) {
             bool all = true;
             for (const auto &block : discovery) {
-                const auto r = client.Post("/api/v1/write", { { "Content-Encoding", "snappy" } }, block,
-                    "application/x-protobuf");
+                const auto r = client.Post(
+                    "/api/v1/write", { { "Content-Encoding", "snappy" } }, block, "application/x-protobuf");
                 all = all && r && r->status == 204;
             }
             if (all) {
@@ -257,7 +257,8 @@ int main(int argc, char **argv)
     fmt::print("  receiver: decode, map, fold (1 thread) {:>9.1f}   {:.0f} ns a sample\n", take,
         take * 1e6 / static_cast<double>(samples));
     fmt::print("  receiver: close the window (frame)      {:>9.1f}\n", close);
-    fmt::print("  receiver: samples a second on one core  {:>9.0f}   ({:.2f} cores for {} GPUs x {} fields every 10 s)\n",
+    fmt::print(
+        "  receiver: samples a second on one core  {:>9.0f}   ({:.2f} cores for {} GPUs x {} fields every 10 s)\n",
         perSecond, static_cast<double>(samples) / 10.0 / perSecond, gpus, fields.size());
     fmt::print("  poll path: parse the JSON answers       {:>9.1f}   {:.0f} ns a sample (the server's encoding not "
                "counted)\n",

@@ -39,8 +39,8 @@ const std::vector<std::string> &gpuTempNames()
 
 // A series' labels as the discovery and the job bookkeeping read them: the node and gpu labels under the map's names
 // (hostname since NVIDIA/dcgm-exporter#655, Hostname before), __name__, and the placement or job labels asked for.
-void readSeries(
-    const std::vector<WriteRequestReader::Label> &series, unsigned wanted, const MetricMap::Labels &names, PromSample *s)
+void readSeries(const std::vector<WriteRequestReader::Label> &series, unsigned wanted, const MetricMap::Labels &names,
+    PromSample *s)
 {
     for (std::string *f : { &s->hostname, &s->gpu, &s->name, &s->uuid, &s->model, &s->driver, &s->hall, &s->row,
              &s->rack, &s->nameSpace, &s->pod, &s->container, &s->hpcJob, &s->hpcUser }) {
@@ -84,8 +84,7 @@ SeriesKey keyOf(const std::vector<WriteRequestReader::Label> &labels, const Metr
 
 RemoteWriteSource::RemoteWriteSource(Log log)
     : m_log(std::move(log))
-{
-}
+{ }
 
 RemoteWriteSource::~RemoteWriteSource()
 {
@@ -144,8 +143,8 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         return false;
     }
     m_serverThread = std::thread([this] { m_server->listen_after_bind(); });
-    log(fmt::format("remote write: listening on http://{}:{}/api/v1/write", host.find(':') != std::string::npos
-        ? "[" + host + "]" : host, m_port));
+    log(fmt::format("remote write: listening on http://{}:{}/api/v1/write",
+        host.find(':') != std::string::npos ? "[" + host + "]" : host, m_port));
 
     // What the first pushes teach: the interval, and the layout when there is no file.
     std::vector<std::string> adopted;
@@ -153,27 +152,28 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         std::unique_lock lock(m_mutex);
         const auto deadline = std::chrono::steady_clock::now() + options.startTimeout;
         while (!discoveryDone(nowUnixMs())) {
-            if (m_discoveryChanged.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now()
-                                                                 + std::chrono::milliseconds(100)))
+            if (m_discoveryChanged.wait_until(
+                    lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)))
                     == std::cv_status::timeout
                 && std::chrono::steady_clock::now() >= deadline) {
                 *error = m_discovered.empty()
-                    ? fmt::format("no GPU series ({}) pushed to http://{}:{}/api/v1/write in {} s; point the "
-                                  "scraper's remote write there (vmagent -remoteWrite.url=..., Prometheus remote_write)",
-                          gpuTempNames().front(), host, m_port, options.startTimeout.count() / 1000)
+                    ? fmt::format(
+                        "no GPU series ({}) pushed to http://{}:{}/api/v1/write in {} s; point the "
+                        "scraper's remote write there (vmagent -remoteWrite.url=..., Prometheus remote_write)",
+                        gpuTempNames().front(), host, m_port, options.startTimeout.count() / 1000)
                     : fmt::format("{} GPUs pushed in {} s, but not two samples of any one yet, so the scrape interval "
                                   "is unknown; give it with --remote-write-interval-ms",
-                          m_discovered.size(), options.startTimeout.count() / 1000);
+                        m_discovered.size(), options.startTimeout.count() / 1000);
                 lock.unlock();
                 stop();
                 return false;
             }
         }
         m_windowMs = options.windowMs > 0 ? options.windowMs : intervalOf(m_deltas);
-        m_map = options.metricMap ? *options.metricMap
-                                  : MetricMap::choose(std::vector<std::string>(m_namesSeen.begin(), m_namesSeen.end()),
-                                      m_hostnameLabelUses[0] >= m_hostnameLabelUses[1] ? "hostname" : "Hostname",
-                                      &adopted);
+        m_map = options.metricMap
+            ? *options.metricMap
+            : MetricMap::choose(std::vector<std::string>(m_namesSeen.begin(), m_namesSeen.end()),
+                m_hostnameLabelUses[0] >= m_hostnameLabelUses[1] ? "hostname" : "Hostname", &adopted);
         std::vector<PromSample> gpus;
         gpus.reserve(m_discovered.size());
         for (auto &[key, d] : m_discovered) {
@@ -221,8 +221,8 @@ bool RemoteWriteSource::discoveryDone(int64_t nowMs) const
     }
     const size_t wantedDeltas = std::min<size_t>(32, m_discovered.size());
     const int64_t window = m_options.windowMs > 0 ? m_options.windowMs
-        : m_deltas.size() >= wantedDeltas        ? intervalOf(m_deltas)
-                                                 : 0;
+        : m_deltas.size() >= wantedDeltas         ? intervalOf(m_deltas)
+                                                  : 0;
     if (window <= 0) {
         return false;
     }
@@ -434,7 +434,7 @@ RemoteWriteSource::Stats RemoteWriteSource::stats() const
     return m_stats;
 }
 
-std::shared_ptr<SimFrame> RemoteWriteSource::emptyFrame() const
+std::shared_ptr<Frame> RemoteWriteSource::emptyFrame() const
 {
     return m_folder->emptyFrame();
 }
@@ -444,7 +444,8 @@ std::vector<JobInfo> RemoteWriteSource::jobs() const
     return m_folder->jobs();
 }
 
-std::chrono::steady_clock::time_point RemoteWriteSource::nextPollAt(std::chrono::steady_clock::time_point scheduled) const
+std::chrono::steady_clock::time_point RemoteWriteSource::nextPollAt(
+    std::chrono::steady_clock::time_point scheduled) const
 {
     const int64_t now = nowUnixMs();
     const auto due = std::chrono::steady_clock::now() + std::chrono::milliseconds(m_folder->nextCloseMs(now) - now);
@@ -462,19 +463,19 @@ std::string RemoteWriteSource::upstreamError() const
     return m_lastAcceptedMs == 0
         ? fmt::format("no remote-write samples taken yet on port {}", m_port)
         : fmt::format("no remote-write samples taken for {} s on port {} (is the scraper's remote write running?)",
-              quiet / 1000, m_port);
+            quiet / 1000, m_port);
 }
 
-std::shared_ptr<SimFrame> RemoteWriteSource::poll()
+std::shared_ptr<Frame> RemoteWriteSource::poll()
 {
     auto newest = closeWindows(nowUnixMs());
     logDrops();
     return newest;
 }
 
-std::shared_ptr<SimFrame> RemoteWriteSource::closeWindows(int64_t nowMs)
+std::shared_ptr<Frame> RemoteWriteSource::closeWindows(int64_t nowMs)
 {
-    std::shared_ptr<SimFrame> newest;
+    std::shared_ptr<Frame> newest;
     WindowFolder::Closed closed;
     while (m_folder->closeNext(nowMs, &closed)) {
         newest = std::move(closed.frame);

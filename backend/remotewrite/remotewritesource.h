@@ -8,6 +8,7 @@
 #include "remotewrite/remotewritedecoder.h"
 #include "remotewrite/windowfolder.h"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,9 +16,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
-#include <array>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -89,8 +89,8 @@ public:
 
     const FleetShape &shape() const override { return m_topology.shape(); }
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
-    std::shared_ptr<SimFrame> emptyFrame() const override;
-    std::shared_ptr<SimFrame> poll() override;
+    std::shared_ptr<Frame> emptyFrame() const override;
+    std::shared_ptr<Frame> poll() override;
     std::string upstreamError() const override;
     std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
     std::vector<JobInfo> jobs() const override;
@@ -105,7 +105,7 @@ public:
     // for a refusal. Thread-safe.
     int take(const RemoteWriteHeaders &headers, std::string_view body, int64_t nowMs, std::string *reason);
     // Publishes the windows due at nowMs (poll() with the clock); the newest frame, or null when none was due.
-    std::shared_ptr<SimFrame> closeWindows(int64_t nowMs);
+    std::shared_ptr<Frame> closeWindows(int64_t nowMs);
 
     // The interval the samples show: the median of the times between two samples of a series, rounded to 10 ms.
     static int64_t intervalOf(std::vector<int64_t> deltas);

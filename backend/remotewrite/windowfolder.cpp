@@ -240,7 +240,7 @@ int64_t WindowFolder::nextCloseMs(int64_t nowMs) const
     return (index + 1) * m_options.windowMs + m_options.delayMs;
 }
 
-std::shared_ptr<SimFrame> WindowFolder::emptyFrame() const
+std::shared_ptr<Frame> WindowFolder::emptyFrame() const
 {
     return frameWithoutData(m_gpus);
 }

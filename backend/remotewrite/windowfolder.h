@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/frame.h"
 #include "fleetshape.h"
 #include "framepoller.h"
 #include "metriccatalog.h"
 #include "prometheusevents.h"
 #include "prometheusjobs.h"
 #include "promjson.h"
-#include "simulator.h"
 
 #include <cstdint>
 #include <deque>
@@ -88,7 +88,7 @@ public:
     // What folding found in the values, per closed window.
     struct Closed
     {
-        std::shared_ptr<SimFrame> frame;
+        std::shared_ptr<Frame> frame;
         std::vector<FleetEvent> events;
         size_t gpusReporting = 0; // sent something in this window
         size_t gpusWithoutData = 0; // nothing within the grace period
@@ -100,7 +100,8 @@ public:
     WindowFolder &operator=(const WindowFolder &) = delete;
 
     // Folds a batch into its windows; nowMs is the backend's clock (Unix ms).
-    void add(const std::vector<MappedSample> &samples, const std::vector<MappedJob> &jobs, int64_t nowMs, Counts *counts);
+    void add(
+        const std::vector<MappedSample> &samples, const std::vector<MappedJob> &jobs, int64_t nowMs, Counts *counts);
 
     // Closes the oldest window whose end + delay is at or before nowMs (and publishes a frame for it). False when none
     // is due. Windows that never received a sample are not published.
@@ -110,7 +111,7 @@ public:
     size_t openWindows() const;
 
     // The frame before any window closed: every GPU without data.
-    std::shared_ptr<SimFrame> emptyFrame() const;
+    std::shared_ptr<Frame> emptyFrame() const;
     std::vector<JobInfo> jobs() const { return m_jobs.jobs(); }
     const Options &options() const { return m_options; }
 

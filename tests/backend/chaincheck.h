@@ -70,7 +70,7 @@ inline double sampleValue(const QJsonValue &entry)
     return ok ? v : std::nan("");
 }
 
-inline bool online(const backend::SimFrame &frame, uint32_t g)
+inline bool online(const backend::Frame &frame, uint32_t g)
 {
     return (frame.health[g] & 0x07U) != fleetscope::health::Offline;
 }
@@ -102,8 +102,8 @@ inline const std::vector<std::pair<backend::MetricId, QString>> &comparedMetrics
 // -> simulator index): online GPUs equal through the chain, offline ones without data (not on the page, so not in the
 // server: no data, not a stale or made-up value). Empty when all hold, else the first difference; *compared counts
 // the values compared.
-inline QString frameDifference(const Frame &received, const backend::SimFrame &simulated,
-    const std::vector<int64_t> &simulatorGpu, size_t *compared)
+inline QString frameDifference(
+    const Frame &received, const backend::Frame &simulated, const std::vector<int64_t> &simulatorGpu, size_t *compared)
 {
     *compared = 0;
     if (received.health.size() != simulatorGpu.size()) {

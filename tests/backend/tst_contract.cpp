@@ -495,18 +495,18 @@ private Q_SLOTS:
     {
         const auto shape = be::FleetShape::forGpuCount(16);
         auto frame = [&](int64_t t, float utilFirstNode, uint8_t healthOfGpu3) {
-            auto f = std::make_shared<be::SimFrame>();
+            auto f = std::make_shared<be::Frame>();
             f->sampleTimeMs = t;
             auto &util = f->planes[static_cast<size_t>(be::MetricId::GpuUtil)];
             util.assign(16, 0.0F);
             std::fill_n(util.begin(), 8, utilFirstNode);
             f->health.assign(16, fleetscope::health::Ok);
             f->health[3] = healthOfGpu3;
-            return std::shared_ptr<const be::SimFrame>(f);
+            return std::shared_ptr<const be::Frame>(f);
         };
         const int64_t h = 3600 * 1000;
         // Hour 1: node 0 at 100%, node 1 idle. Hour 2: node 0 at 50%, GPU 3 offline.
-        const std::vector<std::shared_ptr<const be::SimFrame>> frames
+        const std::vector<std::shared_ptr<const be::Frame>> frames
             = { frame(0, 100, fleetscope::health::Ok), frame(h, 50, fleetscope::health::Offline) };
         std::vector<be::TimedEvent> events(3);
         for (auto &e : events) {

@@ -431,7 +431,7 @@ private Q_SLOTS:
         size_t counterRises = 0;
         size_t dbeChecked = 0;
         size_t xidChecked = 0;
-        std::shared_ptr<const be::SimFrame> previous;
+        std::shared_ptr<const be::Frame> previous;
         for (int step = 0; step < 12; ++step) {
             sim.step();
             for (const auto &e : sim.takeEvents()) {

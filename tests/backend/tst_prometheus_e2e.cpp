@@ -5,11 +5,11 @@
 // simulation is frozen on one frame so that every scrape sees the same page.
 #include "backendserver.h"
 #include "chaincheck.h"
+#include "client/telemetryclient.h"
 #include "exporterserver.h"
 #include "framesource.h"
 #include "prometheusprocess.h"
 #include "prometheussource.h"
-#include "client/telemetryclient.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -562,7 +562,7 @@ private:
     // Destroyed in reverse: the client, the backend (before the log it writes to), Prometheus, then the exporter and
     // the simulator it serves.
     std::unique_ptr<be::FrameSource> m_simulator;
-    std::shared_ptr<const be::SimFrame> m_frame;
+    std::shared_ptr<const be::Frame> m_frame;
     std::unique_ptr<be::ExporterServer> m_exporter;
     QTemporaryDir m_dir;
     ProcessGuard m_prometheus;

@@ -3,15 +3,15 @@
 // receiver over real HTTP with crafted requests: every bad input answered as the protocol says, counted, and nothing
 // already held lost.
 #include "prometheusprocess.h"
-#include "remotewritesender.h"
 #include "remotewrite/remotewritedecoder.h"
 #include "remotewrite/remotewritesource.h"
 #include "remotewrite/windowfolder.h"
+#include "remotewritesender.h"
 
 #include <QTest>
 
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <thread>
 
@@ -28,18 +28,18 @@ be::MappedSample sample(uint32_t gpu, be::MetricId metric, int64_t t, double v)
     return { gpu, metric, t, v };
 }
 
-float valueOf(const be::SimFrame &frame, be::MetricId id, uint32_t gpu)
+float valueOf(const be::Frame &frame, be::MetricId id, uint32_t gpu)
 {
     return frame.plane(id)[gpu];
 }
 
-uint8_t stateOf(const be::SimFrame &frame, uint32_t gpu)
+uint8_t stateOf(const be::Frame &frame, uint32_t gpu)
 {
     return health::stateOf(frame.health[gpu]);
 }
 
-be::RemoteWriteRefusal refusalOf(const std::string &body, const be::RemoteWriteHeaders &headers = { "snappy", "", "0.1.0" },
-    const be::RemoteWriteLimits &limits = {})
+be::RemoteWriteRefusal refusalOf(const std::string &body,
+    const be::RemoteWriteHeaders &headers = { "snappy", "", "0.1.0" }, const be::RemoteWriteLimits &limits = {})
 {
     std::string scratch;
     be::RemoteWriteRefusal refusal;
@@ -47,8 +47,7 @@ be::RemoteWriteRefusal refusalOf(const std::string &body, const be::RemoteWriteH
         return refusal;
     }
     be::WriteRequestReader reader(scratch, limits);
-    while (reader.next()) {
-    }
+    while (reader.next()) { }
     if (!reader.error().empty()) {
         return { 400, reader.error() };
     }
@@ -113,8 +112,9 @@ private Q_SLOTS:
         folder.add({ sample(1, be::MetricId::GpuTemp, base + 5000, 1) }, {}, base + 1000, &counts);
         folder.add({ sample(1, be::MetricId::GpuTemp, base + 2999, 1) }, {}, base + 1000, &counts);
         // Two scrapes of GPU 2 in one window, each with two fields: the newer one's both win, nothing is a repeat.
-        folder.add({ sample(2, be::MetricId::GpuTemp, base + 100, 40), sample(2, be::MetricId::Power, base + 100, 300),
-                       sample(2, be::MetricId::GpuTemp, base + 700, 41), sample(2, be::MetricId::Power, base + 700, 310) },
+        folder.add(
+            { sample(2, be::MetricId::GpuTemp, base + 100, 40), sample(2, be::MetricId::Power, base + 100, 300),
+                sample(2, be::MetricId::GpuTemp, base + 700, 41), sample(2, be::MetricId::Power, base + 700, 310) },
             {}, base, &counts);
         QCOMPARE(counts.accepted, uint64_t { 7 });
         QCOMPARE(counts.outOfOrder, uint64_t { 1 });
@@ -213,11 +213,11 @@ private Q_SLOTS:
         be::WindowFolder folder(shape, { 1000, 0, 0, 8 });
         be::WindowFolder::Counts counts;
         be::WindowFolder::Closed closed;
-        folder.add({ sample(0, be::MetricId::GpuTemp, base, std::nan("")),
-                       sample(1, be::MetricId::GpuTemp, base, INFINITY),
-                       sample(2, be::MetricId::GpuTemp, base, 9223372036854775792.0),
-                       sample(3, be::MetricId::GpuTemp, base, 2147483632.0),
-                       sample(3, be::MetricId::Power, base, 250), sample(4, be::MetricId::GpuTemp, base, 45) },
+        folder.add(
+            { sample(0, be::MetricId::GpuTemp, base, std::nan("")), sample(1, be::MetricId::GpuTemp, base, INFINITY),
+                sample(2, be::MetricId::GpuTemp, base, 9223372036854775792.0),
+                sample(3, be::MetricId::GpuTemp, base, 2147483632.0), sample(3, be::MetricId::Power, base, 250),
+                sample(4, be::MetricId::GpuTemp, base, 45) },
             {}, base, &counts);
         QCOMPARE(counts.nanValues, uint64_t { 2 });
         QCOMPARE(counts.sentinelValues, uint64_t { 2 });
@@ -294,9 +294,9 @@ private Q_SLOTS:
                                      << QStringLiteral("Content-Encoding");
         QTest::newRow("gzip") << g << QByteArray("gzip") << QByteArray() << QByteArray() << 400
                               << QStringLiteral("snappy");
-        QTest::newRow("remote write 2.0") << g << QByteArray("snappy")
-                                          << QByteArray("application/x-protobuf;proto=io.prometheus.write.v2.Request")
-                                          << QByteArray("2.0.0") << 415 << QStringLiteral("1.0");
+        QTest::newRow("remote write 2.0")
+            << g << QByteArray("snappy") << QByteArray("application/x-protobuf;proto=io.prometheus.write.v2.Request")
+            << QByteArray("2.0.0") << 415 << QStringLiteral("1.0");
         QTest::newRow("json") << g << QByteArray("snappy") << QByteArray("application/json") << QByteArray() << 415
                               << QStringLiteral("application/x-protobuf");
         QTest::newRow("version 2") << g << QByteArray("snappy") << QByteArray() << QByteArray("2.0.0") << 400
@@ -307,13 +307,13 @@ private Q_SLOTS:
         const QByteArray corrupt = g.left(g.size() / 2); // the header's length, half the data
         QTest::newRow("corrupt snappy") << corrupt << QByteArray("snappy") << QByteArray() << QByteArray() << 400
                                         << QStringLiteral("snappy");
-        QTest::newRow("garbage protobuf") << QByteArray::fromStdString(snappyOf(std::string(64, '\xff')))
-                                          << QByteArray("snappy") << QByteArray() << QByteArray() << 400
-                                          << QStringLiteral("WriteRequest");
+        QTest::newRow("garbage protobuf")
+            << QByteArray::fromStdString(snappyOf(std::string(64, '\xff'))) << QByteArray("snappy") << QByteArray()
+            << QByteArray() << 400 << QStringLiteral("WriteRequest");
         const std::string bytes = protobufOf({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40) });
-        QTest::newRow("truncated protobuf") << QByteArray::fromStdString(snappyOf(bytes.substr(0, bytes.size() - 5)))
-                                            << QByteArray("snappy") << QByteArray() << QByteArray() << 400
-                                            << QStringLiteral("protobuf");
+        QTest::newRow("truncated protobuf")
+            << QByteArray::fromStdString(snappyOf(bytes.substr(0, bytes.size() - 5))) << QByteArray("snappy")
+            << QByteArray() << QByteArray() << 400 << QStringLiteral("protobuf");
         // A snappy header that claims 2 GiB: refused from the header, before anything is allocated.
         QTest::newRow("huge claimed length") << QByteArray("\xff\xff\xff\xff\x07\x00", 6) << QByteArray("snappy")
                                              << QByteArray() << QByteArray() << 400 << QStringLiteral("decompresses");
@@ -323,14 +323,14 @@ private Q_SLOTS:
         }
         QTest::newRow("a million labels") << QByteArray::fromStdString(writeBody({ many })) << QByteArray("snappy")
                                           << QByteArray() << QByteArray() << 400 << QStringLiteral("labels");
-        QTest::newRow("1 MB label value")
-            << QByteArray::fromStdString(writeBody({ dcgmSeries(
-                   "DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40, { { "pod", std::string(1 << 20, 'p') } }) }))
-            << QByteArray("snappy") << QByteArray() << QByteArray() << 400 << QStringLiteral("value");
-        QTest::newRow("label value not UTF-8")
-            << QByteArray::fromStdString(writeBody(
-                   { dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40, { { "pod", std::string("\xc3\x28") } }) }))
-            << QByteArray("snappy") << QByteArray() << QByteArray() << 400 << QStringLiteral("UTF-8");
+        QTest::newRow("1 MB label value") << QByteArray::fromStdString(writeBody(
+            { dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40, { { "pod", std::string(1 << 20, 'p') } }) }))
+                                          << QByteArray("snappy") << QByteArray() << QByteArray() << 400
+                                          << QStringLiteral("value");
+        QTest::newRow("label value not UTF-8") << QByteArray::fromStdString(writeBody(
+            { dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-1", 0, base, 40, { { "pod", std::string("\xc3\x28") } }) }))
+                                               << QByteArray("snappy") << QByteArray() << QByteArray() << 400
+                                               << QStringLiteral("UTF-8");
     }
 
     void decoderRefusals()
@@ -469,11 +469,11 @@ private Q_SLOTS:
             QVERIFY2(log.find("dcgm-exporter profile 4.8.3+ (label hostname) chosen from the series pushed")
                     != std::string::npos,
                 log.c_str());
-            QVERIFY2(log.find("windows of 500 ms (the scrape interval the samples show)") != std::string::npos,
-                log.c_str());
+            QVERIFY2(
+                log.find("windows of 500 ms (the scrape interval the samples show)") != std::string::npos, log.c_str());
         }
         // Live samples by hostname reach the frames.
-        std::shared_ptr<be::SimFrame> frame;
+        std::shared_ptr<be::Frame> frame;
         const auto now = [] {
             return std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::system_clock::now().time_since_epoch())
@@ -547,7 +547,7 @@ private Q_SLOTS:
 
         // Good requests, then their frame (the window the start fell in is not published: it misses what came
         // while the layout was learnt).
-        std::shared_ptr<be::SimFrame> frame;
+        std::shared_ptr<be::Frame> frame;
         auto frameFrom = [&](int64_t from) {
             while (auto f = source.poll()) {
                 frame = f;

@@ -6,10 +6,10 @@
 // VictoriaMetrics. The simulation is frozen on one frame so that every scrape sees the same page. Loopback only,
 // ports picked free, storage in a temporary directory.
 #include "chaincheck.h"
+#include "client/telemetryclient.h"
 #include "exporterserver.h"
 #include "framesource.h"
 #include "prometheusprocess.h"
-#include "client/telemetryclient.h"
 
 #include "fleetscope/telemetry/v1/telemetry.grpc.pb.h"
 
@@ -122,8 +122,11 @@ private Q_SLOTS:
         int total = 0;
         for (int member = 0; member < 2; ++member) {
             const auto answer = QJsonDocument::fromJson(httpGet(httpPorts[member], "/api/v1/targets")).object();
-            const int active = static_cast<int>(
-                answer.value(QStringLiteral("data")).toObject().value(QStringLiteral("activeTargets")).toArray().size());
+            const int active = static_cast<int>(answer.value(QStringLiteral("data"))
+                                                    .toObject()
+                                                    .value(QStringLiteral("activeTargets"))
+                                                    .toArray()
+                                                    .size());
             QVERIFY2(active > 0 && active < static_cast<int>(m_simulator->shape().nodes.size()),
                 qPrintable(QStringLiteral("member %1 scrapes %2 targets").arg(member).arg(active)));
             total += active;
@@ -153,8 +156,8 @@ private Q_SLOTS:
                   "      batch_send_deadline: 200ms\n"
                   "      min_backoff: 100ms\n"));
         ProcessGuard server;
-        QVERIFY(testing::startPrometheus(&server, prometheus, config, m_dir.filePath(QStringLiteral("prometheus-data")),
-            freePort()));
+        QVERIFY(testing::startPrometheus(
+            &server, prometheus, config, m_dir.filePath(QStringLiteral("prometheus-data")), freePort()));
         const auto topology = subscribe(backend);
         QVERIFY2(topology, server.process.readAll().constData());
         checkFrame(*topology);
@@ -181,7 +184,8 @@ private Q_SLOTS:
         const int port = freePort();
         const int64_t pushedFrom = nowMs();
         ProcessGuard backend;
-        startBackend(&backend, port, { QStringLiteral("--prometheus-url"), QStringLiteral("http://127.0.0.1:%1").arg(vmPort) });
+        startBackend(
+            &backend, port, { QStringLiteral("--prometheus-url"), QStringLiteral("http://127.0.0.1:%1").arg(vmPort) });
         ProcessGuard agent;
         startVmagent(&agent,
             { QStringLiteral("http://127.0.0.1:%1/api/v1/write").arg(vmPort),
@@ -347,7 +351,7 @@ private:
 
     // Destroyed in reverse: the client, then the exporter and the simulator it serves.
     std::unique_ptr<be::FrameSource> m_simulator;
-    std::shared_ptr<const be::SimFrame> m_frame;
+    std::shared_ptr<const be::Frame> m_frame;
     std::unique_ptr<be::ExporterServer> m_exporter;
     QTemporaryDir m_dir;
     QString m_scrapeConfig;

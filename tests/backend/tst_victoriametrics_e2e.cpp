@@ -5,10 +5,10 @@
 // client receives is what the simulator holds, for the same GPUs, stamped with the scrape time VictoriaMetrics
 // reports. The simulation is frozen on one frame so that every scrape sees the same page.
 #include "chaincheck.h"
+#include "client/telemetryclient.h"
 #include "exporterserver.h"
 #include "framesource.h"
 #include "prometheusprocess.h"
-#include "client/telemetryclient.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>
@@ -281,7 +281,7 @@ private:
 
     // Destroyed in reverse: the client, the backend, VictoriaMetrics, then the exporter and the simulator it serves.
     std::unique_ptr<be::FrameSource> m_simulator;
-    std::shared_ptr<const be::SimFrame> m_frame;
+    std::shared_ptr<const be::Frame> m_frame;
     std::unique_ptr<be::ExporterServer> m_exporter;
     QTemporaryDir m_dir;
     ProcessGuard m_victoria;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The client against a real backend on 127.0.0.1 with an ephemeral port, and against a fake one that misbehaves.
 #include "backendserver.h"
+#include "client/telemetryclient.h"
 #include "frameencoder.h"
 #include "simulator.h"
-#include "client/telemetryclient.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -46,7 +46,7 @@ QString addressOf(const be::BackendServer &server)
 }
 
 // What the simulator produced for this seed at this sequence, computed independently of the server.
-std::shared_ptr<be::SimFrame> expectedFrame(uint32_t gpus, uint64_t seed, uint64_t sequence, double stepSeconds = 0.1)
+std::shared_ptr<be::Frame> expectedFrame(uint32_t gpus, uint64_t seed, uint64_t sequence, double stepSeconds = 0.1)
 {
     be::Simulator sim(gpus, seed, stepSeconds);
     for (uint64_t i = 0; i < sequence; ++i) {

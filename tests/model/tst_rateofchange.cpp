@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // RateOfChange: the rates derived by hand from synthetic frames, its resets and memory bound, and the cooling-failure
 // scenario's heat front travelling along the row in rate mode, fed from the simulator.
-#include "model/fleetmodel.h"
 #include "metriccatalog.h"
+#include "model/fleetmodel.h"
 #include "model/rateofchange.h"
 #include "simulator.h"
 
@@ -278,7 +278,7 @@ private Q_SLOTS:
         };
         auto frameOf = [](Simulator &s) {
             const auto snap = s.snapshot();
-            auto f = std::make_shared<Frame>();
+            auto f = std::make_shared<fleetscope::Frame>();
             f->sequence = s.steps();
             f->sampleTimeMs = 1'700'000'000'000LL + std::llround(s.nowSeconds() * 1000);
             f->topologyGeneration = 1;

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "common/events.h"
+#include "common/health.h"
+
+#include "metriccatalog.h"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// What happened to a GPU, a node or a job: derived by whichever producer made the frame it belongs to (the
+// simulator's fault model, or changes seen in a real fleet's dcgm-exporter fields).
+struct FleetEvent
+{
+    using Kind = EventKind;
+    using Severity = EventSeverity;
+
+    double timeSeconds = 0; // on the producer's clock (simulated seconds since a simulation's start)
+    Kind kind = Kind::Xid;
+    Severity severity = Severity::Info;
+    int64_t gpu = -1; // dense index, or -1 for node and job events
+    int64_t node = -1; // node index
+    uint64_t jobId = 0;
+    uint32_t xid = 0;
+    std::string text;
+
+    FleetEvent() = default;
+    // An event about one GPU, or about a node (gpu -1); a job's and an XID's number are set apart.
+    FleetEvent(double timeSeconds, Kind kind, Severity severity, int64_t gpu, int64_t node, std::string text)
+        : timeSeconds(timeSeconds)
+        , kind(kind)
+        , severity(severity)
+        , gpu(gpu)
+        , node(node)
+        , text(std::move(text))
+    { }
+};
+
+// dcgm-exporter's error counters (DCGM_FI_DEV_XID_ERRORS is a last-value gauge, the others count since the driver
+// loaded).
+enum ErrorCounter : uint8_t { XidCount, EccSbeCount, EccDbeCount, NvlinkCount, PcieReplayCount, ErrorCounterKinds };
+
+// The error fields as a GPU's DCGM holds them, for an exporter page: each counter's total since the start (indexed by
+// ErrorCounter; the XID one unused) and the last XID. A frame's planes carry 5-minute window counts instead, which a
+// counter must not be.
+struct RawErrorFields
+{
+    std::array<std::vector<uint32_t>, ErrorCounterKinds> totals;
+    std::vector<uint32_t> lastXid;
+};
+
+// One sample of the whole fleet, whatever produced it: a plane of gpuCount values per metric (in MetricId order, NaN
+// where a GPU has no value) and a health byte per GPU (common/health.h). Immutable once published; shared between
+// subscribers as shared_ptr<const Frame>.
+struct Frame
+{
+    uint64_t sequence = 0;
+    int64_t sampleTimeMs = 0;
+    std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> planes;
+    std::vector<uint8_t> health;
+    // Where the producer holds the raw counters (a simulated fleet; null otherwise); shared by the frames between two
+    // changes. Not sent to consoles.
+    std::shared_ptr<const RawErrorFields> rawErrors;
+
+    const std::vector<float> &plane(MetricId id) const { return planes[static_cast<size_t>(id)]; }
+};
+
+} // namespace fleetscope::backend
