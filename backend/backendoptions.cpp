@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
 
-#include "exporterserver.h"
+#include "core/listenaddress.h"
 
 #include <charconv>
 #include <fstream>
@@ -189,7 +189,7 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             std::string host;
             int port = 0;
             std::string why;
-            if (!ExporterServer::splitAddress(o.exporterListen, &host, &port, &why)) {
+            if (!splitListenAddress(o.exporterListen, &host, &port, &why)) {
                 result.error = fmt::format("--exporter-listen: {}", why);
                 return result;
             }
@@ -305,8 +305,13 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             const bool interval = arg == "--remote-write-interval-ms";
             const bool delay = arg == "--remote-write-delay-ms";
             int64_t &target = interval ? o.remoteWrite.windowMs : delay ? o.remoteWrite.delayMs : o.remoteWrite.graceMs;
-            if (!numberIn(&target, int64_t { interval ? 100 : delay ? 0 : 100 },
-                    int64_t { interval ? 600000 : delay ? 60000 : 3600000 })) {
+            if (!numberIn(&target,
+                    int64_t { interval ? 100
+                            : delay    ? 0
+                                       : 100 },
+                    int64_t { interval ? 600000
+                            : delay    ? 60000
+                                       : 3600000 })) {
                 return result;
             }
             remoteWriteOption = arg;
@@ -341,8 +346,9 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
     } else if (!o.fromPrometheus && !o.fromRemoteWrite
         && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty() || !http.passwordFile.empty() || credentials
             || !http.caFile.empty() || http.insecureSkipVerify || o.prometheus.metricMap)) {
-        result.error = "--prometheus-* options, --topology and --metric-map apply to --source prometheus and remote-write "
-                       "only";
+        result.error
+            = "--prometheus-* options, --topology and --metric-map apply to --source prometheus and remote-write "
+              "only";
     } else if (!o.fromRemoteWrite && !remoteWriteOption.empty()) {
         result.error = fmt::format("{} applies to --source remote-write only", remoteWriteOption);
     } else if (http.user.empty() != http.passwordFile.empty()) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "framesource.h"
-#include "prometheussource.h"
+#include "core/framesource.h"
+#include "prometheus/prometheussource.h"
 #include "remotewrite/remotewritesource.h"
 
 #include <optional>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
-#include "backendserver.h"
-#include "exporterserver.h"
+#include "service/backendserver.h"
+#include "sim/exporterserver.h"
 
 #include <csignal>
 #include <cstdio>

@@ -6,8 +6,8 @@
 #include "bench/timing.h"
 #include "bench/wiredecode.h"
 #include "client/protodecode.h"
-#include "frameencoder.h"
-#include "simulator.h"
+#include "service/frameencoder.h"
+#include "sim/simulator.h"
 
 #include <fmt/format.h>
 

@@ -5,13 +5,13 @@
 //
 //   xvfb-run -a -s "-screen 0 3840x2160x24" build/dev/bin/bench_heatmap [paints per row]
 #include "bench/timing.h"
-#include "model/autorange.h"
-#include "widgets/heatmap/colormap.h"
-#include "frameencoder.h"
-#include "widgets/heatmap/heatmapview.h"
 #include "client/protodecode.h"
+#include "model/autorange.h"
 #include "model/rateofchange.h"
-#include "simulator.h"
+#include "service/frameencoder.h"
+#include "sim/simulator.h"
+#include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
 #include <QElapsedTimer>

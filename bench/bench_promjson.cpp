@@ -14,13 +14,13 @@
 #include "bench/timing.h"
 #include "bench/wiredecode.h"
 #include "client/protodecode.h"
-#include "exporterpage.h"
-#include "frameencoder.h"
-#include "framesource.h"
-#include "prometheushttp.h"
-#include "prometheussource.h"
-#include "prometheustopology.h"
-#include "promjson.h"
+#include "core/framesource.h"
+#include "prometheus/prometheushttp.h"
+#include "prometheus/prometheussource.h"
+#include "prometheus/prometheustopology.h"
+#include "prometheus/promjson.h"
+#include "service/frameencoder.h"
+#include "sim/exporterpage.h"
 
 #include <QByteArray>
 #include <QJsonArray>

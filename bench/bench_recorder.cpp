@@ -8,9 +8,9 @@
 //   build/dev/bin/bench_recorder [frames] [gpus...]        default: 120 frames at 10240 and 102400 GPUs
 //   build/dev/bin/bench_recorder --sweep                   encodings compared at 10240 GPUs, 240 frames
 #include "bench/timing.h"
-#include "metriccatalog.h"
+#include "core/metriccatalog.h"
 #include "model/flightrecorder.h"
-#include "simulator.h"
+#include "sim/simulator.h"
 
 #include <fmt/format.h>
 

@@ -5,11 +5,11 @@
 // would answer the poll path's instant queries (one JSON answer per field). Baseline: a memcpy of the pushed bytes.
 //
 // Usage: bench_remotewrite [reps] [gpus]   (defaults 3, 102400)
-#include "exporterpage.h"
-#include "framesource.h"
+#include "core/framesource.h"
 #include "promanswer.h"
-#include "promjson.h"
+#include "prometheus/promjson.h"
 #include "remotewrite/remotewritesource.h"
+#include "sim/exporterpage.h"
 #include "timing.h"
 
 #include "prometheus/remote.pb.h"

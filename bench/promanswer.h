@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "jsontext.h"
-#include "promjson.h"
+#include "core/jsontext.h"
+#include "prometheus/promjson.h"
 
 #include <fmt/format.h>
 

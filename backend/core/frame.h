@@ -3,8 +3,9 @@
 
 #include "common/events.h"
 #include "common/health.h"
+#include "common/xid.h"
 
-#include "metriccatalog.h"
+#include "core/metriccatalog.h"
 
 #include <array>
 #include <cstdint>
@@ -42,6 +43,13 @@ struct FleetEvent
         , text(std::move(text))
     { }
 };
+
+// What an XID number means (common/xid.h), or "unknown XID".
+inline const char *xidDescription(uint32_t xid)
+{
+    const char *meaning = fleetscope::xidMeaning(xid);
+    return meaning != nullptr ? meaning : "unknown XID";
+}
 
 // dcgm-exporter's error counters (DCGM_FI_DEV_XID_ERRORS is a last-value gauge, the others count since the driver
 // loaded).

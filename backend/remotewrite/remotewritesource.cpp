@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remotewrite/remotewritesource.h"
 
-#include "exporterserver.h"
+#include "core/listenaddress.h"
 #include <httplib.h>
 
 #include <algorithm>
@@ -115,7 +115,7 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
     m_options = options;
     std::string host;
     int port = 0;
-    if (!ExporterServer::splitAddress(options.listen, &host, &port, error)) {
+    if (!splitListenAddress(options.listen, &host, &port, error)) {
         *error = fmt::format("--remote-write-listen: {}", *error);
         return false;
     }

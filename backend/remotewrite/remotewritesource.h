@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "framepoller.h"
-#include "metricmap.h"
-#include "prometheussource.h"
-#include "prometheustopology.h"
+#include "core/framepoller.h"
+#include "prometheus/metricmap.h"
+#include "prometheus/prometheussource.h"
+#include "prometheus/prometheustopology.h"
 #include "remotewrite/remotewritedecoder.h"
 #include "remotewrite/windowfolder.h"
 

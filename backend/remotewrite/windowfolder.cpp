@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remotewrite/windowfolder.h"
 
-#include "dcgmgrade.h"
-#include "prometheussource.h"
+#include "prometheus/dcgmgrade.h"
+#include "prometheus/prometheussource.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/fleetshape.h"
 #include "core/frame.h"
-#include "fleetshape.h"
-#include "framepoller.h"
-#include "metriccatalog.h"
-#include "prometheusevents.h"
-#include "prometheusjobs.h"
-#include "promjson.h"
+#include "core/framepoller.h"
+#include "core/metriccatalog.h"
+#include "prometheus/prometheusevents.h"
+#include "prometheus/prometheusjobs.h"
+#include "prometheus/promjson.h"
 
 #include <cstdint>
 #include <deque>

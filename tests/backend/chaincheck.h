@@ -2,11 +2,11 @@
 #pragma once
 // What the real-chain tests (simulator page -> Prometheus or VictoriaMetrics -> Prometheus source -> client) share:
 // asking the server, and comparing what the client received with what the simulator holds.
-#include "exporterpage.h"
-#include "framesource.h"
+#include "core/framesource.h"
 #include "model/fleetmodel.h"
 #include "prometheusprocess.h"
-#include "simulator.h"
+#include "sim/exporterpage.h"
+#include "sim/simulator.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>

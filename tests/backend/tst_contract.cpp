@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
-#include "backendserver.h"
 #include "client/protodecode.h"
-#include "summary.h"
+#include "service/backendserver.h"
+#include "service/summary.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

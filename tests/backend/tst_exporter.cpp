@@ -3,9 +3,9 @@
 // simulator's frame it was rendered from.
 #include "backendoptions.h"
 #include "chaincheck.h"
-#include "exporterserver.h"
 #include "prometheusprocess.h"
-#include "simulator.h"
+#include "sim/exporterserver.h"
+#include "sim/simulator.h"
 
 #include <QDeadlineTimer>
 #include <QDir>

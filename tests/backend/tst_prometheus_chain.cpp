@@ -2,8 +2,8 @@
 // A real chain: a real Prometheus (Debian's `prometheus`) scrapes the simulator's dcgm-exporter page, and what it
 // stored is what the simulator's frame holds, GPU by GPU. The simulation is frozen on one frame so that every scrape
 // sees the same page.
-#include "exporterserver.h"
 #include "prometheusprocess.h"
+#include "sim/exporterserver.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>

@@ -3,13 +3,13 @@
 // read back by the backend's Prometheus source and served over gRPC to the real client library. What the client
 // receives is what the simulator holds, for the same GPUs, stamped with the scrape time Prometheus reports. The
 // simulation is frozen on one frame so that every scrape sees the same page.
-#include "backendserver.h"
 #include "chaincheck.h"
 #include "client/telemetryclient.h"
-#include "exporterserver.h"
-#include "framesource.h"
+#include "core/framesource.h"
+#include "prometheus/prometheussource.h"
 #include "prometheusprocess.h"
-#include "prometheussource.h"
+#include "service/backendserver.h"
+#include "sim/exporterserver.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

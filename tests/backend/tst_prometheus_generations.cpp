@@ -4,8 +4,8 @@
 // converts units; a bad map is refused with its line number.
 #include "backendoptions.h"
 #include "fakeprometheus.h"
-#include "metricmap.h"
-#include "prometheussource.h"
+#include "prometheus/metricmap.h"
+#include "prometheus/prometheussource.h"
 
 #include <QFile>
 #include <QTemporaryDir>

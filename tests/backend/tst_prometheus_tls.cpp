@@ -5,11 +5,11 @@
 // CA and a certificate for another host each fail with an error that says so. Against fake servers on a thread:
 // what goes over the wire (the Authorization header, SNI) and that a server that never answers the handshake
 // costs the time-out and no more.
-#include "exporterserver.h"
-#include "framesource.h"
-#include "prometheushttp.h"
+#include "core/framesource.h"
+#include "prometheus/prometheushttp.h"
+#include "prometheus/prometheussource.h"
 #include "prometheusprocess.h"
-#include "prometheussource.h"
+#include "sim/exporterserver.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The Prometheus source against a fake Prometheus HTTP API (a QTcpServer on its own thread answering
 // /api/v1/query with canned JSON per query): layout, values, sample times, and every kind of bad answer.
-#include "backendserver.h"
+#include "core/framesource.h"
 #include "fakeprometheus.h"
-#include "framesource.h"
-#include "prometheussource.h"
+#include "prometheus/prometheussource.h"
+#include "service/backendserver.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -572,13 +572,14 @@ private Q_SLOTS:
         QVERIFY(contains(refQuery, "node-1")); // the layout's first host
         const auto now = std::chrono::steady_clock::now();
         QCOMPARE(source->nextPollAt(now), now); // nothing known yet: as scheduled
-        const int64_t nowMs = std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
+        const int64_t nowMs
+            = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                  .count();
         // Scrapes 15 s apart, the last one just now.
         for (int k = 3; k >= 0; --k) {
             const double t = static_cast<double>(nowMs - k * 15000) / 1000.0;
-            fake.set(refQuery, { 200, vectorAnswer({ { {}, {}, QByteArray::number(t, 'f', 3).toStdString(), {} } }), 0 });
+            fake.set(
+                refQuery, { 200, vectorAnswer({ { {}, {}, QByteArray::number(t, 'f', 3).toStdString(), {} } }), 0 });
             answerTimestamp(fake, t);
             source->poll();
         }

@@ -7,9 +7,9 @@
 // ports picked free, storage in a temporary directory.
 #include "chaincheck.h"
 #include "client/telemetryclient.h"
-#include "exporterserver.h"
-#include "framesource.h"
+#include "core/framesource.h"
 #include "prometheusprocess.h"
+#include "sim/exporterserver.h"
 
 #include "fleetscope/telemetry/v1/telemetry.grpc.pb.h"
 

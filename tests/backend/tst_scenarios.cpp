@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Simulator properties over simulated hours and days: failure concentration, utilisation, and each scenario's
 // incident, checked from the frames the simulator produces.
-#include "simulator.h"
+#include "sim/simulator.h"
 
 #include <QSet>
 #include <QTest>

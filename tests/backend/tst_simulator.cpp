@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "fleetshape.h"
-#include "simulator.h"
+#include "core/fleetshape.h"
+#include "sim/simulator.h"
 
 #include <QTest>
 

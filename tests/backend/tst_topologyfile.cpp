@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operator's topology file in both of its syntaxes: the shipped examples say the same thing, and every bad
 // file is refused with the place (and, in YAML, the line) named, whichever syntax it is written in.
-#include "fleetshape.h"
-#include "prometheustopology.h"
-#include "topologyfile.h"
+#include "core/fleetshape.h"
+#include "core/topologyfile.h"
+#include "prometheus/prometheustopology.h"
 
 #include <QFile>
 #include <QTemporaryDir>

@@ -6,9 +6,9 @@
 // reports. The simulation is frozen on one frame so that every scrape sees the same page.
 #include "chaincheck.h"
 #include "client/telemetryclient.h"
-#include "exporterserver.h"
-#include "framesource.h"
+#include "core/framesource.h"
 #include "prometheusprocess.h"
+#include "sim/exporterserver.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // HistoryClient against a real backend on 127.0.0.1 with an ephemeral port.
-#include "backendserver.h"
 #include "client/historyclient.h"
-#include "scenario.h"
+#include "service/backendserver.h"
+#include "sim/scenario.h"
 
 #include <QDateTime>
 #include <QSignalSpy>

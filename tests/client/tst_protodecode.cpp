@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wire -> model: topology and frame decoding, reassembly of parts, and every kind of malformed input we drop.
-#include "frameencoder.h"
 #include "client/protodecode.h"
-#include "simulator.h"
+#include "service/frameencoder.h"
+#include "sim/simulator.h"
 
 #include <QTest>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The calls in flight (RpcJobs) through SummaryClient and HistoryClient, against a real backend on 127.0.0.1 with an
 // ephemeral port and against a listener that accepts connections and never answers.
-#include "backendserver.h"
 #include "client/historyclient.h"
 #include "client/rpcjobs.h"
 #include "client/summaryclient.h"
+#include "service/backendserver.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

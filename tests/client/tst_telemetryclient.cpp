@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The client against a real backend on 127.0.0.1 with an ephemeral port, and against a fake one that misbehaves.
-#include "backendserver.h"
 #include "client/telemetryclient.h"
-#include "frameencoder.h"
-#include "simulator.h"
+#include "service/backendserver.h"
+#include "service/frameencoder.h"
+#include "sim/simulator.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

@@ -2,9 +2,9 @@
 // FlightRecorder: every stored frame comes back bit for bit (synthetic frames full of NaN payloads, negative zeros,
 // denormals and random bits, and simulator frames), in every encoding; frameAt's at-or-before rule; retention and the
 // memory cap; a change of topology generation or GPU count; frames out of order; and that simulator data compresses.
+#include "core/metriccatalog.h"
 #include "model/flightrecorder.h"
-#include "metriccatalog.h"
-#include "simulator.h"
+#include "sim/simulator.h"
 
 #include <QTest>
 

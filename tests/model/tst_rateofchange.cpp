@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // RateOfChange: the rates derived by hand from synthetic frames, its resets and memory bound, and the cooling-failure
 // scenario's heat front travelling along the row in rate mode, fed from the simulator.
-#include "metriccatalog.h"
+#include "core/metriccatalog.h"
 #include "model/fleetmodel.h"
 #include "model/rateofchange.h"
-#include "simulator.h"
+#include "sim/simulator.h"
 
 #include <QElapsedTimer>
 #include <QTest>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The detail panel against a real simulator backend (bad-gpu scenario, two hours of history) on loopback.
-#include "backendserver.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
-#include "scenario.h"
+#include "service/backendserver.h"
+#include "sim/scenario.h"
 #include "widgets/detail/detailpanel.h"
 #include "widgets/detail/eventtable.h"
 #include "widgets/detail/gpucharts.h"

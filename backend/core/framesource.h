@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/framepoller.h"
+#include "sim/simulator.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// Runs the simulator (or, for a real fleet, a FramePoller) on its own thread, one step per interval of wall-clock
+// time, and publishes each frame as the latest. Any number of subscribers wait on it; one simulation or one upstream
+// poll serves them all. It keeps the recent frames (for resuming subscribers, within a memory budget), the recent
+// events, and the jobs as of the last step.
+//
+// Locking: m_mutex guards m_frames, m_events, m_jobs, m_nextEventSequence, m_upstreamError and m_stopping; the
+// simulator or poller itself is touched only by the ticker thread (and by the constructor before it starts).
+class FrameSource
+{
+public:
+    struct Options
+    {
+        uint32_t gpuCount = 10240;
+        uint64_t seed = 1;
+        std::chrono::milliseconds interval { 1000 };
+        double speed = 1.0; // simulated seconds per wall-clock second
+        Scenario::Kind scenario = Scenario::Kind::None;
+        Hardware hardware = Hardware::HgxH100;
+        size_t frameMemoryBudget = 256U << 20U; // bytes of recent frames, every one, for resume and history
+        // Older history: one frame a minute (of wall-clock time), within its own budget.
+        std::chrono::milliseconds coarseEvery { 60000 };
+        size_t coarseMemoryBudget = 512U << 20U;
+        // A past simulated before the start, in coarse steps, so that history and replay have something at once.
+        std::chrono::seconds history { 0 };
+        // A polled source: how far back to ask the upstream for events at the start.
+        std::chrono::milliseconds pastEvents { 3600000 };
+    };
+
+    explicit FrameSource(const Options &options);
+    // Frames from outside: options.interval and the memory budgets apply; the simulation options are ignored. Events
+    // and jobs are the poller's: before the first poll it is asked for the events of the last options.pastEvents.
+    FrameSource(std::unique_ptr<FramePoller> poller, const Options &options);
+    ~FrameSource();
+    FrameSource(const FrameSource &) = delete;
+    FrameSource &operator=(const FrameSource &) = delete;
+
+    const FleetShape &shape() const { return m_simulator ? m_simulator->shape() : m_poller->shape(); }
+    uint64_t topologyGeneration() const { return m_generation; }
+    std::chrono::milliseconds interval() const { return m_options.interval; }
+    // History from a polled source's upstream (thread-safe), or null: QueryRange then answers from the frames held.
+    const HistoryProvider *history() const { return m_poller ? m_poller->history() : nullptr; }
+
+    std::shared_ptr<const Frame> latest() const;
+    // Why the upstream of a polled source failed at its last poll; empty while it answers (and for the simulator).
+    std::string upstreamError() const;
+    // Blocks until a frame newer than `sequence` is published, the timeout passes (returns null) or the source stops.
+    std::shared_ptr<const Frame> waitForFrameAfter(uint64_t sequence, std::chrono::milliseconds timeout) const;
+    // The held frames after `sequence`, oldest first. False when the frame right after it is no longer (or not yet)
+    // held; heldFrom and heldTo then say what is.
+    bool framesAfter(
+        uint64_t sequence, std::vector<std::shared_ptr<const Frame>> *out, uint64_t *heldFrom, uint64_t *heldTo) const;
+
+    // Held events with time >= sinceMs and sequence > *afterSequence, oldest first; waits up to timeout for a new
+    // one. Advances *afterSequence past every event it looked at, kept or not.
+    std::vector<TimedEvent> eventsAfter(
+        int64_t sinceMs, uint64_t *afterSequence, std::chrono::milliseconds timeout) const;
+    std::vector<JobInfo> jobs() const;
+    // The sequence of the newest event held (0 when none yet).
+    uint64_t lastEventSequence() const;
+
+    // The held frames (both tiers) whose sample time is in [fromMs, toMs], plus the last one before fromMs, in time
+    // order.
+    std::vector<std::shared_ptr<const Frame>> framesBetween(int64_t fromMs, int64_t toMs) const;
+
+    void stop();
+
+    static constexpr size_t maxRecentEvents = 100000;
+
+private:
+    void run();
+    void runPoller();
+    void publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> events);
+    void simulatePast(int64_t nowMs);
+    JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
+
+    Options m_options;
+    std::unique_ptr<Simulator> m_simulator; // exactly one of these two
+    std::unique_ptr<FramePoller> m_poller;
+    uint64_t m_generation;
+    size_t m_maxFrames;
+
+    mutable std::mutex m_mutex;
+    mutable std::condition_variable m_published;
+    std::deque<std::shared_ptr<const Frame>> m_frames; // newest last; never empty
+    std::deque<std::shared_ptr<const Frame>> m_coarse; // one per coarseEvery, newest last
+    size_t m_maxCoarse = 2;
+    uint64_t m_coarseEveryFrames = 1;
+    std::deque<TimedEvent> m_events; // newest last, at most maxRecentEvents
+    uint64_t m_nextEventSequence = 1;
+    std::vector<JobInfo> m_jobs;
+    std::string m_upstreamError;
+    bool m_stopping = false;
+    std::thread m_thread;
+};
+
+} // namespace fleetscope::backend

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/metriccatalog.h"
+
+namespace fleetscope::backend {
+
+const std::vector<MetricDef> &metricCatalog()
+{
+    static const std::vector<MetricDef> catalog = {
+        { MetricId::GpuTemp, "gpu_temp", "GPU temperature", "°C", "DCGM_FI_DEV_GPU_TEMP", 20, 100, false, "inferno" },
+        { MetricId::MemTemp, "mem_temp", "Memory temperature", "°C", "DCGM_FI_DEV_MEMORY_TEMP", 20, 110, false,
+            "inferno" },
+        { MetricId::Power, "power", "Power draw", "W", "DCGM_FI_DEV_POWER_USAGE", 0, 800, false, "viridis" },
+        { MetricId::GpuUtil, "gpu_util", "GPU utilisation", "%", "DCGM_FI_DEV_GPU_UTIL", 0, 100, false, "viridis" },
+        { MetricId::MemCopyUtil, "mem_copy_util", "Memory-copy utilisation", "%", "DCGM_FI_DEV_MEM_COPY_UTIL", 0, 100,
+            false, "viridis" },
+        { MetricId::SmClock, "sm_clock", "SM clock", "MHz", "DCGM_FI_DEV_SM_CLOCK", 0, 2100, false, "cividis" },
+        { MetricId::FbUsed, "fb_used", "Framebuffer used", "MiB", "DCGM_FI_DEV_FB_USED", 0, 81920, false, "cividis" },
+        // Error counts are counts within the last 5 minutes, not the exporter's raw counters or last-value gauges.
+        { MetricId::XidErrors, "xid_errors", "XID errors (5 min)", "errors", "DCGM_FI_DEV_XID_ERRORS", 0, 5, true,
+            "inferno" },
+        { MetricId::EccSbe, "ecc_sbe", "ECC single-bit errors (5 min)", "errors", "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", 0,
+            10, true, "inferno" },
+        { MetricId::EccDbe, "ecc_dbe", "ECC double-bit errors (5 min)", "errors", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", 0, 2,
+            true, "inferno" },
+        { MetricId::NvlinkErrors, "nvlink_errors", "NVLink CRC errors (5 min)", "errors",
+            "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", 0, 10, true, "inferno" },
+        { MetricId::PcieReplays, "pcie_replays", "PCIe replays (5 min)", "replays", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+            0, 10, true, "inferno" },
+        // Bit mask as DCGM's clock event reasons: 0x4 power cap, 0x8 hardware slowdown, 0x20 thermal slowdown.
+        { MetricId::ThrottleReasons, "throttle_reasons", "Throttle reasons", "mask", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+            0, 64, false, "cividis" },
+        // 0 OK, 1 warning, 2 critical, 3 offline, 4 no data: the state bits of the health byte.
+        { MetricId::HealthState, "health", "Health state", "state", "", 0, 4, false, "health" },
+    };
+    return catalog;
+}
+
+std::optional<MetricId> metricByKey(const std::string &key)
+{
+    for (const auto &m : metricCatalog()) {
+        if (m.key == key) {
+            return m.id;
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<MetricId> defaultMetrics()
+{
+    return { MetricId::GpuTemp, MetricId::Power, MetricId::GpuUtil, MetricId::MemTemp };
+}
+
+} // namespace fleetscope::backend

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "prometheus/prometheushttp.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include <curl/curl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <arpa/inet.h>
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+namespace {
+
+// libcurl's global state, once per process before the first handle.
+void initCurl()
+{
+    static std::once_flag once;
+    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// OpenSSL's queued errors for this thread, joined, and the queue emptied.
+std::string openSslErrors()
+{
+    std::string out;
+    while (const unsigned long e = ERR_get_error()) {
+        char line[256];
+        ERR_error_string_n(e, line, sizeof line);
+        if (!out.empty()) {
+            out += "; ";
+        }
+        out += line;
+    }
+    return out.empty() ? std::string("no detail") : out;
+}
+
+bool isIpAddress(const std::string &host)
+{
+    unsigned char buffer[16];
+    return inet_pton(AF_INET, host.c_str(), buffer) == 1 || inet_pton(AF_INET6, host.c_str(), buffer) == 1;
+}
+
+// The options on their own and against the URL's scheme.
+bool checkOptions(const PrometheusHttp::Options &options, bool tls, const std::string &url, std::string *error)
+{
+    if (options.user.empty() != options.passwordFile.empty()) {
+        *error = "basic authentication needs both a user and a password file";
+        return false;
+    }
+    if (options.user.find(':') != std::string::npos) {
+        *error = fmt::format("user '{}': a basic-authentication user cannot contain ':'", options.user);
+        return false;
+    }
+    if (!options.user.empty() && !options.bearerTokenFile.empty()) {
+        *error = "basic authentication and a bearer token exclude each other";
+        return false;
+    }
+    if (!tls && (!options.caFile.empty() || options.insecureSkipVerify)) {
+        *error = fmt::format("'{}': a CA bundle or skipping verification applies to https:// only", url);
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+bool PrometheusHttp::checkCaFile(const Options &options, std::string *error)
+{
+    // libcurl reads the bundle on every request and says little when it is not one: checked here, once, by the same
+    // OpenSSL that will verify with it.
+    if (options.caFile.empty()) {
+        return true;
+    }
+    const std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()), &SSL_CTX_free);
+    ERR_clear_error();
+    if (!ctx || SSL_CTX_load_verify_locations(ctx.get(), options.caFile.c_str(), nullptr) != 1) {
+        *error = fmt::format("{}: not a readable PEM bundle of CA certificates ({})", options.caFile, openSslErrors());
+        return false;
+    }
+    return true;
+}
+
+bool PrometheusHttp::setBaseUrl(const std::string &url, const Options &options, std::string *error)
+{
+    const bool tls = url.rfind("https://", 0) == 0;
+    const std::string scheme = tls ? "https://" : "http://";
+    if (url.rfind(scheme, 0) != 0) {
+        *error = fmt::format("'{}' is not an http:// or https:// URL", url);
+        return false;
+    }
+    const std::string rest = url.substr(scheme.size());
+    const size_t slash = rest.find('/');
+    const std::string authority = rest.substr(0, slash);
+    std::string prefix = slash == std::string::npos ? std::string() : rest.substr(slash);
+    while (!prefix.empty() && prefix.back() == '/') {
+        prefix.pop_back();
+    }
+    if (authority.empty() || authority.find('@') != std::string::npos) {
+        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH] (credentials never go in the URL: give a user and a "
+                             "password file)",
+            url, scheme);
+        return false;
+    }
+    std::string host = authority;
+    std::string port = tls ? "443" : "80";
+    if (authority.front() == '[') { // IPv6 literal
+        const size_t close = authority.find(']');
+        if (close == std::string::npos) {
+            *error = fmt::format("'{}': unterminated IPv6 address", url);
+            return false;
+        }
+        host = authority.substr(1, close - 1);
+        if (close + 1 < authority.size()) {
+            if (authority[close + 1] != ':') {
+                *error = fmt::format("'{}': bad port", url);
+                return false;
+            }
+            port = authority.substr(close + 2);
+        }
+    } else if (const size_t colon = authority.rfind(':'); colon != std::string::npos) {
+        host = authority.substr(0, colon);
+        port = authority.substr(colon + 1);
+    }
+    unsigned number = 0;
+    const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
+    if (host.empty() || ec != std::errc() || ptr != port.data() + port.size() || number == 0 || number > 65535) {
+        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH] with a port from 1 to 65535", url, scheme);
+        return false;
+    }
+
+    if (!checkOptions(options, tls, url, error) || (tls && !checkCaFile(options, error))) {
+        return false;
+    }
+    initCurl();
+    std::string secret;
+    if (!options.passwordFile.empty() && !readSecret(options.passwordFile, "password file", &secret, error)) {
+        return false;
+    }
+    if (!options.bearerTokenFile.empty() && !readSecret(options.bearerTokenFile, "bearer token file", &secret, error)) {
+        return false;
+    }
+    m_baseUrl = url;
+    m_origin = scheme + authority;
+    m_host = host;
+    m_prefix = prefix;
+    m_options = options;
+    m_tls = tls;
+    return true;
+}
+
+std::string PrometheusHttp::encode(const std::string &value)
+{
+    std::string out;
+    out.reserve(value.size() * 3);
+    for (const char c : value) {
+        const auto u = static_cast<unsigned char>(c);
+        if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
+            out += c;
+        } else {
+            out += fmt::format("%{:02X}", u);
+        }
+    }
+    return out;
+}
+
+std::string PrometheusHttp::base64(const std::string &data)
+{
+    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    out.reserve((data.size() + 2) / 3 * 4);
+    for (size_t i = 0; i < data.size(); i += 3) {
+        const size_t n = std::min<size_t>(3, data.size() - i);
+        uint32_t bits = 0;
+        for (size_t k = 0; k < 3; ++k) {
+            bits = (bits << 8U) | (k < n ? static_cast<unsigned char>(data[i + k]) : 0U);
+        }
+        for (size_t k = 0; k < 4; ++k) {
+            out += k <= n ? alphabet[(bits >> (18 - 6 * k)) & 0x3FU] : '=';
+        }
+    }
+    return out;
+}
+
+bool PrometheusHttp::readSecret(const std::string &path, const char *what, std::string *out, std::string *error)
+{
+    struct Close
+    {
+        void operator()(FILE *f) const { std::fclose(f); }
+    };
+    const std::unique_ptr<FILE, Close> file(std::fopen(path.c_str(), "rbe"));
+    std::string secret;
+    if (file) {
+        char chunk[4096];
+        while (const size_t n = std::fread(chunk, 1, sizeof chunk, file.get())) {
+            secret.append(chunk, n);
+            if (secret.size() > 65536) {
+                *error = fmt::format("{} '{}' is larger than 64 KiB; not a secret", what, path);
+                return false;
+            }
+        }
+    }
+    if (!file || std::ferror(file.get())) {
+        *error = fmt::format("{} '{}': cannot read it: {}", what, path, std::strerror(errno));
+        return false;
+    }
+    const auto space = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+    while (!secret.empty() && space(secret.back())) {
+        secret.pop_back();
+    }
+    secret.erase(secret.begin(), std::find_if_not(secret.begin(), secret.end(), space));
+    if (secret.empty()) {
+        *error = fmt::format("{} '{}' is empty", what, path);
+        return false;
+    }
+    // The secret goes into a header line: a line break inside would end the header (and start another).
+    if (secret.find_first_of("\r\n") != std::string::npos || secret.find('\0') != std::string::npos) {
+        *error = fmt::format("{} '{}' holds more than one line", what, path);
+        return false;
+    }
+    *out = std::move(secret);
+    return true;
+}
+
+bool PrometheusHttp::authorization(std::string *header, std::string *error) const
+{
+    header->clear();
+    std::string secret;
+    if (!m_options.bearerTokenFile.empty()) {
+        if (!readSecret(m_options.bearerTokenFile, "bearer token file", &secret, error)) {
+            return false;
+        }
+        *header = fmt::format("Authorization: Bearer {}", secret);
+    } else if (!m_options.user.empty()) {
+        if (!readSecret(m_options.passwordFile, "password file", &secret, error)) {
+            return false;
+        }
+        *header = fmt::format("Authorization: Basic {}", base64(m_options.user + ':' + secret));
+    }
+    return true;
+}
+
+namespace {
+
+// What the transfer's callbacks share: the body, and why it was cut short.
+struct Transfer
+{
+    CURL *curl = nullptr;
+    std::string *body = nullptr;
+    size_t maxBytes = 0;
+    bool tooLarge = false;
+    bool reserved = false;
+    bool tcpConnected = false; // libcurl's log said "Connected to"
+};
+
+// libcurl's log, read for one line only: whether the TCP connection was made, for an error that says where the time
+// went.
+int onLog(CURL *, curl_infotype type, char *data, size_t size, void *user)
+{
+    if (type == CURLINFO_TEXT && std::string_view(data, size).rfind("Connected to ", 0) == 0) {
+        static_cast<Transfer *>(user)->tcpConnected = true;
+    }
+    return 0;
+}
+
+size_t onBody(char *data, size_t size, size_t count, void *user)
+{
+    auto *t = static_cast<Transfer *>(user);
+    const size_t n = size * count;
+    if (!t->reserved) {
+        // One allocation for the whole answer (tens of MB at 100k GPUs), not a doubling per read.
+        curl_off_t length = -1;
+        if (curl_easy_getinfo(t->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK && length > 0
+            && static_cast<size_t>(length) <= t->maxBytes) {
+            t->body->reserve(static_cast<size_t>(length));
+        }
+        t->reserved = true;
+    }
+    if (t->body->size() + n > t->maxBytes) {
+        t->tooLarge = true;
+        return 0; // ends the transfer with CURLE_WRITE_ERROR
+    }
+    t->body->append(data, n);
+    return n;
+}
+
+struct CurlFree
+{
+    void operator()(CURL *c) const { curl_easy_cleanup(c); }
+    void operator()(curl_slist *l) const { curl_slist_free_all(l); }
+};
+
+} // namespace
+
+bool PrometheusHttp::get(
+    const std::string &target, std::chrono::milliseconds timeout, Response *out, std::string *error) const
+{
+    const std::string where = fmt::format("{}{}", m_baseUrl, target.substr(0, target.find('?')));
+    std::string authorizationHeader;
+    if (!authorization(&authorizationHeader, error)) {
+        *error = fmt::format("{}: {}", where, *error);
+        return false;
+    }
+    const std::unique_ptr<CURL, CurlFree> curl(curl_easy_init());
+    if (!curl) {
+        *error = fmt::format("{}: cannot set up libcurl", where);
+        return false;
+    }
+    std::unique_ptr<curl_slist, CurlFree> headers(curl_slist_append(nullptr, "Accept: application/json"));
+    if (!authorizationHeader.empty()) {
+        headers.reset(curl_slist_append(headers.release(), authorizationHeader.c_str()));
+    }
+    const std::string url = m_origin + m_prefix + target;
+    char detail[CURL_ERROR_SIZE] = {};
+    Transfer transfer { curl.get(), &out->body, maxBodyBytes };
+    out->body.clear();
+    CURL *c = curl.get();
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "fleetscope-backend");
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); // a worker thread: no SIGALRM for name resolution's time-out
+    // One deadline for all of it: name resolution, connect, TLS handshake, request, the whole answer.
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<int64_t>(1, timeout.count())));
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, m_tls ? "https" : "http");
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(maxBodyBytes));
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &transfer);
+    curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, onLog);
+    curl_easy_setopt(c, CURLOPT_DEBUGDATA, &transfer);
+    curl_easy_setopt(c, CURLOPT_VERBOSE, 1L); // to onLog only
+    // No Accept-Encoding: Prometheus would gzip its answers, and its JSON encoding is already what a poll waits for.
+    if (m_tls) {
+        curl_easy_setopt(c, CURLOPT_SSLVERSION, static_cast<long>(CURL_SSLVERSION_TLSv1_2));
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, m_options.insecureSkipVerify ? 0L : 1L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, m_options.insecureSkipVerify ? 0L : 2L);
+        if (!m_options.caFile.empty()) {
+            curl_easy_setopt(c, CURLOPT_CAINFO, m_options.caFile.c_str());
+        }
+    }
+    const CURLcode rc = curl_easy_perform(c);
+    if (rc != CURLE_OK) {
+        *error = fmt::format("{}: {}", where, describe(c, rc, detail, &transfer));
+        return false;
+    }
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    out->status = static_cast<int>(status);
+    if (out->status == 401) {
+        *error = fmt::format("{}: HTTP 401 Unauthorized: the server refused {}", where,
+            !m_options.bearerTokenFile.empty() ? std::string("the bearer token")
+                : !m_options.user.empty()
+                ? fmt::format("user '{}' with the password given", m_options.user)
+                : std::string("a request without credentials (it needs a user and password, or a bearer token)"));
+        return false;
+    }
+    return true;
+}
+
+std::string PrometheusHttp::describe(void *handle, int code, const char *detail, const void *state) const
+{
+    const auto &transfer = *static_cast<const Transfer *>(state);
+    const bool tooLarge = transfer.tooLarge;
+    CURL *c = handle;
+    const auto rc = static_cast<CURLcode>(code);
+    const std::string text = detail[0] != '\0' ? std::string(detail) : std::string(curl_easy_strerror(rc));
+    switch (rc) {
+    case CURLE_OPERATION_TIMEDOUT: {
+        // How far it got says where the time went.
+        curl_off_t connected = 0;
+        curl_off_t handshaken = 0;
+        curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connected);
+        curl_easy_getinfo(c, CURLINFO_APPCONNECT_TIME_T, &handshaken);
+        // libcurl counts the TLS handshake into its connect time: whether the socket connected, its log says.
+        if (connected == 0 && !transfer.tcpConnected) {
+            return "cannot connect: connect timed out";
+        }
+        if (m_tls && handshaken == 0) {
+            return "timed out in the TLS handshake";
+        }
+        return "timed out waiting for the answer";
+    }
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return fmt::format("cannot resolve '{}': {}", m_host, text);
+    case CURLE_COULDNT_CONNECT:
+        return fmt::format("cannot connect: {}", text);
+    case CURLE_PEER_FAILED_VERIFICATION: {
+        long verify = 0;
+        curl_easy_getinfo(c, CURLINFO_SSL_VERIFYRESULT, &verify);
+        // libcurl checks the name itself and says so in words ("no alternative certificate subject name matches
+        // target host name"); a broken chain is OpenSSL's verification result.
+        if (text.find("target host name") != std::string::npos) {
+            return fmt::format("the server's certificate is not trusted: {} mismatch ({})",
+                isIpAddress(m_host) ? "IP address" : "hostname", text);
+        }
+        return fmt::format("the server's certificate is not trusted: {}",
+            verify != X509_V_OK ? std::string(X509_verify_cert_error_string(verify)) : text);
+    }
+    case CURLE_SSL_CONNECT_ERROR:
+        return fmt::format("TLS handshake failed ({}); does the server speak https?", text);
+    case CURLE_WRITE_ERROR:
+    case CURLE_FILESIZE_EXCEEDED:
+        if (tooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
+            return fmt::format("answer larger than {} MiB; refused", maxBodyBytes >> 20U);
+        }
+        return text;
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_GOT_NOTHING:
+        return fmt::format("connection closed before the whole answer came ({})", text);
+    case CURLE_WEIRD_SERVER_REPLY:
+        return fmt::format("not an HTTP answer ({})", text);
+    default:
+        return text;
+    }
+}
+
+} // namespace fleetscope::backend

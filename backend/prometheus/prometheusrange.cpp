@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: Apache-2.0
+// PrometheusSource's history: range queries (QueryRange) and the events before the backend started.
+#include "prometheus/prometheussource.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+namespace {
+
+constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+
+// Unix milliseconds as the HTTP API's seconds.
+std::string apiSeconds(int64_t ms)
+{
+    return fmt::format("{}{}.{:03}", ms < 0 ? "-" : "", std::abs(ms) / 1000, std::abs(ms) % 1000);
+}
+
+} // namespace
+
+bool PrometheusSource::rangeQuery(const std::string &promql, int64_t fromMs, int64_t toMs, int64_t stepMs,
+    std::chrono::milliseconds timeout, PromJson *json, size_t maxPoints, const PromJson::SeriesFn &seriesFn,
+    const PromJson::PointFn &pointFn, std::string *error) const
+{
+    const std::string target = fmt::format("/api/v1/query_range?query={}&start={}&end={}&step={}",
+        PrometheusHttp::encode(promql), apiSeconds(fromMs), apiSeconds(toMs), apiSeconds(stepMs));
+    // A copy per call: the client is not thread-safe, its copies are (and share a TLS context).
+    const PrometheusHttp http = m_http;
+    PrometheusHttp::Response response;
+    std::string detail;
+    if (!http.get(target, timeout, &response, &detail)) {
+        if (detail.find("timed out") != std::string::npos) {
+            detail += fmt::format(" (a range query has {} ms)", timeout.count());
+        }
+        *error = fmt::format("range query '{}': {}", promql, detail);
+        return false;
+    }
+    const size_t maxSeries = size_t { m_topology.shape().gpuCount } * 2 + 64;
+    const bool parsed = json->parseMatrix(&response.body, maxSeries, maxPoints, seriesFn, pointFn, &detail);
+    if (response.status != 200) {
+        *error = fmt::format("range query '{}': HTTP {}: {}", promql, response.status,
+            parsed ? std::string("(no error text)")
+                   : (detail.rfind("upstream error", 0) == 0 ? detail : printableExcerpt(response.body)));
+        return false;
+    }
+    if (!parsed) {
+        *error = fmt::format("range query '{}': {}", promql, detail);
+        return false;
+    }
+    return true;
+}
+
+bool PrometheusSource::rangeTimes(
+    Range *range, std::vector<int64_t> *times, std::vector<int64_t> *sampleTimes, std::string *error) const
+{
+    times->clear();
+    sampleTimes->clear();
+    if (range->stepMs < 1 || range->toMs < range->fromMs) {
+        *error = fmt::format("need from <= to and a step of at least 1 ms (got {} .. {} step {})", range->fromMs,
+            range->toMs, range->stepMs);
+        return false;
+    }
+    const int64_t maxPoints = std::max<int64_t>(2, m_options.maxRangePoints);
+    int64_t rows = (range->toMs - range->fromMs) / range->stepMs + 1;
+    if (rows > maxPoints) {
+        // Coarser, on the same grid: every k-th of the times asked for.
+        const int64_t k = (rows - 1 + maxPoints - 2) / (maxPoints - 1);
+        range->stepMs *= k;
+        rows = (range->toMs - range->fromMs) / range->stepMs + 1;
+    }
+    const int64_t from = range->fromMs;
+    const int64_t step = range->stepMs;
+    std::vector<int64_t> sampleOfRow(static_cast<size_t>(rows), -1);
+    PromJson json;
+    json.setLabels(m_map.labels());
+    const bool ok = rangeQuery(
+        sampleTimeQuery(m_map, hostSelector(range->gpus)), from, from + (rows - 1) * step, step,
+        m_options.historyTimeout, &json, static_cast<size_t>(rows) + 16,
+        [](const PromSample &) { return int64_t { 0 }; },
+        [&](int64_t, int64_t timeMs, double seconds) {
+            const int64_t offset = timeMs - from;
+            if (offset < 0 || offset % step != 0 || offset / step >= rows || !std::isfinite(seconds) || seconds <= 0) {
+                return; // not a time asked for, or no time at all: that row stays without a sample
+            }
+            sampleOfRow[static_cast<size_t>(offset / step)] = std::llround(seconds * 1000.0);
+        },
+        error);
+    if (!ok) {
+        return false;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        if (sampleOfRow[static_cast<size_t>(r)] >= 0) {
+            times->push_back(from + r * step);
+            sampleTimes->push_back(sampleOfRow[static_cast<size_t>(r)]);
+        }
+    }
+    return true;
+}
+
+bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const std::vector<int64_t> &times,
+    std::vector<float> *values, std::string *error) const
+{
+    const size_t columns = range.gpus.size();
+    values->assign(times.size() * columns, nan);
+    if (times.empty() || columns == 0) {
+        return true;
+    }
+    const auto promql = queryFor(m_map, metric, hostSelector(range.gpus));
+    if (!promql) {
+        *error = fmt::format("metric '{}' has no series to ask the upstream for (metric map: {})",
+            metricCatalog()[static_cast<size_t>(metric)].key, m_map.name());
+        return false;
+    }
+    const auto &conversion = m_map.conversion(metric);
+    const bool windowCount = metricCatalog()[static_cast<size_t>(metric)].isRate;
+    const int64_t from = times.front();
+    const int64_t to = times.back();
+    const int64_t step = range.stepMs;
+    // Output row of each time of the grid (-1: a time left out, without any sample).
+    std::vector<int32_t> rowOf(static_cast<size_t>((to - from) / step + 1), -1);
+    for (size_t r = 0; r < times.size(); ++r) {
+        rowOf[static_cast<size_t>((times[r] - from) / step)] = static_cast<int32_t>(r);
+    }
+    std::unordered_map<uint32_t, int64_t> columnOf;
+    columnOf.reserve(columns);
+    for (size_t c = 0; c < columns; ++c) {
+        columnOf.emplace(range.gpus[c], static_cast<int64_t>(c)); // a GPU asked for twice fills its first column
+    }
+    // A GPU's series change over time (a job's pod labels come and go), so one column takes every series of its GPU;
+    // two points of one GPU at the same time are two series of it at once, and the first counts, as on the live path.
+    std::vector<uint8_t> filled(values->size(), 0);
+    size_t unknown = 0;
+    size_t duplicates = 0;
+    size_t sentinels = 0;
+    size_t nans = 0;
+    std::string unknownExample;
+    PromJson json;
+    json.setLabels(m_map.labels());
+    const size_t maxPoints = rowOf.size() * (size_t { m_topology.shape().gpuCount } * 2 + 64);
+    const bool ok = rangeQuery(
+        *promql, from, to, step, m_options.historyTimeout, &json, maxPoints,
+        [&](const PromSample &labels) -> int64_t {
+            const int64_t g = m_topology.indexOf(labels.hostname, labels.gpu);
+            if (g < 0) {
+                if (unknown++ == 0) {
+                    unknownExample = fmt::format("{}/{}", labels.hostname, labels.gpu);
+                }
+                return -1;
+            }
+            const auto it = columnOf.find(static_cast<uint32_t>(g));
+            if (it == columnOf.end()) {
+                return -1; // another GPU of a host asked for
+            }
+            return it->second;
+        },
+        [&](int64_t column, int64_t timeMs, double value) {
+            const int64_t offset = timeMs - from;
+            if (offset < 0 || offset % step != 0 || offset / step >= static_cast<int64_t>(rowOf.size())) {
+                return;
+            }
+            const int32_t row = rowOf[static_cast<size_t>(offset / step)];
+            if (row < 0) {
+                return;
+            }
+            const size_t at = static_cast<size_t>(row) * columns + static_cast<size_t>(column);
+            if (filled[at]++ != 0) {
+                ++duplicates;
+                return;
+            }
+            const double cleaned = clean(value, &sentinels, &nans);
+            (*values)[at]
+                = static_cast<float>(windowCount ? conversion.applyToDifference(cleaned) : conversion.apply(cleaned));
+        },
+        error);
+    if (ok && unknown > 0) {
+        log(fmt::format("prometheus: a range query's {} series name GPUs not in the topology (e.g. {}); ignored",
+            unknown, unknownExample));
+    }
+    if (ok && duplicates > 0) {
+        log(fmt::format("prometheus: a range query has {} points of GPUs that had two series at once; the first "
+                        "one's kept",
+            duplicates));
+    }
+    return ok;
+}
+
+std::vector<TimedEvent> PrometheusSource::pastEvents(int64_t fromMs, int64_t toMs)
+{
+    std::vector<TimedEvent> out;
+    if (toMs <= fromMs) {
+        return out;
+    }
+    const auto &shape = m_topology.shape();
+    const int64_t maxPoints = std::max<int64_t>(2, m_options.maxRangePoints);
+    const int64_t step
+        = std::max<int64_t>({ 1, m_options.eventStep.count(), (toMs - fromMs + maxPoints - 2) / (maxPoints - 1) });
+    // The grid ends now, so that the first poll continues where it stops.
+    const int64_t start = toMs - (toMs - fromMs) / step * step;
+    // Per GPU, whatever other labels its series have: a job's pod labels, and recent dcgm-exporters' err_code and
+    // err_msg on the XID gauge, start a new series when they change, which a comparison of series with their own
+    // past would miss. Two series of one GPU at once (two exporters) count as the higher one.
+    const auto &xid = m_map.seriesName(MetricId::XidErrors);
+    const auto &dbe = m_map.seriesName(MetricId::EccDbe);
+    const auto &reasons = m_map.seriesName(MetricId::ThrottleReasons);
+    const std::string by = byNodeAndGpu();
+    auto now = [&by](const std::string &field) { return fmt::format("max by ({}) ({})", by, field); };
+    auto before = [&by, step](const std::string &field) {
+        return fmt::format("max by ({}) ({} offset {}ms)", by, field, step);
+    };
+    // Each query answers only the changed points: the XID gauge at a new XID, the double-bit counter's increases,
+    // the clock event reasons where they changed (after, and before).
+    struct Point
+    {
+        int64_t timeMs;
+        uint32_t gpu;
+        double value;
+    };
+    auto points = [&](const std::string &promql, std::vector<Point> *found) {
+        PromJson json;
+        json.setLabels(m_map.labels());
+        std::vector<uint32_t> gpuOfColumn;
+        std::string error;
+        const bool ok = rangeQuery(
+            promql, start, toMs, step, m_options.timeout, &json, size_t { 10'000'000 },
+            [&](const PromSample &labels) -> int64_t {
+                const int64_t g = m_topology.indexOf(labels.hostname, labels.gpu);
+                if (g < 0) {
+                    return -1;
+                }
+                gpuOfColumn.push_back(static_cast<uint32_t>(g));
+                return static_cast<int64_t>(gpuOfColumn.size() - 1);
+            },
+            [&](int64_t column, int64_t timeMs, double value) {
+                found->push_back({ timeMs, gpuOfColumn[static_cast<size_t>(column)], value });
+            },
+            &error);
+        if (!ok) {
+            log(fmt::format("prometheus: events before the start are not known: {}", error));
+        }
+        return ok;
+    };
+    std::vector<FleetEvent> events;
+    auto take = [&](int64_t timeMs) {
+        for (auto &e : events) {
+            out.push_back({ 0, timeMs, std::move(e) });
+        }
+        events.clear();
+    };
+    std::vector<Point> found;
+    // A site's map may leave any of them out.
+    if (!xid.empty() && points(fmt::format("({} != {}) > 0", now(xid), before(xid)), &found)) {
+        for (const auto &p : found) {
+            PrometheusEvents::xidChanged(shape, p.gpu, std::nan(""), p.value, 0, &events);
+            take(p.timeMs);
+        }
+    }
+    found.clear();
+    if (!dbe.empty() && points(fmt::format("({} - {}) > 0", now(dbe), before(dbe)), &found)) {
+        for (const auto &p : found) {
+            PrometheusEvents::dbeIncreased(shape, p.gpu, p.value, 0, &events);
+            take(p.timeMs);
+        }
+    }
+    found.clear();
+    std::vector<Point> earlier;
+    if (!reasons.empty() && points(fmt::format("{} != {}", now(reasons), before(reasons)), &found)
+        && points(fmt::format("{} != {}", before(reasons), now(reasons)), &earlier)) {
+        std::map<std::pair<int64_t, uint32_t>, double> wasAt; // (time, GPU) -> the reasons a step before
+        for (const auto &p : earlier) {
+            wasAt[{ p.timeMs, p.gpu }] = p.value;
+        }
+        for (const auto &p : found) {
+            const auto it = wasAt.find({ p.timeMs, p.gpu });
+            if (it != wasAt.end()) {
+                PrometheusEvents::reasonsChanged(shape, p.gpu, it->second, p.value, 0, &events);
+                take(p.timeMs);
+            }
+        }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const TimedEvent &a, const TimedEvent &b) {
+        return a.timeMs != b.timeMs ? a.timeMs < b.timeMs : a.event.gpu < b.event.gpu;
+    });
+    if (!out.empty()) {
+        log(fmt::format(
+            "prometheus: {} events in the {} minutes before the start", out.size(), (toMs - fromMs) / 60000));
+    }
+    return out;
+}
+
+} // namespace fleetscope::backend

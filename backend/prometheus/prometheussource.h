@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/framepoller.h"
+#include "core/metriccatalog.h"
+#include "prometheus/metricmap.h"
+#include "prometheus/prometheusevents.h"
+#include "prometheus/prometheushttp.h"
+#include "prometheus/prometheusjobs.h"
+#include "prometheus/prometheustopology.h"
+#include "prometheus/promjson.h"
+
+#include <chrono>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// Frames from a Prometheus-compatible server (Prometheus, VictoriaMetrics, Thanos, Mimir) that scrapes dcgm-exporter:
+// per poll one instant query per metric of the catalogue, all at the same evaluation time, and one for the newest
+// sample's timestamp, which becomes the frame's sample time. Every answer is checked; a poll with any failed answer
+// publishes nothing (the last good frame stays) and says why in upstreamError() and the log.
+//
+// Each poll also reads the jobs from the series' labels (PrometheusJobs) and the events from the changes since the
+// last poll (PrometheusEvents; one more query, for the raw XID gauge and double-bit ECC counter). History comes from
+// the server's range queries (/api/v1/query_range): QueryRange's values, and the events of the hour before the
+// start (pastEvents).
+//
+// Threads: start() on any thread before the poller is handed to FrameSource; from then on only FrameSource's ticker
+// thread calls it, except the HistoryProvider methods, which any thread may call at any time (they share nothing
+// that changes after start() but the log, which is locked). lastReport() is for the ticker thread (and for tests
+// that poll by hand).
+class PrometheusSource final : public FramePoller, public HistoryProvider
+{
+public:
+    struct Options
+    {
+        std::string url; // http://host:port[/prefix]
+        std::string topologyFile; // empty: the layout comes from the series' labels
+        std::chrono::milliseconds timeout { 5000 }; // for one poll's whole set of queries
+        PrometheusHttp::Options http; // authentication and TLS towards the server
+        // For each range query of QueryRange. Those of pastEvents have the poll's timeout each: they hold up the
+        // first frame.
+        std::chrono::milliseconds historyTimeout { 30000 };
+        // Points per series of one range query; a finer step is coarsened to fit (Prometheus refuses over 11,000).
+        int64_t maxRangePoints = 11000;
+        // Past events are looked for with this step (or a coarser one over a long range): an event's time is the end
+        // of the step it happened in.
+        std::chrono::milliseconds eventStep { 15000 };
+        // --metric-map: the site's own names, units and labels; without one, start() chooses a built-in profile of
+        // dcgm-exporter from the series the server holds.
+        std::optional<MetricMap> metricMap;
+    };
+
+    // What the last poll found, beyond the values.
+    struct Report
+    {
+        bool ok = false;
+        std::string error;
+        size_t unknownSeries = 0; // series whose (node, gpu) is not in the topology: ignored
+        std::string unknownExample; // "host/gpu" of one of them
+        size_t duplicateSeries = 0; // a second series for the same GPU and metric: ignored
+        size_t sentinelValues = 0; // DCGM's blank / not-found / not-supported / not-permissioned: no data
+        size_t nanValues = 0; // NaN or +-Inf: no data
+        size_t gpusWithoutData = 0; // no series at all this poll
+        size_t answerBytes = 0; // JSON bytes received for the whole set
+        std::chrono::microseconds elapsed { 0 };
+    };
+
+    using Log = std::function<void(const std::string &)>;
+
+    explicit PrometheusSource(Log log = {});
+
+    // Reads the topology file, if any, and asks the server for the GPUs it knows (their labels give the layout when
+    // there is no file, and the GPUs' identity either way), choosing the metric map from them unless the options
+    // give one. False with an error when there is no layout.
+    bool start(const Options &options, std::string *error);
+    // For history only (QueryRange, past events), over a layout known elsewhere (the remote-write receiver's): no
+    // discovery and no polls.
+    bool startForHistory(
+        const Options &options, const PrometheusTopology &topology, const MetricMap &map, std::string *error);
+    // The names, units and labels the queries use (after start()).
+    const MetricMap &metricMap() const { return m_map; }
+
+    const FleetShape &shape() const override { return m_topology.shape(); }
+    uint64_t topologyGeneration() const override { return m_topology.generation(); }
+    std::shared_ptr<Frame> emptyFrame() const override;
+    std::shared_ptr<Frame> poll() override;
+    std::string upstreamError() const override { return m_report.ok ? std::string() : m_report.error; }
+    // Once the scrape interval is known (from one host's sample times), the next poll comes just after that host's
+    // next scrape, never sooner than scheduled: no polling faster than the data changes.
+    std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const override;
+    // The scrape interval seen (the median of the last few intervals of one host's samples), 0 while unknown.
+    int64_t scrapeIntervalMs() const { return m_scrapeIntervalMs; }
+    std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
+    std::vector<JobInfo> jobs() const override { return m_jobs.jobs(); }
+    std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
+    const HistoryProvider *history() const override { return this; }
+    const Report &lastReport() const { return m_report; }
+
+    bool rangeTimes(Range *range, std::vector<int64_t> *times, std::vector<int64_t> *sampleTimes,
+        std::string *error) const override;
+    bool rangeValues(const Range &range, MetricId metric, const std::vector<int64_t> &times, std::vector<float> *values,
+        std::string *error) const override;
+
+    // The PromQL for a metric of the catalogue, from the map's series (with a label selector such as
+    // {hostname=~"..."} when given); nullopt for one computed here (health) or one the map has no series for.
+    static std::optional<std::string> queryFor(const MetricMap &map, MetricId id, const std::string &selector = {});
+    // The raw XID gauge and double-bit ECC counter, for the events.
+    static std::string eventQuery(const MetricMap &map);
+    // A range query's selector for the hosts of these GPUs ({hostname=~"a|b"}, on the map's node label), empty when
+    // there are too many, or when the fleet's series name their node under both spellings (exporters before and
+    // after 4.8.3 at once): then the whole fleet's series are asked for.
+    std::string hostSelector(const std::vector<uint32_t> &gpus) const;
+    // The newest sample time of the fleet (of its GPU temperatures: every field of a node shares its scrape's time).
+    static std::string sampleTimeQuery(const MetricMap &map, const std::string &selector = {});
+    // One series per GPU with the labels the layout and identity come from, for this map.
+    static std::string discoveryQuery(const MetricMap &map);
+    // The same before a profile is chosen: the temperatures of every built-in profile, both node labels and their
+    // series names, which choose the profile.
+    static std::string profileDiscoveryQuery();
+    // Which of the built-in profiles' series names a node's series carry (one series per name).
+    static std::string profileNamesQuery(const std::string &hostnameLabel, const std::string &host);
+    // NaN for DCGM's sentinels (int64, int32 and fp64 blanks, 0x...F0 to F3) and for non-finite values; counts which.
+    static double clean(double value, size_t *sentinels, size_t *nans);
+    // Keeps large blocks (the answers: tens of MB at 100k GPUs) in the heap once freed, for the next poll to reuse.
+    // By default glibc maps each block over 32 MiB afresh and unmaps it on free, so every poll paid a page fault per
+    // 4 KiB it touched: about 1.3 s of a 1.4 s poll at 100k GPUs on the development machine (docs/PERFORMANCE.md).
+    // Process-wide, so the executable calls it, not start().
+    static void keepLargeAnswersInTheHeap();
+
+private:
+    bool query(const std::string &promql, int64_t evalMs, std::chrono::steady_clock::time_point deadline,
+        bool withPlacement, std::vector<PromSample> *out, std::string *error, bool withJobs = false,
+        size_t seriesPerGpu = 2);
+    // GET of a range query from fromMs to toMs (step apart) into the parser; thread-safe.
+    bool rangeQuery(const std::string &promql, int64_t fromMs, int64_t toMs, int64_t stepMs,
+        std::chrono::milliseconds timeout, PromJson *json, size_t maxPoints, const PromJson::SeriesFn &seriesFn,
+        const PromJson::PointFn &pointFn, std::string *error) const;
+    void log(const std::string &line) const;
+    // Chooses the built-in profile from the discovery's series and the names the server holds.
+    void chooseProfile(const std::vector<PromSample> &gpus, std::chrono::steady_clock::time_point deadline);
+    // "Hostname, hostname, gpu": what history queries aggregate by.
+    std::string byNodeAndGpu() const;
+
+    Options m_options;
+    Log m_log;
+    PrometheusHttp m_http;
+    PromJson m_json;
+    PrometheusTopology m_topology;
+    MetricMap m_map = MetricMap::profile(MetricMap::Profile::Gen483);
+    bool m_bothHostnameLabels = false; // the fleet's series name their node under both spellings
+    Report m_report;
+    std::string m_loggedError; // the error last logged, so a failing upstream logs once, not once a poll
+    size_t m_loggedUnknown = 0;
+    int64_t m_lastSampleMs = 0;
+    // One host's (the layout's first) newest sample time, and the last intervals between them.
+    void noteScrape(int64_t sampleMs);
+    int64_t m_refSampleMs = 0;
+    std::vector<int64_t> m_scrapeDeltas;
+    int64_t m_scrapeIntervalMs = 0;
+    int64_t m_loggedIntervalMs = 0;
+    std::vector<PromSample> m_samples; // reused between queries
+    PrometheusJobs m_jobs;
+    PrometheusEvents m_eventDetector;
+    std::vector<FleetEvent> m_events; // found by the last poll
+    mutable std::mutex m_logMutex; // m_log is called from the ticker and from history queries
+};
+
+// The first 200 bytes of an answer with control bytes blanked, for a log line about it.
+std::string printableExcerpt(const std::string &body);
+
+} // namespace fleetscope::backend

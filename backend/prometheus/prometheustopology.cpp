@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "prometheus/prometheustopology.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+namespace {
+
+struct NaturalLess
+{
+    bool operator()(const std::string &a, const std::string &b) const { return PrometheusTopology::naturalLess(a, b); }
+};
+
+uint64_t fnv(uint64_t h, std::string_view text)
+{
+    for (const char c : text) {
+        h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    }
+    return (h ^ 0xffU) * 0x100000001b3ULL; // a separator, so ("ab","c") and ("a","bc") differ
+}
+
+} // namespace
+
+bool PrometheusTopology::naturalLess(std::string_view a, std::string_view b)
+{
+    size_t i = 0;
+    size_t j = 0;
+    while (i < a.size() && j < b.size()) {
+        const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
+        const bool db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+        if (da && db) {
+            size_t ei = i;
+            size_t ej = j;
+            while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) {
+                ++ei;
+            }
+            while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) {
+                ++ej;
+            }
+            // Compare the numbers by value: skip leading zeros, then length, then digits.
+            size_t si = i;
+            size_t sj = j;
+            while (si + 1 < ei && a[si] == '0') {
+                ++si;
+            }
+            while (sj + 1 < ej && b[sj] == '0') {
+                ++sj;
+            }
+            if (ei - si != ej - sj) {
+                return ei - si < ej - sj;
+            }
+            if (const int c = a.substr(si, ei - si).compare(b.substr(sj, ej - sj)); c != 0) {
+                return c < 0;
+            }
+            if (ei - i != ej - j) {
+                return ei - i < ej - j;
+            }
+            i = ei;
+            j = ej;
+        } else {
+            if (a[i] != b[j]) {
+                return a[i] < b[j];
+            }
+            ++i;
+            ++j;
+        }
+    }
+    return a.size() - i < b.size() - j;
+}
+
+void PrometheusTopology::addNode(std::string hostname, uint32_t rack, std::vector<std::string> gpuLabels)
+{
+    FleetShape::Node node;
+    node.hostname = std::move(hostname);
+    node.rack = rack;
+    node.firstGpu = m_shape.gpuCount;
+    node.gpuCount = static_cast<uint32_t>(gpuLabels.size());
+    m_shape.gpuCount += node.gpuCount;
+    m_nodeByHost.emplace(node.hostname, static_cast<uint32_t>(m_shape.nodes.size()));
+    m_shape.nodes.push_back(std::move(node));
+    m_gpuLabels.push_back(std::move(gpuLabels));
+}
+
+void PrometheusTopology::finish()
+{
+    m_shape.simulated = false;
+    m_shape.uuids.assign(m_shape.gpuCount, std::string());
+    m_shape.nodeOfGpu.resize(m_shape.gpuCount);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const auto &row : m_shape.rows) {
+        h = fnv(fnv(h, row.hall), row.name);
+    }
+    for (const auto &rack : m_shape.racks) {
+        h = fnv(fnv(h, rack.name), std::to_string(rack.row));
+    }
+    for (uint32_t n = 0; n < m_shape.nodes.size(); ++n) {
+        const auto &node = m_shape.nodes[n];
+        h = fnv(fnv(h, node.hostname), std::to_string(node.rack));
+        for (const auto &label : m_gpuLabels[n]) {
+            h = fnv(h, label);
+        }
+        std::fill_n(m_shape.nodeOfGpu.begin() + node.firstGpu, node.gpuCount, n);
+    }
+    m_generation = h == 0 ? 1 : h;
+}
+
+PrometheusTopology PrometheusTopology::fromFile(const TopologyFile &file)
+{
+    PrometheusTopology t;
+    t.m_shape.site = file.site.empty() ? std::string("fleet") : file.site;
+    for (const auto &row : file.rows) {
+        FleetShape::Row r;
+        r.name = row.name;
+        r.hall = row.hall;
+        r.firstRack = static_cast<uint32_t>(t.m_shape.racks.size());
+        r.rackCount = static_cast<uint32_t>(row.racks.size());
+        for (const auto &rack : row.racks) {
+            FleetShape::Rack k;
+            k.name = rack.name;
+            k.row = static_cast<uint32_t>(t.m_shape.rows.size());
+            k.position = static_cast<uint32_t>(t.m_shape.racks.size()) - r.firstRack;
+            k.firstNode = static_cast<uint32_t>(t.m_shape.nodes.size());
+            k.nodeCount = static_cast<uint32_t>(rack.hosts.size());
+            k.nvlinkDomain = rack.nvlinkDomain; // an NVL72 rack: the console names and rolls it up as one domain
+            const auto rackIndex = static_cast<uint32_t>(t.m_shape.racks.size());
+            t.m_shape.racks.push_back(std::move(k));
+            for (const auto &host : rack.hosts) {
+                std::vector<std::string> labels;
+                for (uint32_t g = 0; g < host.gpus; ++g) {
+                    labels.push_back(std::to_string(g));
+                }
+                t.addNode(host.hostname, rackIndex, std::move(labels));
+            }
+        }
+        t.m_shape.rows.push_back(std::move(r));
+    }
+    t.finish();
+    return t;
+}
+
+bool PrometheusTopology::fromLabels(const std::vector<PromSample> &series, PrometheusTopology *out, std::string *error)
+{
+    // host -> its GPU labels, and its placement when labelled.
+    struct Host
+    {
+        std::set<std::string, NaturalLess> gpus;
+        std::string hall;
+        std::string row;
+        std::string rack;
+    };
+    std::map<std::string, Host, NaturalLess> hosts;
+    bool placed = false;
+    for (const auto &s : series) {
+        if (s.hostname.empty() || s.gpu.empty()) {
+            continue;
+        }
+        auto &host = hosts[s.hostname];
+        host.gpus.insert(s.gpu);
+        if (!s.row.empty() && !s.rack.empty()) {
+            placed = true;
+            host.hall = s.hall;
+            host.row = s.row;
+            host.rack = s.rack;
+        }
+    }
+    if (hosts.empty()) {
+        *error = "no series with both a node label (hostname, or Hostname before dcgm-exporter 4.8.3) and a gpu "
+                 "label; is dcgm-exporter being scraped, and are its labels kept by relabelling?";
+        return false;
+    }
+    PrometheusTopology t;
+    t.m_shape.site = "fleet";
+    auto labelsOf = [](const Host &h) { return std::vector<std::string>(h.gpus.begin(), h.gpus.end()); };
+    if (placed) {
+        // row -> rack -> hosts, all in natural order.
+        const std::string unlabelled = "unlabelled";
+        std::map<std::string, std::map<std::string, std::vector<const std::string *>, NaturalLess>, NaturalLess> plan;
+        std::map<std::string, std::string> hallOfRow;
+        for (const auto &[name, host] : hosts) {
+            const std::string &row = host.row.empty() ? unlabelled : host.row;
+            const std::string &rack = host.rack.empty() ? unlabelled : host.rack;
+            plan[row][rack].push_back(&name);
+            auto &hall = hallOfRow[row];
+            if (hall.empty()) {
+                hall = host.hall.empty() ? std::string("hall") : host.hall;
+            }
+        }
+        for (const auto &[rowName, racks] : plan) {
+            FleetShape::Row r;
+            r.name = rowName;
+            r.hall = hallOfRow[rowName];
+            r.firstRack = static_cast<uint32_t>(t.m_shape.racks.size());
+            r.rackCount = static_cast<uint32_t>(racks.size());
+            for (const auto &[rackName, names] : racks) {
+                FleetShape::Rack k;
+                k.name = rackName;
+                k.row = static_cast<uint32_t>(t.m_shape.rows.size());
+                k.position = static_cast<uint32_t>(t.m_shape.racks.size()) - r.firstRack;
+                k.firstNode = static_cast<uint32_t>(t.m_shape.nodes.size());
+                k.nodeCount = static_cast<uint32_t>(names.size());
+                const auto rackIndex = static_cast<uint32_t>(t.m_shape.racks.size());
+                t.m_shape.racks.push_back(std::move(k));
+                for (const auto *name : names) {
+                    t.addNode(*name, rackIndex, labelsOf(hosts.at(*name)));
+                }
+            }
+            t.m_shape.rows.push_back(std::move(r));
+        }
+    } else {
+        const auto nodeCount = static_cast<uint32_t>(hosts.size());
+        const uint32_t rackCount = (nodeCount + FleetShape::nodesPerRack - 1) / FleetShape::nodesPerRack;
+        const auto racksPerRow = std::max<uint32_t>(1, static_cast<uint32_t>(std::ceil(std::sqrt(rackCount * 1.6))));
+        auto it = hosts.begin();
+        for (uint32_t k = 0; k < rackCount; ++k) {
+            if (k % racksPerRow == 0) {
+                FleetShape::Row r;
+                r.name = fmt::format("auto-r{:02}", k / racksPerRow + 1);
+                r.hall = "hall";
+                r.firstRack = k;
+                t.m_shape.rows.push_back(std::move(r));
+            }
+            auto &row = t.m_shape.rows.back();
+            FleetShape::Rack rack;
+            rack.name = fmt::format("{}-k{:02}", row.name, k % racksPerRow + 1);
+            rack.row = static_cast<uint32_t>(t.m_shape.rows.size() - 1);
+            rack.position = k % racksPerRow;
+            rack.firstNode = static_cast<uint32_t>(t.m_shape.nodes.size());
+            ++row.rackCount;
+            for (uint32_t n = 0; n < FleetShape::nodesPerRack && it != hosts.end(); ++n, ++it) {
+                t.addNode(it->first, k, labelsOf(it->second));
+            }
+            rack.nodeCount = static_cast<uint32_t>(t.m_shape.nodes.size()) - rack.firstNode;
+            t.m_shape.racks.push_back(std::move(rack));
+        }
+    }
+    if (t.m_shape.gpuCount > FleetShape::maxGpus) {
+        *error = fmt::format(
+            "the server knows {} GPUs; Fleetscope serves at most {}", t.m_shape.gpuCount, FleetShape::maxGpus);
+        return false;
+    }
+    t.finish();
+    *out = std::move(t);
+    return true;
+}
+
+int64_t PrometheusTopology::indexOf(std::string_view hostname, std::string_view gpu) const
+{
+    const int64_t node = nodeOf(hostname);
+    return node < 0 ? -1 : indexOn(static_cast<uint32_t>(node), gpu);
+}
+
+int64_t PrometheusTopology::nodeOf(std::string_view hostname) const
+{
+    // A lookup by string_view without a temporary needs C++20's heterogeneous lookup; the copy is small.
+    const auto it = m_nodeByHost.find(std::string(hostname));
+    return it == m_nodeByHost.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+int64_t PrometheusTopology::indexOn(uint32_t node, std::string_view gpu) const
+{
+    if (node >= m_gpuLabels.size()) {
+        return -1;
+    }
+    const auto &labels = m_gpuLabels[node];
+    for (size_t i = 0; i < labels.size(); ++i) {
+        if (labels[i] == gpu) {
+            return m_shape.nodes[node].firstGpu + static_cast<int64_t>(i);
+        }
+    }
+    return -1;
+}
+
+size_t PrometheusTopology::applyIdentity(const std::vector<PromSample> &series)
+{
+    size_t unknown = 0;
+    for (const auto &s : series) {
+        const int64_t g = indexOf(s.hostname, s.gpu);
+        if (g < 0) {
+            ++unknown;
+            continue;
+        }
+        m_shape.uuids[static_cast<size_t>(g)] = s.uuid;
+        auto &node = m_shape.nodes[m_shape.nodeOfGpu[static_cast<size_t>(g)]];
+        if (!s.model.empty()) {
+            node.model = s.model;
+        }
+        if (!s.driver.empty()) {
+            node.driverVersion = s.driver;
+        }
+    }
+    return unknown;
+}
+
+} // namespace fleetscope::backend

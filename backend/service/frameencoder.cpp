@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "service/frameencoder.h"
+
+#include <algorithm>
+#include <cstring>
+
+static_assert(sizeof(float) == 4, "planes are float32");
+
+namespace fleetscope::backend {
+
+namespace {
+// Planes are little-endian on the wire; on a big-endian host the bytes would need swapping here.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "float32 planes are sent in host order");
+} // namespace
+
+std::vector<pb::FramePart> encodeFrame(
+    const Frame &frame, const std::vector<MetricId> &metrics, uint64_t topologyGeneration, uint32_t maxGpusPerPart)
+{
+    const auto n = static_cast<uint32_t>(frame.health.size());
+    const uint32_t partCount = std::max<uint32_t>(1, (n + maxGpusPerPart - 1) / maxGpusPerPart);
+    std::vector<pb::FramePart> parts(partCount);
+    const auto &catalog = metricCatalog();
+    for (uint32_t p = 0; p < partCount; ++p) {
+        auto &part = parts[p];
+        const uint32_t first = p * maxGpusPerPart;
+        const uint32_t count = std::min(maxGpusPerPart, n - first);
+        part.set_sequence(frame.sequence);
+        part.set_sample_time_ms(frame.sampleTimeMs);
+        part.set_topology_generation(topologyGeneration);
+        part.set_first_gpu(first);
+        part.set_gpu_count(count);
+        part.set_part_index(p);
+        part.set_part_count(partCount);
+        part.set_fleet_gpu_count(n);
+        for (const MetricId id : metrics) {
+            auto *plane = part.add_planes();
+            plane->set_metric_id(catalog[static_cast<size_t>(id)].key);
+            plane->set_encoding(pb::PLANE_ENCODING_FLOAT32);
+            const float *values = frame.plane(id).data() + first;
+            plane->mutable_values()->assign(reinterpret_cast<const char *>(values), count * sizeof(float));
+        }
+        part.mutable_health()->assign(reinterpret_cast<const char *>(frame.health.data() + first), count);
+    }
+    return parts;
+}
+
+std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t generation, uint32_t maxNodesPerPart)
+{
+    const auto nodeCount = static_cast<uint32_t>(shape.nodes.size());
+    const uint32_t partCount = std::max<uint32_t>(1, (nodeCount + maxNodesPerPart - 1) / maxNodesPerPart);
+    std::vector<pb::TopologyPart> parts(partCount);
+    for (uint32_t p = 0; p < partCount; ++p) {
+        parts[p].set_generation(generation);
+        parts[p].set_part_index(p);
+        parts[p].set_part_count(partCount);
+    }
+    auto &head = parts.front();
+    head.set_gpu_count(shape.gpuCount);
+    head.set_backend_version(FLEETSCOPE_VERSION);
+    for (const auto &row : shape.rows) {
+        auto *r = head.add_rows();
+        r->set_name(row.name);
+        r->set_hall(row.hall);
+        r->set_site(shape.site);
+    }
+    for (const auto &rack : shape.racks) {
+        auto *k = head.add_racks();
+        k->set_name(rack.name);
+        k->set_row(rack.row);
+        k->set_position(rack.position);
+        k->set_first_node(rack.firstNode);
+        k->set_node_count(rack.nodeCount);
+        k->set_nvlink_domain(rack.nvlinkDomain);
+    }
+    for (uint32_t i = 0; i < nodeCount; ++i) {
+        const auto &node = shape.nodes[i];
+        auto *out = parts[i / maxNodesPerPart].add_nodes();
+        out->set_hostname(node.hostname);
+        out->set_rack(node.rack);
+        out->set_first_gpu(node.firstGpu);
+        out->set_gpu_count(node.gpuCount);
+        if (shape.simulated) {
+            const HardwareSpec &spec = HardwareSpec::of(shape.hardware);
+            out->set_model(spec.model);
+            out->set_driver_version(spec.driverVersion);
+            out->set_firmware_version(spec.firmwareVersion);
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                out->add_gpu_uuids(shape.gpuUuid(g));
+                out->add_gpu_serials(shape.gpuSerial(g));
+            }
+            continue;
+        }
+        // A real fleet: what its telemetry reported; a node none of whose GPUs was seen sends no UUIDs.
+        out->set_model(node.model);
+        out->set_driver_version(node.driverVersion);
+        bool anyUuid = false;
+        for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+            anyUuid = anyUuid || !shape.gpuUuid(g).empty();
+        }
+        for (uint32_t g = node.firstGpu; anyUuid && g < node.firstGpu + node.gpuCount; ++g) {
+            out->add_gpu_uuids(shape.gpuUuid(g));
+        }
+    }
+    return parts;
+}
+
+void fillMetricCatalog(pb::ListMetricsResponse *response, const FleetShape *shape)
+{
+    const float powerMax = shape != nullptr && shape->simulated ? HardwareSpec::of(shape->hardware).powerRangeMaxW : 0;
+    for (const auto &m : metricCatalog()) {
+        auto *info = response->add_metrics();
+        info->set_id(m.key);
+        info->set_name(m.name);
+        info->set_unit(m.unit);
+        info->set_dcgm_field(m.dcgmField);
+        info->set_range_min(m.rangeMin);
+        info->set_range_max(m.id == MetricId::Power && powerMax > 0 ? powerMax : m.rangeMax);
+        info->set_kind(m.isRate ? pb::METRIC_KIND_RATE : pb::METRIC_KIND_GAUGE);
+        info->set_colour_map(m.colourMap);
+    }
+}
+
+} // namespace fleetscope::backend

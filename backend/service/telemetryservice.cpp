@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "service/telemetryservice.h"
+
+#include "service/frameencoder.h"
+#include "service/summary.h"
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+using namespace std::chrono_literals;
+
+bool TelemetryService::resolveMetrics(
+    const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out, grpc::Status *status)
+{
+    for (const auto &key : ids) {
+        const auto id = metricByKey(key);
+        if (!id) {
+            *status = { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("unknown metric id '{}'; ListMetrics gives the valid ones", key) };
+            return false;
+        }
+        out->push_back(*id);
+    }
+    if (out->empty()) {
+        *out = defaultMetrics();
+    }
+    return true;
+}
+
+grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const pb::GetTopologyRequest * /*request*/,
+    grpc::ServerWriter<pb::TopologyPart> *writer)
+{
+    for (const auto &part : encodeTopology(m_source.shape(), m_source.topologyGeneration())) {
+        if (context->IsCancelled() || !writer->Write(part)) {
+            return { grpc::StatusCode::CANCELLED, "client went away while the topology was sent" };
+        }
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::ListMetrics(
+    grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/, pb::ListMetricsResponse *response)
+{
+    fillMetricCatalog(response, &m_source.shape());
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::Subscribe(
+    grpc::ServerContext *context, const pb::SubscribeRequest *request, grpc::ServerWriter<pb::FramePart> *writer)
+{
+    std::vector<MetricId> metrics;
+    if (grpc::Status status; !resolveMetrics(request->metric_ids(), &metrics, &status)) {
+        return status;
+    }
+    if (request->topology_generation() != 0 && request->topology_generation() != m_source.topologyGeneration()) {
+        return { grpc::StatusCode::FAILED_PRECONDITION,
+            fmt::format("topology generation {} is stale, the current one is {}; call GetTopology again",
+                request->topology_generation(), m_source.topologyGeneration()) };
+    }
+    const auto native = m_source.interval();
+    const auto wanted = std::chrono::milliseconds(request->interval_ms());
+    // Every k-th frame of the source, where k rounds the wanted interval up to a multiple of the native one.
+    const auto every = static_cast<uint64_t>(std::max<int64_t>(1, (wanted + native - 1ms) / native));
+
+    auto send = [&](const Frame &frame) {
+        for (const auto &part : encodeFrame(frame, metrics, m_source.topologyGeneration())) {
+            if (!writer->Write(part)) {
+                return false;
+            }
+        }
+        return true;
+    };
+
+    std::shared_ptr<const Frame> frame;
+    if (request->resume_after_sequence() != 0) {
+        std::vector<std::shared_ptr<const Frame>> held;
+        uint64_t heldFrom = 0;
+        uint64_t heldTo = 0;
+        if (!m_source.framesAfter(request->resume_after_sequence(), &held, &heldFrom, &heldTo)) {
+            return { grpc::StatusCode::OUT_OF_RANGE,
+                fmt::format("cannot resume after frame {}: this server holds frames {} to {}; subscribe without "
+                            "resume_after_sequence for a fresh full frame",
+                    request->resume_after_sequence(), heldFrom, heldTo) };
+        }
+        for (const auto &f : held) {
+            if (!send(*f)) {
+                return { grpc::StatusCode::CANCELLED, "client went away" };
+            }
+        }
+        frame = held.empty() ? nullptr : held.back();
+    } else {
+        frame = m_source.latest();
+        if (!send(*frame)) {
+            return { grpc::StatusCode::CANCELLED, "client went away" };
+        }
+    }
+    uint64_t sent = frame ? frame->sequence : request->resume_after_sequence();
+    for (;;) {
+        // The next frame at least `every` frames after the last one sent.
+        std::shared_ptr<const Frame> next;
+        while (!next) {
+            if (context->IsCancelled()) {
+                return { grpc::StatusCode::CANCELLED, "subscription cancelled" };
+            }
+            // A polled source whose upstream fails: say so, so the console shows why its data is getting old; it
+            // resubscribes with backoff and resumes after the last frame it has.
+            if (auto error = m_source.upstreamError(); !error.empty()) {
+                const auto last = m_source.latest();
+                return { grpc::StatusCode::UNAVAILABLE,
+                    fmt::format("upstream telemetry source failing: {}; newest frame held is {} (sample time {} ms)",
+                        error, last->sequence, last->sampleTimeMs) };
+            }
+            next = m_source.waitForFrameAfter(sent + every - 1, 200ms);
+        }
+        if (!send(*next)) {
+            return { grpc::StatusCode::CANCELLED, "client went away" };
+        }
+        sent = next->sequence;
+    }
+}
+
+namespace {
+// The wire numbers the kinds as common/events.h does, plus one (0 is unspecified); tst_common checks every pair.
+pb::EventKind toProto(FleetEvent::Kind kind)
+{
+    static_assert(pb::EventKind_ARRAYSIZE == eventKindCount + 1, "one wire kind per event kind");
+    return static_cast<pb::EventKind>(static_cast<int>(kind) + 1);
+}
+} // namespace
+
+grpc::Status TelemetryService::StreamEvents(
+    grpc::ServerContext *context, const pb::StreamEventsRequest *request, grpc::ServerWriter<pb::Event> *writer)
+{
+    const int64_t nowMs
+        = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+    if (request->since_ms() > nowMs + 60000) {
+        return { grpc::StatusCode::INVALID_ARGUMENT,
+            fmt::format("since_ms {} is in the future (now is {})", request->since_ms(), nowMs) };
+    }
+    // Says at once that the stream is open. The stream has no end of its own, so a client asking for a closed range
+    // stops at a deadline; this tells "no more events by then" (it was open) from a backend that never answered.
+    context->AddInitialMetadata("fleetscope-events", "open");
+    writer->SendInitialMetadata();
+    // Without a start time only new events are sent; with one, the held events from then on come first.
+    uint64_t after = request->since_ms() == 0 ? m_source.lastEventSequence() : 0;
+    const int64_t since = request->since_ms();
+    while (!context->IsCancelled()) {
+        for (const auto &timed : m_source.eventsAfter(since, &after, 200ms)) {
+            const auto &e = timed.event;
+            pb::Event out;
+            out.set_time_ms(timed.timeMs);
+            out.set_sequence(timed.sequence);
+            out.set_kind(toProto(e.kind));
+            out.set_severity(static_cast<pb::Severity>(e.severity));
+            out.set_gpu(e.gpu);
+            out.set_node(e.node);
+            out.set_job_id(e.jobId);
+            out.set_xid(e.xid);
+            out.set_text(e.text);
+            if (!writer->Write(out)) {
+                return { grpc::StatusCode::CANCELLED, "client went away" };
+            }
+        }
+    }
+    return { grpc::StatusCode::CANCELLED, "event stream cancelled" };
+}
+
+grpc::Status TelemetryService::ListJobs(
+    grpc::ServerContext * /*context*/, const pb::ListJobsRequest * /*request*/, pb::ListJobsResponse *response)
+{
+    for (const auto &job : m_source.jobs()) {
+        auto *out = response->add_jobs();
+        out->set_id(job.id);
+        out->set_name(job.name);
+        out->set_owner(job.owner);
+        for (const uint32_t g : job.gpuList()) {
+            out->add_gpus(g);
+        }
+        out->set_start_time_ms(job.startMs);
+        out->set_last_checkpoint_ms(job.lastCheckpointMs);
+        out->set_end_time_ms(job.endMs);
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::QueryRange(
+    grpc::ServerContext *context, const pb::QueryRangeRequest *request, grpc::ServerWriter<pb::QueryRangePart> *writer)
+{
+    std::vector<MetricId> metrics;
+    if (grpc::Status status; !resolveMetrics(request->metric_ids(), &metrics, &status)) {
+        return status;
+    }
+    const uint32_t n = m_source.shape().gpuCount;
+    std::vector<uint32_t> gpus(request->gpus().begin(), request->gpus().end());
+    if (gpus.empty()) {
+        const uint64_t first = request->first_gpu();
+        const uint64_t count = request->gpu_count() == 0 && first < n ? n - first : request->gpu_count();
+        if (first + count > n || count == 0) {
+            return { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("GPU range {}+{} is outside the fleet of {} GPUs", first, count, n) };
+        }
+        gpus.resize(count);
+        for (uint64_t i = 0; i < count; ++i) {
+            gpus[i] = static_cast<uint32_t>(first + i);
+        }
+    }
+    for (const uint32_t g : gpus) {
+        if (g >= n) {
+            return { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("GPU index {} is outside the fleet of {} GPUs", g, n) };
+        }
+    }
+    const int64_t from = request->from_ms();
+    const int64_t to = request->to_ms();
+    const int64_t step = request->step_ms();
+    if (step < 1 || to < from) {
+        return { grpc::StatusCode::INVALID_ARGUMENT,
+            fmt::format("need from_ms <= to_ms and step_ms >= 1 (got {} .. {} step {})", from, to, step) };
+    }
+    const uint64_t rows = static_cast<uint64_t>((to - from) / step) + 1;
+    if (rows > maxRangeValues || rows * gpus.size() * metrics.size() > maxRangeValues) {
+        return { grpc::StatusCode::RESOURCE_EXHAUSTED,
+            fmt::format("{} times x {} GPUs x {} metrics is over the limit of {} values per query; use a coarser "
+                        "step, fewer GPUs or fewer metrics",
+                rows, gpus.size(), metrics.size(), maxRangeValues) };
+    }
+
+    if (const auto *history = m_source.history()) {
+        return queryUpstream(*history, context, metrics, std::move(gpus), from, to, step, writer);
+    }
+
+    // For each output time, the last held frame at or before it.
+    const auto frames = m_source.framesBetween(from, to);
+    std::vector<int64_t> times;
+    std::vector<const Frame *> chosen;
+    size_t next = 0;
+    for (uint64_t r = 0; r < rows; ++r) {
+        const int64_t t = from + static_cast<int64_t>(r) * step;
+        while (next < frames.size() && frames[next]->sampleTimeMs <= t) {
+            ++next;
+        }
+        if (next > 0) {
+            times.push_back(t);
+            chosen.push_back(frames[next - 1].get());
+        }
+    }
+    // Parts of about 1M values (4 MiB of float32 less the headers), whole rows each.
+    const size_t rowsPerPart = std::max<size_t>(1, (1U << 20U) / std::max<size_t>(1, gpus.size()) - 1);
+    const auto &catalog = metricCatalog();
+    for (const MetricId id : metrics) {
+        for (size_t r0 = 0; r0 < chosen.size() || (r0 == 0 && chosen.empty()); r0 += rowsPerPart) {
+            pb::QueryRangePart part;
+            part.set_metric_id(catalog[static_cast<size_t>(id)].key);
+            *part.mutable_gpus() = { gpus.begin(), gpus.end() };
+            const size_t r1 = std::min(chosen.size(), r0 + rowsPerPart);
+            std::string values;
+            values.resize((r1 - r0) * gpus.size() * sizeof(float));
+            auto *out = reinterpret_cast<float *>(values.data());
+            for (size_t r = r0; r < r1; ++r) {
+                part.add_times_ms(times[r]);
+                part.add_sample_times_ms(chosen[r]->sampleTimeMs);
+                const auto &plane = chosen[r]->plane(id);
+                for (const uint32_t g : gpus) {
+                    *out++ = plane[g];
+                }
+            }
+            part.set_values(std::move(values));
+            if (context->IsCancelled() || !writer->Write(part)) {
+                return { grpc::StatusCode::CANCELLED, "client went away" };
+            }
+            if (chosen.empty()) {
+                break;
+            }
+        }
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
+    const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
+    grpc::ServerWriter<pb::QueryRangePart> *writer)
+{
+    const auto &catalog = metricCatalog();
+    for (const MetricId id : metrics) {
+        if (catalog[static_cast<size_t>(id)].dcgmField.empty()) {
+            return { grpc::StatusCode::INVALID_ARGUMENT,
+                fmt::format("metric '{}' is computed per frame by this backend and has no history upstream; ask for "
+                            "the metrics it is computed from",
+                    catalog[static_cast<size_t>(id)].key) };
+        }
+    }
+    auto failed = [](const std::string &error) {
+        return grpc::Status { grpc::StatusCode::UNAVAILABLE,
+            fmt::format("upstream telemetry source failing: {}", error) };
+    };
+    HistoryProvider::Range range;
+    range.fromMs = from;
+    range.toMs = to;
+    range.stepMs = step;
+    range.gpus = std::move(gpus);
+    std::vector<int64_t> times;
+    std::vector<int64_t> sampleTimes;
+    std::string error;
+    if (!history.rangeTimes(&range, &times, &sampleTimes, &error)) {
+        return failed(error);
+    }
+    const size_t columns = range.gpus.size();
+    const size_t rowsPerPart = std::max<size_t>(1, (1U << 20U) / std::max<size_t>(1, columns) - 1);
+    std::vector<float> values;
+    for (const MetricId id : metrics) {
+        if (context->IsCancelled()) {
+            return { grpc::StatusCode::CANCELLED, "client went away" };
+        }
+        if (!history.rangeValues(range, id, times, &values, &error)) {
+            return failed(error);
+        }
+        // As from held frames: whole rows per part, and one empty part for a metric without any.
+        for (size_t r0 = 0; r0 < times.size() || r0 == 0; r0 += rowsPerPart) {
+            pb::QueryRangePart part;
+            part.set_metric_id(catalog[static_cast<size_t>(id)].key);
+            *part.mutable_gpus() = { range.gpus.begin(), range.gpus.end() };
+            const size_t r1 = std::min(times.size(), r0 + rowsPerPart);
+            for (size_t r = r0; r < r1; ++r) {
+                part.add_times_ms(times[r]);
+                part.add_sample_times_ms(sampleTimes[r]);
+            }
+            if (r1 > r0) {
+                part.set_values(
+                    reinterpret_cast<const char *>(values.data() + r0 * columns), (r1 - r0) * columns * sizeof(float));
+            }
+            if (context->IsCancelled() || !writer->Write(part)) {
+                return { grpc::StatusCode::CANCELLED, "client went away" };
+            }
+            if (times.empty()) {
+                break;
+            }
+        }
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::GetSummary(
+    grpc::ServerContext * /*context*/, const pb::GetSummaryRequest *request, pb::Summary *response)
+{
+    const int64_t nowMs
+        = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count();
+    const int64_t from = request->from_ms();
+    const int64_t to = request->to_ms() == 0 ? nowMs : request->to_ms();
+    if (to < from) {
+        return { grpc::StatusCode::INVALID_ARGUMENT, fmt::format("to_ms {} is before from_ms {}", to, from) };
+    }
+    const auto frames = m_source.framesBetween(from, to);
+    if (frames.empty()) {
+        return { grpc::StatusCode::FAILED_PRECONDITION,
+            fmt::format("no frames held between {} and {}; the source's history starts later", from, to) };
+    }
+    uint64_t after = 0;
+    auto events = m_source.eventsAfter(from, &after, std::chrono::milliseconds(0));
+    events.erase(std::remove_if(events.begin(), events.end(), [to](const TimedEvent &e) { return e.timeMs > to; }),
+        events.end());
+    const int64_t end = std::min(to, frames.back()->sampleTimeMs + m_source.interval().count());
+    const uint32_t top = request->top_offenders() == 0 ? 20 : std::min<uint32_t>(request->top_offenders(), 1000);
+    *response = summarise(m_source.shape(), frames, events, m_source.jobs(), from, end, top);
+    return grpc::Status::OK;
+}
+
+} // namespace fleetscope::backend

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/framesource.h"
+
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+
+namespace fleetscope::backend {
+
+// The gRPC Telemetry service over a FrameSource. Synchronous API: each streaming call runs on a thread of gRPC's
+// pool and blocks on the source, waking at least every 200 ms to notice a cancelled call or a server shutdown.
+class TelemetryService final : public fleetscope::telemetry::v1::Telemetry::Service
+{
+public:
+    explicit TelemetryService(const FrameSource &source)
+        : m_source(source)
+    { }
+
+    grpc::Status GetTopology(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetTopologyRequest *request,
+        grpc::ServerWriter<fleetscope::telemetry::v1::TopologyPart> *writer) override;
+    grpc::Status ListMetrics(grpc::ServerContext *context, const fleetscope::telemetry::v1::ListMetricsRequest *request,
+        fleetscope::telemetry::v1::ListMetricsResponse *response) override;
+    grpc::Status Subscribe(grpc::ServerContext *context, const fleetscope::telemetry::v1::SubscribeRequest *request,
+        grpc::ServerWriter<fleetscope::telemetry::v1::FramePart> *writer) override;
+
+    grpc::Status StreamEvents(grpc::ServerContext *context,
+        const fleetscope::telemetry::v1::StreamEventsRequest *request,
+        grpc::ServerWriter<fleetscope::telemetry::v1::Event> *writer) override;
+    grpc::Status ListJobs(grpc::ServerContext *context, const fleetscope::telemetry::v1::ListJobsRequest *request,
+        fleetscope::telemetry::v1::ListJobsResponse *response) override;
+
+    grpc::Status QueryRange(grpc::ServerContext *context, const fleetscope::telemetry::v1::QueryRangeRequest *request,
+        grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) override;
+    grpc::Status GetSummary(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetSummaryRequest *request,
+        fleetscope::telemetry::v1::Summary *response) override;
+
+    // QueryRange answers at most this many values (times x GPUs x metrics) per call.
+    static constexpr uint64_t maxRangeValues = 20'000'000;
+
+private:
+    // Resolves metric ids (empty: the default set); on an unknown one returns false with the status to send.
+    static bool resolveMetrics(
+        const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out, grpc::Status *status);
+    // QueryRange from a polled source's upstream, once the request is checked.
+    static grpc::Status queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
+        const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
+        grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer);
+
+    const FrameSource &m_source;
+};
+
+} // namespace fleetscope::backend

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/exporterpage.h"
+
+#include <array>
+#include <cmath>
+#include <iterator>
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+const std::vector<ExporterPage::Family> &ExporterPage::families()
+{
+    // Types and help texts are dcgm-exporter's default-counters.csv; DCGM_FI_DEV_CLOCKS_EVENT_REASONS is not in it
+    // and takes its text from dcgm-exporter's full field list. Only power is a DCGM double.
+    static const std::vector<Family> list = [] {
+        struct Text
+        {
+            const char *type;
+            const char *help;
+            bool isDouble;
+        };
+        auto text = [](MetricId id) -> Text {
+            switch (id) {
+            case MetricId::GpuTemp:
+                return { "gauge", "GPU temperature (in C).", false };
+            case MetricId::MemTemp:
+                return { "gauge", "Memory temperature (in C).", false };
+            case MetricId::Power:
+                return { "gauge", "Power draw (in W).", true };
+            case MetricId::GpuUtil:
+                return { "gauge", "GPU utilization (in %).", false };
+            case MetricId::MemCopyUtil:
+                return { "gauge", "Memory utilization (in %).", false };
+            case MetricId::SmClock:
+                return { "gauge", "SM clock frequency (in MHz).", false };
+            case MetricId::FbUsed:
+                return { "gauge", "Framebuffer memory used (in MiB).", false };
+            case MetricId::XidErrors:
+                return { "gauge", "Value of the last XID error encountered.", false };
+            case MetricId::EccSbe:
+                return { "counter", "Total number of single-bit volatile ECC errors.", false };
+            case MetricId::EccDbe:
+                return { "counter", "Total number of double-bit volatile ECC errors.", false };
+            case MetricId::NvlinkErrors:
+                return { "counter", "Total number of NVLink flow-control CRC errors.", false };
+            case MetricId::PcieReplays:
+                return { "counter", "Total number of PCIe retries.", false };
+            case MetricId::ThrottleReasons:
+                return { "gauge", "Current clock event reasons (bitmask).", false };
+            default:
+                return { "gauge", "", false };
+            }
+        };
+        std::vector<Family> out;
+        for (const auto &m : metricCatalog()) {
+            if (m.dcgmField.empty()) {
+                continue; // the health state is Fleetscope's own, not a DCGM field
+            }
+            const Text t = text(m.id);
+            out.push_back({ m.id, m.dcgmField, t.type, t.help, t.isDouble });
+        }
+        return out;
+    }();
+    return list;
+}
+
+bool ExporterPage::isRawErrorField(MetricId id)
+{
+    return id == MetricId::XidErrors || id == MetricId::EccSbe || id == MetricId::EccDbe || id == MetricId::NvlinkErrors
+        || id == MetricId::PcieReplays;
+}
+
+const std::vector<uint32_t> *ExporterPage::rawField(const Frame &frame, MetricId id)
+{
+    if (!frame.rawErrors) {
+        return nullptr;
+    }
+    switch (id) {
+    case MetricId::XidErrors:
+        return &frame.rawErrors->lastXid;
+    case MetricId::EccSbe:
+        return &frame.rawErrors->totals[ErrorCounter::EccSbeCount];
+    case MetricId::EccDbe:
+        return &frame.rawErrors->totals[ErrorCounter::EccDbeCount];
+    case MetricId::NvlinkErrors:
+        return &frame.rawErrors->totals[ErrorCounter::NvlinkCount];
+    case MetricId::PcieReplays:
+        return &frame.rawErrors->totals[ErrorCounter::PcieReplayCount];
+    default:
+        return nullptr;
+    }
+}
+
+std::string ExporterPage::pciBusId(uint32_t gpuInNode)
+{
+    static constexpr std::array<unsigned, 8> buses = { 0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB };
+    return fmt::format("00000000:{:02X}:00.0", buses[gpuInNode % buses.size()]);
+}
+
+ExporterPage::PodLabels ExporterPage::podLabels(const JobInfo &job, uint32_t nodeOrdinal)
+{
+    PodLabels labels;
+    // Job names are "<kind>-<id>" (FrameSource::describeJob).
+    const auto dash = job.name.rfind('-');
+    labels.container = dash == std::string::npos ? job.name : job.name.substr(0, dash);
+    labels.nameSpace = job.owner;
+    labels.pod = fmt::format("{}-{}", job.name, nodeOrdinal);
+    return labels;
+}
+
+void ExporterPage::appendEscaped(std::string *out, const std::string &value)
+{
+    for (const char c : value) {
+        switch (c) {
+        case '\\':
+            out->append("\\\\");
+            break;
+        case '"':
+            out->append("\\\"");
+            break;
+        case '\n':
+            out->append("\\n");
+            break;
+        default:
+            out->push_back(c);
+        }
+    }
+}
+
+std::string ExporterPage::Rendered::nodePage(uint32_t node) const
+{
+    std::string page;
+    if (node >= nodeCount) {
+        return page;
+    }
+    const size_t families = headerStart.size();
+    size_t size = 0;
+    for (size_t f = 0; f < families; ++f) {
+        size += series(f, 0) - headerStart[f] + series(f, node + 1) - series(f, node);
+    }
+    page.reserve(size);
+    for (size_t f = 0; f < families; ++f) {
+        page.append(text, headerStart[f], series(f, 0) - headerStart[f]);
+        page.append(text, series(f, node), series(f, node + 1) - series(f, node));
+    }
+    return page;
+}
+
+ExporterPage::Rendered ExporterPage::render(
+    const FleetShape &shape, const Frame &frame, const std::vector<JobInfo> &jobs, const Options &options)
+{
+    const uint32_t n = shape.gpuCount;
+    auto online = [&](uint32_t g) { return g < frame.health.size() && (frame.health[g] & 0x07U) != health::Offline; };
+
+    // The running job on each node, by index into jobs (-1: none).
+    std::vector<int32_t> jobOfNode(shape.nodes.size(), -1);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+        const auto &job = jobs[j];
+        if (job.endMs != 0 || job.gpuCount == 0 || job.firstGpu + job.gpuCount > n) {
+            continue;
+        }
+        for (uint32_t k = shape.nodeOfGpu[job.firstGpu]; k <= shape.nodeOfGpu[job.firstGpu + job.gpuCount - 1]; ++k) {
+            jobOfNode[k] = static_cast<int32_t>(j);
+        }
+    }
+
+    // Each online GPU's label set, "{...} ", built once and shared by every family.
+    std::string labels;
+    labels.reserve(static_cast<size_t>(n) * 260);
+    std::vector<size_t> labelStart(static_cast<size_t>(n) + 1, 0);
+    std::string escapedModel;
+    appendEscaped(&escapedModel, options.modelName);
+    std::string escapedDriver;
+    appendEscaped(&escapedDriver, options.driverVersion);
+    for (uint32_t g = 0; g < n; ++g) {
+        labelStart[g] = labels.size();
+        if (!online(g)) {
+            continue;
+        }
+        const uint32_t k = shape.nodeOfGpu[g];
+        const auto &node = shape.nodes[k];
+        const uint32_t local = g - node.firstGpu;
+        auto out = std::back_inserter(labels);
+        fmt::format_to(out, "{{gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"", local,
+            shape.gpuUuid(g), pciBusId(local), local);
+        // A fleet that reports its own model and driver (not the simulator's) keeps them.
+        if (node.model.empty()) {
+            labels.append(escapedModel);
+        } else {
+            appendEscaped(&labels, node.model);
+        }
+        labels.append("\",Hostname=\"");
+        appendEscaped(&labels, node.hostname);
+        labels.append("\",DCGM_FI_DRIVER_VERSION=\"");
+        if (node.driverVersion.empty()) {
+            labels.append(escapedDriver);
+        } else {
+            appendEscaped(&labels, node.driverVersion);
+        }
+        labels.push_back('"');
+        if (jobOfNode[k] >= 0) {
+            const auto &job = jobs[static_cast<size_t>(jobOfNode[k])];
+            const auto pod = podLabels(job, k - shape.nodeOfGpu[job.firstGpu]);
+            // dcgm-exporter prints its pod attributes in key order.
+            labels.append(",container=\"");
+            appendEscaped(&labels, pod.container);
+            labels.append("\",namespace=\"");
+            appendEscaped(&labels, pod.nameSpace);
+            labels.append("\",pod=\"");
+            appendEscaped(&labels, pod.pod);
+            labels.push_back('"');
+        }
+        if (options.topologyLabels) {
+            const auto &rack = shape.racks[node.rack];
+            labels.append(",row=\"");
+            appendEscaped(&labels, shape.rows[rack.row].name);
+            labels.append("\",rack=\"");
+            appendEscaped(&labels, rack.name);
+            labels.push_back('"');
+        }
+        labels.append("} ");
+    }
+    labelStart[n] = labels.size();
+
+    Rendered rendered;
+    std::string &page = rendered.text;
+    const auto &list = families();
+    const auto nodes = static_cast<uint32_t>(shape.nodes.size());
+    rendered.nodeCount = nodes;
+    rendered.headerStart.resize(list.size());
+    rendered.seriesStart.resize(list.size() * (static_cast<size_t>(nodes) + 1));
+    page.reserve(list.size() * (labels.size() + static_cast<size_t>(n) * 64));
+    for (size_t f = 0; f < list.size(); ++f) {
+        const auto &family = list[f];
+        rendered.headerStart[f] = page.size();
+        fmt::format_to(std::back_inserter(page), "# HELP {} {}\n# TYPE {} {}\n", family.name, family.help, family.name,
+            family.type);
+        // Where each node's run of lines starts: nodes are contiguous in dense order, so node k's run ends where
+        // node k + 1's starts. Nodes without lines get an empty run.
+        size_t *nodeStart = &rendered.seriesStart[f * (static_cast<size_t>(nodes) + 1)];
+        uint32_t nextNode = 0;
+        auto startNodesUpTo = [&](uint32_t last) {
+            for (; nextNode <= last; ++nextNode) {
+                nodeStart[nextNode] = page.size();
+            }
+        };
+        // The error fields as dcgm-exporter has them: counters that only grow and the last XID, not the frames'
+        // 5-minute counts. A frame without them (not simulated) has no lines for them.
+        const std::vector<uint32_t> *raw = rawField(frame, family.metric);
+        if (isRawErrorField(family.metric) && raw == nullptr) {
+            startNodesUpTo(nodes);
+            continue;
+        }
+        const auto &plane = frame.plane(family.metric);
+        for (uint32_t g = 0; g < n && g < plane.size(); ++g) {
+            startNodesUpTo(shape.nodeOfGpu[g]);
+            const float v = raw != nullptr && g < raw->size() ? static_cast<float>((*raw)[g]) : plane[g];
+            // A GPU that has no value for a field has no line for it, as dcgm-exporter skips DCGM's blanks.
+            if (!online(g) || !std::isfinite(v)) {
+                continue;
+            }
+            page.append(family.name);
+            page.append(labels, labelStart[g], labelStart[g + 1] - labelStart[g]);
+            if (family.isDouble) {
+                // DCGM's doubles are printed with %f. The simulator keeps power to the milliwatt, as a float: print
+                // the milliwatt reading it stands for (654.321000, not 654.320984), as DCGM would have it.
+                const double reading = std::round(static_cast<double>(v) * 1000.0) / 1000.0;
+                fmt::format_to(std::back_inserter(page), "{:.6f}\n", reading);
+            } else {
+                page.append(fmt::format_int(std::llround(v)).c_str());
+                page.push_back('\n');
+            }
+        }
+        startNodesUpTo(nodes);
+    }
+    return rendered;
+}
+
+} // namespace fleetscope::backend

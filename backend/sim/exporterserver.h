@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/framesource.h"
+#include "sim/exporterpage.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// Serves the simulated fleet as dcgm-exporter pages over plain HTTP/1.1, so that a real Prometheus (or anything that
+// scrapes dcgm-exporter) can scrape the simulator. GET and HEAD of /metrics answer the whole fleet's page of the
+// latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
+// dcgm-exporter would serve it, so that a scraper sees one target per node as in a real fleet (fileSdTargets lists
+// them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405,
+// malformed requests 400 (and the connection is closed). Keep-alive as HTTP/1.1 says while at most keepAliveLimit
+// connections are open. Each connection has its own thread, at most maxConnections at once; stop() wakes and joins
+// them all.
+//
+// The fleet's page is rendered once per frame, with the offsets of every node's lines, and shared by every scrape of
+// that frame, whole or per node (m_renderMutex guards m_page, m_pageSequence, m_renders and m_rendering; the render
+// itself runs outside it); connection threads touch nothing else of the server but the stop flag, the count of open
+// connections (atomic), the hostname index (const once built) and their own socket.
+class ExporterServer
+{
+public:
+    ExporterServer(const FrameSource &source, ExporterPage::Options options);
+    ~ExporterServer();
+    ExporterServer(const ExporterServer &) = delete;
+    ExporterServer &operator=(const ExporterServer &) = delete;
+
+    // Listens on address ("127.0.0.1:0" picks a free port). Returns false and sets error when it cannot.
+    bool start(const std::string &address, std::string *error);
+    int port() const { return m_port; }
+    std::string listeningAddress() const;
+    // Closes the listener and every connection, and joins their threads; safe to call twice.
+    void stop();
+
+    // The page of the latest frame (rendered for it if no scrape has yet), or while another caller renders that, the
+    // page before; and the sequence of the frame it is of.
+    std::shared_ptr<const ExporterPage::Rendered> page(uint64_t *sequence = nullptr);
+    // How many times a page has been rendered: once per frame scraped, however many scrapes and nodes.
+    uint64_t renderCount();
+
+    // The node with this hostname (exactly; hostnames are unique in a fleet), or -1.
+    int64_t nodeOf(std::string_view hostname) const;
+
+    // The node pages as Prometheus file-based service discovery (file_sd_configs, which vmagent reads too): one
+    // target group per node at address (HOST:PORT), with __metrics_path__ /metrics/<hostname> and instance
+    // <hostname>, so that each node's `up` is a series of its own although all share one address.
+    static std::string fileSdTargets(const FleetShape &shape, const std::string &address);
+    // Writes fileSdTargets for this server's address to path, whole or not at all (a scraper that watches the file
+    // never reads half of it); a wildcard listening address is written as loopback. False with an error when not.
+    bool writeTargetsFile(const std::string &path, std::string *error) const;
+
+    static constexpr size_t maxConnections = 64;
+    static constexpr size_t keepAliveLimit = maxConnections / 2;
+    static constexpr size_t maxHeaderBytes = 16 * 1024;
+    static constexpr size_t maxBodyBytes = 64 * 1024;
+
+private:
+    struct Connection
+    {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+
+    void acceptLoop();
+    void serve(int fd);
+    // Waits until fd is ready for events or stop() is called; false on stop, time-out or error.
+    bool waitFor(int fd, short events, int timeoutMs) const;
+    bool sendAll(int fd, const char *data, size_t size) const;
+
+    const FrameSource &m_source;
+    ExporterPage::Options m_options;
+    std::string m_host;
+    int m_port = 0;
+    int m_listenFd = -1;
+    int m_wakeFd = -1; // an eventfd, written once by stop(): readable from then on, it wakes every poll
+    std::atomic<bool> m_stopping { false };
+    std::thread m_acceptThread;
+    std::list<Connection> m_connections; // touched by the accept thread only, and by stop() after joining it
+    std::atomic<size_t> m_open { 0 }; // connections whose thread has not finished serving
+
+    // Node indices sorted by hostname, for /metrics/<hostname>: 4 bytes a node, 512 KiB at 131,072 nodes. Built by
+    // the constructor (a source's shape is fixed for its lifetime), read-only afterwards.
+    std::vector<uint32_t> m_nodesByHostname;
+
+    std::mutex m_renderMutex;
+    std::condition_variable m_rendered; // m_page was set
+    std::shared_ptr<const ExporterPage::Rendered> m_page;
+    uint64_t m_pageSequence = 0;
+    uint64_t m_renders = 0;
+    bool m_rendering = false; // a caller of page() renders outside the lock
+};
+
+} // namespace fleetscope::backend
