@@ -21,6 +21,7 @@
 #include "prometheus/promjson.h"
 #include "service/frameencoder.h"
 #include "sim/exporterpage.h"
+#include "sim/simulatedfleet.h"
 
 #include <QByteArray>
 #include <QJsonArray>
@@ -250,7 +251,8 @@ int main(int argc, char **argv)
     options.gpuCount = gpus;
     options.interval = std::chrono::hours(1); // no live step during the benchmark
     options.history = std::chrono::minutes(30);
-    be::FrameSource source(options);
+    const auto simulatedSource = be::simulatedSource(options);
+    be::FrameSource &source = *simulatedSource;
     const auto simulated = source.latest();
     const auto jobs = source.jobs();
     const be::FleetShape simShape = source.shape();

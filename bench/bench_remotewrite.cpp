@@ -10,6 +10,7 @@
 #include "prometheus/promjson.h"
 #include "remotewrite/remotewritesource.h"
 #include "sim/exporterpage.h"
+#include "sim/simulatedfleet.h"
 #include "timing.h"
 
 #include "prometheus/remote.pb.h"
@@ -116,7 +117,8 @@ int main(int argc, char **argv)
     options.gpuCount = gpus;
     options.interval = std::chrono::hours(1);
     options.history = std::chrono::minutes(30);
-    be::FrameSource simulation(options);
+    const auto simulatedSimulation = be::simulatedSource(options);
+    be::FrameSource &simulation = *simulatedSimulation;
     const auto simulated = simulation.latest();
     const auto jobs = simulation.jobs();
     const be::FleetShape shape = simulation.shape();

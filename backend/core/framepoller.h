@@ -74,9 +74,10 @@ public:
         std::vector<float> *values, std::string *error) const = 0;
 };
 
-// Where FrameSource's frames come from when they are not simulated: something that, once per interval, fetches the
-// fleet's current state from outside (a Prometheus-compatible server). FrameSource calls it from its ticker thread
-// only (history() excepted, see HistoryProvider), and owns it; the shape is fixed for the poller's lifetime.
+// Where FrameSource's frames come from: something that, once per interval, produces the fleet's current state (a
+// simulation's next step, a poll of a Prometheus-compatible server, the windows a remote-write receiver closed).
+// FrameSource calls it from its constructor (pastFrames, firstFrame) and then from its ticker thread only (history()
+// excepted, see HistoryProvider), and owns it; the shape is fixed for the producer's lifetime.
 class FramePoller
 {
 public:
@@ -84,15 +85,27 @@ public:
 
     virtual const FleetShape &shape() const = 0;
     virtual uint64_t topologyGeneration() const = 0;
-    // The frame served before the first poll succeeds: every GPU without data.
-    virtual std::shared_ptr<Frame> emptyFrame() const = 0;
-    // Fetches the current state. Returns the new frame (its sequence is left to FrameSource), or null when there is
-    // nothing new to publish: the upstream failed (see upstreamError()) or has no newer sample than the last frame.
+    // What the source knows of the time before its start that it can give at once, oldest first: frames (each
+    // with its sequence, below the first frame's, and sample time; at most maxFrames, about one per `every`) and
+    // the events that happened in them. Asked once, before firstFrame(). A source that must fetch its past from
+    // elsewhere gives its events through pastEvents instead, asked later from the ticker thread.
+    struct Past
+    {
+        std::vector<std::shared_ptr<Frame>> frames;
+        std::vector<TimedEvent> events; // sequence left to FrameSource
+    };
+    virtual Past pastFrames(int64_t /*nowMs*/, std::chrono::milliseconds /*every*/, size_t /*maxFrames*/) { return {}; }
+    // The frame served before the first poll: the state at the start (its sequence is kept, and the following
+    // frames number on from it), or every GPU without data where nothing is known yet. Its events: takeEvents().
+    virtual std::shared_ptr<Frame> firstFrame() = 0;
+    // Produces the current state. Returns the new frame (its sequence is left to FrameSource), or null when there
+    // is nothing new to publish: the upstream failed (see upstreamError()) or has no newer sample than the last.
     virtual std::shared_ptr<Frame> poll() = 0;
-    // Why the last poll failed, for consoles; empty while the upstream answers.
+    // Why the last poll failed, for consoles; empty while the upstream answers (always, for a simulation).
     virtual std::string upstreamError() const = 0;
 
-    // Events found by the last poll that returned a frame (moved out; they happen at that frame's sample time).
+    // Events found by firstFrame() or the last poll that returned a frame (moved out; they happen at that frame's
+    // sample time).
     virtual std::vector<FleetEvent> takeEvents() { return {}; }
     // The jobs as of the last poll that returned a frame: running ones, then recently ended ones.
     virtual std::vector<JobInfo> jobs() const { return {}; }
@@ -100,7 +113,8 @@ public:
     // recent events gets those from before the backend started; sequence is left to FrameSource.
     virtual std::vector<TimedEvent> pastEvents(int64_t /*fromMs*/, int64_t /*toMs*/) { return {}; }
     // When to poll next, given when the fixed interval would (a source that knows when its next frame is due says
-    // so: frames as soon as they are ready, not up to an interval later).
+    // so: frames as soon as they are ready, not up to an interval later). Asked before the first poll too, with
+    // the time of the start.
     virtual std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const
     {
         return scheduled;

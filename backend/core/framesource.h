@@ -2,7 +2,7 @@
 #pragma once
 
 #include "core/framepoller.h"
-#include "sim/simulator.h"
+#include "sim/scenario.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -16,18 +16,20 @@
 
 namespace fleetscope::backend {
 
-// Runs the simulator (or, for a real fleet, a FramePoller) on its own thread, one step per interval of wall-clock
-// time, and publishes each frame as the latest. Any number of subscribers wait on it; one simulation or one upstream
-// poll serves them all. It keeps the recent frames (for resuming subscribers, within a memory budget), the recent
+// Runs a frame producer (FramePoller: the simulator, a Prometheus poller, the remote-write receiver) on its own
+// thread, one poll per interval of wall-clock time (or when the producer says its next frame is due), and publishes
+// each frame as the latest. Any number of subscribers wait on it; one simulation step or one upstream poll serves
+// them all. It keeps the recent frames (for resuming subscribers, within a memory budget), the recent
 // events, and the jobs as of the last step.
 //
 // Locking: m_mutex guards m_frames, m_events, m_jobs, m_nextEventSequence, m_upstreamError and m_stopping; the
-// simulator or poller itself is touched only by the ticker thread (and by the constructor before it starts).
+// producer itself is touched only by the ticker thread (and by the constructor before it starts).
 class FrameSource
 {
 public:
     struct Options
     {
+        // What a simulated fleet is (read by simulatedSource only).
         uint32_t gpuCount = 10240;
         uint64_t seed = 1;
         std::chrono::milliseconds interval { 1000 };
@@ -44,19 +46,19 @@ public:
         std::chrono::milliseconds pastEvents { 3600000 };
     };
 
-    explicit FrameSource(const Options &options);
-    // Frames from outside: options.interval and the memory budgets apply; the simulation options are ignored. Events
-    // and jobs are the poller's: before the first poll it is asked for the events of the last options.pastEvents.
+    // Frames, events and jobs from the producer: options.interval and the memory budgets apply (the simulation
+    // options are simulatedSource's, sim/simulatedfleet.h). Before the first poll it is asked for the events of the
+    // last options.pastEvents.
     FrameSource(std::unique_ptr<FramePoller> poller, const Options &options);
     ~FrameSource();
     FrameSource(const FrameSource &) = delete;
     FrameSource &operator=(const FrameSource &) = delete;
 
-    const FleetShape &shape() const { return m_simulator ? m_simulator->shape() : m_poller->shape(); }
+    const FleetShape &shape() const { return m_poller->shape(); }
     uint64_t topologyGeneration() const { return m_generation; }
     std::chrono::milliseconds interval() const { return m_options.interval; }
     // History from a polled source's upstream (thread-safe), or null: QueryRange then answers from the frames held.
-    const HistoryProvider *history() const { return m_poller ? m_poller->history() : nullptr; }
+    const HistoryProvider *history() const { return m_poller->history(); }
 
     std::shared_ptr<const Frame> latest() const;
     // Why the upstream of a polled source failed at its last poll; empty while it answers (and for the simulator).
@@ -86,13 +88,9 @@ public:
 
 private:
     void run();
-    void runPoller();
     void publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> events);
-    void simulatePast(int64_t nowMs);
-    JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
 
     Options m_options;
-    std::unique_ptr<Simulator> m_simulator; // exactly one of these two
     std::unique_ptr<FramePoller> m_poller;
     uint64_t m_generation;
     size_t m_maxFrames;

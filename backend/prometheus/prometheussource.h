@@ -87,7 +87,9 @@ public:
 
     const FleetShape &shape() const override { return m_topology.shape(); }
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
-    std::shared_ptr<Frame> emptyFrame() const override;
+    // Every GPU without data, at the time of the start (before any sample).
+    std::shared_ptr<Frame> emptyFrame() const;
+    std::shared_ptr<Frame> firstFrame() override { return emptyFrame(); }
     std::shared_ptr<Frame> poll() override;
     std::string upstreamError() const override { return m_report.ok ? std::string() : m_report.error; }
     // Once the scrape interval is known (from one host's sample times), the next poll comes just after that host's

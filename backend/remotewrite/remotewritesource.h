@@ -89,7 +89,9 @@ public:
 
     const FleetShape &shape() const override { return m_topology.shape(); }
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
-    std::shared_ptr<Frame> emptyFrame() const override;
+    // Every GPU without data, at the time of the start (before any sample).
+    std::shared_ptr<Frame> emptyFrame() const;
+    std::shared_ptr<Frame> firstFrame() override { return emptyFrame(); }
     std::shared_ptr<Frame> poll() override;
     std::string upstreamError() const override;
     std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }

@@ -2,6 +2,7 @@
 #include "service/backendserver.h"
 
 #include "service/telemetryservice.h"
+#include "sim/simulatedfleet.h"
 
 #include <grpcpp/grpcpp.h>
 
@@ -10,7 +11,7 @@
 namespace fleetscope::backend {
 
 BackendServer::BackendServer(const FrameSource::Options &options)
-    : m_source(std::make_unique<FrameSource>(options))
+    : m_source(simulatedSource(options))
     , m_service(std::make_unique<TelemetryService>(*m_source))
 { }
 

@@ -6,6 +6,7 @@
 #include "model/fleetmodel.h"
 #include "prometheusprocess.h"
 #include "sim/exporterpage.h"
+#include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
 
 #include <QDeadlineTimer>
@@ -33,7 +34,7 @@ inline std::unique_ptr<backend::FrameSource> frozenNodeFlapFleet()
     options.interval = std::chrono::milliseconds(1000);
     options.speed = 130;
     options.scenario = backend::Scenario::Kind::NodeFlap;
-    auto simulator = std::make_unique<backend::FrameSource>(options);
+    auto simulator = backend::simulatedSource(options);
     QDeadlineTimer deadline(5000);
     while (simulator->latest()->sequence < 1 && !deadline.hasExpired()) {
         QTest::qWait(20);

@@ -5,6 +5,7 @@
 #include "chaincheck.h"
 #include "prometheusprocess.h"
 #include "sim/exporterserver.h"
+#include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
 
 #include <QDeadlineTimer>
@@ -258,7 +259,8 @@ struct LiveExporter
         return o;
     }
     LiveExporter(uint32_t gpus, std::chrono::milliseconds interval)
-        : source(options(gpus, interval))
+        : held(be::simulatedSource(options(gpus, interval)))
+        , source(*held)
         , exporter(source, be::ExporterPage::Options())
     { }
     // Starts the exporter on a free loopback port and has it render a first page; that page's frame.
@@ -272,7 +274,8 @@ struct LiveExporter
         exporter.page(first);
         return true;
     }
-    be::FrameSource source;
+    std::unique_ptr<be::FrameSource> held;
+    be::FrameSource &source;
     be::ExporterServer exporter;
 };
 
@@ -285,7 +288,7 @@ class TestExporter : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        m_source = std::make_unique<be::FrameSource>(fleet(1024));
+        m_source = be::simulatedSource(fleet(1024));
         // Frozen: the page stays the one of this frame for the whole suite.
         m_source->stop();
         m_exporter = std::make_unique<be::ExporterServer>(*m_source, be::ExporterPage::Options());
@@ -640,9 +643,9 @@ private Q_SLOTS:
     {
         // A fleet big enough that a page does not fit in the socket buffers: the first answer is left unread while
         // the second is read in full, which only a server that serves both at once can answer.
-        be::FrameSource source(fleet(10240));
-        source.stop();
-        be::ExporterServer exporter(source, be::ExporterPage::Options());
+        const auto source = be::simulatedSource(fleet(10240));
+        source->stop();
+        be::ExporterServer exporter(*source, be::ExporterPage::Options());
         std::string error;
         QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
         QTcpSocket a;

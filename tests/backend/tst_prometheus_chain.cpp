@@ -4,6 +4,7 @@
 // sees the same page.
 #include "prometheusprocess.h"
 #include "sim/exporterserver.h"
+#include "sim/simulatedfleet.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>
@@ -59,7 +60,8 @@ private Q_SLOTS:
         be::FrameSource::Options options;
         options.gpuCount = 256;
         options.seed = 11;
-        be::FrameSource source(options);
+        const auto simulatedSource = be::simulatedSource(options);
+        be::FrameSource &source = *simulatedSource;
         source.stop(); // frozen on its first frame: every scrape gets the same page
         be::ExporterServer exporter(source, be::ExporterPage::Options());
         std::string error;

@@ -10,6 +10,7 @@
 #include "prometheusprocess.h"
 #include "service/backendserver.h"
 #include "sim/exporterserver.h"
+#include "sim/simulatedfleet.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -299,7 +300,8 @@ private Q_SLOTS:
         options.interval = 1000ms;
         options.speed = 60;
         options.scenario = be::Scenario::Kind::BadGpu;
-        be::FrameSource simulator(options);
+        const auto simulatedSimulator = be::simulatedSource(options);
+        be::FrameSource &simulator = *simulatedSimulator;
         const auto badGpu = be::Scenario(be::Scenario::Kind::BadGpu, simulator.shape(), options.seed).badGpu();
         QVERIFY(badGpu >= 0);
         be::ExporterServer exporter(simulator, be::ExporterPage::Options());

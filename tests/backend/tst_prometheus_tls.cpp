@@ -10,6 +10,7 @@
 #include "prometheus/prometheussource.h"
 #include "prometheusprocess.h"
 #include "sim/exporterserver.h"
+#include "sim/simulatedfleet.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
@@ -353,7 +354,7 @@ private Q_SLOTS:
         FrameSource::Options options;
         options.gpuCount = 64;
         options.seed = 5;
-        m_simulator = std::make_unique<FrameSource>(options);
+        m_simulator = simulatedSource(options);
         QTRY_VERIFY_WITH_TIMEOUT(m_simulator->latest()->sequence >= 1, 5000);
         m_simulator->stop();
         m_exporter = std::make_unique<ExporterServer>(*m_simulator, ExporterPage::Options());

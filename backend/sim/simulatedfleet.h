@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/framepoller.h"
+#include "core/framesource.h"
+#include "sim/simulator.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// The simulator as a frame producer: one simulation step per poll, stamped with the wall-clock time it was taken.
+// Before the start it simulates the asked-for past in coarse steps (pastFrames), so that history and replay have
+// something at once. Its jobs are the simulator's, named and owned, with times converted to wall-clock time at the
+// simulation's speed.
+class SimulatedFleet final : public FramePoller
+{
+public:
+    struct Options
+    {
+        uint32_t gpuCount = 10240;
+        uint64_t seed = 1;
+        std::chrono::milliseconds interval { 1000 }; // wall-clock time between steps
+        double speed = 1.0; // simulated seconds per wall-clock second
+        Scenario::Kind scenario = Scenario::Kind::None;
+        Hardware hardware = Hardware::HgxH100;
+        std::chrono::seconds history { 0 }; // wall-clock time simulated before the start
+    };
+
+    explicit SimulatedFleet(const Options &options);
+
+    // The generation identifies this layout; it is stable for a given fleet so that a restarted backend with the
+    // same arguments serves the same generation and consoles keep their layout. Another kind of hardware is another
+    // layout (an HGX fleet's generation is as it always was: its kind is 0).
+    static uint64_t generationOf(const Options &options);
+
+    const FleetShape &shape() const override { return m_simulator.shape(); }
+    uint64_t topologyGeneration() const override { return generationOf(m_options); }
+    Past pastFrames(int64_t nowMs, std::chrono::milliseconds every, size_t maxFrames) override;
+    std::shared_ptr<Frame> firstFrame() override;
+    std::shared_ptr<Frame> poll() override;
+    std::string upstreamError() const override { return {}; }
+    std::vector<FleetEvent> takeEvents() override { return m_simulator.takeEvents(); }
+    std::vector<JobInfo> jobs() const override { return m_jobs; }
+    // A step one interval after the one before, the first one interval after the start.
+    std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const override;
+
+    const Simulator &simulator() const { return m_simulator; }
+
+private:
+    std::shared_ptr<Frame> snapshotAt(int64_t sampleTimeMs);
+    JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
+
+    Options m_options;
+    Simulator m_simulator;
+    std::vector<JobInfo> m_jobs; // as of the last frame
+    std::chrono::steady_clock::time_point m_firstStepAt {};
+};
+
+// A frame source over a simulated fleet: the simulation options of FrameSource::Options, its intervals and budgets.
+std::unique_ptr<FrameSource> simulatedSource(const FrameSource::Options &options);
+
+} // namespace fleetscope::backend
