@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace fleetscope::backend {
@@ -96,7 +97,6 @@ WindowFolder::WindowFolder(const FleetShape &shape, const Options &options)
         }
     }
     m_lastSeenMs.assign(m_gpus, 0);
-    m_jobOfGpu.assign(m_gpus, 0);
 }
 
 WindowFolder::~WindowFolder() = default;
@@ -275,7 +275,6 @@ void WindowFolder::fold(Window &w, Closed *closed)
             continue;
         }
         ++closed->gpusReporting;
-        m_jobOfGpu[g] = 0; // its jobs are this window's (below)
         const int64_t seenMs = w.startMs + w.time[g] - 1;
         m_lastSeenMs[g] = std::max(m_lastSeenMs[g], seenMs);
         for (size_t f = 0; f < fieldCount; ++f) {
@@ -306,9 +305,18 @@ void WindowFolder::fold(Window &w, Closed *closed)
             }
         }
     }
-    for (const auto &[gpu, id] : w.jobs) {
-        m_jobOfGpu[gpu] = id;
+    // The jobs of the GPUs heard from are this window's; the others keep theirs until the grace period ends.
+    std::sort(w.jobs.begin(), w.jobs.end());
+    w.jobs.erase(std::unique(w.jobs.begin(), w.jobs.end()), w.jobs.end());
+    std::vector<std::pair<uint32_t, uint32_t>> kept;
+    kept.reserve(m_gpuJobs.size());
+    for (const auto &gpuJob : m_gpuJobs) {
+        if (w.time[gpuJob.first] == 0) {
+            kept.push_back(gpuJob);
+        }
     }
+    m_gpuJobs.clear();
+    std::merge(kept.begin(), kept.end(), w.jobs.begin(), w.jobs.end(), std::back_inserter(m_gpuJobs));
 
     // The frame: every GPU heard from within the grace period, with its latest values.
     auto frame = emptyFrame();
@@ -362,9 +370,9 @@ void WindowFolder::fold(Window &w, Closed *closed)
 
     // Jobs and events as the Prometheus source finds them, from the raw values of the GPUs heard from.
     m_jobs.begin(m_gpus);
-    for (uint32_t g = 0; g < m_gpus; ++g) {
-        if (current[g] && m_jobOfGpu[g] != 0) {
-            m_jobs.add(g, m_jobLabels[m_jobOfGpu[g] - 1]);
+    for (const auto &[gpu, id] : m_gpuJobs) {
+        if (current[gpu]) {
+            m_jobs.add(gpu, m_jobLabels[id - 1]);
         }
     }
     m_jobs.finish(frame->sampleTimeMs, m_shape, &closed->events);

@@ -141,7 +141,8 @@ private:
         static_cast<size_t>(MetricId::Count)>
         m_increases; // non-zero increases in the last five minutes, by GPU
     std::vector<int64_t> m_lastSeenMs; // per GPU, 0 when never
-    std::vector<uint32_t> m_jobOfGpu; // per GPU, as of its last window (0: none)
+    // (GPU, job label set id), ascending: each GPU's jobs as of its last window (a GPU may serve several).
+    std::vector<std::pair<uint32_t, uint32_t>> m_gpuJobs;
     PrometheusJobs m_jobs;
     PrometheusEvents m_events;
 };

@@ -277,6 +277,54 @@ private Q_SLOTS:
         }
     }
 
+    // A GPU shared by two jobs (two pods' series on one GPU, as with time-slicing) is in both; a GPU not heard from in
+    // a window keeps its jobs while within the grace period.
+    void aGpuServesTwoJobs()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 0, 5000, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        auto jobOn = [](uint32_t gpu, int64_t timeMs, const char *pod) {
+            be::MappedJob job;
+            job.gpu = gpu;
+            job.timeMs = timeMs;
+            job.labels.nameSpace = "research";
+            job.labels.pod = pod;
+            return job;
+        };
+        // Window 0: GPU 0 serves train-a and eval-b (each series twice: repeats are one), GPU 1 train-a.
+        folder.add({ sample(0, be::MetricId::GpuTemp, base, 50), sample(1, be::MetricId::GpuTemp, base, 50) },
+            { jobOn(0, base, "train-a-0"), jobOn(0, base, "eval-b-0"), jobOn(0, base, "train-a-0"),
+                jobOn(1, base, "train-a-1") },
+            base, &counts);
+        QVERIFY(folder.closeNext(base + 1000, &closed));
+        auto gpusOf = [&](const std::string &name) {
+            for (const auto &j : folder.jobs()) {
+                if (j.name == name && j.endMs == 0) {
+                    return j.gpuList();
+                }
+            }
+            return std::vector<uint32_t> {};
+        };
+        QCOMPARE(folder.jobs().size(), size_t { 2 });
+        QCOMPARE(gpusOf("train-a"), (std::vector<uint32_t> { 0, 1 }));
+        QCOMPARE(gpusOf("eval-b"), (std::vector<uint32_t> { 0 }));
+        // Window 1: only GPU 1 is heard from (still train-a); GPU 0 keeps both of its jobs.
+        folder.add({ sample(1, be::MetricId::GpuTemp, base + 1000, 50) }, { jobOn(1, base + 1000, "train-a-1") },
+            base + 1000, &counts);
+        QVERIFY(folder.closeNext(base + 2000, &closed));
+        QCOMPARE(gpusOf("train-a"), (std::vector<uint32_t> { 0, 1 }));
+        QCOMPARE(gpusOf("eval-b"), (std::vector<uint32_t> { 0 }));
+        // Window 2: GPU 0 is heard from with train-a only: eval-b has ended.
+        folder.add(
+            { sample(0, be::MetricId::GpuTemp, base + 2000, 50), sample(1, be::MetricId::GpuTemp, base + 2000, 50) },
+            { jobOn(0, base + 2000, "train-a-0"), jobOn(1, base + 2000, "train-a-1") }, base + 2000, &counts);
+        QVERIFY(folder.closeNext(base + 3000, &closed));
+        QCOMPARE(gpusOf("train-a"), (std::vector<uint32_t> { 0, 1 }));
+        QVERIFY(gpusOf("eval-b").empty());
+    }
+
     // The decoder refuses, with a reason and the status the protocol asks for, anything it cannot use.
     void decoderRefusals_data()
     {
