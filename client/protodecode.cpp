@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/protodecode.h"
 
+#include "model/heatmaplayout.h"
+
 #include <QStringList>
+
+#include <algorithm>
 
 #include <cstring>
 #include <limits>
@@ -119,6 +123,29 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
     }
     if (nextNode != topology->nodes.size()) {
         *error = QStringLiteral("the racks cover %1 nodes of %2").arg(nextNode).arg(topology->nodes.size());
+        return nullptr;
+    }
+    // The floor plan: one rack per place, and places no farther apart than a map can draw.
+    std::vector<std::pair<uint32_t, uint32_t>> places; // (row, position) of each rack
+    places.reserve(topology->racks.size());
+    for (const auto &rack : topology->racks) {
+        places.emplace_back(rack.row, rack.position);
+    }
+    std::sort(places.begin(), places.end());
+    if (const auto twice = std::adjacent_find(places.begin(), places.end()); twice != places.end()) {
+        *error = QStringLiteral("two racks stand at position %1 of row %2").arg(twice->second).arg(twice->first);
+        return nullptr;
+    }
+    const auto [width, height] = HeatmapLayout::floorPlanSize(*topology);
+    const uint64_t maxCells = maxFloorPlanCellsPerGpu * uint64_t { n } + (uint64_t { 1 } << 20U);
+    if (width > maxFloorPlanSide || height > maxFloorPlanSide || width * height > maxCells) {
+        *error = QStringLiteral("the racks' positions spread %1 GPUs over a floor plan of %2 x %3 cells (at most %4 "
+                                "cells, %5 a side)")
+                     .arg(n)
+                     .arg(width)
+                     .arg(height)
+                     .arg(maxCells)
+                     .arg(maxFloorPlanSide);
         return nullptr;
     }
     return topology;

@@ -16,6 +16,10 @@ namespace pb = fleetscope::telemetry::v1;
 
 // The most GPUs a topology may claim (the contract's limit), so a garbage count cannot make us allocate gigabytes.
 constexpr uint32_t maxGpus = 1U << 20U;
+// A floor plan's bounds: a side of at most 2^20 cells, and at most this many cells per GPU (plus 2^20 for small
+// fleets). A real floor needs about 1.5 (aisles included).
+constexpr uint64_t maxFloorPlanSide = 1U << 20U;
+constexpr uint64_t maxFloorPlanCellsPerGpu = 16;
 
 // Builds a Topology from all the parts of one GetTopology stream. Returns null and sets error when the parts do not
 // form a consistent fleet (ranges not contiguous, indices out of range, parts missing).

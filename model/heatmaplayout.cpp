@@ -43,8 +43,27 @@ std::vector<HeatmapLayout::Label> sharedRackColumns(
 }
 } // namespace
 
+std::pair<uint64_t, uint64_t> HeatmapLayout::floorPlanSize(const Topology &topology)
+{
+    uint64_t blockWidth = 1;
+    uint64_t blockHeight = 1;
+    uint64_t maxRacks = 1;
+    for (const auto &node : topology.nodes) {
+        blockWidth = std::max<uint64_t>(blockWidth, node.gpuCount);
+    }
+    for (const auto &rack : topology.racks) {
+        blockHeight = std::max<uint64_t>(blockHeight, rack.nodeCount);
+        maxRacks = std::max<uint64_t>(maxRacks, uint64_t { rack.position } + 1);
+    }
+    const uint64_t rows = topology.rows.size();
+    const uint64_t width = maxRacks * (blockWidth + rackGap) - rackGap;
+    const uint64_t height = rows == 0 ? 1 : rows * (blockHeight + rowGap) - rowGap;
+    return { width, height };
+}
+
 HeatmapLayout HeatmapLayout::floorPlan(const Topology &topology)
 {
+    // The topology decoder (client/protodecode) has bounded floorPlanSize(), so every size below fits an int.
     uint32_t blockWidth = 1; // GPUs per node, the widest node
     uint32_t blockHeight = 1; // nodes per rack, the tallest rack
     for (const auto &node : topology.nodes) {

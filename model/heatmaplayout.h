@@ -8,6 +8,7 @@
 #include <QString>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace fleetscope {
@@ -53,6 +54,9 @@ struct HeatmapLayout
     // nodes (top to bottom) x GPUs (left to right), a one-cell aisle between racks and a wider one between rows. An
     // HGX rack is 8 x 8; an NVL72 rack (its NVLink domain) a column of 18 trays of 4, as it stands on the floor.
     static HeatmapLayout floorPlan(const Topology &topology);
+    // The floor plan's width and height in cells, in 64 bits: a topology is checked with it before it is laid out
+    // (racks at positions far apart would make a plan of billions of cells).
+    static std::pair<uint64_t, uint64_t> floorPlanSize(const Topology &topology);
     // All GPUs in fleet order, line by line, in a rectangle of about the given width / height ratio; lines are a
     // whole number of nodes wide when nodes are the same size, so nodes stay on one line.
     static HeatmapLayout compact(const Topology &topology, double aspect);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wire -> model: topology and frame decoding, reassembly of parts, and every kind of malformed input we drop.
 #include "client/protodecode.h"
+#include "model/heatmaplayout.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"
 
@@ -91,6 +92,53 @@ private Q_SLOTS:
         huge[0].set_gpu_count(0xFFFFFFFFU);
         QVERIFY(!decodeTopology(huge, &error));
         QVERIFY2(error.contains(QStringLiteral("more than")), qPrintable(error));
+    }
+
+    // A rogue backend's rack positions: near 2^32 they once wrote before the layout's buffer, near 2^31 overflowed
+    // its size; two racks in one place hid one of them. Each is refused with the reason; a floor with a gap in a row
+    // (an empty position) is fine and laid out.
+    void topologyBoundsTheFloorPlan_data()
+    {
+        QTest::addColumn<uint32_t>("position");
+        QTest::addColumn<bool>("accepted");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("near 2^32") << 0xFFFFFFFEU << false << QStringLiteral("floor plan");
+        QTest::newRow("near 2^31") << 0x7FFFFFFFU << false << QStringLiteral("floor plan");
+        QTest::newRow("far apart") << 200000U << false << QStringLiteral("floor plan");
+        QTest::newRow("where another stands") << 0U << false << QStringLiteral("two racks stand at position 0");
+        QTest::newRow("a gap in the row") << 5U << true << QString();
+    }
+    void topologyBoundsTheFloorPlan()
+    {
+        QFETCH(uint32_t, position);
+        QFETCH(bool, accepted);
+        QFETCH(QString, mentions);
+        be::Simulator sim(1024, 1); // one row of 16 racks at positions 0..15
+        auto parts = be::encodeTopology(sim.shape(), generation);
+        QCOMPARE(parts[0].racks(1).row(), parts[0].racks(0).row());
+        parts[0].mutable_racks(1)->set_position(position);
+        if (position == 5U) {
+            parts[0].mutable_racks(1)->set_position(20); // past the row's last rack: a gap
+        }
+        QString error;
+        const auto topology = decodeTopology(parts, &error);
+        QCOMPARE(bool(topology), accepted);
+        if (!accepted) {
+            QVERIFY2(error.contains(mentions), qPrintable(error));
+            return;
+        }
+        const auto layout = HeatmapLayout::floorPlan(*topology);
+        QCOMPARE(layout.gpuCells.size(), size_t { 1024 });
+        const auto [width, height] = HeatmapLayout::floorPlanSize(*topology);
+        QCOMPARE(uint64_t(layout.width), width);
+        QCOMPARE(uint64_t(layout.height), height);
+        // Every GPU in its own cell, inside the plan.
+        std::vector<uint8_t> taken(layout.cells.size(), 0);
+        for (uint32_t g = 0; g < 1024; ++g) {
+            const QPoint c = layout.gpuCells[g];
+            QCOMPARE(layout.gpuAt(c.x(), c.y()), int32_t(g));
+            QVERIFY(taken[size_t(c.y()) * size_t(layout.width) + size_t(c.x())]++ == 0);
+        }
     }
 
     void framePartsReassemble()
