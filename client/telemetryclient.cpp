@@ -12,6 +12,7 @@
 #include <QThread>
 
 #include <chrono>
+#include <future>
 
 Q_LOGGING_CATEGORY(lcClient, "fleetscope.client")
 
@@ -22,6 +23,23 @@ constexpr int initialBackoffMs = 500;
 constexpr int maxBackoffMs = 10000;
 constexpr auto topologyDeadline = std::chrono::seconds(20);
 constexpr auto unaryDeadline = std::chrono::seconds(5);
+// How long a stream's status may take to come once Read() has stopped (it is there at once when the stream ended).
+constexpr auto finishGrace = std::chrono::seconds(2);
+
+// Read() stops at the end of a stream and also at a part that does not parse, after which a backend may go on
+// streaming: Finish() would then wait for an end that a live stream never reaches, and the session would never
+// reconnect. So Finish() runs beside a watch: a status that has not come within finishGrace means the stream is still
+// open after a part that could not be read; the call is cancelled and that is the reason given.
+template <typename Reader> grpc::Status finishStream(Reader &reader, grpc::ClientContext &context)
+{
+    auto finishing = std::async(std::launch::async, [&reader] { return reader.Finish(); });
+    if (finishing.wait_for(finishGrace) == std::future_status::ready) {
+        return finishing.get();
+    }
+    context.TryCancel();
+    finishing.wait();
+    return grpc::Status(grpc::StatusCode::DATA_LOSS, "the backend sent a part that could not be read");
+}
 
 } // namespace
 
@@ -221,7 +239,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
         while (reader->Read(&part)) {
             parts.push_back(std::move(part));
         }
-        const auto status = reader->Finish();
+        const auto status = finishStream(*reader, *context);
         if (!status.ok()) {
             end(describeStatus(status), false);
             return;
@@ -318,7 +336,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
             }
             postFrame(session, std::move(result.frame));
         }
-        const auto status = reader->Finish();
+        const auto status = finishStream(*reader, *context);
         if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE && resumeAfter != 0) {
             qCInfo(lcClient, "cannot resume: %s; subscribing afresh", status.error_message().c_str());
             resumeAfter = 0;

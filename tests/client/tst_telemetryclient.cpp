@@ -12,6 +12,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <atomic>
 #include <chrono>
 #include <future>
 #include <mutex>
@@ -97,6 +98,73 @@ private:
     std::once_flag m_releasedOnce;
     std::promise<void> m_release;
     std::shared_future<void> m_released { m_release.get_future().share() };
+};
+
+// A backend written from the .proto alone that streams bytes which are no FramePart (a truncated varint), then good
+// parts, and keeps the stream open: the client's Read() stops at the bad bytes while the stream stays open.
+class UnparseableBackend final : public pb::Telemetry::WithRawCallbackMethod_Subscribe<pb::Telemetry::Service>
+{
+public:
+    grpc::Status GetTopology(grpc::ServerContext * /*context*/, const pb::GetTopologyRequest * /*request*/,
+        grpc::ServerWriter<pb::TopologyPart> *writer) override
+    {
+        for (const auto &part : be::encodeTopology(m_sim.shape(), generation)) {
+            writer->Write(part);
+        }
+        return grpc::Status::OK;
+    }
+    grpc::Status ListMetrics(grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/,
+        pb::ListMetricsResponse *response) override
+    {
+        be::fillMetricCatalog(response);
+        return grpc::Status::OK;
+    }
+    grpc::ServerWriteReactor<grpc::ByteBuffer> *Subscribe(
+        grpc::CallbackServerContext * /*context*/, const grpc::ByteBuffer * /*request*/) override
+    {
+        ++subscribes;
+        std::vector<std::string> messages { std::string("\x08\xff", 2) };
+        for (const auto &part : be::encodeFrame(*m_sim.snapshot(), { be::MetricId::GpuTemp }, generation)) {
+            messages.push_back(part.SerializeAsString());
+        }
+        return new Writer(std::move(messages));
+    }
+    static constexpr uint64_t generation = 6;
+    std::atomic<int> subscribes { 0 };
+
+private:
+    // Writes its messages in order, then holds the stream open until the call is cancelled.
+    class Writer final : public grpc::ServerWriteReactor<grpc::ByteBuffer>
+    {
+    public:
+        explicit Writer(std::vector<std::string> messages)
+        {
+            for (const auto &m : messages) {
+                grpc::Slice slice(m);
+                m_buffers.emplace_back(&slice, 1);
+            }
+            next();
+        }
+        void OnWriteDone(bool ok) override
+        {
+            if (ok) {
+                next();
+            }
+        }
+        void OnCancel() override { Finish(grpc::Status::CANCELLED); }
+        void OnDone() override { delete this; }
+
+    private:
+        void next()
+        {
+            if (m_next < m_buffers.size()) {
+                StartWrite(&m_buffers[m_next++]);
+            }
+        }
+        std::vector<grpc::ByteBuffer> m_buffers;
+        size_t m_next = 0;
+    };
+    be::Simulator m_sim { 16, 1 };
 };
 
 } // namespace
@@ -222,6 +290,30 @@ private Q_SLOTS:
         QVERIFY2(errors.first().at(0).toString().contains(QStringLiteral("has 15 values, expected 16")),
             qPrintable(errors.first().at(0).toString()));
         client.stop();
+    }
+
+    // A part that does not parse, on a stream the backend keeps open, once left the session waiting in the stream's
+    // finish for good: it must end the session with a reason, and the client reconnect.
+    void unparseablePartEndsTheSessionAndTheClientReconnects()
+    {
+        UnparseableBackend service;
+        grpc::ServerBuilder builder;
+        int port = 0;
+        builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+        builder.RegisterService(&service);
+        auto server = builder.BuildAndStart();
+        QVERIFY(server && port != 0);
+
+        TelemetryClient client;
+        QSignalSpy states(&client, &TelemetryClient::stateChanged);
+        client.setMetrics({ QStringLiteral("gpu_temp") });
+        client.start(QStringLiteral("127.0.0.1:%1").arg(port));
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), TelemetryClient::State::Reconnecting, 15000);
+        QVERIFY2(client.stateDetail().contains(QStringLiteral("could not be read")), qPrintable(client.stateDetail()));
+        QVERIFY(!client.latestFrame()); // nothing after the bad bytes was taken from that stream
+        QTRY_VERIFY_WITH_TIMEOUT(service.subscribes >= 2, 15000);
+        client.stop();
+        server->Shutdown(std::chrono::system_clock::now() + 5s);
     }
 
     // While the GUI thread is busy, frames pile up in the client: it delivers only the newest, once.
