@@ -7,6 +7,7 @@
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
 
+#include <QDateTime>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
 #include <QThread>
@@ -25,6 +26,10 @@ constexpr auto topologyDeadline = std::chrono::seconds(20);
 constexpr auto unaryDeadline = std::chrono::seconds(5);
 // How long a stream's status may take to come once Read() has stopped (it is there at once when the stream ended).
 constexpr auto finishGrace = std::chrono::seconds(2);
+// How far ahead of this machine's clock a frame may be stamped: clocks disagree by seconds, a backend's by minutes when
+// it is badly set; a frame stamped further ahead would make every later, correct frame look old (never newer than
+// it: stale for good, and refused by the flight recorder), so it is dropped.
+constexpr int64_t maxClockAheadMs = 5 * 60 * 1000;
 
 // Read() stops at the end of a stream and also at a part that does not parse, after which a backend may go on
 // streaming: Finish() would then wait for an end that a live stream never reaches, and the session would never
@@ -322,6 +327,18 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
                 continue;
             }
             if (!result.frame) {
+                continue;
+            }
+            const int64_t aheadMs = result.frame->sampleTimeMs - QDateTime::currentMSecsSinceEpoch();
+            if (aheadMs > maxClockAheadMs) {
+                ++m_framesRejected;
+                const QString error = QStringLiteral("frame %1 is stamped %2 s ahead of this console's clock (at most "
+                                                     "%3 s); check the backend's clock")
+                                          .arg(result.frame->sequence)
+                                          .arg(aheadMs / 1000)
+                                          .arg(maxClockAheadMs / 1000);
+                qCWarning(lcClient, "dropped a frame: %s", qPrintable(error));
+                post([this, error] { Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error)); });
                 continue;
             }
             ++m_framesReceived;

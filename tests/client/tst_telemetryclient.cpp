@@ -8,6 +8,7 @@
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
 
+#include <QDateTime>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
@@ -56,10 +57,16 @@ std::shared_ptr<be::Frame> expectedFrame(uint32_t gpus, uint64_t seed, uint64_t 
     return sim.snapshot();
 }
 
-// A backend that sends one frame with a short plane, then a good one, then keeps the stream open.
+// A backend that sends one bad frame (a short plane, or stamped years ahead), then a good one, then keeps the stream
+// open.
 class MisbehavingBackend final : public fleetscope::telemetry::v1::Telemetry::Service
 {
 public:
+    enum class Fault { ShortPlane, FromTheFuture };
+    explicit MisbehavingBackend(Fault fault = Fault::ShortPlane)
+        : m_fault(fault)
+    { }
+
     grpc::Status GetTopology(grpc::ServerContext * /*context*/, const pb::GetTopologyRequest * /*request*/,
         grpc::ServerWriter<pb::TopologyPart> *writer) override
     {
@@ -77,12 +84,21 @@ public:
     grpc::Status Subscribe(grpc::ServerContext *context, const pb::SubscribeRequest * /*request*/,
         grpc::ServerWriter<pb::FramePart> *writer) override
     {
+        const int64_t now = QDateTime::currentMSecsSinceEpoch();
         m_sim.step();
-        auto bad = be::encodeFrame(*m_sim.snapshot(), { be::MetricId::GpuTemp }, generation);
-        bad[0].mutable_planes(0)->mutable_values()->resize(15 * sizeof(float));
+        auto frame = m_sim.snapshot();
+        frame->sampleTimeMs = now;
+        auto bad = be::encodeFrame(*frame, { be::MetricId::GpuTemp }, generation);
+        if (m_fault == Fault::ShortPlane) {
+            bad[0].mutable_planes(0)->mutable_values()->resize(15 * sizeof(float));
+        } else {
+            bad[0].set_sample_time_ms(now + int64_t { 10 } * 365 * 24 * 3600 * 1000);
+        }
         writer->Write(bad[0]);
         m_sim.step();
-        writer->Write(be::encodeFrame(*m_sim.snapshot(), { be::MetricId::GpuTemp }, generation)[0]);
+        frame = m_sim.snapshot();
+        frame->sampleTimeMs = now + 1000;
+        writer->Write(be::encodeFrame(*frame, { be::MetricId::GpuTemp }, generation)[0]);
         // Keep the stream open (so the client does not reconnect and see the bad frame again) until released.
         m_released.wait();
         return context->IsCancelled() ? grpc::Status::CANCELLED : grpc::Status::OK;
@@ -94,6 +110,7 @@ public:
     static constexpr uint64_t generation = 5;
 
 private:
+    Fault m_fault;
     be::Simulator m_sim { 16, 1 };
     std::once_flag m_releasedOnce;
     std::promise<void> m_release;
@@ -288,6 +305,34 @@ private Q_SLOTS:
         QCOMPARE(client.framesRejected(), 1U);
         QCOMPARE(errors.count(), 1);
         QVERIFY2(errors.first().at(0).toString().contains(QStringLiteral("has 15 values, expected 16")),
+            qPrintable(errors.first().at(0).toString()));
+        client.stop();
+    }
+
+    // A frame stamped years ahead once made every later frame look old (stale for good, refused by the recorder):
+    // it is dropped with the reason, and the next one shown.
+    void frameFromTheFutureIsDropped()
+    {
+        MisbehavingBackend service(MisbehavingBackend::Fault::FromTheFuture);
+        grpc::ServerBuilder builder;
+        int port = 0;
+        builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+        builder.RegisterService(&service);
+        auto server = builder.BuildAndStart();
+        QVERIFY(server && port != 0);
+        const auto releaseOnExit = qScopeGuard([&service] { service.release(); });
+
+        TelemetryClient client;
+        QSignalSpy errors(&client, &TelemetryClient::errorOccurred);
+        QSignalSpy frames(&client, &TelemetryClient::frameReady);
+        client.setMetrics({ QStringLiteral("gpu_temp") });
+        client.start(QStringLiteral("127.0.0.1:%1").arg(port));
+        QVERIFY(frames.wait(10000));
+        QCOMPARE(frames.count(), 1);
+        QCOMPARE(frames.first().at(0).value<FramePtr>()->sequence, 2U);
+        QCOMPARE(client.framesRejected(), 1U);
+        QCOMPARE(errors.count(), 1);
+        QVERIFY2(errors.first().at(0).toString().contains(QStringLiteral("ahead of this console's clock")),
             qPrintable(errors.first().at(0).toString()));
         client.stop();
     }
