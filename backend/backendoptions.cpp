@@ -5,8 +5,10 @@
 
 #include <charconv>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 namespace fleetscope::backend {
@@ -18,6 +20,372 @@ template <typename T> bool parseNumber(const std::string &text, T *out)
     const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
     return ec == std::errc() && ptr == end;
 }
+
+// CLI11's help in groups, with one blank line between them; an option's name and value beside its description, which
+// is wrapped to the help's width and says which options it needs or excludes.
+class HelpFormatter : public CLI::Formatter
+{
+public:
+    static constexpr size_t width = 110;
+
+    HelpFormatter() { column_width(36); }
+
+    std::string make_help(const CLI::App *app, std::string name, CLI::AppFormatMode mode) const override
+    {
+        std::string text = CLI::Formatter::make_help(app, std::move(name), mode);
+        for (size_t at = text.find("\n\n\n"); at != std::string::npos; at = text.find("\n\n\n", at)) {
+            text.erase(at, 1);
+        }
+        return text;
+    }
+
+    std::string make_footer(const CLI::App *app) const override { return wrap(app->get_footer(), width) + "\n"; }
+
+    std::string make_option_opts(const CLI::Option *option) const override
+    {
+        const std::string value = option->get_type_name();
+        return option->get_type_size() == 0 || value.empty() ? std::string() : " " + value;
+    }
+
+    std::string make_option_desc(const CLI::Option *option) const override
+    {
+        std::string text = option->get_description();
+        for (const CLI::Option *needed : option->get_needs()) {
+            text += "; needs " + needed->get_name();
+        }
+        for (const CLI::Option *excluded : option->get_excludes()) {
+            text += "; not with " + excluded->get_name();
+        }
+        return wrap(text, width - column_width_);
+    }
+
+private:
+    static std::string wrap(const std::string &text, size_t lineWidth)
+    {
+        std::string wrapped;
+        size_t lineLength = 0;
+        std::istringstream words(text);
+        for (std::string word; words >> word;) {
+            if (lineLength > 0 && lineLength + 1 + word.size() > lineWidth) {
+                wrapped += '\n';
+                lineLength = 0;
+            } else if (lineLength > 0) {
+                wrapped += ' ';
+                ++lineLength;
+            }
+            wrapped += word;
+            lineLength += word.size();
+        }
+        return wrapped;
+    }
+};
+
+// A CLI11 check from a function that says what is wrong with a value, or returns nothing; CLI11 puts the option's
+// name before it ("--gpus: ..."). The empty description keeps the check out of the help's column of names.
+CLI::Validator checkWith(std::function<std::string(const std::string &)> why)
+{
+    return { [why = std::move(why)](std::string &value) { return why(value); }, std::string() };
+}
+
+// The number as from_chars reads it (CLI11 would read "010" as octal), from min to max; NaN is none.
+template <typename T> CLI::Validator numberFrom(T min, T max)
+{
+    return checkWith([min, max](const std::string &text) {
+        T value {};
+        if (parseNumber(text, &value) && value >= min && value <= max) {
+            return std::string();
+        }
+        return fmt::format("'{}' is not a number from {} to {}", text, min, max);
+    });
+}
+
+// An option whose value, a number from min to max, is given to set.
+template <typename T>
+CLI::Option *addNumber(CLI::App &app, const std::string &name, T min, T max, std::function<void(T)> set,
+    const std::string &description, const char *label)
+{
+    auto convert = [set = std::move(set)](const std::string &text) {
+        T value {};
+        parseNumber(text, &value); // checked by numberFrom
+        set(value);
+    };
+    return app.add_option_function<std::string>(name, convert, description)
+        ->type_name(label)
+        ->check(numberFrom(min, max));
+}
+
+CLI::Validator listenAddress()
+{
+    return checkWith([](const std::string &address) {
+        std::string host;
+        int port = 0;
+        std::string why;
+        splitListenAddress(address, &host, &port, &why);
+        return why;
+    });
+}
+
+// A secret file, read now so that a wrong path is found at start (and again for every request).
+CLI::Validator secretFile(const char *what)
+{
+    return checkWith([what](const std::string &path) {
+        std::string secret;
+        std::string why;
+        PrometheusHttp::readSecret(path, what, &secret, &why);
+        return why;
+    });
+}
+
+CLI::Validator pemFile()
+{
+    return checkWith([](const std::string &path) {
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        if (!in) {
+            return fmt::format("cannot read '{}'", path);
+        }
+        if (text.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+            return fmt::format("'{}' holds no PEM certificate", path);
+        }
+        return std::string();
+    });
+}
+
+// The options of --source remote-write alone.
+const char *const remoteWriteGroup = "Remote write (--source remote-write)";
+
+// Every option, bound to o; the checks that need several of them are parseBackendOptions's.
+void addOptions(CLI::App &app, BackendOptions &o)
+{
+    const BackendOptions defaults;
+    app.description("Serves the Fleetscope telemetry API (gRPC) from a deterministic simulated GPU fleet, or from a\n"
+                    "real fleet's dcgm-exporter metrics.");
+    app.footer("Secrets come from files, never from the command line, where every user of the machine can read them; "
+               "surrounding white space is dropped, and the file is read again for every request, so a rotated secret "
+               "is picked up without a restart.");
+    app.formatter(std::make_shared<HelpFormatter>());
+    app.set_help_flag(); // --help is a flag like --version, checked with the others and answered by main
+    app.allow_extras(); // named by parseBackendOptions, so that a secret given on the command line is refused
+    // Given twice, the last counts (each checked); a flag takes no value ("--version=1" is refused).
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->disable_flag_override();
+
+    app.option_defaults()->group("Service");
+    app.add_option("--listen", o.listen,
+           fmt::format("address to serve gRPC on (default {}); port 0 picks a free port, and 'listening on HOST:PORT' "
+                       "is printed when ready",
+               defaults.listen))
+        ->type_name("ADDR");
+    app.add_option_function<std::string>(
+           "--source",
+           [&o](const std::string &kind) {
+               o.fromPrometheus = kind == "prometheus";
+               o.fromRemoteWrite = kind == "remote-write";
+           },
+           "simulator (default); prometheus: a real fleet's dcgm-exporter metrics polled from a Prometheus-compatible "
+           "server; remote-write: the same metrics pushed by vmagent or Prometheus (remote write 1.0), the live path "
+           "for large fleets (the simulation options then do not apply)")
+        ->type_name("KIND")
+        ->check(checkWith([](const std::string &kind) {
+            return kind == "simulator" || kind == "prometheus" || kind == "remote-write"
+                ? std::string()
+                : fmt::format("'{}' is none of simulator, prometheus, remote-write", kind);
+        }));
+    addNumber<int64_t>(
+        app, "--interval-ms", 50, 60000, [&o](int64_t ms) { o.source.interval = std::chrono::milliseconds(ms); },
+        fmt::format("time between frames, 50 to 60000 (default {})", defaults.source.interval.count()), "MS");
+    app.add_flag("-h,--help", o.showHelp, "print this help");
+    app.add_flag("--version", o.showVersion, "print the version");
+
+    app.option_defaults()->group("Simulator");
+    addNumber<uint32_t>(
+        app, "--gpus", FleetShape::minGpus, FleetShape::maxGpus, [&o](uint32_t n) { o.source.gpuCount = n; },
+        fmt::format("fleet size, {} to {} GPUs (default {})", FleetShape::minGpus, FleetShape::maxGpus,
+            defaults.source.gpuCount),
+        "N");
+    app.add_option_function<std::string>(
+           "--seed", [&o](const std::string &seed) { parseNumber(seed, &o.source.seed); },
+           fmt::format("simulation seed (default {}); the same seed gives the same fleet", defaults.source.seed))
+        ->type_name("S")
+        ->check(checkWith([](const std::string &seed) {
+            uint64_t value = 0;
+            return parseNumber(seed, &value) ? std::string() : fmt::format("'{}' is not a non-negative integer", seed);
+        }));
+    app.add_option_function<std::string>(
+           "--hardware", [&o](const std::string &name) { o.source.hardware = *HardwareSpec::fromName(name); },
+           "hgx-h100 (default): air-cooled 8-GPU nodes, 8 to a rack; gb200-nvl72: liquid-cooled racks of 18 trays of "
+           "4 GPUs, each rack one NVLink domain")
+        ->type_name("KIND")
+        ->check(checkWith([](const std::string &name) {
+            return HardwareSpec::fromName(name)
+                ? std::string()
+                : fmt::format("no hardware '{}'; known: {}", name, HardwareSpec::names());
+        }));
+    addNumber<double>(
+        app, "--speed", 0.1, 3600, [&o](double speed) { o.source.speed = speed; },
+        fmt::format("simulated seconds per real second, 0.1 to 3600 (default {})", defaults.source.speed), "X");
+    app.add_option_function<std::string>(
+           "--history",
+           [&o](const std::string &text) { o.source.history = std::chrono::seconds(*parseDuration(text)); },
+           "simulate this much past before starting (e.g. 90m, 6h; default 0), so that history and replay have data "
+           "at once; one frame a minute")
+        ->type_name("DURATION")
+        ->check(checkWith([](const std::string &text) {
+            const auto seconds = parseDuration(text);
+            return seconds && *seconds <= 7 * int64_t { 86400 }
+                ? std::string()
+                : fmt::format("'{}' is not a duration such as 90s, 30m, 6h or 2d (at most 7d)", text);
+        }));
+    app.add_option_function<std::string>(
+           "--scenario", [&o](const std::string &name) { o.source.scenario = *Scenario::byName(name); },
+           "stage an incident (see --list-scenarios); default none")
+        ->type_name("NAME")
+        ->check(checkWith([](const std::string &name) {
+            return Scenario::byName(name) ? std::string()
+                                          : fmt::format("no scenario '{}'; --list-scenarios lists them", name);
+        }));
+    app.add_flag("--list-scenarios", o.listScenarios, "list the scenarios and exit");
+
+    app.option_defaults()->group("Exporter (the simulated fleet as dcgm-exporter pages)");
+    auto *exporterListen
+        = app.add_option("--exporter-listen", o.exporterListen,
+                 "also serve the fleet as a dcgm-exporter /metrics page (plain HTTP) on ADDR, for Prometheus to "
+                 "scrape, and each node's own page at /metrics/HOSTNAME, as one dcgm-exporter per node would; port 0 "
+                 "picks a free port, and 'exporter listening on HOST:PORT' is printed when ready")
+              ->type_name("ADDR")
+              ->check(listenAddress());
+    app.add_option("--exporter-targets-file", o.exporterTargetsFile,
+           "write the node pages as scrape targets to FILE (Prometheus file_sd JSON, one target per node, "
+           "__metrics_path__ /metrics/HOSTNAME; vmagent reads it too) before 'exporter listening' is printed; a "
+           "wildcard address is written as loopback")
+        ->type_name("FILE")
+        ->needs(exporterListen)
+        ->check(checkWith([](const std::string &file) { return file.empty() ? "the file name is empty" : ""; }));
+    app.add_flag("--exporter-topology-labels", o.exporterTopologyLabels,
+        "add the simulator's row and rack labels to that page (dcgm-exporter has none)");
+
+    app.option_defaults()->group(remoteWriteGroup);
+    app.add_option("--remote-write-listen", o.remoteWrite.listen,
+           fmt::format("where to take POST /api/v1/write (default {})", defaults.remoteWrite.listen))
+        ->type_name("ADDR")
+        ->check(listenAddress());
+    addNumber<int64_t>(
+        app, "--remote-write-interval-ms", 100, 600000, [&o](int64_t ms) { o.remoteWrite.windowMs = ms; },
+        "the scrape interval: one frame per interval of sample time, 100 to 600000 (default: detected from the first "
+        "samples)",
+        "MS");
+    addNumber<int64_t>(
+        app, "--remote-write-delay-ms", 0, 60000, [&o](int64_t ms) { o.remoteWrite.delayMs = ms; },
+        fmt::format("how long after its end a window is published, for the senders' batching, 0 to 60000 (default "
+                    "{}; Prometheus senders: batch_send_deadline below it)",
+            defaults.remoteWrite.delayMs),
+        "MS");
+    addNumber<int64_t>(
+        app, "--remote-write-grace-ms", 100, 3600000, [&o](int64_t ms) { o.remoteWrite.graceMs = ms; },
+        "a GPU that sends nothing for this long has no data, 100 to 3600000 (default three intervals)", "MS");
+
+    app.option_defaults()->group("Prometheus (--source prometheus; for remote-write, history and the layout)");
+    auto &http = o.prometheus.http;
+    app.add_option("--prometheus-url", o.prometheus.url,
+           "the server, http[s]://HOST[:PORT][/PREFIX]; with --source remote-write, where history comes from")
+        ->type_name("URL");
+    auto *user = app.add_option("--prometheus-user", http.user, "basic authentication as USER")
+                     ->type_name("USER")
+                     ->check(checkWith([](const std::string &name) {
+                         return name.empty() || name.find(':') != std::string::npos
+                             ? "a user name is not empty and has no ':'"
+                             : "";
+                     }));
+    auto *passwordFile = app.add_option("--prometheus-password-file", http.passwordFile,
+                                "the password for basic authentication, read from FILE")
+                             ->type_name("FILE")
+                             ->check(secretFile("password file"));
+    user->needs(passwordFile);
+    passwordFile->needs(user);
+    app.add_option("--prometheus-bearer-token-file", http.bearerTokenFile,
+           "send 'Authorization: Bearer TOKEN' with the token read from FILE")
+        ->type_name("FILE")
+        ->excludes(user)
+        ->check(secretFile("bearer token file"));
+    auto *ca = app.add_option("--prometheus-ca", http.caFile,
+                      "PEM bundle of the CAs that may sign an https server's certificate (default: the system's "
+                      "CAs); the certificate must also name the URL's host")
+                   ->type_name("FILE")
+                   ->check(pemFile());
+    app.add_flag("--prometheus-insecure-skip-verify", http.insecureSkipVerify,
+           "accept any certificate for any host: no protection against a man in the middle, who then also gets the "
+           "credentials; for tests only")
+        ->excludes(ca);
+    addNumber<int64_t>(
+        app, "--prometheus-timeout-ms", 100, 60000,
+        [&o](int64_t ms) { o.prometheus.timeout = std::chrono::milliseconds(ms); },
+        fmt::format(
+            "time allowed for one poll's queries, 100 to 60000 (default {})", defaults.prometheus.timeout.count()),
+        "MS");
+    app.add_option("--topology", o.prometheus.topologyFile,
+           "the fleet's floor plan, JSON or YAML by its extension (.yaml, .yml); see docs/topology-example.json and "
+           ".yaml; without one the layout comes from the series' row/rack labels, else from their hostnames")
+        ->type_name("FILE");
+    app.add_option_function<std::string>(
+           "--metric-map",
+           [&o](const std::string &path) {
+               MetricMap map;
+               std::string why;
+               if (!MetricMap::load(path, &map, &why)) {
+                   throw CLI::ValidationError("--metric-map", why);
+               }
+               o.prometheus.metricMap = std::move(map);
+           },
+           "the site's own series names, units and labels (see README), in lines 'SERIES = KEY [* SCALE] [+ "
+           "OFFSET]' and 'label hostname = NAME...'; without one a dcgm-exporter profile is chosen from the series "
+           "the server holds (or that are pushed)")
+        ->type_name("FILE");
+}
+
+// What is left after CLI11's parse: arguments that are no option, or a secret where it must not be (never echoed).
+std::string leftOver(const std::vector<std::string> &remaining)
+{
+    for (const auto &arg : remaining) {
+        const std::string name = arg.substr(0, arg.find('='));
+        if (name == "--prometheus-password" || name == "--prometheus-bearer-token") {
+            return fmt::format("{}: secrets are not taken on the command line, where every user of the machine can "
+                               "read them; use {}-file",
+                name, name);
+        }
+    }
+    for (const auto &arg : remaining) {
+        if (arg.rfind('-', 0) == 0) {
+            return fmt::format("unknown option '{}'", arg);
+        }
+    }
+    return remaining.empty() ? std::string() : fmt::format("unexpected argument '{}'", remaining.front());
+}
+
+// The checks across options that CLI11's needs() and excludes() cannot say.
+std::string crossCheck(const CLI::App &app, const BackendOptions &o)
+{
+    const auto &http = o.prometheus.http;
+    const bool https = o.prometheus.url.rfind("https://", 0) == 0;
+    if (o.fromPrometheus && o.prometheus.url.empty()) {
+        return "--source prometheus needs --prometheus-url";
+    }
+    if (!o.fromPrometheus && !o.fromRemoteWrite
+        && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty() || !http.passwordFile.empty()
+            || !http.user.empty() || !http.bearerTokenFile.empty() || !http.caFile.empty() || http.insecureSkipVerify
+            || o.prometheus.metricMap)) {
+        return "--prometheus-* options, --topology and --metric-map apply to --source prometheus and remote-write only";
+    }
+    const auto remoteWriteGiven = app.get_options(
+        [](const CLI::Option *option) { return option->get_group() == remoteWriteGroup && option->count() > 0; });
+    if (!o.fromRemoteWrite && !remoteWriteGiven.empty()) {
+        return fmt::format("{} applies to --source remote-write only", remoteWriteGiven.front()->get_name());
+    }
+    if (!https && (!http.caFile.empty() || http.insecureSkipVerify)) {
+        return "--prometheus-ca and --prometheus-insecure-skip-verify need an https:// --prometheus-url";
+    }
+    return {};
+}
+
 } // namespace
 
 std::optional<int64_t> parseDuration(const std::string &text)
@@ -27,7 +395,7 @@ std::optional<int64_t> parseDuration(const std::string &text)
     }
     int64_t count = 0;
     const std::string number = text.substr(0, text.size() - 1);
-    if (!parseNumber(number, &count) || count < 0 || count > 7 * 86400) {
+    if (!parseNumber(number, &count) || count < 0 || count > 7 * int64_t { 86400 }) {
         return std::nullopt;
     }
     switch (text.back()) {
@@ -46,65 +414,10 @@ std::optional<int64_t> parseDuration(const std::string &text)
 
 std::string backendUsage()
 {
-    return fmt::format(
-        "Usage: fleetscope-backend [options]\n"
-        "Serves the Fleetscope telemetry API (gRPC) from a deterministic simulated GPU fleet.\n\n"
-        "  --listen ADDR       address to listen on (default 127.0.0.1:50051); port 0 picks a free port,\n"
-        "                      and 'listening on HOST:PORT' is printed when ready\n"
-        "  --exporter-listen ADDR  also serve the fleet as a dcgm-exporter /metrics page (plain HTTP) on ADDR,\n"
-        "                      for Prometheus to scrape, and each node's own page at /metrics/HOSTNAME, as one\n"
-        "                      dcgm-exporter per node would; port 0 picks a free port, and 'exporter listening\n"
-        "                      on HOST:PORT' is printed when ready\n"
-        "  --exporter-targets-file FILE  write the node pages as scrape targets to FILE (Prometheus file_sd JSON,\n"
-        "                      one target per node, __metrics_path__ /metrics/HOSTNAME; vmagent reads it too)\n"
-        "                      before 'exporter listening' is printed; a wildcard address is written as loopback\n"
-        "  --exporter-topology-labels  add the simulator's row and rack labels to that page (dcgm-exporter\n"
-        "                      has none)\n"
-        "  --gpus N            fleet size, {} to {} GPUs (default 10240)\n"
-        "  --seed S            simulation seed (default 1); the same seed gives the same fleet\n"
-        "  --hardware KIND     hgx-h100 (default): air-cooled 8-GPU nodes, 8 to a rack; gb200-nvl72:\n"
-        "                      liquid-cooled racks of 18 trays of 4 GPUs, each rack one NVLink domain\n"
-        "  --interval-ms MS    time between frames, 50 to 60000 (default 1000)\n"
-        "  --speed X           simulated seconds per real second, 0.1 to 3600 (default 1)\n"
-        "  --history DURATION  simulate this much past before starting (e.g. 90m, 6h; default 0), so that\n"
-        "                      history and replay have data at once; one frame a minute\n"
-        "  --scenario NAME     stage an incident (see --list-scenarios); default none\n"
-        "  --source KIND       simulator (default); prometheus: a real fleet's dcgm-exporter metrics polled\n"
-        "                      from a Prometheus-compatible server; remote-write: the same metrics pushed by\n"
-        "                      vmagent or Prometheus (remote write 1.0), the live path for large fleets (the\n"
-        "                      simulation options then do not apply)\n"
-        "  --remote-write-listen HOST:PORT  where to take POST /api/v1/write (default 127.0.0.1:9201)\n"
-        "  --remote-write-interval-ms MS  the scrape interval: one frame per interval of sample time, 100 to\n"
-        "                      600000 (default: detected from the first samples)\n"
-        "  --remote-write-delay-ms MS  how long after its end a window is published, for the senders'\n"
-        "                      batching, 0 to 60000 (default 2000; Prometheus senders: batch_send_deadline\n"
-        "                      below it)\n"
-        "  --remote-write-grace-ms MS  a GPU that sends nothing for this long has no data, 100 to 3600000\n"
-        "                      (default three intervals)\n"
-        "  --prometheus-url URL  the server, http[s]://HOST[:PORT][/PREFIX]\n"
-        "  --prometheus-user USER  basic authentication as USER; needs --prometheus-password-file\n"
-        "  --prometheus-password-file FILE  the password for it, read from FILE\n"
-        "  --prometheus-bearer-token-file FILE  send 'Authorization: Bearer TOKEN' with the token read from\n"
-        "                      FILE (not with --prometheus-user). Secrets come from files, never from the\n"
-        "                      command line, where every user of the machine can read them; surrounding white\n"
-        "                      space is dropped, and the file is read again for every request, so a rotated\n"
-        "                      secret is picked up without a restart\n"
-        "  --prometheus-ca FILE  PEM bundle of the CAs that may sign an https server's certificate (default:\n"
-        "                      the system's CAs); the certificate must also name the URL's host\n"
-        "  --prometheus-insecure-skip-verify  accept any certificate for any host: no protection against a\n"
-        "                      man in the middle, who then also gets the credentials; for tests only\n"
-        "  --topology FILE     the fleet's floor plan, JSON or YAML by its extension (.yaml, .yml); see\n"
-        "                      docs/topology-example.json and .yaml; without one the layout comes from the\n"
-        "                      series' row/rack labels, else from their hostnames\n"
-        "  --metric-map FILE   the site's own series names, units and labels (lines 'SERIES = KEY [* SCALE]\n"
-        "                      [+ OFFSET]' and 'label hostname = NAME...'; see README); without one a\n"
-        "                      dcgm-exporter profile is chosen from the series the server holds (or\n"
-        "                      that are pushed)\n"
-        "  --prometheus-timeout-ms MS  time allowed for one poll's queries, 100 to 60000 (default 5000)\n"
-        "  --list-scenarios    list the scenarios and exit\n"
-        "  --version           print the version\n"
-        "  --help              print this help\n",
-        FleetShape::minGpus, FleetShape::maxGpus);
+    BackendOptions options;
+    CLI::App app("", "fleetscope-backend");
+    addOptions(app, options);
+    return app.help();
 }
 
 std::string scenarioList()
@@ -120,256 +433,38 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
 {
     ParseResult result;
     auto &o = result.options;
-    std::string remoteWriteOption; // the last --remote-write-* given
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string &arg = args[i];
-        auto value = [&](std::string *out) {
-            if (i + 1 >= args.size()) {
-                result.error = fmt::format("option {} needs a value", arg);
-                return false;
-            }
-            *out = args[++i];
-            return true;
-        };
-        std::string v;
-        // The option's value, a number from min to max (NaN is not one).
-        auto numberIn = [&](auto *out, auto min, auto max) {
-            if (!value(&v)) {
-                return false;
-            }
-            if (!parseNumber(v, out) || !(*out >= min && *out <= max)) {
-                result.error = fmt::format("{}: '{}' is not a number from {} to {}", arg, v, min, max);
-                return false;
-            }
-            return true;
-        };
-        auto millisecondsIn = [&](std::chrono::milliseconds *out, int64_t min, int64_t max) {
-            int64_t ms = 0;
-            if (!numberIn(&ms, min, max)) {
-                return false;
-            }
-            *out = std::chrono::milliseconds(ms);
-            return true;
-        };
-        if (arg == "--help" || arg == "-h") {
-            o.showHelp = true;
-        } else if (arg == "--version") {
-            o.showVersion = true;
-        } else if (arg == "--history") {
-            if (!value(&v)) {
-                return result;
-            }
-            const auto seconds = parseDuration(v);
-            if (!seconds || *seconds > 7 * 86400) {
-                result.error
-                    = fmt::format("--history: '{}' is not a duration such as 90s, 30m, 6h or 2d (at most 7d)", v);
-                return result;
-            }
-            o.source.history = std::chrono::seconds(*seconds);
-        } else if (arg == "--list-scenarios") {
-            o.listScenarios = true;
-        } else if (arg == "--scenario") {
-            if (!value(&v)) {
-                return result;
-            }
-            const auto kind = Scenario::byName(v);
-            if (!kind) {
-                result.error = fmt::format("--scenario: no scenario '{}'; --list-scenarios lists them", v);
-                return result;
-            }
-            o.source.scenario = *kind;
-        } else if (arg == "--listen") {
-            if (!value(&o.listen)) {
-                return result;
-            }
-        } else if (arg == "--exporter-listen") {
-            if (!value(&o.exporterListen)) {
-                return result;
-            }
-            std::string host;
-            int port = 0;
-            std::string why;
-            if (!splitListenAddress(o.exporterListen, &host, &port, &why)) {
-                result.error = fmt::format("--exporter-listen: {}", why);
-                return result;
-            }
-        } else if (arg == "--exporter-topology-labels") {
-            o.exporterTopologyLabels = true;
-        } else if (arg == "--exporter-targets-file") {
-            if (!value(&o.exporterTargetsFile)) {
-                return result;
-            }
-            if (o.exporterTargetsFile.empty()) {
-                result.error = "--exporter-targets-file: the file name is empty";
-                return result;
-            }
-        } else if (arg == "--gpus") {
-            if (!numberIn(&o.source.gpuCount, FleetShape::minGpus, FleetShape::maxGpus)) {
-                return result;
-            }
-        } else if (arg == "--hardware") {
-            if (!value(&v)) {
-                return result;
-            }
-            const auto hardware = HardwareSpec::fromName(v);
-            if (!hardware) {
-                result.error = fmt::format("--hardware: no hardware '{}'; known: {}", v, HardwareSpec::names());
-                return result;
-            }
-            o.source.hardware = *hardware;
-        } else if (arg == "--seed") {
-            if (!value(&v)) {
-                return result;
-            }
-            if (!parseNumber(v, &o.source.seed)) {
-                result.error = fmt::format("--seed: '{}' is not a non-negative integer", v);
-                return result;
-            }
-        } else if (arg == "--interval-ms") {
-            if (!millisecondsIn(&o.source.interval, 50, 60000)) {
-                return result;
-            }
-        } else if (arg == "--speed") {
-            double speed = 0;
-            if (!numberIn(&speed, 0.1, 3600)) {
-                return result;
-            }
-            o.source.speed = speed;
-        } else if (arg == "--source") {
-            if (!value(&v)) {
-                return result;
-            }
-            if (v != "simulator" && v != "prometheus" && v != "remote-write") {
-                result.error = fmt::format("--source: '{}' is none of simulator, prometheus, remote-write", v);
-                return result;
-            }
-            o.fromPrometheus = v == "prometheus";
-            o.fromRemoteWrite = v == "remote-write";
-        } else if (arg == "--prometheus-url") {
-            if (!value(&o.prometheus.url)) {
-                return result;
-            }
-        } else if (arg == "--prometheus-user") {
-            if (!value(&o.prometheus.http.user)) {
-                return result;
-            }
-            if (o.prometheus.http.user.empty() || o.prometheus.http.user.find(':') != std::string::npos) {
-                result.error = "--prometheus-user: a user name is not empty and has no ':'";
-                return result;
-            }
-        } else if (arg == "--prometheus-password-file" || arg == "--prometheus-bearer-token-file") {
-            const bool password = arg == "--prometheus-password-file";
-            std::string &path = password ? o.prometheus.http.passwordFile : o.prometheus.http.bearerTokenFile;
-            if (!value(&path)) {
-                return result;
-            }
-            std::string secret;
-            std::string why;
-            if (!PrometheusHttp::readSecret(path, password ? "password file" : "bearer token file", &secret, &why)) {
-                result.error = fmt::format("{}: {}", arg, why);
-                return result;
-            }
-        } else if (arg == "--prometheus-password" || arg == "--prometheus-bearer-token") {
-            result.error = fmt::format("{}: secrets are not taken on the command line, where every user of the "
-                                       "machine can read them; use {}-file",
-                arg, arg);
-            return result;
-        } else if (arg == "--prometheus-ca") {
-            if (!value(&o.prometheus.http.caFile)) {
-                return result;
-            }
-            std::ifstream in(o.prometheus.http.caFile, std::ios::binary);
-            std::ostringstream text;
-            text << in.rdbuf();
-            if (!in) {
-                result.error = fmt::format("--prometheus-ca: cannot read '{}'", o.prometheus.http.caFile);
-                return result;
-            }
-            if (text.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-                result.error = fmt::format("--prometheus-ca: '{}' holds no PEM certificate", o.prometheus.http.caFile);
-                return result;
-            }
-        } else if (arg == "--prometheus-insecure-skip-verify") {
-            o.prometheus.http.insecureSkipVerify = true;
-        } else if (arg == "--topology") {
-            if (!value(&o.prometheus.topologyFile)) {
-                return result;
-            }
-        } else if (arg == "--remote-write-listen") {
-            if (!value(&o.remoteWrite.listen)) {
-                return result;
-            }
-            remoteWriteOption = arg;
-        } else if (arg == "--remote-write-interval-ms" || arg == "--remote-write-delay-ms"
-            || arg == "--remote-write-grace-ms") {
-            const bool interval = arg == "--remote-write-interval-ms";
-            const bool delay = arg == "--remote-write-delay-ms";
-            int64_t &target = interval ? o.remoteWrite.windowMs : delay ? o.remoteWrite.delayMs : o.remoteWrite.graceMs;
-            if (!numberIn(&target,
-                    int64_t { interval ? 100
-                            : delay    ? 0
-                                       : 100 },
-                    int64_t { interval ? 600000
-                            : delay    ? 60000
-                                       : 3600000 })) {
-                return result;
-            }
-            remoteWriteOption = arg;
-        } else if (arg == "--metric-map") {
-            std::string path;
-            if (!value(&path)) {
-                return result;
-            }
-            MetricMap map;
-            std::string why;
-            if (!MetricMap::load(path, &map, &why)) {
-                result.error = fmt::format("--metric-map: {}", why);
-                return result;
-            }
-            o.prometheus.metricMap = std::move(map);
-        } else if (arg == "--prometheus-timeout-ms") {
-            if (!millisecondsIn(&o.prometheus.timeout, 100, 60000)) {
-                return result;
-            }
-        } else {
-            result.error = fmt::format("unknown option '{}'", arg);
-            return result;
-        }
+    CLI::App app("", "fleetscope-backend");
+    addOptions(app, o);
+    try {
+        app.parse(std::vector<std::string>(args.rbegin(), args.rend())); // CLI11 takes them last first
+    } catch (const CLI::ArgumentMismatch &e) {
+        // The two mismatches these options can have, said as the other errors are; CLI11's words: "--gpus: 1 required
+        // N missing" and "--version was given a disallowed flag override".
+        const std::string what = e.what();
+        const size_t colon = what.find(':');
+        result.error = colon != std::string::npos ? fmt::format("{} needs a value", what.substr(0, colon))
+                                                  : fmt::format("--{} takes no value", what.substr(0, what.find(' ')));
+        return result;
+    } catch (const CLI::ParseError &e) {
+        result.error = e.what();
+        return result;
     }
-    const auto &http = o.prometheus.http;
-    const bool https = o.prometheus.url.rfind("https://", 0) == 0;
-    const bool credentials = !http.user.empty() || !http.bearerTokenFile.empty();
-    if (o.fromPrometheus && o.prometheus.url.empty()) {
-        result.error = "--source prometheus needs --prometheus-url";
-    } else if (!o.exporterTargetsFile.empty() && o.exporterListen.empty()) {
-        result.error = "--exporter-targets-file needs --exporter-listen";
-    } else if (!o.fromPrometheus && !o.fromRemoteWrite
-        && (!o.prometheus.url.empty() || !o.prometheus.topologyFile.empty() || !http.passwordFile.empty() || credentials
-            || !http.caFile.empty() || http.insecureSkipVerify || o.prometheus.metricMap)) {
-        result.error
-            = "--prometheus-* options, --topology and --metric-map apply to --source prometheus and remote-write "
-              "only";
-    } else if (!o.fromRemoteWrite && !remoteWriteOption.empty()) {
-        result.error = fmt::format("{} applies to --source remote-write only", remoteWriteOption);
-    } else if (http.user.empty() != http.passwordFile.empty()) {
-        result.error = "--prometheus-user and --prometheus-password-file go together";
-    } else if (!http.user.empty() && !http.bearerTokenFile.empty()) {
-        result.error = "--prometheus-user and --prometheus-bearer-token-file exclude each other";
-    } else if (!https && (!http.caFile.empty() || http.insecureSkipVerify)) {
-        result.error = "--prometheus-ca and --prometheus-insecure-skip-verify need an https:// --prometheus-url";
-    } else if (!http.caFile.empty() && http.insecureSkipVerify) {
-        result.error = "--prometheus-ca and --prometheus-insecure-skip-verify contradict each other";
+    result.error = leftOver(app.remaining());
+    if (result.error.empty()) {
+        result.error = crossCheck(app, o);
     }
     if (!result.error.empty()) {
         return result;
     }
+    const auto &http = o.prometheus.http;
+    const bool credentials = !http.user.empty() || !http.bearerTokenFile.empty();
     if (http.insecureSkipVerify) {
         result.warnings.emplace_back(
             "WARNING: --prometheus-insecure-skip-verify: the server's certificate is NOT checked; anyone on the path "
             "can pose as the server, feed this console made-up data"
             + std::string(credentials ? " and take the credentials" : "") + ". Use --prometheus-ca instead.");
     }
-    if (credentials && !https) {
+    if (credentials && o.prometheus.url.rfind("https://", 0) != 0) {
         result.warnings.emplace_back("WARNING: the Prometheus credentials go over plain http:// in clear text; use "
                                      "an https:// URL");
     }

@@ -42,7 +42,9 @@ struct ParseResult
 // "90s", "30m", "6h", "2d" -> seconds.
 std::optional<int64_t> parseDuration(const std::string &text);
 
+// The arguments after the program's name, parsed with CLI11: an error names its option (main exits with 2).
 ParseResult parseBackendOptions(const std::vector<std::string> &args);
+// --help's text, CLI11's, in groups of options.
 std::string backendUsage();
 std::string scenarioList();
 

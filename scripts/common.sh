@@ -20,6 +20,7 @@ FLEETSCOPE_PACKAGES=(
     libyaml-cpp-dev  # YAML topology files (--topology fleet.yaml)
     poppler-utils  # pdftotext: the summary view's test reads the PDF report back
     libsnappy-dev libcpp-httplib-dev  # the remote-write receiver: snappy bodies over HTTP
+    libcli11-dev  # the backend's command line
 )
 
 install_missing_packages() {

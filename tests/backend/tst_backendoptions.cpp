@@ -5,6 +5,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <sstream>
+
 using namespace fleetscope::backend;
 
 namespace {
@@ -71,6 +73,68 @@ private Q_SLOTS:
             "10" } << QByteArray("--remote-write-interval-ms");
         QTest::newRow("delay negative") << QByteArrayList { "--source", "remote-write", "--remote-write-delay-ms",
             "-1" } << QByteArray("--remote-write-delay-ms");
+        // How CLI11 reads a command line, said in our words.
+        QTest::newRow("unknown, in full")
+            << QByteArrayList { "--frobnicate=1" } << QByteArray("unknown option '--frobnicate=1'");
+        QTest::newRow("not an option") << QByteArrayList { "--gpus", "16", "stray" }
+                                       << QByteArray("unexpected argument 'stray'");
+        QTest::newRow("value missing at the end")
+            << QByteArrayList { "--seed", "1", "--gpus" } << QByteArray("--gpus needs a value");
+        QTest::newRow("flag with a value")
+            << QByteArrayList { "--version=1" } << QByteArray("--version takes no value");
+        QTest::newRow("bad value after =")
+            << QByteArrayList { "--gpus=12x" } << QByteArray("--gpus: '12x' is not a number from 8 to 1048576");
+        QTest::newRow("empty value after =") << QByteArrayList { "--listen=" } << QByteArray("--listen needs a value");
+        QTest::newRow("each value checked, not only the last")
+            << QByteArrayList { "--gpus", "4", "--gpus", "16" } << QByteArray("--gpus: '4'");
+        QTest::newRow("history over 7d") << QByteArrayList { "--history", "8d" } << QByteArray("(at most 7d)");
+        QTest::newRow("unknown scenario")
+            << QByteArrayList { "--scenario", "meteor" } << QByteArray("--scenario: no scenario 'meteor'");
+        QTest::newRow("remote write address") << QByteArrayList { "--source", "remote-write", "--remote-write-listen",
+            "9201" } << QByteArray("--remote-write-listen: ");
+    }
+    // --opt=value as --opt value; the last of an option given twice; numbers in decimal, whatever their zeros.
+    void valueForms()
+    {
+        const auto r = parseBackendOptions({ "--gpus=16", "--listen=127.0.0.1:0", "--source=remote-write",
+            "--remote-write-delay-ms=0", "--seed", "3", "--seed", "0010", "--history=90m", "--scenario=power-cap" });
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.source.gpuCount, 16U);
+        QCOMPARE(r.options.listen, std::string("127.0.0.1:0"));
+        QVERIFY(r.options.fromRemoteWrite);
+        QCOMPARE(r.options.remoteWrite.delayMs, int64_t { 0 });
+        QCOMPARE(r.options.source.seed, uint64_t(10)); // not octal 8
+        QCOMPARE(r.options.source.history.count(), int64_t { 5400 }); // 90m
+        QCOMPARE(r.options.source.scenario, Scenario::Kind::PowerCap);
+        const auto flags = parseBackendOptions({ "-h", "--version", "--list-scenarios", "--exporter-topology-labels" });
+        QVERIFY2(flags.error.empty(), flags.error.c_str());
+        QVERIFY(flags.options.showHelp && flags.options.showVersion && flags.options.listScenarios);
+        QVERIFY(flags.options.exporterTopologyLabels);
+    }
+    // A secret on the command line is refused in any form, and the error does not repeat it.
+    void secretNotEchoed()
+    {
+        for (const auto &args : std::vector<std::vector<std::string>> {
+                 { "--prometheus-password=hunter2" }, { "hunter2", "--prometheus-bearer-token", "hunter2" } }) {
+            const auto r = parseBackendOptions(args);
+            QVERIFY2(r.error.find("not taken on the command line") != std::string::npos, r.error.c_str());
+            QVERIFY2(r.error.find("hunter2") == std::string::npos, r.error.c_str());
+        }
+    }
+    // The help in groups, each description wrapped beside the names, and the options' dependencies said.
+    void usage()
+    {
+        const std::string usage = backendUsage();
+        for (const char *text : { "Usage: fleetscope-backend [OPTIONS]", "\nSimulator:\n", "\nRemote write",
+                 "--gpus N ", "fleet size, 8 to 1048576 GPUs (default 10240)", "needs --exporter-listen",
+                 "--remote-write-grace-ms MS", "--metric-map FILE", "Secrets come from files" }) {
+            QVERIFY2(usage.find(text) != std::string::npos, text);
+        }
+        QVERIFY(usage.find("\n\n\n") == std::string::npos);
+        std::istringstream lines(usage);
+        for (std::string line; std::getline(lines, line);) {
+            QVERIFY2(line.size() <= 110, line.c_str());
+        }
     }
     // The push path: where it listens, its windows, and history from a Prometheus-compatible server beside it.
     void remoteWrite()
@@ -181,24 +245,24 @@ private Q_SLOTS:
                                                       << QByteArray("not taken on the command line");
         QTest::newRow("token on the command line") << https + QByteArrayList { "--prometheus-bearer-token", "t" }
                                                    << QByteArray("use --prometheus-bearer-token-file");
-        QTest::newRow("user without password")
-            << https + QByteArrayList { "--prometheus-user", "u" } << QByteArray("go together");
-        QTest::newRow("password without user")
-            << https + QByteArrayList { "--prometheus-password-file", password } << QByteArray("go together");
+        QTest::newRow("user without password") << https + QByteArrayList { "--prometheus-user", "u" }
+                                               << QByteArray("--prometheus-user requires --prometheus-password-file");
+        QTest::newRow("password without user") << https + QByteArrayList { "--prometheus-password-file", password }
+                                               << QByteArray("--prometheus-password-file requires --prometheus-user");
         QTest::newRow("user with a colon")
             << https + QByteArrayList { "--prometheus-user", "a:b", "--prometheus-password-file", password }
             << QByteArray("no ':'");
         QTest::newRow("basic and bearer") << https
                 + QByteArrayList { "--prometheus-user", "u", "--prometheus-password-file", password,
                       "--prometheus-bearer-token-file", token }
-                                          << QByteArray("exclude each other");
+                                          << QByteArray("--prometheus-user excludes --prometheus-bearer-token-file");
         QTest::newRow("CA with http") << http + QByteArrayList { "--prometheus-ca", ca }
                                       << QByteArray("need an https:// --prometheus-url");
         QTest::newRow("insecure with http")
             << http + QByteArrayList { "--prometheus-insecure-skip-verify" } << QByteArray("need an https://");
         QTest::newRow("CA and insecure") << https
                 + QByteArrayList { "--prometheus-ca", ca, "--prometheus-insecure-skip-verify" }
-                                         << QByteArray("contradict");
+                                         << QByteArray("--prometheus-ca excludes --prometheus-insecure-skip-verify");
         QTest::newRow("auth without prometheus") << QByteArrayList { "--prometheus-bearer-token-file", token }
                                                  << QByteArray("apply to --source prometheus and remote-write only");
     }
