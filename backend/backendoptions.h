@@ -4,6 +4,7 @@
 #include "core/framesource.h"
 #include "prometheus/prometheussource.h"
 #include "remotewrite/remotewritesource.h"
+#include "sim/simulatedfleet.h"
 
 #include <optional>
 #include <string>
@@ -19,7 +20,7 @@ struct BackendOptions
     bool exporterTopologyLabels = false; // add the simulator's row and rack labels to that page
     // Where to write the node pages' targets (Prometheus file_sd JSON) once the exporter listens; empty: nowhere.
     std::string exporterTargetsFile;
-    FrameSource::Options source;
+    SimulationOptions source; // the frame source's options, and the fleet when simulated
     // --source prometheus: frames from a Prometheus-compatible server instead of the simulator.
     bool fromPrometheus = false;
     PrometheusSource::Options prometheus;

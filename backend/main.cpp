@@ -70,7 +70,7 @@ int main(int argc, char **argv)
         source.interval = std::chrono::milliseconds(receiver->windowMs());
         served = std::make_unique<BackendServer>(std::make_unique<FrameSource>(std::move(receiver), source));
     } else {
-        served = std::make_unique<BackendServer>(options.source);
+        served = std::make_unique<BackendServer>(simulatedSource(options.source));
     }
     BackendServer &server = *served;
     if (!server.start(options.listen, &error)) {

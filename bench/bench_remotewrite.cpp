@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     const auto &catalog = be::metricCatalog();
 
     // A simulated fleet after half an hour, with its running jobs (for the pod labels), as the exporter page shows it.
-    be::FrameSource::Options options;
+    be::SimulationOptions options;
     options.gpuCount = gpus;
     options.interval = std::chrono::hours(1);
     options.history = std::chrono::minutes(30);

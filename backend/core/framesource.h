@@ -2,7 +2,6 @@
 #pragma once
 
 #include "core/framepoller.h"
-#include "sim/scenario.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -29,25 +28,17 @@ class FrameSource
 public:
     struct Options
     {
-        // What a simulated fleet is (read by simulatedSource only).
-        uint32_t gpuCount = 10240;
-        uint64_t seed = 1;
         std::chrono::milliseconds interval { 1000 };
-        double speed = 1.0; // simulated seconds per wall-clock second
-        Scenario::Kind scenario = Scenario::Kind::None;
-        Hardware hardware = Hardware::HgxH100;
         size_t frameMemoryBudget = 256U << 20U; // bytes of recent frames, every one, for resume and history
         // Older history: one frame a minute (of wall-clock time), within its own budget.
         std::chrono::milliseconds coarseEvery { 60000 };
         size_t coarseMemoryBudget = 512U << 20U;
-        // A past simulated before the start, in coarse steps, so that history and replay have something at once.
-        std::chrono::seconds history { 0 };
         // A polled source: how far back to ask the upstream for events at the start.
         std::chrono::milliseconds pastEvents { 3600000 };
     };
 
-    // Frames, events and jobs from the producer: options.interval and the memory budgets apply (the simulation
-    // options are simulatedSource's, sim/simulatedfleet.h). Before the first poll it is asked for the events of the
+    // Frames, events and jobs from the producer, polled every options.interval and held within the budgets (a
+    // simulated fleet: simulatedSource, sim/simulatedfleet.h). Before the first poll it is asked for the events of the
     // last options.pastEvents.
     FrameSource(std::unique_ptr<FramePoller> poller, const Options &options);
     ~FrameSource();

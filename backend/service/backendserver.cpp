@@ -2,18 +2,12 @@
 #include "service/backendserver.h"
 
 #include "service/telemetryservice.h"
-#include "sim/simulatedfleet.h"
 
 #include <grpcpp/grpcpp.h>
 
 #include <fmt/format.h>
 
 namespace fleetscope::backend {
-
-BackendServer::BackendServer(const FrameSource::Options &options)
-    : m_source(simulatedSource(options))
-    , m_service(std::make_unique<TelemetryService>(*m_source))
-{ }
 
 BackendServer::BackendServer(std::unique_ptr<FrameSource> source)
     : m_source(std::move(source))

@@ -18,8 +18,7 @@ class TelemetryService;
 class BackendServer
 {
 public:
-    explicit BackendServer(const FrameSource::Options &options);
-    // Serves an already built source (a polled one, for a real fleet).
+    // Serves a source: simulatedSource(options) (sim/simulatedfleet.h), or one over a real fleet's producer.
     explicit BackendServer(std::unique_ptr<FrameSource> source);
     ~BackendServer();
     BackendServer(const BackendServer &) = delete;

@@ -18,13 +18,13 @@ int64_t nowUnixMs()
 }
 } // namespace
 
-SimulatedFleet::SimulatedFleet(const Options &options)
+SimulatedFleet::SimulatedFleet(const SimulationOptions &options)
     : m_options(options)
     , m_simulator(options.gpuCount, options.seed,
           std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario, options.hardware)
 { }
 
-uint64_t SimulatedFleet::generationOf(const Options &options)
+uint64_t SimulatedFleet::generationOf(const SimulationOptions &options)
 {
     return (static_cast<uint64_t>(options.hardware) << 56U) | (static_cast<uint64_t>(options.gpuCount) << 32U)
         | (options.seed & 0xffffffffU);
@@ -115,17 +115,9 @@ JobInfo SimulatedFleet::describeJob(const Simulator::Job &job, int64_t nowMs) co
     return info;
 }
 
-std::unique_ptr<FrameSource> simulatedSource(const FrameSource::Options &options)
+std::unique_ptr<FrameSource> simulatedSource(const SimulationOptions &options)
 {
-    SimulatedFleet::Options sim;
-    sim.gpuCount = options.gpuCount;
-    sim.seed = options.seed;
-    sim.interval = options.interval;
-    sim.speed = options.speed;
-    sim.scenario = options.scenario;
-    sim.hardware = options.hardware;
-    sim.history = options.history;
-    return std::make_unique<FrameSource>(std::make_unique<SimulatedFleet>(sim), options);
+    return std::make_unique<FrameSource>(std::make_unique<SimulatedFleet>(options), options);
 }
 
 } // namespace fleetscope::backend

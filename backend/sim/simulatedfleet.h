@@ -12,6 +12,19 @@
 
 namespace fleetscope::backend {
 
+// A simulated backend: the fleet to simulate, and the frame source's interval (one step each, of interval x speed
+// simulated time) and budgets.
+struct SimulationOptions : FrameSource::Options
+{
+    uint32_t gpuCount = 10240;
+    uint64_t seed = 1;
+    double speed = 1.0; // simulated seconds per wall-clock second
+    Scenario::Kind scenario = Scenario::Kind::None;
+    Hardware hardware = Hardware::HgxH100;
+    // A past simulated before the start, in steps of coarseEvery, so that history and replay have something at once.
+    std::chrono::seconds history { 0 };
+};
+
 // The simulator as a frame producer: one simulation step per poll, stamped with the wall-clock time it was taken.
 // Before the start it simulates the asked-for past in coarse steps (pastFrames), so that history and replay have
 // something at once. Its jobs are the simulator's, named and owned, with times converted to wall-clock time at the
@@ -19,23 +32,12 @@ namespace fleetscope::backend {
 class SimulatedFleet final : public FramePoller
 {
 public:
-    struct Options
-    {
-        uint32_t gpuCount = 10240;
-        uint64_t seed = 1;
-        std::chrono::milliseconds interval { 1000 }; // wall-clock time between steps
-        double speed = 1.0; // simulated seconds per wall-clock second
-        Scenario::Kind scenario = Scenario::Kind::None;
-        Hardware hardware = Hardware::HgxH100;
-        std::chrono::seconds history { 0 }; // wall-clock time simulated before the start
-    };
-
-    explicit SimulatedFleet(const Options &options);
+    explicit SimulatedFleet(const SimulationOptions &options);
 
     // The generation identifies this layout; it is stable for a given fleet so that a restarted backend with the
     // same arguments serves the same generation and consoles keep their layout. Another kind of hardware is another
     // layout (an HGX fleet's generation is as it always was: its kind is 0).
-    static uint64_t generationOf(const Options &options);
+    static uint64_t generationOf(const SimulationOptions &options);
 
     const FleetShape &shape() const override { return m_simulator.shape(); }
     uint64_t topologyGeneration() const override { return generationOf(m_options); }
@@ -54,13 +56,13 @@ private:
     std::shared_ptr<Frame> snapshotAt(int64_t sampleTimeMs);
     JobInfo describeJob(const Simulator::Job &job, int64_t nowMs) const;
 
-    Options m_options;
+    SimulationOptions m_options;
     Simulator m_simulator;
     std::vector<JobInfo> m_jobs; // as of the last frame
     std::chrono::steady_clock::time_point m_firstStepAt {};
 };
 
-// A frame source over a simulated fleet: the simulation options of FrameSource::Options, its intervals and budgets.
-std::unique_ptr<FrameSource> simulatedSource(const FrameSource::Options &options);
+// A frame source over a simulated fleet.
+std::unique_ptr<FrameSource> simulatedSource(const SimulationOptions &options);
 
 } // namespace fleetscope::backend

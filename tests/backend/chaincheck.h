@@ -28,7 +28,7 @@ namespace fleetscope::testing {
 // gets the same page. Null when the step does not come in time.
 inline std::unique_ptr<backend::FrameSource> frozenNodeFlapFleet()
 {
-    backend::FrameSource::Options options;
+    backend::SimulationOptions options;
     options.gpuCount = 256;
     options.seed = 11;
     options.interval = std::chrono::milliseconds(1000);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
 #include "client/protodecode.h"
+#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "service/summary.h"
 
@@ -55,10 +56,10 @@ struct Backend
     std::unique_ptr<pb::Telemetry::Stub> stub;
 };
 
-Backend start(be::FrameSource::Options options)
+Backend start(be::SimulationOptions options)
 {
     Backend b;
-    b.server = std::make_unique<be::BackendServer>(options);
+    b.server = std::make_unique<be::BackendServer>(be::simulatedSource(options));
     std::string error;
     if (!b.server->start("127.0.0.1:0", &error)) {
         qFatal("backend did not start: %s", error.c_str());
@@ -70,9 +71,9 @@ Backend start(be::FrameSource::Options options)
     return b;
 }
 
-be::FrameSource::Options fleet(uint32_t gpus, std::chrono::milliseconds interval = 100ms)
+be::SimulationOptions fleet(uint32_t gpus, std::chrono::milliseconds interval = 100ms)
 {
-    be::FrameSource::Options o;
+    be::SimulationOptions o;
     o.gpuCount = gpus;
     o.seed = 5;
     o.interval = interval;

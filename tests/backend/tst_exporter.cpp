@@ -236,9 +236,9 @@ QByteArray headers(const Page &page, const std::vector<QByteArray> &order)
     return text;
 }
 
-be::FrameSource::Options fleet(uint32_t gpus)
+be::SimulationOptions fleet(uint32_t gpus)
 {
-    be::FrameSource::Options o;
+    be::SimulationOptions o;
     o.gpuCount = gpus;
     o.seed = 7;
     // node-flap holds one node down from 120 s, so two minutes of history give a frame with an offline node.
@@ -250,9 +250,9 @@ be::FrameSource::Options fleet(uint32_t gpus)
 // A live fleet, a frame every interval, and an exporter of it (not yet started).
 struct LiveExporter
 {
-    static be::FrameSource::Options options(uint32_t gpus, std::chrono::milliseconds interval)
+    static be::SimulationOptions options(uint32_t gpus, std::chrono::milliseconds interval)
     {
-        be::FrameSource::Options o;
+        be::SimulationOptions o;
         o.gpuCount = gpus;
         o.seed = 7;
         o.interval = interval;

@@ -57,7 +57,7 @@ private Q_SLOTS:
                   "it for CI): the exporter-to-Prometheus chain is not tested here");
         }
 
-        be::FrameSource::Options options;
+        be::SimulationOptions options;
         options.gpuCount = 256;
         options.seed = 11;
         const auto simulatedSource = be::simulatedSource(options);

@@ -294,7 +294,7 @@ private Q_SLOTS:
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         // A minute of simulated time per second: the bad-gpu scenario's GPU logs an XID (92 or 63) every step
         // from the 12th on.
-        be::FrameSource::Options options;
+        be::SimulationOptions options;
         options.gpuCount = 256;
         options.seed = 5;
         options.interval = 1000ms;
@@ -344,7 +344,7 @@ private Q_SLOTS:
         // Past events on the scrapes' own grid, so that none falls between two steps.
         sourceOptions.eventStep = 1000ms;
         QVERIFY2(source->start(sourceOptions, &error), error.c_str());
-        be::FrameSource::Options backendOptions;
+        be::SimulationOptions backendOptions;
         backendOptions.interval = 200ms;
         be::BackendServer backend(std::make_unique<be::FrameSource>(std::move(source), backendOptions));
         QVERIFY2(backend.start("127.0.0.1:0", &error), error.c_str());
@@ -505,7 +505,7 @@ private:
                 return nullptr;
             }
         }
-        be::FrameSource::Options sourceOptions;
+        be::SimulationOptions sourceOptions;
         sourceOptions.interval = 200ms;
         m_backend
             = std::make_unique<be::BackendServer>(std::make_unique<be::FrameSource>(std::move(source), sourceOptions));

@@ -351,7 +351,7 @@ private Q_SLOTS:
                 + "\nbasic_auth_users:\n  fleet: " + hash + "\n"));
 
         // A small simulated fleet, frozen on one frame, for Prometheus to scrape over plain http.
-        FrameSource::Options options;
+        SimulationOptions options;
         options.gpuCount = 64;
         options.seed = 5;
         m_simulator = simulatedSource(options);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // HistoryClient against a real backend on 127.0.0.1 with an ephemeral port.
 #include "client/historyclient.h"
+#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "sim/scenario.h"
 
@@ -23,9 +24,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::unique_ptr<be::BackendServer> startBackend(be::FrameSource::Options options)
+std::unique_ptr<be::BackendServer> startBackend(be::SimulationOptions options)
 {
-    auto server = std::make_unique<be::BackendServer>(options);
+    auto server = std::make_unique<be::BackendServer>(be::simulatedSource(options));
     std::string error;
     if (!server->start("127.0.0.1:0", &error)) {
         qWarning("backend did not start: %s", error.c_str());
@@ -34,9 +35,9 @@ std::unique_ptr<be::BackendServer> startBackend(be::FrameSource::Options options
     return server;
 }
 
-be::FrameSource::Options fleet(uint32_t gpus, std::chrono::minutes history = 0min)
+be::SimulationOptions fleet(uint32_t gpus, std::chrono::minutes history = 0min)
 {
-    be::FrameSource::Options o;
+    be::SimulationOptions o;
     o.gpuCount = gpus;
     o.seed = 11;
     o.interval = 200ms;

@@ -4,6 +4,7 @@
 #include "client/historyclient.h"
 #include "client/rpcjobs.h"
 #include "client/summaryclient.h"
+#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -72,12 +73,12 @@ private:
 
 std::unique_ptr<be::BackendServer> startBackend()
 {
-    be::FrameSource::Options o;
+    be::SimulationOptions o;
     o.gpuCount = 512;
     o.seed = 5;
     o.interval = 100ms;
     o.history = 10min;
-    auto server = std::make_unique<be::BackendServer>(o);
+    auto server = std::make_unique<be::BackendServer>(be::simulatedSource(o));
     std::string error;
     if (!server->start("127.0.0.1:0", &error)) {
         qWarning("backend did not start: %s", error.c_str());

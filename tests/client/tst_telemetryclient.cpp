@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The client against a real backend on 127.0.0.1 with an ephemeral port, and against a fake one that misbehaves.
 #include "client/telemetryclient.h"
+#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"
@@ -29,11 +30,11 @@ namespace {
 std::unique_ptr<be::BackendServer> startBackend(
     uint32_t gpus, uint64_t seed, int port = 0, std::chrono::milliseconds interval = 100ms)
 {
-    be::FrameSource::Options options;
+    be::SimulationOptions options;
     options.gpuCount = gpus;
     options.seed = seed;
     options.interval = interval;
-    auto server = std::make_unique<be::BackendServer>(options);
+    auto server = std::make_unique<be::BackendServer>(be::simulatedSource(options));
     std::string error;
     if (!server->start("127.0.0.1:" + std::to_string(port), &error)) {
         qWarning("backend did not start: %s", error.c_str());

@@ -2,6 +2,7 @@
 // The detail panel against a real simulator backend (bad-gpu scenario, two hours of history) on loopback.
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
+#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "sim/scenario.h"
 #include "widgets/detail/detailpanel.h"
@@ -53,7 +54,7 @@ class TestDetailPanel : public QObject
 {
     Q_OBJECT
 private:
-    be::FrameSource::Options m_options;
+    be::SimulationOptions m_options;
     std::unique_ptr<be::BackendServer> m_server;
     std::unique_ptr<TelemetryClient> m_telemetry;
     int64_t m_badGpu = -1;
@@ -94,7 +95,7 @@ private Q_SLOTS:
         m_options.interval = 1000ms;
         m_options.scenario = be::Scenario::Kind::BadGpu;
         m_options.history = 2h;
-        m_server = std::make_unique<be::BackendServer>(m_options);
+        m_server = std::make_unique<be::BackendServer>(be::simulatedSource(m_options));
         std::string error;
         QVERIFY2(m_server->start("127.0.0.1:0", &error), error.c_str());
         m_badGpu = be::Scenario(be::Scenario::Kind::BadGpu, m_server->source().shape(), m_options.seed).badGpu();
@@ -360,9 +361,9 @@ private Q_SLOTS:
     {
         int port = 0;
         {
-            be::FrameSource::Options o;
+            be::SimulationOptions o;
             o.gpuCount = 64;
-            be::BackendServer probe(o);
+            be::BackendServer probe(be::simulatedSource(o));
             std::string error;
             QVERIFY(probe.start("127.0.0.1:0", &error));
             port = probe.port();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SummaryFetcher: one refresh is 33 GetSummary calls in flight together on gRPC's pool, not 33 threads; a refresh
 // supersedes the one before it. Against a listener that accepts connections and never answers, and a real backend.
+#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "widgets/summary/summaryfetcher.h"
 
@@ -87,12 +88,12 @@ private Q_SLOTS:
 
     void aNewRefreshSupersedesTheOneInFlight()
     {
-        be::FrameSource::Options o;
+        be::SimulationOptions o;
         o.gpuCount = 256;
         o.seed = 3;
         o.interval = 100ms;
         o.history = 3h;
-        be::BackendServer server(o);
+        be::BackendServer server(be::simulatedSource(o));
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
         QTRY_VERIFY_WITH_TIMEOUT(server.source().latest() && server.source().latest()->sequence >= 3, 20000);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SummaryClient and SummaryView against a real backend on 127.0.0.1 with an ephemeral port and simulated history.
 // The figures shown are checked against values computed here from the simulator's own frames and events.
+#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "widgets/summary/summaryview.h"
 
@@ -104,12 +105,12 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        be::FrameSource::Options o;
+        be::SimulationOptions o;
         o.gpuCount = fleetGpus;
         o.seed = 7;
         o.interval = 200ms;
         o.history = 26h; // more than a day, so the day's and the week's figures differ
-        m_server = std::make_unique<be::BackendServer>(o);
+        m_server = std::make_unique<be::BackendServer>(be::simulatedSource(o));
         std::string error;
         QVERIFY2(m_server->start("127.0.0.1:0", &error), error.c_str());
         QTRY_VERIFY_WITH_TIMEOUT(m_server->source().latest() && m_server->source().latest()->sequence >= 3, 20000);
