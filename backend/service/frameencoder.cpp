@@ -11,6 +11,12 @@ namespace fleetscope::backend {
 namespace {
 // Planes are little-endian on the wire; on a big-endian host the bytes would need swapping here.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "float32 planes are sent in host order");
+// The planes of every metric, the health bytes and the headers of a part of the most GPUs.
+static_assert(size_t { maxGpusPerFramePart } * (static_cast<size_t>(MetricId::Count) * sizeof(float) + 1)
+            + static_cast<size_t>(MetricId::Count) * 64 + 128
+        < maxMessageBytes,
+    "a frame part of every metric fits a message");
+constexpr size_t rangePartTarget = 2U << 20U;
 } // namespace
 
 std::vector<pb::FramePart> encodeFrame(
@@ -42,6 +48,21 @@ std::vector<pb::FramePart> encodeFrame(
         part.mutable_health()->assign(reinterpret_cast<const char *>(frame.health.data() + first), count);
     }
     return parts;
+}
+
+size_t rangeRowsPerPart(size_t columns)
+{
+    const size_t header = rangePartBytesAtMost(0, columns);
+    const size_t row = rangePartBytesAtMost(1, columns) - header;
+    return header >= rangePartTarget ? 1 : std::max<size_t>(1, (rangePartTarget - header) / row);
+}
+
+pb::QueryRangePart rangePartHeader(MetricId metric, const std::vector<uint32_t> &gpus)
+{
+    pb::QueryRangePart part;
+    part.set_metric_id(metricCatalog()[static_cast<size_t>(metric)].key);
+    *part.mutable_gpus() = { gpus.begin(), gpus.end() };
+    return part;
 }
 
 std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t generation, uint32_t maxNodesPerPart)

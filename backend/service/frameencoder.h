@@ -13,8 +13,10 @@ namespace fleetscope::backend {
 
 namespace pb = fleetscope::telemetry::v1;
 
-// At most this many GPUs per FramePart: 65,536 x (8 metrics x 4 bytes + 1 health byte) stays near 2 MiB, well under
-// gRPC's 4 MiB message limit.
+// The contract's limit on any one message; the server is built to refuse sending more.
+constexpr size_t maxMessageBytes = 4U << 20U;
+// At most this many GPUs per FramePart: 65,536 x (14 metrics x 4 bytes + 1 health byte) is 3.6 MiB with every metric
+// of the catalogue (a subscriber's metrics are distinct), under the 4 MiB limit; the default set's four make 1.1 MiB.
 constexpr uint32_t maxGpusPerFramePart = 65536;
 // Nodes per TopologyPart; a node with its GPUs' UUIDs and serials is about 500 bytes on the wire, so a part stays
 // near 2 MiB.
@@ -25,6 +27,18 @@ std::vector<pb::FramePart> encodeFrame(const Frame &frame, const std::vector<Met
 
 std::vector<pb::TopologyPart> encodeTopology(
     const FleetShape &shape, uint64_t generation, uint32_t maxNodesPerPart = maxNodesPerTopologyPart);
+
+// A QueryRangePart of `rows` rows of `columns` GPUs takes at most this many bytes on the wire: the metric id and
+// field headers, its GPU list (at most 5 bytes an index) and per row the values (4 bytes a GPU) and two times (at
+// most 10 bytes each).
+constexpr size_t rangePartBytesAtMost(size_t rows, size_t columns)
+{
+    return 128 + columns * 5 + rows * (columns * 4 + 20);
+}
+// Rows per QueryRangePart of `columns` GPUs: as many as keep the part near 2 MiB, at least one.
+size_t rangeRowsPerPart(size_t columns);
+// A QueryRangePart's header: the metric and the GPUs of its columns.
+pb::QueryRangePart rangePartHeader(MetricId metric, const std::vector<uint32_t> &gpus);
 
 // The catalogue; a simulated fleet of GPUs that draw more than the catalogue's range suggests (GB200, 1,200 W)
 // widens its power range.

@@ -230,38 +230,43 @@ grpc::Status TelemetryService::QueryRange(
     if (const auto *history = m_source.history()) {
         return queryUpstream(*history, context, metrics, std::move(gpus), from, to, step, writer);
     }
+    return queryHeld(context, metrics, gpus, from, step, rows, writer);
+}
 
-    // For each output time, the last held frame at or before it.
-    const auto frames = m_source.framesBetween(from, to);
-    std::vector<int64_t> times;
-    std::vector<const Frame *> chosen;
-    size_t next = 0;
-    for (uint64_t r = 0; r < rows; ++r) {
-        const int64_t t = from + static_cast<int64_t>(r) * step;
-        while (next < frames.size() && frames[next]->sampleTimeMs <= t) {
-            ++next;
-        }
-        if (next > 0) {
-            times.push_back(t);
-            chosen.push_back(frames[next - 1].get());
-        }
+grpc::Status TelemetryService::queryHeld(grpc::ServerContext *context, const std::vector<MetricId> &metrics,
+    const std::vector<uint32_t> &gpus, int64_t from, int64_t step, uint64_t rows,
+    grpc::ServerWriter<pb::QueryRangePart> *writer) const
+{
+    // Row r is the output time from + r x step (never past to_ms: no overflow) with the last held frame at or before
+    // it. The times before the first frame held are left out; every later one has a frame. Rows are made a part at
+    // a time, so a query's memory is a part's whatever its length, and a client that has gone is noticed between
+    // parts.
+    const auto frames = m_source.framesBetween(from, from + static_cast<int64_t>(rows - 1) * step);
+    uint64_t firstRow = rows;
+    if (!frames.empty()) {
+        const int64_t first = frames.front()->sampleTimeMs;
+        const int64_t after = first - std::min(first, from); // >= 0, no overflow as from >= 0
+        firstRow = std::min<uint64_t>(rows, static_cast<uint64_t>(after / step + (after % step != 0 ? 1 : 0)));
     }
-    // Parts of about 1M values (4 MiB of float32 less the headers), whole rows each.
-    const size_t rowsPerPart = std::max<size_t>(1, (1U << 20U) / std::max<size_t>(1, gpus.size()) - 1);
-    const auto &catalog = metricCatalog();
+    const size_t rowsPerPart = rangeRowsPerPart(gpus.size());
     for (const MetricId id : metrics) {
-        for (size_t r0 = 0; r0 < chosen.size() || (r0 == 0 && chosen.empty()); r0 += rowsPerPart) {
-            pb::QueryRangePart part;
-            part.set_metric_id(catalog[static_cast<size_t>(id)].key);
-            *part.mutable_gpus() = { gpus.begin(), gpus.end() };
-            const size_t r1 = std::min(chosen.size(), r0 + rowsPerPart);
-            std::string values;
-            values.resize((r1 - r0) * gpus.size() * sizeof(float));
+        size_t next = 0; // frames before `next` are at or before the row's time
+        uint64_t r0 = firstRow;
+        // One part without rows for a metric without any, as from an upstream.
+        do {
+            const uint64_t r1 = std::min<uint64_t>(rows, r0 + rowsPerPart);
+            auto part = rangePartHeader(id, gpus);
+            std::string values(static_cast<size_t>(r1 - r0) * gpus.size() * sizeof(float), '\0');
             auto *out = reinterpret_cast<float *>(values.data());
-            for (size_t r = r0; r < r1; ++r) {
-                part.add_times_ms(times[r]);
-                part.add_sample_times_ms(chosen[r]->sampleTimeMs);
-                const auto &plane = chosen[r]->plane(id);
+            for (uint64_t r = r0; r < r1; ++r) {
+                const int64_t t = from + static_cast<int64_t>(r) * step;
+                while (next < frames.size() && frames[next]->sampleTimeMs <= t) {
+                    ++next;
+                }
+                const Frame &frame = *frames[next - 1];
+                part.add_times_ms(t);
+                part.add_sample_times_ms(frame.sampleTimeMs);
+                const auto &plane = frame.plane(id);
                 for (const uint32_t g : gpus) {
                     *out++ = plane[g];
                 }
@@ -270,10 +275,8 @@ grpc::Status TelemetryService::QueryRange(
             if (context->IsCancelled() || !writer->Write(part)) {
                 return { grpc::StatusCode::CANCELLED, "client went away" };
             }
-            if (chosen.empty()) {
-                break;
-            }
-        }
+            r0 = r1;
+        } while (r0 < rows);
     }
     return grpc::Status::OK;
 }
@@ -307,7 +310,7 @@ grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grp
         return failed(error);
     }
     const size_t columns = range.gpus.size();
-    const size_t rowsPerPart = std::max<size_t>(1, (1U << 20U) / std::max<size_t>(1, columns) - 1);
+    const size_t rowsPerPart = rangeRowsPerPart(columns);
     std::vector<float> values;
     for (const MetricId id : metrics) {
         if (context->IsCancelled()) {
@@ -318,9 +321,7 @@ grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grp
         }
         // As from held frames: whole rows per part, and one empty part for a metric without any.
         for (size_t r0 = 0; r0 < times.size() || r0 == 0; r0 += rowsPerPart) {
-            pb::QueryRangePart part;
-            part.set_metric_id(catalog[static_cast<size_t>(id)].key);
-            *part.mutable_gpus() = { range.gpus.begin(), range.gpus.end() };
+            auto part = rangePartHeader(id, range.gpus);
             const size_t r1 = std::min(times.size(), r0 + rowsPerPart);
             for (size_t r = r0; r < r1; ++r) {
                 part.add_times_ms(times[r]);

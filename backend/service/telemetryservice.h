@@ -41,6 +41,10 @@ private:
     // Resolves metric ids (empty: the default set); on an unknown one returns false with the status to send.
     static bool resolveMetrics(
         const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out, grpc::Status *status);
+    // QueryRange from the frames held, once the request is checked: rows output times from `from`, step apart.
+    grpc::Status queryHeld(grpc::ServerContext *context, const std::vector<MetricId> &metrics,
+        const std::vector<uint32_t> &gpus, int64_t from, int64_t step, uint64_t rows,
+        grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) const;
     // QueryRange from a polled source's upstream, once the request is checked.
     static grpc::Status queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
         const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
