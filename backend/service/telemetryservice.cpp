@@ -6,26 +6,92 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
 namespace fleetscope::backend {
 
 using namespace std::chrono_literals;
 
-bool TelemetryService::resolveMetrics(
-    const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out, grpc::Status *status)
+static_assert(rangePartBytesAtMost(1, TelemetryService::maxRangeGpus) < maxMessageBytes,
+    "one row of the most GPUs a query may name fits a part");
+
+namespace {
+grpc::Status invalid(std::string message)
 {
-    for (const auto &key : ids) {
-        const auto id = metricByKey(key);
+    return { grpc::StatusCode::INVALID_ARGUMENT, std::move(message) };
+}
+
+// A client's string, quoted, for a status message: its start only, since the message travels in a header that
+// clients limit to a few kilobytes (a megabyte of metric id, echoed whole, reached the client as a transport error).
+std::string quoted(const std::string &text)
+{
+    constexpr size_t most = 64;
+    return text.size() <= most ? fmt::format("'{}'", text)
+                               : fmt::format("'{}...' ({} bytes)", text.substr(0, most), text.size());
+}
+} // namespace
+
+grpc::Status TelemetryService::resolveMetrics(
+    const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out)
+{
+    // A repeated id adds nothing, so a request never costs more than the catalogue's metrics (one id named 400,000
+    // times once made 400,000 planes a frame).
+    std::array<bool, static_cast<size_t>(MetricId::Count)> named {};
+    for (int i = 0; i < ids.size(); ++i) {
+        const auto id = metricByKey(ids[i]);
         if (!id) {
-            *status = { grpc::StatusCode::INVALID_ARGUMENT,
-                fmt::format("unknown metric id '{}'; ListMetrics gives the valid ones", key) };
-            return false;
+            return invalid(fmt::format("unknown metric id {} in metric_ids[{}]; ListMetrics gives the {} valid ones",
+                quoted(ids[i]), i, metricCatalog().size()));
         }
-        out->push_back(*id);
+        if (!named[static_cast<size_t>(*id)]) {
+            named[static_cast<size_t>(*id)] = true;
+            out->push_back(*id);
+        }
     }
     if (out->empty()) {
         *out = defaultMetrics();
     }
-    return true;
+    return grpc::Status::OK;
+}
+
+grpc::Status TelemetryService::resolveGpus(const pb::QueryRangeRequest &request, std::vector<uint32_t> *out) const
+{
+    const uint32_t n = m_source.shape().gpuCount;
+    if (request.gpus().empty()) {
+        const uint64_t first = request.first_gpu();
+        const uint64_t count = request.gpu_count() == 0 && first < n ? n - first : request.gpu_count();
+        if (count == 0 || first + count > n) {
+            return invalid(fmt::format("first_gpu {} + gpu_count {} is outside the fleet of {} GPUs (first_gpu must be "
+                                       "below {} and first_gpu + gpu_count at most {})",
+                first, request.gpu_count(), n, n, n));
+        }
+        out->resize(count);
+        for (uint64_t i = 0; i < count; ++i) {
+            (*out)[i] = static_cast<uint32_t>(first + i);
+        }
+    } else {
+        // A GPU named again would only repeat its column.
+        std::vector<bool> named(n);
+        for (int i = 0; i < request.gpus_size(); ++i) {
+            const uint32_t g = request.gpus(i);
+            if (g >= n) {
+                return invalid(fmt::format(
+                    "gpus[{}] = {} is outside the fleet of {} GPUs (indices must be below {})", i, g, n, n));
+            }
+            if (!named[g]) {
+                named[g] = true;
+                out->push_back(g);
+            }
+        }
+    }
+    if (out->size() > maxRangeGpus) {
+        return { grpc::StatusCode::RESOURCE_EXHAUSTED,
+            fmt::format("{} GPUs is over the limit of {} GPUs per query (a row of one metric must fit a 4 MiB part); "
+                        "ask for the GPUs in several queries",
+                out->size(), maxRangeGpus) };
+    }
+    return grpc::Status::OK;
 }
 
 grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const pb::GetTopologyRequest * /*request*/,
@@ -50,7 +116,7 @@ grpc::Status TelemetryService::Subscribe(
     grpc::ServerContext *context, const pb::SubscribeRequest *request, grpc::ServerWriter<pb::FramePart> *writer)
 {
     std::vector<MetricId> metrics;
-    if (grpc::Status status; !resolveMetrics(request->metric_ids(), &metrics, &status)) {
+    if (auto status = resolveMetrics(request->metric_ids(), &metrics); !status.ok()) {
         return status;
     }
     if (request->topology_generation() != 0 && request->topology_generation() != m_source.topologyGeneration()) {
@@ -189,28 +255,12 @@ grpc::Status TelemetryService::QueryRange(
     grpc::ServerContext *context, const pb::QueryRangeRequest *request, grpc::ServerWriter<pb::QueryRangePart> *writer)
 {
     std::vector<MetricId> metrics;
-    if (grpc::Status status; !resolveMetrics(request->metric_ids(), &metrics, &status)) {
+    if (auto status = resolveMetrics(request->metric_ids(), &metrics); !status.ok()) {
         return status;
     }
-    const uint32_t n = m_source.shape().gpuCount;
-    std::vector<uint32_t> gpus(request->gpus().begin(), request->gpus().end());
-    if (gpus.empty()) {
-        const uint64_t first = request->first_gpu();
-        const uint64_t count = request->gpu_count() == 0 && first < n ? n - first : request->gpu_count();
-        if (first + count > n || count == 0) {
-            return { grpc::StatusCode::INVALID_ARGUMENT,
-                fmt::format("GPU range {}+{} is outside the fleet of {} GPUs", first, count, n) };
-        }
-        gpus.resize(count);
-        for (uint64_t i = 0; i < count; ++i) {
-            gpus[i] = static_cast<uint32_t>(first + i);
-        }
-    }
-    for (const uint32_t g : gpus) {
-        if (g >= n) {
-            return { grpc::StatusCode::INVALID_ARGUMENT,
-                fmt::format("GPU index {} is outside the fleet of {} GPUs", g, n) };
-        }
+    std::vector<uint32_t> gpus;
+    if (auto status = resolveGpus(*request, &gpus); !status.ok()) {
+        return status;
     }
     const int64_t from = request->from_ms();
     const int64_t to = request->to_ms();
@@ -226,7 +276,6 @@ grpc::Status TelemetryService::QueryRange(
                         "step, fewer GPUs or fewer metrics",
                 rows, gpus.size(), metrics.size(), maxRangeValues) };
     }
-
     if (const auto *history = m_source.history()) {
         return queryUpstream(*history, context, metrics, std::move(gpus), from, to, step, writer);
     }

@@ -34,13 +34,21 @@ public:
     grpc::Status GetSummary(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetSummaryRequest *request,
         fleetscope::telemetry::v1::Summary *response) override;
 
-    // QueryRange answers at most this many values (times x GPUs x metrics) per call.
+    // QueryRange answers at most this many values (times x GPUs x metrics) per call,
     static constexpr uint64_t maxRangeValues = 20'000'000;
+    // and names at most this many GPUs: a part holds whole rows, and one row of one metric with the part's list of
+    // GPUs must fit the contract's 4 MiB.
+    static constexpr uint32_t maxRangeGpus = 262'144;
 
 private:
-    // Resolves metric ids (empty: the default set); on an unknown one returns false with the status to send.
-    static bool resolveMetrics(
-        const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out, grpc::Status *status);
+    // The checks of a request's fields: each returns OK, or the status to send, naming the field and its limit.
+    // Metric ids, each once in the order first named (empty: the default set).
+    static grpc::Status resolveMetrics(
+        const google::protobuf::RepeatedPtrField<std::string> &ids, std::vector<MetricId> *out);
+    // A QueryRange's GPUs, each once in the order first named.
+    grpc::Status resolveGpus(
+        const fleetscope::telemetry::v1::QueryRangeRequest &request, std::vector<uint32_t> *out) const;
+
     // QueryRange from the frames held, once the request is checked: rows output times from `from`, step apart.
     grpc::Status queryHeld(grpc::ServerContext *context, const std::vector<MetricId> &metrics,
         const std::vector<uint32_t> &gpus, int64_t from, int64_t step, uint64_t rows,

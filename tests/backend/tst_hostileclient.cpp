@@ -23,6 +23,12 @@ namespace pb = fleetscope::telemetry::v1;
 namespace {
 constexpr size_t fourMiB = 4U << 20U;
 
+int64_t nowMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 struct Backend
 {
     std::unique_ptr<be::BackendServer> server;
@@ -79,6 +85,35 @@ std::vector<pb::QueryRangePart> queryRange(pb::Telemetry::Stub &stub, const pb::
     return parts;
 }
 
+// The first frame of a subscription (all its parts) and the call's status once cancelled, or the error it ended
+// with.
+std::vector<pb::FramePart> firstFrame(
+    pb::Telemetry::Stub &stub, const pb::SubscribeRequest &request, grpc::Status *status)
+{
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 30s);
+    auto reader = stub.Subscribe(&context, request);
+    std::vector<pb::FramePart> parts;
+    pb::FramePart part;
+    while (reader->Read(&part)) {
+        parts.push_back(part);
+        if (part.part_index() + 1 == part.part_count()) {
+            context.TryCancel();
+            break;
+        }
+    }
+    *status = reader->Finish();
+    if (!parts.empty() && status->error_code() == grpc::StatusCode::CANCELLED) {
+        *status = grpc::Status::OK;
+    }
+    return parts;
+}
+
+bool mentions(const grpc::Status &status, const std::string &text)
+{
+    return status.error_message().find(text) != std::string::npos;
+}
+
 QByteArray describe(const grpc::Status &status)
 {
     return QByteArray::number(int(status.error_code())) + ": " + QByteArray::fromStdString(status.error_message());
@@ -89,6 +124,118 @@ class TestHostileClient : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    // One metric id 400,000 times is one metric: one plane per part, not 400,000.
+    void subscribeCollapsesRepeatedMetricIds()
+    {
+        auto b = start(fleet(64));
+        pb::SubscribeRequest request;
+        for (int i = 0; i < 400000; ++i) {
+            request.add_metric_ids("gpu_temp");
+        }
+        request.add_metric_ids("power");
+        request.add_metric_ids("gpu_temp");
+        grpc::Status status;
+        const auto parts = firstFrame(*b.stub, request, &status);
+        QVERIFY2(status.ok(), describe(status).constData());
+        QCOMPARE(parts.size(), size_t(1));
+        QCOMPARE(parts[0].planes_size(), 2); // in the order first asked for
+        QCOMPARE(parts[0].planes(0).metric_id(), std::string("gpu_temp"));
+        QCOMPARE(parts[0].planes(1).metric_id(), std::string("power"));
+        QVERIFY(parts[0].ByteSizeLong() < 4096);
+    }
+
+    // Repeated metrics and GPUs of a QueryRange are asked for once: one part per distinct metric, each GPU one
+    // column, in the order first named.
+    void queryRangeCollapsesRepeatedMetricsAndGpus()
+    {
+        auto b = start(fleet(64));
+        QTRY_VERIFY_WITH_TIMEOUT(b.server->source().latest()->sequence >= 2, 10000);
+        pb::QueryRangeRequest q;
+        for (int i = 0; i < 100000; ++i) {
+            q.add_metric_ids("power");
+            q.add_gpus(7);
+        }
+        q.add_metric_ids("gpu_temp");
+        for (const uint32_t g : { 3U, 7U, 3U, 63U }) {
+            q.add_gpus(g);
+        }
+        q.set_to_ms(b.server->source().latest()->sampleTimeMs);
+        q.set_from_ms(q.to_ms() - 100);
+        q.set_step_ms(100);
+        grpc::Status status;
+        const auto parts = queryRange(*b.stub, q, &status);
+        QVERIFY2(status.ok(), describe(status).constData());
+        QCOMPARE(parts.size(), size_t(2));
+        QCOMPARE(parts[0].metric_id(), std::string("power"));
+        QCOMPARE(parts[1].metric_id(), std::string("gpu_temp"));
+        for (const auto &part : parts) {
+            QCOMPARE(
+                std::vector<uint32_t>(part.gpus().begin(), part.gpus().end()), std::vector<uint32_t>({ 7, 3, 63 }));
+            QCOMPARE(part.values().size(), size_t(part.times_ms_size()) * 3 * sizeof(float));
+            QVERIFY(part.times_ms_size() >= 1);
+        }
+    }
+
+    // GPU indices past the fleet, as a list or as a range: INVALID_ARGUMENT naming the field and the limit.
+    void queryRangeGpusOutsideTheFleet_data()
+    {
+        QTest::addColumn<std::vector<uint32_t>>("gpus");
+        QTest::addColumn<uint32_t>("first");
+        QTest::addColumn<uint32_t>("count");
+        QTest::addColumn<QString>("field");
+        QTest::newRow("one past") << std::vector<uint32_t> { 0, 64 } << 0U << 0U << QStringLiteral("gpus[1]");
+        QTest::newRow("largest") << std::vector<uint32_t> { 0xFFFFFFFFU } << 0U << 0U << QStringLiteral("gpus[0]");
+        QTest::newRow("range past the end") << std::vector<uint32_t> {} << 60U << 5U << QStringLiteral("first_gpu");
+        QTest::newRow("range wraps uint32")
+            << std::vector<uint32_t> {} << 0xFFFFFFFFU << 2U << QStringLiteral("first_gpu");
+        QTest::newRow("first past the end") << std::vector<uint32_t> {} << 64U << 0U << QStringLiteral("first_gpu");
+    }
+    void queryRangeGpusOutsideTheFleet()
+    {
+        QFETCH(std::vector<uint32_t>, gpus);
+        QFETCH(uint32_t, first);
+        QFETCH(uint32_t, count);
+        QFETCH(QString, field);
+        auto b = start(fleet(64));
+        pb::QueryRangeRequest q;
+        *q.mutable_gpus() = { gpus.begin(), gpus.end() };
+        q.set_first_gpu(first);
+        q.set_gpu_count(count);
+        q.set_to_ms(nowMs());
+        q.set_from_ms(q.to_ms() - 1000);
+        q.set_step_ms(100);
+        grpc::Status status;
+        queryRange(*b.stub, q, &status);
+        QCOMPARE(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+        QVERIFY2(mentions(status, field.toStdString()) && mentions(status, "64 GPUs"), describe(status).constData());
+    }
+
+    // More distinct GPUs than one row of one metric can carry in a 4 MiB part: refused with the limit.
+    void queryRangeOfMoreGpusThanAPartHoldsIsRefused()
+    {
+        auto options = fleet(be::TelemetryService::maxRangeGpus + 4096);
+        options.interval = 1000ms;
+        options.frameMemoryBudget = 1;
+        options.coarseMemoryBudget = 1;
+        auto b = start(options);
+        pb::QueryRangeRequest q;
+        q.add_metric_ids("gpu_temp");
+        q.set_to_ms(b.server->source().latest()->sampleTimeMs);
+        q.set_from_ms(q.to_ms());
+        q.set_step_ms(1000);
+        grpc::Status status;
+        queryRange(*b.stub, q, &status);
+        QCOMPARE(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+        QVERIFY2(mentions(status, std::to_string(be::TelemetryService::maxRangeGpus)), describe(status).constData());
+
+        q.set_gpu_count(be::TelemetryService::maxRangeGpus); // the most allowed: one part under 4 MiB
+        const auto parts = queryRange(*b.stub, q, &status);
+        QVERIFY2(status.ok(), describe(status).constData());
+        QCOMPARE(parts.size(), size_t(1));
+        QCOMPARE(parts[0].gpus_size(), int(be::TelemetryService::maxRangeGpus));
+        QVERIFY(parts[0].ByteSizeLong() < fourMiB);
+    }
+
     // A long answer of one GPU and one metric: every part under 4 MiB with its times, the rows all there.
     void queryRangePartsStayUnder4MiB()
     {
@@ -140,6 +287,37 @@ private Q_SLOTS:
         }
         const auto stopping = timeToStop(b);
         QVERIFY2(stopping < 900ms, qPrintable(QString::number(stopping.count())));
+    }
+
+    // A megabyte of metric id is refused, and the message echoes only its start: a status message travels in a
+    // header, which a client limits to a few kilobytes.
+    void longStringsAreNotEchoedWhole()
+    {
+        auto b = start(fleet(64));
+        const std::string id = "gpu_temp" + std::string(1 << 20, 'x');
+        {
+            pb::SubscribeRequest request;
+            request.add_metric_ids("power");
+            request.add_metric_ids(id);
+            grpc::Status status;
+            firstFrame(*b.stub, request, &status);
+            QVERIFY2(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT, describe(status).left(200).constData());
+            QVERIFY2(mentions(status, "metric_ids[1]") && mentions(status, "gpu_tempxxx"),
+                describe(status).left(200).constData());
+            QVERIFY(status.error_message().size() < 1024);
+        }
+        {
+            pb::QueryRangeRequest q;
+            q.add_metric_ids(id);
+            q.add_gpus(0);
+            q.set_to_ms(nowMs());
+            q.set_from_ms(q.to_ms() - 1000);
+            q.set_step_ms(100);
+            grpc::Status status;
+            queryRange(*b.stub, q, &status);
+            QVERIFY2(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT, describe(status).left(200).constData());
+            QVERIFY(status.error_message().size() < 1024);
+        }
     }
 };
 
