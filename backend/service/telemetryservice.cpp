@@ -17,6 +17,12 @@ static_assert(rangePartBytesAtMost(1, TelemetryService::maxRangeGpus) < maxMessa
     "one row of the most GPUs a query may name fits a part");
 
 namespace {
+int64_t nowUnixMs()
+{
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 grpc::Status invalid(std::string message)
 {
     return { grpc::StatusCode::INVALID_ARGUMENT, std::move(message) };
@@ -91,6 +97,35 @@ grpc::Status TelemetryService::resolveGpus(const pb::QueryRangeRequest &request,
                         "ask for the GPUs in several queries",
                 out->size(), maxRangeGpus) };
     }
+    return grpc::Status::OK;
+}
+
+int64_t TelemetryService::latestAllowedMs() const
+{
+    return std::max(nowUnixMs(), m_source.latest()->sampleTimeMs) + clockAllowanceMs;
+}
+
+grpc::Status TelemetryService::checkRangeTimes(const pb::QueryRangeRequest &request, uint64_t *rows) const
+{
+    // In this order no difference below can overflow: 0 <= from <= to.
+    const int64_t from = request.from_ms();
+    const int64_t to = request.to_ms();
+    const int64_t step = request.step_ms();
+    if (step < 1) {
+        return invalid(fmt::format("step_ms {} is below the least step, 1 ms", step));
+    }
+    if (from < 0) {
+        return invalid(fmt::format("from_ms {} is before the Unix epoch", from));
+    }
+    if (to < from) {
+        return invalid(fmt::format("to_ms {} is before from_ms {} (a reversed range)", to, from));
+    }
+    if (const int64_t latest = latestAllowedMs(); to > latest) {
+        return invalid(fmt::format("to_ms {} is in the future: the latest time a query may name now is {} (this "
+                                   "backend's clock, or its newest frame, plus {} ms)",
+            to, latest, clockAllowanceMs));
+    }
+    *rows = static_cast<uint64_t>((to - from) / step) + 1;
     return grpc::Status::OK;
 }
 
@@ -262,24 +297,22 @@ grpc::Status TelemetryService::QueryRange(
     if (auto status = resolveGpus(*request, &gpus); !status.ok()) {
         return status;
     }
-    const int64_t from = request->from_ms();
-    const int64_t to = request->to_ms();
-    const int64_t step = request->step_ms();
-    if (step < 1 || to < from) {
-        return { grpc::StatusCode::INVALID_ARGUMENT,
-            fmt::format("need from_ms <= to_ms and step_ms >= 1 (got {} .. {} step {})", from, to, step) };
+    uint64_t rows = 0;
+    if (auto status = checkRangeTimes(*request, &rows); !status.ok()) {
+        return status;
     }
-    const uint64_t rows = static_cast<uint64_t>((to - from) / step) + 1;
-    if (rows > maxRangeValues || rows * gpus.size() * metrics.size() > maxRangeValues) {
+    // times x GPUs x metrics against the limit by division, so that no product can overflow.
+    if (rows > maxRangeValues / (gpus.size() * metrics.size())) {
         return { grpc::StatusCode::RESOURCE_EXHAUSTED,
             fmt::format("{} times x {} GPUs x {} metrics is over the limit of {} values per query; use a coarser "
                         "step, fewer GPUs or fewer metrics",
                 rows, gpus.size(), metrics.size(), maxRangeValues) };
     }
     if (const auto *history = m_source.history()) {
-        return queryUpstream(*history, context, metrics, std::move(gpus), from, to, step, writer);
+        return queryUpstream(*history, context, metrics, std::move(gpus), request->from_ms(), request->to_ms(),
+            request->step_ms(), writer);
     }
-    return queryHeld(context, metrics, gpus, from, step, rows, writer);
+    return queryHeld(context, metrics, gpus, request->from_ms(), request->step_ms(), rows, writer);
 }
 
 grpc::Status TelemetryService::queryHeld(grpc::ServerContext *context, const std::vector<MetricId> &metrics,

@@ -39,6 +39,9 @@ public:
     // and names at most this many GPUs: a part holds whole rows, and one row of one metric with the part's list of
     // GPUs must fit the contract's 4 MiB.
     static constexpr uint32_t maxRangeGpus = 262'144;
+    // How far ahead of this host's clock (or of the newest frame held, if later) a request's time may be: the clocks
+    // of consoles and telemetry senders are close to this one's, not the same.
+    static constexpr int64_t clockAllowanceMs = 60'000;
 
 private:
     // The checks of a request's fields: each returns OK, or the status to send, naming the field and its limit.
@@ -48,6 +51,10 @@ private:
     // A QueryRange's GPUs, each once in the order first named.
     grpc::Status resolveGpus(
         const fleetscope::telemetry::v1::QueryRangeRequest &request, std::vector<uint32_t> *out) const;
+    // A QueryRange's times against each other, the epoch and the clock; sets the number of output times.
+    grpc::Status checkRangeTimes(const fleetscope::telemetry::v1::QueryRangeRequest &request, uint64_t *rows) const;
+    // The latest time a request may name (see clockAllowanceMs).
+    int64_t latestAllowedMs() const;
 
     // QueryRange from the frames held, once the request is checked: rows output times from `from`, step apart.
     grpc::Status queryHeld(grpc::ServerContext *context, const std::vector<MetricId> &metrics,

@@ -22,6 +22,8 @@ namespace pb = fleetscope::telemetry::v1;
 
 namespace {
 constexpr size_t fourMiB = 4U << 20U;
+constexpr int64_t int64Min = std::numeric_limits<int64_t>::min();
+constexpr int64_t int64Max = std::numeric_limits<int64_t>::max();
 
 int64_t nowMs()
 {
@@ -234,6 +236,53 @@ private Q_SLOTS:
         QCOMPARE(parts.size(), size_t(1));
         QCOMPARE(parts[0].gpus_size(), int(be::TelemetryService::maxRangeGpus));
         QVERIFY(parts[0].ByteSizeLong() < fourMiB);
+    }
+
+    // Times at the ends of int64, before the epoch or far in the future: refused at once, without arithmetic that
+    // overflows (the whole int64 range once kept a core busy for good, and the backend then could not stop).
+    void queryRangeTimesAtTheEdges_data()
+    {
+        QTest::addColumn<int64_t>("from");
+        QTest::addColumn<int64_t>("to");
+        QTest::addColumn<int64_t>("step");
+        QTest::addColumn<int>("code");
+        QTest::addColumn<QByteArray>("says");
+        const int64_t now = nowMs();
+        const int invalid = int(grpc::StatusCode::INVALID_ARGUMENT);
+        const int exhausted = int(grpc::StatusCode::RESOURCE_EXHAUSTED);
+        QTest::newRow("whole int64, step 1") << int64Min << int64Max << int64_t(1) << invalid << QByteArray("from_ms");
+        QTest::newRow("whole int64, step 2") << int64Min << int64Max << int64_t(2) << invalid << QByteArray("from_ms");
+        QTest::newRow("whole int64, largest step")
+            << int64Min << int64Max << int64Max << invalid << QByteArray("from_ms");
+        QTest::newRow("epoch to int64 max")
+            << int64_t(0) << int64Max << (int64_t(1) << 40) << invalid << QByteArray("to_ms");
+        QTest::newRow("a day ahead") << now << now + 86400000 << int64_t(60000) << invalid << QByteArray("to_ms");
+        QTest::newRow("before the epoch")
+            << int64_t(-1000) << now << int64_t(3600000) << invalid << QByteArray("from_ms");
+        QTest::newRow("negative step") << now - 1000 << now << int64_t(-1) << invalid << QByteArray("step_ms");
+        QTest::newRow("smallest step") << now - 1000 << now << int64Min << invalid << QByteArray("step_ms");
+        QTest::newRow("reversed") << now << now - 1 << int64_t(1) << invalid << QByteArray("to_ms");
+        QTest::newRow("epoch to now, 1 ms")
+            << int64_t(0) << now << int64_t(1) << exhausted << QByteArray("limit of 20000000");
+    }
+    void queryRangeTimesAtTheEdges()
+    {
+        QFETCH(int64_t, from);
+        QFETCH(int64_t, to);
+        QFETCH(int64_t, step);
+        QFETCH(int, code);
+        QFETCH(QByteArray, says);
+        auto b = start(fleet(64));
+        pb::QueryRangeRequest q;
+        q.add_gpus(0);
+        q.set_from_ms(from);
+        q.set_to_ms(to);
+        q.set_step_ms(step);
+        grpc::Status status;
+        queryRange(*b.stub, q, &status, 5s);
+        QVERIFY2(
+            int(status.error_code()) == code && mentions(status, says.toStdString()), describe(status).constData());
+        QVERIFY(timeToStop(b) < 900ms);
     }
 
     // A long answer of one GPU and one metric: every part under 4 MiB with its times, the rows all there.
