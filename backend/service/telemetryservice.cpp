@@ -233,12 +233,12 @@ pb::EventKind toProto(FleetEvent::Kind kind)
 grpc::Status TelemetryService::StreamEvents(
     grpc::ServerContext *context, const pb::StreamEventsRequest *request, grpc::ServerWriter<pb::Event> *writer)
 {
-    const int64_t nowMs
-        = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count();
-    if (request->since_ms() > nowMs + 60000) {
-        return { grpc::StatusCode::INVALID_ARGUMENT,
-            fmt::format("since_ms {} is in the future (now is {})", request->since_ms(), nowMs) };
+    if (request->since_ms() < 0) {
+        return invalid(fmt::format("since_ms {} is before the Unix epoch (0 means from now on)", request->since_ms()));
+    }
+    if (const int64_t latest = latestAllowedMs(); request->since_ms() > latest) {
+        return invalid(fmt::format(
+            "since_ms {} is in the future: the latest time it may name now is {}", request->since_ms(), latest));
     }
     // Says at once that the stream is open. The stream has no end of its own, so a client asking for a closed range
     // stops at a deadline; this tells "no more events by then" (it was open) from a backend that never answered.
@@ -427,24 +427,34 @@ grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grp
 grpc::Status TelemetryService::GetSummary(
     grpc::ServerContext * /*context*/, const pb::GetSummaryRequest *request, pb::Summary *response)
 {
-    const int64_t nowMs
-        = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count();
     const int64_t from = request->from_ms();
-    const int64_t to = request->to_ms() == 0 ? nowMs : request->to_ms();
+    const int64_t to = request->to_ms() == 0 ? nowUnixMs() : request->to_ms();
+    if (from < 0) {
+        return invalid(fmt::format("from_ms {} is before the Unix epoch", from));
+    }
     if (to < from) {
-        return { grpc::StatusCode::INVALID_ARGUMENT, fmt::format("to_ms {} is before from_ms {}", to, from) };
+        return invalid(request->to_ms() == 0
+                ? fmt::format("to_ms 0 means now, {}, which is before from_ms {} (a reversed range)", to, from)
+                : fmt::format("to_ms {} is before from_ms {} (a reversed range)", to, from));
     }
     const auto frames = m_source.framesBetween(from, to);
     if (frames.empty()) {
         return { grpc::StatusCode::FAILED_PRECONDITION,
             fmt::format("no frames held between {} and {}; the source's history starts later", from, to) };
     }
+    // The time the frames stand for within the range: each frame until the next, the newest for one interval. A
+    // range after that (in the future) holds no frame, though the newest one before it came along.
+    const int64_t start = std::max(from, frames.front()->sampleTimeMs);
+    const int64_t end = std::min(to, frames.back()->sampleTimeMs + m_source.interval().count());
+    if (end < start || (end == start && from < to)) {
+        return { grpc::StatusCode::FAILED_PRECONDITION,
+            fmt::format("no frame held between {} and {}: the newest frame held is from {}, and stands until {}", from,
+                to, frames.back()->sampleTimeMs, end) };
+    }
     uint64_t after = 0;
     auto events = m_source.eventsAfter(from, &after, std::chrono::milliseconds(0));
     events.erase(std::remove_if(events.begin(), events.end(), [to](const TimedEvent &e) { return e.timeMs > to; }),
         events.end());
-    const int64_t end = std::min(to, frames.back()->sampleTimeMs + m_source.interval().count());
     const uint32_t top = request->top_offenders() == 0 ? 20 : std::min<uint32_t>(request->top_offenders(), 1000);
     *response = summarise(m_source.shape(), frames, events, m_source.jobs(), from, end, top);
     return grpc::Status::OK;

@@ -111,6 +111,16 @@ std::vector<pb::FramePart> firstFrame(
     return parts;
 }
 
+grpc::Status summary(pb::Telemetry::Stub &stub, int64_t from, int64_t to, pb::Summary *out)
+{
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 20s);
+    pb::GetSummaryRequest request;
+    request.set_from_ms(from);
+    request.set_to_ms(to);
+    return stub.GetSummary(&context, request, out);
+}
+
 bool mentions(const grpc::Status &status, const std::string &text)
 {
     return status.error_message().find(text) != std::string::npos;
@@ -336,6 +346,58 @@ private Q_SLOTS:
         }
         const auto stopping = timeToStop(b);
         QVERIFY2(stopping < 900ms, qPrintable(QString::number(stopping.count())));
+    }
+
+    // A summary of a range the source holds no frame of (the future) is FAILED_PRECONDITION, never an answer whose
+    // from_ms is after its to_ms; times before the epoch and reversed ranges are INVALID_ARGUMENT.
+    void summaryTimes()
+    {
+        auto b = start(fleet(64, 1h));
+        const int64_t latest = b.server->source().latest()->sampleTimeMs;
+        const int64_t now = nowMs();
+        pb::Summary s;
+        grpc::Status status = summary(*b.stub, now + 3600000, now + 7200000, &s);
+        QVERIFY2(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION, describe(status).constData());
+        status = summary(*b.stub, now + 3600000, int64Max, &s);
+        QVERIFY2(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION, describe(status).constData());
+        status = summary(*b.stub, now + 3600000, 0, &s); // to_ms 0 is now: reversed
+        QVERIFY2(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT && mentions(status, "to_ms"),
+            describe(status).constData());
+        status = summary(*b.stub, int64Min, int64Max, &s);
+        QVERIFY2(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT && mentions(status, "from_ms"),
+            describe(status).constData());
+        status = summary(*b.stub, now, now - 1, &s);
+        QVERIFY2(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT, describe(status).constData());
+
+        // Ranges that hold frames: what they cover is never reversed.
+        for (const auto &[from, to] : std::vector<std::pair<int64_t, int64_t>> {
+                 { now - 1800000, 0 }, { 0, 0 }, { now - 60000, int64Max }, { latest, latest }, { 1, 2 } }) {
+            status = summary(*b.stub, from, to, &s);
+            if (from == 1) {
+                QVERIFY2(status.error_code() == grpc::StatusCode::FAILED_PRECONDITION, describe(status).constData());
+                continue;
+            }
+            QVERIFY2(status.ok(), describe(status).constData());
+            QVERIFY(s.frames() >= 1);
+            QVERIFY2(s.from_ms() <= s.to_ms(), qPrintable(QStringLiteral("%1 > %2").arg(s.from_ms()).arg(s.to_ms())));
+        }
+    }
+
+    void streamEventsTimes()
+    {
+        auto b = start(fleet(64));
+        for (const int64_t since : { int64_t(-1), int64Min, nowMs() + 3600000, int64Max }) {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 5s);
+            pb::StreamEventsRequest request;
+            request.set_since_ms(since);
+            auto reader = b.stub->StreamEvents(&context, request);
+            pb::Event e;
+            QVERIFY(!reader->Read(&e));
+            const auto status = reader->Finish();
+            QVERIFY2(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT && mentions(status, "since_ms"),
+                describe(status).constData());
+        }
     }
 
     // A megabyte of metric id is refused, and the message echoes only its start: a status message travels in a
