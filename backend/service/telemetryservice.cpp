@@ -105,11 +105,12 @@ int64_t TelemetryService::latestAllowedMs() const
     return std::max(nowUnixMs(), m_source.latest()->sampleTimeMs) + clockAllowanceMs;
 }
 
-grpc::Status TelemetryService::checkRangeTimes(const pb::QueryRangeRequest &request, uint64_t *rows) const
+grpc::Status TelemetryService::checkRangeTimes(
+    const pb::QueryRangeRequest &request, int64_t *toMs, uint64_t *rows) const
 {
     // In this order no difference below can overflow: 0 <= from <= to.
     const int64_t from = request.from_ms();
-    const int64_t to = request.to_ms();
+    int64_t to = request.to_ms();
     const int64_t step = request.step_ms();
     if (step < 1) {
         return invalid(fmt::format("step_ms {} is below the least step, 1 ms", step));
@@ -120,11 +121,16 @@ grpc::Status TelemetryService::checkRangeTimes(const pb::QueryRangeRequest &requ
     if (to < from) {
         return invalid(fmt::format("to_ms {} is before from_ms {} (a reversed range)", to, from));
     }
-    if (const int64_t latest = latestAllowedMs(); to > latest) {
-        return invalid(fmt::format("to_ms {} is in the future: the latest time a query may name now is {} (this "
+    // A range reaching into the future ends at the latest time there can be data for (a console's clock a little
+    // ahead of this one's still gets its charts); one that starts there is refused.
+    const int64_t latest = latestAllowedMs();
+    if (from > latest) {
+        return invalid(fmt::format("from_ms {} is in the future: the latest time a query may name now is {} (this "
                                    "backend's clock, or its newest frame, plus {} ms)",
-            to, latest, clockAllowanceMs));
+            from, latest, clockAllowanceMs));
     }
+    to = std::min(to, latest);
+    *toMs = to;
     *rows = static_cast<uint64_t>((to - from) / step) + 1;
     return grpc::Status::OK;
 }
@@ -298,7 +304,8 @@ grpc::Status TelemetryService::QueryRange(
         return status;
     }
     uint64_t rows = 0;
-    if (auto status = checkRangeTimes(*request, &rows); !status.ok()) {
+    int64_t to = 0;
+    if (auto status = checkRangeTimes(*request, &to, &rows); !status.ok()) {
         return status;
     }
     // times x GPUs x metrics against the limit by division, so that no product can overflow.
@@ -309,8 +316,8 @@ grpc::Status TelemetryService::QueryRange(
                 rows, gpus.size(), metrics.size(), maxRangeValues) };
     }
     if (const auto *history = m_source.history()) {
-        return queryUpstream(*history, context, metrics, std::move(gpus), request->from_ms(), request->to_ms(),
-            request->step_ms(), writer);
+        return queryUpstream(
+            *history, context, metrics, std::move(gpus), request->from_ms(), to, request->step_ms(), writer);
     }
     return queryHeld(context, metrics, gpus, request->from_ms(), request->step_ms(), rows, writer);
 }

@@ -51,8 +51,10 @@ private:
     // A QueryRange's GPUs, each once in the order first named.
     grpc::Status resolveGpus(
         const fleetscope::telemetry::v1::QueryRangeRequest &request, std::vector<uint32_t> *out) const;
-    // A QueryRange's times against each other, the epoch and the clock; sets the number of output times.
-    grpc::Status checkRangeTimes(const fleetscope::telemetry::v1::QueryRangeRequest &request, uint64_t *rows) const;
+    // A QueryRange's times against each other, the epoch and the clock; sets the range's end (to_ms, or the latest
+    // allowed time when that is earlier) and the number of output times.
+    grpc::Status checkRangeTimes(
+        const fleetscope::telemetry::v1::QueryRangeRequest &request, int64_t *toMs, uint64_t *rows) const;
     // The latest time a request may name (see clockAllowanceMs).
     int64_t latestAllowedMs() const;
 
