@@ -5,8 +5,8 @@
 #include "sim/exporterpage.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,25 +14,45 @@
 #include <thread>
 #include <vector>
 
+namespace httplib {
+struct Response;
+}
+
 namespace fleetscope::backend {
 
 // Serves the simulated fleet as dcgm-exporter pages over plain HTTP/1.1, so that a real Prometheus (or anything that
 // scrapes dcgm-exporter) can scrape the simulator. GET and HEAD of /metrics answer the whole fleet's page of the
 // latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
 // dcgm-exporter would serve it, so that a scraper sees one target per node as in a real fleet (fileSdTargets lists
-// them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405,
-// malformed requests 400 (and the connection is closed). Keep-alive as HTTP/1.1 says while at most keepAliveLimit
-// connections are open. Each connection has its own thread, at most maxConnections at once; stop() wakes and joins
-// them all.
+// them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405;
+// malformed requests 400, a head over maxHeaderBytes 431 and a body over maxBodyBytes 413 (and the connection is
+// closed); a request line over 8 KiB 414 (httplib's limit).
+//
+// cpp-httplib listens, parses and routes the requests and writes the answers; a pool of Limits::threads serves the
+// connections, one each at a time, with at most Limits::queued waiting (the next are answered 503 with Retry-After).
+// Connections are kept alive as HTTP/1.1 says while at most half the threads are busy and none waits; past that each
+// answer closes its connection, so that the idle connections of a thousand node targets never hold every thread.
+// Why the connections are ours and not httplib's: exporterserver.cpp; what is served: exportertargets.cpp.
 //
 // The fleet's page is rendered once per frame, with the offsets of every node's lines, and shared by every scrape of
 // that frame, whole or per node (m_renderMutex guards m_page, m_pageSequence, m_renders and m_rendering; the render
-// itself runs outside it); connection threads touch nothing else of the server but the stop flag, the count of open
-// connections (atomic), the hostname index (const once built) and their own socket.
+// itself runs outside it); connection threads touch nothing else of the server but the stop flag, the hostname index
+// (const once built) and their own socket.
 class ExporterServer
 {
 public:
+    // How many connections are served at once, how many may wait, and how long a client may take.
+    struct Limits
+    {
+        size_t threads = 16; // each serves one connection at a time
+        size_t queued = 512; // accepted connections waiting for a thread (each holds a descriptor)
+        std::chrono::milliseconds requestTimeout { 10000 }; // from a request's first byte to its last
+        std::chrono::milliseconds idleTimeout { 120000 }; // a kept-alive connection without a request
+        std::chrono::milliseconds sendTimeout { 30000 }; // a client that takes nothing of the answer
+    };
+
     ExporterServer(const FrameSource &source, ExporterPage::Options options);
+    ExporterServer(const FrameSource &source, ExporterPage::Options options, Limits limits);
     ~ExporterServer();
     ExporterServer(const ExporterServer &) = delete;
     ExporterServer &operator=(const ExporterServer &) = delete;
@@ -43,6 +63,14 @@ public:
     std::string listeningAddress() const;
     // Closes the listener and every connection, and joins their threads; safe to call twice.
     void stop();
+
+    // Connections being served (a thread each) and waiting for a thread. From the thread that starts and stops.
+    struct Load
+    {
+        size_t serving = 0;
+        size_t waiting = 0;
+    };
+    Load load() const;
 
     // The page of the latest frame (rendered for it if no scrape has yet), or while another caller renders that, the
     // page before; and the sequence of the frame it is of.
@@ -61,34 +89,24 @@ public:
     // never reads half of it); a wildcard listening address is written as loopback. False with an error when not.
     bool writeTargetsFile(const std::string &path, std::string *error) const;
 
-    static constexpr size_t maxConnections = 64;
-    static constexpr size_t keepAliveLimit = maxConnections / 2;
     static constexpr size_t maxHeaderBytes = 16 * 1024;
     static constexpr size_t maxBodyBytes = 64 * 1024;
 
 private:
-    struct Connection
-    {
-        std::thread thread;
-        std::shared_ptr<std::atomic<bool>> done;
-    };
+    class Http; // the httplib server, with the connection handling of exporterserver.cpp
 
-    void acceptLoop();
-    void serve(int fd);
-    // Waits until fd is ready for events or stop() is called; false on stop, time-out or error.
-    bool waitFor(int fd, short events, int timeoutMs) const;
-    bool sendAll(int fd, const char *data, size_t size) const;
+    // Answers a GET or HEAD of target (its path and query, as sent): the fleet's page, a node's, or a status alone.
+    void answerScrape(std::string_view target, httplib::Response *response);
 
     const FrameSource &m_source;
     ExporterPage::Options m_options;
+    Limits m_limits;
     std::string m_host;
     int m_port = 0;
-    int m_listenFd = -1;
-    int m_wakeFd = -1; // an eventfd, written once by stop(): readable from then on, it wakes every poll
+    int m_wakeFd = -1; // an eventfd, written once by stop(): readable from then on, it wakes every connection's poll
     std::atomic<bool> m_stopping { false };
-    std::thread m_acceptThread;
-    std::list<Connection> m_connections; // touched by the accept thread only, and by stop() after joining it
-    std::atomic<size_t> m_open { 0 }; // connections whose thread has not finished serving
+    std::unique_ptr<Http> m_http;
+    std::thread m_listenThread;
 
     // Node indices sorted by hostname, for /metrics/<hostname>: 4 bytes a node, 512 KiB at 131,072 nodes. Built by
     // the constructor (a source's shape is fixed for its lifetime), read-only afterwards.
