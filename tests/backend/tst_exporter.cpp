@@ -10,6 +10,7 @@
 
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -19,9 +20,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 #include <map>
 #include <set>
+#include <thread>
 
 namespace be = fleetscope::backend;
 
@@ -548,6 +551,14 @@ private Q_SLOTS:
         QTest::newRow("chunked") << QByteArray("POST /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n") << 501;
         QTest::newRow("binary") << QByteArray("\x00\x01\x02\xff\r\n\r\n", 8) << 400;
         QTest::newRow("endless header") << QByteArray("GET /metrics HTTP/1.1\r\nX: ") + QByteArray(40000, 'a') << 431;
+        QTest::newRow("head past the limit, whole")
+            << QByteArray("GET /metrics HTTP/1.1\r\nX: ") + QByteArray(20000, 'a') + "\r\n\r\n"
+            << 431;
+        QTest::newRow("request line past the limit") << "GET /" + QByteArray(20000, 'a') + " HTTP/1.1\r\n\r\n" << 431;
+        QTest::newRow("bare LF") << QByteArray("GET /metrics HTTP/1.1\nHost: x\r\n\r\n") << 400;
+        QTest::newRow("bare CR") << QByteArray("GET /metrics HTTP/1.1\r\nHost: x\ry\r\n\r\n") << 400;
+        QTest::newRow("second content length")
+            << QByteArray("GET /metrics HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n") << 400;
     }
 
     void malformedRequests()
@@ -905,6 +916,187 @@ private Q_SLOTS:
         // The kept ones idle on, and are served again when they ask.
         sockets[1]->write(scrape);
         QCOMPARE(readResponse(*sockets[1], QDeadlineTimer(20000)).status, 200);
+    }
+
+    // Past the queue a connection is told at once to come back later (503 with Retry-After, then closed) instead of
+    // waiting without end; the queued one is served once the thread is free.
+    void pastTheQueueIsBusy()
+    {
+        be::ExporterServer::Limits limits;
+        limits.threads = 1;
+        limits.queued = 1;
+        limits.requestTimeout = std::chrono::milliseconds(1000);
+        be::ExporterServer exporter(*m_source, be::ExporterPage::Options(), limits);
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        const QByteArray scrape = "GET /metrics/" + QByteArray::fromStdString(m_source->shape().nodes[0].hostname)
+            + " HTTP/1.1\r\nConnection: close\r\n\r\n";
+        // The thread, held by a request begun and never finished.
+        QTcpSocket holder;
+        QVERIFY(connectTo(holder, exporter.port()));
+        holder.write("GET /metr");
+        QTRY_COMPARE_WITH_TIMEOUT(exporter.load().serving, size_t(1), 10000);
+        // The queue's one place.
+        QTcpSocket queued;
+        QVERIFY(connectTo(queued, exporter.port()));
+        queued.write(scrape);
+        QTRY_COMPARE_WITH_TIMEOUT(exporter.load().waiting, size_t(1), 10000);
+        // And one past it, answered without being asked.
+        QTcpSocket busy;
+        QVERIFY(connectTo(busy, exporter.port()));
+        const auto refused = readResponse(busy, QDeadlineTimer(20000));
+        QVERIFY(refused.complete);
+        QCOMPARE(refused.status, 503);
+        QVERIFY(refused.head.contains("Retry-After: 1\r\n"));
+        QVERIFY(refused.head.contains("Connection: close"));
+        QVERIFY(refused.body.startsWith("503 "));
+        QTRY_COMPARE_WITH_TIMEOUT(busy.state(), QAbstractSocket::UnconnectedState, 10000);
+        // The unfinished request times out (408), and the queued one is served.
+        QCOMPARE(readResponse(holder, QDeadlineTimer(20000)).status, 408);
+        const auto served = readResponse(queued, QDeadlineTimer(20000));
+        QVERIFY(served.complete);
+        QCOMPARE(served.status, 200);
+        QCOMPARE(get(exporter.port(), "/metrics").status, 200);
+    }
+
+    // A real fleet's scrapers: every node target of a 10,240-GPU fleet (1,280 nodes) scraped at once by 64 clients,
+    // four per thread of the server, each on a kept-alive connection that it opens again when an answer says the
+    // server closes it. Every answer is 200 and that node's page, which parses; no connection is closed unannounced.
+    void allNodeTargetsAtOnce()
+    {
+        const auto source = be::simulatedSource(fleet(10240));
+        source->stop();
+        be::ExporterServer exporter(*source, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        const auto &nodes = source->shape().nodes;
+        QCOMPARE(nodes.size(), size_t(1280));
+        struct Answer
+        {
+            int status = 0;
+            QByteArray body;
+        };
+        std::vector<Answer> answers(nodes.size());
+        std::atomic<size_t> next { 0 };
+        std::atomic<int> connections { 0 };
+        const int port = exporter.port();
+        QElapsedTimer elapsed;
+        elapsed.start();
+        std::vector<std::thread> clients;
+        for (int c = 0; c < 64; ++c) {
+            clients.emplace_back([&] {
+                std::unique_ptr<QTcpSocket> socket;
+                for (size_t k; (k = next++) < nodes.size();) {
+                    if (!socket) {
+                        socket = std::make_unique<QTcpSocket>();
+                        ++connections;
+                        if (!connectTo(*socket, port)) {
+                            socket.reset();
+                            continue;
+                        }
+                    }
+                    socket->write("GET /metrics/" + QByteArray::fromStdString(nodes[k].hostname)
+                        + " HTTP/1.1\r\nHost: x\r\n\r\n");
+                    const auto response = readResponse(*socket, QDeadlineTimer(60000));
+                    answers[k] = { response.complete ? response.status : 0, response.body };
+                    if (!response.complete || response.head.contains("Connection: close")) {
+                        socket.reset();
+                    }
+                }
+            });
+        }
+        for (auto &client : clients) {
+            client.join();
+        }
+        qInfo("1,280 node pages by 64 clients: %lld ms, %d connections", elapsed.elapsed(), connections.load());
+        const auto rendered = exporter.page();
+        for (size_t k = 0; k < nodes.size(); ++k) {
+            QVERIFY2(answers[k].status == 200, qPrintable(QStringLiteral("node %1: %2").arg(k).arg(answers[k].status)));
+            QCOMPARE(answers[k].body, QByteArray::fromStdString(rendered->nodePage(static_cast<uint32_t>(k))));
+            const Page page = parsePage(answers[k].body);
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+        }
+        QCOMPARE(exporter.renderCount(), uint64_t(1));
+    }
+
+    // Slow clients have a time each, whatever they do: a request trickled in a line at a time is answered 408 once
+    // requestTimeout has passed since its first byte, an idle kept-alive connection is closed after idleTimeout, and
+    // a client that stops taking its answer is dropped after sendTimeout, which frees its thread.
+    void slowClientsAreTimedOut()
+    {
+        be::ExporterServer::Limits limits;
+        limits.threads = 2;
+        limits.requestTimeout = std::chrono::milliseconds(600);
+        limits.idleTimeout = std::chrono::milliseconds(600);
+        limits.sendTimeout = std::chrono::milliseconds(600);
+        const auto big = be::simulatedSource(fleet(10240));
+        big->stop();
+        be::ExporterServer exporter(*big, be::ExporterPage::Options(), limits);
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+
+        QTcpSocket trickle;
+        QVERIFY(connectTo(trickle, exporter.port()));
+        QElapsedTimer sinceFirstByte;
+        sinceFirstByte.start();
+        trickle.write("GET /metrics HTTP/1.1\r\n");
+        QDeadlineTimer giveUp(10000);
+        while (trickle.bytesAvailable() == 0 && trickle.state() == QAbstractSocket::ConnectedState
+            && !giveUp.hasExpired()) {
+            trickle.write("X-Slow: a\r\n");
+            trickle.waitForReadyRead(100);
+        }
+        const auto timedOut = readResponse(trickle, QDeadlineTimer(10000));
+        QCOMPARE(timedOut.status, 408);
+        QVERIFY2(sinceFirstByte.elapsed() < 3000, "each line the client trickled in gave it more time");
+        QTRY_COMPARE_WITH_TIMEOUT(exporter.load().serving, size_t(0), 10000);
+
+        QTcpSocket idle;
+        QVERIFY(connectTo(idle, exporter.port()));
+        idle.write("GET /metrics/" + QByteArray::fromStdString(big->shape().nodes[0].hostname) + " HTTP/1.1\r\n\r\n");
+        const auto kept = readResponse(idle, QDeadlineTimer(20000));
+        QCOMPARE(kept.status, 200);
+        QVERIFY(kept.head.contains("Connection: keep-alive"));
+        QTRY_COMPARE_WITH_TIMEOUT(idle.state(), QAbstractSocket::UnconnectedState, 10000);
+
+        // The whole page of 10,240 GPUs is more than the socket buffers hold; this client takes 64 KiB of it, and
+        // its thread is free again once sendTimeout has passed.
+        QTcpSocket stalled;
+        stalled.setReadBufferSize(64 * 1024);
+        QVERIFY(connectTo(stalled, exporter.port()));
+        stalled.write("GET /metrics HTTP/1.1\r\n\r\n");
+        QVERIFY(stalled.waitForReadyRead(20000));
+        QTRY_COMPARE_WITH_TIMEOUT(exporter.load().serving, size_t(0), 10000);
+        stalled.setReadBufferSize(0);
+        const auto cut = readResponse(stalled, QDeadlineTimer(20000));
+        QCOMPARE(cut.status, 200);
+        QVERIFY2(!cut.complete, "the stalled client was sent its whole page");
+        QCOMPARE(stalled.state(), QAbstractSocket::UnconnectedState);
+        QCOMPARE(
+            get(exporter.port(), "/metrics/" + QByteArray::fromStdString(big->shape().nodes[1].hostname)).status, 200);
+    }
+
+    // Pages go out whole and as they are, whatever the scraper accepts: no gzip (Prometheus asks for it; compressing
+    // a page per scrape would cost more than cutting it), no byte ranges, no Accept-Ranges.
+    void pagesGoOutWholeAndPlain()
+    {
+        const QByteArray path = "/metrics/" + QByteArray::fromStdString(m_source->shape().nodes[2].hostname);
+        const auto plain = get(m_exporter->port(), path);
+        QCOMPARE(plain.status, 200);
+        for (const QByteArray &path : { path, QByteArray("/metrics") }) {
+            const auto asked = request(m_exporter->port(),
+                "GET " + path
+                    + " HTTP/1.1\r\nAccept-Encoding: gzip, br\r\nRange: bytes=0-9, 20-29\r\n"
+                      "Connection: close\r\n\r\n");
+            QVERIFY(asked.complete);
+            QCOMPARE(asked.status, 200);
+            QVERIFY2(!asked.head.toLower().contains("content-encoding") && !asked.head.toLower().contains("range"),
+                asked.head.constData());
+            QCOMPARE(asked.body, path == QByteArray("/metrics") ? get(m_exporter->port(), path).body : plain.body);
+        }
+        const auto head = request(m_exporter->port(), "HEAD " + path + " HTTP/1.1\r\nConnection: close\r\n\r\n");
+        QCOMPARE(head.status, 200);
+        QVERIFY2(!head.head.toLower().contains("accept-ranges"), head.head.constData());
     }
 
     // Names that are no node's: 404 with a short text, however they are dressed up, and malformed escapes 400. The
