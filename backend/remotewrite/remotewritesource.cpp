@@ -3,6 +3,8 @@
 
 #include "core/listenaddress.h"
 #include <httplib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +15,28 @@
 namespace fleetscope::backend {
 
 namespace {
+// httplib's server with two of its defaults changed: SO_REUSEADDR alone (its default adds SO_REUSEPORT, with which a
+// second receiver on a port in use would start and take half the pushes), and a stop that works before the listener
+// has started (Server::stop() does nothing until then, and the join after it would wait for good).
+class ReceiverServer final : public httplib::Server
+{
+public:
+    ReceiverServer()
+    {
+        set_socket_options([](socket_t fd) {
+            const int one = 1;
+            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        });
+    }
+    void closeListener()
+    {
+        const socket_t fd = svr_sock_.exchange(INVALID_SOCKET);
+        if (fd != INVALID_SOCKET) {
+            ::shutdown(fd, SHUT_RDWR);
+            ::close(fd);
+        }
+    }
+};
 
 int64_t nowUnixMs()
 {
@@ -123,7 +147,7 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
     if (!options.topologyFile.empty() && !TopologyFile::load(options.topologyFile, &file, error)) {
         return false;
     }
-    m_server = std::make_unique<httplib::Server>();
+    m_server = std::make_unique<ReceiverServer>();
     m_server->set_payload_max_length(options.limits.maxBodyBytes);
     const int threads = std::max(1, options.threads);
     m_server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
@@ -236,7 +260,7 @@ bool RemoteWriteSource::discoveryDone(int64_t nowMs) const
 void RemoteWriteSource::stop()
 {
     if (m_server) {
-        m_server->stop();
+        static_cast<ReceiverServer &>(*m_server).closeListener();
     }
     if (m_serverThread.joinable()) {
         m_serverThread.join();

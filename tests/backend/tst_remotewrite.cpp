@@ -8,6 +8,10 @@
 #include "remotewrite/windowfolder.h"
 #include "remotewritesender.h"
 
+#include <QElapsedTimer>
+#include <QHostAddress>
+#include <QScopeGuard>
+#include <QTcpSocket>
 #include <QTest>
 
 #include <atomic>
@@ -466,6 +470,40 @@ private Q_SLOTS:
         limits.maxBodyBytes = 100;
         const auto refusal = refusalOf(std::string(101, 'x'), { "snappy", "", "" }, limits);
         QCOMPARE(refusal.status, 413);
+    }
+
+    // A second receiver on a port in use does not start (with httplib's default SO_REUSEPORT it did, and the pushes
+    // were split between the two); the first, still waiting for its first pushes, stops when asked.
+    void aPortInUseIsRefused()
+    {
+        const int port = freePort();
+        QVERIFY(port > 0);
+        be::RemoteWriteSource first([](const std::string &) {});
+        be::RemoteWriteSource::Options options;
+        options.listen = "127.0.0.1:" + std::to_string(port);
+        options.startTimeout = std::chrono::seconds(5);
+        std::atomic<bool> done { false };
+        std::thread starter([&] {
+            std::string error;
+            first.start(options, &error);
+            done = true;
+        });
+        const auto joinStarter = qScopeGuard([&] { starter.join(); });
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                QTcpSocket probe;
+                probe.connectToHost(QHostAddress::LocalHost, static_cast<quint16>(port));
+                return probe.waitForConnected(200);
+            }(),
+            5000);
+        be::RemoteWriteSource second([](const std::string &) {});
+        std::string error;
+        QElapsedTimer timer;
+        timer.start();
+        QVERIFY(!second.start(options, &error));
+        QVERIFY2(error.find("cannot listen") != std::string::npos, error.c_str());
+        QVERIFY(timer.elapsed() < 4000); // refused at once, not after waiting for pushes
+        QVERIFY(!done);
     }
 
     // A current exporter (4.8.3+: the node label is hostname) scraped every 500 ms: the receiver learns the interval
