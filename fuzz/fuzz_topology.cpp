@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+// The console's reading of a GetTopology stream: decodeTopology joins and checks TopologyParts; a topology it accepts
+// is laid out every way the map can show it, and every layout must put every GPU in a cell of its own. The first
+// byte: its low 7 bits the map's aspect ratio for the compact and job layouts (1/8 to 16 times as wide as tall); its
+// high bit what the rest is:
+//   0: TopologyPart messages with length prefixes (fuzzinput.h), parsed as the wire gives them;
+//   1: a fleet's shape (rows, racks and their places, nodes and their GPUs) read from the bytes and sent as one part,
+//      nearly always consistent: random wire bytes rarely make a topology the decoder accepts, so this is what
+//      reaches the layouts with many shapes.
+#include "client/protodecode.h"
+#include "fuzz/fuzzinput.h"
+#include "model/heatmaplayout.h"
+
+#include <fleetscope/telemetry/v1/telemetry.pb.h>
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <algorithm>
+#include <string>
+
+namespace {
+
+using namespace fleetscope;
+
+pb::TopologyPart shapePart(FuzzedDataProvider &in)
+{
+    pb::TopologyPart part;
+    part.set_generation(1);
+    part.set_part_index(0);
+    part.set_part_count(1);
+    const auto rows = in.ConsumeIntegralInRange<uint32_t>(1, 6);
+    for (uint32_t r = 0; r < rows; ++r) {
+        auto *row = part.add_rows();
+        row->set_name("r" + std::to_string(r + 1));
+        row->set_hall(in.ConsumeBool() ? "hall-a" : "hall-b");
+    }
+    std::vector<uint64_t> nextPlace(rows, 0);
+    uint32_t nodes = 0;
+    uint32_t gpus = 0;
+    const auto racks = in.ConsumeIntegralInRange<uint32_t>(1, 24);
+    for (uint32_t k = 0; k < racks; ++k) {
+        auto *rack = part.add_racks();
+        const auto row = in.ConsumeIntegralInRange<uint32_t>(0, rows - 1);
+        // Mostly the next place in its row; sometimes a gap, now and then anywhere (two racks in one place, or a
+        // plan too wide to draw: both refused).
+        const auto how = in.ConsumeIntegral<uint8_t>();
+        uint64_t place = nextPlace[row];
+        if (how < 8) {
+            place = in.ConsumeIntegral<uint32_t>();
+        } else if (how < 64) {
+            place += in.ConsumeIntegralInRange<uint32_t>(1, 40);
+        }
+        nextPlace[row] = std::max(nextPlace[row], place + 1);
+        rack->set_row(row);
+        rack->set_position(static_cast<uint32_t>(place));
+        rack->set_name("r" + std::to_string(row + 1) + "-k" + std::to_string(place + 1));
+        rack->set_nvlink_domain(in.ConsumeBool());
+        const auto count = in.ConsumeIntegralInRange<uint32_t>(0, 18);
+        rack->set_first_node(nodes);
+        rack->set_node_count(count);
+        for (uint32_t n = 0; n < count; ++n) {
+            auto *node = part.add_nodes();
+            node->set_hostname(rack->name() + "-n" + std::to_string(n + 1));
+            node->set_rack(k);
+            node->set_first_gpu(gpus);
+            node->set_gpu_count(in.ConsumeIntegralInRange<uint32_t>(1, 16));
+            gpus += node->gpu_count();
+            ++nodes;
+        }
+    }
+    part.set_gpu_count(in.ConsumeIntegral<uint8_t>() < 4 ? in.ConsumeIntegral<uint32_t>() : gpus);
+    return part;
+}
+
+void checkLayout(const HeatmapLayout &layout, const Topology &topology)
+{
+    if (layout.width < 1 || layout.height < 1
+        || layout.cells.size() != static_cast<size_t>(layout.width) * static_cast<size_t>(layout.height)
+        || layout.gpuCells.size() != topology.gpuCount) {
+        __builtin_trap();
+    }
+    for (uint32_t gpu = 0; gpu < topology.gpuCount; ++gpu) {
+        const QPoint cell = layout.gpuCells[gpu];
+        if (layout.gpuAt(cell.x(), cell.y()) != static_cast<int32_t>(gpu)) {
+            __builtin_trap(); // a GPU off the map, or two GPUs in one cell
+        }
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) {
+        return 0;
+    }
+    const double aspect = (1 + (data[0] & 0x7fU)) / 8.0;
+    std::vector<pb::TopologyPart> parts;
+    if ((data[0] & 0x80U) != 0) {
+        FuzzedDataProvider in(data + 1, size - 1);
+        parts.push_back(shapePart(in));
+    } else {
+        for (const auto bytes : fuzz::splitParts(data + 1, size - 1, 16)) {
+            pb::TopologyPart part;
+            if (!part.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+                return 0;
+            }
+            parts.push_back(std::move(part));
+        }
+    }
+    QString error;
+    const TopologyPtr topology = decodeTopology(parts, &error);
+    if (!topology) {
+        if (error.isEmpty()) {
+            __builtin_trap(); // refused without a reason
+        }
+        return 0;
+    }
+    checkLayout(HeatmapLayout::floorPlan(*topology), *topology);
+    checkLayout(HeatmapLayout::compact(*topology, aspect), *topology);
+    checkLayout(HeatmapLayout::byJob(*topology, nullptr, aspect), *topology);
+    return 0;
+}
