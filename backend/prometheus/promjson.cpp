@@ -286,8 +286,12 @@ bool parseAnswer(
             e = field.value().get_string().get(errorText);
         } else if (key == "data") {
             od::object data;
-            e = field.value().get_object().get(data);
-            for (auto part : e ? od::object() : data) {
+            // Not an object: refused here, since simdjson does not allow a default od::object to be iterated (an
+            // assertion; undefined behaviour without one). Found by fuzz_promjson.
+            if ((e = field.value().get_object().get(data))) {
+                return fail(e);
+            }
+            for (auto part : data) {
                 std::string_view name;
                 if ((e = part.unescaped_key().get(name))) {
                     break;

@@ -546,6 +546,11 @@ private Q_SLOTS:
                                 << QByteArray(R"({"status":"success","data":{"resultType":"matrix","result":[]}})") << 0
                                 << QStringLiteral("expected an instant vector");
         QTest::newRow("not JSON") << 200 << QByteArray("<html>proxy error</html>") << 0 << QStringLiteral("malformed");
+        // Found by fuzz_promjson (fuzz/regressions/promjson): a "data" that is not an object was iterated as an
+        // empty simdjson object, which simdjson does not allow (an assertion, undefined behaviour without one).
+        QTest::newRow("data null")
+            << 200 << QByteArray(R"({"status":"success","data":null})") << 0
+            << QStringLiteral("malformed or truncated JSON (The JSON element does not have the requested type");
         QTest::newRow("slow answer") << 200 << good << 3000
                                      << QStringLiteral(
                                             "timed out waiting for the answer (a poll's queries have 500 ms together)");
