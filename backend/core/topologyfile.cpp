@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include <simdjson.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fmt/format.h>
@@ -374,6 +375,22 @@ private:
     uint64_t m_gpus = 0;
 };
 
+// Takes a document's events and keeps none: the documents are counted with it before one is loaded.
+class IgnoreEvents final : public YAML::EventHandler
+{
+public:
+    using Style = YAML::EmitterStyle::value;
+    void OnDocumentStart(const YAML::Mark &) override { }
+    void OnDocumentEnd() override { }
+    void OnNull(const YAML::Mark &, YAML::anchor_t) override { }
+    void OnAlias(const YAML::Mark &, YAML::anchor_t) override { }
+    void OnScalar(const YAML::Mark &, const std::string &, YAML::anchor_t, const std::string &) override { }
+    void OnSequenceStart(const YAML::Mark &, const std::string &, YAML::anchor_t, Style) override { }
+    void OnSequenceEnd() override { }
+    void OnMapStart(const YAML::Mark &, const std::string &, YAML::anchor_t, Style) override { }
+    void OnMapEnd() override { }
+};
+
 bool endsWith(const std::string &text, const char *suffix)
 {
     const std::string s(suffix);
@@ -419,12 +436,23 @@ bool TopologyFile::parseYaml(const std::string &yaml, TopologyFile *out, std::st
 {
     *out = {};
     try {
-        const std::vector<YAML::Node> documents = YAML::LoadAll(yaml);
-        if (documents.size() != 1) {
-            *error = fmt::format("holds {} YAML documents; a topology is exactly one", documents.size());
+        // Not YAML::LoadAll: in yaml-cpp 0.7 it never returns when a token is left after a document ("{a: 1},"),
+        // since its parser then yields an empty document every time it is asked (fixed upstream after 0.8).
+        // Found by fuzz_topologyfile. So at most two documents are counted, then the first one is loaded.
+        std::istringstream text(yaml);
+        YAML::Parser parser(text);
+        IgnoreEvents ignore;
+        size_t documents = 0;
+        while (documents < 2 && parser.HandleNextDocument(ignore)) {
+            ++documents;
+        }
+        if (documents != 1) {
+            *error = documents == 0 ? std::string("holds 0 YAML documents; a topology is exactly one")
+                                    : std::string("holds more than one YAML document (or text after its end, such as a "
+                                                  "stray ','); a topology is exactly one");
             return false;
         }
-        if (!Checker<YamlView>(error).document(documents.front(), out)) {
+        if (!Checker<YamlView>(error).document(YAML::Load(yaml), out)) {
             *out = {};
             return false;
         }

@@ -314,7 +314,14 @@ private Q_SLOTS:
         QTest::newRow("map value in a plain scalar")
             << QByteArray("site: x\nhalls:\n  - name: h: i\n") << QByteArray("line 3");
         QTest::newRow("two documents") << QByteArray(yamlRack("[a]") + "---\n" + yamlRack("[b]"))
-                                       << QByteArray("holds 2 YAML documents");
+                                       << QByteArray("holds more than one YAML document");
+        // Found by fuzz_topologyfile (fuzz/regressions/topologyfile): yaml-cpp 0.7's LoadAll never returned on a
+        // token after the document, here a flow mapping written as JSON with a trailing comma.
+        QTest::newRow("text after the document")
+            << QByteArray(
+                   R"({"halls": [{"name": "h", "rows": [{"name": "r", "racks": [{"name": "k", "hosts": ["a"]}]}]}]},)")
+            << QByteArray("holds more than one YAML document (or text after its end");
+        QTest::newRow("a stray comma") << QByteArray(",") << QByteArray("holds more than one YAML document");
         QTest::newRow("empty") << QByteArray("") << QByteArray("holds 0 YAML documents");
         QTest::newRow("deep nesting") << QByteArray(100000, '[') << QByteArray("not valid YAML");
     }
