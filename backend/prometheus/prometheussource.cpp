@@ -18,8 +18,6 @@ namespace fleetscope::backend {
 
 namespace {
 
-constexpr float nan = std::numeric_limits<float>::quiet_NaN();
-
 int64_t nowUnixMs()
 {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
