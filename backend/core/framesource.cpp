@@ -1,21 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/framesource.h"
 
+#include "core/clock.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
 namespace fleetscope::backend {
-
-namespace {
-int64_t nowUnixMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-} // namespace
 
 FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &options)
     : m_options(options)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "prometheus/prometheussource.h"
 
+#include "core/clock.h"
 #include "prometheus/dcgmgrade.h"
 
 #include <algorithm>
@@ -17,12 +18,6 @@
 namespace fleetscope::backend {
 
 namespace {
-
-int64_t nowUnixMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 // The counters' increase and the XID gauge's changes over the catalogue's 5-minute window.
 bool isWindowCount(MetricId id)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remotewrite/remotewritesource.h"
 
+#include "core/clock.h"
 #include "core/listenaddress.h"
 #include <httplib.h>
 #include <sys/socket.h>
@@ -37,12 +38,6 @@ public:
         }
     }
 };
-
-int64_t nowUnixMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 // The GPU temperature's name in every generation dcgm-exporter has had: the series a layout and interval are learnt
 // from.

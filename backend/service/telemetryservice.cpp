@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "service/telemetryservice.h"
 
+#include "core/clock.h"
 #include "service/frameencoder.h"
 #include "service/summary.h"
 
@@ -17,12 +18,6 @@ static_assert(rangePartBytesAtMost(1, TelemetryService::maxRangeGpus) < maxMessa
     "one row of the most GPUs a query may name fits a part");
 
 namespace {
-int64_t nowUnixMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 grpc::Status invalid(std::string message)
 {
     return { grpc::StatusCode::INVALID_ARGUMENT, std::move(message) };

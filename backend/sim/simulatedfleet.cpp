@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/simulatedfleet.h"
 
+#include "core/clock.h"
 #include "core/determinism.h"
 
 #include <algorithm>
@@ -9,14 +10,6 @@
 #include <fmt/format.h>
 
 namespace fleetscope::backend {
-
-namespace {
-int64_t nowUnixMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-} // namespace
 
 SimulatedFleet::SimulatedFleet(const SimulationOptions &options)
     : m_options(options)
