@@ -35,10 +35,7 @@ inline std::unique_ptr<backend::FrameSource> frozenNodeFlapFleet()
     options.speed = 130;
     options.scenario = backend::Scenario::Kind::NodeFlap;
     auto simulator = backend::simulatedSource(options);
-    QDeadlineTimer deadline(5000);
-    while (simulator->latest()->sequence < 1 && !deadline.hasExpired()) {
-        QTest::qWait(20);
-    }
+    simulator->waitForFrameAfter(0, std::chrono::milliseconds(5000));
     simulator->stop();
     return simulator->latest()->sequence >= 1 ? std::move(simulator) : nullptr;
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
 #include "client/protodecode.h"
-#include "sim/simulatedfleet.h"
+#include "servedbackend.h"
 #include "service/backendserver.h"
 #include "service/summary.h"
+#include "sim/simulatedfleet.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -50,25 +51,11 @@ float valueAt(const pb::QueryRangePart &part, int row, int column)
     return v;
 }
 
-struct Backend
-{
-    std::unique_ptr<be::BackendServer> server;
-    std::unique_ptr<pb::Telemetry::Stub> stub;
-};
+using Backend = fleetscope::testing::ServedBackend;
 
-Backend start(be::SimulationOptions options)
+Backend start(const be::SimulationOptions &options)
 {
-    Backend b;
-    b.server = std::make_unique<be::BackendServer>(be::simulatedSource(options));
-    std::string error;
-    if (!b.server->start("127.0.0.1:0", &error)) {
-        qFatal("backend did not start: %s", error.c_str());
-    }
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(16 << 20);
-    b.stub = pb::Telemetry::NewStub(
-        grpc::CreateCustomChannel(b.server->listeningAddress(), grpc::InsecureChannelCredentials(), args));
-    return b;
+    return fleetscope::testing::serveSimulation(options);
 }
 
 be::SimulationOptions fleet(uint32_t gpus, std::chrono::milliseconds interval = 100ms)

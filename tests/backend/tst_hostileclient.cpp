@@ -3,6 +3,7 @@
 // indices past the fleet, times at the ends of int64, strings of a megabyte), against the real backend on loopback.
 // Each answer must be the documented status with a message that says what was wrong, or an answer within the
 // contract's 4 MiB parts, and the backend must stay responsive and stop promptly afterwards.
+#include "servedbackend.h"
 #include "service/backendserver.h"
 #include "service/telemetryservice.h"
 #include "sim/simulatedfleet.h"
@@ -31,26 +32,12 @@ int64_t nowMs()
         .count();
 }
 
-struct Backend
-{
-    std::unique_ptr<be::BackendServer> server;
-    std::unique_ptr<pb::Telemetry::Stub> stub;
-};
+using Backend = fleetscope::testing::ServedBackend;
 
+// Larger than the contract allows, so that an oversized answer arrives and is seen as such.
 Backend start(const be::SimulationOptions &options)
 {
-    Backend b;
-    b.server = std::make_unique<be::BackendServer>(be::simulatedSource(options));
-    std::string error;
-    if (!b.server->start("127.0.0.1:0", &error)) {
-        qFatal("backend did not start: %s", error.c_str());
-    }
-    // Larger than the contract allows, so that an oversized answer arrives and is seen as such.
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(64 << 20);
-    b.stub = pb::Telemetry::NewStub(
-        grpc::CreateCustomChannel(b.server->listeningAddress(), grpc::InsecureChannelCredentials(), args));
-    return b;
+    return fleetscope::testing::serveSimulation(options, 64 << 20);
 }
 
 be::SimulationOptions fleet(uint32_t gpus, std::chrono::hours history = 0h)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // HistoryClient against a real backend on 127.0.0.1 with an ephemeral port.
 #include "client/historyclient.h"
-#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "sim/scenario.h"
+#include "sim/simulatedfleet.h"
 
 #include <QDateTime>
 #include <QSignalSpy>

@@ -4,8 +4,8 @@
 #include "client/historyclient.h"
 #include "client/rpcjobs.h"
 #include "client/summaryclient.h"
-#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
+#include "sim/simulatedfleet.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

@@ -2,9 +2,9 @@
 // The detail panel against a real simulator backend (bad-gpu scenario, two hours of history) on loopback.
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
-#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
 #include "sim/scenario.h"
+#include "sim/simulatedfleet.h"
 #include "widgets/detail/detailpanel.h"
 #include "widgets/detail/eventtable.h"
 #include "widgets/detail/gpucharts.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SummaryClient and SummaryView against a real backend on 127.0.0.1 with an ephemeral port and simulated history.
 // The figures shown are checked against values computed here from the simulator's own frames and events.
-#include "sim/simulatedfleet.h"
 #include "service/backendserver.h"
+#include "sim/simulatedfleet.h"
 #include "widgets/summary/summaryview.h"
 
 #include <QAbstractItemModelTester>
