@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
 
+#include "configfile.h"
 #include "core/listenaddress.h"
 
 #include <charconv>
@@ -152,6 +153,14 @@ CLI::Validator pemFile()
     });
 }
 
+CLI::Validator readableFile(const char *what)
+{
+    return checkWith([what](const std::string &path) {
+        std::ifstream in(path, std::ios::binary);
+        return in ? std::string() : fmt::format("cannot read the {} '{}'", what, path);
+    });
+}
+
 // The options of --source remote-write alone.
 const char *const remoteWriteGroup = "Remote write (--source remote-write)";
 
@@ -194,8 +203,51 @@ void addOptions(CLI::App &app, BackendOptions &o)
     addNumber<int64_t>(
         app, "--interval-ms", 50, 60000, [&o](int64_t ms) { o.source.interval = std::chrono::milliseconds(ms); },
         fmt::format("time between frames, 50 to 60000 (default {})", defaults.source.interval.count()), "MS");
+    app.add_option("--config", o.configFile,
+           "read options from FILE (YAML: `listen: 127.0.0.1:50051`, one option a line, named without its dashes; "
+           "true/false for a flag; a list for an option given more than once); the command line's options override "
+           "it. Installed, /etc/fleetscope/backend.yaml is read when there is no --config")
+        ->type_name("FILE");
     app.add_flag("-h,--help", o.showHelp, "print this help");
     app.add_flag("--version", o.showVersion, "print the version");
+
+    app.option_defaults()->group("Security (who may read the fleet)");
+    auto &security = o.security;
+    auto *tlsCert = app.add_option("--tls-cert", security.tlsCertFile,
+                           "serve over TLS (1.2 or later) with this PEM certificate chain; the consoles name its CA "
+                           "with --ca")
+                        ->type_name("FILE")
+                        ->check(pemFile());
+    auto *tlsKey
+        = app.add_option("--tls-key", security.tlsKeyFile, "the certificate's private key (PEM, no passphrase)")
+              ->type_name("FILE")
+              ->check(readableFile("key file"));
+    tlsCert->needs(tlsKey);
+    tlsKey->needs(tlsCert);
+    app.add_option("--tls-client-ca", security.tlsClientCaFile,
+           "mutual TLS: only clients with a certificate signed by a CA in this PEM bundle")
+        ->type_name("FILE")
+        ->needs(tlsCert)
+        ->check(pemFile());
+    app.add_option("--token-file", security.access.tokenFile,
+           "every call must carry one of the bearer tokens in FILE (one a line; '#' starts a comment); the file is "
+           "read again when it changes, so a token is rotated without a restart")
+        ->type_name("FILE")
+        ->needs(tlsCert);
+    app.add_flag("--insecure-listen", security.insecureListen,
+        "serve a non-loopback address without TLS and a token or client CA: anyone who reaches the port reads the "
+        "whole fleet");
+    addNumber<uint32_t>(
+        app, "--max-streams-per-client", 1, 100000, [&o](uint32_t n) { o.security.access.maxStreamsPerClient = n; },
+        fmt::format("streams one client address may hold open at once (default {})",
+            defaults.security.access.maxStreamsPerClient),
+        "N");
+    addNumber<uint32_t>(
+        app, "--max-calls-per-second", 1, 1000000,
+        [&o](uint32_t n) { o.security.access.maxCallsPerSecondPerClient = n; },
+        fmt::format("calls a second from one client address, with bursts of twice that (default {})",
+            defaults.security.access.maxCallsPerSecondPerClient),
+        "N");
 
     app.option_defaults()->group("Simulator");
     addNumber<uint32_t>(
@@ -429,14 +481,73 @@ std::string scenarioList()
     return text;
 }
 
-ParseResult parseBackendOptions(const std::vector<std::string> &args)
+namespace {
+// The configuration file named by the last --config in args, else defaultConfig if it exists; empty: none.
+std::string configFileOf(const std::vector<std::string> &args, const std::string &defaultConfig)
+{
+    std::string named;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--config" && i + 1 < args.size()) {
+            named = args[++i];
+        } else if (args[i].rfind("--config=", 0) == 0) {
+            named = args[i].substr(9);
+        }
+    }
+    if (!named.empty() || defaultConfig.empty()) {
+        return named;
+    }
+    std::ifstream in(defaultConfig);
+    return in ? defaultConfig : std::string();
+}
+
+// The file's options as arguments before the command line's, each checked to be an option a file may set.
+bool configArguments(
+    const CLI::App &app, const std::string &path, std::vector<std::string> *arguments, std::string *error)
+{
+    std::vector<ConfigArgument> items;
+    if (!readConfigFile(path, &items, error)) {
+        return false;
+    }
+    for (const auto &item : items) {
+        const CLI::Option *option = app.get_option_no_throw("--" + item.key);
+        const bool notInFile
+            = item.key == "config" || item.key == "help" || item.key == "version" || item.key == "list-scenarios";
+        if (!option || notInFile || item.key.size() < 2) {
+            *error = fmt::format("{}:{}: '{}' is {}", path, item.line, item.key,
+                notInFile ? "not an option for a configuration file" : "no option (see --help)");
+            return false;
+        }
+        if (option->get_type_size() == 0) { // a flag: true or false
+            const std::string value = item.argument.substr(item.key.size() + 3);
+            if (value != "true" && value != "false") {
+                *error = fmt::format("{}:{}: '{}' is a flag: true or false", path, item.line, item.key);
+                return false;
+            }
+            if (value == "true") {
+                arguments->push_back("--" + item.key);
+            }
+            continue;
+        }
+        arguments->push_back(item.argument);
+    }
+    return true;
+}
+} // namespace
+
+ParseResult parseBackendOptions(const std::vector<std::string> &args, const std::string &defaultConfig)
 {
     ParseResult result;
     auto &o = result.options;
     CLI::App app("", "fleetscope-backend");
     addOptions(app, o);
+    std::vector<std::string> all;
+    const std::string config = configFileOf(args, defaultConfig);
+    if (!config.empty() && !configArguments(app, config, &all, &result.error)) {
+        return result;
+    }
+    all.insert(all.end(), args.begin(), args.end());
     try {
-        app.parse(std::vector<std::string>(args.rbegin(), args.rend())); // CLI11 takes them last first
+        app.parse(std::vector<std::string>(all.rbegin(), all.rend())); // CLI11 takes them last first
     } catch (const CLI::ArgumentMismatch &e) {
         // The two mismatches these options can have, said as the other errors are; CLI11's words: "--gpus: 1 required
         // N missing" and "--version was given a disallowed flag override".
@@ -447,8 +558,12 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
         return result;
     } catch (const CLI::ParseError &e) {
         result.error = e.what();
+        if (!config.empty()) {
+            result.error += fmt::format(" (options from {}, then the command line)", config);
+        }
         return result;
     }
+    o.configFile = config;
     result.error = leftOver(app.remaining());
     if (result.error.empty()) {
         result.error = crossCheck(app, o);
@@ -463,6 +578,15 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args)
             "WARNING: --prometheus-insecure-skip-verify: the server's certificate is NOT checked; anyone on the path "
             "can pose as the server, feed this console made-up data"
             + std::string(credentials ? " and take the credentials" : "") + ". Use --prometheus-ca instead.");
+    }
+    std::string host;
+    int port = 0;
+    std::string why;
+    if (o.security.insecureListen && splitListenAddress(o.listen, &host, &port, &why)
+        && !BackendServer::isLoopback(host)) {
+        result.warnings.emplace_back(
+            fmt::format("WARNING: --insecure-listen: serving {} {}; anyone who reaches the port reads the whole fleet",
+                o.listen, o.security.tls() ? "without a token or client CA" : "without TLS or credentials"));
     }
     if (credentials && o.prometheus.url.rfind("https://", 0) != 0) {
         result.warnings.emplace_back("WARNING: the Prometheus credentials go over plain http:// in clear text; use "

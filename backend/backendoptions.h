@@ -4,6 +4,7 @@
 #include "core/framesource.h"
 #include "prometheus/prometheussource.h"
 #include "remotewrite/remotewritesource.h"
+#include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
 
 #include <optional>
@@ -28,6 +29,8 @@ struct BackendOptions
     // --prometheus-url when given. Its topology file is prometheus.topologyFile (--topology).
     bool fromRemoteWrite = false;
     RemoteWriteSource::Options remoteWrite;
+    BackendServer::Security security; // TLS, client certificates, tokens, per-client limits
+    std::string configFile; // the configuration file read, if any
     bool showHelp = false;
     bool showVersion = false;
     bool listScenarios = false;
@@ -43,8 +46,10 @@ struct ParseResult
 // "90s", "30m", "6h", "2d" -> seconds.
 std::optional<int64_t> parseDuration(const std::string &text);
 
-// The arguments after the program's name, parsed with CLI11: an error names its option (main exits with 2).
-ParseResult parseBackendOptions(const std::vector<std::string> &args);
+// The arguments after the program's name, parsed with CLI11: an error names its option (main exits with 2). The options
+// of a configuration file (configfile.h) come first, so that the command line's override them: the file of --config,
+// else defaultConfig when that file exists (the installed /etc/fleetscope/backend.yaml; empty: none).
+ParseResult parseBackendOptions(const std::vector<std::string> &args, const std::string &defaultConfig = {});
 // --help's text, CLI11's, in groups of options.
 std::string backendUsage();
 std::string scenarioList();

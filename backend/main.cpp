@@ -13,7 +13,7 @@ using namespace fleetscope::backend;
 
 int main(int argc, char **argv)
 {
-    const auto parsed = parseBackendOptions(std::vector<std::string>(argv + 1, argv + argc));
+    const auto parsed = parseBackendOptions(std::vector<std::string>(argv + 1, argv + argc), FLEETSCOPE_DEFAULT_CONFIG);
     if (!parsed.error.empty()) {
         fmt::print(stderr, "fleetscope-backend: {}\nTry 'fleetscope-backend --help'.\n", parsed.error);
         return 2;
@@ -30,6 +30,9 @@ int main(int argc, char **argv)
     if (options.showVersion) {
         fmt::print("fleetscope-backend {}\n", FLEETSCOPE_VERSION);
         return 0;
+    }
+    if (!options.configFile.empty()) {
+        fmt::print("options from {}\n", options.configFile);
     }
     for (const auto &warning : parsed.warnings) {
         fmt::print(stderr, "fleetscope-backend: {}\n", warning);
@@ -51,7 +54,8 @@ int main(int argc, char **argv)
             fmt::print(stderr, "fleetscope-backend: --source prometheus: {}\n", error);
             return 1;
         }
-        served = std::make_unique<BackendServer>(std::make_unique<FrameSource>(std::move(poller), options.source));
+        served = std::make_unique<BackendServer>(
+            std::make_unique<FrameSource>(std::move(poller), options.source), options.security);
     } else if (options.fromRemoteWrite) {
         auto receiver = std::make_unique<RemoteWriteSource>();
         auto remoteWrite = options.remoteWrite;
@@ -68,14 +72,24 @@ int main(int argc, char **argv)
         // One frame per window: the history's accounting (coarse frames, memory) counts in windows.
         auto source = options.source;
         source.interval = std::chrono::milliseconds(receiver->windowMs());
-        served = std::make_unique<BackendServer>(std::make_unique<FrameSource>(std::move(receiver), source));
+        served = std::make_unique<BackendServer>(
+            std::make_unique<FrameSource>(std::move(receiver), source), options.security);
     } else {
-        served = std::make_unique<BackendServer>(simulatedSource(options.source));
+        served = std::make_unique<BackendServer>(simulatedSource(options.source), options.security);
     }
     BackendServer &server = *served;
     if (!server.start(options.listen, &error)) {
         fmt::print(stderr, "fleetscope-backend: {}\n", error);
         return 1;
+    }
+    const auto &security = options.security;
+    if (security.tls()) {
+        fmt::print("TLS with {}; clients need {}\n", security.tlsCertFile,
+            security.authenticates()
+                ? fmt::format("{}{}{}", security.tlsClientCaFile.empty() ? "" : "a certificate from the client CA",
+                    !security.tlsClientCaFile.empty() && !security.access.tokenFile.empty() ? " and " : "",
+                    security.access.tokenFile.empty() ? "" : "a token")
+                : "nothing more (no token, no client CA)");
     }
     fmt::print("listening on {}\n", server.listeningAddress());
     std::fflush(stdout);

@@ -319,7 +319,11 @@ private:
 };
 
 HistoryClient::HistoryClient(const QString &address, QObject *parent)
-    : RpcClient(address, parent)
+    : HistoryClient(address, ChannelSecurity(), parent)
+{ }
+
+HistoryClient::HistoryClient(const QString &address, const ChannelSecurity &security, QObject *parent)
+    : RpcClient(address, security, parent)
 {
     qRegisterMetaType<RangeResultPtr>();
     qRegisterMetaType<EventBatchPtr>();

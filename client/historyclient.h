@@ -41,6 +41,7 @@ class HistoryClient : public RpcClient
     Q_OBJECT
 public:
     explicit HistoryClient(const QString &address, QObject *parent = nullptr);
+    HistoryClient(const QString &address, const ChannelSecurity &security, QObject *parent = nullptr);
     // The fleet the answers are checked against (GPU and node indices); null: columns are checked against the
     // request only.
     void setTopology(TopologyPtr topology);

@@ -10,13 +10,23 @@
 namespace fleetscope {
 
 RpcClient::RpcClient(const QString &address, QObject *parent)
+    : RpcClient(address, ChannelSecurity(), parent)
+{ }
+
+RpcClient::RpcClient(const QString &address, const ChannelSecurity &security, QObject *parent)
     : QObject(parent)
     , m_address(address)
     , m_jobs(std::make_unique<RpcJobs>())
 {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
-    m_channel = grpc::CreateCustomChannel(address.toStdString(), grpc::InsecureChannelCredentials(), args);
+    m_channel = createChannel(address.toStdString(), security, args, &m_channelError);
+    if (!m_channel) {
+        // A credentials file could not be read (the live stream says which): no call may go out without them, so every
+        // call goes to a socket that is not there and fails as unavailable.
+        m_channel = grpc::CreateChannel(
+            "unix:/nonexistent/fleetscope-credentials-unreadable", grpc::InsecureChannelCredentials());
+    }
 }
 
 RpcClient::~RpcClient()

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "client/channelsecurity.h"
+
 #include <QObject>
 #include <QString>
 
@@ -29,6 +31,8 @@ public:
     ~RpcClient() override;
 
     QString address() const { return m_address; }
+    // Why no channel could be made (a credentials file unreadable): every call then fails as unavailable.
+    QString channelError() const { return m_channelError; }
     // Cancels a request; nothing more is delivered for it. Unknown or finished ids are ignored.
     void cancel(quint64 requestId);
     void cancelAll();
@@ -40,6 +44,8 @@ public:
 
 protected:
     explicit RpcClient(const QString &address, QObject *parent = nullptr);
+    // The same over TLS, with a client certificate or a token as security says (client/channelsecurity.h).
+    RpcClient(const QString &address, const ChannelSecurity &security, QObject *parent = nullptr);
 
     const std::shared_ptr<grpc::Channel> &channel() const { return m_channel; }
     RpcJobs &jobs() const { return *m_jobs; }
@@ -49,6 +55,7 @@ protected:
 
 private:
     QString m_address;
+    QString m_channelError;
     std::shared_ptr<grpc::Channel> m_channel;
     std::chrono::milliseconds m_deadline = std::chrono::seconds(30);
     // Last member: destroyed first, waiting for the calls that use the channel and post to this object.

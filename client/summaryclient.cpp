@@ -141,7 +141,11 @@ SummaryPtr decodeSummary(quint64 id, int64_t fromMs, int64_t toMs, const pb::Sum
 } // namespace
 
 SummaryClient::SummaryClient(const QString &address, QObject *parent)
-    : RpcClient(address, parent)
+    : SummaryClient(address, ChannelSecurity(), parent)
+{ }
+
+SummaryClient::SummaryClient(const QString &address, const ChannelSecurity &security, QObject *parent)
+    : RpcClient(address, security, parent)
 {
     qRegisterMetaType<SummaryPtr>();
 }

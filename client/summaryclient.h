@@ -67,6 +67,7 @@ class SummaryClient : public RpcClient
     Q_OBJECT
 public:
     explicit SummaryClient(const QString &address, QObject *parent = nullptr);
+    SummaryClient(const QString &address, const ChannelSecurity &security, QObject *parent = nullptr);
 
     // Starts a GetSummary over [fromMs, toMs) (toMs 0: now) listing up to topOffenders failing GPUs (0: the backend's
     // default, at most 1000); answers with summaryReady or requestFailed, tagged with the returned id (never 0).

@@ -63,11 +63,12 @@ TelemetryClient::~TelemetryClient()
     stop();
 }
 
-void TelemetryClient::start(const QString &address)
+void TelemetryClient::start(const QString &address, const ChannelSecurity &security)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     stop();
     m_address = address;
+    m_security = security;
     m_backoffMs = initialBackoffMs;
     startSession();
 }
@@ -127,9 +128,10 @@ void TelemetryClient::startSession()
     // Resume after the last frame we have, so that the frames missed while away are sent (if still held).
     const uint64_t resumeAfter = m_latest ? m_latest->sequence : 0;
     const uint64_t generation = m_latest ? m_latest->topologyGeneration : 0;
-    m_worker = std::thread(&TelemetryClient::runSession, this, session, m_address.toStdString(), std::move(metrics),
-        generation, resumeAfter);
-    m_jobsWorker = std::thread(&TelemetryClient::runJobsPoll, this, session, m_address.toStdString(), m_jobsPollMs);
+    m_worker = std::thread(&TelemetryClient::runSession, this, session, m_address.toStdString(), m_security,
+        std::move(metrics), generation, resumeAfter);
+    m_jobsWorker
+        = std::thread(&TelemetryClient::runJobsPoll, this, session, m_address.toStdString(), m_security, m_jobsPollMs);
 }
 
 void TelemetryClient::stopSession()
@@ -204,8 +206,8 @@ void TelemetryClient::deliverPendingFrame(quint64 session)
     Q_EMIT frameReady(frame);
 }
 
-void TelemetryClient::runSession(quint64 session, std::string address, std::vector<std::string> metrics,
-    uint64_t lastGeneration, uint64_t resumeAfter)
+void TelemetryClient::runSession(quint64 session, std::string address, ChannelSecurity security,
+    std::vector<std::string> metrics, uint64_t lastGeneration, uint64_t resumeAfter)
 {
     namespace pb = fleetscope::telemetry::v1;
     auto newContext = [this](std::optional<std::chrono::seconds> deadline) -> std::shared_ptr<grpc::ClientContext> {
@@ -230,7 +232,15 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-    auto stub = pb::Telemetry::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+    QString channelError;
+    auto channel = createChannel(address, security, args, &channelError);
+    if (!channel) {
+        end(channelError, false);
+        return;
+    }
+    auto stub = pb::Telemetry::NewStub(channel);
+    // A refusal of the credentials or the connection said as what is wrong, else what the status says.
+    auto describeStatus = [&security](const grpc::Status &status) { return describeCall(status, security); };
 
     // Topology.
     auto context = newContext(topologyDeadline);
@@ -364,10 +374,16 @@ void TelemetryClient::runSession(quint64 session, std::string address, std::vect
     }
 }
 
-void TelemetryClient::runJobsPoll(quint64 session, std::string address, int intervalMs)
+void TelemetryClient::runJobsPoll(quint64 session, std::string address, ChannelSecurity security, int intervalMs)
 {
     namespace pb = fleetscope::telemetry::v1;
-    auto stub = pb::Telemetry::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    QString channelError;
+    auto channel = createChannel(address, security, grpc::ChannelArguments(), &channelError);
+    if (!channel) {
+        return; // the live stream's session says why
+    }
+    auto stub = pb::Telemetry::NewStub(channel);
+    auto describeStatus = [&security](const grpc::Status &status) { return describeCall(status, security); };
     {
         std::unique_lock lock(m_cancelMutex);
         m_sessionChanged.wait(lock, [this] { return m_cancelled || m_topologyPosted; });

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "client/channelsecurity.h"
 #include "model/fleetmodel.h"
 
 #include <QObject>
@@ -38,8 +39,9 @@ public:
     explicit TelemetryClient(QObject *parent = nullptr);
     ~TelemetryClient() override;
 
-    // Starts (or restarts) talking to HOST:PORT.
-    void start(const QString &address);
+    // Starts (or restarts) talking to HOST:PORT, over TLS with a token or client certificate as security says.
+    void start(const QString &address, const ChannelSecurity &security = ChannelSecurity());
+    const ChannelSecurity &security() const { return m_security; }
     void stop();
     // Metric ids to subscribe to; empty means the backend's default set. Takes effect by resubscribing.
     void setMetrics(const QStringList &metricIds);
@@ -73,17 +75,18 @@ Q_SIGNALS:
 private:
     void startSession();
     void stopSession();
-    void runSession(quint64 session, std::string address, std::vector<std::string> metrics, uint64_t lastGeneration,
-        uint64_t resumeAfter);
+    void runSession(quint64 session, std::string address, ChannelSecurity security, std::vector<std::string> metrics,
+        uint64_t lastGeneration, uint64_t resumeAfter);
     void setState(State state, const QString &detail);
     void onSessionEnded(quint64 session, const QString &why, bool wasLive);
     void deliverPendingFrame(quint64 session);
-    void runJobsPoll(quint64 session, std::string address, int intervalMs);
+    void runJobsPoll(quint64 session, std::string address, ChannelSecurity security, int intervalMs);
     // Worker -> owner thread.
     void postFrame(quint64 session, FramePtr frame);
     template <typename F> void post(F &&f);
 
     QString m_address;
+    ChannelSecurity m_security;
     QStringList m_metricIds;
     State m_state = State::Idle;
     QString m_stateDetail;

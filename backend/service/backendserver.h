@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/framesource.h"
+#include "service/accessgate.h"
 
 #include <memory>
 #include <string>
@@ -18,14 +19,34 @@ class TelemetryService;
 class BackendServer
 {
 public:
+    // Who may connect: TLS (1.2 or later, gRPC's floor), client certificates, tokens and per-client limits.
+    struct Security
+    {
+        std::string tlsCertFile; // PEM certificate chain; with tlsKeyFile, the API is served over TLS only
+        std::string tlsKeyFile;
+        std::string tlsClientCaFile; // only clients with a certificate from this CA (needs TLS)
+        AccessGate::Options access; // tokens (need TLS), per-client limits
+        // Serve a non-loopback address without TLS and a token or client CA: anyone who reaches the port reads the
+        // fleet. Refused unless this says so.
+        bool insecureListen = false;
+
+        bool tls() const { return !tlsCertFile.empty(); }
+        bool authenticates() const { return !access.tokenFile.empty() || !tlsClientCaFile.empty(); }
+    };
+
     // Serves a source: simulatedSource(options) (sim/simulatedfleet.h), or one over a real fleet's producer.
     explicit BackendServer(std::unique_ptr<FrameSource> source);
+    BackendServer(std::unique_ptr<FrameSource> source, Security security);
     ~BackendServer();
     BackendServer(const BackendServer &) = delete;
     BackendServer &operator=(const BackendServer &) = delete;
 
-    // Listens on address ("127.0.0.1:0" picks a free port). Returns false and sets error when it cannot.
+    // Listens on address ("127.0.0.1:0" picks a free port). Returns false and sets error when it cannot: the address
+    // is taken or not local, a TLS file cannot be read, or a non-loopback address is asked for without TLS and
+    // credentials (and without insecureListen).
     bool start(const std::string &address, std::string *error);
+    // Whether host names this machine's loopback only ("127.0.0.1", "::1", "localhost").
+    static bool isLoopback(const std::string &host);
     // The port bound by start().
     int port() const { return m_port; }
     std::string listeningAddress() const;
@@ -38,6 +59,8 @@ public:
 private:
     std::string m_host;
     int m_port = 0;
+    Security m_security;
+    std::unique_ptr<AccessGate> m_gate;
     std::unique_ptr<FrameSource> m_source;
     std::unique_ptr<TelemetryService> m_service;
     std::unique_ptr<grpc::Server> m_server;

@@ -133,6 +133,10 @@ grpc::Status TelemetryService::checkRangeTimes(
 grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const pb::GetTopologyRequest * /*request*/,
     grpc::ServerWriter<pb::TopologyPart> *writer)
 {
+    const auto admitted = m_gate->admit(context, "GetTopology", AccessGate::Call::Stream);
+    if (!admitted.ok()) {
+        return admitted.status();
+    }
     for (const auto &part : encodeTopology(m_source.shape(), m_source.topologyGeneration())) {
         if (context->IsCancelled() || !writer->Write(part)) {
             return { grpc::StatusCode::CANCELLED, "client went away while the topology was sent" };
@@ -142,8 +146,12 @@ grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const p
 }
 
 grpc::Status TelemetryService::ListMetrics(
-    grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/, pb::ListMetricsResponse *response)
+    grpc::ServerContext *context, const pb::ListMetricsRequest * /*request*/, pb::ListMetricsResponse *response)
 {
+    const auto admitted = m_gate->admit(context, "ListMetrics", AccessGate::Call::Unary);
+    if (!admitted.ok()) {
+        return admitted.status();
+    }
     fillMetricCatalog(response, &m_source.shape());
     return grpc::Status::OK;
 }
@@ -151,6 +159,10 @@ grpc::Status TelemetryService::ListMetrics(
 grpc::Status TelemetryService::Subscribe(
     grpc::ServerContext *context, const pb::SubscribeRequest *request, grpc::ServerWriter<pb::FramePart> *writer)
 {
+    const auto admitted = m_gate->admit(context, "Subscribe", AccessGate::Call::Stream);
+    if (!admitted.ok()) {
+        return admitted.status();
+    }
     std::vector<MetricId> metrics;
     if (auto status = resolveMetrics(request->metric_ids(), &metrics); !status.ok()) {
         return status;
@@ -234,6 +246,10 @@ pb::EventKind toProto(FleetEvent::Kind kind)
 grpc::Status TelemetryService::StreamEvents(
     grpc::ServerContext *context, const pb::StreamEventsRequest *request, grpc::ServerWriter<pb::Event> *writer)
 {
+    const auto admitted = m_gate->admit(context, "StreamEvents", AccessGate::Call::Stream);
+    if (!admitted.ok()) {
+        return admitted.status();
+    }
     if (request->since_ms() < 0) {
         return invalid(fmt::format("since_ms {} is before the Unix epoch (0 means from now on)", request->since_ms()));
     }
@@ -270,8 +286,12 @@ grpc::Status TelemetryService::StreamEvents(
 }
 
 grpc::Status TelemetryService::ListJobs(
-    grpc::ServerContext * /*context*/, const pb::ListJobsRequest * /*request*/, pb::ListJobsResponse *response)
+    grpc::ServerContext *context, const pb::ListJobsRequest * /*request*/, pb::ListJobsResponse *response)
 {
+    const auto admitted = m_gate->admit(context, "ListJobs", AccessGate::Call::Unary);
+    if (!admitted.ok()) {
+        return admitted.status();
+    }
     for (const auto &job : m_source.jobs()) {
         auto *out = response->add_jobs();
         out->set_id(job.id);
@@ -290,6 +310,10 @@ grpc::Status TelemetryService::ListJobs(
 grpc::Status TelemetryService::QueryRange(
     grpc::ServerContext *context, const pb::QueryRangeRequest *request, grpc::ServerWriter<pb::QueryRangePart> *writer)
 {
+    const auto admitted = m_gate->admit(context, "QueryRange", AccessGate::Call::Stream);
+    if (!admitted.ok()) {
+        return admitted.status();
+    }
     std::vector<MetricId> metrics;
     if (auto status = resolveMetrics(request->metric_ids(), &metrics); !status.ok()) {
         return status;
@@ -427,8 +451,12 @@ grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grp
 }
 
 grpc::Status TelemetryService::GetSummary(
-    grpc::ServerContext * /*context*/, const pb::GetSummaryRequest *request, pb::Summary *response)
+    grpc::ServerContext *context, const pb::GetSummaryRequest *request, pb::Summary *response)
 {
+    const auto admitted = m_gate->admit(context, "GetSummary", AccessGate::Call::Unary);
+    if (!admitted.ok()) {
+        return admitted.status();
+    }
     const int64_t from = request->from_ms();
     const int64_t to = request->to_ms() == 0 ? nowUnixMs() : request->to_ms();
     if (from < 0) {

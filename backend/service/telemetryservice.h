@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/framesource.h"
+#include "service/accessgate.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 
@@ -12,8 +13,10 @@ namespace fleetscope::backend {
 class TelemetryService final : public fleetscope::telemetry::v1::Telemetry::Service
 {
 public:
-    explicit TelemetryService(const FrameSource &source)
+    // Every call passes the gate first (credentials, per-client limits); the default gate admits everyone.
+    explicit TelemetryService(const FrameSource &source, AccessGate *gate = nullptr)
         : m_source(source)
+        , m_gate(gate ? gate : &m_openGate)
     { }
 
     grpc::Status GetTopology(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetTopologyRequest *request,
@@ -68,6 +71,8 @@ private:
         grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer);
 
     const FrameSource &m_source;
+    AccessGate m_openGate;
+    AccessGate *m_gate;
 };
 
 } // namespace fleetscope::backend

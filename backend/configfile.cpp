@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "configfile.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+namespace fleetscope::backend {
+
+namespace {
+constexpr size_t maxConfigBytes = 1 << 20;
+}
+
+bool readConfigFile(const std::string &path, std::vector<ConfigArgument> *out, std::string *error)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        *error = fmt::format("cannot read the configuration file '{}'", path);
+        return false;
+    }
+    std::string text(maxConfigBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (text.size() > maxConfigBytes) {
+        *error = fmt::format("the configuration file '{}' is over 1 MiB", path);
+        return false;
+    }
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception &e) {
+        *error = fmt::format("{}:{}: not YAML: {}", path, e.mark.line + 1, e.msg);
+        return false;
+    }
+    if (root.IsNull()) {
+        return true; // empty, or comments only: every option at its default
+    }
+    if (!root.IsMap()) {
+        *error = fmt::format("{}: expected a mapping of option names to values (`listen: 127.0.0.1:50051`)", path);
+        return false;
+    }
+    for (const auto &entry : root) {
+        const int line = entry.first.Mark().line + 1;
+        if (!entry.first.IsScalar()) {
+            *error = fmt::format("{}:{}: an option's name is a plain word", path, line);
+            return false;
+        }
+        const std::string key = entry.first.Scalar();
+        const YAML::Node &value = entry.second;
+        std::vector<std::string> values;
+        if (value.IsScalar()) {
+            values.push_back(value.Scalar());
+        } else if (value.IsSequence()) {
+            for (const auto &item : value) {
+                if (!item.IsScalar()) {
+                    *error = fmt::format("{}:{}: '{}' lists something that is not a value", path, line, key);
+                    return false;
+                }
+                values.push_back(item.Scalar());
+            }
+        } else {
+            *error = fmt::format("{}:{}: '{}' has no value (a value, true/false, or a list)", path, line, key);
+            return false;
+        }
+        for (const auto &v : values) {
+            out->push_back({ key, fmt::format("--{}={}", key, v), line });
+        }
+    }
+    return true;
+}
+
+} // namespace fleetscope::backend

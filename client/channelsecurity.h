@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <QString>
+
+#include <memory>
+#include <string>
+
+namespace grpc {
+class Channel;
+class ChannelArguments;
+class Status;
+} // namespace grpc
+
+namespace fleetscope {
+
+// How the console proves itself to the backend and checks the backend: files only, never the secrets themselves, so
+// that a view string, a log line or the command line never holds one.
+struct ChannelSecurity
+{
+    QString caFile; // PEM CAs that may sign the backend's certificate; empty: the system's (when TLS is on)
+    QString certFile; // the console's own certificate (mutual TLS), with keyFile
+    QString keyFile;
+    QString tokenFile; // a bearer token (the first non-comment line), read again for each call
+
+    // TLS is on when any of them is given: a token or a client key is never sent in clear text.
+    bool tls() const { return !caFile.isEmpty() || !certFile.isEmpty() || !keyFile.isEmpty() || !tokenFile.isEmpty(); }
+    bool operator==(const ChannelSecurity &other) const
+    {
+        return caFile == other.caFile && certFile == other.certFile && keyFile == other.keyFile
+            && tokenFile == other.tokenFile;
+    }
+    bool operator!=(const ChannelSecurity &other) const { return !(*this == other); }
+};
+
+// A channel to address (HOST:PORT) with these credentials; null with an error that names the file when one cannot be
+// read. The token goes with every call as "authorization: Bearer TOKEN", over TLS only (gRPC refuses to send call
+// credentials over a channel without it).
+std::shared_ptr<grpc::Channel> createChannel(
+    const std::string &address, const ChannelSecurity &security, const grpc::ChannelArguments &args, QString *error);
+
+// Why a call was refused, for people: "no token", "token refused", "certificate not trusted", "hostname mismatch",
+// "client certificate refused", "the backend speaks TLS", … followed by the detail; empty when the status is not a
+// refusal of the connection or the credentials.
+QString describeRefusal(const grpc::Status &status, const ChannelSecurity &security);
+// describeRefusal's words when the status is a refusal, else describeStatus's (client/grpcstatus.h).
+QString describeCall(const grpc::Status &status, const ChannelSecurity &security);
+
+} // namespace fleetscope
