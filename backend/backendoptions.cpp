@@ -517,7 +517,7 @@ bool configArguments(
                 notInFile ? "not an option for a configuration file" : "no option (see --help)");
             return false;
         }
-        if (option->get_type_size() == 0) { // a flag: true or false
+        if (option->get_expected_max() == 0) { // a flag: true or false
             const std::string value = item.argument.substr(item.key.size() + 3);
             if (value != "true" && value != "false") {
                 *error = fmt::format("{}:{}: '{}' is a flag: true or false", path, item.line, item.key);

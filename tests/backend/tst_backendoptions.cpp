@@ -268,6 +268,103 @@ private Q_SLOTS:
     }
     void prometheusOptionsInvalid() { invalid(); }
 
+    // A configuration file holds every option by its long name; the command line overrides it.
+    void configFile()
+    {
+        const QByteArray cert = file("server.crt", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+        const QByteArray key = file("server.key", "key");
+        const QByteArray config = file("backend.yaml",
+            "# a site's backend\n"
+            "listen: 0.0.0.0:50051\n"
+            "gpus: 2048\n"
+            "seed: 7\n"
+            "tls-cert: "
+                + cert + "\ntls-key: " + key
+                + "\n"
+                  "insecure-listen: true\n"
+                  "exporter-topology-labels: false\n"
+                  "max-streams-per-client: 12\n");
+        auto r = parseBackendOptions({ "--config", config.toStdString(), "--gpus", "4096" });
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.configFile, config.toStdString());
+        QCOMPARE(r.options.listen, std::string("0.0.0.0:50051"));
+        QCOMPARE(r.options.source.gpuCount, 4096U); // the command line wins
+        QCOMPARE(r.options.source.seed, uint64_t { 7 });
+        QCOMPARE(r.options.security.tlsCertFile, cert.toStdString());
+        QVERIFY(r.options.security.insecureListen);
+        QVERIFY(!r.options.exporterTopologyLabels);
+        QCOMPARE(r.options.security.access.maxStreamsPerClient, 12U);
+        QCOMPARE(r.warnings.size(), size_t { 1 }); // TLS without a token on a wildcard address, said
+        QVERIFY2(r.warnings[0].find("without a token or client CA") != std::string::npos, r.warnings[0].c_str());
+
+        // The installed default is read when there is no --config, and only if it exists.
+        r = parseBackendOptions({}, config.toStdString());
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.source.gpuCount, 2048U);
+        r = parseBackendOptions({}, m_dir.filePath(QStringLiteral("absent.yaml")).toStdString());
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.configFile, std::string());
+        QCOMPARE(r.options.source.gpuCount, BackendOptions().source.gpuCount);
+        // An empty file, or one of comments only, is every default.
+        r = parseBackendOptions({ "--config=" + file("empty.yaml", "# nothing\n").toStdString() });
+        QVERIFY2(r.error.empty(), r.error.c_str());
+    }
+
+    void configFileInvalid_data()
+    {
+        QTest::addColumn<QByteArray>("content");
+        QTest::addColumn<QByteArray>("error");
+        QTest::newRow("unknown option") << QByteArray("gpus: 64\nbogus: 1\n")
+                                        << QByteArray("bogus.yaml:2: 'bogus' is no option");
+        QTest::newRow("config in config")
+            << QByteArray("config: other.yaml\n") << QByteArray("'config' is not an option for a configuration file");
+        QTest::newRow("flag not boolean")
+            << QByteArray("insecure-listen: yes please\n") << QByteArray("'insecure-listen' is a flag: true or false");
+        QTest::newRow("bad value") << QByteArray("gpus: lots\n") << QByteArray("--gpus: 'lots' is not a number");
+        QTest::newRow("not a mapping") << QByteArray("- gpus\n- 64\n") << QByteArray("expected a mapping");
+        QTest::newRow("nested") << QByteArray("listen:\n  host: x\n") << QByteArray("'listen' has no value");
+        QTest::newRow("not YAML") << QByteArray("gpus: [1, 2\n") << QByteArray("not YAML");
+        QTest::newRow("token without TLS")
+            << QByteArray("token-file: /etc/hostname\n") << QByteArray("--token-file requires --tls-cert");
+    }
+
+    void configFileInvalid()
+    {
+        QFETCH(QByteArray, content);
+        QFETCH(QByteArray, error);
+        const QByteArray path = file("bogus.yaml", content);
+        const auto r = parseBackendOptions({ "--config", path.toStdString() });
+        QVERIFY2(r.error.find(error.toStdString()) != std::string::npos, r.error.c_str());
+        const auto missing
+            = parseBackendOptions({ "--config", m_dir.filePath(QStringLiteral("none.yaml")).toStdString() });
+        QVERIFY2(missing.error.find("cannot read the configuration file") != std::string::npos, missing.error.c_str());
+    }
+
+    void securityOptions()
+    {
+        const QByteArray cert = file("s.crt", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+        const QByteArray key = file("s.key", "key");
+        const QByteArray tokens = file("tokens", "t1\n");
+        auto r = parseBackendOptions(toArgs({ "--listen", "0.0.0.0:0", "--tls-cert", cert, "--tls-key", key,
+            "--token-file", tokens, "--tls-client-ca", cert, "--max-calls-per-second", "50" }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QVERIFY(r.options.security.tls() && r.options.security.authenticates());
+        QCOMPARE(r.options.security.access.maxCallsPerSecondPerClient, 50U);
+        QVERIFY(r.warnings.empty());
+        r = parseBackendOptions(toArgs({ "--tls-cert", cert }));
+        QVERIFY2(r.error.find("--tls-cert requires --tls-key") != std::string::npos, r.error.c_str());
+        r = parseBackendOptions(toArgs({ "--tls-client-ca", cert }));
+        QVERIFY2(r.error.find("requires --tls-cert") != std::string::npos, r.error.c_str());
+        r = parseBackendOptions(toArgs({ "--tls-cert", key, "--tls-key", key }));
+        QVERIFY2(r.error.find("holds no PEM certificate") != std::string::npos, r.error.c_str());
+        r = parseBackendOptions(toArgs({ "--listen", "10.1.2.3:50051", "--insecure-listen" }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.warnings.size(), size_t { 1 });
+        QVERIFY2(r.warnings[0].find("without TLS or credentials") != std::string::npos, r.warnings[0].c_str());
+        r = parseBackendOptions(toArgs({ "--max-streams-per-client", "0" }));
+        QVERIFY2(r.error.find("--max-streams-per-client") != std::string::npos, r.error.c_str());
+    }
+
 private:
     // A file in the test's folder with this content; its path.
     QByteArray file(const char *name, const QByteArray &content)
