@@ -5,9 +5,51 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QRegularExpression>
+#include <QSettings>
 
 namespace fleetscope {
+
+namespace {
+// Why HOST:PORT is not one, or nothing.
+QString checkHostPort(const QString &address)
+{
+    static const QRegularExpression hostPort(QStringLiteral("^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):([0-9]{1,5})$"));
+    const auto match = hostPort.match(address);
+    if (!match.hasMatch() || match.captured(2).toInt() < 1 || match.captured(2).toInt() > 65535) {
+        return QStringLiteral("'%1' is not HOST:PORT").arg(address);
+    }
+    return {};
+}
+
+// Why a credentials file cannot be used, or nothing.
+QString checkReadable(const QString &path)
+{
+    const QFileInfo info(path);
+    return info.isFile() && info.isReadable() ? QString() : QStringLiteral("cannot read '%1'").arg(path);
+}
+
+// Why a set of credentials files cannot be used, naming the option or setting (prefix + name), or nothing.
+QString checkSecurity(const ChannelSecurity &security, const QString &prefix)
+{
+    if (security.certFile.isEmpty() != security.keyFile.isEmpty()) {
+        return QStringLiteral("%1cert and %1key go together (a client certificate and its key)").arg(prefix);
+    }
+    const bool setting = prefix.startsWith(QLatin1String("settings"));
+    const std::pair<const QString *, const char *> files[]
+        = { { &security.caFile, "ca" }, { &security.certFile, "cert" }, { &security.keyFile, "key" },
+              { &security.tokenFile, setting ? "tokenFile" : "token-file" } };
+    for (const auto &[path, name] : files) {
+        if (!path->isEmpty()) {
+            if (const QString why = checkReadable(*path); !why.isEmpty()) {
+                return QStringLiteral("%1%2: %3").arg(prefix, QLatin1String(name), why);
+            }
+        }
+    }
+    return {};
+}
+} // namespace
 
 CommandLine parseCommandLine(const QStringList &arguments)
 {
@@ -20,6 +62,20 @@ CommandLine parseCommandLine(const QStringList &arguments)
     const QCommandLineOption version(QStringLiteral("version"), QStringLiteral("Show the version."));
     const QCommandLineOption backend(QStringLiteral("backend"),
         QStringLiteral("Connect to a running fleetscope-backend at HOST:PORT."), QStringLiteral("HOST:PORT"));
+    const QCommandLineOption ca(QStringLiteral("ca"),
+        QStringLiteral("Trust a TLS backend whose certificate is signed by a CA in this PEM file (default with TLS: "
+                       "the system's CAs)."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption cert(QStringLiteral("cert"),
+        QStringLiteral(
+            "Present this client certificate (PEM) to a backend that asks for one (mutual TLS); with --key."),
+        QStringLiteral("FILE"));
+    const QCommandLineOption key(
+        QStringLiteral("key"), QStringLiteral("The client certificate's private key (PEM)."), QStringLiteral("FILE"));
+    const QCommandLineOption tokenFile(QStringLiteral("token-file"),
+        QStringLiteral("Send the bearer token in FILE (its first line) with every call, over TLS; read again for "
+                       "each call, so a rotated token needs no restart. Never give a token on the command line."),
+        QStringLiteral("FILE"));
     const QCommandLineOption gpus(QStringLiteral("gpus"),
         QStringLiteral("GPUs in the embedded simulated fleet, 8 to 1048576 (default 10240)."), QStringLiteral("N"),
         QStringLiteral("10240"));
@@ -84,8 +140,9 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("What an idle GPU-hour costs, in USD, for the executive summary (default 2.50; a wall cannot "
                        "be asked)."),
         QStringLiteral("USD"), QStringLiteral("2.50"));
-    parser.addOptions({ help, version, backend, gpus, seed, metric, screenshot, screenshotTimeout, scenario, hardware,
-        speed, history, noAnimation, arrange, range, change, size, view, record, wall, screen, playlist, price });
+    parser.addOptions({ help, version, backend, ca, cert, key, tokenFile, gpus, seed, metric, screenshot,
+        screenshotTimeout, scenario, hardware, speed, history, noAnimation, arrange, range, change, size, view, record,
+        wall, screen, playlist, price });
 
     auto fail = [&](const QString &why) {
         result.exitCode = 2;
@@ -112,11 +169,19 @@ CommandLine parseCommandLine(const QStringList &arguments)
     auto &o = result.options;
     if (parser.isSet(backend)) {
         o.backend = parser.value(backend);
-        static const QRegularExpression hostPort(QStringLiteral("^(\\[[0-9a-fA-F:]+\\]|[A-Za-z0-9.-]+):([0-9]{1,5})$"));
-        const auto match = hostPort.match(o.backend);
-        if (!match.hasMatch() || match.captured(2).toInt() < 1 || match.captured(2).toInt() > 65535) {
-            return fail(QStringLiteral("--backend: '%1' is not HOST:PORT").arg(o.backend));
+        if (const QString why = checkHostPort(o.backend); !why.isEmpty()) {
+            return fail(QStringLiteral("--backend: %1").arg(why));
         }
+    }
+    o.security.caFile = parser.value(ca);
+    o.security.certFile = parser.value(cert);
+    o.security.keyFile = parser.value(key);
+    o.security.tokenFile = parser.value(tokenFile);
+    if (const QString why = checkSecurity(o.security, QStringLiteral("--")); !why.isEmpty()) {
+        return fail(why);
+    }
+    for (const auto *option : { &gpus, &seed }) {
+        o.embeddedAsked = o.embeddedAsked || parser.isSet(*option);
     }
     bool ok = false;
     o.gpus = parser.value(gpus).toInt(&ok);
@@ -137,6 +202,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
                                 .arg(option->names().constFirst()));
             }
             o.simulatorArguments << QStringLiteral("--") + option->names().constFirst() << parser.value(*option);
+            o.embeddedAsked = true;
         }
     }
     o.arrangement = parser.value(arrange);
@@ -216,6 +282,56 @@ CommandLine parseCommandLine(const QStringList &arguments)
                         .arg(parser.value(screenshotTimeout)));
     }
     return result;
+}
+
+QString applyConnectionSettings(ConsoleOptions *options, const QSettings &settings)
+{
+    auto setting = [&settings](const char *name) {
+        return settings.value(QStringLiteral("connection/") + QLatin1String(name)).toString().trimmed();
+    };
+    if (options->backend.isEmpty() && !options->embeddedAsked) {
+        const QString backend = setting("backend");
+        if (!backend.isEmpty()) {
+            if (const QString why = checkHostPort(backend); !why.isEmpty()) {
+                return QStringLiteral("settings: connection/backend: %1").arg(why);
+            }
+            options->backend = backend;
+        }
+    }
+    if (options->backend.isEmpty()) {
+        return {}; // the embedded fleet needs no credentials
+    }
+    ChannelSecurity fromSettings = options->security;
+    const std::pair<QString *, const char *> files[]
+        = { { &fromSettings.caFile, "ca" }, { &fromSettings.certFile, "cert" }, { &fromSettings.keyFile, "key" },
+              { &fromSettings.tokenFile, "tokenFile" } };
+    for (const auto &[path, name] : files) {
+        if (path->isEmpty()) {
+            *path = setting(name);
+        }
+    }
+    if (const QString why = checkSecurity(fromSettings, QStringLiteral("settings: connection/")); !why.isEmpty()) {
+        return why;
+    }
+    options->security = fromSettings;
+    return {};
+}
+
+QString checkConnection(const QString &backend, const ChannelSecurity &security)
+{
+    if (const QString why = checkHostPort(backend); !why.isEmpty()) {
+        return QStringLiteral("backend: %1").arg(why);
+    }
+    return checkSecurity(security, QString());
+}
+
+void saveConnectionSettings(const QString &backend, const ChannelSecurity &security, QSettings *settings)
+{
+    settings->setValue(QStringLiteral("connection/backend"), backend);
+    settings->setValue(QStringLiteral("connection/ca"), security.caFile);
+    settings->setValue(QStringLiteral("connection/cert"), security.certFile);
+    settings->setValue(QStringLiteral("connection/key"), security.keyFile);
+    settings->setValue(QStringLiteral("connection/tokenFile"), security.tokenFile);
 }
 
 } // namespace fleetscope

@@ -2,16 +2,21 @@
 #pragma once
 
 #include "app/wallplaylist.h"
+#include "client/channelsecurity.h"
 
 #include <QSize>
 #include <QString>
 #include <QStringList>
+
+class QSettings;
 
 namespace fleetscope {
 
 struct ConsoleOptions
 {
     QString backend; // HOST:PORT; empty = start the embedded simulator backend
+    ChannelSecurity security; // --ca, --cert, --key, --token-file: paths, never the secrets
+    bool embeddedAsked = false; // an option of the embedded fleet was given (--gpus, --seed, --scenario, ...)
     int gpus = 10240; // size of the embedded fleet
     quint64 seed = 1;
     QStringList simulatorArguments; // --scenario, --hardware, --speed, --history, passed to the embedded backend
@@ -40,5 +45,14 @@ struct CommandLine
 };
 
 CommandLine parseCommandLine(const QStringList &arguments);
+
+// The connection from the settings ([connection] backend, ca, cert, key, tokenFile), for what the command line left
+// unsaid, so that a wall starts with no command line: the backend when none is given and no option of the embedded
+// fleet asks for it; each credentials file when not given. Empty when all is well, else what is wrong with a value.
+QString applyConnectionSettings(ConsoleOptions *options, const QSettings &settings);
+// Why a backend address and credentials files cannot be used (naming the field), or nothing.
+QString checkConnection(const QString &backend, const ChannelSecurity &security);
+// Saves them as the settings applyConnectionSettings reads.
+void saveConnectionSettings(const QString &backend, const ChannelSecurity &security, QSettings *settings);
 
 } // namespace fleetscope

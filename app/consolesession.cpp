@@ -64,12 +64,12 @@ ConsoleSession::~ConsoleSession()
 
 void ConsoleSession::connectTo(const QString &address)
 {
-    m_client.start(address);
+    m_client.start(address, m_security);
     delete m_history;
-    m_history = new HistoryClient(address, this);
+    m_history = new HistoryClient(address, m_security, this);
     m_history->setTopology(m_client.topology());
     delete m_summaryClient;
-    m_summaryClient = new SummaryClient(address, this);
+    m_summaryClient = new SummaryClient(address, m_security, this);
     m_eventStream = 0;
     if (m_historyRequest != 0) {
         m_historyRequest = 0;
@@ -174,8 +174,8 @@ void ConsoleSession::onMetricsChanged()
     }
     if (selectedMetric() == nullptr) {
         if (!m_metricId.isEmpty()) {
-            Q_EMIT message(tr("The backend has no metric '%1'; showing %2 instead.").arg(m_metricId, metrics[0].name),
-                15000);
+            Q_EMIT message(
+                tr("The backend has no metric '%1'; showing %2 instead.").arg(m_metricId, metrics[0].name), 15000);
         }
         m_metricId = metrics[0].id;
         Q_EMIT displayOptionsChanged();

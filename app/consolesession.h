@@ -44,6 +44,9 @@ public:
     // Connects to HOST:PORT (the embedded backend's or the user's): the live stream, and history and summaries each
     // on a channel of their own so a long query never holds up the live stream.
     void connectTo(const QString &address);
+    // The credentials and CA for the connections connectTo makes (the embedded backend's need none).
+    void setChannelSecurity(const ChannelSecurity &security) { m_security = security; }
+    const ChannelSecurity &channelSecurity() const { return m_security; }
     TelemetryClient *client() { return &m_client; }
     const TelemetryClient *client() const { return &m_client; }
     HistoryClient *history() const { return m_history; } // null before connectTo
@@ -123,6 +126,7 @@ private:
     void followFleetEvents();
     const MetricInfo *selectedMetric() const;
 
+    ChannelSecurity m_security;
     TelemetryClient m_client;
     HistoryClient *m_history = nullptr;
     SummaryClient *m_summaryClient = nullptr;

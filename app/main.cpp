@@ -8,6 +8,7 @@
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
+#include <QSettings>
 #include <QSocketNotifier>
 
 #include <csignal>
@@ -62,7 +63,11 @@ int main(int argc, char *argv[])
     QApplication::setOrganizationName(QStringLiteral("Fleetscope"));
     QApplication::setApplicationVersion(QStringLiteral(FLEETSCOPE_VERSION));
     watchStopSignals(&app);
-    const ConsoleOptions &options = cl.options;
+    ConsoleOptions options = cl.options;
+    if (const QString why = applyConnectionSettings(&options, QSettings()); !why.isEmpty()) {
+        std::fprintf(stderr, "fleetscope: %s\n", qPrintable(why));
+        return 2;
+    }
 
     // Declared first so that it goes last: the session's streams end before their backend does.
     std::unique_ptr<EmbeddedBackend> embedded;
@@ -81,7 +86,8 @@ int main(int argc, char *argv[])
         wall = std::make_unique<WallWindow>(&session, options.playlist, options.animated);
         showProblem = [w = wall.get()](const QString &message) { w->report(message); };
         if (!options.screenshot.isEmpty()) {
-            screenshot = new LiveScreenshot(&session, wall->heatmap(),
+            screenshot = new LiveScreenshot(
+                &session, wall->heatmap(),
                 [w = wall.get()] {
                     w->refresh(); // the header as of the frame drawn
                     return w->grabWithMap();
@@ -93,8 +99,9 @@ int main(int argc, char *argv[])
         desk = std::make_unique<MainWindow>(options, &session);
         showProblem = [d = desk.get()](const QString &message) { d->showProblem(message); };
         if (!options.screenshot.isEmpty()) {
-            screenshot = new LiveScreenshot(&session, desk->heatmap(), [d = desk.get()] { return d->grabWithMap(); },
-                options.screenshot, options.screenshotTimeoutS, desk.get());
+            screenshot = new LiveScreenshot(
+                &session, desk->heatmap(), [d = desk.get()] { return d->grabWithMap(); }, options.screenshot,
+                options.screenshotTimeoutS, desk.get());
         }
         desk->show();
     }
@@ -107,6 +114,7 @@ int main(int argc, char *argv[])
         QObject::connect(embedded.get(), &EmbeddedBackend::failed, &app, showProblem);
         embedded->start();
     } else {
+        session.setChannelSecurity(options.security);
         session.connectTo(options.backend);
     }
     const int code = QApplication::exec();

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/mainwindow.h"
 
+#include "app/commandline.h"
+#include "app/connectiondialog.h"
 #include "app/consolesession.h"
 #include "app/deskexports.h"
 #include "app/deskhelp.h"
@@ -79,16 +81,18 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     addToolBar(m_toolbar);
     m_status = new DeskStatus(m_session, m_map, statusBar());
     m_exports = new DeskExports(m_session, m_map, this);
-    connect(m_exports, &DeskExports::finished, this, [this](const QString &file, const QString &error, const QString &what) {
-        statusBar()->showMessage(error.isEmpty() ? (what.isEmpty() ? tr("Saved %1").arg(file)
-                                                                   : tr("Saved %1 (%2)").arg(file, what))
-                                                 : tr("Could not export: %1").arg(error),
-            10000);
-    });
+    connect(m_exports, &DeskExports::finished, this,
+        [this](const QString &file, const QString &error, const QString &what) {
+            statusBar()->showMessage(error.isEmpty()
+                    ? (what.isEmpty() ? tr("Saved %1").arg(file) : tr("Saved %1 (%2)").arg(file, what))
+                    : tr("Could not export: %1").arg(error),
+                10000);
+        });
     makeMenus();
 
     m_summaryTimer.setInterval(5 * 60 * 1000);
-    connect(&m_summaryTimer, &QTimer::timeout, this, [this] { m_summary->refresh(QDateTime::currentMSecsSinceEpoch()); });
+    connect(
+        &m_summaryTimer, &QTimer::timeout, this, [this] { m_summary->refresh(QDateTime::currentMSecsSinceEpoch()); });
     connect(m_pages, &QTabWidget::currentChanged, this, [this] {
         const bool summary = isSummaryShown();
         // The docks belong to the map.
@@ -112,7 +116,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         m_rollups->setTopology(topology);
         m_detail->setTopology(topology);
     });
-    connect(client, &TelemetryClient::metricsChanged, this, [this] { m_detail->setMetrics(m_session->client()->metrics()); });
+    connect(client, &TelemetryClient::metricsChanged, this,
+        [this] { m_detail->setMetrics(m_session->client()->metrics()); });
     connect(client, &TelemetryClient::jobsChanged, this, [this] { m_detail->setJobs(m_session->client()->jobs()); });
     connect(m_session, &ConsoleSession::clientsChanged, this, [this] {
         m_detail->setHistoryClient(m_session->history());
@@ -121,9 +126,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
             m_summary->refresh(QDateTime::currentMSecsSinceEpoch());
         }
     });
-    connect(m_session, &ConsoleSession::metricShown, this, [this](const MetricInfo &metric) {
-        m_rollups->setMetric(metric);
-    });
+    connect(m_session, &ConsoleSession::metricShown, this,
+        [this](const MetricInfo &metric) { m_rollups->setMetric(metric); });
     connect(m_session, &ConsoleSession::frameShown, this, [this](const FramePtr &shown, const FramePtr &raw) {
         m_rollups->setFrame(shown);
         if (raw) {
@@ -174,7 +178,8 @@ QWidget *MainWindow::makeMapTab()
     m_search->setPlaceholderText(tr("Find host, serial, UUID, job… (Ctrl+F)"));
     m_search->setMinimumWidth(m_search->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 36);
     auto *search = new DeskSearch(m_session, m_map, m_search);
-    connect(search, &DeskSearch::message, this, [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
+    connect(search, &DeskSearch::message, this,
+        [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
     auto *placeBar = new QHBoxLayout;
     placeBar->addWidget(m_breadcrumbs, 1);
     placeBar->addWidget(m_search);
@@ -201,7 +206,8 @@ QWidget *MainWindow::makeMapTab()
 
     connect(m_map->navigation(), &Navigation::placeChanged, this, &MainWindow::onPlaceChanged);
     connect(m_map, &MapPage::gpuChosen, this, &MainWindow::onGpuChosen);
-    connect(m_map, &MapPage::message, this, [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
+    connect(
+        m_map, &MapPage::message, this, [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
     connect(m_map, &MapPage::viewOpened, this, [this] {
         if (m_toolbar != nullptr) {
             m_toolbar->syncFromSession();
@@ -234,16 +240,20 @@ void MainWindow::makeDocks()
 void MainWindow::makeMenus()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("&Connect to backend…"), this, &MainWindow::openConnectionDialog);
+    file->addSeparator();
     m_exports->addActionsTo(file);
     file->addSeparator();
     file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
     QMenu *view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("&Copy view"), this, [this] {
-            const QString text = currentView().toString();
-            QApplication::clipboard()->setText(text);
-            statusBar()->showMessage(tr("Copied %1 — open it with fleetscope --view '%1'").arg(text), 10000);
-        })->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    view->addAction(tr("&Copy view"), this,
+            [this] {
+                const QString text = currentView().toString();
+                QApplication::clipboard()->setText(text);
+                statusBar()->showMessage(tr("Copied %1 — open it with fleetscope --view '%1'").arg(text), 10000);
+            })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
     view->addSeparator();
     view->addAction(tr("&Map"), this, [this] { showSummary(false); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
     QAction *summary = view->addAction(tr("&Executive summary"), this, [this] { showSummary(!isSummaryShown()); });
@@ -259,19 +269,21 @@ void MainWindow::makeMenus()
     m_breadcrumbs->forwardAction()->setShortcuts(QKeySequence::Forward);
     go->addAction(m_breadcrumbs->backAction());
     go->addAction(m_breadcrumbs->forwardAction());
-    go->addAction(tr("&Whole fleet"), this, [this] { navigation()->goTo(Place::fleet()); })
-        ->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Home));
+    go->addAction(tr("&Whole fleet"), this, [this] {
+          navigation()->goTo(Place::fleet());
+      })->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Home));
     go->addSeparator();
     go->addAction(tr("&Find…"), this, [this] {
-            showSummary(false);
-            m_search->setFocus();
-            m_search->selectAll();
-        })->setShortcut(QKeySequence::Find);
+          showSummary(false);
+          m_search->setFocus();
+          m_search->selectAll();
+      })->setShortcut(QKeySequence::Find);
     go->addAction(tr("&Live"), m_session->replay(), &ReplayController::goLive)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard shortcuts"), this, [this] { showKeyboardShortcuts(this, menuBar()); })->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&Keyboard shortcuts"), this, [this] { showKeyboardShortcuts(this, menuBar()); })
+        ->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About Fleetscope"), this, [this] { showAbout(this, *m_session); });
 }
 
@@ -371,6 +383,21 @@ QPixmap MainWindow::grabWithMap()
 void MainWindow::connectTo(const QString &address)
 {
     m_session->connectTo(address);
+}
+
+void MainWindow::openConnectionDialog()
+{
+    const QString current = m_session->client()->address();
+    ConnectionDialog dialog(current, m_session->channelSecurity(), this);
+    if (dialog.exec() != QDialog::Accepted) {
+        return;
+    }
+    if (dialog.remember()) {
+        QSettings settings;
+        saveConnectionSettings(dialog.backend(), dialog.security(), &settings);
+    }
+    m_session->setChannelSecurity(dialog.security());
+    connectTo(dialog.backend());
 }
 
 void MainWindow::showProblem(const QString &message)

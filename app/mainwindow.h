@@ -46,6 +46,8 @@ public:
     HeatmapView *heatmap() const;
     MapPage *mapPage() const { return m_map; }
     void connectTo(const QString &address); // the session to HOST:PORT
+    // File > Connect to backend: address and credentials files, remembered for this machine if asked.
+    void openConnectionDialog();
     void showProblem(const QString &message); // one that stops the console (the embedded backend failed)
     // The view as a short string ("Copy view"), and opening one.
     ViewState currentView() const;

@@ -112,7 +112,7 @@ QString describeRefusal(const grpc::Status &status, const ChannelSecurity &secur
             return QStringLiteral("no token: %1").arg(detail);
         }
         return security.tokenFile.isEmpty()
-            ? QStringLiteral("no token: the backend needs one (--token-file, or Connection settings)")
+            ? QStringLiteral("no token: the backend needs one (--token-file, or File > Connect to backend)")
             : QStringLiteral("no token: %1").arg(detail);
     case grpc::StatusCode::PERMISSION_DENIED:
         return QStringLiteral("token refused by the backend (%1)").arg(security.tokenFile);

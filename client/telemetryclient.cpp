@@ -354,10 +354,12 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
             ++m_framesReceived;
             if (!live) {
                 live = true;
-                post([this, session, address] {
+                post([this, session, address, tls = security.tls()] {
                     if (session == m_session) {
                         m_backoffMs = initialBackoffMs;
-                        setState(State::Live, QStringLiteral("live from %1").arg(QString::fromStdString(address)));
+                        setState(State::Live,
+                            QStringLiteral("live from %1%2")
+                                .arg(QString::fromStdString(address), tls ? QStringLiteral(" (TLS)") : QString()));
                     }
                 });
             }

@@ -3,6 +3,7 @@
 // naming the option; the wall's options and its playlist file.
 #include "app/commandline.h"
 
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -115,6 +116,70 @@ private Q_SLOTS:
         const CommandLine cl = parse({ QStringLiteral("--wall"), QStringLiteral("--playlist"), file });
         QCOMPARE(cl.exitCode, 2);
         QVERIFY2(cl.message.contains(QStringLiteral("a view page's view")), qPrintable(cl.message));
+    }
+
+    // Credentials come as files, checked at once; the secrets never appear in the options or a message.
+    void credentialsFiles()
+    {
+        QTemporaryDir dir;
+        const QString token = dir.filePath(QStringLiteral("token"));
+        QFile f(token);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("hunter2\n");
+        f.close();
+        CommandLine cl = parse({ QStringLiteral("--backend"), QStringLiteral("noc:50051"), QStringLiteral("--ca"),
+            token, QStringLiteral("--token-file"), token });
+        QCOMPARE(cl.exitCode, -1);
+        QCOMPARE(cl.options.security.tokenFile, token);
+        QCOMPARE(cl.options.security.caFile, token);
+        QVERIFY(cl.options.security.tls());
+
+        cl = parse({ QStringLiteral("--backend"), QStringLiteral("noc:50051"), QStringLiteral("--cert"), token });
+        QCOMPARE(cl.exitCode, 2);
+        QVERIFY2(cl.message.contains(QLatin1String("--cert and --key go together")), qPrintable(cl.message));
+        cl = parse({ QStringLiteral("--token-file"), dir.filePath(QStringLiteral("absent")) });
+        QCOMPARE(cl.exitCode, 2);
+        QVERIFY2(cl.message.contains(QLatin1String("--token-file: cannot read")), qPrintable(cl.message));
+        QVERIFY(!cl.message.contains(QLatin1String("hunter2")));
+    }
+
+    // A wall starts with no command line: the connection comes from the settings, for what the command line left out.
+    void connectionFromTheSettings()
+    {
+        QTemporaryDir dir;
+        const QString ca = dir.filePath(QStringLiteral("ca.pem"));
+        QFile f(ca);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("-----BEGIN CERTIFICATE-----\n");
+        f.close();
+        QSettings settings(dir.filePath(QStringLiteral("fleetscope.conf")), QSettings::IniFormat);
+        saveConnectionSettings(QStringLiteral("noc-backend:50051"), ChannelSecurity { ca, {}, {}, ca }, &settings);
+
+        ConsoleOptions options = parse({ QStringLiteral("--wall") }).options;
+        QCOMPARE(applyConnectionSettings(&options, settings), QString());
+        QCOMPARE(options.backend, QStringLiteral("noc-backend:50051"));
+        QCOMPARE(options.security.caFile, ca);
+        QCOMPARE(options.security.tokenFile, ca);
+
+        // The command line wins, field by field; asking for the embedded fleet keeps it.
+        options = parse(
+            { QStringLiteral("--backend"), QStringLiteral("other:1"), QStringLiteral("--token-file"), f.fileName() })
+                      .options;
+        QCOMPARE(applyConnectionSettings(&options, settings), QString());
+        QCOMPARE(options.backend, QStringLiteral("other:1"));
+        QCOMPARE(options.security.caFile, ca);
+        options = parse({ QStringLiteral("--gpus"), QStringLiteral("64") }).options;
+        QCOMPARE(applyConnectionSettings(&options, settings), QString());
+        QVERIFY(options.backend.isEmpty());
+        QVERIFY(!options.security.tls());
+
+        // A setting that cannot be used says which.
+        settings.setValue(QStringLiteral("connection/tokenFile"), dir.filePath(QStringLiteral("gone")));
+        options = parse({}).options;
+        QVERIFY(applyConnectionSettings(&options, settings).contains(QLatin1String("connection/tokenFile")));
+        settings.setValue(QStringLiteral("connection/backend"), QStringLiteral("no port"));
+        options = parse({}).options;
+        QVERIFY(applyConnectionSettings(&options, settings).contains(QLatin1String("connection/backend")));
     }
 };
 

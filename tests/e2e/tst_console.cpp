@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The executables end to end, as a user runs them: the console with its embedded backend, the backend alone.
+#include "../backend/testcertificates.h"
+
+#include <QDeadlineTimer>
 #include <QImage>
 #include <QProcess>
 #include <QRegularExpression>
@@ -11,6 +14,39 @@ namespace {
 QString bin(const char *name)
 {
     return QStringLiteral(FLEETSCOPE_BIN_DIR "/") + QString::fromLatin1(name);
+}
+
+// How many colours a sample of the image has: a live map has many; an empty or failed view a handful.
+int colourCount(const QImage &shot)
+{
+    QSet<QRgb> colours;
+    for (int y = 0; y < shot.height(); y += 2) {
+        for (int x = 0; x < shot.width(); x += 2) {
+            colours.insert(shot.pixel(x, y));
+        }
+    }
+    return static_cast<int>(colours.size());
+}
+
+// Starts the backend with these arguments on a free loopback port; its address, or empty.
+QString startBackend(QProcess *backend, QStringList arguments)
+{
+    arguments << QStringLiteral("--listen") << QStringLiteral("127.0.0.1:0");
+    backend->setProcessChannelMode(QProcess::SeparateChannels);
+    backend->start(bin("fleetscope-backend"), arguments);
+    QDeadlineTimer deadline(20000);
+    QByteArray out;
+    while (!deadline.hasExpired() && backend->state() != QProcess::NotRunning) {
+        backend->waitForReadyRead(200);
+        out += backend->readAllStandardOutput();
+        const auto match
+            = QRegularExpression(QStringLiteral("listening on (127\\.0\\.0\\.1:\\d+)")).match(QString::fromUtf8(out));
+        if (match.hasMatch()) {
+            return match.captured(1);
+        }
+    }
+    qWarning("backend did not start: %s", backend->readAllStandardError().constData());
+    return {};
 }
 } // namespace
 
@@ -31,14 +67,48 @@ private Q_SLOTS:
         QImage shot(file);
         QVERIFY(!shot.isNull());
         QVERIFY(shot.width() >= 800 && shot.height() >= 500);
-        // A live map of 2,048 GPUs has many colours; an empty or failed view has a handful.
-        QSet<QRgb> colours;
-        for (int y = 0; y < shot.height(); y += 2) {
-            for (int x = 0; x < shot.width(); x += 2) {
-                colours.insert(shot.pixel(x, y));
-            }
+        QVERIFY2(colourCount(shot) > 100, qPrintable(QString::number(colourCount(shot))));
+    }
+
+    // The whole console against a backend that takes TLS and a token only: with the CA and the token file, a live
+    // map; with a wrong token, no frame, and the refusal said.
+    void screenshotOverTlsWithAToken()
+    {
+        fleetscope::testing::TestCertificates certificates;
+        if (!certificates.make()) {
+            QSKIP(qPrintable(certificates.error()));
         }
-        QVERIFY2(colours.size() > 100, qPrintable(QString::number(colours.size())));
+        const QString tokens = certificates.write(QStringLiteral("tokens"), "wall-token-1\n");
+        const QString token = certificates.write(QStringLiteral("console.token"), "wall-token-1\n");
+        const QString wrong = certificates.write(QStringLiteral("wrong.token"), "guess\n");
+        QProcess backend;
+        const QString address = startBackend(&backend,
+            { QStringLiteral("--gpus"), QStringLiteral("1024"), QStringLiteral("--tls-cert"),
+                certificates.crt(QStringLiteral("server")), QStringLiteral("--tls-key"),
+                certificates.key(QStringLiteral("server")), QStringLiteral("--token-file"), tokens });
+        QVERIFY(!address.isEmpty());
+
+        const QString file = certificates.path(QStringLiteral("tls.png"));
+        QProcess console;
+        console.start(bin("fleetscope"),
+            { QStringLiteral("--backend"), address, QStringLiteral("--ca"), certificates.crt(QStringLiteral("ca")),
+                QStringLiteral("--token-file"), token, QStringLiteral("--screenshot"), file });
+        QVERIFY2(console.waitForFinished(60000), "the console did not finish");
+        QVERIFY2(console.exitCode() == 0, console.readAllStandardError().constData());
+        QVERIFY2(colourCount(QImage(file)) > 100, "no live map over TLS");
+
+        QProcess refused;
+        refused.start(bin("fleetscope"),
+            { QStringLiteral("--backend"), address, QStringLiteral("--ca"), certificates.crt(QStringLiteral("ca")),
+                QStringLiteral("--token-file"), wrong, QStringLiteral("--screenshot"), file,
+                QStringLiteral("--screenshot-timeout"), QStringLiteral("3") });
+        QVERIFY2(refused.waitForFinished(60000), "the console did not finish");
+        QCOMPARE(refused.exitCode(), 1);
+        const QByteArray said = refused.readAllStandardError();
+        QVERIFY2(said.contains("token refused"), said.constData());
+        QVERIFY2(!said.contains("guess"), said.constData()); // the token itself is never said
+        backend.terminate();
+        QVERIFY(backend.waitForFinished(10000));
     }
 
     // The map in change-per-minute mode shows a derived metric: --screenshot still waits for (and takes) it.
