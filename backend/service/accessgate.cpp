@@ -30,6 +30,7 @@ constexpr size_t maxTokenFileBytes = 1 << 20;
 constexpr auto logEvery = std::chrono::minutes(1);
 // Client records kept for limits; past this, those with no stream open and a full bucket are forgotten.
 constexpr size_t maxClientsKept = 4096;
+constexpr std::string_view overflowClient = "(other addresses, past 4096)";
 } // namespace
 
 TokenFile::TokenFile(std::string path)
@@ -232,10 +233,14 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
     }
 
     std::lock_guard lock(m_mutex);
-    if (m_clients.size() > maxClientsKept) {
+    if (m_clients.size() >= maxClientsKept && m_clients.find(address) == m_clients.end()) {
         forgetIdleClients(now);
     }
-    auto [found, added] = m_clients.try_emplace(address);
+    // Past maxClientsKept busy addresses (a flood from many), the new ones share one record: memory stays bounded, and
+    // they are limited and logged together.
+    const bool room = m_clients.size() < maxClientsKept || m_clients.find(address) != m_clients.end();
+    const std::string key = room ? address : std::string(overflowClient);
+    auto [found, added] = m_clients.try_emplace(key);
     Client &client = found->second;
     const double rate = m_options.maxCallsPerSecondPerClient;
     if (added) {
@@ -243,7 +248,7 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
         client.refilled = now;
     }
     if (refusal != grpc::StatusCode::OK) {
-        admission.m_status = refuse(client, address, refusal, reason, fmt::format("{} ({})", message, method), now);
+        admission.m_status = refuse(client, key, refusal, reason, fmt::format("{} ({})", message, method), now);
         return admission;
     }
     if (rate > 0) {
@@ -270,7 +275,7 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
         }
         ++client.streams;
         admission.m_gate = this;
-        admission.m_client = address;
+        admission.m_client = key;
     }
     return admission;
 }

@@ -12,6 +12,7 @@
 #include "testcertificates.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
 #include <QDeadlineTimer>
@@ -435,6 +436,29 @@ private Q_SLOTS:
                      .ok());
         QVERIFY(!gate.admit("ipv4:10.0.0.7:4", "Basic s3cret-one", false, "GetTopology", be::AccessGate::Call::Stream)
                      .ok());
+    }
+
+    // A flood from many addresses keeps a bounded record: past 4,096 busy addresses, the new ones share one.
+    void manyAddressesShareOneRecordPastTheBound()
+    {
+        GateProbe probe;
+        be::AccessGate::Options options;
+        options.tokenFile = m_backendTokens.toStdString();
+        be::AccessGate gate(options, probe.log(), probe.clock());
+        std::string error;
+        QVERIFY2(gate.load(&error), error.c_str());
+        for (int i = 0; i < 6000; ++i) {
+            const std::string peer = fmt::format("ipv6:[fd00::{:x}]:443", i);
+            QVERIFY(!gate.admit(peer, "", false, "Subscribe", be::AccessGate::Call::Stream).ok());
+        }
+        QCOMPARE(probe.lines.size(), size_t { 4097 }); // 4,096 addresses of their own, then the shared record once
+        QVERIFY2(probe.lines.back().find("other addresses") != std::string::npos, probe.lines.back().c_str());
+        // A minute on, the old records are forgotten and a new address has one of its own again.
+        probe.now += 61s;
+        const auto held
+            = gate.admit("ipv4:10.9.9.9:1", "Bearer s3cret-one", false, "Subscribe", be::AccessGate::Call::Stream);
+        QVERIFY(held.ok());
+        QCOMPARE(gate.openStreams("10.9.9.9"), size_t { 1 });
     }
 
     void clientAddresses()
