@@ -7,7 +7,7 @@
 #   2. adds examples/credentials.conf with a root-only (0600) certificate, key and token file, serves 0.0.0.0:50051,
 #      and checks that a console with the CA and the token draws the fleet and one without the token is refused;
 #   3. stops it and checks that it ended cleanly.
-# Nothing on this machine changes. Needs root with CAP_SYS_ADMIN, systemd-container, and both packages installed.
+# Nothing on this machine changes, and its network is not touched. Needs root with CAP_SYS_ADMIN, systemd-container, and both packages installed.
 #   packaging/check-under-systemd.sh [OUTDIR]     (screenshots and the unit's journal are left in OUTDIR)
 set -euo pipefail
 out=$(realpath -m "${1:-build/release/check-under-systemd}")
@@ -103,9 +103,11 @@ EOF
 chmod 0755 "$out/check.sh"
 
 echo "check-under-systemd: booting / (overlaid) in systemd-nspawn"
+# A network of its own (loopback only), so that nothing here meets this machine's ports; basic.target, so that of
+# this machine's own services only the check (and what the unit pulls in) starts.
 timeout 300 systemd-nspawn --quiet --directory="$root/merged" --register=no --keep-unit --link-journal=no \
-    --bind="$out:/out" --machine=fleetscope-check --boot -- systemd.wants=fleetscope-check.service \
-    >"$out/boot.log" 2>&1 || true
+    --private-network --bind="$out:/out" --machine=fleetscope-check --boot -- \
+    systemd.unit=basic.target systemd.wants=fleetscope-check.service >"$out/boot.log" 2>&1 || true
 if [ ! -f "$out/result.txt" ]; then
     tail -20 "$out/boot.log" >&2
     echo "check-under-systemd: the container did not run the check" >&2
