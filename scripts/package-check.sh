@@ -6,7 +6,7 @@
 # ExecStart line with TLS and a token (certificates made here with openssl), the console taking a --screenshot against
 # it under Xvfb, and, where the machine lets root boot a container, the unit itself under systemd
 # (packaging/check-under-systemd.sh). Removes and purges the packages at the end, also when a step fails, and prints
-# the time it took.
+# the time it took. FLEETSCOPE_PACKAGE_CHECK_KEEP=FILE keeps the console's screenshot there.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # Only this stage needs these (as fuzz.sh does with its own), so scripts/test.sh installs none of them; openssl, xvfb
 # and xauth are in common.sh's list, desktop-file-utils and appstream in package.sh's.
@@ -189,7 +189,7 @@ chmod 0644 "$pki/backend.yaml"
 # The unit's line with this file in place of /etc/fleetscope/backend.yaml.
 for i in "${!service_command[@]}"; do
     if [ "${service_command[$i]}" = /etc/fleetscope/backend.yaml ]; then
-        service_command[$i]="$pki/backend.yaml"
+        service_command[i]="$pki/backend.yaml"
     fi
 done
 step "backend: ${service_command[*]}"
