@@ -76,8 +76,9 @@ void EmbeddedBackend::launch()
     const QString listen = m_address.isEmpty() ? QStringLiteral("127.0.0.1:0") : m_address;
     m_buffer.clear();
     m_process.start(program,
-        QStringList { QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QString::number(m_gpus),
-            QStringLiteral("--seed"), QString::number(m_seed) }
+        // --no-config: the console's own fleet, never the installed service's settings (/etc/fleetscope/backend.yaml).
+        QStringList { QStringLiteral("--no-config"), QStringLiteral("--listen"), listen, QStringLiteral("--gpus"),
+            QString::number(m_gpus), QStringLiteral("--seed"), QString::number(m_seed) }
             + m_extraArguments);
 }
 

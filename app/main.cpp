@@ -8,6 +8,7 @@
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <QSettings>
 #include <QSocketNotifier>
 
@@ -62,6 +63,9 @@ int main(int argc, char *argv[])
     QApplication::setApplicationName(QStringLiteral("fleetscope"));
     QApplication::setOrganizationName(QStringLiteral("Fleetscope"));
     QApplication::setApplicationVersion(QStringLiteral(FLEETSCOPE_VERSION));
+    // The installed desktop entry and icon (packaging/): the window is matched to the entry, and shows the icon.
+    QGuiApplication::setDesktopFileName(QStringLiteral("org.fleetscope.Fleetscope"));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral("org.fleetscope.Fleetscope")));
     watchStopSignals(&app);
     ConsoleOptions options = cl.options;
     if (const QString why = applyConnectionSettings(&options, QSettings()); !why.isEmpty()) {

@@ -203,11 +203,17 @@ void addOptions(CLI::App &app, BackendOptions &o)
     addNumber<int64_t>(
         app, "--interval-ms", 50, 60000, [&o](int64_t ms) { o.source.interval = std::chrono::milliseconds(ms); },
         fmt::format("time between frames, 50 to 60000 (default {})", defaults.source.interval.count()), "MS");
-    app.add_option("--config", o.configFile,
-           "read options from FILE (YAML: `listen: 127.0.0.1:50051`, one option a line, named without its dashes; "
-           "true/false for a flag; a list for an option given more than once); the command line's options override "
-           "it. Installed, /etc/fleetscope/backend.yaml is read when there is no --config")
-        ->type_name("FILE");
+    auto *configOption = app.add_option("--config", o.configFile,
+                                "read options from FILE (YAML: `listen: 127.0.0.1:50051`, one option a line, named "
+                                "without its dashes; "
+                                "true/false for a flag; a list for an option given more than once); the command line's "
+                                "options override "
+                                "it. Installed, /etc/fleetscope/backend.yaml is read when there is no --config")
+                             ->type_name("FILE");
+    app.add_flag("--no-config",
+           "read no configuration file, not even the installed default (a console's own "
+           "simulated fleet)")
+        ->excludes(configOption);
     app.add_flag("-h,--help", o.showHelp, "print this help");
     app.add_flag("--version", o.showVersion, "print the version");
 
@@ -482,18 +488,22 @@ std::string scenarioList()
 }
 
 namespace {
-// The configuration file named by the last --config in args, else defaultConfig if it exists; empty: none.
+// The configuration file named by the last --config in args, else defaultConfig if it exists and --no-config is not
+// given; empty: none.
 std::string configFileOf(const std::vector<std::string> &args, const std::string &defaultConfig)
 {
     std::string named;
+    bool none = false;
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--config" && i + 1 < args.size()) {
             named = args[++i];
         } else if (args[i].rfind("--config=", 0) == 0) {
             named = args[i].substr(9);
+        } else if (args[i] == "--no-config") {
+            none = true;
         }
     }
-    if (!named.empty() || defaultConfig.empty()) {
+    if (!named.empty() || defaultConfig.empty() || none) {
         return named;
     }
     std::ifstream in(defaultConfig);

@@ -305,6 +305,13 @@ private Q_SLOTS:
         QVERIFY2(r.error.empty(), r.error.c_str());
         QCOMPARE(r.options.configFile, std::string());
         QCOMPARE(r.options.source.gpuCount, BackendOptions().source.gpuCount);
+        // --no-config: not even the installed default (the console's own simulated fleet).
+        r = parseBackendOptions({ "--no-config" }, config.toStdString());
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.configFile, std::string());
+        QCOMPARE(r.options.source.gpuCount, BackendOptions().source.gpuCount);
+        r = parseBackendOptions({ "--no-config", "--config", config.toStdString() });
+        QVERIFY2(r.error.find("--config excludes --no-config") != std::string::npos, r.error.c_str());
         // An empty file, or one of comments only, is every default.
         r = parseBackendOptions({ "--config=" + file("empty.yaml", "# nothing\n").toStdString() });
         QVERIFY2(r.error.empty(), r.error.c_str());
