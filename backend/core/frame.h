@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,7 @@ struct FleetEvent
     uint64_t jobId = 0;
     uint32_t xid = 0;
     std::string text;
+    std::optional<MetricId> metric; // an anomaly's: the metric that departs
 
     FleetEvent() = default;
     // An event about one GPU, or about a node (gpu -1); a job's and an XID's number are set apart.

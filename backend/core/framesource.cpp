@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@ namespace fleetscope::backend {
 FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &options)
     : m_options(options)
     , m_poller(std::move(poller))
+    , m_detector(m_poller->shape())
     , m_generation(m_poller->topologyGeneration())
 {
     // The budgets in frames, from the size of a frame of this fleet (the raw error fields, where a producer has
@@ -30,6 +32,11 @@ FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &opt
     }
     while (m_events.size() > maxRecentEvents) {
         m_events.pop_front();
+    }
+    for (auto &f : past.frames) {
+        // Frames from before the start were not judged: their anomaly plane is all "no data".
+        f->planes[static_cast<size_t>(MetricId::Anomaly)].assign(
+            m_poller->shape().gpuCount, std::numeric_limits<float>::quiet_NaN());
     }
     m_coarse.assign(past.frames.begin(), past.frames.end());
     auto first = m_poller->firstFrame();
@@ -153,6 +160,8 @@ void FrameSource::publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> 
 {
     // Built outside the lock: the ticker is the only writer.
     std::vector<JobInfo> jobs = m_poller->jobs();
+    m_detector.setJobs(jobs);
+    m_detector.judge(frame.get(), static_cast<double>(frame->sampleTimeMs) / 1000.0, &events);
     {
         std::lock_guard lock(m_mutex);
         for (auto &e : events) {

@@ -31,6 +31,9 @@ const std::vector<MetricDef> &metricCatalog()
             0, 64, false, "cividis" },
         // 0 OK, 1 warning, 2 critical, 3 offline, 4 no data: the state bits of the health byte.
         { MetricId::HealthState, "health", "Health state", "state", "", 0, 4, false, "health" },
+        // Fleetscope's own, from every source (core/anomalydetector.h): how far a GPU departs from its job's or rack's
+        // peers and its own history, in robust standard deviations (0 in line; an anomaly starts at about 3).
+        { MetricId::Anomaly, "anomaly", "Anomaly score", "score", "", 0, 10, false, "inferno" },
     };
     return catalog;
 }

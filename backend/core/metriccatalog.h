@@ -23,6 +23,7 @@ enum class MetricId : uint8_t {
     PcieReplays,
     ThrottleReasons,
     HealthState,
+    Anomaly,
     Count
 };
 

@@ -277,6 +277,9 @@ grpc::Status TelemetryService::StreamEvents(
             out.set_job_id(e.jobId);
             out.set_xid(e.xid);
             out.set_text(e.text);
+            if (e.metric) {
+                out.set_metric_id(metricCatalog()[static_cast<size_t>(*e.metric)].key);
+            }
             if (!writer->Write(out)) {
                 return { grpc::StatusCode::CANCELLED, "client went away" };
             }

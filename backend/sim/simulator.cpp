@@ -94,6 +94,7 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     , m_lastDt(stepSeconds)
     , m_scenario(scenario, m_shape, seed)
     , m_faults(m_shape, seed)
+    , m_injected(m_shape.gpuCount, seed)
 {
     const size_t n = gpuCount;
     m_thermalResistance.resize(n);
@@ -349,6 +350,7 @@ void Simulator::updateGpus()
         if (m_faults.nodeDown(static_cast<uint32_t>(k))) {
             // An offline node reports nothing; it cools down meanwhile.
             for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                m_injected.note(g, InjectedFaults::Kind::Offline, true, t);
                 m_temp[g] += (m_rackSink[node.rack] - m_temp[g]) * alphaGpu;
                 m_memTemp[g] += (m_temp[g] + 4.0F - m_memTemp[g]) * alphaMem;
                 m_power[g] = 0;
@@ -372,6 +374,8 @@ void Simulator::updateGpus()
                 util = std::clamp(jobUtil + static_cast<float>(3.0 * jitter), 0.0F, 100.0F);
             }
             const bool impaired = m_faults.gpuImpaired(g);
+            m_injected.note(g, InjectedFaults::Kind::Offline, false, t);
+            m_injected.note(g, InjectedFaults::Kind::Impaired, impaired, t);
             const bool hot
                 = m_temp[g] >= throttleTemp || (m_thermalThrottled[g] != 0 && m_temp[g] >= throttleReleaseTemp);
             if (hot != (m_thermalThrottled[g] != 0)) {
@@ -393,6 +397,16 @@ void Simulator::updateGpus()
             if (impaired) {
                 reasons |= reasonHwSlowdown;
                 clock = std::min(clock, 800.0F);
+            }
+            if (m_injected.degrading()) {
+                // A stuck clock: power follows the clock down (roughly linearly at a fixed voltage).
+                const float drop = m_injected.clockDrop(g);
+                if (drop > 0 && clock > 0) {
+                    const float lowered = std::max(clock - drop, 210.0F);
+                    power = phys.idlePower + (power - phys.idlePower) * (lowered / clock);
+                    clock = lowered;
+                }
+                power = std::max(power - m_injected.powerDrop(g), 0.5F * phys.idlePower);
             }
             if (power > cap) {
                 // Capped: the clock drops until the power fits (power goes roughly with the clock's cube).
@@ -421,7 +435,7 @@ void Simulator::updateGpus()
             if (static_cast<int64_t>(g) == badGpu) {
                 resistance *= 1.0F + 0.7F * badSeverity; // a failing fan or dried-out thermal paste
             }
-            const float target = m_rackSink[node.rack] + preheat + power * resistance;
+            const float target = m_rackSink[node.rack] + preheat + power * resistance + m_injected.tempOffset(g);
             m_temp[g] += (target - m_temp[g]) * alphaGpu;
             m_memTemp[g] += (m_temp[g] + 6.0F - m_memTemp[g]) * alphaMem;
             preheat += m_physics->preheatPerWatt * power;
@@ -459,6 +473,7 @@ void Simulator::step(double seconds)
     const double extraXids = m_scenario.badGpuSeverity(t) / 60.0;
     m_faults.step(m_step, t, seconds, m_temp, m_scenario.badGpu(), extraXids,
         [this, t](uint32_t node) { return m_scenario.nodeHeldDown(node, t); });
+    m_injected.step(m_step, t, seconds);
     for (auto &e : m_faults.takeEvents()) {
         m_events.push_back(std::move(e));
     }
@@ -504,7 +519,7 @@ std::shared_ptr<Frame> Simulator::snapshot() const
     for (size_t g = 0; g < m_health.size(); ++g) {
         if ((m_health[g] & 0x07U) == health::Offline) {
             for (size_t m = 0; m < frame->planes.size(); ++m) {
-                if (m != static_cast<size_t>(MetricId::HealthState)) {
+                if (m != static_cast<size_t>(MetricId::HealthState) && !frame->planes[m].empty()) {
                     frame->planes[m][g] = nan;
                 }
             }

@@ -6,6 +6,7 @@
 #include "core/fleetshape.h"
 #include "core/metriccatalog.h"
 #include "sim/faultmodel.h"
+#include "sim/injectedfaults.h"
 #include "sim/scenario.h"
 
 #include <array>
@@ -72,6 +73,10 @@ public:
     const std::deque<Job> &endedJobs() const { return m_endedJobs; }
     const Scenario &scenario() const { return m_scenario; }
     const FaultModel &faults() const { return m_faults; }
+    // Ground truth for anomaly detection (tests and benchmarks only; never served). Degradations are injected at
+    // perGpuPerDay (0 by default: a plain simulation is unchanged by them).
+    const InjectedFaults &injectedFaults() const { return m_injected; }
+    void setDegradationRate(double perGpuPerDay) { m_injected.setRate(perGpuPerDay); }
     double nowSeconds() const { return m_time; }
     // Per rack: the power it draws (kW; an air-cooled rack's counts its GPUs only) and what its GPUs' heat goes into
     // (°C: an air-cooled rack's inlet air, a liquid-cooled one's coolant at the cold plates), as of the last step.
@@ -128,6 +133,7 @@ private:
 
     Scenario m_scenario;
     FaultModel m_faults;
+    InjectedFaults m_injected;
     std::vector<FleetEvent> m_events;
     // The raw error fields of the last snapshot, and the fault model's totalsVersion() they are of.
     mutable std::shared_ptr<const RawErrorFields> m_rawErrors;

@@ -33,6 +33,8 @@ private Q_SLOTS:
             { EventKind::NodeUp, pb::EVENT_KIND_NODE_UP },
             { EventKind::JobStart, pb::EVENT_KIND_JOB_START },
             { EventKind::JobEnd, pb::EVENT_KIND_JOB_END },
+            { EventKind::AnomalyStart, pb::EVENT_KIND_ANOMALY_START },
+            { EventKind::AnomalyEnd, pb::EVENT_KIND_ANOMALY_END },
         };
         std::set<std::string> names;
         for (const auto &[kind, wire] : pairs) {

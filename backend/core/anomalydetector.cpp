@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/anomalydetector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace fleetscope::backend {
+
+namespace {
+constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+constexpr float madToSigma = 1.4826F; // a normal distribution's standard deviation per MAD
+
+double threadCpuSeconds()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// The median of values (reordered), which must not be empty.
+float medianOf(std::vector<float> &values)
+{
+    auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), mid, values.end());
+    return *mid;
+}
+
+std::string duration(double seconds)
+{
+    if (seconds < 120) {
+        return fmt::format("{:.0f} s", seconds);
+    }
+    return fmt::format("{:.0f} min", seconds / 60);
+}
+
+std::string amount(float value, const std::string &unit)
+{
+    const float a = std::fabs(value);
+    return a < 10 ? fmt::format("{:.1f} {}", a, unit) : fmt::format("{:.0f} {}", a, unit);
+}
+
+uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6U) + (h >> 2U);
+    return h;
+}
+} // namespace
+
+float AnomalyDetector::floorOf(MetricId metric)
+{
+    switch (metric) {
+    case MetricId::GpuTemp:
+    case MetricId::MemTemp:
+        return 1.5F; // °C; DCGM reads whole degrees
+    case MetricId::Power:
+        return 15.0F; // W
+    case MetricId::GpuUtil:
+        return 5.0F; // %
+    case MetricId::SmClock:
+        return 30.0F; // MHz
+    default:
+        return 1.0F;
+    }
+}
+
+AnomalyDetector::AnomalyDetector(const FleetShape &shape)
+    : AnomalyDetector(shape, Options {})
+{ }
+
+AnomalyDetector::AnomalyDetector(const FleetShape &shape, const Options &options)
+    : m_shape(shape)
+    , m_options(options)
+{
+    const size_t n = shape.gpuCount;
+    m_rackOf.resize(n);
+    for (size_t g = 0; g < n; ++g) {
+        m_rackOf[g] = shape.nodes[shape.nodeOfGpu[g]].rack;
+    }
+    m_state.resize(n);
+    for (size_t k = 0; k < judged.size(); ++k) {
+        m_usual[k].assign(n, nan);
+        m_score[k].assign(n, nan);
+        m_deviation[k].assign(n, nan);
+    }
+    m_jobsSignature = 1; // not that of the empty list: the first setJobs() builds the groups
+    setJobs({});
+}
+
+void AnomalyDetector::setJobs(const std::vector<JobInfo> &jobs)
+{
+    uint64_t signature = 0;
+    for (const auto &j : jobs) {
+        if (j.endMs == 0) {
+            signature = mix(mix(mix(signature, j.id), j.firstGpu), (uint64_t { j.gpuCount } << 32U) | j.gpus.size());
+        }
+    }
+    if (signature == m_jobsSignature) {
+        return;
+    }
+    m_jobsSignature = signature;
+    m_jobs.clear();
+    for (const auto &j : jobs) {
+        if (j.endMs == 0) {
+            m_jobs.push_back(j);
+        }
+    }
+    rebuildGroups();
+}
+
+void AnomalyDetector::rebuildGroups()
+{
+    const uint32_t n = m_shape.gpuCount;
+    // The job each GPU was judged with, to tell which GPUs changed job.
+    std::vector<uint64_t> before(n, 0);
+    for (uint32_t g = 0; g < n && !m_groupOf.empty(); ++g) {
+        before[g] = m_groupOf[g] >= 0 ? m_groups[static_cast<size_t>(m_groupOf[g])].jobId : 0;
+    }
+    m_groups.clear();
+    m_members.clear();
+    m_members.reserve(n);
+    m_groupOf.assign(n, -1);
+    for (const auto &job : m_jobs) {
+        Group group { job.id, static_cast<uint32_t>(m_members.size()), 0 };
+        for (uint32_t g : job.gpuList()) {
+            if (g < n && m_groupOf[g] < 0) {
+                m_groupOf[g] = static_cast<int32_t>(m_groups.size());
+                m_members.push_back(g);
+                ++group.count;
+            }
+        }
+        m_groups.push_back(group);
+    }
+    // The idle GPUs of each rack: racks are contiguous index ranges.
+    for (const auto &rack : m_shape.racks) {
+        if (rack.nodeCount == 0) {
+            continue;
+        }
+        const uint32_t from = m_shape.nodes[rack.firstNode].firstGpu;
+        const auto &last = m_shape.nodes[rack.firstNode + rack.nodeCount - 1];
+        Group group { 0, static_cast<uint32_t>(m_members.size()), 0 };
+        for (uint32_t g = from; g < last.firstGpu + last.gpuCount; ++g) {
+            if (m_groupOf[g] < 0) {
+                m_groupOf[g] = static_cast<int32_t>(m_groups.size());
+                m_members.push_back(g);
+                ++group.count;
+            }
+        }
+        m_groups.push_back(group);
+    }
+    // A GPU that joined or left a job moves to another place among other peers: where it usually sits is learnt
+    // anew, after its temperature has settled.
+    if (m_lastTime < 0) {
+        return;
+    }
+    for (uint32_t g = 0; g < n; ++g) {
+        const uint64_t now = m_groups[static_cast<size_t>(m_groupOf[g])].jobId;
+        if (now != before[g]) {
+            for (auto &usual : m_usual) {
+                usual[g] = nan;
+            }
+            m_state[g].settleUntil = m_lastTime + m_options.settleSeconds;
+        }
+    }
+}
+
+float AnomalyDetector::peerMad(MetricId metric, uint32_t gpu) const
+{
+    for (size_t k = 0; k < judged.size(); ++k) {
+        if (judged[k] == metric && !m_scale[k].empty()) {
+            const int32_t group = m_groupOf[gpu];
+            return group < 0 ? nan : m_scale[k][static_cast<size_t>(group)] / madToSigma;
+        }
+    }
+    return nan;
+}
+
+void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetEvent> *events)
+{
+    const double cpuBefore = threadCpuSeconds();
+    const double dt = m_lastTime < 0 ? 0 : std::clamp(timeSeconds - m_lastTime, 0.0, 600.0);
+    const auto alpha = static_cast<float>(1.0 - std::exp(-dt / m_options.historySeconds));
+    // While settling, where it sits is followed closely (its temperature's own time constant).
+    const auto fast = static_cast<float>(1.0 - std::exp(-dt / 30.0));
+    m_lastTime = timeSeconds;
+    for (size_t k = 0; k < judged.size(); ++k) {
+        const auto &plane = frame->plane(judged[k]);
+        if (plane.size() == m_shape.gpuCount) {
+            scoreMetric(k, plane, alpha, fast, timeSeconds);
+        } else {
+            std::fill(m_score[k].begin(), m_score[k].end(), nan);
+        }
+    }
+    persist(frame, timeSeconds, events);
+    m_lastCost = threadCpuSeconds() - cpuBefore;
+}
+
+void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, double now)
+{
+    const float floor = floorOf(judged[k]);
+    auto &median = m_median[k];
+    auto &scale = m_scale[k];
+    auto &score = m_score[k];
+    auto &deviation = m_deviation[k];
+    auto &usual = m_usual[k];
+    median.assign(m_groups.size(), nan);
+    scale.assign(m_groups.size(), nan);
+    // 1. Each group's median and spread, from at most peerSample of its members.
+    for (size_t gi = 0; gi < m_groups.size(); ++gi) {
+        const auto &group = m_groups[gi];
+        const uint32_t stride = std::max<uint32_t>(1, group.count / m_options.peerSample);
+        m_scratch.clear();
+        for (uint32_t i = 0; i < group.count; i += stride) {
+            const float v = plane[m_members[group.first + i]];
+            if (!std::isnan(v)) {
+                m_scratch.push_back(v);
+            }
+        }
+        if (m_scratch.size() < m_options.minPeers) {
+            continue;
+        }
+        const float m = medianOf(m_scratch);
+        for (float &v : m_scratch) {
+            v = std::fabs(v - m);
+        }
+        median[gi] = m;
+        scale[gi] = std::max(madToSigma * medianOf(m_scratch), floor);
+    }
+    const size_t n = plane.size();
+    for (size_t g = 0; g < n; ++g) {
+        const int32_t gi = m_groupOf[g];
+        const float x = plane[g];
+        const float m = gi < 0 ? nan : median[static_cast<size_t>(gi)];
+        deviation[g] = x - m; // NaN when either is
+        score[g] = deviation[g] / (gi < 0 ? nan : scale[static_cast<size_t>(gi)]);
+    }
+    // 2. A rack's job GPUs breathe the same air: their common offset is the rack's, not theirs.
+    for (const auto &rack : m_shape.racks) {
+        if (rack.nodeCount == 0) {
+            continue;
+        }
+        const uint32_t from = m_shape.nodes[rack.firstNode].firstGpu;
+        const auto &last = m_shape.nodes[rack.firstNode + rack.nodeCount - 1];
+        const uint32_t to = last.firstGpu + last.gpuCount;
+        m_scratch.clear();
+        for (uint32_t g = from; g < to; ++g) {
+            if (!std::isnan(score[g]) && m_groups[static_cast<size_t>(m_groupOf[g])].jobId != 0) {
+                m_scratch.push_back(score[g]);
+            }
+        }
+        if (m_scratch.size() < m_options.minPeers) {
+            continue;
+        }
+        const float offset = medianOf(m_scratch);
+        for (uint32_t g = from; g < to; ++g) {
+            if (m_groups[static_cast<size_t>(m_groupOf[g])].jobId != 0) {
+                score[g] -= offset;
+            }
+        }
+    }
+    // 3. Where the GPU usually sits among its peers (its slot's airflow, its silicon) is its own normal.
+    for (size_t g = 0; g < n; ++g) {
+        const float u = score[g];
+        if (std::isnan(u)) {
+            continue;
+        }
+        const auto &st = m_state[g];
+        float &b = usual[g];
+        if (std::isnan(b)) {
+            b = u;
+            score[g] = 0;
+        } else if (now < st.settleUntil) {
+            b += (u - b) * fast;
+            score[g] = 0;
+        } else {
+            score[g] = u - b;
+            if (st.pendingSince < 0 && st.anomalous == 0) {
+                b += (u - b) * alpha;
+            }
+        }
+    }
+}
+
+void AnomalyDetector::persist(Frame *frame, double now, std::vector<FleetEvent> *events)
+{
+    const size_t n = m_shape.gpuCount;
+    auto &plane = frame->planes[static_cast<size_t>(MetricId::Anomaly)];
+    plane.assign(n, nan);
+    for (size_t g = 0; g < n; ++g) {
+        float best = -1;
+        uint8_t bestMetric = 0;
+        for (size_t k = 0; k < judged.size(); ++k) {
+            const float a = std::fabs(m_score[k][g]);
+            if (a > best) { // false for NaN
+                best = a;
+                bestMetric = static_cast<uint8_t>(k);
+            }
+        }
+        const bool any = best >= 0;
+        if (any) {
+            plane[g] = std::min(best, 99.0F);
+        }
+        auto &st = m_state[g];
+        if (any && best >= m_options.startScore) {
+            if (st.pendingSince < 0) {
+                st.pendingSince = now;
+                st.pendingSamples = 0;
+            }
+            st.pendingSamples = static_cast<uint16_t>(std::min<int>(st.pendingSamples + 1, 60000));
+            st.quietSince = -1;
+            if (st.anomalous == 0 && now - st.pendingSince >= m_options.persistSeconds && st.pendingSamples >= 3) {
+                st.anomalous = 1;
+                st.startedAt = st.pendingSince;
+                st.metric = bestMetric;
+                events->push_back(describe(static_cast<uint32_t>(g), now, true));
+            }
+            continue;
+        }
+        st.pendingSince = -1;
+        st.pendingSamples = 0;
+        if (st.anomalous == 0) {
+            continue;
+        }
+        if (any && best >= m_options.endScore) {
+            st.quietSince = -1;
+            continue;
+        }
+        if (st.quietSince < 0) {
+            st.quietSince = now;
+        }
+        if (now - st.quietSince >= m_options.clearSeconds) {
+            st.anomalous = 0;
+            events->push_back(describe(static_cast<uint32_t>(g), now, false));
+        }
+    }
+}
+
+FleetEvent AnomalyDetector::describe(uint32_t gpu, double now, bool start) const
+{
+    const auto &st = m_state[gpu];
+    const uint32_t nodeIndex = m_shape.nodeOfGpu[gpu];
+    const auto &node = m_shape.nodes[nodeIndex];
+    const size_t k = st.metric;
+    const auto &def = metricCatalog()[static_cast<size_t>(judged[k])];
+    const auto &group = m_groups[static_cast<size_t>(m_groupOf[gpu])];
+    const bool inJob = group.jobId != 0;
+    std::string text;
+    if (start) {
+        const float off = m_deviation[k][gpu];
+        const float usual = m_usual[k][gpu] * m_scale[k][static_cast<size_t>(m_groupOf[gpu])];
+        text = fmt::format("GPU {} of {} runs {} {} {} median for {} ({})", gpu - node.firstGpu, node.hostname,
+            amount(off, def.unit), off >= 0 ? "above" : "below", inJob ? "its job's" : "its rack's idle GPUs'",
+            duration(now - st.startedAt), def.name);
+        if (std::fabs(usual) >= 0.5F) {
+            text += fmt::format("; it usually runs {} {}", amount(usual, def.unit), usual >= 0 ? "above" : "below");
+        }
+    } else {
+        text = fmt::format("GPU {} of {} back in line with {} after {} ({})", gpu - node.firstGpu, node.hostname,
+            inJob ? "its job" : "its rack's idle GPUs", duration(now - st.startedAt), def.name);
+    }
+    FleetEvent e(now, start ? FleetEvent::Kind::AnomalyStart : FleetEvent::Kind::AnomalyEnd,
+        FleetEvent::Severity::Warning, gpu, nodeIndex, std::move(text));
+    e.jobId = group.jobId;
+    e.metric = judged[k];
+    return e;
+}
+
+} // namespace fleetscope::backend

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/fleetshape.h"
+#include "core/framepoller.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// Judges every GPU of each frame against its context, whatever produced the frame (docs/ANOMALY.md):
+//   1. its peers: the GPUs of its job (they move together through phases), or the idle GPUs of its rack; the GPU's
+//      value as robust standard deviations from their median, u = (x - median) / max(1.4826 MAD, floor);
+//   2. its rack: a job's GPUs in one rack share that rack's inlet air, so the median u of the rack's job GPUs is taken
+//      off each of them;
+//   3. its own history: where it usually sits among its peers (a slow moving average of u, frozen while it looks
+//      odd, restarted when it changes job), taken off too.
+// What is left is its score per metric; the frame's anomaly plane holds the largest. An anomaly starts when the score
+// has stayed at or above startScore for persistSeconds (one odd sample never alarms) and ends when it has stayed
+// below endScore for clearSeconds. NaN (no data) is skipped everywhere.
+//
+// Not thread-safe: FrameSource's ticker (or a benchmark) is its only caller.
+class AnomalyDetector
+{
+public:
+    struct Options
+    {
+        float startScore = 3.0F;
+        float endScore = 2.0F;
+        double persistSeconds = 60;
+        double clearSeconds = 120;
+        double historySeconds = 1800; // time constant of where a GPU usually sits
+        double settleSeconds = 300; // not judged for this long after joining a job or leaving one
+        uint32_t minPeers = 4; // fewer GPUs with data in a group: not judged against it
+        uint32_t peerSample = 255; // medians of bigger groups from this many evenly spaced members
+    };
+    // The metrics judged: continuous ones that peers share. Error counts, the throttle mask and the health state
+    // have their own events.
+    static constexpr std::array<MetricId, 5> judged
+        = { MetricId::GpuTemp, MetricId::MemTemp, MetricId::Power, MetricId::GpuUtil, MetricId::SmClock };
+    // Below this spread a metric's peers are taken to differ by this much anyway (idle GPUs read one value).
+    static float floorOf(MetricId metric);
+
+    explicit AnomalyDetector(const FleetShape &shape);
+    AnomalyDetector(const FleetShape &shape, const Options &options);
+
+    // The running jobs (ended ones are skipped); cheap when they have not changed.
+    void setJobs(const std::vector<JobInfo> &jobs);
+    // Judges a frame taken at timeSeconds (any clock, increasing): fills its anomaly plane (NaN where a GPU has no
+    // data) and appends the anomalies that started or ended.
+    void judge(Frame *frame, double timeSeconds, std::vector<FleetEvent> *events);
+
+    // Whether a GPU is in an anomaly after the last frame.
+    bool anomalous(uint32_t gpu) const { return m_state[gpu].anomalous != 0; }
+    // The MAD (unscaled, with the floor) of a judged metric among the GPU's peers in the last frame, NaN when it was
+    // not judged: what "moved by 3 MADs" is measured in.
+    float peerMad(MetricId metric, uint32_t gpu) const;
+    // Seconds of CPU the last judge() took.
+    double lastCostSeconds() const { return m_lastCost; }
+
+private:
+    struct Group
+    {
+        uint64_t jobId = 0; // 0: the idle GPUs of a rack
+        uint32_t first = 0; // into m_members
+        uint32_t count = 0;
+    };
+    struct GpuState
+    {
+        double pendingSince = -1; // the score first reached startScore in the current run, or -1
+        double quietSince = -1; // an anomalous GPU's score first fell below endScore, or -1
+        double startedAt = 0;
+        double settleUntil = 0;
+        uint16_t pendingSamples = 0;
+        uint8_t anomalous = 0;
+        uint8_t metric = 0; // index into judged of the metric that started it
+    };
+    void rebuildGroups();
+    void scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, double now);
+    void persist(Frame *frame, double now, std::vector<FleetEvent> *events);
+    FleetEvent describe(uint32_t gpu, double now, bool start) const;
+
+    const FleetShape &m_shape;
+    Options m_options;
+    uint64_t m_jobsSignature = 0;
+    std::vector<JobInfo> m_jobs; // running
+    std::vector<Group> m_groups;
+    std::vector<uint32_t> m_members; // GPUs by group
+    std::vector<int32_t> m_groupOf; // per GPU
+    std::vector<uint32_t> m_rackOf; // per GPU
+    std::vector<GpuState> m_state;
+    double m_lastTime = -1;
+    // Per judged metric: per GPU where it usually sits (NaN: not yet known), its score in this frame (NaN: none),
+    // and per group the median and scale of this frame.
+    std::array<std::vector<float>, judged.size()> m_usual;
+    std::array<std::vector<float>, judged.size()> m_score;
+    std::array<std::vector<float>, judged.size()> m_deviation; // x - median, in the metric's unit
+    std::array<std::vector<float>, judged.size()> m_median;
+    std::array<std::vector<float>, judged.size()> m_scale;
+    std::vector<float> m_scratch;
+    double m_lastCost = 0;
+};
+
+} // namespace fleetscope::backend

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: Apache-2.0
+// The anomaly detector on constructed planes, its ground truth in the simulator, and its metric and events through the
+// real gRPC service.
+#include "core/anomalydetector.h"
+#include "core/framesource.h"
+#include "service/backendserver.h"
+#include "sim/simulator.h"
+
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
+#include <QtTest>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace std::chrono_literals;
+using namespace fleetscope::backend;
+using fleetscope::EventKind;
+namespace pb = fleetscope::telemetry::v1;
+
+namespace {
+constexpr float noValue = std::numeric_limits<float>::quiet_NaN();
+constexpr double step = 10.0; // seconds between frames
+
+// One job over the whole fleet of 64 GPUs (8 nodes in one rack), in a compute phase: every GPU near the same
+// values, each a little apart from the others (its slot, its silicon), with the reading's rounding.
+struct Fleet
+{
+    FleetShape shape = FleetShape::forGpuCount(64);
+    AnomalyDetector detector { shape };
+    std::vector<FleetEvent> events;
+    double now = 0;
+
+    Fleet() { detector.setJobs({ job(0, 64) }); }
+
+    static JobInfo job(uint32_t first, uint32_t count)
+    {
+        JobInfo j;
+        j.id = 7;
+        j.firstGpu = first;
+        j.gpuCount = count;
+        return j;
+    }
+
+    // A frame of the fleet at phase level `load` (1 busy, 0 idle); tweak changes it before it is judged.
+    Frame frame(float load, const std::function<void(Frame &)> &tweak = {})
+    {
+        Frame f;
+        f.health.assign(shape.gpuCount, 0);
+        for (auto &plane : f.planes) {
+            plane.assign(shape.gpuCount, noValue);
+        }
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            const auto spread = static_cast<float>(static_cast<int>(g % 5) - 2); // -2 .. 2
+            f.planes[size_t(MetricId::GpuTemp)][g] = std::round(35.0F + 30.0F * load + spread);
+            f.planes[size_t(MetricId::MemTemp)][g] = std::round(40.0F + 30.0F * load + spread);
+            f.planes[size_t(MetricId::Power)][g] = 70.0F + 550.0F * load + 4.0F * spread;
+            f.planes[size_t(MetricId::GpuUtil)][g] = std::round(95.0F * load);
+            f.planes[size_t(MetricId::SmClock)][g] = load > 0 ? 1980.0F : 345.0F;
+        }
+        if (tweak) {
+            tweak(f);
+        }
+        return f;
+    }
+
+    // Judges n frames, one every 10 s; returns the last one judged.
+    Frame run(int n, float load, const std::function<void(Frame &)> &tweak = {})
+    {
+        Frame f;
+        for (int i = 0; i < n; ++i) {
+            f = frame(load, tweak);
+            now += step;
+            detector.judge(&f, now, &events);
+        }
+        return f;
+    }
+
+    int count(EventKind kind) const
+    {
+        return static_cast<int>(
+            std::count_if(events.begin(), events.end(), [&](const FleetEvent &e) { return e.kind == kind; }));
+    }
+};
+
+// A producer of constructed frames for the service: the Fleet's, GPU 5 running 15 °C hot from frame 12 to 30 of
+// every 60.
+class ScriptedFleet final : public FramePoller
+{
+public:
+    const FleetShape &shape() const override { return m_fleet.shape; }
+    uint64_t topologyGeneration() const override { return 1; }
+    std::shared_ptr<Frame> firstFrame() override { return next(); }
+    std::shared_ptr<Frame> poll() override { return next(); }
+    std::string upstreamError() const override { return {}; }
+    std::vector<JobInfo> jobs() const override { return { Fleet::job(0, 64) }; }
+
+private:
+    std::shared_ptr<Frame> next()
+    {
+        const int i = m_index++;
+        auto f = std::make_shared<Frame>(m_fleet.frame(1.0F, [i](Frame &f) {
+            if (i % 60 >= 12 && i % 60 < 30) {
+                f.planes[size_t(MetricId::GpuTemp)][5] += 15.0F;
+            }
+        }));
+        f->sampleTimeMs = 1700000000000 + int64_t { i } * 10000;
+        return f;
+    }
+    Fleet m_fleet;
+    int m_index = 0;
+};
+} // namespace
+
+class TestAnomaly : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void jobWidePhaseChangeIsNoAnomaly()
+    {
+        Fleet fleet;
+        fleet.run(30, 1.0F);
+        // The whole job pauses for a checkpoint, then resumes: every metric moves, together.
+        const Frame paused = fleet.run(30, 0.0F);
+        fleet.run(30, 1.0F);
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
+        for (uint32_t g = 0; g < 64; ++g) {
+            QVERIFY2(paused.plane(MetricId::Anomaly)[g] < 1.0F, qPrintable(QString::number(g)));
+        }
+    }
+
+    void oneGpuDriftingFromItsJobIs()
+    {
+        Fleet fleet;
+        fleet.run(30, 1.0F);
+        auto hot = [](Frame &f) { f.planes[size_t(MetricId::GpuTemp)][13] += 12.0F; };
+        const Frame f = fleet.run(12, 1.0F, hot); // 2 minutes
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+        const auto &e = fleet.events.front();
+        QCOMPARE(e.gpu, 13);
+        QCOMPARE(e.jobId, uint64_t { 7 });
+        QVERIFY(e.metric == MetricId::GpuTemp);
+        // What a person can act on: which GPU, where, how far from what, for how long.
+        QVERIFY2(e.text.find("GPU 5 of ") == 0, e.text.c_str());
+        QVERIFY2(e.text.find("°C above its job's median for") != std::string::npos, e.text.c_str());
+        QVERIFY(fleet.detector.anomalous(13));
+        QVERIFY(f.plane(MetricId::Anomaly)[13] > 5.0F);
+        QVERIFY(f.plane(MetricId::Anomaly)[12] < 1.0F);
+        // It returns: the anomaly ends once it has stayed in line.
+        fleet.run(20, 1.0F);
+        QCOMPARE(fleet.count(EventKind::AnomalyEnd), 1);
+        QVERIFY(!fleet.detector.anomalous(13));
+    }
+
+    void oneOddSampleNeverAlarms()
+    {
+        Fleet fleet;
+        fleet.run(30, 1.0F);
+        // Spikes of a few samples each, under the persistence window, again and again.
+        for (int i = 0; i < 10; ++i) {
+            fleet.run(5, 1.0F, [](Frame &f) { f.planes[size_t(MetricId::SmClock)][20] = 800.0F; });
+            fleet.run(3, 1.0F);
+        }
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
+    }
+
+    void madOfZeroDoesNotDivideByZero()
+    {
+        // Idle GPUs all read the same: MAD 0. A GPU one step of rounding off is not an anomaly; one far off is.
+        Fleet fleet;
+        auto flat = [](Frame &f) {
+            for (auto id : AnomalyDetector::judged) {
+                std::fill(f.planes[size_t(id)].begin(), f.planes[size_t(id)].end(), 30.0F);
+            }
+        };
+        fleet.run(10, 0.0F, flat);
+        const Frame f = fleet.run(1, 0.0F, [&](Frame &f) {
+            flat(f);
+            f.planes[size_t(MetricId::GpuTemp)][3] = 31.0F;
+        });
+        for (uint32_t g = 0; g < 64; ++g) {
+            QVERIFY(std::isfinite(f.plane(MetricId::Anomaly)[g]));
+        }
+        QVERIFY(f.plane(MetricId::Anomaly)[3] < 1.0F);
+        QVERIFY(std::isfinite(fleet.detector.peerMad(MetricId::GpuTemp, 3)));
+        QCOMPARE(fleet.detector.peerMad(MetricId::GpuTemp, 3), AnomalyDetector::floorOf(MetricId::GpuTemp) / 1.4826F);
+        fleet.run(12, 0.0F, [&](Frame &f) {
+            flat(f);
+            f.planes[size_t(MetricId::GpuTemp)][3] = 45.0F;
+        });
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+    }
+
+    void nanAndMissingValuesAreSkipped()
+    {
+        Fleet fleet;
+        fleet.run(30, 1.0F);
+        // A node without data (NaN everywhere), another GPU missing one metric, a plane absent altogether: no score
+        // for what has no data, no anomaly for anyone, the others judged as before.
+        const Frame f = fleet.run(20, 1.0F, [](Frame &f) {
+            for (auto &plane : f.planes) {
+                std::fill(plane.begin() + 8, plane.begin() + 16, noValue);
+            }
+            f.planes[size_t(MetricId::Power)][30] = noValue;
+            f.planes[size_t(MetricId::MemTemp)].clear();
+        });
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
+        for (uint32_t g = 8; g < 16; ++g) {
+            QVERIFY(std::isnan(f.plane(MetricId::Anomaly)[g]));
+        }
+        QVERIFY(std::isfinite(f.plane(MetricId::Anomaly)[30]));
+        QVERIFY(f.plane(MetricId::Anomaly)[30] < 1.0F);
+        // A node of NaN in one metric inside a drifting GPU's job does not hide the drift.
+        fleet.run(12, 1.0F, [](Frame &f) {
+            std::fill(
+                f.planes[size_t(MetricId::GpuTemp)].begin(), f.planes[size_t(MetricId::GpuTemp)].begin() + 8, noValue);
+            f.planes[size_t(MetricId::GpuTemp)][40] -= 10.0F;
+        });
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+        QCOMPARE(fleet.events.back().gpu, 40);
+        QVERIFY2(fleet.events.back().text.find("below its job's median") != std::string::npos,
+            fleet.events.back().text.c_str());
+    }
+
+    void simulatorRecordsWhatItInjects()
+    {
+        Simulator plain(1024, 3, 10.0);
+        Simulator faulty(1024, 3, 10.0);
+        faulty.setDegradationRate(2.0); // per GPU and day: a few hundred over the run
+        for (int i = 0; i < 360; ++i) {
+            plain.step();
+            faulty.step();
+        }
+        size_t degradations = 0;
+        for (const auto &f : faulty.injectedFaults().faults()) {
+            QVERIFY(f.gpu < 1024);
+            QVERIFY(f.endSeconds > f.onsetSeconds);
+            if (f.kind <= InjectedFaults::Kind::PowerDrop) {
+                ++degradations;
+                QVERIFY(f.size > 0);
+            }
+        }
+        QVERIFY(degradations > 20);
+        // A cooling fault in force shows on its GPU: hotter than the same GPU without it.
+        const auto a = plain.snapshot();
+        const auto b = faulty.snapshot();
+        int hotter = 0;
+        int cooling = 0;
+        for (const auto &f : faulty.injectedFaults().faults()) {
+            if (f.kind == InjectedFaults::Kind::Cooling && f.size > 8 && f.onsetSeconds < 3000
+                && f.endSeconds > faulty.nowSeconds()) {
+                ++cooling;
+                hotter += b->plane(MetricId::GpuTemp)[f.gpu] > a->plane(MetricId::GpuTemp)[f.gpu] + 4 ? 1 : 0;
+            }
+        }
+        QVERIFY(cooling > 0);
+        QCOMPARE(hotter, cooling);
+        // The default simulation injects nothing of its own.
+        for (const auto &f : plain.injectedFaults().faults()) {
+            QVERIFY(f.kind == InjectedFaults::Kind::Impaired || f.kind == InjectedFaults::Kind::Offline);
+        }
+    }
+
+    void metricAndEventsThroughTheService()
+    {
+        FrameSource::Options options;
+        options.interval = 20ms;
+        options.pastEvents = 0ms;
+        BackendServer server(std::make_unique<FrameSource>(std::make_unique<ScriptedFleet>(), options));
+        std::string error;
+        QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
+        auto stub = pb::Telemetry::NewStub(
+            grpc::CreateChannel(server.listeningAddress(), grpc::InsecureChannelCredentials()));
+
+        {
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 5s);
+            pb::ListMetricsResponse metrics;
+            QVERIFY(stub->ListMetrics(&context, pb::ListMetricsRequest(), &metrics).ok());
+            const auto it = std::find_if(metrics.metrics().begin(), metrics.metrics().end(),
+                [](const pb::MetricInfo &m) { return m.id() == "anomaly"; });
+            QVERIFY(it != metrics.metrics().end());
+            QVERIFY(it->range_max() > it->range_min());
+        }
+        {
+            // Frames carry the plane: GPU 5 scores high while it runs hot, its peers low.
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 10s);
+            pb::SubscribeRequest request;
+            request.add_metric_ids("anomaly");
+            auto reader = stub->Subscribe(&context, request);
+            pb::FramePart part;
+            bool seenHot = false;
+            while (!seenHot && reader->Read(&part)) {
+                QCOMPARE(part.planes_size(), 1);
+                QCOMPARE(part.planes(0).metric_id(), std::string("anomaly"));
+                QCOMPARE(part.planes(0).values().size(), size_t { 64 } * sizeof(float));
+                float v[64];
+                std::memcpy(v, part.planes(0).values().data(), sizeof(v));
+                QVERIFY(v[4] < 1.0F);
+                seenHot = v[5] > 5.0F;
+            }
+            QVERIFY(seenHot);
+            context.TryCancel();
+            reader->Finish();
+        }
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 20s);
+        pb::StreamEventsRequest request;
+        request.set_since_ms(1); // everything held
+        auto reader = stub->StreamEvents(&context, request);
+        pb::Event e;
+        std::vector<pb::Event> anomalies;
+        while (anomalies.size() < 2 && reader->Read(&e)) {
+            if (e.kind() == pb::EVENT_KIND_ANOMALY_START || e.kind() == pb::EVENT_KIND_ANOMALY_END) {
+                anomalies.push_back(e);
+            }
+        }
+        QCOMPARE(anomalies.size(), size_t { 2 });
+        QCOMPARE(anomalies[0].kind(), pb::EVENT_KIND_ANOMALY_START);
+        QCOMPARE(anomalies[1].kind(), pb::EVENT_KIND_ANOMALY_END);
+        for (const auto &a : anomalies) {
+            QCOMPARE(a.gpu(), int64_t { 5 });
+            QCOMPARE(a.metric_id(), std::string("gpu_temp"));
+            QCOMPARE(a.job_id(), uint64_t { 7 });
+        }
+        QVERIFY2(anomalies[0].text().find("GPU 5 of ") == 0, anomalies[0].text().c_str());
+        // GPU 5 usually runs 2 °C below the median (its slot): 15 °C hotter puts it 13 °C above, and says so.
+        QVERIFY2(
+            anomalies[0].text().find("13 °C above its job's median") != std::string::npos, anomalies[0].text().c_str());
+        QVERIFY2(
+            anomalies[0].text().find("usually runs 1.9 °C below") != std::string::npos, anomalies[0].text().c_str());
+        QVERIFY(anomalies[1].time_ms() > anomalies[0].time_ms());
+        context.TryCancel();
+        reader->Finish();
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAnomaly)
+#include "tst_anomaly.moc"
