@@ -123,6 +123,7 @@ void ConsoleSession::followFleetEvents()
     }
     m_history->cancel(m_eventStream);
     m_events.clear();
+    m_problems.clear(); // the stream replays the last hour, and with it the problems still open
     EventFilter all;
     all.everything = true;
     m_eventStream = m_history->streamEvents(all, QDateTime::currentMSecsSinceEpoch() - eventWindowMs);
@@ -134,6 +135,7 @@ void ConsoleSession::onEvents(const EventBatchPtr &batch)
         return;
     }
     for (const auto &e : batch->events) {
+        m_problems.add(e);
         if (e.severity != FleetEvent::Severity::Info) {
             m_events.push_back(e);
         }
@@ -146,6 +148,14 @@ void ConsoleSession::onEvents(const EventBatchPtr &batch)
         m_events.erase(m_events.begin(), m_events.end() - static_cast<std::ptrdiff_t>(eventsKept));
     }
     Q_EMIT fleetEventsChanged();
+}
+
+std::vector<Problem> ConsoleSession::problems(int64_t nowMs) const
+{
+    const TopologyPtr topology = m_client.topology();
+    const JobsPtr jobs = m_client.jobs();
+    return m_problems.open(nowMs, topology.get(),
+        jobs && topology && jobs->topologyGeneration == topology->generation ? jobs.get() : nullptr);
 }
 
 const MetricInfo *ConsoleSession::selectedMetric() const

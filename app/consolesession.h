@@ -4,6 +4,7 @@
 #include "client/telemetryclient.h"
 #include "model/flightrecorder.h"
 #include "model/history.h"
+#include "model/problems.h"
 #include "model/rateofchange.h"
 
 #include <QElapsedTimer>
@@ -88,6 +89,8 @@ public:
     qint64 msSinceNewData() const { return m_newDataClock.isValid() ? m_newDataClock.elapsed() : 0; }
     // Warnings and worse of the fleet over the last hour, oldest first.
     const std::vector<FleetEvent> &fleetEvents() const { return m_events; }
+    // What is wrong right now, ranked (model/problems.h), from the fleet's events of the last hour and the jobs.
+    std::vector<Problem> problems(int64_t nowMs) const;
 
 Q_SIGNALS:
     // A frame to draw (live, replayed, loaded or a comparison), through the rate of change when chosen; raw is the
@@ -127,6 +130,7 @@ private:
     const MetricInfo *selectedMetric() const;
 
     ChannelSecurity m_security;
+    ProblemBoard m_problems; // every event of the stream followed, Info ones included (a throttle's end)
     TelemetryClient m_client;
     HistoryClient *m_history = nullptr;
     SummaryClient *m_summaryClient = nullptr;

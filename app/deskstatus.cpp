@@ -2,6 +2,7 @@
 #include "app/deskstatus.h"
 
 #include "app/consolesession.h"
+#include "app/healthstrip.h"
 #include "app/mappage.h"
 #include "model/replaycontroller.h"
 #include "widgets/heatmap/heatmapview.h"
@@ -35,6 +36,29 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     m_loading->setToolTip(tr("Loading history from the backend"));
     m_loading->hide();
     bar->addPermanentWidget(m_loading);
+    // How many GPUs are critical, warning, offline, throttled, anomalous; a click outlines them on the map.
+    m_health = new HealthStrip(bar);
+    bar->addPermanentWidget(m_health);
+    connect(session, &ConsoleSession::frameShown, m_health,
+        [this](const FramePtr &shown, const FramePtr &raw) { m_health->setFrame(raw ? raw : shown); });
+    connect(session, &ConsoleSession::fleetEventsChanged, m_health, [this] {
+        std::vector<uint32_t> anomalous;
+        for (const auto &p : m_session->problems(QDateTime::currentMSecsSinceEpoch())) {
+            if (p.kind == Problem::Kind::Anomaly && p.gpu >= 0) {
+                anomalous.push_back(static_cast<uint32_t>(p.gpu));
+            }
+        }
+        std::sort(anomalous.begin(), anomalous.end());
+        m_health->setAnomalousGpus(std::move(anomalous));
+    });
+    connect(m_health, &HealthStrip::gpusChosen, this, [this](const std::vector<uint32_t> &gpus, const QString &what) {
+        m_map->setMarkedGpus(gpus);
+        if (!what.isEmpty()) {
+            m_bar->showMessage(
+                tr("%L1 %2 GPUs outlined on the map; click the count again to clear").arg(gpus.size()).arg(what),
+                10000);
+        }
+    });
     bar->addPermanentWidget(m_gpus);
     bar->addPermanentWidget(m_age);
     bar->addPermanentWidget(m_fps);
@@ -52,9 +76,8 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
                             .arg(topology->nodes.size())
                             .arg(topology->racks.size()));
     });
-    connect(session, &ConsoleSession::problemReported, this, [this](const QString &text) {
-        m_bar->showMessage(text, 10000);
-    });
+    connect(session, &ConsoleSession::problemReported, this,
+        [this](const QString &text) { m_bar->showMessage(text, 10000); });
     connect(session, &ConsoleSession::message, this,
         [this](const QString &text, int timeoutMs) { m_bar->showMessage(text, timeoutMs); });
     connect(session, &ConsoleSession::historyLoadingChanged, m_loading, &QWidget::setVisible);

@@ -12,6 +12,7 @@ class QStatusBar;
 namespace fleetscope {
 
 class ConsoleSession;
+class HealthStrip;
 class HeatmapView;
 class MapPage;
 
@@ -36,6 +37,7 @@ private:
     MapPage *m_page;
     HeatmapView *m_map;
     QStatusBar *m_bar;
+    HealthStrip *m_health = nullptr;
     QLabel *m_connection = nullptr;
     QLabel *m_gpus = nullptr;
     QLabel *m_age = nullptr;

@@ -6,10 +6,12 @@
 #include "app/consolesession.h"
 #include "app/deskexports.h"
 #include "app/deskhelp.h"
+#include "app/deskproblems.h"
 #include "app/desksearch.h"
 #include "app/deskstatus.h"
 #include "app/desktoolbar.h"
 #include "app/mappage.h"
+#include "app/problemsmodel.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
 #include "model/navigation.h"
@@ -232,6 +234,30 @@ void MainWindow::makeDocks()
     m_detailDock->setObjectName(QStringLiteral("detail"));
     m_detailDock->setWidget(m_detail);
     addDockWidget(Qt::RightDockWidgetArea, m_detailDock);
+    // What is wrong right now, under the rollups: a click shows the problem on the map.
+    m_problems = new DeskProblems(m_session, this);
+    connect(m_problems, &DeskProblems::problemChosen, this,
+        [this](const Problem &problem, const std::vector<uint32_t> &gpus) {
+            // A GPU's problem drills to the GPU; a node's or a rack's to it, with its GPUs outlined.
+            heatmap()->setMarkedGpus(problem.gpu >= 0 ? std::vector<uint32_t>() : gpus);
+            const TopologyPtr topology = m_session->client()->topology();
+            if (problem.gpu >= 0) {
+                navigation()->goTo(Place::gpu(static_cast<uint32_t>(problem.gpu)));
+            } else if (problem.node >= 0) {
+                navigation()->goTo(Place::node(static_cast<uint32_t>(problem.node)));
+            } else if (topology && !gpus.empty()) {
+                navigation()->goTo(Place::rack(topology->nodeOf(gpus.front()).rack));
+            }
+            statusBar()->showMessage(tr("%1 at %2")
+                                         .arg(ProblemsModel::summary(problem),
+                                             ProblemsModel::placeName(problem, m_session->client()->topology().get())),
+                10000);
+        });
+    m_problemsDock = new QDockWidget(tr("Problems"), this);
+    m_problemsDock->setObjectName(QStringLiteral("problems"));
+    m_problemsDock->setWidget(m_problems);
+    addDockWidget(Qt::LeftDockWidgetArea, m_problemsDock);
+    splitDockWidget(m_rollupDock, m_problemsDock, Qt::Vertical);
     resizeDocks({ m_rollupDock, m_detailDock }, { 330, 480 }, Qt::Horizontal);
     // The map first: the detail opens with the first GPU or node chosen (View menu brings it back).
     m_detailDock->hide();
@@ -260,6 +286,7 @@ void MainWindow::makeMenus()
     summary->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     view->addSeparator();
     view->addAction(m_rollupDock->toggleViewAction());
+    view->addAction(m_problemsDock->toggleViewAction());
     view->addAction(m_detailDock->toggleViewAction());
 
     QMenu *go = menuBar()->addMenu(tr("&Go"));

@@ -16,6 +16,7 @@ namespace fleetscope {
 class BreadcrumbBar;
 class ConsoleSession;
 class DeskExports;
+class DeskProblems;
 class DeskStatus;
 class DeskToolbar;
 class DetailPanel;
@@ -90,6 +91,8 @@ private:
     QDockWidget *m_rollupDock = nullptr;
     DetailPanel *m_detail = nullptr;
     QDockWidget *m_detailDock = nullptr;
+    DeskProblems *m_problems = nullptr;
+    QDockWidget *m_problemsDock = nullptr;
     SummaryView *m_summary = nullptr;
     QWidget *m_summaryPage = nullptr;
     TimelineBar *m_timeline = nullptr;

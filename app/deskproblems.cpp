@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/deskproblems.h"
+
+#include "app/consolesession.h"
+#include "app/problemsmodel.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace fleetscope {
+
+DeskProblems::DeskProblems(ConsoleSession *session, QWidget *parent)
+    : QWidget(parent)
+    , m_session(session)
+    , m_model(new ProblemsModel(this))
+    , m_kinds(new QComboBox(this))
+    , m_count(new QLabel(this))
+    , m_table(new QTableView(this))
+{
+    m_kinds->addItem(tr("All kinds"), -1);
+    for (int k = 0; k < Problem::kindCount; ++k) {
+        m_kinds->addItem(describe(static_cast<Problem::Kind>(k)), k);
+    }
+    m_kinds->setToolTip(tr("Show one kind of problem only"));
+    connect(m_kinds, &QComboBox::currentIndexChanged, this, &DeskProblems::applyFilter);
+
+    m_table->setModel(m_model);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setWordWrap(false);
+    m_table->setToolTip(tr("Ranked: critical first, then by the GPUs of the jobs they hit. Click one to show it."));
+    connect(m_table, &QTableView::clicked, this, &DeskProblems::choose);
+    connect(m_table, &QTableView::activated, this, &DeskProblems::choose);
+
+    auto *top = new QHBoxLayout;
+    top->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(m_count, 1);
+    top->addWidget(m_kinds);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(top);
+    layout->addWidget(m_table, 1);
+
+    connect(m_session, &ConsoleSession::fleetEventsChanged, this, &DeskProblems::refresh);
+    connect(m_session->client(), &TelemetryClient::jobsChanged, this, &DeskProblems::refresh);
+    connect(m_session->client(), &TelemetryClient::topologyChanged, this, &DeskProblems::refresh);
+    // Bursts end and durations grow with time alone.
+    m_clock.setInterval(30000);
+    connect(&m_clock, &QTimer::timeout, this, &DeskProblems::refresh);
+    m_clock.start();
+    refresh();
+}
+
+void DeskProblems::refresh()
+{
+    // The chosen problem stays chosen if it is still open.
+    std::optional<Problem::Key> chosen;
+    if (const auto rows = m_table->selectionModel()->selectedRows(); !rows.isEmpty()) {
+        if (const Problem *p = m_model->problemAt(rows.first().row())) {
+            chosen = p->key();
+        }
+    }
+    const int64_t now = QDateTime::currentMSecsSinceEpoch();
+    m_model->setProblems(m_session->problems(now), m_session->client()->topology(), m_session->client()->jobs(), now);
+    if (chosen) {
+        if (const int row = m_model->rowOf(*chosen); row >= 0) {
+            m_table->selectRow(row);
+        }
+    }
+    const int total = m_model->totalCount();
+    const int shown = m_model->shownCount();
+    m_count->setText(total == 0 ? tr("No open problems")
+            : shown == total    ? tr("%n open problem(s)", nullptr, total)
+                                : tr("%1 of %n open problem(s)", nullptr, total).arg(shown));
+    m_table->resizeColumnsToContents();
+}
+
+void DeskProblems::applyFilter()
+{
+    const int kind = m_kinds->currentData().toInt();
+    std::vector<Problem::Kind> kinds;
+    if (kind >= 0) {
+        kinds.push_back(static_cast<Problem::Kind>(kind));
+    }
+    m_model->setKindFilter(std::move(kinds));
+    refresh();
+}
+
+void DeskProblems::choose(const QModelIndex &index)
+{
+    const Problem *p = m_model->problemAt(index.row());
+    const TopologyPtr topology = m_session->client()->topology();
+    if (p == nullptr || !topology) {
+        return;
+    }
+    const std::vector<uint32_t> &gpus = p->gpus;
+    if (!gpus.empty()) {
+        Q_EMIT problemChosen(*p, gpus); // a copy: the model may be refreshed before the receiver is done
+    }
+}
+
+} // namespace fleetscope

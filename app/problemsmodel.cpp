@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/problemsmodel.h"
+
+#include <QColor>
+#include <QDateTime>
+#include <QLocale>
+
+#include <algorithm>
+
+namespace fleetscope {
+
+ProblemsModel::ProblemsModel(QObject *parent)
+    : QAbstractTableModel(parent)
+{ }
+
+void ProblemsModel::setProblems(std::vector<Problem> problems, TopologyPtr topology, JobsPtr jobs, int64_t nowMs)
+{
+    beginResetModel();
+    m_all = std::move(problems);
+    m_topology = std::move(topology);
+    m_jobs = std::move(jobs);
+    m_nowMs = nowMs;
+    refilter();
+    endResetModel();
+}
+
+void ProblemsModel::setKindFilter(std::vector<Problem::Kind> kinds)
+{
+    beginResetModel();
+    m_kinds = std::move(kinds);
+    refilter();
+    endResetModel();
+}
+
+void ProblemsModel::refilter()
+{
+    m_shown.clear();
+    for (const auto &p : m_all) {
+        if (m_kinds.empty() || std::find(m_kinds.begin(), m_kinds.end(), p.kind) != m_kinds.end()) {
+            m_shown.push_back(&p);
+        }
+    }
+}
+
+const Problem *ProblemsModel::problemAt(int row) const
+{
+    return row >= 0 && row < static_cast<int>(m_shown.size()) ? m_shown[static_cast<size_t>(row)] : nullptr;
+}
+
+int ProblemsModel::rowOf(const Problem::Key &key) const
+{
+    for (size_t i = 0; i < m_shown.size(); ++i) {
+        if (m_shown[i]->key() == key) {
+            return static_cast<int>(i);
+        }
+    }
+    return -1;
+}
+
+int ProblemsModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_shown.size());
+}
+
+int ProblemsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QString ProblemsModel::summary(const Problem &p)
+{
+    switch (p.kind) {
+    case Problem::Kind::XidBurst: {
+        QStringList parts;
+        for (const auto &[xid, count] : p.xids) {
+            const QString meaning = xidMeaningText(xid);
+            QString part = meaning.isEmpty() ? QString::number(xid)
+                                             : QStringLiteral("%1 (%2)").arg(QString::number(xid), meaning);
+            if (count > 1) {
+                part += QStringLiteral(" ×%1").arg(count);
+            }
+            parts << part;
+        }
+        return QStringLiteral("XID burst: %1").arg(parts.join(QStringLiteral(", ")));
+    }
+    case Problem::Kind::Anomaly: // the detector's reason says what and by how much
+        return p.text.isEmpty() ? describe(p.kind) : p.text;
+    default:
+        return describe(p.kind);
+    }
+}
+
+QString ProblemsModel::placeName(const Problem &p, const Topology *topology)
+{
+    if (topology == nullptr) {
+        return p.gpu >= 0 ? QStringLiteral("GPU #%1").arg(p.gpu) : QStringLiteral("node #%1").arg(p.node);
+    }
+    if (p.gpu >= 0 && static_cast<uint64_t>(p.gpu) < topology->gpuCount) {
+        const auto gpu = static_cast<uint32_t>(p.gpu);
+        const auto &node = topology->nodeOf(gpu);
+        return QStringLiteral("%1 GPU %2").arg(node.hostname).arg(gpu - node.firstGpu);
+    }
+    if (p.rack >= 0 && static_cast<uint64_t>(p.rack) < topology->racks.size()) {
+        return QStringLiteral("rack %1 (%2 GPUs)")
+            .arg(topology->racks[static_cast<size_t>(p.rack)].name)
+            .arg(p.gpus.size());
+    }
+    if (p.gpu < 0 && p.node >= 0 && static_cast<uint64_t>(p.node) < topology->nodes.size()) {
+        return topology->nodes[static_cast<size_t>(p.node)].hostname;
+    }
+    return QStringLiteral("(not in this topology)");
+}
+
+QVariant ProblemsModel::data(const QModelIndex &index, int role) const
+{
+    const Problem *p = index.isValid() ? problemAt(index.row()) : nullptr;
+    if (p == nullptr || index.column() < 0 || index.column() >= ColumnCount) {
+        return {};
+    }
+    if (role == Qt::ForegroundRole && index.column() == SeverityColumn) {
+        return p->severity == EventSeverity::Critical ? QColor(0xd9, 0x53, 0x4f) : QColor(0xe0, 0x9a, 0x20);
+    }
+    if (role == Qt::TextAlignmentRole && index.column() == BlastColumn) {
+        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+    }
+    if (role == Qt::ToolTipRole && index.column() == ProblemColumn) {
+        return p->text;
+    }
+    if (role != Qt::DisplayRole) {
+        return {};
+    }
+    switch (static_cast<Column>(index.column())) {
+    case SeverityColumn:
+        return describe(p->severity);
+    case ProblemColumn:
+        return summary(*p);
+    case PlaceColumn:
+        return placeName(*p, m_topology.get());
+    case JobsColumn: {
+        QStringList names;
+        for (uint64_t id : p->jobIds) {
+            const Job *job = nullptr;
+            if (m_jobs) {
+                const auto found
+                    = std::find_if(m_jobs->jobs.begin(), m_jobs->jobs.end(), [id](const Job &j) { return j.id == id; });
+                job = found != m_jobs->jobs.end() ? &*found : nullptr;
+            }
+            names << (job != nullptr && !job->name.isEmpty() ? job->name : QStringLiteral("job %1").arg(id));
+        }
+        return names.isEmpty() ? QStringLiteral("—") : names.join(QStringLiteral(", "));
+    }
+    case BlastColumn:
+        return QLocale().toString(p->blastGpus);
+    case SinceColumn: {
+        const qint64 minutes = std::max<qint64>(0, (m_nowMs - p->sinceMs) / 60000);
+        return QStringLiteral("%1 (%2 min)")
+            .arg(QDateTime::fromMSecsSinceEpoch(p->sinceMs).toString(QStringLiteral("HH:mm:ss")))
+            .arg(minutes);
+    }
+    case ColumnCount:
+        break;
+    }
+    return {};
+}
+
+QVariant ProblemsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole) {
+        return {};
+    }
+    static const char *const names[ColumnCount]
+        = { "severity", "where", "problem", "since", "jobs hit", "GPUs in them" };
+    return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
+}
+
+} // namespace fleetscope

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "model/problems.h"
+
+#include <QAbstractTableModel>
+
+namespace fleetscope {
+
+// The ranked problems as a table: severity, place, problem, since, jobs, GPUs of those jobs. Filtered by kind.
+class ProblemsModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column { SeverityColumn, PlaceColumn, ProblemColumn, SinceColumn, JobsColumn, BlastColumn, ColumnCount };
+
+    explicit ProblemsModel(QObject *parent = nullptr);
+
+    // Replaces the problems (ranked), as of nowMs, with the names of their places and jobs.
+    void setProblems(std::vector<Problem> problems, TopologyPtr topology, JobsPtr jobs, int64_t nowMs);
+    // Shows only problems of these kinds (all when empty).
+    void setKindFilter(std::vector<Problem::Kind> kinds);
+    const Problem *problemAt(int row) const;
+    int rowOf(const Problem::Key &key) const;
+    // Problems shown, and all of them before the filter.
+    int shownCount() const { return static_cast<int>(m_shown.size()); }
+    int totalCount() const { return static_cast<int>(m_all.size()); }
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // The problem's own words for people: "XID burst: 79 (GPU has fallen off the bus) x3, 48 ...".
+    static QString summary(const Problem &problem);
+    // "r07-k03-n02 GPU 5", or the node's hostname.
+    static QString placeName(const Problem &problem, const Topology *topology);
+
+private:
+    void refilter();
+
+    std::vector<Problem> m_all;
+    std::vector<const Problem *> m_shown;
+    std::vector<Problem::Kind> m_kinds;
+    TopologyPtr m_topology;
+    JobsPtr m_jobs;
+    int64_t m_nowMs = 0;
+};
+
+} // namespace fleetscope

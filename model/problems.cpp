@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model/problems.h"
+
+#include <QDateTime>
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace fleetscope {
+
+QString describe(Problem::Kind kind)
+{
+    switch (kind) {
+    case Problem::Kind::XidBurst:
+        return QStringLiteral("XID burst");
+    case Problem::Kind::EccDoubleBit:
+        return QStringLiteral("ECC double-bit");
+    case Problem::Kind::ThermalThrottle:
+        return QStringLiteral("Thermal throttling");
+    case Problem::Kind::PowerThrottle:
+        return QStringLiteral("Power throttling");
+    case Problem::Kind::NodeDown:
+        return QStringLiteral("Node down");
+    case Problem::Kind::Anomaly:
+        return QStringLiteral("Anomaly");
+    }
+    return {};
+}
+
+void ProblemBoard::clear()
+{
+    m_problems.clear();
+}
+
+void ProblemBoard::add(const FleetEvent &e)
+{
+    auto open = [&](Problem::Kind kind, int64_t where) -> Problem & {
+        auto [it, added] = m_problems.try_emplace({ static_cast<int>(kind), where });
+        Problem &p = it->second;
+        if (added) {
+            p.kind = kind;
+            p.gpu = e.gpu;
+            p.node = e.node;
+            p.sinceMs = e.timeMs;
+            p.severity = e.severity;
+        }
+        p.lastMs = std::max(p.lastMs, e.timeMs);
+        p.severity = std::max(p.severity, e.severity);
+        p.text = e.text;
+        return p;
+    };
+    auto close = [&](Problem::Kind kind, int64_t where) { m_problems.erase({ static_cast<int>(kind), where }); };
+
+    switch (e.kind) {
+    case EventKind::Xid: {
+        if (e.gpu < 0) {
+            return;
+        }
+        const Key key { static_cast<int>(Problem::Kind::XidBurst), e.gpu };
+        // A burst ends after three minutes without an XID; the next one starts another.
+        if (auto it = m_problems.find(key); it != m_problems.end() && e.timeMs - it->second.lastMs > burstSilenceMs) {
+            m_problems.erase(it);
+        }
+        Problem &burst = open(Problem::Kind::XidBurst, e.gpu);
+        auto seen = std::find_if(
+            burst.xids.begin(), burst.xids.end(), [&e](const auto &entry) { return entry.first == e.xid; });
+        if (seen == burst.xids.end()) {
+            burst.xids.emplace_back(e.xid, 1);
+        } else {
+            ++seen->second;
+        }
+        return;
+    }
+    case EventKind::EccDoubleBit:
+        if (e.gpu >= 0) {
+            open(Problem::Kind::EccDoubleBit, e.gpu).severity = EventSeverity::Critical;
+        }
+        return;
+    case EventKind::ThermalThrottleStart:
+        if (e.gpu >= 0) {
+            open(Problem::Kind::ThermalThrottle, e.gpu);
+        }
+        return;
+    case EventKind::ThermalThrottleEnd:
+        close(Problem::Kind::ThermalThrottle, e.gpu);
+        return;
+    case EventKind::PowerThrottleStart:
+        if (e.gpu >= 0) {
+            open(Problem::Kind::PowerThrottle, e.gpu);
+        }
+        return;
+    case EventKind::PowerThrottleEnd:
+        close(Problem::Kind::PowerThrottle, e.gpu);
+        return;
+    case EventKind::NodeDown:
+        if (e.node >= 0) {
+            Problem &down = open(Problem::Kind::NodeDown, e.node);
+            down.gpu = -1;
+            down.severity = EventSeverity::Critical;
+        }
+        return;
+    case EventKind::NodeUp:
+        close(Problem::Kind::NodeDown, e.node);
+        return;
+    case EventKind::AnomalyStart:
+        if (e.gpu >= 0) {
+            open(Problem::Kind::Anomaly, e.gpu);
+        }
+        return;
+    case EventKind::AnomalyEnd:
+        close(Problem::Kind::Anomaly, e.gpu);
+        return;
+    case EventKind::JobStart:
+    case EventKind::JobEnd:
+        return;
+    }
+}
+
+std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology, const JobList *jobs) const
+{
+    std::vector<Problem> problems;
+    problems.reserve(m_problems.size());
+    // Throttling by rack, to merge where a rack has more than one GPU of it: (kind, rack) -> index in problems.
+    std::map<std::pair<int, uint32_t>, size_t> rackProblem;
+    for (const auto &[key, problem] : m_problems) {
+        if (problem.kind == Problem::Kind::XidBurst && nowMs - problem.lastMs > burstSilenceMs) {
+            continue; // the burst is over
+        }
+        Problem p = problem;
+        // The GPUs it hits: its own, or its node's (checked against the topology: the events are the backend's).
+        if (p.gpu >= 0 && (!topology || static_cast<uint64_t>(p.gpu) < topology->gpuCount)) {
+            p.gpus.push_back(static_cast<uint32_t>(p.gpu));
+        } else if (p.gpu < 0 && p.node >= 0 && topology && static_cast<uint64_t>(p.node) < topology->nodes.size()) {
+            const auto &node = topology->nodes[static_cast<size_t>(p.node)];
+            for (uint32_t i = 0; i < node.gpuCount; ++i) {
+                p.gpus.push_back(node.firstGpu + i);
+            }
+        }
+        const bool throttle = p.kind == Problem::Kind::ThermalThrottle || p.kind == Problem::Kind::PowerThrottle;
+        if (throttle && topology && p.gpus.size() == 1) {
+            const uint32_t rack = topology->nodeOf(p.gpus[0]).rack;
+            auto [at, first] = rackProblem.try_emplace({ static_cast<int>(p.kind), rack }, problems.size());
+            if (!first) {
+                Problem &group = problems[at->second];
+                if (group.rack < 0) { // the second GPU of the rack: the first one's line becomes the rack's
+                    group.rack = rack;
+                    group.gpu = -1;
+                    group.node = -1;
+                }
+                group.gpus.push_back(p.gpus[0]);
+                group.sinceMs = std::min(group.sinceMs, p.sinceMs);
+                group.lastMs = std::max(group.lastMs, p.lastMs);
+                group.severity = std::max(group.severity, p.severity);
+                continue;
+            }
+        }
+        problems.push_back(std::move(p));
+    }
+    for (Problem &p : problems) {
+        std::sort(p.gpus.begin(), p.gpus.end());
+        p.gpusHit = static_cast<uint32_t>(p.gpus.size());
+        uint32_t outsideJobs = 0;
+        uint32_t inJobs = 0;
+        std::unordered_set<uint64_t> jobsHit;
+        for (uint32_t gpu : p.gpus) {
+            const Job *job = jobs ? jobs->runningJobOn(gpu) : nullptr;
+            if (job == nullptr) {
+                ++outsideJobs;
+            } else if (jobsHit.insert(job->id).second) {
+                p.jobIds.push_back(job->id);
+                inJobs += static_cast<uint32_t>(job->gpus.size());
+            }
+        }
+        p.blastGpus = inJobs + outsideJobs;
+    }
+    std::sort(problems.begin(), problems.end(), [](const Problem &a, const Problem &b) {
+        if (a.severity != b.severity) {
+            return a.severity > b.severity;
+        }
+        if (a.blastGpus != b.blastGpus) {
+            return a.blastGpus > b.blastGpus;
+        }
+        return a.sinceMs != b.sinceMs ? a.sinceMs < b.sinceMs : a.key() < b.key();
+    });
+    return problems;
+}
+
+} // namespace fleetscope

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "model/fleetmodel.h"
+#include "model/history.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+// What is wrong right now: the fleet's events folded into open problems, ranked by severity and blast radius.
+namespace fleetscope {
+
+struct Problem
+{
+    enum class Kind : uint8_t { XidBurst, EccDoubleBit, ThermalThrottle, PowerThrottle, NodeDown, Anomaly };
+    static constexpr int kindCount = 6;
+
+    Kind kind = Kind::XidBurst;
+    EventSeverity severity = EventSeverity::Warning;
+    int64_t gpu = -1; // dense index; -1 for a node's problem
+    int64_t node = -1; // -1 for a rack's problem
+    int64_t rack = -1; // set for a rack's problem: the same throttling on several of its GPUs, one line for them
+    int64_t sinceMs = 0; // its first event
+    int64_t lastMs = 0; // its latest event
+    std::vector<std::pair<uint32_t, uint32_t>> xids; // XID code and how many times, in the order first seen
+    QString text; // the latest event's own words
+
+    // From the jobs running now (ProblemBoard::open).
+    std::vector<uint64_t> jobIds; // running jobs on the GPUs it hits
+    std::vector<uint32_t> gpus; // the GPUs it hits: its own, its node's, or its rack's that share it (ascending)
+    uint32_t gpusHit = 0; // gpus.size()
+    uint32_t blastGpus = 0; // every GPU of the jobs it hits, and the GPUs it hits outside any job
+
+    // Which problem this is across updates: the same kind at the same place (and for a burst, from the same first XID).
+    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;
+    Key key() const { return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0 }; }
+};
+
+QString describe(Problem::Kind kind);
+
+// Folds events (oldest first) into problems: XIDs on one GPU are one burst until 3 minutes pass without one (as
+// NVIDIA's fleet tools group them); a double-bit ECC error stays a problem while its event is held; a throttle, a
+// node down and an anomaly (the backend's detector) last from their start to their end.
+class ProblemBoard
+{
+public:
+    static constexpr int64_t burstSilenceMs = 3 * 60 * 1000;
+
+    void clear();
+    void add(const FleetEvent &event);
+    // The problems open at nowMs, ranked: critical first, then by blast radius (GPUs of the jobs hit), then oldest.
+    // Places and jobs from topology and jobs (either may be null: then a problem hits its own GPUs, no job). With a
+    // topology, the same throttling on several GPUs of one rack (a cooling or power fault is a rack's) is one problem.
+    std::vector<Problem> open(int64_t nowMs, const Topology *topology, const JobList *jobs) const;
+
+private:
+    using Key = std::pair<int, int64_t>; // kind, GPU or node
+    std::map<Key, Problem> m_problems;
+};
+
+} // namespace fleetscope
