@@ -2,16 +2,14 @@
 #pragma once
 
 #include "core/framesource.h"
+#include "http/boundedhttpserver.h"
 #include "sim/exporterpage.h"
 
-#include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 namespace httplib {
@@ -24,53 +22,39 @@ namespace fleetscope::backend {
 // scrapes dcgm-exporter) can scrape the simulator. GET and HEAD of /metrics answer the whole fleet's page of the
 // latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
 // dcgm-exporter would serve it, so that a scraper sees one target per node as in a real fleet (fileSdTargets lists
-// them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405;
-// malformed requests 400, a head over maxHeaderBytes 431 and a body over maxBodyBytes 413 (and the connection is
-// closed); a request line over 8 KiB 414 (httplib's limit).
+// them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405.
 //
-// cpp-httplib listens, parses and routes the requests and writes the answers; a pool of Limits::threads serves the
-// connections, one each at a time, with at most Limits::queued waiting (the next are answered 503 with Retry-After).
-// Connections are kept alive as HTTP/1.1 says while at most half the threads are busy and none waits; past that each
-// answer closes its connection, so that the idle connections of a thousand node targets never hold every thread.
-// Why the connections are ours and not httplib's: exporterserver.cpp; what is served: exportertargets.cpp.
+// The connections are a BoundedHttpServer's (http/): a pool of Limits::threads, at most Limits::queued waiting (the
+// next answered 503 with Retry-After), heads within 16 KiB and bodies within 64 KiB, keep-alive only while at most
+// half the threads are busy, so that the idle connections of a thousand node targets never hold every thread. What
+// is served: exportertargets.cpp.
 //
 // The fleet's page is rendered once per frame, with the offsets of every node's lines, and shared by every scrape of
 // that frame, whole or per node (m_renderMutex guards m_page, m_pageSequence, m_renders and m_rendering; the render
-// itself runs outside it); connection threads touch nothing else of the server but the stop flag, the hostname index
-// (const once built) and their own socket.
+// itself runs outside it); connection threads touch nothing else of the server but the hostname index (const once
+// built).
 class ExporterServer
 {
 public:
-    // How many connections are served at once, how many may wait, and how long a client may take.
-    struct Limits
-    {
-        size_t threads = 16; // each serves one connection at a time
-        size_t queued = 512; // accepted connections waiting for a thread (each holds a descriptor)
-        std::chrono::milliseconds requestTimeout { 10000 }; // from a request's first byte to its last
-        std::chrono::milliseconds idleTimeout { 120000 }; // a kept-alive connection without a request
-        std::chrono::milliseconds sendTimeout { 30000 }; // a client that takes nothing of the answer
-    };
+    // How many connections are served at once, how many may wait, how long a client may take, how large a request.
+    using Limits = BoundedHttpServer::Limits;
 
     ExporterServer(const FrameSource &source, ExporterPage::Options options);
-    ExporterServer(const FrameSource &source, ExporterPage::Options options, Limits limits);
+    ExporterServer(const FrameSource &source, ExporterPage::Options options, const Limits &limits);
     ~ExporterServer();
     ExporterServer(const ExporterServer &) = delete;
     ExporterServer &operator=(const ExporterServer &) = delete;
 
     // Listens on address ("127.0.0.1:0" picks a free port). Returns false and sets error when it cannot.
     bool start(const std::string &address, std::string *error);
-    int port() const { return m_port; }
-    std::string listeningAddress() const;
+    int port() const { return m_http.port(); }
+    std::string listeningAddress() const { return m_http.listeningAddress(); }
     // Closes the listener and every connection, and joins their threads; safe to call twice.
     void stop();
 
     // Connections being served (a thread each) and waiting for a thread. From the thread that starts and stops.
-    struct Load
-    {
-        size_t serving = 0;
-        size_t waiting = 0;
-    };
-    Load load() const;
+    using Load = BoundedHttpServer::Load;
+    Load load() const { return m_http.load(); }
 
     // The page of the latest frame (rendered for it if no scrape has yet), or while another caller renders that, the
     // page before; and the sequence of the frame it is of.
@@ -89,24 +73,12 @@ public:
     // never reads half of it); a wildcard listening address is written as loopback. False with an error when not.
     bool writeTargetsFile(const std::string &path, std::string *error) const;
 
-    static constexpr size_t maxHeaderBytes = 16 * 1024;
-    static constexpr size_t maxBodyBytes = 64 * 1024;
-
 private:
-    class Http; // the httplib server, with the connection handling of exporterserver.cpp
-
     // Answers a GET or HEAD of target (its path and query, as sent): the fleet's page, a node's, or a status alone.
     void answerScrape(std::string_view target, httplib::Response *response);
 
     const FrameSource &m_source;
     ExporterPage::Options m_options;
-    Limits m_limits;
-    std::string m_host;
-    int m_port = 0;
-    int m_wakeFd = -1; // an eventfd, written once by stop(): readable from then on, it wakes every connection's poll
-    std::atomic<bool> m_stopping { false };
-    std::unique_ptr<Http> m_http;
-    std::thread m_listenThread;
 
     // Node indices sorted by hostname, for /metrics/<hostname>: 4 bytes a node, 512 KiB at 131,072 nodes. Built by
     // the constructor (a source's shape is fixed for its lifetime), read-only afterwards.
@@ -118,6 +90,8 @@ private:
     uint64_t m_pageSequence = 0;
     uint64_t m_renders = 0;
     bool m_rendering = false; // a caller of page() renders outside the lock
+
+    BoundedHttpServer m_http; // last: its threads read the members above
 };
 
 } // namespace fleetscope::backend

@@ -120,13 +120,6 @@ void ExporterServer::answerScrape(std::string_view target, httplib::Response *re
     }
 }
 
-std::string ExporterServer::listeningAddress() const
-{
-    // HOST:PORT, [HOST]:PORT for an IPv6 address.
-    return m_host.find(':') == std::string::npos ? fmt::format("{}:{}", m_host, m_port)
-                                                 : fmt::format("[{}]:{}", m_host, m_port);
-}
-
 std::string ExporterServer::fileSdTargets(const FleetShape &shape, const std::string &address)
 {
     std::string json = "[\n";

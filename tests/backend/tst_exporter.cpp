@@ -4,6 +4,7 @@
 #include "backendoptions.h"
 #include "chaincheck.h"
 #include "prometheusprocess.h"
+#include "rawhttp.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
@@ -27,73 +28,12 @@
 #include <thread>
 
 namespace be = fleetscope::backend;
+using fleetscope::testing::connectTo;
+using fleetscope::testing::HttpResponse;
+using fleetscope::testing::readResponse;
+using fleetscope::testing::request;
 
 namespace {
-
-struct HttpResponse
-{
-    int status = 0;
-    QByteArray head;
-    QByteArray body;
-    bool complete = false; // a whole response (status line, headers, Content-Length bytes of body) arrived
-};
-
-// Reads one Content-Length-framed response from the socket within the deadline.
-HttpResponse readResponse(QTcpSocket &socket, QDeadlineTimer deadline, bool headOnly = false)
-{
-    HttpResponse r;
-    QByteArray data;
-    qsizetype headEnd = -1;
-    qsizetype length = -1;
-    for (;;) {
-        data += socket.readAll();
-        if (headEnd < 0 && (headEnd = data.indexOf("\r\n\r\n")) >= 0) {
-            r.head = data.left(headEnd);
-            const auto lines = r.head.split('\n');
-            const auto statusLine = lines.value(0).split(' ');
-            r.status = statusLine.value(1).toInt();
-            length = 0;
-            for (const auto &line : lines) {
-                if (line.toLower().startsWith("content-length:")) {
-                    length = line.mid(15).trimmed().toLongLong();
-                }
-            }
-            if (headOnly) {
-                length = 0;
-            }
-        }
-        if (headEnd >= 0 && data.size() >= headEnd + 4 + length) {
-            r.body = data.mid(headEnd + 4, length);
-            r.complete = true;
-            socket.setProperty("leftover", data.mid(headEnd + 4 + length));
-            return r;
-        }
-        if (deadline.hasExpired() || socket.state() != QAbstractSocket::ConnectedState) {
-            if (socket.bytesAvailable() == 0) {
-                return r;
-            }
-            continue;
-        }
-        socket.waitForReadyRead(static_cast<int>(std::min<qint64>(deadline.remainingTime(), 1000)));
-    }
-}
-
-bool connectTo(QTcpSocket &socket, int port)
-{
-    socket.connectToHost(QStringLiteral("127.0.0.1"), static_cast<quint16>(port));
-    return socket.waitForConnected(5000);
-}
-
-HttpResponse request(int port, const QByteArray &raw, int timeoutMs = 20000)
-{
-    QTcpSocket socket;
-    if (!connectTo(socket, port)) {
-        return {};
-    }
-    socket.write(raw);
-    socket.waitForBytesWritten(5000);
-    return readResponse(socket, QDeadlineTimer(timeoutMs), raw.startsWith("HEAD "));
-}
 
 HttpResponse get(int port, const QByteArray &path)
 {
