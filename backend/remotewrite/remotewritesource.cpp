@@ -2,10 +2,8 @@
 #include "remotewrite/remotewritesource.h"
 
 #include "core/clock.h"
-#include "core/listenaddress.h"
+
 #include <httplib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -16,29 +14,6 @@
 namespace fleetscope::backend {
 
 namespace {
-// httplib's server with two of its defaults changed: SO_REUSEADDR alone (its default adds SO_REUSEPORT, with which a
-// second receiver on a port in use would start and take half the pushes), and a stop that works before the listener
-// has started (Server::stop() does nothing until then, and the join after it would wait for good).
-class ReceiverServer final : public httplib::Server
-{
-public:
-    ReceiverServer()
-    {
-        set_socket_options([](socket_t fd) {
-            const int one = 1;
-            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        });
-    }
-    void closeListener()
-    {
-        const socket_t fd = svr_sock_.exchange(INVALID_SOCKET);
-        if (fd != INVALID_SOCKET) {
-            ::shutdown(fd, SHUT_RDWR);
-            ::close(fd);
-        }
-    }
-};
-
 // The GPU temperature's name in every generation dcgm-exporter has had: the series a layout and interval are learnt
 // from.
 const std::vector<std::string> &gpuTempNames()
@@ -132,38 +107,41 @@ int64_t RemoteWriteSource::intervalOf(std::vector<int64_t> deltas)
 bool RemoteWriteSource::start(const Options &options, std::string *error)
 {
     m_options = options;
-    std::string host;
-    int port = 0;
-    if (!splitListenAddress(options.listen, &host, &port, error)) {
-        *error = fmt::format("--remote-write-listen: {}", *error);
-        return false;
-    }
     TopologyFile file;
     if (!options.topologyFile.empty() && !TopologyFile::load(options.topologyFile, &file, error)) {
         return false;
     }
-    m_server = std::make_unique<ReceiverServer>();
-    m_server->set_payload_max_length(options.limits.maxBodyBytes);
-    const int threads = std::max(1, options.threads);
-    m_server->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-    m_server->Post("/api/v1/write", [this](const httplib::Request &request, httplib::Response &response) {
-        std::string reason;
-        const std::string encoding = request.get_header_value("Content-Encoding");
-        const std::string type = request.get_header_value("Content-Type");
-        const std::string version = request.get_header_value("X-Prometheus-Remote-Write-Version");
-        response.status = take({ encoding, type, version }, request.body, nowUnixMs(), &reason);
-        if (!reason.empty()) {
-            response.set_content(reason + "\n", "text/plain");
-        }
-    });
-    m_port = port == 0 ? m_server->bind_to_any_port(host) : (m_server->bind_to_port(host, port) ? port : -1);
-    if (m_port <= 0) {
-        *error = fmt::format("--remote-write-listen: cannot listen on {}", options.listen);
+    BoundedHttpServer::Limits http;
+    http.threads = static_cast<size_t>(std::max(1, options.threads));
+    http.queued = options.queued;
+    http.requestTimeout = options.requestTimeout;
+    http.idleTimeout = options.idleTimeout;
+    http.maxBodyBytes = options.limits.maxBodyBytes;
+    m_server = std::make_unique<BoundedHttpServer>(http, std::vector<std::string> { "POST" },
+        [this](const httplib::Request &request, std::string_view body, httplib::Response &response) {
+            if (request.path != "/api/v1/write") {
+                response.status = 404;
+                return;
+            }
+            std::string reason;
+            const std::string encoding = request.get_header_value("Content-Encoding");
+            const std::string type = request.get_header_value("Content-Type");
+            const std::string version = request.get_header_value("X-Prometheus-Remote-Write-Version");
+            response.status = take({ encoding, type, version }, body, nowUnixMs(), &reason);
+            if (response.status == 503) {
+                response.set_header("Retry-After", "1");
+            }
+            if (!reason.empty()) {
+                response.set_content(reason + "\n", "text/plain");
+            }
+        });
+    if (!m_server->start(options.listen, error)) {
+        *error = fmt::format("--remote-write-listen: {}", *error);
         return false;
     }
-    m_serverThread = std::thread([this] { m_server->listen_after_bind(); });
-    log(fmt::format("remote write: listening on http://{}:{}/api/v1/write",
-        host.find(':') != std::string::npos ? "[" + host + "]" : host, m_port));
+    m_port = m_server->port();
+    const std::string &host = m_server->host();
+    log(fmt::format("remote write: listening on http://{}/api/v1/write", m_server->listeningAddress()));
 
     // What the first pushes teach: the interval, and the layout when there is no file.
     std::vector<std::string> adopted;
@@ -255,11 +233,13 @@ bool RemoteWriteSource::discoveryDone(int64_t nowMs) const
 void RemoteWriteSource::stop()
 {
     if (m_server) {
-        static_cast<ReceiverServer &>(*m_server).closeListener();
+        m_server->stop();
     }
-    if (m_serverThread.joinable()) {
-        m_serverThread.join();
-    }
+}
+
+BoundedHttpServer::Load RemoteWriteSource::httpLoad() const
+{
+    return m_server ? m_server->load() : BoundedHttpServer::Load();
 }
 
 bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::string *error)
@@ -449,8 +429,11 @@ std::vector<TimedEvent> RemoteWriteSource::pastEvents(int64_t fromMs, int64_t to
 
 RemoteWriteSource::Stats RemoteWriteSource::stats() const
 {
+    const uint64_t turnedAway = httpLoad().turnedAway;
     std::lock_guard lock(m_mutex);
-    return m_stats;
+    Stats stats = m_stats;
+    stats.turnedAway = turnedAway;
+    return stats;
 }
 
 std::shared_ptr<Frame> RemoteWriteSource::emptyFrame() const
@@ -513,18 +496,19 @@ void RemoteWriteSource::logDrops()
         return;
     }
     const Stats s = stats();
-    const uint64_t drops = s.refused + s.overloaded + s.unknownGpuSeries + s.unnamedSeries + s.samples.dropped()
-        + s.samples.sentinelValues + s.samples.nanValues;
+    const uint64_t drops = s.refused + s.overloaded + s.turnedAway + s.unknownGpuSeries + s.unnamedSeries
+        + s.samples.dropped() + s.samples.sentinelValues + s.samples.nanValues;
     if (drops == m_loggedDrops) {
         return;
     }
     m_loggedDrops = drops;
     m_lastDropLog = now;
-    log(fmt::format("remote write: so far {} requests, {} refused (last: {}), {} answered 503; {} series of GPUs not "
+    log(fmt::format("remote write: so far {} requests, {} refused (last: {}), {} answered 503 (frames behind), {} "
+                    "connections turned away (503: every thread busy); {} series of GPUs not "
                     "in the topology (e.g. {}), {} without hostname/gpu, {} of other metrics; samples: {} "
                     "taken, {} too old, {} from the future, {} out of order, {} duplicates, {} with no window free; "
                     "{} DCGM blanks and {} NaN/Inf read as no data",
-        s.requests, s.refused, s.lastRefusal.empty() ? std::string("none") : s.lastRefusal, s.overloaded,
+        s.requests, s.refused, s.lastRefusal.empty() ? std::string("none") : s.lastRefusal, s.overloaded, s.turnedAway,
         s.unknownGpuSeries, s.unknownGpuExample.empty() ? std::string("none") : s.unknownGpuExample, s.unnamedSeries,
         s.unknownMetricSeries, s.samples.accepted, s.samples.tooOld, s.samples.future, s.samples.outOfOrder,
         s.samples.duplicate, s.samples.windowsFull, s.samples.sentinelValues, s.samples.nanValues));

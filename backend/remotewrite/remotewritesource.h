@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/framepoller.h"
+#include "http/boundedhttpserver.h"
 #include "prometheus/metricmap.h"
 #include "prometheus/prometheussource.h"
 #include "prometheus/prometheustopology.h"
@@ -19,21 +20,21 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
-
-namespace httplib {
-class Server;
-}
 
 namespace fleetscope::backend {
 
 // Frames pushed by Prometheus remote write 1.0 (vmagent, Prometheus, Grafana Agent / Alloy): POST /api/v1/write with
 // a snappy-compressed WriteRequest of dcgm-exporter's series. Answers 204 when the request was taken (samples it could
 // not use are counted and logged, not refused: the sender must not resend them), 400 with the reason for a body it
-// cannot read (the sender drops it), 413 for a body over the limit, 415 for remote write 2.0, 503 while the frames
-// are not keeping up (the sender retries later). See WindowFolder for how samples become frames.
+// cannot read (the sender drops it), 413 for a body over the limit (from its Content-Length, unread), 415 for remote
+// write 2.0, 503 with Retry-After while the frames are not keeping up or every thread is busy and the queue full
+// (the spec has senders retry 5xx with a backoff; 429 they only may). See WindowFolder for how samples become frames.
+//
+// The connections are a BoundedHttpServer's (http/): Options::threads read and take requests, at most
+// Options::queued connections wait for one (the next are answered 503 unread), each request is read whole within
+// Options::requestTimeout, and idle kept-alive connections hold at most half the threads.
 //
 // Start-up: listens at once, then learns from the first pushes what it needs: the scrape interval (from the time
 // between two samples of the same series, unless given) and, without a topology file, the fleet's layout (the GPUs
@@ -57,7 +58,12 @@ public:
         std::chrono::milliseconds dropLogInterval { 10000 }; // what was not used is logged at most this often
         RemoteWriteLimits limits;
         std::optional<MetricMap> metricMap; // --metric-map; without, chosen from the series pushed
-        int threads = 4;
+        int threads = 4; // requests read, decoded and taken at once
+        size_t queued = 64; // connections waiting for a thread; more are answered 503
+        // From a request's first byte to its last: a 32 MiB body at 10 Mbit/s takes 27 s. A sender slower than that
+        // is answered 408 and its thread freed.
+        std::chrono::milliseconds requestTimeout { 30000 };
+        std::chrono::milliseconds idleTimeout { 120000 }; // a kept-alive connection without a request
     };
 
     // Everything counted since the start, for the log and tests.
@@ -65,7 +71,8 @@ public:
     {
         uint64_t requests = 0;
         uint64_t refused = 0; // 4xx
-        uint64_t overloaded = 0; // 503
+        uint64_t overloaded = 0; // 503: the frames behind
+        uint64_t turnedAway = 0; // connections answered 503 unread: every HTTP thread busy and the queue full
         uint64_t series = 0;
         uint64_t unknownGpuSeries = 0; // (hostname, gpu) not in the topology
         uint64_t unknownMetricSeries = 0; // not a field of the catalogue
@@ -86,6 +93,8 @@ public:
     int port() const { return m_port; }
     int64_t windowMs() const { return m_windowMs; }
     Stats stats() const;
+    // The HTTP pool's connections being served and waiting.
+    BoundedHttpServer::Load httpLoad() const;
 
     const FleetShape &shape() const override { return m_topology.shape(); }
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
@@ -126,8 +135,7 @@ private:
 
     Options m_options;
     Log m_log;
-    std::unique_ptr<httplib::Server> m_server;
-    std::thread m_serverThread;
+    std::unique_ptr<BoundedHttpServer> m_server;
     int m_port = 0;
 
     mutable std::mutex m_mutex; // discovery, stats
