@@ -81,8 +81,10 @@ AnomalyDetector::AnomalyDetector(const FleetShape &shape, const Options &options
         m_rackOf[g] = shape.nodes[shape.nodeOfGpu[g]].rack;
     }
     m_state.resize(n);
+    for (auto &usual : m_usual) {
+        usual.assign(n, nan);
+    }
     for (size_t k = 0; k < judged.size(); ++k) {
-        m_usual[k].assign(n, nan);
         m_score[k].assign(n, nan);
         m_deviation[k].assign(n, nan);
     }
@@ -151,6 +153,8 @@ void AnomalyDetector::rebuildGroups()
         }
         m_groups.push_back(group);
     }
+    m_groupLoad.assign(m_groups.size(), nan);
+    m_groupBusy.assign(m_groups.size(), 0);
     // A GPU that joined or left a job moves to another place among other peers: where it usually sits is learnt
     // anew, after its temperature has settled.
     if (m_lastTime < 0) {
@@ -185,7 +189,17 @@ void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetE
     const auto alpha = static_cast<float>(1.0 - std::exp(-dt / m_options.historySeconds));
     // While settling, where it sits is followed closely (its temperature's own time constant).
     const auto fast = static_cast<float>(1.0 - std::exp(-dt / 30.0));
+    if (m_lastTime < 0) {
+        // Nothing is known of anyone yet: where each GPU sits is learnt before it is judged.
+        for (auto &st : m_state) {
+            st.settleUntil = timeSeconds + m_options.settleSeconds;
+        }
+    }
     m_lastTime = timeSeconds;
+    const auto &util = frame->plane(MetricId::GpuUtil);
+    if (util.size() == m_shape.gpuCount) {
+        updatePhases(util, dt);
+    }
     for (size_t k = 0; k < judged.size(); ++k) {
         const auto &plane = frame->plane(judged[k]);
         if (plane.size() == m_shape.gpuCount) {
@@ -198,6 +212,32 @@ void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetE
     m_lastCost = threadCpuSeconds() - cpuBefore;
 }
 
+void AnomalyDetector::updatePhases(const std::vector<float> &util, double dt)
+{
+    const auto alpha = static_cast<float>(1.0 - std::exp(-dt / 60.0));
+    for (size_t gi = 0; gi < m_groups.size(); ++gi) {
+        const auto &group = m_groups[gi];
+        if (group.jobId == 0) {
+            continue; // idle GPUs are idle
+        }
+        const uint32_t stride = std::max<uint32_t>(1, group.count / m_options.peerSample);
+        m_scratch.clear();
+        for (uint32_t i = 0; i < group.count; i += stride) {
+            const float v = util[m_members[group.first + i]];
+            if (!std::isnan(v)) {
+                m_scratch.push_back(v);
+            }
+        }
+        if (m_scratch.empty()) {
+            continue;
+        }
+        const float median = medianOf(m_scratch);
+        float &load = m_groupLoad[gi];
+        load = std::isnan(load) ? median : load + (median - load) * alpha;
+        m_groupBusy[gi] = load >= 40.0F ? 1 : 0;
+    }
+}
+
 void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, double now)
 {
     const float floor = floorOf(judged[k]);
@@ -205,7 +245,6 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
     auto &scale = m_scale[k];
     auto &score = m_score[k];
     auto &deviation = m_deviation[k];
-    auto &usual = m_usual[k];
     median.assign(m_groups.size(), nan);
     scale.assign(m_groups.size(), nan);
     // 1. Each group's median and spread, from at most peerSample of its members.
@@ -214,8 +253,10 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
         const uint32_t stride = std::max<uint32_t>(1, group.count / m_options.peerSample);
         m_scratch.clear();
         for (uint32_t i = 0; i < group.count; i += stride) {
-            const float v = plane[m_members[group.first + i]];
-            if (!std::isnan(v)) {
+            const uint32_t g = m_members[group.first + i];
+            const float v = plane[g];
+            // GPUs that just left a job are still cooling: no peers of the idle ones yet.
+            if (!std::isnan(v) && (group.jobId != 0 || now >= m_state[g].settleUntil)) {
                 m_scratch.push_back(v);
             }
         }
@@ -268,7 +309,7 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
             continue;
         }
         const auto &st = m_state[g];
-        float &b = usual[g];
+        float &b = m_usual[k * 2 + m_groupBusy[static_cast<size_t>(m_groupOf[g])]][g];
         if (std::isnan(b)) {
             b = u;
             score[g] = 0;
@@ -350,7 +391,8 @@ FleetEvent AnomalyDetector::describe(uint32_t gpu, double now, bool start) const
     std::string text;
     if (start) {
         const float off = m_deviation[k][gpu];
-        const float usual = m_usual[k][gpu] * m_scale[k][static_cast<size_t>(m_groupOf[gpu])];
+        const auto gi = static_cast<size_t>(m_groupOf[gpu]);
+        const float usual = m_usual[k * 2 + m_groupBusy[gi]][gpu] * m_scale[k][gi];
         text = fmt::format("GPU {} of {} runs {} {} {} median for {} ({})", gpu - node.firstGpu, node.hostname,
             amount(off, def.unit), off >= 0 ? "above" : "below", inJob ? "its job's" : "its rack's idle GPUs'",
             duration(now - st.startedAt), def.name);

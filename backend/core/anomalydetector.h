@@ -16,7 +16,9 @@ namespace fleetscope::backend {
 //   2. its rack: a job's GPUs in one rack share that rack's inlet air, so the median u of the rack's job GPUs is taken
 //      off each of them;
 //   3. its own history: where it usually sits among its peers (a slow moving average of u, frozen while it looks
-//      odd, restarted when it changes job), taken off too.
+//      odd, restarted when it changes job), taken off too. A GPU's place among its peers depends on the load
+//      (the GPU that breathes its neighbours' exhaust is hotter at full power, not at idle), so it is kept twice: for
+//      its job busy and its job idle (checkpoints, synchronisation), as the peers' median utilisation says.
 // What is left is its score per metric; the frame's anomaly plane holds the largest. An anomaly starts when the score
 // has stayed at or above startScore for persistSeconds (one odd sample never alarms) and ends when it has stayed
 // below endScore for clearSeconds. NaN (no data) is skipped everywhere.
@@ -78,6 +80,7 @@ private:
         uint8_t metric = 0; // index into judged of the metric that started it
     };
     void rebuildGroups();
+    void updatePhases(const std::vector<float> &util, double dt);
     void scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, double now);
     void persist(Frame *frame, double now, std::vector<FleetEvent> *events);
     FleetEvent describe(uint32_t gpu, double now, bool start) const;
@@ -94,7 +97,9 @@ private:
     double m_lastTime = -1;
     // Per judged metric: per GPU where it usually sits (NaN: not yet known), its score in this frame (NaN: none),
     // and per group the median and scale of this frame.
-    std::array<std::vector<float>, judged.size()> m_usual;
+    std::array<std::vector<float>, judged.size() * 2> m_usual; // [k * 2 + busy]
+    std::vector<float> m_groupLoad; // per group, the peers' median utilisation, smoothed over a minute
+    std::vector<uint8_t> m_groupBusy;
     std::array<std::vector<float>, judged.size()> m_score;
     std::array<std::vector<float>, judged.size()> m_deviation; // x - median, in the metric's unit
     std::array<std::vector<float>, judged.size()> m_median;

@@ -103,7 +103,7 @@ private:
     {
         const int i = m_index++;
         auto f = std::make_shared<Frame>(m_fleet.frame(1.0F, [i](Frame &f) {
-            if (i % 60 >= 12 && i % 60 < 30) {
+            if (i % 80 >= 40 && i % 80 < 58) {
                 f.planes[size_t(MetricId::GpuTemp)][5] += 15.0F;
             }
         }));
@@ -123,10 +123,10 @@ private Q_SLOTS:
     void jobWidePhaseChangeIsNoAnomaly()
     {
         Fleet fleet;
-        fleet.run(30, 1.0F);
+        fleet.run(40, 1.0F); // past the detector's first 5 minutes, when it only learns
         // The whole job pauses for a checkpoint, then resumes: every metric moves, together.
         const Frame paused = fleet.run(30, 0.0F);
-        fleet.run(30, 1.0F);
+        fleet.run(40, 1.0F); // past the detector's first 5 minutes, when it only learns
         QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
         for (uint32_t g = 0; g < 64; ++g) {
             QVERIFY2(paused.plane(MetricId::Anomaly)[g] < 1.0F, qPrintable(QString::number(g)));
@@ -136,7 +136,7 @@ private Q_SLOTS:
     void oneGpuDriftingFromItsJobIs()
     {
         Fleet fleet;
-        fleet.run(30, 1.0F);
+        fleet.run(40, 1.0F); // past the detector's first 5 minutes, when it only learns
         auto hot = [](Frame &f) { f.planes[size_t(MetricId::GpuTemp)][13] += 12.0F; };
         const Frame f = fleet.run(12, 1.0F, hot); // 2 minutes
         QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
@@ -159,7 +159,7 @@ private Q_SLOTS:
     void oneOddSampleNeverAlarms()
     {
         Fleet fleet;
-        fleet.run(30, 1.0F);
+        fleet.run(40, 1.0F); // past the detector's first 5 minutes, when it only learns
         // Spikes of a few samples each, under the persistence window, again and again.
         for (int i = 0; i < 10; ++i) {
             fleet.run(5, 1.0F, [](Frame &f) { f.planes[size_t(MetricId::SmClock)][20] = 800.0F; });
@@ -177,7 +177,7 @@ private Q_SLOTS:
                 std::fill(f.planes[size_t(id)].begin(), f.planes[size_t(id)].end(), 30.0F);
             }
         };
-        fleet.run(10, 0.0F, flat);
+        fleet.run(40, 0.0F, flat);
         const Frame f = fleet.run(1, 0.0F, [&](Frame &f) {
             flat(f);
             f.planes[size_t(MetricId::GpuTemp)][3] = 31.0F;
@@ -198,7 +198,7 @@ private Q_SLOTS:
     void nanAndMissingValuesAreSkipped()
     {
         Fleet fleet;
-        fleet.run(30, 1.0F);
+        fleet.run(40, 1.0F); // past the detector's first 5 minutes, when it only learns
         // A node without data (NaN everywhere), another GPU missing one metric, a plane absent altogether: no score
         // for what has no data, no anomaly for anyone, the others judged as before.
         const Frame f = fleet.run(20, 1.0F, [](Frame &f) {

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: Apache-2.0
+// Anomaly detection against the simulator's ground truth (issue 16): precision, recall per fault kind, detection
+// delay and false positives per GPU-evaluation of the backend's detector, beside a static-threshold baseline and a
+// plain fleet-wide z-score judged on the same frames with the same persistence; and the detector's CPU time per frame.
+//
+//   bench_anomaly [gpus=10240] [hours=24] [step seconds=10] [degradations per GPU-day=0.05] [seed=1]
+//   bench_anomaly cost [gpus=1048576] [frames=20]
+#include "core/anomalydetector.h"
+#include "sim/simulator.h"
+
+#include "timing.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace be = fleetscope::backend;
+using be::InjectedFaults;
+using be::MetricId;
+
+namespace {
+constexpr double graceSeconds
+    = 600; // after a fault ends, a detection is still its (the GPU settles, the detector clears)
+
+std::vector<be::JobInfo> jobsOf(const be::Simulator &sim)
+{
+    std::vector<be::JobInfo> out;
+    const auto &shape = sim.shape();
+    for (const auto &j : sim.jobs()) {
+        be::JobInfo info;
+        info.id = j.id;
+        info.firstGpu = shape.nodes[j.firstNode].firstGpu;
+        const auto &last = shape.nodes[j.firstNode + j.nodeCount - 1];
+        info.gpuCount = last.firstGpu + last.gpuCount - info.firstGpu;
+        out.push_back(info);
+    }
+    return out;
+}
+
+// The persistence rule the detector uses, for the baselines: on after 60 s at or above, off after 120 s below.
+class Persistence
+{
+public:
+    explicit Persistence(size_t n)
+        : m_since(n, -1)
+        , m_quiet(n, -1)
+        , m_on(n, 0)
+    { }
+    // Returns +1 when g starts, -1 when it ends, 0 otherwise.
+    int update(size_t g, bool above, double now)
+    {
+        if (above) {
+            m_quiet[g] = -1;
+            if (m_since[g] < 0) {
+                m_since[g] = now;
+            }
+            if (m_on[g] == 0 && now - m_since[g] >= 60) {
+                m_on[g] = 1;
+                return 1;
+            }
+            return 0;
+        }
+        m_since[g] = -1;
+        if (m_on[g] == 0) {
+            return 0;
+        }
+        if (m_quiet[g] < 0) {
+            m_quiet[g] = now;
+        }
+        if (now - m_quiet[g] >= 120) {
+            m_on[g] = 0;
+            return -1;
+        }
+        return 0;
+    }
+    bool on(size_t g) const { return m_on[g] != 0; }
+
+private:
+    std::vector<double> m_since, m_quiet;
+    std::vector<uint8_t> m_on;
+};
+
+struct Episode
+{
+    uint32_t gpu;
+    double start;
+    double end = INFINITY;
+};
+
+// What one judge saw: its episodes and the evaluations it flagged outside every fault.
+struct Tally
+{
+    explicit Tally(std::string name)
+        : name(std::move(name))
+    { }
+    std::string name;
+    std::vector<Episode> episodes;
+    std::unordered_map<uint32_t, size_t> open; // gpu -> episode
+    uint64_t flaggedOutsideFaults = 0;
+
+    void start(uint32_t gpu, double t)
+    {
+        open[gpu] = episodes.size();
+        episodes.push_back({ gpu, t });
+    }
+    void end(uint32_t gpu, double t)
+    {
+        auto it = open.find(gpu);
+        if (it != open.end()) {
+            episodes[it->second].end = t;
+            open.erase(it);
+        }
+    }
+};
+
+int costOnly(uint32_t gpus, int frames)
+{
+    be::Simulator sim(gpus, 1, 10.0);
+    be::AnomalyDetector detector(sim.shape());
+    std::vector<double> cost;
+    std::vector<be::FleetEvent> events;
+    for (int i = 0; i < frames; ++i) {
+        sim.step();
+        auto frame = sim.snapshot();
+        detector.setJobs(jobsOf(sim));
+        detector.judge(frame.get(), sim.nowSeconds(), &events);
+        if (i > 0) { // the first frame learns where every GPU sits
+            cost.push_back(detector.lastCostSeconds());
+        }
+    }
+    const fleetscope::bench::Distribution d(cost);
+    std::printf("cost per frame at %u GPUs (%d frames, %zu racks): median %.1f ms, p90 %.1f ms of one core\n", gpus,
+        frames, sim.shape().racks.size(), d.quantile(0.5) * 1e3, d.quantile(0.9) * 1e3);
+    return 0;
+}
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && std::string(argv[1]) == "cost") {
+        return costOnly(
+            argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 1U << 20U, argc > 3 ? std::atoi(argv[3]) : 20);
+    }
+    const auto gpus = argc > 1 ? static_cast<uint32_t>(std::atoi(argv[1])) : 10240U;
+    const double hours = argc > 2 ? std::atof(argv[2]) : 24.0;
+    const double step = argc > 3 ? std::atof(argv[3]) : 10.0;
+    const double rate = argc > 4 ? std::atof(argv[4]) : 0.05;
+    const uint64_t seed = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 1;
+
+    be::Simulator sim(gpus, seed, step);
+    sim.setDegradationRate(rate);
+    be::AnomalyDetector detector(sim.shape());
+    const size_t n = gpus;
+    Tally ours("detector (peers, rack, history)");
+    Tally fixed("static thresholds");
+    Tally zscore("fleet z-score |z| >= 3");
+    Persistence fixedState(n);
+    Persistence zState(n);
+    std::vector<be::FleetEvent> events;
+    std::vector<double> cost;
+    uint64_t evaluations = 0;
+    // Ground truth seen so far, by GPU; and per fault, the peers' MAD and its effective size at onset.
+    std::unordered_map<uint32_t, std::vector<size_t>> faultsOf;
+    std::vector<float> madAtOnset;
+    std::vector<float> effectiveSize;
+    size_t faultsSeen = 0;
+    std::shared_ptr<be::Frame> previous;
+    const auto frames = static_cast<uint64_t>(hours * 3600 / step);
+    const bool verbose = std::getenv("BENCH_ANOMALY_VERBOSE") != nullptr; // print each false start
+
+    auto inFault = [&](uint32_t gpu, double t) {
+        auto it = faultsOf.find(gpu);
+        if (it == faultsOf.end()) {
+            return false;
+        }
+        for (size_t i : it->second) {
+            const auto &f = sim.injectedFaults().faults()[i];
+            if (t >= f.onsetSeconds && t <= f.endSeconds + graceSeconds) {
+                return true;
+            }
+        }
+        return false;
+    };
+
+    for (uint64_t i = 0; i < frames; ++i) {
+        sim.step();
+        const double now = sim.nowSeconds();
+        auto frame = sim.snapshot();
+        detector.setJobs(jobsOf(sim));
+        events.clear();
+        detector.judge(frame.get(), now, &events);
+        cost.push_back(detector.lastCostSeconds());
+        const auto &faults = sim.injectedFaults().faults();
+        for (; faultsSeen < faults.size(); ++faultsSeen) {
+            const auto &f = faults[faultsSeen];
+            faultsOf[f.gpu].push_back(faultsSeen);
+            madAtOnset.push_back(detector.peerMad(f.metric, f.gpu));
+            // What the fault can move: a reading falls no lower than the simulator lets it.
+            float size = f.size;
+            if (previous && f.kind == InjectedFaults::Kind::ClockDrop) {
+                size = std::min(size, previous->plane(MetricId::SmClock)[f.gpu] - 210.0F);
+            } else if (previous && f.kind == InjectedFaults::Kind::PowerDrop) {
+                size = std::min(size, previous->plane(MetricId::Power)[f.gpu] * 0.5F);
+            }
+            effectiveSize.push_back(size);
+        }
+        for (const auto &e : events) {
+            if (e.kind == be::FleetEvent::Kind::AnomalyStart) {
+                if (verbose && !inFault(static_cast<uint32_t>(e.gpu), now)) {
+                    std::printf("false at %.0f s: %s\n", now, e.text.c_str());
+                }
+                ours.start(static_cast<uint32_t>(e.gpu), now);
+            } else {
+                ours.end(static_cast<uint32_t>(e.gpu), now);
+            }
+        }
+        // The baselines on the same frame.
+        const auto &temp = frame->plane(MetricId::GpuTemp);
+        const auto &mem = frame->plane(MetricId::MemTemp);
+        const auto &util = frame->plane(MetricId::GpuUtil);
+        const auto &clock = frame->plane(MetricId::SmClock);
+        const auto &anomaly = frame->plane(MetricId::Anomaly);
+        std::array<double, be::AnomalyDetector::judged.size()> mean {};
+        std::array<double, be::AnomalyDetector::judged.size()> sd {};
+        for (size_t k = 0; k < be::AnomalyDetector::judged.size(); ++k) {
+            const auto &p = frame->plane(be::AnomalyDetector::judged[k]);
+            double s = 0, s2 = 0, c = 0;
+            for (float v : p) {
+                if (!std::isnan(v)) {
+                    s += v;
+                    s2 += double(v) * v;
+                    c += 1;
+                }
+            }
+            mean[k] = c > 0 ? s / c : 0;
+            sd[k] = c > 1 ? std::sqrt(std::max(0.0, s2 / c - mean[k] * mean[k])) : 0;
+        }
+        for (size_t g = 0; g < n; ++g) {
+            if (std::isnan(anomaly[g])) {
+                continue; // no data: nobody judges it
+            }
+            ++evaluations;
+            const bool hot = temp[g] >= 85 || mem[g] >= 95 || (util[g] >= 50 && clock[g] < 1500);
+            bool far = false;
+            for (size_t k = 0; k < be::AnomalyDetector::judged.size(); ++k) {
+                const float v = frame->plane(be::AnomalyDetector::judged[k])[g];
+                far |= sd[k] > 0 && std::fabs(v - mean[k]) >= 3 * sd[k];
+            }
+            const auto gpu = static_cast<uint32_t>(g);
+            for (auto [tally, state, above] : { std::tuple { &fixed, &fixedState, hot }, { &zscore, &zState, far } }) {
+                const int change = state->update(g, above, now);
+                if (change > 0) {
+                    tally->start(gpu, now);
+                } else if (change < 0) {
+                    tally->end(gpu, now);
+                }
+            }
+            const bool flagged[] = { detector.anomalous(gpu), fixedState.on(g), zState.on(g) };
+            if ((flagged[0] || flagged[1] || flagged[2]) && !inFault(gpu, now)) {
+                ours.flaggedOutsideFaults += flagged[0] ? 1 : 0;
+                fixed.flaggedOutsideFaults += flagged[1] ? 1 : 0;
+                zscore.flaggedOutsideFaults += flagged[2] ? 1 : 0;
+            }
+        }
+        previous = frame;
+    }
+
+    const double end = sim.nowSeconds();
+    const auto &faults = sim.injectedFaults().faults();
+    std::printf("%u GPUs, %.1f simulated hours in %.0f s steps, degradations %.3f per GPU-day, seed %llu: %zu faults "
+                "recorded, %llu GPU-evaluations\n",
+        gpus, hours, step, rate, static_cast<unsigned long long>(seed), faults.size(),
+        static_cast<unsigned long long>(evaluations));
+    const fleetscope::bench::Distribution c(cost);
+    std::printf("detector CPU per frame: median %.2f ms, p99 %.2f ms\n", c.quantile(0.5) * 1e3, c.quantile(0.99) * 1e3);
+    // Which faults must be found: degradations of 3 MADs or more lasting 2 minutes or more (ended by the run's end).
+    std::vector<uint8_t> qualifies(faults.size(), 0);
+    std::map<InjectedFaults::Kind, int> qualifying;
+    for (size_t i = 0; i < faults.size(); ++i) {
+        const auto &f = faults[i];
+        const double last = std::min(f.endSeconds, end);
+        qualifies[i] = f.kind <= InjectedFaults::Kind::PowerDrop && last - f.onsetSeconds >= 120
+                && end - f.onsetSeconds >= 600 && std::isfinite(madAtOnset[i]) && effectiveSize[i] >= 3 * madAtOnset[i]
+            ? 1
+            : 0;
+        qualifying[f.kind] += qualifies[i];
+    }
+    for (const Tally *t : { &ours, &fixed, &zscore }) {
+        size_t trueEpisodes = 0;
+        for (const auto &e : t->episodes) {
+            bool hit = false;
+            for (size_t i : faultsOf[e.gpu]) {
+                const auto &f = faults[i];
+                hit |= e.start >= f.onsetSeconds && e.start <= f.endSeconds + graceSeconds;
+                hit |= e.start < f.onsetSeconds && e.end >= f.onsetSeconds; // already open when it began
+            }
+            trueEpisodes += hit ? 1 : 0;
+        }
+        std::map<InjectedFaults::Kind, int> found;
+        std::vector<double> delays;
+        for (size_t i = 0; i < faults.size(); ++i) {
+            if (qualifies[i] == 0) {
+                continue;
+            }
+            const auto &f = faults[i];
+            double best = INFINITY;
+            for (const auto &e : t->episodes) {
+                if (e.gpu == f.gpu && e.end >= f.onsetSeconds && e.start <= f.endSeconds + graceSeconds) {
+                    best = std::min(best, std::max(0.0, e.start - f.onsetSeconds));
+                }
+            }
+            if (std::isfinite(best)) {
+                ++found[f.kind];
+                delays.push_back(best);
+            }
+        }
+        const fleetscope::bench::Distribution d(delays);
+        std::printf("\n%s\n  episodes %zu, precision %.1f%%, false positives %.5f%% of GPU-evaluations\n",
+            t->name.c_str(), t->episodes.size(),
+            t->episodes.empty() ? 100.0 : 100.0 * double(trueEpisodes) / double(t->episodes.size()),
+            100.0 * double(t->flaggedOutsideFaults) / double(std::max<uint64_t>(1, evaluations)));
+        int all = 0;
+        int allFound = 0;
+        for (auto kind :
+            { InjectedFaults::Kind::Cooling, InjectedFaults::Kind::ClockDrop, InjectedFaults::Kind::PowerDrop }) {
+            all += qualifying[kind];
+            allFound += found[kind];
+            std::printf("  recall %-11s %5.1f%% (%d of %d)\n", InjectedFaults::kindName(kind),
+                qualifying[kind] ? 100.0 * found[kind] / qualifying[kind] : 0.0, found[kind], qualifying[kind]);
+        }
+        std::printf("  recall all         %5.1f%% (%d of %d); delay median %.0f s, p90 %.0f s\n",
+            all ? 100.0 * allFound / all : 0.0, allFound, all, d.quantile(0.5), d.quantile(0.9));
+    }
+    return 0;
+}
