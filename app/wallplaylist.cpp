@@ -20,11 +20,12 @@ struct KindName
     WallPage::Kind kind;
     const char *name;
 };
-constexpr std::array<KindName, 6> kindNames { {
+constexpr std::array<KindName, 7> kindNames { {
     { WallPage::Kind::Fleet, "fleet" },
     { WallPage::Kind::HottestRow, "hottest-row" },
     { WallPage::Kind::Summary, "summary" },
     { WallPage::Kind::Events, "events" },
+    { WallPage::Kind::Problems, "problems" },
     { WallPage::Kind::Replay, "replay" },
     { WallPage::Kind::View, "view" },
 } };
@@ -45,6 +46,7 @@ bool keyAllowed(WallPage::Kind kind, const QString &key)
         return key == QLatin1String("view");
     case WallPage::Kind::Summary:
     case WallPage::Kind::Events:
+    case WallPage::Kind::Problems:
         return false;
     }
     return false;
@@ -85,17 +87,19 @@ WallPlaylist::WallPlaylist(Clock clock, QObject *parent)
 
 std::vector<WallPage> WallPlaylist::defaultPages()
 {
-    std::vector<WallPage> pages(5);
+    std::vector<WallPage> pages(6);
     pages[0].kind = WallPage::Kind::Fleet;
     pages[0].seconds = 30;
     pages[1].kind = WallPage::Kind::HottestRow;
     pages[1].seconds = 20;
     pages[2].kind = WallPage::Kind::Summary;
     pages[2].seconds = 20;
-    pages[3].kind = WallPage::Kind::Events;
-    pages[3].seconds = 15;
-    pages[4].kind = WallPage::Kind::Replay;
-    pages[4].seconds = 30;
+    pages[3].kind = WallPage::Kind::Problems;
+    pages[3].seconds = 20;
+    pages[4].kind = WallPage::Kind::Events;
+    pages[4].seconds = 15;
+    pages[5].kind = WallPage::Kind::Replay;
+    pages[5].seconds = 30;
     return pages;
 }
 
@@ -148,7 +152,8 @@ std::optional<std::vector<WallPage>> WallPlaylist::parse(const QByteArray &json,
         }
         if (!known) {
             return fail(where
-                + QStringLiteral(": \"show\" must be fleet, hottest-row, summary, events, replay or view, not \"%1\"")
+                + QStringLiteral(
+                    ": \"show\" must be fleet, hottest-row, summary, problems, events, replay or view, not \"%1\"")
                       .arg(show));
         }
         for (auto it = o.begin(); it != o.end(); ++it) {

@@ -19,6 +19,7 @@ struct WallPage
         HottestRow, // the row whose GPUs run hottest (by the 99th percentile of the page's metric) right now
         Summary, // the executive summary
         Events, // the current warnings and failures, newest first
+        Problems, // the open problems, ranked by severity and by the GPUs of the jobs they hit
         Replay, // the last minutes again from the flight recorder, fast: heat fronts moving across racks
         View, // any view string (Copy view)
     };

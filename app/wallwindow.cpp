@@ -11,6 +11,7 @@
 #include "widgets/style/fontscale.h"
 #include "widgets/summary/summaryview.h"
 #include "widgets/wall/eventsboard.h"
+#include "widgets/wall/problemsboard.h"
 #include "widgets/wall/wallheader.h"
 
 #include <QApplication>
@@ -79,6 +80,8 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     m_stack->addWidget(m_summary);
     m_events = new EventsBoard(m_stack);
     m_stack->addWidget(m_events);
+    m_problems = new ProblemsBoard(m_stack);
+    m_stack->addWidget(m_problems);
     layout->addWidget(m_stack, 1);
     setPalette(wallPalette());
     setAutoFillBackground(true);
@@ -102,6 +105,9 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
         if (m_stack->currentWidget() == m_events) {
             m_events->setEvents(m_session->fleetEvents(), m_wallClock());
         }
+        if (m_stack->currentWidget() == m_problems) {
+            showProblems();
+        }
     });
     TelemetryClient *client = session->client();
     connect(client, &TelemetryClient::topologyChanged, m_events, &EventsBoard::setTopology);
@@ -109,7 +115,8 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     m_events->setTopology(client->topology());
     m_summary->setTopology(client->topology());
     m_summary->setClient(session->summaryClient());
-    connect(session, &ConsoleSession::clientsChanged, this, [this] { m_summary->setClient(m_session->summaryClient()); });
+    connect(
+        session, &ConsoleSession::clientsChanged, this, [this] { m_summary->setClient(m_session->summaryClient()); });
     connect(session, &ConsoleSession::liveFrame, this, [this](const FramePtr &frame) {
         if (m_stack->currentWidget() == m_summary) {
             m_summary->setLiveState(frame, m_session->client()->jobs());
@@ -308,15 +315,19 @@ void WallWindow::showPage(int index)
         m_title = tr("Executive summary");
         const qint64 now = m_wallClock();
         // Every five minutes at most; until one has succeeded (the backend away), each time the page comes round.
-        if (!m_summary->hasData() || !m_summaryClock.isValid()
-            || m_summaryClock.elapsed() >= summaryRefreshMs) {
+        if (!m_summary->hasData() || !m_summaryClock.isValid() || m_summaryClock.elapsed() >= summaryRefreshMs) {
             m_summary->refresh(now);
         }
         m_stack->setCurrentWidget(m_summary);
         break;
     }
+    case WallPage::Kind::Problems:
+        m_title = tr("Problems · what is wrong now, and what it hits");
+        showProblems();
+        m_stack->setCurrentWidget(m_problems);
+        break;
     case WallPage::Kind::Events:
-        m_title = tr("Events · what is wrong now");
+        m_title = tr("Events · the last hour");
         m_events->setEvents(m_session->fleetEvents(), m_wallClock());
         m_events->setLiveFrame(m_session->client()->latestFrame());
         m_stack->setCurrentWidget(m_events);
@@ -471,6 +482,16 @@ void WallWindow::refresh()
         m_events->setEvents(m_session->fleetEvents(), now);
         m_events->setLiveFrame(m_session->client()->latestFrame());
     }
+    if (m_stack->currentWidget() == m_problems) {
+        showProblems();
+    }
+}
+
+void WallWindow::showProblems()
+{
+    const qint64 now = m_wallClock();
+    m_problems->setProblems(
+        m_session->problems(now), m_session->client()->topology(), m_session->client()->jobs(), now);
 }
 
 void WallWindow::refreshMapNotes(bool stale)
@@ -478,8 +499,8 @@ void WallWindow::refreshMapNotes(bool stale)
     // Stale data gets the pattern and a note that stays the same while it lasts (the header counts the seconds, so
     // the GL map is not repainted each second for it).
     const FramePtr frame = m_map->heatmap()->frame();
-    const QString when = frame ? QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"))
-                               : QString();
+    const QString when
+        = frame ? QDateTime::fromMSecsSinceEpoch(frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss")) : QString();
     m_map->showDataNote(stale && frame, tr("No new data since %1").arg(when));
 }
 

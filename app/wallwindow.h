@@ -17,6 +17,7 @@ namespace fleetscope {
 
 class ConsoleSession;
 class EventsBoard;
+class ProblemsBoard;
 class HeatmapView;
 class MapPage;
 class Navigation;
@@ -46,6 +47,7 @@ public:
     WallPlaylist *playlist() { return &m_playlist; }
     WallHeader *header() const { return m_header; }
     EventsBoard *events() const { return m_events; }
+    ProblemsBoard *problems() const { return m_problems; }
     QStackedWidget *stack() const { return m_stack; }
     MapPage *mapPage() const { return m_map; }
     HeatmapView *heatmap() const;
@@ -59,6 +61,8 @@ public:
     QPixmap grabWithMap();
 
 private:
+    // The problems page, as of the wall clock.
+    void showProblems();
     void onPageChanged(int index);
     void showPage(int index);
     void applyFonts(int screenHeight);
@@ -77,6 +81,7 @@ private:
     MapPage *m_map = nullptr;
     SummaryView *m_summary = nullptr;
     EventsBoard *m_events = nullptr;
+    ProblemsBoard *m_problems = nullptr;
     QTimer m_refreshTimer;
     QString m_problem;
     QElapsedTimer m_problemClock; // since m_problem was reported

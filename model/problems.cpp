@@ -27,6 +27,50 @@ QString describe(Problem::Kind kind)
     return {};
 }
 
+QString problemSummary(const Problem &p)
+{
+    switch (p.kind) {
+    case Problem::Kind::XidBurst: {
+        QStringList parts;
+        for (const auto &[xid, count] : p.xids) {
+            const QString meaning = xidMeaningText(xid);
+            QString part = meaning.isEmpty() ? QString::number(xid)
+                                             : QStringLiteral("%1 (%2)").arg(QString::number(xid), meaning);
+            if (count > 1) {
+                part += QStringLiteral(" ×%1").arg(count);
+            }
+            parts << part;
+        }
+        return QStringLiteral("XID burst: %1").arg(parts.join(QStringLiteral(", ")));
+    }
+    case Problem::Kind::Anomaly: // the detector's reason says what and by how much
+        return p.text.isEmpty() ? describe(p.kind) : p.text;
+    default:
+        return describe(p.kind);
+    }
+}
+
+QString problemPlace(const Problem &p, const Topology *topology)
+{
+    if (topology == nullptr) {
+        return p.gpu >= 0 ? QStringLiteral("GPU #%1").arg(p.gpu) : QStringLiteral("node #%1").arg(p.node);
+    }
+    if (p.gpu >= 0 && static_cast<uint64_t>(p.gpu) < topology->gpuCount) {
+        const auto gpu = static_cast<uint32_t>(p.gpu);
+        const auto &node = topology->nodeOf(gpu);
+        return QStringLiteral("%1 GPU %2").arg(node.hostname).arg(gpu - node.firstGpu);
+    }
+    if (p.rack >= 0 && static_cast<uint64_t>(p.rack) < topology->racks.size()) {
+        return QStringLiteral("rack %1 (%2 GPUs)")
+            .arg(topology->racks[static_cast<size_t>(p.rack)].name)
+            .arg(p.gpus.size());
+    }
+    if (p.gpu < 0 && p.node >= 0 && static_cast<uint64_t>(p.node) < topology->nodes.size()) {
+        return topology->nodes[static_cast<size_t>(p.node)].hostname;
+    }
+    return QStringLiteral("(not in this topology)");
+}
+
 void ProblemBoard::clear()
 {
     m_problems.clear();

@@ -41,6 +41,10 @@ struct Problem
 };
 
 QString describe(Problem::Kind kind);
+// The problem's own words for people: "XID burst: 79 (GPU has fallen off the bus) ×3, 48 (…)", an anomaly's reason.
+QString problemSummary(const Problem &problem);
+// Where it is: "r07-k03-n02 GPU 5", a node's hostname, "rack r06-k05 (21 GPUs)".
+QString problemPlace(const Problem &problem, const Topology *topology);
 
 // Folds events (oldest first) into problems: XIDs on one GPU are one burst until 3 minutes pass without one (as
 // NVIDIA's fleet tools group them); a double-bit ECC error stays a problem while its event is held; a throttle, a

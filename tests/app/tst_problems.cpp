@@ -5,6 +5,7 @@
 #include "app/problemsmodel.h"
 #include "model/problems.h"
 #include "tests/model/testtopology.h"
+#include "widgets/wall/problemsboard.h"
 
 #include <QAbstractItemModelTester>
 #include <QTest>
@@ -183,6 +184,26 @@ private Q_SLOTS:
         }
     }
 
+    // The wall's page: a row per problem in rank order, where first, then what, since when and the jobs hit.
+    void theWallsBoard()
+    {
+        const TopologyPtr topology = testing::makeTopology();
+        const JobsPtr jobs = makeJobs(*topology);
+        ProblemBoard board;
+        board.add(makeEvent(EventKind::Xid, t0, 3, 0, 79, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::ThermalThrottleStart, t0, 41, 5));
+        ProblemsBoard wall;
+        wall.setProblems(board.open(t0 + minute, topology.get(), jobs.get()), topology, jobs, t0 + minute);
+        const QStringList rows = wall.rowTexts();
+        QCOMPARE(rows.size(), 2);
+        QVERIFY2(rows[0].startsWith(QStringLiteral("r01-k01-n01 GPU 3  XID burst: 79")), qPrintable(rows[0]));
+        QVERIFY2(
+            rows[0].contains(QStringLiteral("(1 min)")) && rows[0].endsWith(QStringLiteral("pretrain-70b · 32 GPUs")),
+            qPrintable(rows[0]));
+        QVERIFY2(rows[1].endsWith(QStringLiteral("eval · 4 GPUs")), qPrintable(rows[1]));
+        QCOMPARE(wall.criticalCount(), 1);
+    }
+
     void theTableOverThem()
     {
         const TopologyPtr topology = testing::makeTopology();
@@ -218,5 +239,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_GUILESS_MAIN(TestProblems)
+QTEST_MAIN(TestProblems)
 #include "tst_problems.moc"

@@ -4,17 +4,19 @@
 // intervals of the backend stopping, the last state kept with the stale pattern, the playlist and replays going on
 // without it; and everything back to fresh when the backend returns on the same port, untouched. Nothing ever opens
 // a dialog. Needs an X display with OpenGL (Xvfb + Mesa in CI).
-#include "widgets/wall/eventsboard.h"
-#include "widgets/heatmap/heatmapview.h"
 #include "app/consolesession.h"
+#include "app/wallwindow.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
+#include "widgets/heatmap/heatmapview.h"
 #include "widgets/summary/summaryview.h"
+#include "widgets/wall/eventsboard.h"
+#include "widgets/wall/problemsboard.h"
 #include "widgets/wall/wallheader.h"
-#include "app/wallwindow.h"
 
 #include <QAction>
 #include <QApplication>
+#include <QDateTime>
 #include <QMenuBar>
 #include <QProcess>
 #include <QSignalSpy>
@@ -120,7 +122,8 @@ private Q_SLOTS:
         m_session = std::make_unique<ConsoleSession>(options);
         m_window = std::make_unique<WallWindow>(m_session.get(),
             std::vector<WallPage> { page(WallPage::Kind::Fleet), page(WallPage::Kind::HottestRow),
-                page(WallPage::Kind::Summary), page(WallPage::Kind::Events), replayPage() },
+                page(WallPage::Kind::Summary), page(WallPage::Kind::Events), page(WallPage::Kind::Problems),
+                replayPage() },
             false, [this] { return m_now; });
         m_wall = m_window.get();
         // Any dialog at all, at any time, fails the test.
@@ -217,6 +220,21 @@ private Q_SLOTS:
             static_cast<qsizetype>(std::count_if(m_session->fleetEvents().begin(), m_session->fleetEvents().end(),
                 [](const FleetEvent &e) { return e.severity != FleetEvent::Severity::Info; })));
 
+        nextPage();
+        QCOMPARE(m_wall->stack()->currentWidget(), m_wall->problems());
+        QVERIFY(m_wall->header()->title().startsWith(QStringLiteral("Problems")));
+        // The open problems as the session ranks them, one row each, from the real backend's events.
+        // (The wall's clock is the real one: only the playlist's is the test's.)
+        const auto open = m_session->problems(QDateTime::currentMSecsSinceEpoch());
+        const QStringList rows = m_wall->problems()->rowTexts();
+        QCOMPARE(rows.size(), static_cast<qsizetype>(open.size()));
+        for (qsizetype i = 0; i < rows.size(); ++i) {
+            QVERIFY2(
+                rows[i].startsWith(problemPlace(open[static_cast<size_t>(i)], m_session->client()->topology().get())),
+                qPrintable(rows[i]));
+        }
+        QVERIFY(!m_wall->problems()->grab().isNull());
+
         // The replay plays the recorder's minutes again; wait for some to be recorded.
         QTRY_VERIFY_WITH_TIMEOUT(m_session->recorder().latestMs() - m_session->recorder().earliestMs() >= 7000, 30000);
         nextPage();
@@ -256,7 +274,7 @@ private Q_SLOTS:
         // The playlist keeps cycling, and the replay plays from the flight recorder with no backend.
         const int before = m_wall->playlist()->current();
         nextPage();
-        QCOMPARE(m_wall->playlist()->current(), (before + 1) % 5);
+        QCOMPARE(m_wall->playlist()->current(), (before + 1) % 6);
         while (m_wall->playlist()->currentPage().kind != WallPage::Kind::Replay) {
             nextPage();
         }

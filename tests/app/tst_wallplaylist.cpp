@@ -112,10 +112,13 @@ private Q_SLOTS:
             {"show": "summary", "seconds": 3},
             {"show": "events", "seconds": 3600},
             {"show": "replay", "minutes": 5, "speed": 60, "metric": "gpu_temp"},
-            {"show": "view", "view": "fs1;p=rack:3"}]})",
+            {"show": "view", "view": "fs1;p=rack:3"},
+            {"show": "problems", "seconds": 25}]})",
             &error);
         QVERIFY2(pages, qPrintable(error));
-        QCOMPARE(pages->size(), size_t(6));
+        QCOMPARE(pages->size(), size_t(7));
+        QCOMPARE((*pages)[6].kind, WallPage::Kind::Problems);
+        QCOMPARE((*pages)[6].seconds, 25);
         QCOMPARE((*pages)[0].kind, WallPage::Kind::Fleet);
         QCOMPARE((*pages)[0].seconds, 45);
         QCOMPARE((*pages)[0].metric, QStringLiteral("power"));
