@@ -261,6 +261,10 @@ public:
         event.jobId = e.job_id();
         event.xid = e.xid();
         event.text = QString::fromStdString(e.text());
+        // A metric id names a catalogue entry: anything longer than one is not one (the backend is untrusted).
+        if (e.metric_id().size() <= 64) {
+            event.metric = QString::fromStdString(e.metric_id());
+        }
         if (m_filter.matches(event)) {
             std::lock_guard lock(m_buffer->mutex);
             m_buffer->pending.push_back(std::move(event));

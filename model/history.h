@@ -61,6 +61,7 @@ struct FleetEvent
     int64_t node = -1; // -1 when none
     uint64_t jobId = 0;
     uint32_t xid = 0; // for XID and ECC events
+    QString metric; // for anomaly events: the metric that departs (a catalogue id); empty otherwise
     QString text;
 };
 

@@ -78,8 +78,8 @@ void ProblemBoard::clear()
 
 void ProblemBoard::add(const FleetEvent &e)
 {
-    auto open = [&](Problem::Kind kind, int64_t where) -> Problem & {
-        auto [it, added] = m_problems.try_emplace({ static_cast<int>(kind), where });
+    auto open = [&](Problem::Kind kind, int64_t where, const QString &metric = QString()) -> Problem & {
+        auto [it, added] = m_problems.try_emplace(Key { static_cast<int>(kind), where, metric });
         Problem &p = it->second;
         if (added) {
             p.kind = kind;
@@ -87,20 +87,23 @@ void ProblemBoard::add(const FleetEvent &e)
             p.node = e.node;
             p.sinceMs = e.timeMs;
             p.severity = e.severity;
+            p.metric = metric;
         }
         p.lastMs = std::max(p.lastMs, e.timeMs);
         p.severity = std::max(p.severity, e.severity);
         p.text = e.text;
         return p;
     };
-    auto close = [&](Problem::Kind kind, int64_t where) { m_problems.erase({ static_cast<int>(kind), where }); };
+    auto close = [&](Problem::Kind kind, int64_t where, const QString &metric = QString()) {
+        m_problems.erase(Key { static_cast<int>(kind), where, metric });
+    };
 
     switch (e.kind) {
     case EventKind::Xid: {
         if (e.gpu < 0) {
             return;
         }
-        const Key key { static_cast<int>(Problem::Kind::XidBurst), e.gpu };
+        const Key key { static_cast<int>(Problem::Kind::XidBurst), e.gpu, QString() };
         // A burst ends after three minutes without an XID; the next one starts another.
         if (auto it = m_problems.find(key); it != m_problems.end() && e.timeMs - it->second.lastMs > burstSilenceMs) {
             m_problems.erase(it);
@@ -148,11 +151,11 @@ void ProblemBoard::add(const FleetEvent &e)
         return;
     case EventKind::AnomalyStart:
         if (e.gpu >= 0) {
-            open(Problem::Kind::Anomaly, e.gpu);
+            open(Problem::Kind::Anomaly, e.gpu, e.metric);
         }
         return;
     case EventKind::AnomalyEnd:
-        close(Problem::Kind::Anomaly, e.gpu);
+        close(Problem::Kind::Anomaly, e.gpu, e.metric);
         return;
     case EventKind::JobStart:
     case EventKind::JobEnd:

@@ -24,6 +24,7 @@ struct Problem
     int64_t gpu = -1; // dense index; -1 for a node's problem
     int64_t node = -1; // -1 for a rack's problem
     int64_t rack = -1; // set for a rack's problem: the same throttling on several of its GPUs, one line for them
+    QString metric; // an anomaly's metric (one problem per GPU and metric)
     int64_t sinceMs = 0; // its first event
     int64_t lastMs = 0; // its latest event
     std::vector<std::pair<uint32_t, uint32_t>> xids; // XID code and how many times, in the order first seen
@@ -36,8 +37,11 @@ struct Problem
     uint32_t blastGpus = 0; // every GPU of the jobs it hits, and the GPUs it hits outside any job
 
     // Which problem this is across updates: the same kind at the same place (and for a burst, from the same first XID).
-    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t>;
-    Key key() const { return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0 }; }
+    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, QString>;
+    Key key() const
+    {
+        return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0, metric };
+    }
 };
 
 QString describe(Problem::Kind kind);
@@ -62,7 +66,7 @@ public:
     std::vector<Problem> open(int64_t nowMs, const Topology *topology, const JobList *jobs) const;
 
 private:
-    using Key = std::pair<int, int64_t>; // kind, GPU or node
+    using Key = std::tuple<int, int64_t, QString>; // kind, GPU or node, an anomaly's metric
     std::map<Key, Problem> m_problems;
 };
 

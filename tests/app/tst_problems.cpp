@@ -98,14 +98,24 @@ private Q_SLOTS:
         // An anomaly lasts from its start to its end and says the detector's reason.
         FleetEvent anomaly = makeEvent(EventKind::AnomalyStart, t0 + minute, 12, 1);
         anomaly.text = QStringLiteral("GPU 4 of r01-k01-n02 runs 14 °C above its job's median for 3 min");
+        anomaly.metric = QStringLiteral("gpu_temp");
         board.add(anomaly);
+        FleetEvent power = makeEvent(EventKind::AnomalyStart, t0 + minute, 12, 1); // another metric, another problem
+        power.metric = QStringLiteral("power");
+        board.add(power);
+        QCOMPARE(board.open(t0 + 2 * minute, nullptr, nullptr).size(), size_t { 3 });
+        FleetEvent powerEnd = makeEvent(EventKind::AnomalyEnd, t0 + 2 * minute, 12, 1, 0, EventSeverity::Info);
+        powerEnd.metric = QStringLiteral("power");
+        board.add(powerEnd);
         auto withAnomaly = board.open(t0 + 2 * minute, nullptr, nullptr);
         QCOMPARE(withAnomaly.size(), size_t { 2 });
         const auto found = std::find_if(
             withAnomaly.begin(), withAnomaly.end(), [](const Problem &p) { return p.kind == Problem::Kind::Anomaly; });
         QVERIFY(found != withAnomaly.end());
         QCOMPARE(ProblemsModel::summary(*found), anomaly.text);
-        board.add(makeEvent(EventKind::AnomalyEnd, t0 + 2 * minute, 12, 1, 0, EventSeverity::Info));
+        FleetEvent end = makeEvent(EventKind::AnomalyEnd, t0 + 2 * minute, 12, 1, 0, EventSeverity::Info);
+        end.metric = QStringLiteral("gpu_temp");
+        board.add(end);
         QCOMPARE(board.open(t0 + 2 * minute, nullptr, nullptr).size(), size_t { 1 });
         // An end without a start, a job event, and a double-bit error that stays.
         board.add(makeEvent(EventKind::ThermalThrottleEnd, t0 + 2 * minute, 9, 1));
