@@ -5,19 +5,13 @@
 // would answer the poll path's instant queries (one JSON answer per field). Baseline: a memcpy of the pushed bytes.
 //
 // Usage: bench_remotewrite [reps] [gpus]   (defaults 3, 102400)
-#include "core/framesource.h"
-#include "promanswer.h"
 #include "prometheus/promjson.h"
 #include "remotewrite/remotewritesource.h"
-#include "sim/exporterpage.h"
-#include "sim/simulatedfleet.h"
+#include "remotewriteblocks.h"
 #include "timing.h"
-
-#include "prometheus/remote.pb.h"
 
 #include <httplib.h>
 #include <malloc.h>
-#include <snappy.h>
 #include <sys/resource.h>
 
 #include <fmt/format.h>
@@ -30,9 +24,7 @@ using namespace fleetscope::bench;
 
 namespace {
 
-const std::vector<be::MetricId> fields
-    = { be::MetricId::GpuTemp, be::MetricId::MemTemp, be::MetricId::Power, be::MetricId::GpuUtil,
-          be::MetricId::MemCopyUtil, be::MetricId::SmClock, be::MetricId::FbUsed, be::MetricId::ThrottleReasons };
+const std::vector<be::MetricId> &fields = pushedFields();
 
 // Bytes malloc has handed out and not taken back (heap and mmapped blocks).
 size_t heapInUse()
@@ -46,56 +38,6 @@ long peakRssMiB()
     rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
     return usage.ru_maxrss / 1024;
-}
-
-// The page's series as vmagent pushes them: blocks of 10,000 series (its -remoteWrite.maxRowsPerBlock), labels sorted
-// with __name__, instance and job added, one sample at timeMs. Each block snappy-compressed; *rawBytes the protobuf.
-std::vector<std::string> pushedBlocks(const std::string &page, int64_t timeMs, size_t *rawBytes, size_t *samples)
-{
-    std::vector<std::string> blocks;
-    prometheus::WriteRequest request;
-    PageSeries series;
-    std::string_view rest(page);
-    *rawBytes = 0;
-    *samples = 0;
-    auto flush = [&] {
-        const std::string bytes = request.SerializeAsString();
-        *rawBytes += bytes.size();
-        std::string compressed;
-        snappy::Compress(bytes.data(), bytes.size(), &compressed);
-        blocks.push_back(std::move(compressed));
-        request.Clear();
-    };
-    while (!rest.empty()) {
-        const size_t eol = rest.find('\n');
-        const std::string_view line = rest.substr(0, eol);
-        rest.remove_prefix(eol == std::string_view::npos ? rest.size() : eol + 1);
-        if (line.empty() || line.front() == '#' || !parsePageLine(line, &series)) {
-            continue;
-        }
-        auto labels = series.labels;
-        labels.emplace_back("__name__", series.name);
-        labels.emplace_back("instance", "dcgm-exporter:9400");
-        labels.emplace_back("job", "dcgm");
-        std::sort(labels.begin(), labels.end());
-        auto *ts = request.add_timeseries();
-        for (const auto &[name, value] : labels) {
-            auto *l = ts->add_labels();
-            l->set_name(name);
-            l->set_value(value);
-        }
-        auto *sample = ts->add_samples();
-        sample->set_timestamp(timeMs);
-        sample->set_value(series.value);
-        ++*samples;
-        if (request.timeseries_size() == 10000) {
-            flush();
-        }
-    }
-    if (request.timeseries_size() > 0) {
-        flush();
-    }
-    return blocks;
 }
 
 int64_t nowMs()
@@ -113,23 +55,7 @@ int main(int argc, char **argv)
     const auto &catalog = be::metricCatalog();
 
     // A simulated fleet after half an hour, with its running jobs (for the pod labels), as the exporter page shows it.
-    be::SimulationOptions options;
-    options.gpuCount = gpus;
-    options.interval = std::chrono::hours(1);
-    options.history = std::chrono::minutes(30);
-    const auto simulatedSimulation = be::simulatedSource(options);
-    be::FrameSource &simulation = *simulatedSimulation;
-    const auto simulated = simulation.latest();
-    const auto jobs = simulation.jobs();
-    const be::FleetShape shape = simulation.shape();
-    simulation.stop();
-    be::Frame onlyPushed;
-    onlyPushed.health = simulated->health;
-    onlyPushed.rawErrors = simulated->rawErrors;
-    for (const auto id : fields) {
-        onlyPushed.planes[static_cast<size_t>(id)] = simulated->plane(id);
-    }
-    const std::string page = be::ExporterPage::render(shape, onlyPushed, jobs, {}).text;
+    const std::string page = simulatedPage(gpus);
 
     // One window's pushes per run, each in a window of its own (after the start's).
     constexpr int64_t windowMs = 10000;
