@@ -341,6 +341,16 @@ void addOptions(CLI::App &app, BackendOptions &o)
     addNumber<int64_t>(
         app, "--remote-write-grace-ms", 100, 3600000, [&o](int64_t ms) { o.remoteWrite.graceMs = ms; },
         "a GPU that sends nothing for this long has no data, 100 to 3600000 (default three intervals)", "MS");
+    addNumber<int>(
+        app, "--remote-write-threads", 1, 256, [&o](int n) { o.remoteWrite.threads = n; },
+        fmt::format("pushes read, decoded and taken at once, 1 to 256 (default {})", defaults.remoteWrite.threads),
+        "N");
+    addNumber<size_t>(
+        app, "--remote-write-queue", 0, 65536, [&o](size_t n) { o.remoteWrite.queued = n; },
+        fmt::format("connections that may wait for a thread, 0 to 65536 (default {}); the next are answered 503 with "
+                    "Retry-After, which senders retry",
+            defaults.remoteWrite.queued),
+        "N");
 
     app.option_defaults()->group("Prometheus (--source prometheus; for remote-write, history and the layout)");
     auto &http = o.prometheus.http;

@@ -139,6 +139,14 @@ private Q_SLOTS:
     // The push path: where it listens, its windows, and history from a Prometheus-compatible server beside it.
     void remoteWrite()
     {
+        {
+            const auto r = parseBackendOptions(
+                { "--source", "remote-write", "--remote-write-threads", "8", "--remote-write-queue", "256" });
+            QVERIFY2(r.error.empty(), r.error.c_str());
+            QCOMPARE(r.options.remoteWrite.threads, 8);
+            QCOMPARE(r.options.remoteWrite.queued, size_t { 256 });
+            QVERIFY(!parseBackendOptions({ "--source", "remote-write", "--remote-write-threads", "0" }).error.empty());
+        }
         const auto r = parseBackendOptions({ "--source", "remote-write", "--remote-write-listen", "0.0.0.0:9201",
             "--remote-write-interval-ms", "10000", "--remote-write-delay-ms", "3000", "--remote-write-grace-ms",
             "60000", "--prometheus-url", "http://vm:8428", "--topology", "fleet.yaml" });
