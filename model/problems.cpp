@@ -74,12 +74,18 @@ QString problemPlace(const Problem &p, const Topology *topology)
 void ProblemBoard::clear()
 {
     m_problems.clear();
+    m_dropped = 0;
 }
 
 void ProblemBoard::add(const FleetEvent &e)
 {
-    auto open = [&](Problem::Kind kind, int64_t where, const QString &metric = QString()) -> Problem & {
-        auto [it, added] = m_problems.try_emplace(Key { static_cast<int>(kind), where, metric });
+    auto open = [&](Problem::Kind kind, int64_t where, const QString &metric = QString()) -> Problem * {
+        const Key key { static_cast<int>(kind), where, metric };
+        if (m_problems.size() >= maxProblems && m_problems.find(key) == m_problems.end()) {
+            ++m_dropped;
+            return nullptr;
+        }
+        auto [it, added] = m_problems.try_emplace(key);
         Problem &p = it->second;
         if (added) {
             p.kind = kind;
@@ -92,7 +98,7 @@ void ProblemBoard::add(const FleetEvent &e)
         p.lastMs = std::max(p.lastMs, e.timeMs);
         p.severity = std::max(p.severity, e.severity);
         p.text = e.text;
-        return p;
+        return &p;
     };
     auto close = [&](Problem::Kind kind, int64_t where, const QString &metric = QString()) {
         m_problems.erase(Key { static_cast<int>(kind), where, metric });
@@ -108,19 +114,24 @@ void ProblemBoard::add(const FleetEvent &e)
         if (auto it = m_problems.find(key); it != m_problems.end() && e.timeMs - it->second.lastMs > burstSilenceMs) {
             m_problems.erase(it);
         }
-        Problem &burst = open(Problem::Kind::XidBurst, e.gpu);
+        Problem *burst = open(Problem::Kind::XidBurst, e.gpu);
+        if (burst == nullptr) {
+            return;
+        }
         auto seen = std::find_if(
-            burst.xids.begin(), burst.xids.end(), [&e](const auto &entry) { return entry.first == e.xid; });
-        if (seen == burst.xids.end()) {
-            burst.xids.emplace_back(e.xid, 1);
-        } else {
+            burst->xids.begin(), burst->xids.end(), [&e](const auto &entry) { return entry.first == e.xid; });
+        if (seen != burst->xids.end()) {
             ++seen->second;
+        } else if (burst->xids.size() < maxXidCodes) {
+            burst->xids.emplace_back(e.xid, 1);
+        } else {
+            ++m_dropped;
         }
         return;
     }
     case EventKind::EccDoubleBit:
-        if (e.gpu >= 0) {
-            open(Problem::Kind::EccDoubleBit, e.gpu).severity = EventSeverity::Critical;
+        if (Problem *ecc = e.gpu >= 0 ? open(Problem::Kind::EccDoubleBit, e.gpu) : nullptr) {
+            ecc->severity = EventSeverity::Critical;
         }
         return;
     case EventKind::ThermalThrottleStart:
@@ -140,10 +151,9 @@ void ProblemBoard::add(const FleetEvent &e)
         close(Problem::Kind::PowerThrottle, e.gpu);
         return;
     case EventKind::NodeDown:
-        if (e.node >= 0) {
-            Problem &down = open(Problem::Kind::NodeDown, e.node);
-            down.gpu = -1;
-            down.severity = EventSeverity::Critical;
+        if (Problem *down = e.node >= 0 ? open(Problem::Kind::NodeDown, e.node) : nullptr) {
+            down->gpu = -1;
+            down->severity = EventSeverity::Critical;
         }
         return;
     case EventKind::NodeUp:

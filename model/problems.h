@@ -57,6 +57,10 @@ class ProblemBoard
 {
 public:
     static constexpr int64_t burstSilenceMs = 3 * 60 * 1000;
+    // Bounds against a backend that sends events for places without end (it is untrusted): problems held, and the
+    // distinct XID codes a burst lists. Past them an event is dropped and counted.
+    static constexpr size_t maxProblems = 200'000;
+    static constexpr size_t maxXidCodes = 32;
 
     void clear();
     void add(const FleetEvent &event);
@@ -64,10 +68,13 @@ public:
     // Places and jobs from topology and jobs (either may be null: then a problem hits its own GPUs, no job). With a
     // topology, the same throttling on several GPUs of one rack (a cooling or power fault is a rack's) is one problem.
     std::vector<Problem> open(int64_t nowMs, const Topology *topology, const JobList *jobs) const;
+    // Events dropped for the bounds above since the last clear().
+    uint64_t dropped() const { return m_dropped; }
 
 private:
     using Key = std::tuple<int, int64_t, QString>; // kind, GPU or node, an anomaly's metric
     std::map<Key, Problem> m_problems;
+    uint64_t m_dropped = 0;
 };
 
 } // namespace fleetscope

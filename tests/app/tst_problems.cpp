@@ -195,6 +195,25 @@ private Q_SLOTS:
     }
 
     // The wall's page: a row per problem in rank order, where first, then what, since when and the jobs hit.
+    // A backend sending events for ever more places, or ever more XID codes, cannot grow the board without end.
+    void theBoardIsBounded()
+    {
+        ProblemBoard board;
+        for (int64_t gpu = 0; gpu < int64_t { ProblemBoard::maxProblems } + 1000; ++gpu) {
+            board.add(makeEvent(EventKind::ThermalThrottleStart, t0, gpu, -1));
+        }
+        QCOMPARE(board.open(t0, nullptr, nullptr).size(), ProblemBoard::maxProblems);
+        QCOMPARE(board.dropped(), uint64_t { 1000 });
+        board.clear();
+        for (uint32_t xid = 1; xid <= 100; ++xid) {
+            board.add(makeEvent(EventKind::Xid, t0, 7, 0, xid));
+        }
+        const auto open = board.open(t0, nullptr, nullptr);
+        QCOMPARE(open.size(), size_t { 1 });
+        QCOMPARE(open[0].xids.size(), ProblemBoard::maxXidCodes);
+        QCOMPARE(board.dropped(), uint64_t { 100 - ProblemBoard::maxXidCodes });
+    }
+
     void theWallsBoard()
     {
         const TopologyPtr topology = testing::makeTopology();
