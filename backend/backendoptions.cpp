@@ -302,6 +302,11 @@ void addOptions(CLI::App &app, BackendOptions &o)
             return Scenario::byName(name) ? std::string()
                                           : fmt::format("no scenario '{}'; --list-scenarios lists them", name);
         }));
+    addNumber<double>(
+        app, "--degradations-per-gpu-day", 0, 10, [&o](double rate) { o.source.degradationsPerGpuDay = rate; },
+        "inject cooling, clock and power degradations at this rate per GPU and simulated day, 0 to 10 (default 0), "
+        "for the anomaly detector to find (docs/ANOMALY.md)",
+        "X");
     app.add_flag("--list-scenarios", o.listScenarios, "list the scenarios and exit");
 
     app.option_defaults()->group("Exporter (the simulated fleet as dcgm-exporter pages)");

@@ -15,7 +15,9 @@ SimulatedFleet::SimulatedFleet(const SimulationOptions &options)
     : m_options(options)
     , m_simulator(options.gpuCount, options.seed,
           std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario, options.hardware)
-{ }
+{
+    m_simulator.setDegradationRate(options.degradationsPerGpuDay);
+}
 
 uint64_t SimulatedFleet::generationOf(const SimulationOptions &options)
 {

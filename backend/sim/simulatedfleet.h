@@ -23,6 +23,9 @@ struct SimulationOptions : FrameSource::Options
     Hardware hardware = Hardware::HgxH100;
     // A past simulated before the start, in steps of coarseEvery, so that history and replay have something at once.
     std::chrono::seconds history { 0 };
+    // Degradations the simulator injects, per GPU and simulated day (cooling, clock and power faults that the anomaly
+    // detector should find); 0: none (the default, so that a plain fleet is as it always was).
+    double degradationsPerGpuDay = 0;
 };
 
 // The simulator as a frame producer: one simulation step per poll, stamped with the wall-clock time it was taken.

@@ -140,6 +140,12 @@ private Q_SLOTS:
     void remoteWrite()
     {
         {
+            const auto r = parseBackendOptions({ "--degradations-per-gpu-day", "0.5" });
+            QVERIFY2(r.error.empty(), r.error.c_str());
+            QCOMPARE(r.options.source.degradationsPerGpuDay, 0.5);
+            QVERIFY(!parseBackendOptions({ "--degradations-per-gpu-day", "11" }).error.empty());
+        }
+        {
             const auto r = parseBackendOptions(
                 { "--source", "remote-write", "--remote-write-threads", "8", "--remote-write-queue", "256" });
             QVERIFY2(r.error.empty(), r.error.c_str());
