@@ -3,6 +3,7 @@
 
 #include "service/telemetryservice.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -98,7 +99,10 @@ bool BackendServer::isLoopback(const std::string &host)
     if (bare.size() >= 2 && bare.front() == '[' && bare.back() == ']') {
         bare = bare.substr(1, bare.size() - 2);
     }
-    return bare == "localhost" || bare == "::1" || bare.rfind("127.", 0) == 0;
+    // 127.0.0.0/8 as a dotted address (not a host name that happens to start with "127.").
+    const bool dotted = !bare.empty()
+        && std::all_of(bare.begin(), bare.end(), [](char c) { return (c >= '0' && c <= '9') || c == '.'; });
+    return bare == "localhost" || bare == "::1" || (dotted && bare.rfind("127.", 0) == 0);
 }
 
 BackendServer::~BackendServer()

@@ -340,7 +340,8 @@ private Q_SLOTS:
         QVERIFY2(said.start("0.0.0.0:0", &error), error.c_str());
         QVERIFY(be::BackendServer::isLoopback("127.0.0.1") && be::BackendServer::isLoopback("[::1]")
             && be::BackendServer::isLoopback("localhost") && !be::BackendServer::isLoopback("0.0.0.0")
-            && !be::BackendServer::isLoopback("[::]") && !be::BackendServer::isLoopback("10.0.0.1"));
+            && !be::BackendServer::isLoopback("[::]") && !be::BackendServer::isLoopback("10.0.0.1")
+            && !be::BackendServer::isLoopback("127.example.com") && be::BackendServer::isLoopback("127.0.1.1"));
     }
 
     // A client may hold a bounded number of streams; one closed frees its slot.
