@@ -502,63 +502,6 @@ std::string scenarioList()
     return text;
 }
 
-namespace {
-// The configuration file named by the last --config in args, else defaultConfig if it exists and --no-config is not
-// given; empty: none.
-std::string configFileOf(const std::vector<std::string> &args, const std::string &defaultConfig)
-{
-    std::string named;
-    bool none = false;
-    for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--config" && i + 1 < args.size()) {
-            named = args[++i];
-        } else if (args[i].rfind("--config=", 0) == 0) {
-            named = args[i].substr(9);
-        } else if (args[i] == "--no-config") {
-            none = true;
-        }
-    }
-    if (!named.empty() || defaultConfig.empty() || none) {
-        return named;
-    }
-    std::ifstream in(defaultConfig);
-    return in ? defaultConfig : std::string();
-}
-
-// The file's options as arguments before the command line's, each checked to be an option a file may set.
-bool configArguments(
-    const CLI::App &app, const std::string &path, std::vector<std::string> *arguments, std::string *error)
-{
-    std::vector<ConfigArgument> items;
-    if (!readConfigFile(path, &items, error)) {
-        return false;
-    }
-    for (const auto &item : items) {
-        const CLI::Option *option = app.get_option_no_throw("--" + item.key);
-        const bool notInFile
-            = item.key == "config" || item.key == "help" || item.key == "version" || item.key == "list-scenarios";
-        if (!option || notInFile || item.key.size() < 2) {
-            *error = fmt::format("{}:{}: '{}' is {}", path, item.line, item.key,
-                notInFile ? "not an option for a configuration file" : "no option (see --help)");
-            return false;
-        }
-        if (option->get_expected_max() == 0) { // a flag: true or false
-            const std::string value = item.argument.substr(item.key.size() + 3);
-            if (value != "true" && value != "false") {
-                *error = fmt::format("{}:{}: '{}' is a flag: true or false", path, item.line, item.key);
-                return false;
-            }
-            if (value == "true") {
-                arguments->push_back("--" + item.key);
-            }
-            continue;
-        }
-        arguments->push_back(item.argument);
-    }
-    return true;
-}
-} // namespace
-
 ParseResult parseBackendOptions(const std::vector<std::string> &args, const std::string &defaultConfig)
 {
     ParseResult result;

@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace fleetscope::backend {
 
 // A configuration file's options as command-line arguments: the file is one YAML mapping whose keys are long option
@@ -18,5 +22,13 @@ struct ConfigArgument
     int line = 0; // 1-based, for messages
 };
 bool readConfigFile(const std::string &path, std::vector<ConfigArgument> *out, std::string *error);
+
+// The configuration file named by the last --config in args, else defaultConfig if it exists and --no-config is not
+// given; empty: none.
+std::string configFileOf(const std::vector<std::string> &args, const std::string &defaultConfig);
+// The file's options as arguments (to go before the command line's), each checked to be an option of app that a file
+// may set; a flag's true/false becomes the flag or nothing. False with an error naming the file and line.
+bool configArguments(
+    const CLI::App &app, const std::string &path, std::vector<std::string> *arguments, std::string *error);
 
 } // namespace fleetscope::backend
