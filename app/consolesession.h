@@ -91,6 +91,8 @@ public:
     const std::vector<FleetEvent> &fleetEvents() const { return m_events; }
     // What is wrong right now, ranked (model/problems.h), from the fleet's events of the last hour and the jobs.
     std::vector<Problem> problems(int64_t nowMs) const;
+    // The GPUs with an open anomaly (the backend's detector), ascending; cheap, nothing ranked.
+    std::vector<uint32_t> anomalousGpus() const { return m_problems.gpusWith(Problem::Kind::Anomaly); }
 
 Q_SIGNALS:
     // A frame to draw (live, replayed, loaded or a comparison), through the rate of change when chosen; raw is the

@@ -41,16 +41,8 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     bar->addPermanentWidget(m_health);
     connect(session, &ConsoleSession::frameShown, m_health,
         [this](const FramePtr &shown, const FramePtr &raw) { m_health->setFrame(raw ? raw : shown); });
-    connect(session, &ConsoleSession::fleetEventsChanged, m_health, [this] {
-        std::vector<uint32_t> anomalous;
-        for (const auto &p : m_session->problems(QDateTime::currentMSecsSinceEpoch())) {
-            if (p.kind == Problem::Kind::Anomaly && p.gpu >= 0) {
-                anomalous.push_back(static_cast<uint32_t>(p.gpu));
-            }
-        }
-        std::sort(anomalous.begin(), anomalous.end());
-        m_health->setAnomalousGpus(std::move(anomalous));
-    });
+    connect(session, &ConsoleSession::fleetEventsChanged, m_health,
+        [this] { m_health->setAnomalousGpus(m_session->anomalousGpus()); });
     connect(m_health, &HealthStrip::gpusChosen, this, [this](const std::vector<uint32_t> &gpus, const QString &what) {
         m_map->setMarkedGpus(gpus);
         if (!what.isEmpty()) {

@@ -26,9 +26,9 @@ constexpr int eventKindCount = 12;
 enum class EventSeverity : uint8_t { Info, Warning, Critical };
 
 // A short name for people ("ECC double-bit"), in EventKind's order.
-inline constexpr const char *eventKindNames[eventKindCount] = { "XID", "ECC double-bit", "Thermal throttle start",
-    "Thermal throttle end", "Power throttle start", "Power throttle end", "Node down", "Node up", "Job start",
-    "Job end", "Anomaly start", "Anomaly end" };
+inline constexpr const char *eventKindNames[eventKindCount]
+    = { "XID", "ECC double-bit", "Thermal throttle start", "Thermal throttle end", "Power throttle start",
+          "Power throttle end", "Node down", "Node up", "Job start", "Job end", "Anomaly start", "Anomaly end" };
 
 constexpr const char *eventKindName(EventKind kind)
 {

@@ -173,6 +173,19 @@ void ProblemBoard::add(const FleetEvent &e)
     }
 }
 
+std::vector<uint32_t> ProblemBoard::gpusWith(Problem::Kind kind) const
+{
+    std::vector<uint32_t> gpus;
+    for (const auto &[key, problem] : m_problems) {
+        if (problem.kind == kind && problem.gpu >= 0 && problem.gpu <= int64_t { UINT32_MAX }) {
+            gpus.push_back(static_cast<uint32_t>(problem.gpu));
+        }
+    }
+    std::sort(gpus.begin(), gpus.end());
+    gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+    return gpus;
+}
+
 std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology, const JobList *jobs) const
 {
     std::vector<Problem> problems;

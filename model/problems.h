@@ -68,6 +68,8 @@ public:
     // Places and jobs from topology and jobs (either may be null: then a problem hits its own GPUs, no job). With a
     // topology, the same throttling on several GPUs of one rack (a cooling or power fault is a rack's) is one problem.
     std::vector<Problem> open(int64_t nowMs, const Topology *topology, const JobList *jobs) const;
+    // The GPUs with an open problem of this kind (not a node's), ascending and each once, without ranking anything.
+    std::vector<uint32_t> gpusWith(Problem::Kind kind) const;
     // Events dropped for the bounds above since the last clear().
     uint64_t dropped() const { return m_dropped; }
 

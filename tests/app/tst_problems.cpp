@@ -113,6 +113,7 @@ private Q_SLOTS:
             withAnomaly.begin(), withAnomaly.end(), [](const Problem &p) { return p.kind == Problem::Kind::Anomaly; });
         QVERIFY(found != withAnomaly.end());
         QCOMPARE(ProblemsModel::summary(*found), anomaly.text);
+        QCOMPARE(board.gpusWith(Problem::Kind::Anomaly), std::vector<uint32_t> { 12 });
         FleetEvent end = makeEvent(EventKind::AnomalyEnd, t0 + 2 * minute, 12, 1, 0, EventSeverity::Info);
         end.metric = QStringLiteral("gpu_temp");
         board.add(end);

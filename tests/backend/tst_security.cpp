@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
-#include <QDeadlineTimer>
 #include <QTest>
 
 #include <chrono>
@@ -364,13 +363,14 @@ private Q_SLOTS:
         first.context->TryCancel();
         first.reader->Finish();
         // The slot is freed when the backend's handler returns, a moment after the cancel.
-        OpenStream again = subscribe(*stub);
-        QDeadlineTimer deadline(10000);
-        while (!again.status.ok() && !deadline.hasExpired()) {
-            QTest::qWait(20);
-            again = subscribe(*stub);
-        }
-        QVERIFY2(again.status.ok(), again.status.error_message().c_str());
+        OpenStream again;
+        const bool freed = QTest::qWaitFor(
+            [&] {
+                again = subscribe(*stub);
+                return again.status.ok();
+            },
+            10000);
+        QVERIFY2(freed, again.status.error_message().c_str());
         again.context->TryCancel();
     }
 

@@ -137,10 +137,8 @@ QStringList EventsBoard::rowTexts() const
 void EventsBoard::paintEvent(QPaintEvent * /*event*/)
 {
     QPainter painter(this);
-    painter.setRenderHint(QPainter::Antialiasing);
-    painter.fillRect(rect(), background);
-    // Type from the height: about 16 rows on any wall, whatever its resolution.
-    const double row = std::max(24.0, height() / 17.0);
+    beginBoard(painter, rect());
+    const double row = rowHeight(height());
     const double pad = row * 0.35;
     double y = pad;
 

@@ -73,10 +73,8 @@ QStringList ProblemsBoard::rowTexts() const
 void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
 {
     QPainter painter(this);
-    painter.setRenderHint(QPainter::Antialiasing);
-    painter.fillRect(rect(), background);
-    // Type from the height: about 16 rows on any wall, whatever its resolution.
-    const double row = std::max(24.0, height() / 17.0);
+    beginBoard(painter, rect());
+    const double row = rowHeight(height());
     const double pad = row * 0.35;
     double y = pad;
 
@@ -123,7 +121,7 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         painter.setFont(smallFont);
         painter.setPen(dim);
         const QString jobs = jobsText(p);
-        const double jobsWidth = std::min(line.width() / 4, QFontMetricsF(smallFont).horizontalAdvance(jobs) + pad);
+        const double jobsWidth = line.width() / 4; // the same on every line: the times stand in one column
         const QRectF jobsRect(line.right() - jobsWidth, line.top(), jobsWidth, line.height());
         painter.drawText(jobsRect, Qt::AlignRight | Qt::AlignVCenter,
             QFontMetricsF(smallFont).elidedText(jobs, Qt::ElideMiddle, jobsRect.width()));

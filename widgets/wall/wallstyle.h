@@ -3,6 +3,7 @@
 
 #include <QColor>
 #include <QFont>
+#include <QPainter>
 
 #include <algorithm>
 
@@ -21,6 +22,19 @@ inline QFont sized(const QFont &base, double pixels, bool bold)
     font.setPixelSize(std::max(8, static_cast<int>(pixels)));
     font.setBold(bold);
     return font;
+}
+
+// A board page's line height, from the page's height: about 16 rows on any wall, whatever its resolution.
+inline double rowHeight(int pageHeight)
+{
+    return std::max(24.0, pageHeight / 17.0);
+}
+
+// The ground of a board page, painted and antialiased.
+inline void beginBoard(QPainter &painter, const QRect &page)
+{
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.fillRect(page, background);
 }
 
 } // namespace fleetscope::wallstyle
