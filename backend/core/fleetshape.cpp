@@ -13,9 +13,10 @@ namespace fleetscope::backend {
 
 namespace {
 const HardwareSpec hardwareSpecs[] = {
-    { Hardware::HgxH100, "hgx-h100", "NVIDIA H100 80GB HBM3", "550.54.15", "96.00.99.00.01", FleetShape::gpusPerNode,
-        FleetShape::nodesPerRack, 'n', false, 0 },
-    { Hardware::Gb200Nvl72, "gb200-nvl72", "NVIDIA GB200", "570.124.06", "97.00.9B.00.01", 4, 18, 't', true, 1300 },
+    { Hardware::HgxH100, "hgx-h100", "NVIDIA H100 80GB HBM3", "550.54.15", "96.00.99.00.01", "550.127.08",
+        "96.00.A5.00.01", "535.183.01", FleetShape::gpusPerNode, FleetShape::nodesPerRack, 'n', false, 0 },
+    { Hardware::Gb200Nvl72, "gb200-nvl72", "NVIDIA GB200", "570.124.06", "97.00.9B.00.01", "570.133.20",
+        "97.00.B9.00.01", "565.57.01", 4, 18, 't', true, 1300 },
 };
 } // namespace
 
@@ -126,7 +127,48 @@ FleetShape FleetShape::forGpuCount(uint32_t gpuCount, uint64_t seed, Hardware ha
         row.rackCount = static_cast<uint32_t>(shape.racks.size()) - row.firstRack;
         shape.rows.push_back(std::move(row));
     }
+    shape.simulateRollout();
     return shape;
+}
+
+void FleetShape::simulateRollout()
+{
+    const HardwareSpec &spec = HardwareSpec::of(hardware);
+    const auto rackCount = static_cast<uint32_t>(racks.size());
+    std::vector<bool> rolling(rackCount, false);
+    if (rackCount >= 4) {
+        const uint32_t count = std::max<uint32_t>(1, rackCount / 50);
+        for (uint32_t i = 0; i < count; ++i) {
+            // Spread over the floor: one pick per equal stretch of racks.
+            const uint32_t stretch = rackCount / count;
+            const uint32_t r = i * stretch + static_cast<uint32_t>(determinism::hash(seed, 0x524f4c4c, i) % stretch);
+            rolling[r] = true;
+        }
+    }
+    for (uint32_t r = 0; r < rackCount; ++r) {
+        const Rack &rack = racks[r];
+        for (uint32_t k = rack.firstNode; k < rack.firstNode + rack.nodeCount; ++k) {
+            Node &node = nodes[k];
+            if (rolling[r] && k - rack.firstNode < (rack.nodeCount + 1) / 2) {
+                node.driverVersion = spec.nextDriverVersion;
+                node.firmwareVersion = spec.nextFirmwareVersion;
+            } else if (!rolling[r] && determinism::hash(seed, 0x4d495353, k) % 400 == 0) {
+                node.driverVersion = spec.previousDriverVersion;
+            }
+        }
+    }
+}
+
+std::string_view FleetShape::driverVersionOf(uint32_t node) const
+{
+    const std::string &own = nodes[node].driverVersion;
+    return own.empty() && simulated ? std::string_view(HardwareSpec::of(hardware).driverVersion) : own;
+}
+
+std::string_view FleetShape::firmwareVersionOf(uint32_t node) const
+{
+    const std::string &own = nodes[node].firmwareVersion;
+    return own.empty() && simulated ? std::string_view(HardwareSpec::of(hardware).firmwareVersion) : own;
 }
 
 } // namespace fleetscope::backend

@@ -20,6 +20,11 @@ struct HardwareSpec
     const char *model; // as dcgm-exporter's modelName label says it
     const char *driverVersion;
     const char *firmwareVersion;
+    // A simulated fleet is always mid-rollout, as a real one almost always is: the next driver and VBIOS on a few
+    // racks, and the previous driver on the few nodes the last rollout missed.
+    const char *nextDriverVersion;
+    const char *nextFirmwareVersion;
+    const char *previousDriverVersion;
     uint32_t gpusPerNode;
     uint32_t nodesPerRack;
     char nodeLetter; // hostnames r01-k01-n01 (HGX node) or r01-k01-t01 (tray)
@@ -59,10 +64,12 @@ struct FleetShape
         uint32_t rack = 0;
         uint32_t firstGpu = 0;
         uint32_t gpuCount = 0;
-        // As a real fleet reports them (dcgm-exporter's modelName and DCGM_FI_DRIVER_VERSION labels); empty in a
-        // simulated fleet, which reports fixed ones.
+        // As a real fleet reports them (dcgm-exporter's modelName, DCGM_FI_DRIVER_VERSION and DCGM_FI_DEV_VBIOS_VERSION
+        // labels). A simulated fleet leaves the model empty (its HardwareSpec says it) and sets the versions of the
+        // nodes its rollout has reached or missed (empty: the HardwareSpec's).
         std::string model;
         std::string driverVersion;
+        std::string firmwareVersion;
     };
 
     // An HGX fleet's, the default; HardwareSpec says another kind's.
@@ -81,6 +88,14 @@ struct FleetShape
     // rows of 16 racks of 8 nodes of 8 GPUs; 10,368 GB200 GPUs give 5 rows of up to 32 racks of 18 trays of 4 (a
     // rack 4 cells wide and 18 tall). The last node, rack and row may be partly filled.
     static FleetShape forGpuCount(uint32_t gpuCount, uint64_t seed = 1, Hardware hardware = Hardware::HgxH100);
+
+    // A simulated fleet's rollout (forGpuCount applies it): about one rack in 50 (at least one of a fleet of 4 racks
+    // or more) has its first half of nodes on the next driver and VBIOS, and about one node in 400 elsewhere still
+    // runs the previous driver. Chosen from the seed.
+    void simulateRollout();
+    // A node's versions as served: its own, or (simulated) the HardwareSpec's where it has none.
+    std::string_view driverVersionOf(uint32_t node) const;
+    std::string_view firmwareVersionOf(uint32_t node) const;
 
     // Identity of a GPU, derived from the seed (not stored: at a million GPUs the strings alone are 50 MB).
     // A real fleet's identity comes from its telemetry instead: the UUIDs stored (empty for a GPU not seen), no

@@ -294,6 +294,9 @@ size_t PrometheusTopology::applyIdentity(const std::vector<PromSample> &series)
         if (!s.driver.empty()) {
             node.driverVersion = s.driver;
         }
+        if (!s.vbios.empty()) {
+            node.firmwareVersion = s.vbios;
+        }
     }
     return unknown;
 }

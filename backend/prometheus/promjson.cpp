@@ -71,6 +71,7 @@ const LabelField labelFields[] = {
     { "hall", Placement, &PromSample::hall },
     { "row", Placement, &PromSample::row },
     { "rack", Placement, &PromSample::rack },
+    { "DCGM_FI_DEV_VBIOS_VERSION", Placement, &PromSample::vbios },
     { "exported_namespace", Jobs, &PromSample::nameSpace, 3, &Ranks::nameSpace },
     { "namespace", Jobs, &PromSample::nameSpace, 2, &Ranks::nameSpace },
     { "pod_namespace", Jobs, &PromSample::nameSpace, 1, &Ranks::nameSpace },

@@ -23,6 +23,7 @@ struct PromSample
     std::string uuid; // UUID
     std::string model; // modelName
     std::string driver; // DCGM_FI_DRIVER_VERSION (DCGM_FI_SYSTEM_DRIVER_VERSION since dcgm-exporter 4.9)
+    std::string vbios; // DCGM_FI_DEV_VBIOS_VERSION, where the exporter's collector CSV has it as a "label" row
     std::string hall;
     std::string row;
     std::string rack;

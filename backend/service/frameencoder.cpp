@@ -103,8 +103,8 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         if (shape.simulated) {
             const HardwareSpec &spec = HardwareSpec::of(shape.hardware);
             out->set_model(spec.model);
-            out->set_driver_version(spec.driverVersion);
-            out->set_firmware_version(spec.firmwareVersion);
+            out->set_driver_version(std::string(shape.driverVersionOf(i)));
+            out->set_firmware_version(std::string(shape.firmwareVersionOf(i)));
             for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
                 out->add_gpu_uuids(shape.gpuUuid(g));
                 out->add_gpu_serials(shape.gpuSerial(g));
@@ -114,6 +114,7 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         // A real fleet: what its telemetry reported; a node none of whose GPUs was seen sends no UUIDs.
         out->set_model(node.model);
         out->set_driver_version(node.driverVersion);
+        out->set_firmware_version(node.firmwareVersion);
         bool anyUuid = false;
         for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
             anyUuid = anyUuid || !shape.gpuUuid(g).empty();

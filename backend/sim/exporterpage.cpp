@@ -184,7 +184,7 @@ ExporterPage::Rendered ExporterPage::render(
         auto out = std::back_inserter(labels);
         fmt::format_to(out, "{{gpu=\"{}\",UUID=\"{}\",pci_bus_id=\"{}\",device=\"nvidia{}\",modelName=\"", local,
             shape.gpuUuid(g), pciBusId(local), local);
-        // A fleet that reports its own model and driver (not the simulator's) keeps them.
+        // A fleet that reports its own model keeps it; a node the simulated rollout reached or missed, its driver.
         if (node.model.empty()) {
             labels.append(escapedModel);
         } else {

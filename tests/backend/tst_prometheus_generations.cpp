@@ -33,6 +33,7 @@ const std::vector<Gpu> gpus = {
 };
 const std::string model = "NVIDIA H100 80GB HBM3";
 const std::string driver = "550.54.15";
+const std::string vbios = "96.00.99.00.01";
 
 // The labels a generation's exporter writes on a GPU's series (Prometheus drops the empty ones):
 // - 1.x-compatible names on a 2.x exporter: gpu, UUID, device, Hostname (NVIDIA/dcgm-exporter#188);
@@ -48,6 +49,10 @@ std::string labelsOf(MetricMap::Profile profile, const Gpu &g, const std::string
     }
     if (profile == MetricMap::Profile::Gen3x482 || profile == MetricMap::Profile::Gen483) {
         out += R"(,"pci_bus_id":"00000000:18:00.0","DCGM_FI_DRIVER_VERSION":")" + driver + "\"";
+    }
+    // A deployment whose collector CSV has DCGM_FI_DEV_VBIOS_VERSION as a "label" row.
+    if (profile == MetricMap::Profile::Gen483) {
+        out += R"(,"DCGM_FI_DEV_VBIOS_VERSION":")" + vbios + "\"";
     }
     return out + ",\"" + nodeLabel + R"(":")" + g.host + "\"";
 }
@@ -224,6 +229,7 @@ private Q_SLOTS:
         QCOMPARE(shape.nodes[0].model, p == MetricMap::Profile::Compat1x ? std::string() : model);
         const bool hasDriver = p == MetricMap::Profile::Gen3x482 || p == MetricMap::Profile::Gen483;
         QCOMPARE(shape.nodes[0].driverVersion, hasDriver ? driver : std::string());
+        QCOMPARE(shape.nodes[1].firmwareVersion, p == MetricMap::Profile::Gen483 ? vbios : std::string());
 
         auto frame = source->poll();
         QVERIFY2(frame, source->lastReport().error.c_str());

@@ -193,6 +193,57 @@ private Q_SLOTS:
         QVERIFY2(highest - lowest > 2.0F, qPrintable(QString::number(highest - lowest))); // it did follow something
     }
 
+    // A simulated fleet is mid-rollout: a few racks half on the next driver and VBIOS, a few nodes elsewhere on the
+    // previous driver; the rest (and every served version) the hardware's own. The same seed, the same racks.
+    void rolloutInProgress_data()
+    {
+        QTest::addColumn<int>("hardware");
+        QTest::newRow("hgx") << int(Hardware::HgxH100);
+        QTest::newRow("nvl72") << int(Hardware::Gb200Nvl72);
+    }
+    void rolloutInProgress()
+    {
+        QFETCH(int, hardware);
+        const auto kind = static_cast<Hardware>(hardware);
+        const HardwareSpec &spec = HardwareSpec::of(kind);
+        const auto shape = FleetShape::forGpuCount(102400, 7, kind);
+        uint32_t rollingRacks = 0;
+        uint32_t stragglers = 0;
+        for (uint32_t r = 0; r < shape.racks.size(); ++r) {
+            const auto &rack = shape.racks[r];
+            uint32_t next = 0;
+            for (uint32_t k = rack.firstNode; k < rack.firstNode + rack.nodeCount; ++k) {
+                const std::string driver(shape.driverVersionOf(k));
+                const std::string firmware(shape.firmwareVersionOf(k));
+                if (driver == spec.nextDriverVersion) {
+                    QCOMPARE(firmware, std::string(spec.nextFirmwareVersion));
+                    ++next;
+                } else if (driver == spec.previousDriverVersion) {
+                    QCOMPARE(firmware, std::string(spec.firmwareVersion));
+                    ++stragglers;
+                } else {
+                    QCOMPARE(driver, std::string(spec.driverVersion));
+                    QCOMPARE(firmware, std::string(spec.firmwareVersion));
+                }
+            }
+            if (next > 0) {
+                ++rollingRacks;
+                QCOMPARE(next, (rack.nodeCount + 1) / 2); // the first half of the rack
+            }
+        }
+        const auto racks = static_cast<uint32_t>(shape.racks.size());
+        QCOMPARE(rollingRacks, std::max<uint32_t>(1, racks / 50));
+        const auto nodes = static_cast<double>(shape.nodes.size());
+        QVERIFY2(stragglers > nodes / 1000 && stragglers < nodes / 200, std::to_string(stragglers).c_str());
+        const auto again = FleetShape::forGpuCount(102400, 7, kind);
+        for (uint32_t k = 0; k < shape.nodes.size(); ++k) {
+            QCOMPARE(again.driverVersionOf(k), shape.driverVersionOf(k));
+        }
+        // Too small a fleet to stage a rollout in: none.
+        const auto tiny = FleetShape::forGpuCount(8, 7, kind);
+        QCOMPARE(std::string(tiny.firmwareVersionOf(0)), std::string(spec.firmwareVersion));
+    }
+
     void rejectsSizesOutOfRange()
     {
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, FleetShape::forGpuCount(7));
