@@ -15,8 +15,34 @@ CapacityAtRisk computeCapacityAtRisk(const Topology &topology, const Frame &fram
         return result;
     }
     std::vector<bool> rackAtRisk(topology.racks.size(), false);
+    auto healthy
+        = [](uint8_t h) { return health::stateOf(h) == health::Ok && (h & (health::eccFlag | health::xidFlag)) == 0; };
+    auto unit = [&](GpuRange range, uint32_t *units, uint32_t *healthyUnits) {
+        if (range.count == 0) {
+            return;
+        }
+        uint32_t ok = 0;
+        for (uint32_t g = range.first; g < range.end(); ++g) {
+            ok += healthy(frame.health[g]) ? 1 : 0;
+        }
+        ++*units;
+        if (ok == range.count) {
+            ++*healthyUnits;
+            result.units.gpusInHealthy += ok;
+        } else {
+            result.units.strandedGpus += ok;
+        }
+    };
     for (uint32_t r = 0; r < topology.racks.size(); ++r) {
         const GpuRange range = Place::rack(r).gpuRange(topology);
+        if (topology.racks[r].nvlinkDomain) {
+            unit(range, &result.units.racks, &result.units.healthyRacks);
+        } else {
+            const auto &rackInfo = topology.racks[r];
+            for (uint32_t k = rackInfo.firstNode; k < rackInfo.firstNode + rackInfo.nodeCount; ++k) {
+                unit(Place::node(k).gpuRange(topology), &result.units.nodes, &result.units.healthyNodes);
+            }
+        }
         CapacityAtRisk::Rack rack;
         rack.rack = r;
         rack.gpus = range.count;

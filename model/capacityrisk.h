@@ -32,7 +32,21 @@ struct CapacityAtRisk
         uint32_t gpusAtRisk = 0; // of them, in racks in trouble
     };
 
+    // Schedulable units: what a scheduler hands out whole — an HGX node, or an NVL72 rack (one NVLink domain). A unit
+    // is fully healthy when every GPU of it is OK with no ECC or XID error in the window; the healthy GPUs of the other
+    // units are stranded for jobs that need whole units.
+    struct Units
+    {
+        uint32_t nodes = 0; // node units (NVLink ends at the node)
+        uint32_t healthyNodes = 0;
+        uint32_t racks = 0; // rack units (NVLink domains)
+        uint32_t healthyRacks = 0;
+        uint32_t gpusInHealthy = 0;
+        uint32_t strandedGpus = 0; // healthy GPUs in units that are not
+    };
+
     uint32_t fleetGpus = 0;
+    Units units;
     uint32_t gpusAtRisk = 0; // every GPU of the racks in trouble
     std::vector<Rack> racks; // in trouble, most troubled first
     std::vector<JobAtRisk> jobs; // running, with GPUs at risk, most GPUs at risk first

@@ -154,6 +154,12 @@ SummaryView::SummaryView(QWidget *parent)
     m_offenderTable = sortableTable(m_offenderModel, QStringLiteral("offenderTable"), this);
     m_riskLabel = figureLabel(QStringLiteral("capacityAtRisk"), this);
     m_riskLabel->setWordWrap(true);
+    m_unitsLabel = figureLabel(QStringLiteral("schedulableUnits"), this);
+    m_unitsLabel->setWordWrap(true);
+    m_unitsLabel->setToolTip(tr("What a scheduler hands out whole: an HGX node, or an NVL72 rack (one NVLink domain). "
+                                "A unit is fully healthy when every GPU of it is OK, with no ECC or XID error in "
+                                "the last five minutes; the healthy GPUs of the other units are stranded for jobs "
+                                "that need whole units."));
     m_riskRackModel = new QStandardItemModel(0, 4, this);
     m_riskRackModel->setHorizontalHeaderLabels({ tr("Rack at risk"), tr("GPUs"), tr("Too hot"), tr("Hardware") });
     m_riskJobModel = new QStandardItemModel(0, 4, this);
@@ -176,6 +182,7 @@ SummaryView::SummaryView(QWidget *parent)
     auto *risk = new QVBoxLayout;
     auto *riskTitle = new QLabel(tr("Capacity at risk now: GPUs in racks with thermal or hardware trouble"), this);
     risk->addWidget(riskTitle);
+    risk->addWidget(m_unitsLabel);
     risk->addWidget(m_riskLabel);
     risk->addWidget(m_riskRackTable, 1);
     grid->addLayout(risk, 3, 0);
@@ -228,6 +235,22 @@ void SummaryView::updateRisk()
                              .arg(r.racks.size())
                              .arg(formatPercent(share))
                              .arg(r.jobs.size()));
+    // Schedulable units: "1,270 of 1,280 nodes fully healthy (99.2 %) · 74 healthy GPUs stranded in the others".
+    QStringList units;
+    if (r.units.nodes > 0) {
+        units << tr("%L1 of %L2 nodes fully healthy (%3)")
+                     .arg(r.units.healthyNodes)
+                     .arg(r.units.nodes)
+                     .arg(formatPercent(100.0 * r.units.healthyNodes / r.units.nodes));
+    }
+    if (r.units.racks > 0) {
+        units << tr("%L1 of %L2 NVLink racks fully healthy (%3)")
+                     .arg(r.units.healthyRacks)
+                     .arg(r.units.racks)
+                     .arg(formatPercent(100.0 * r.units.healthyRacks / r.units.racks));
+    }
+    units << tr("%L1 healthy GPUs stranded in the others").arg(r.units.strandedGpus);
+    m_unitsLabel->setText(tr("Schedulable units: %1").arg(units.join(QStringLiteral(" · "))));
     // The tables keep their sort while rows are replaced.
     m_riskRackModel->setRowCount(0);
     for (const auto &rack : r.racks) {
@@ -531,7 +554,7 @@ QStringList SummaryView::reportLines() const
                  .arg(formatPercent(100 * f.worstShare))
                  .arg(f.weekFailures);
     if (m_hasRisk) {
-        lines << tr("Capacity at risk now: %1").arg(m_riskLabel->text());
+        lines << m_unitsLabel->text() << tr("Capacity at risk now: %1").arg(m_riskLabel->text());
     }
     return lines;
 }

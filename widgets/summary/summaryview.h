@@ -133,6 +133,7 @@ private:
     CapacityAtRisk m_risk;
     bool m_hasRisk = false;
     QLabel *m_riskLabel = nullptr;
+    QLabel *m_unitsLabel = nullptr; // schedulable units fully healthy, and the GPUs stranded in the others
     QStandardItemModel *m_riskRackModel = nullptr;
     QStandardItemModel *m_riskJobModel = nullptr;
     QTableView *m_riskRackTable = nullptr;

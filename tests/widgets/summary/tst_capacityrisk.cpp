@@ -3,9 +3,10 @@
 // jobs with GPUs there; frames and job lists of another generation count nothing. And the summary's offenders by
 // hostname in its CSV.
 #include "model/capacityrisk.h"
-#include "widgets/summary/summaryview.h"
 #include "tests/model/testtopology.h"
+#include "widgets/summary/summaryview.h"
 
+#include <QLabel>
 #include <QTest>
 
 using namespace fleetscope;
@@ -66,6 +67,31 @@ private Q_SLOTS:
         QCOMPARE(risk.jobs[1].id, 1U);
         QCOMPARE(risk.jobs[1].gpus, 5U);
         QCOMPARE(risk.jobs[1].gpusAtRisk, 3U);
+        // Schedulable units (HGX: the node): nodes 0 (GPUs 3, 4), 4 (33) and 5 (40) are not fully healthy (node 2's
+        // GPU 20, throttling at OK, is); their healthy GPUs (6, 7 and 7) are stranded.
+        QCOMPARE(risk.units.nodes, 6U);
+        QCOMPARE(risk.units.healthyNodes, 3U);
+        QCOMPARE(risk.units.racks, 0U);
+        QCOMPARE(risk.units.strandedGpus, 6U + 7U + 7U);
+        QCOMPARE(risk.units.gpusInHealthy, 24U);
+    }
+
+    // An NVL72 fleet's unit is the rack: one GPU down strands the other 71 (here the rack's other 15).
+    void nvlinkRacksAreOneUnit()
+    {
+        auto topology = std::make_shared<Topology>(*makeTopology());
+        for (auto &rack : topology->racks) {
+            rack.nvlinkDomain = true;
+        }
+        Frame frame;
+        frame.topologyGeneration = topology->generation;
+        frame.health.assign(topology->gpuCount, health::Ok);
+        frame.health[17] = health::Ok | health::eccFlag;
+        const CapacityAtRisk risk = computeCapacityAtRisk(*topology, frame, nullptr);
+        QCOMPARE(risk.units.nodes, 0U);
+        QCOMPARE(risk.units.racks, 3U);
+        QCOMPARE(risk.units.healthyRacks, 2U);
+        QCOMPARE(risk.units.strandedGpus, 15U);
     }
 
     void anotherGenerationCountsNothing()
@@ -99,6 +125,11 @@ private Q_SLOTS:
         frame->health[17] = health::Critical;
         view.setLiveState(frame, nullptr);
         QCOMPARE(view.capacityAtRisk().gpusAtRisk, 16U);
+        const auto *units = view.findChild<QLabel *>(QStringLiteral("schedulableUnits"));
+        QVERIFY(units != nullptr);
+        QCOMPARE(units->text(),
+            QStringLiteral("Schedulable units: 5 of 6 nodes fully healthy (83.3 %) · 7 healthy GPUs stranded in the "
+                           "others"));
         auto day = std::make_shared<Summary>();
         day->fleet.gpuCount = topology->gpuCount;
         day->offenders = { { 9, 4 }, { 40, 2 } };
