@@ -5,6 +5,7 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 #include <QUuid>
 
 #include <algorithm>
@@ -28,6 +29,8 @@ struct MetricInfo
     float rangeMin = 0;
     float rangeMax = 1;
     bool isRate = false;
+    // A categorical layer's categories, value k for the k-th (the console's own layers; the backend sends none).
+    QStringList categories;
 };
 
 struct Topology

@@ -23,6 +23,8 @@ QString describe(Problem::Kind kind)
         return QStringLiteral("Node down");
     case Problem::Kind::Anomaly:
         return QStringLiteral("Anomaly");
+    case Problem::Kind::Drift:
+        return QStringLiteral("Version drift");
     }
     return {};
 }
@@ -44,6 +46,7 @@ QString problemSummary(const Problem &p)
         return QStringLiteral("XID burst: %1").arg(parts.join(QStringLiteral(", ")));
     }
     case Problem::Kind::Anomaly: // the detector's reason says what and by how much
+    case Problem::Kind::Drift: // the versions and how many GPUs run each
         return p.text.isEmpty() ? describe(p.kind) : p.text;
     default:
         return describe(p.kind);
@@ -67,6 +70,20 @@ QString problemPlace(const Problem &p, const Topology *topology)
     }
     if (p.gpu < 0 && p.node >= 0 && static_cast<uint64_t>(p.node) < topology->nodes.size()) {
         return topology->nodes[static_cast<size_t>(p.node)].hostname;
+    }
+    if (p.kind == Problem::Kind::Drift && !p.gpus.empty()) { // a job's GPUs off its majority, wherever they are
+        std::vector<uint32_t> racks;
+        for (uint32_t gpu : p.gpus) {
+            if (gpu < topology->gpuCount) {
+                racks.push_back(topology->nodeOf(gpu).rack);
+            }
+        }
+        std::sort(racks.begin(), racks.end());
+        racks.erase(std::unique(racks.begin(), racks.end()), racks.end());
+        if (racks.size() == 1) {
+            return QStringLiteral("rack %1 (%2 GPUs)").arg(topology->racks[racks[0]].name).arg(p.gpus.size());
+        }
+        return QStringLiteral("%1 GPUs in %2 racks").arg(p.gpus.size()).arg(racks.size());
     }
     return QStringLiteral("(not in this topology)");
 }
@@ -226,7 +243,13 @@ std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology,
         }
         problems.push_back(std::move(p));
     }
-    for (Problem &p : problems) {
+    rankProblems(&problems, jobs);
+    return problems;
+}
+
+void rankProblems(std::vector<Problem> *problems, const JobList *jobs)
+{
+    for (Problem &p : *problems) {
         std::sort(p.gpus.begin(), p.gpus.end());
         p.gpusHit = static_cast<uint32_t>(p.gpus.size());
         uint32_t outsideJobs = 0;
@@ -243,7 +266,12 @@ std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology,
         }
         p.blastGpus = inJobs + outsideJobs;
     }
-    std::sort(problems.begin(), problems.end(), [](const Problem &a, const Problem &b) {
+    sortProblems(problems);
+}
+
+void sortProblems(std::vector<Problem> *problems)
+{
+    std::sort(problems->begin(), problems->end(), [](const Problem &a, const Problem &b) {
         if (a.severity != b.severity) {
             return a.severity > b.severity;
         }
@@ -252,6 +280,40 @@ std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology,
         }
         return a.sinceMs != b.sinceMs ? a.sinceMs < b.sinceMs : a.key() < b.key();
     });
+}
+
+std::vector<Problem> driftProblems(const VersionDrift &drift)
+{
+    std::vector<Problem> problems;
+    auto gpusOn = [&drift](int version) {
+        return version >= 0 && static_cast<size_t>(version) < drift.versions.size()
+            ? drift.versions[static_cast<size_t>(version)]
+            : VersionDrift::Version {};
+    };
+    for (const auto &group : drift.groups) {
+        if (group.offGpus.empty()) {
+            continue;
+        }
+        Problem p;
+        p.kind = Problem::Kind::Drift;
+        p.severity = group.jobId != 0 ? EventSeverity::Warning : EventSeverity::Info;
+        p.driftJob = group.jobId;
+        p.rack = group.jobId != 0 ? -1 : group.rack;
+        p.sinceMs = group.sinceMs;
+        p.lastMs = group.sinceMs;
+        p.gpus = group.offGpus;
+        // "job llm-7b: 16 of 256 GPUs on driver 550.127.08 · VBIOS 96.00.A5.00.01; the rest on driver 550.54.15 · …"
+        QStringList others;
+        for (int v : group.others) {
+            others << gpusOn(v).label();
+        }
+        p.text = QStringLiteral("%1 %2: %3 of %4 GPUs on %5; the rest on %6")
+                     .arg(group.jobId != 0 ? QStringLiteral("job") : QStringLiteral("rack"), group.name)
+                     .arg(group.offGpus.size())
+                     .arg(group.gpus)
+                     .arg(others.join(QStringLiteral(" or ")), gpusOn(group.majority).label());
+        problems.push_back(std::move(p));
+    }
     return problems;
 }
 

@@ -3,6 +3,7 @@
 
 #include "model/fleetmodel.h"
 #include "model/history.h"
+#include "model/versiondrift.h"
 
 #include <QString>
 
@@ -16,8 +17,8 @@ namespace fleetscope {
 
 struct Problem
 {
-    enum class Kind : uint8_t { XidBurst, EccDoubleBit, ThermalThrottle, PowerThrottle, NodeDown, Anomaly };
-    static constexpr int kindCount = 6;
+    enum class Kind : uint8_t { XidBurst, EccDoubleBit, ThermalThrottle, PowerThrottle, NodeDown, Anomaly, Drift };
+    static constexpr int kindCount = 7;
 
     Kind kind = Kind::XidBurst;
     EventSeverity severity = EventSeverity::Warning;
@@ -25,6 +26,7 @@ struct Problem
     int64_t node = -1; // -1 for a rack's problem
     int64_t rack = -1; // set for a rack's problem: the same throttling on several of its GPUs, one line for them
     QString metric; // an anomaly's metric (one problem per GPU and metric)
+    uint64_t driftJob = 0; // a drift problem's job (0: a rack's, rack set)
     int64_t sinceMs = 0; // its first event
     int64_t lastMs = 0; // its latest event
     std::vector<std::pair<uint32_t, uint32_t>> xids; // XID code and how many times, in the order first seen
@@ -37,10 +39,10 @@ struct Problem
     uint32_t blastGpus = 0; // every GPU of the jobs it hits, and the GPUs it hits outside any job
 
     // Which problem this is across updates: the same kind at the same place (and for a burst, from the same first XID).
-    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, QString>;
+    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, QString, uint64_t>;
     Key key() const
     {
-        return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0, metric };
+        return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0, metric, driftJob };
     }
 };
 
@@ -49,6 +51,14 @@ QString describe(Problem::Kind kind);
 QString problemSummary(const Problem &problem);
 // Where it is: "r07-k03-n02 GPU 5", a node's hostname, "rack r06-k05 (21 GPUs)".
 QString problemPlace(const Problem &problem, const Topology *topology);
+
+// A job on more than one driver / VBIOS version (warning: its GPUs off the job's majority), a rack on more than one
+// (information: a rollout half done, a node it missed), one problem each; unranked (rankProblems).
+std::vector<Problem> driftProblems(const VersionDrift &drift);
+// Fills each problem's jobs and blast radius from the running jobs (may be null), then sorts them (sortProblems).
+void rankProblems(std::vector<Problem> *problems, const JobList *jobs);
+// Critical first, then by blast radius (GPUs of the jobs hit), then oldest.
+void sortProblems(std::vector<Problem> *problems);
 
 // Folds events (oldest first) into problems: XIDs on one GPU are one burst until 3 minutes pass without one (as
 // NVIDIA's fleet tools group them); a double-bit ECC error stays a problem while its event is held; a throttle, a
