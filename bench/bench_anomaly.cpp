@@ -117,6 +117,84 @@ struct Tally
     }
 };
 
+// Where the detector's false positives and misses come from: counts by context, each context a dimension with a few
+// buckets. Per bucket: [0] everything seen in it (evaluations, or faults to find), [1] those of interest (flagged
+// outside faults, or found), [2] false starts.
+struct Breakdown
+{
+    struct Dimension
+    {
+        const char *name;
+        std::vector<const char *> buckets;
+        std::vector<std::array<uint64_t, 3>> counts;
+    };
+    std::vector<Dimension> dims;
+
+    size_t add(const char *name, std::vector<const char *> buckets)
+    {
+        const size_t n = buckets.size();
+        dims.push_back({ name, std::move(buckets), std::vector<std::array<uint64_t, 3>>(n, { 0, 0, 0 }) });
+        return dims.size() - 1;
+    }
+    void count(size_t dim, size_t bucket, size_t what, uint64_t by = 1) { dims[dim].counts[bucket][what] += by; }
+};
+
+// Buckets of the contexts, computed by the bench from the simulator's jobs and the frame (never from the ground truth
+// but for "after a fault of its own").
+enum Dim : size_t { DimState, DimSinceChange, DimHour, DimGroup, DimAfterFault, DimJobStall, DimMetric };
+size_t stateOf(bool inJob, float util)
+{
+    if (!inJob) {
+        return 0;
+    }
+    return util >= 40 ? 1 : util > 0.5F ? 2 : 3;
+}
+size_t sinceChangeOf(double since)
+{
+    return !std::isfinite(since) ? 0 : since < 600 ? 1 : since < 1800 ? 2 : since < 7200 ? 3 : 4;
+}
+size_t groupOf(uint32_t size)
+{
+    return size == 0 ? 0 : size <= 8 ? 1 : size <= 64 ? 2 : size <= 512 ? 3 : 4;
+}
+Breakdown contexts()
+{
+    Breakdown b;
+    b.add("state", { "idle (no job)", "job busy", "job low (<40 %)", "job stalled (0 %)" });
+    b.add("job change", { "never", "< 10 min ago", "10-30 min", "30-120 min", "> 2 h" });
+    b.add("time", { "hour 1", "hours 2-6", "hours 7-24" });
+    b.add("group", { "idle rack", "8 GPUs", "16-64", "128-512", ">= 1024" });
+    b.add("own fault", { "none ended < 1 h ago", "one ended 10-60 min ago" });
+    b.add("job stall", { "none in 30 min", "its job stalled < 30 min ago" });
+    b.add("metric", { "gpu temp", "mem temp", "power", "util", "sm clock" });
+    return b;
+}
+
+size_t judgedIndex(MetricId metric)
+{
+    const auto &judged = be::AnomalyDetector::judged;
+    return static_cast<size_t>(std::find(judged.begin(), judged.end(), metric) - judged.begin());
+}
+
+void print(const Breakdown &b, const char *total, const char *of, bool starts)
+{
+    for (const auto &d : b.dims) {
+        std::printf("  by %s:\n", d.name);
+        for (size_t i = 0; i < d.buckets.size(); ++i) {
+            const auto &c = d.counts[i];
+            if (c[0] == 0 && c[1] == 0 && c[2] == 0) {
+                continue;
+            }
+            std::printf("    %-30s %12llu %s, %10llu %s (%.4f%%)", d.buckets[i], static_cast<unsigned long long>(c[0]),
+                total, static_cast<unsigned long long>(c[1]), of, c[0] ? 100.0 * double(c[1]) / double(c[0]) : 0.0);
+            if (starts) {
+                std::printf(", %llu false starts", static_cast<unsigned long long>(c[2]));
+            }
+            std::printf("\n");
+        }
+    }
+}
+
 int costOnly(uint32_t gpus, int frames)
 {
     be::Simulator sim(gpus, 1, 10.0);
@@ -153,7 +231,17 @@ int main(int argc, char **argv)
 
     be::Simulator sim(gpus, seed, step);
     sim.setDegradationRate(rate);
-    be::AnomalyDetector detector(sim.shape());
+    be::AnomalyDetector::Options options;
+    if (const char *v = std::getenv("BENCH_ANOMALY_START")) {
+        options.startScore = static_cast<float>(std::atof(v));
+    }
+    if (const char *v = std::getenv("BENCH_ANOMALY_END")) {
+        options.endScore = static_cast<float>(std::atof(v));
+    }
+    if (const char *v = std::getenv("BENCH_ANOMALY_PERSIST")) {
+        options.persistSeconds = std::atof(v);
+    }
+    be::AnomalyDetector detector(sim.shape(), options);
     const size_t n = gpus;
     Tally ours("detector (peers, rack, history)");
     Tally fixed("static thresholds");
@@ -169,6 +257,19 @@ int main(int argc, char **argv)
     std::vector<float> effectiveSize;
     size_t faultsSeen = 0;
     std::shared_ptr<be::Frame> previous;
+    // Context per GPU and fault, for the breakdowns.
+    Breakdown fp = contexts();
+    std::vector<uint64_t> jobOf(n, 0);
+    std::vector<uint32_t> jobSize(n, 0);
+    std::vector<double> changedAt(n, -INFINITY);
+    std::vector<double> ownFaultEnd(n, -INFINITY);
+    std::unordered_map<uint64_t, double> jobStalledAt;
+    struct Onset
+    {
+        size_t state, sinceChange;
+        float peak = 0; // the largest anomaly score of its GPU while it lasted
+    };
+    std::vector<Onset> onsets;
     const auto frames = static_cast<uint64_t>(hours * 3600 / step);
     const bool verbose = std::getenv("BENCH_ANOMALY_VERBOSE") != nullptr; // print each false start
 
@@ -190,14 +291,59 @@ int main(int argc, char **argv)
         sim.step();
         const double now = sim.nowSeconds();
         auto frame = sim.snapshot();
-        detector.setJobs(jobsOf(sim));
+        const auto jobs = jobsOf(sim);
+        detector.setJobs(jobs);
         events.clear();
         detector.judge(frame.get(), now, &events);
         cost.push_back(detector.lastCostSeconds());
+        const auto &util = frame->plane(MetricId::GpuUtil);
+        {
+            std::vector<uint64_t> jobNow(n, 0);
+            std::fill(jobSize.begin(), jobSize.end(), 0);
+            for (const auto &j : jobs) {
+                bool stalled = false;
+                for (uint32_t g = j.firstGpu; g < j.firstGpu + j.gpuCount; ++g) {
+                    jobNow[g] = j.id;
+                    jobSize[g] = j.gpuCount;
+                    stalled |= !(util[g] > 0.5F);
+                }
+                if (stalled) {
+                    jobStalledAt[j.id] = now;
+                }
+            }
+            for (size_t g = 0; g < n; ++g) {
+                if (jobNow[g] != jobOf[g] && i > 0) {
+                    changedAt[g] = now;
+                }
+            }
+            jobOf.swap(jobNow);
+        }
         const auto &faults = sim.injectedFaults().faults();
+        for (size_t fi = 0; fi < faults.size(); ++fi) {
+            const auto &f = faults[fi];
+            if (f.endSeconds <= now) {
+                ownFaultEnd[f.gpu] = std::max(ownFaultEnd[f.gpu], f.endSeconds);
+            } else if (fi < onsets.size() && f.onsetSeconds <= now && f.kind <= InjectedFaults::Kind::PowerDrop) {
+                const float a = frame->plane(MetricId::Anomaly)[f.gpu];
+                onsets[fi].peak = std::max(onsets[fi].peak, std::isnan(a) ? 0.0F : a);
+            }
+        }
+        auto bucketsOf = [&](uint32_t g) {
+            std::array<size_t, DimMetric> b {};
+            b[DimState] = stateOf(jobOf[g] != 0, util[g]);
+            b[DimSinceChange] = sinceChangeOf(now - changedAt[g]);
+            b[DimHour] = now < 3600 ? 0 : now < 6 * 3600 ? 1 : 2;
+            b[DimGroup] = groupOf(jobSize[g]);
+            b[DimAfterFault] = now - ownFaultEnd[g] < 3600 ? 1 : 0;
+            const auto stall = jobOf[g] != 0 ? jobStalledAt.find(jobOf[g]) : jobStalledAt.end();
+            b[DimJobStall] = stall != jobStalledAt.end() && now - stall->second < 1800 ? 1 : 0;
+            return b;
+        };
         for (; faultsSeen < faults.size(); ++faultsSeen) {
             const auto &f = faults[faultsSeen];
             faultsOf[f.gpu].push_back(faultsSeen);
+            const auto b = bucketsOf(f.gpu);
+            onsets.push_back({ b[DimState], b[DimSinceChange] });
             madAtOnset.push_back(detector.peerMad(f.metric, f.gpu));
             // What the fault can move: a reading falls no lower than the simulator lets it.
             float size = f.size;
@@ -210,8 +356,15 @@ int main(int argc, char **argv)
         }
         for (const auto &e : events) {
             if (e.kind == be::FleetEvent::Kind::AnomalyStart) {
-                if (verbose && !inFault(static_cast<uint32_t>(e.gpu), now)) {
-                    std::printf("false at %.0f s: %s\n", now, e.text.c_str());
+                if (!inFault(static_cast<uint32_t>(e.gpu), now)) {
+                    if (verbose) {
+                        std::printf("false at %.0f s: %s\n", now, e.text.c_str());
+                    }
+                    const auto b = bucketsOf(static_cast<uint32_t>(e.gpu));
+                    for (size_t d = 0; d < b.size(); ++d) {
+                        fp.count(d, b[d], 2);
+                    }
+                    fp.count(DimMetric, judgedIndex(e.metric.value_or(MetricId::GpuTemp)), 2);
                 }
                 ours.start(static_cast<uint32_t>(e.gpu), now);
             } else {
@@ -221,9 +374,7 @@ int main(int argc, char **argv)
         // The baselines on the same frame.
         const auto &temp = frame->plane(MetricId::GpuTemp);
         const auto &mem = frame->plane(MetricId::MemTemp);
-        const auto &util = frame->plane(MetricId::GpuUtil);
         const auto &clock = frame->plane(MetricId::SmClock);
-        const auto &anomaly = frame->plane(MetricId::Anomaly);
         std::array<double, be::AnomalyDetector::judged.size()> mean {};
         std::array<double, be::AnomalyDetector::judged.size()> sd {};
         for (size_t k = 0; k < be::AnomalyDetector::judged.size(); ++k) {
@@ -240,7 +391,7 @@ int main(int argc, char **argv)
             sd[k] = c > 1 ? std::sqrt(std::max(0.0, s2 / c - mean[k] * mean[k])) : 0;
         }
         for (size_t g = 0; g < n; ++g) {
-            if (std::isnan(anomaly[g])) {
+            if (std::isnan(temp[g]) && std::isnan(mem[g]) && std::isnan(util[g]) && std::isnan(clock[g])) {
                 continue; // no data: nobody judges it
             }
             ++evaluations;
@@ -260,7 +411,16 @@ int main(int argc, char **argv)
                 }
             }
             const bool flagged[] = { detector.anomalous(gpu), fixedState.on(g), zState.on(g) };
-            if ((flagged[0] || flagged[1] || flagged[2]) && !inFault(gpu, now)) {
+            const bool outside = !inFault(gpu, now);
+            const auto b = bucketsOf(gpu);
+            for (size_t d = 0; d < b.size(); ++d) {
+                fp.count(d, b[d], 0);
+                fp.count(d, b[d], 1, flagged[0] && outside ? 1 : 0);
+            }
+            if (flagged[0] && outside) {
+                fp.count(DimMetric, judgedIndex(detector.anomalyMetric(gpu)), 1);
+            }
+            if ((flagged[0] || flagged[1] || flagged[2]) && outside) {
                 ours.flaggedOutsideFaults += flagged[0] ? 1 : 0;
                 fixed.flaggedOutsideFaults += flagged[1] ? 1 : 0;
                 zscore.flaggedOutsideFaults += flagged[2] ? 1 : 0;
@@ -289,6 +449,12 @@ int main(int argc, char **argv)
             : 0;
         qualifying[f.kind] += qualifies[i];
     }
+    Breakdown misses;
+    misses.add("kind", { "cooling", "clock drop", "power drop" });
+    misses.add("effective size", { "3-4.5 MADs", "4.5-10 MADs", ">= 10 MADs" });
+    misses.add("duration", { "2-5 min", "5-30 min", ">= 30 min" });
+    misses.add("state at onset", { "idle (no job)", "job busy", "job low (<40 %)", "job stalled (0 %)" });
+    misses.add("job change at onset", { "never", "< 10 min ago", "10-30 min", "30-120 min", "> 2 h" });
     for (const Tally *t : { &ours, &fixed, &zscore }) {
         size_t trueEpisodes = 0;
         for (const auto &e : t->episodes) {
@@ -317,6 +483,28 @@ int main(int argc, char **argv)
                 ++found[f.kind];
                 delays.push_back(best);
             }
+            if (t == &ours) {
+                const double ratio = effectiveSize[i] / madAtOnset[i];
+                const double lasted = std::min(f.endSeconds, end) - f.onsetSeconds;
+                const size_t b[] = { static_cast<size_t>(f.kind),
+                    ratio < 4.5      ? 0U
+                        : ratio < 10 ? 1U
+                                     : 2U,
+                    lasted < 300        ? 0U
+                        : lasted < 1800 ? 1U
+                                        : 2U,
+                    onsets[i].state, onsets[i].sinceChange };
+                for (size_t d = 0; d < std::size(b); ++d) {
+                    misses.count(d, b[d], 0);
+                    misses.count(d, b[d], 1, std::isfinite(best) ? 1 : 0);
+                }
+                if (verbose && !std::isfinite(best)) {
+                    std::printf("missed %s on GPU %u at %.0f s for %.0f s: size %.1f, effective %.1f = %.1f MADs, "
+                                "state %zu, job change bucket %zu, peak score %.1f\n",
+                        InjectedFaults::kindName(f.kind), f.gpu, f.onsetSeconds, lasted, f.size, effectiveSize[i],
+                        ratio, onsets[i].state, onsets[i].sinceChange, onsets[i].peak);
+                }
+            }
         }
         const fleetscope::bench::Distribution d(delays);
         std::printf("\n%s\n  episodes %zu, precision %.1f%%, false positives %.5f%% of GPU-evaluations\n",
@@ -335,5 +523,9 @@ int main(int argc, char **argv)
         std::printf("  recall all         %5.1f%% (%d of %d); delay median %.0f s, p90 %.0f s\n",
             all ? 100.0 * allFound / all : 0.0, allFound, all, d.quantile(0.5), d.quantile(0.9));
     }
+    std::printf("\ndetector's false positives (GPU-evaluations flagged outside faults) by context:\n");
+    print(fp, "evaluations", "flagged", true);
+    std::printf("\ndetector's recall by context:\n");
+    print(misses, "to find", "found", false);
     return 0;
 }

@@ -67,6 +67,23 @@ float AnomalyDetector::floorOf(MetricId metric)
     }
 }
 
+float AnomalyDetector::residualFloorOf(MetricId metric)
+{
+    switch (metric) {
+    case MetricId::GpuTemp:
+    case MetricId::MemTemp:
+        return 0.75F; // °C: a reading rounded to whole degrees flips by one
+    case MetricId::Power:
+        return 7.5F; // W
+    case MetricId::GpuUtil:
+        return 3.0F; // %
+    case MetricId::SmClock:
+        return 15.0F; // MHz
+    default:
+        return 1.0F;
+    }
+}
+
 AnomalyDetector::AnomalyDetector(const FleetShape &shape)
     : AnomalyDetector(shape, Options {})
 { }
@@ -155,18 +172,19 @@ void AnomalyDetector::rebuildGroups()
     }
     m_groupLoad.assign(m_groups.size(), nan);
     m_groupBusy.assign(m_groups.size(), 0);
-    // A GPU that joined or left a job moves to another place among other peers: where it usually sits is learnt
-    // anew, after its temperature has settled.
+    m_residualScale.assign(m_groups.size(), nan);
+    // A GPU that joined or left a job heats up or cools down for a few minutes: not judged meanwhile, and where it
+    // sits among its new peers (their average slot and silicon differ from the old ones') is learnt again from where
+    // it sat. Not while it is odd: that would learn the fault in force as its normal.
     if (m_lastTime < 0) {
         return;
     }
     for (uint32_t g = 0; g < n; ++g) {
         const uint64_t now = m_groups[static_cast<size_t>(m_groupOf[g])].jobId;
+        auto &st = m_state[g];
         if (now != before[g]) {
-            for (auto &usual : m_usual) {
-                usual[g] = nan;
-            }
-            m_state[g].settleUntil = m_lastTime + m_options.settleSeconds;
+            st.settleLeft = static_cast<float>(m_options.settleSeconds);
+            st.learning = st.anomalous == 0 && st.pendingSince < 0 ? 1 : 0;
         }
     }
 }
@@ -192,7 +210,8 @@ void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetE
     if (m_lastTime < 0) {
         // Nothing is known of anyone yet: where each GPU sits is learnt before it is judged.
         for (auto &st : m_state) {
-            st.settleUntil = timeSeconds + m_options.settleSeconds;
+            st.settleLeft = static_cast<float>(m_options.settleSeconds);
+            st.learning = 1;
         }
     }
     m_lastTime = timeSeconds;
@@ -203,12 +222,12 @@ void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetE
     for (size_t k = 0; k < judged.size(); ++k) {
         const auto &plane = frame->plane(judged[k]);
         if (plane.size() == m_shape.gpuCount) {
-            scoreMetric(k, plane, alpha, fast, timeSeconds);
+            scoreMetric(k, plane, alpha, fast);
         } else {
             std::fill(m_score[k].begin(), m_score[k].end(), nan);
         }
     }
-    persist(frame, timeSeconds, events);
+    persist(frame, timeSeconds, dt, events);
     m_lastCost = threadCpuSeconds() - cpuBefore;
 }
 
@@ -238,45 +257,53 @@ void AnomalyDetector::updatePhases(const std::vector<float> &util, double dt)
     }
 }
 
-void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, double now)
+// The median of the sampled members' values of a group (NaN when fewer than minPeers have one), and their spread
+// into *spread (1.4826 MAD): what take(g) gives, skipping NaN.
+template <typename Take> float AnomalyDetector::groupMedian(const Group &group, Take take, float *spread)
+{
+    const uint32_t stride = std::max<uint32_t>(1, group.count / m_options.peerSample);
+    m_scratch.clear();
+    for (uint32_t i = 0; i < group.count; i += stride) {
+        const float v = take(m_members[group.first + i]);
+        if (!std::isnan(v)) {
+            m_scratch.push_back(v);
+        }
+    }
+    if (m_scratch.size() < m_options.minPeers) {
+        *spread = nan;
+        return nan;
+    }
+    const float m = medianOf(m_scratch);
+    for (float &v : m_scratch) {
+        v = std::fabs(v - m);
+    }
+    *spread = madToSigma * medianOf(m_scratch);
+    return m;
+}
+
+void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast)
 {
     const float floor = floorOf(judged[k]);
+    const float residualFloor = residualFloorOf(judged[k]);
     auto &median = m_median[k];
     auto &scale = m_scale[k];
     auto &score = m_score[k];
     auto &deviation = m_deviation[k];
     median.assign(m_groups.size(), nan);
     scale.assign(m_groups.size(), nan);
-    // 1. Each group's median and spread, from at most peerSample of its members.
+    // 1. Each group's median and spread, from at most peerSample of its members; GPUs that just left a job are still
+    // cooling: no peers of the idle ones yet.
     for (size_t gi = 0; gi < m_groups.size(); ++gi) {
-        const auto &group = m_groups[gi];
-        const uint32_t stride = std::max<uint32_t>(1, group.count / m_options.peerSample);
-        m_scratch.clear();
-        for (uint32_t i = 0; i < group.count; i += stride) {
-            const uint32_t g = m_members[group.first + i];
-            const float v = plane[g];
-            // GPUs that just left a job are still cooling: no peers of the idle ones yet.
-            if (!std::isnan(v) && (group.jobId != 0 || now >= m_state[g].settleUntil)) {
-                m_scratch.push_back(v);
-            }
-        }
-        if (m_scratch.size() < m_options.minPeers) {
-            continue;
-        }
-        const float m = medianOf(m_scratch);
-        for (float &v : m_scratch) {
-            v = std::fabs(v - m);
-        }
-        median[gi] = m;
-        scale[gi] = std::max(madToSigma * medianOf(m_scratch), floor);
+        const bool idle = m_groups[gi].jobId == 0;
+        float spread = 0;
+        median[gi] = groupMedian(
+            m_groups[gi], [&](uint32_t g) { return idle && m_state[g].settleLeft > 0 ? nan : plane[g]; }, &spread);
+        scale[gi] = std::max(spread, floor);
     }
     const size_t n = plane.size();
     for (size_t g = 0; g < n; ++g) {
-        const int32_t gi = m_groupOf[g];
-        const float x = plane[g];
-        const float m = gi < 0 ? nan : median[static_cast<size_t>(gi)];
-        deviation[g] = x - m; // NaN when either is
-        score[g] = deviation[g] / (gi < 0 ? nan : scale[static_cast<size_t>(gi)]);
+        deviation[g] = plane[g] - median[static_cast<size_t>(m_groupOf[g])]; // NaN when either is
+        score[g] = deviation[g];
     }
     // 2. A rack's job GPUs breathe the same air: their common offset is the rack's, not theirs.
     for (const auto &rack : m_shape.racks) {
@@ -302,30 +329,53 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
             }
         }
     }
-    // 3. Where the GPU usually sits among its peers (its slot's airflow, its silicon) is its own normal.
+    // 3. Where the GPU usually sits among its peers (its slot's airflow, its silicon) is its own normal: what is left
+    // is its residual.
     for (size_t g = 0; g < n; ++g) {
-        const float u = score[g];
-        if (std::isnan(u)) {
+        const float r = score[g];
+        if (std::isnan(r)) {
             continue;
         }
-        const auto &st = m_state[g];
+        auto &st = m_state[g];
         float &b = m_usual[k * 2 + m_groupBusy[static_cast<size_t>(m_groupOf[g])]][g];
         if (std::isnan(b)) {
-            b = u;
-            score[g] = 0;
-        } else if (now < st.settleUntil) {
-            b += (u - b) * fast;
-            score[g] = 0;
-        } else {
-            score[g] = u - b;
-            if (st.pendingSince < 0 && st.anomalous == 0) {
-                b += (u - b) * alpha;
+            // Its first time in this phase (or with these peers): learnt before it is judged, like a job change.
+            b = r;
+            score[g] = nan;
+            st.settleLeft = static_cast<float>(m_options.settleSeconds);
+            st.learning = 1;
+        } else if (st.settleLeft > 0) {
+            if (st.learning != 0) {
+                b += (r - b) * fast;
             }
+            score[g] = nan;
+        } else {
+            score[g] = r - b;
+            if (st.pendingSince < 0 && st.anomalous == 0) {
+                b += (r - b) * alpha;
+            }
+        }
+    }
+    // 4. How far residuals spread among the peers right now: small in a steady phase (each GPU's place is known), wide
+    // while the group changes phase (GPUs follow at their own pace). A residual is judged in that unit.
+    for (size_t gi = 0; gi < m_groups.size(); ++gi) {
+        float spread = 0;
+        groupMedian(
+            m_groups[gi], [&](uint32_t g) { return score[g]; }, &spread);
+        m_residualScale[gi] = std::isnan(spread) ? nan : std::max(spread, residualFloor);
+    }
+    for (size_t g = 0; g < n; ++g) {
+        const auto &st = m_state[g];
+        const float r = m_residualScale[static_cast<size_t>(m_groupOf[g])];
+        if (std::isnan(score[g])) {
+            score[g] = st.settleLeft > 0 && !std::isnan(deviation[g]) ? 0.0F : nan;
+        } else {
+            score[g] /= r;
         }
     }
 }
 
-void AnomalyDetector::persist(Frame *frame, double now, std::vector<FleetEvent> *events)
+void AnomalyDetector::persist(Frame *frame, double now, double dt, std::vector<FleetEvent> *events)
 {
     const size_t n = m_shape.gpuCount;
     auto &plane = frame->planes[static_cast<size_t>(MetricId::Anomaly)];
@@ -345,12 +395,18 @@ void AnomalyDetector::persist(Frame *frame, double now, std::vector<FleetEvent> 
             plane[g] = std::min(best, 99.0F);
         }
         auto &st = m_state[g];
+        if (any && st.settleLeft > 0) {
+            // Settling counts time with data only: a GPU without peers or readings has learnt nothing meanwhile.
+            st.settleLeft = std::max(0.0F, st.settleLeft - static_cast<float>(dt));
+            st.learning = st.settleLeft > 0 ? st.learning : 0;
+        }
         if (any && best >= m_options.startScore) {
             if (st.pendingSince < 0) {
                 st.pendingSince = now;
                 st.pendingSamples = 0;
             }
             st.pendingSamples = static_cast<uint16_t>(std::min<int>(st.pendingSamples + 1, 60000));
+            st.missed = 0;
             st.quietSince = -1;
             if (st.anomalous == 0 && now - st.pendingSince >= m_options.persistSeconds && st.pendingSamples >= 3) {
                 st.anomalous = 1;
@@ -360,8 +416,13 @@ void AnomalyDetector::persist(Frame *frame, double now, std::vector<FleetEvent> 
             }
             continue;
         }
+        // One sample below in a run (a phase dip) does not break it; two do.
+        if (st.pendingSince >= 0 && ++st.missed <= m_options.missesAllowed) {
+            continue;
+        }
         st.pendingSince = -1;
         st.pendingSamples = 0;
+        st.missed = 0;
         if (st.anomalous == 0) {
             continue;
         }
@@ -392,7 +453,7 @@ FleetEvent AnomalyDetector::describe(uint32_t gpu, double now, bool start) const
     if (start) {
         const float off = m_deviation[k][gpu];
         const auto gi = static_cast<size_t>(m_groupOf[gpu]);
-        const float usual = m_usual[k * 2 + m_groupBusy[gi]][gpu] * m_scale[k][gi];
+        const float usual = m_usual[k * 2 + m_groupBusy[gi]][gpu];
         text = fmt::format("GPU {} of {} runs {} {} {} median for {} ({})", gpu - node.firstGpu, node.hostname,
             amount(off, def.unit), off >= 0 ? "above" : "below", inJob ? "its job's" : "its rack's idle GPUs'",
             duration(now - st.startedAt), def.name);

@@ -29,12 +29,13 @@ class AnomalyDetector
 public:
     struct Options
     {
-        float startScore = 3.0F;
-        float endScore = 2.0F;
+        float startScore = 5.0F;
+        float endScore = 4.0F;
         double persistSeconds = 60;
         double clearSeconds = 120;
         double historySeconds = 1800; // time constant of where a GPU usually sits
-        double settleSeconds = 300; // not judged for this long after joining a job or leaving one
+        double settleSeconds = 300; // not judged for this long (with data) after joining a job or leaving one
+        uint8_t missesAllowed = 1; // samples below startScore that do not break a run towards persistSeconds
         uint32_t minPeers = 4; // fewer GPUs with data in a group: not judged against it
         uint32_t peerSample = 255; // medians of bigger groups from this many evenly spaced members
     };
@@ -44,6 +45,8 @@ public:
         = { MetricId::GpuTemp, MetricId::MemTemp, MetricId::Power, MetricId::GpuUtil, MetricId::SmClock };
     // Below this spread a metric's peers are taken to differ by this much anyway (idle GPUs read one value).
     static float floorOf(MetricId metric);
+    // Below this spread a metric's residuals (a GPU's departure from its usual place) are taken to spread this much.
+    static float residualFloorOf(MetricId metric);
 
     explicit AnomalyDetector(const FleetShape &shape);
     AnomalyDetector(const FleetShape &shape, const Options &options);
@@ -56,6 +59,8 @@ public:
 
     // Whether a GPU is in an anomaly after the last frame.
     bool anomalous(uint32_t gpu) const { return m_state[gpu].anomalous != 0; }
+    // The metric that started a GPU's anomaly (meaningful while anomalous()).
+    MetricId anomalyMetric(uint32_t gpu) const { return judged[m_state[gpu].metric]; }
     // The MAD (unscaled, with the floor) of a judged metric among the GPU's peers in the last frame, NaN when it was
     // not judged: what "moved by 3 MADs" is measured in.
     float peerMad(MetricId metric, uint32_t gpu) const;
@@ -74,15 +79,18 @@ private:
         double pendingSince = -1; // the score first reached startScore in the current run, or -1
         double quietSince = -1; // an anomalous GPU's score first fell below endScore, or -1
         double startedAt = 0;
-        double settleUntil = 0;
+        float settleLeft = 0; // seconds with data still to learn before it is judged
         uint16_t pendingSamples = 0;
+        uint8_t missed = 0; // consecutive samples below startScore in a pending run
+        uint8_t learning = 0; // settling with a usual place of its own still to be learnt
         uint8_t anomalous = 0;
         uint8_t metric = 0; // index into judged of the metric that started it
     };
     void rebuildGroups();
     void updatePhases(const std::vector<float> &util, double dt);
-    void scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, double now);
-    void persist(Frame *frame, double now, std::vector<FleetEvent> *events);
+    template <typename Take> float groupMedian(const Group &group, Take take, float *spread);
+    void scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast);
+    void persist(Frame *frame, double now, double dt, std::vector<FleetEvent> *events);
     FleetEvent describe(uint32_t gpu, double now, bool start) const;
 
     const FleetShape &m_shape;
@@ -104,6 +112,7 @@ private:
     std::array<std::vector<float>, judged.size()> m_deviation; // x - median, in the metric's unit
     std::array<std::vector<float>, judged.size()> m_median;
     std::array<std::vector<float>, judged.size()> m_scale;
+    std::vector<float> m_residualScale; // per group, of the metric being scored
     std::vector<float> m_scratch;
     double m_lastCost = 0;
 };
