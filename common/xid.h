@@ -43,4 +43,12 @@ constexpr const char *xidMeaning(uint32_t code)
     return nullptr;
 }
 
+// XIDs after which the GPU is out of service (its job dies or stalls, or its node is lost): an uncontained or
+// double-bit memory error, fallen off the bus, the GSP not answering. The rest are soft (an application's fault, a
+// retried link, a warning) and pass. The backend grades its XID events and weighs repeat offenders by it.
+constexpr bool xidSerious(uint32_t code)
+{
+    return code == 48 || code == 79 || code == 94 || code == 95 || code == 119;
+}
+
 } // namespace fleetscope

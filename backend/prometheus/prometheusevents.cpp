@@ -9,12 +9,6 @@ namespace fleetscope::backend {
 
 namespace {
 
-bool seriousXid(uint32_t xid)
-{
-    // As the simulator grades them: the GPU is out of service, or its node is.
-    return xid == 48 || xid == 79 || xid == 94 || xid == 95 || xid == 119;
-}
-
 FleetEvent about(const FleetShape &shape, uint32_t gpu, uint64_t job)
 {
     FleetEvent e;
@@ -41,7 +35,7 @@ void PrometheusEvents::xidChanged(
     const auto xid = static_cast<uint32_t>(std::llround(after));
     auto e = about(shape, gpu, job);
     e.kind = FleetEvent::Kind::Xid;
-    e.severity = seriousXid(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning;
+    e.severity = fleetscope::xidSerious(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning;
     e.xid = xid;
     e.text = fmt::format("XID {} on {}: {}", xid, where(shape, gpu), xidDescription(xid));
     events->push_back(std::move(e));

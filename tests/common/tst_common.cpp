@@ -71,6 +71,12 @@ private Q_SLOTS:
             QVERIFY(x.meaning != nullptr && x.meaning[0] != 0);
         }
         static_assert(fleetscope::xidMeaning(43) != nullptr, "usable at compile time");
+        // Serious: the GPU is out of service. Every serious XID has a meaning; soft ones are not serious.
+        QVERIFY(fleetscope::xidSerious(79) && fleetscope::xidSerious(95) && fleetscope::xidSerious(119));
+        QVERIFY(!fleetscope::xidSerious(13) && !fleetscope::xidSerious(92) && !fleetscope::xidSerious(0));
+        for (uint32_t code = 0; code < 256; ++code) {
+            QVERIFY(!fleetscope::xidSerious(code) || xidMeaning(code) != nullptr);
+        }
     }
 };
 
