@@ -54,8 +54,17 @@ inline const char *xidDescription(uint32_t xid)
 }
 
 // dcgm-exporter's error counters (DCGM_FI_DEV_XID_ERRORS is a last-value gauge, the others count since the driver
-// loaded).
-enum ErrorCounter : uint8_t { XidCount, EccSbeCount, EccDbeCount, NvlinkCount, PcieReplayCount, ErrorCounterKinds };
+// loaded; the remapped rows' since the GPU was made).
+enum ErrorCounter : uint8_t {
+    XidCount,
+    EccSbeCount,
+    EccDbeCount,
+    NvlinkCount,
+    PcieReplayCount,
+    RemappedUncorrectableCount,
+    RemappedCorrectableCount,
+    ErrorCounterKinds
+};
 
 // The error fields as a GPU's DCGM holds them, for an exporter page: each counter's total since the start (indexed by
 // ErrorCounter; the XID one unused) and the last XID. A frame's planes carry 5-minute window counts instead, which a
@@ -64,6 +73,29 @@ struct RawErrorFields
 {
     std::array<std::vector<uint32_t>, ErrorCounterKinds> totals;
     std::vector<uint32_t> lastXid;
+};
+
+// The GPUs with the highest repeat-offender scores as of a frame (core/offenderscore.h), most first, each with what
+// its score is made of: decayed counts (an event counts 1 when it happens, half of that 7 days later).
+struct RepeatOffenders
+{
+    struct Entry
+    {
+        uint32_t gpu = 0;
+        float score = 0;
+        float xids = 0; // every XID, the serious ones too
+        float seriousXids = 0;
+        float eccDoubleBit = 0;
+        float remappedRows = 0; // uncorrectable
+        float remappedRowsCorrectable = 0;
+        float pcieReplays = 0;
+        float throttleHours = 0; // thermal, hardware slowdown and power brake; not the power cap
+    };
+    std::vector<Entry> top; // at most OffenderScore::Options::keep
+    // Of all failures (XIDs and double-bit ECC errors, decayed), the share the 1% of GPUs with the most carry; 0
+    // while there are none.
+    double topPercentFailureShare = 0;
+    double failures = 0;
 };
 
 // One sample of the whole fleet, whatever produced it: a plane of gpuCount values per metric (in MetricId order, NaN
@@ -78,6 +110,9 @@ struct Frame
     // Where the producer holds the raw counters (a simulated fleet; null otherwise); shared by the frames between two
     // changes. Not sent to consoles.
     std::shared_ptr<const RawErrorFields> rawErrors;
+    // The repeat offenders as of this frame, for GetSummary (set by FrameSource; null before it scores). Not sent
+    // with frames.
+    std::shared_ptr<const RepeatOffenders> offenders;
 
     const std::vector<float> &plane(MetricId id) const { return planes[static_cast<size_t>(id)]; }
 };

@@ -15,6 +15,7 @@ FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &opt
     : m_options(options)
     , m_poller(std::move(poller))
     , m_detector(m_poller->shape())
+    , m_offenders(m_poller->shape().gpuCount)
     , m_generation(m_poller->topologyGeneration())
 {
     // The budgets in frames, from the size of a frame of this fleet (the raw error fields, where a producer has
@@ -36,6 +37,8 @@ FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &opt
     for (auto &f : past.frames) {
         // Frames from before the start were not judged: their anomaly plane is all "no data".
         f->planes[static_cast<size_t>(MetricId::Anomaly)].assign(
+            m_poller->shape().gpuCount, std::numeric_limits<float>::quiet_NaN());
+        f->planes[static_cast<size_t>(MetricId::Offender)].assign(
             m_poller->shape().gpuCount, std::numeric_limits<float>::quiet_NaN());
     }
     m_coarse.assign(past.frames.begin(), past.frames.end());
@@ -162,6 +165,7 @@ void FrameSource::publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> 
     std::vector<JobInfo> jobs = m_poller->jobs();
     m_detector.setJobs(jobs);
     m_detector.judge(frame.get(), static_cast<double>(frame->sampleTimeMs) / 1000.0, &events);
+    m_offenders.update(frame.get(), static_cast<double>(frame->sampleTimeMs) / 1000.0, events);
     {
         std::lock_guard lock(m_mutex);
         for (auto &e : events) {

@@ -3,6 +3,7 @@
 
 #include "core/anomalydetector.h"
 #include "core/framepoller.h"
+#include "core/offenderscore.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -21,7 +22,8 @@ namespace fleetscope::backend {
 // each frame as the latest. Any number of subscribers wait on it; one simulation step or one upstream poll serves
 // them all. It keeps the recent frames (for resuming subscribers, within a memory budget), the recent
 // events, and the jobs as of the last step. Every frame it publishes is judged by an AnomalyDetector first, whatever
-// the producer: the frame gets its anomaly plane, the events its anomalies' starts and ends.
+// the producer: the frame gets its anomaly plane, the events its anomalies' starts and ends. An OffenderScore then
+// gives it its repeat-offender plane and ranking.
 //
 // Locking: m_mutex guards m_frames, m_events, m_jobs, m_nextEventSequence, m_upstreamError and m_stopping; the
 // producer itself is touched only by the ticker thread (and by the constructor before it starts).
@@ -86,6 +88,7 @@ private:
     Options m_options;
     std::unique_ptr<FramePoller> m_poller;
     AnomalyDetector m_detector; // the ticker's (and the constructor's) only
+    OffenderScore m_offenders; // the ticker's (and the constructor's) only
     uint64_t m_generation;
     size_t m_maxFrames;
 

@@ -34,6 +34,16 @@ const std::vector<MetricDef> &metricCatalog()
         // Fleetscope's own, from every source (core/anomalydetector.h): how far a GPU departs from its job's or rack's
         // peers and its own history, in robust standard deviations (0 in line; an anomaly starts at about 3).
         { MetricId::Anomaly, "anomaly", "Anomaly score", "score", "", 0, 10, false, "inferno" },
+        // Rows of HBM an A100/H100 has remapped to spares (its answer to ECC errors; a GPU out of spare rows needs
+        // replacing): for an uncorrectable error, always; for correctable ones, some. Counts within 5 minutes.
+        { MetricId::RemappedRows, "remapped_rows", "Remapped rows, uncorrectable (5 min)", "rows",
+            "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", 0, 2, true, "inferno" },
+        { MetricId::RemappedRowsCorrectable, "remapped_rows_correctable", "Remapped rows, correctable (5 min)", "rows",
+            "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 0, 5, true, "inferno" },
+        // Fleetscope's own, from every source (core/offenderscore.h, docs/OFFENDERS.md): a GPU's failures, remapped
+        // rows, PCIe replays and throttle time, weighted and decayed with a half-life of 7 days. About 1 is a normal
+        // GPU's month; a GPU near 50 fails several times a week.
+        { MetricId::Offender, "offender", "Repeat-offender score", "score", "", 0, 50, false, "inferno" },
     };
     return catalog;
 }

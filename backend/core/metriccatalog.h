@@ -24,6 +24,9 @@ enum class MetricId : uint8_t {
     ThrottleReasons,
     HealthState,
     Anomaly,
+    RemappedRows,
+    RemappedRowsCorrectable,
+    Offender,
     Count
 };
 

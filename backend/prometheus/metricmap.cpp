@@ -25,6 +25,8 @@ namespace {
 //   DCGM_FI_DEV_CLOCKS_EVENT_REASONS (go-dcgm's const.go); the exporter names the series after the field name its
 //   CSV gives, so both occur (the old name on a 3.x exporter: NVIDIA/dcgm-exporter#317; the exporter's own metric
 //   followed the rename in #261).
+// - Remapped rows (DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS, DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS): counters in the
+//   default CSV under their field names, in every generation read here but the 1.x-compatible one, which has none.
 // - The node label: Hostname until #655 renamed it hostname, released in 4.6.0-4.8.3 ("Rename the Hostname label to
 //   hostname").
 // Not built in: 4.9.0 renames the 23 default fields DCGM 4.7 deprecates and changes eleven units (clocks to Hz,
@@ -47,7 +49,7 @@ const ProfileDef profileDefs[] = {
         { "dcgm_gpu_temp", "dcgm_memory_temp", "dcgm_power_usage", "dcgm_gpu_utilization", "dcgm_mem_copy_utilization",
             "dcgm_sm_clock", "dcgm_fb_used", "dcgm_xid_errors", "dcgm_ecc_sbe_volatile_total",
             "dcgm_ecc_dbe_volatile_total", "dcgm_nvlink_flit_crc_error_count_total", "dcgm_pcie_replay_counter", none,
-            none } },
+            none, none, none, none, none } },
     { MetricMap::Profile::Gen2x3x, "2.x-3.x", "Hostname",
         { catalogue, catalogue, catalogue, catalogue, catalogue, catalogue, catalogue, catalogue, catalogue, catalogue,
             catalogue, catalogue, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", catalogue } },

@@ -14,6 +14,7 @@ namespace fleetscope::backend {
 namespace {
 
 constexpr size_t fieldCount = static_cast<size_t>(MetricId::Count);
+static_assert(fieldCount <= 32, "a window's mask has a bit per field");
 constexpr int64_t countWindowMs = 5 * 60 * 1000; // as increase(...[5m]) and changes(...[5m])
 constexpr size_t maxJobLabelSets = 1U << 20U;
 constexpr float nanF = std::numeric_limits<float>::quiet_NaN();
@@ -50,7 +51,7 @@ struct WindowFolder::Window
     int64_t startMs = 0;
     int64_t newestMs = 0;
     std::vector<int32_t> time;
-    std::vector<uint16_t> mask;
+    std::vector<uint32_t> mask; // a bit per field
     std::array<std::vector<float>, fieldCount> gauges;
     std::array<std::vector<double>, fieldCount> counts;
     std::vector<std::pair<uint32_t, uint32_t>> jobs; // (GPU, job label set id)
@@ -172,9 +173,9 @@ void WindowFolder::add(
             continue;
         }
         const auto offset = static_cast<int32_t>(s.timeMs - w->startMs + 1);
-        const auto bit = static_cast<uint16_t>(1U << static_cast<unsigned>(s.metric));
+        const auto bit = static_cast<uint32_t>(1U << static_cast<unsigned>(s.metric));
         int32_t &time = w->time[s.gpu];
-        uint16_t &mask = w->mask[s.gpu];
+        uint32_t &mask = w->mask[s.gpu];
         if (offset < time) {
             ++counts->outOfOrder;
             continue;
@@ -189,7 +190,7 @@ void WindowFolder::add(
             time = offset;
             mask = 0;
         }
-        mask = static_cast<uint16_t>(mask | bit);
+        mask |= bit;
         const auto f = static_cast<size_t>(s.metric);
         // Read before a gauge is narrowed to a float, where DCGM's int32 blanks would no longer be told apart.
         size_t sentinels = 0;

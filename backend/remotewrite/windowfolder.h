@@ -45,12 +45,12 @@ struct MappedJob
 // Per window and GPU the newest sample of each field wins; an older one is out of order and a repeated one (a
 // sender's retry) a duplicate, both dropped and counted; so are samples for a window already published (too old) and
 // samples more than a window ahead of the clock (from the future). A GPU keeps its values from window to window and
-// turns to no data once it has sent nothing for the grace period. The counters (ECC, NVLink, PCIe) become their
-// increase over the last five minutes and the XID gauge its number of changes, as the Prometheus source's
-// increase(...[5m]) and changes(...[5m]); a counter that falls was reset and counts from zero. Events and jobs as the
-// Prometheus source finds them (PrometheusEvents, PrometheusJobs).
+// turns to no data once it has sent nothing for the grace period. The counters (ECC, NVLink, PCIe, remapped rows)
+// become their increase over the last five minutes and the XID gauge its number of changes, as the Prometheus
+// source's increase(...[5m]) and changes(...[5m]); a counter that falls was reset and counts from zero. Events and
+// jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
 //
-// Memory: an open window holds 78 bytes per GPU (8 gauges as float, 5 raw counters as double, a time and a mask), the
+// Memory: an open window holds 96 bytes per GPU (8 gauges as float, 7 raw counters as double, a time and a mask), the
 // folded state about the same; at most maxOpenWindows are open.
 //
 // Threads: add() from any thread (the receiver's); closeNext() and nextCloseMs() from one thread (the frame source's

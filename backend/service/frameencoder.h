@@ -15,9 +15,10 @@ namespace pb = fleetscope::telemetry::v1;
 
 // The contract's limit on any one message; the server is built to refuse sending more.
 constexpr size_t maxMessageBytes = 4U << 20U;
-// At most this many GPUs per FramePart: 65,536 x (14 metrics x 4 bytes + 1 health byte) is 3.6 MiB with every metric
-// of the catalogue (a subscriber's metrics are distinct), under the 4 MiB limit; the default set's four make 1.1 MiB.
-constexpr uint32_t maxGpusPerFramePart = 65536;
+// At most this many GPUs per FramePart: 49,152 x (18 metrics x 4 bytes + 1 health byte) is 3.4 MiB with every metric
+// of the catalogue (a subscriber's metrics are distinct), under the 4 MiB limit, with room for two more metrics; the
+// default set's four make 0.8 MiB.
+constexpr uint32_t maxGpusPerFramePart = 49152;
 // Nodes per TopologyPart; a node with its GPUs' UUIDs and serials is about 500 bytes on the wire, so a part stays
 // near 2 MiB.
 constexpr uint32_t maxNodesPerTopologyPart = 4096;

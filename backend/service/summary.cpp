@@ -146,6 +146,30 @@ pb::Summary summarise(const FleetShape &shape, const std::vector<std::shared_ptr
         o->set_gpu(failing[i]);
         o->set_failures(perGpu[failing[i]].failures);
     }
+    // The repeat offenders as the newest frame of the range scored them (frames from before the backend started
+    // were not scored and have none).
+    if (!frames.empty() && frames.back()->offenders) {
+        const RepeatOffenders &repeat = *frames.back()->offenders;
+        for (const auto &e : repeat.top) {
+            if (summary.repeat_offenders_size() >= static_cast<int>(topOffenders)) {
+                break;
+            }
+            if (e.gpu >= n) {
+                continue;
+            }
+            auto *o = summary.add_repeat_offenders();
+            o->set_gpu(e.gpu);
+            o->set_score(e.score);
+            o->set_xids(e.xids);
+            o->set_serious_xids(e.seriousXids);
+            o->set_ecc_double_bit(e.eccDoubleBit);
+            o->set_remapped_rows(e.remappedRows);
+            o->set_remapped_rows_correctable(e.remappedRowsCorrectable);
+            o->set_pcie_replays(e.pcieReplays);
+            o->set_throttle_hours(e.throttleHours);
+        }
+        summary.set_top_percent_failure_share(repeat.topPercentFailureShare);
+    }
     return summary;
 }
 

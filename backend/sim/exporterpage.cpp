@@ -48,6 +48,10 @@ const std::vector<ExporterPage::Family> &ExporterPage::families()
                 return { "counter", "Total number of PCIe retries.", false };
             case MetricId::ThrottleReasons:
                 return { "gauge", "Current clock event reasons (bitmask).", false };
+            case MetricId::RemappedRows:
+                return { "counter", "Number of remapped rows for uncorrectable errors", false };
+            case MetricId::RemappedRowsCorrectable:
+                return { "counter", "Number of remapped rows for correctable errors", false };
             default:
                 return { "gauge", "", false };
             }
@@ -68,7 +72,7 @@ const std::vector<ExporterPage::Family> &ExporterPage::families()
 bool ExporterPage::isRawErrorField(MetricId id)
 {
     return id == MetricId::XidErrors || id == MetricId::EccSbe || id == MetricId::EccDbe || id == MetricId::NvlinkErrors
-        || id == MetricId::PcieReplays;
+        || id == MetricId::PcieReplays || id == MetricId::RemappedRows || id == MetricId::RemappedRowsCorrectable;
 }
 
 const std::vector<uint32_t> *ExporterPage::rawField(const Frame &frame, MetricId id)
@@ -87,6 +91,10 @@ const std::vector<uint32_t> *ExporterPage::rawField(const Frame &frame, MetricId
         return &frame.rawErrors->totals[ErrorCounter::NvlinkCount];
     case MetricId::PcieReplays:
         return &frame.rawErrors->totals[ErrorCounter::PcieReplayCount];
+    case MetricId::RemappedRows:
+        return &frame.rawErrors->totals[ErrorCounter::RemappedUncorrectableCount];
+    case MetricId::RemappedRowsCorrectable:
+        return &frame.rawErrors->totals[ErrorCounter::RemappedCorrectableCount];
     default:
         return nullptr;
     }

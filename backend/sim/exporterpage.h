@@ -63,8 +63,8 @@ public:
     // A frame's page and where each node's series lie in it. A real fleet runs one dcgm-exporter per node, whose
     // page has every family's HELP and TYPE and its own GPUs' series; in dense order those are one run of lines per
     // family, so a node's page is cut from the fleet's instead of rendered again. The cuts are offsets, not copies:
-    // (nodes + 1) x families x 8 bytes, 13.6 MB at 1,048,576 GPUs (131,072 nodes, 13 families), beside a fleet page
-    // of some 3.5 GB.
+    // (nodes + 1) x families x 8 bytes, 15.7 MB at 1,048,576 GPUs (131,072 nodes, 15 families), beside a fleet page
+    // of some 4 GB.
     struct Rendered
     {
         std::string text; // the whole fleet's page

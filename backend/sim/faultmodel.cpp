@@ -28,7 +28,8 @@ enum Salt : uint64_t {
     SaltFaultKind,
     SaltRecovery,
     SaltNodeFail,
-    SaltDegrading
+    SaltDegrading,
+    SaltRemap
 };
 
 constexpr double day = 86400.0;
@@ -41,15 +42,14 @@ constexpr double pcieRate = 1.0;
 constexpr double nodeFailRate = 0.01; // per node per day, independent of its GPUs
 constexpr double badActorShare = 0.01;
 constexpr float badActorFactor = 150.0F;
+// Row remapping (A100, H100): a row that held an uncorrectable error is always remapped to a spare; one with
+// correctable errors now and then.
+constexpr double remapShareOfSbe = 0.1;
 
 // XIDs by how often a fleet sees them: the first few are soft, 48/79/94/95 are serious.
 constexpr uint32_t xidPool[] = { 13, 31, 43, 45, 74, 92, 63, 119, 48, 94, 95, 79 };
 constexpr size_t xidPoolSize = sizeof(xidPool) / sizeof(xidPool[0]);
 
-bool serious(uint32_t xid)
-{
-    return xid == 48 || xid == 79 || xid == 94 || xid == 95 || xid == 119;
-}
 } // namespace
 
 FaultModel::FaultModel(const FleetShape &shape, uint64_t seed)
@@ -91,7 +91,7 @@ void FaultModel::logXid(uint32_t gpu, uint32_t xid, double now)
     ++m_lifetime[gpu];
     m_lastXid[gpu] = xid;
     auto e = FleetEvent(now, FleetEvent::Kind::Xid,
-        serious(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning, gpu, node,
+        fleetscope::xidSerious(xid) ? FleetEvent::Severity::Critical : FleetEvent::Severity::Warning, gpu, node,
         fmt::format("XID {} on {} GPU {}: {}", xid, m_shape.nodes[node].hostname, gpu - m_shape.nodes[node].firstGpu,
             xidDescription(xid)));
     e.xid = xid;
@@ -152,7 +152,7 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
             logXid(g, xid, now);
             if (xid == 79) {
                 m_nodeDownUntil[node] = now + 600.0; // the node reboots
-            } else if (serious(xid)) {
+            } else if (fleetscope::xidSerious(xid)) {
                 m_impairedUntil[g] = now + 180.0 + 420.0 * unit(hash(m_seed, SaltRecovery, stepIndex, g));
             }
             continue;
@@ -160,11 +160,15 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
         if (u < (edge += sbeRate * perStep)) {
             count(EccSbeCount, g, now);
             ++m_lifetime[g];
+            if (unit(hash(m_seed, SaltRemap, stepIndex, g)) < remapShareOfSbe) {
+                count(RemappedCorrectableCount, g, now);
+            }
             continue;
         }
         if (u < (edge += dbeRate * perStep)) {
             count(EccDbeCount, g, now);
             ++m_lifetime[g];
+            count(RemappedUncorrectableCount, g, now);
             m_impairedUntil[g] = now + 300.0;
             auto e = FleetEvent(now, FleetEvent::Kind::EccDoubleBit, FleetEvent::Severity::Critical, g, node,
                 fmt::format("double-bit ECC error on {} GPU {}", m_shape.nodes[node].hostname,

@@ -17,8 +17,10 @@ namespace fleetscope::backend {
 // Faults: every GPU has a fixed, heavy-tailed propensity (about 1% of GPUs are bad actors that cause about half of
 // all XID and ECC errors, as in real fleets), scaled up when it runs hot. Per step each online GPU may log an XID,
 // an ECC single- or double-bit error, an NVLink CRC error or a PCIe replay; error-rate metrics are counts within a
-// sliding window. Serious XIDs and double-bit errors take the GPU out of service for a few minutes (it throttles and
-// stalls its job); XID 79 (fallen off the bus) takes its node down until it reboots. Nodes also fail on their own.
+// sliding window. A double-bit error remaps its row (uncorrectable remapped rows), one single-bit error in ten a row
+// too (correctable), so bad actors accumulate remapped rows. Serious XIDs and double-bit errors take the GPU out of
+// service for a few minutes (it throttles and stalls its job); XID 79 (fallen off the bus) takes its node down until
+// it reboots. Nodes also fail on their own.
 class FaultModel
 {
 public:

@@ -509,6 +509,8 @@ std::shared_ptr<Frame> Simulator::snapshot() const
     set(MetricId::EccDbe, m_faults.windowPlane(ErrorCounter::EccDbeCount));
     set(MetricId::NvlinkErrors, m_faults.windowPlane(ErrorCounter::NvlinkCount));
     set(MetricId::PcieReplays, m_faults.windowPlane(ErrorCounter::PcieReplayCount));
+    set(MetricId::RemappedRows, m_faults.windowPlane(ErrorCounter::RemappedUncorrectableCount));
+    set(MetricId::RemappedRowsCorrectable, m_faults.windowPlane(ErrorCounter::RemappedCorrectableCount));
     set(MetricId::ThrottleReasons, m_throttleReasons);
     auto &state = frame->planes[static_cast<size_t>(MetricId::HealthState)];
     state.resize(m_health.size());

@@ -201,7 +201,8 @@ private Q_SLOTS:
             QVERIFY(m.kind() != pb::METRIC_KIND_UNSPECIFIED);
         }
         for (const char *id : { "gpu_temp", "mem_temp", "power", "gpu_util", "mem_copy_util", "sm_clock", "fb_used",
-                 "ecc_sbe", "ecc_dbe", "xid_errors", "nvlink_errors", "pcie_replays", "throttle_reasons", "health" }) {
+                 "ecc_sbe", "ecc_dbe", "xid_errors", "nvlink_errors", "pcie_replays", "throttle_reasons", "health",
+                 "anomaly", "remapped_rows", "remapped_rows_correctable", "offender" }) {
             QVERIFY2(ids.count(id) == 1, id);
         }
     }
@@ -215,7 +216,7 @@ private Q_SLOTS:
         pb::SubscribeRequest request; // empty: the default set
         FrameReader frames(*b.stub, request);
         const auto frame = frames.next();
-        QCOMPARE(frame.size(), size_t(3)); // 150,000 GPUs in parts of 65,536
+        QCOMPARE(frame.size(), size_t(4)); // 150,000 GPUs in parts of 49,152
         fleetscope::FrameAssembler assembler(topology);
         fleetscope::FramePtr assembled;
         for (const auto &p : frame) {

@@ -263,7 +263,7 @@ private Q_SLOTS:
         // Families: dcgm-exporter's names, types and help, in catalogue order.
         const auto &families = be::ExporterPage::families();
         QCOMPARE(page.familyOrder.size(), families.size());
-        QCOMPARE(families.size(), size_t(13));
+        QCOMPARE(families.size(), size_t(15));
         for (size_t i = 0; i < families.size(); ++i) {
             const QByteArray name = QByteArray::fromStdString(families[i].name);
             QCOMPARE(page.familyOrder[i], name);
@@ -275,6 +275,8 @@ private Q_SLOTS:
         QCOMPARE(page.type.at("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"), QByteArray("counter"));
         QCOMPARE(page.type.at("DCGM_FI_DEV_PCIE_REPLAY_COUNTER"), QByteArray("counter"));
         QCOMPARE(page.type.at("DCGM_FI_DEV_XID_ERRORS"), QByteArray("gauge"));
+        QCOMPARE(page.type.at("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"), QByteArray("counter"));
+        QCOMPARE(page.type.at("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"), QByteArray("counter"));
 
         // Which job each GPU runs, from ListJobs' view.
         std::vector<const be::JobInfo *> jobOf(shape.gpuCount, nullptr);

@@ -390,7 +390,7 @@ private Q_SLOTS:
 
         auto frame = source->poll();
         QVERIFY(frame);
-        QCOMPARE(source->lastReport().unknownSeries, size_t { 12 * 13 }); // 12 per metric query
+        QCOMPARE(source->lastReport().unknownSeries, size_t { 12 * 15 }); // 12 per metric query
         QCOMPARE(frame->plane(MetricId::GpuTemp)[9], expectedValue(MetricId::GpuTemp, denseIndex("node-2", 1)));
         QVERIFY(std::isnan(frame->plane(MetricId::GpuTemp)[25]));
         QCOMPARE(frame->health[25], fleetscope::health::NoData);
@@ -403,6 +403,29 @@ private Q_SLOTS:
             &bad, &error));
         QVERIFY2(contains(error, "appears twice"), error.c_str());
         QVERIFY(!TopologyFile::parse(R"({"halls": [{"name": "h", "rows": []}]})", &bad, &error) || bad.rows.empty());
+    }
+
+    void remappedRowsAreWindowIncreases()
+    {
+        // Counters, read as their increase over the window as the other error counters are; 1.x names have none.
+        QCOMPARE(PrometheusSource::queryFor(hostnameProfile, MetricId::RemappedRows).value_or(""),
+            std::string("increase(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS[5m])"));
+        QCOMPARE(PrometheusSource::queryFor(hostnameProfile, MetricId::RemappedRowsCorrectable).value_or(""),
+            std::string("increase(DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS[5m])"));
+        QVERIFY(!PrometheusSource::queryFor(MetricMap::profile(MetricMap::Profile::Compat1x), MetricId::RemappedRows));
+        QVERIFY(!PrometheusSource::queryFor(hostnameProfile, MetricId::Offender));
+        // A poll's planes: the fake's answers to those queries, GPU by GPU (framesCarryValuesAndTheSampleTime has
+        // every metric).
+        FakePrometheus fake;
+        answerFleet(fake);
+        auto source = startSource(fake, nullptr);
+        QVERIFY(source);
+        const auto frame = source->poll();
+        QVERIFY(frame);
+        for (int g = 0; g < static_cast<int>(fleetGpus); ++g) {
+            QCOMPARE(
+                frame->plane(MetricId::RemappedRows)[static_cast<size_t>(g)], expectedValue(MetricId::RemappedRows, g));
+        }
     }
 
     void framesCarryValuesAndTheSampleTime()
@@ -420,7 +443,8 @@ private Q_SLOTS:
             if (id == MetricId::HealthState) {
                 continue;
             }
-            if (id == MetricId::Anomaly) { // Fleetscope's own score, judged when the frame source publishes
+            // Fleetscope's own scores, given when the frame source publishes
+            if (id == MetricId::Anomaly || id == MetricId::Offender) {
                 for (int g = 0; g < static_cast<int>(fleetGpus); ++g) {
                     QVERIFY(std::isnan(frame->plane(id)[static_cast<size_t>(g)]));
                 }
@@ -482,7 +506,7 @@ private Q_SLOTS:
         const int some = denseIndex("node-10", 1);
         QCOMPARE(frame->health[static_cast<size_t>(some)], fleetscope::health::Ok);
         QCOMPARE(frame->plane(MetricId::Power)[static_cast<size_t>(some)], expectedValue(MetricId::Power, some));
-        QCOMPARE(source->lastReport().sentinelValues, size_t { 3 + 12 });
+        QCOMPARE(source->lastReport().sentinelValues, size_t { 3 + 14 });
         QCOMPARE(source->lastReport().nanValues, size_t { 2 });
         QCOMPARE(source->lastReport().gpusWithoutData, size_t { 1 });
     }

@@ -9,6 +9,8 @@
 #include "remotewrite/remotewritesource.h"
 #include "remotewrite/windowfolder.h"
 #include "remotewritesender.h"
+#include "sim/exporterpage.h"
+#include "sim/simulator.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
@@ -309,6 +311,85 @@ private Q_SLOTS:
         QCOMPARE(valueOf(*closed.frame, be::MetricId::EccDbe, 2), 0.0F);
         QCOMPARE(valueOf(*closed.frame, be::MetricId::XidErrors, 2), 0.0F);
         QCOMPARE(stateOf(*closed.frame, 2), health::Ok);
+    }
+
+    // The remapped-rows counters as a dcgm-exporter /metrics page writes them (the simulator's), read through the
+    // metric map a receiver uses and folded into 5-minute increases; a counter that falls was reset.
+    void remappedRowsFromAnExporterPage()
+    {
+        be::Simulator sim(16, 5);
+        sim.step();
+        const auto &shape = sim.shape();
+        const auto map = be::MetricMap::profile(be::MetricMap::Profile::Gen3x482);
+        QCOMPARE(map.seriesName(be::MetricId::RemappedRows), std::string("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"));
+        QCOMPARE(map.seriesName(be::MetricId::RemappedRowsCorrectable),
+            std::string("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"));
+        // The page's remapped-rows lines, with the GPU each names, as samples at t.
+        auto samplesOf = [&](uint32_t uncorrectable, uint32_t correctable, int64_t t) {
+            auto frame = sim.snapshot();
+            auto raw = std::make_shared<be::RawErrorFields>(*frame->rawErrors);
+            raw->totals[be::RemappedUncorrectableCount][3] = uncorrectable;
+            raw->totals[be::RemappedCorrectableCount][3] = correctable;
+            frame->rawErrors = raw;
+            const std::string page = be::ExporterPage::render(shape, *frame, {}, {}).text;
+            std::vector<be::MappedSample> samples;
+            size_t start = 0;
+            while (start < page.size()) {
+                const size_t end = page.find('\n', start);
+                const std::string line = page.substr(start, end - start);
+                start = end + 1;
+                const size_t brace = line.find('{');
+                const size_t close = line.rfind('}');
+                if (line.empty() || line[0] == '#' || brace == std::string::npos || close == std::string::npos) {
+                    continue;
+                }
+                const auto mapped = map.metric(line.substr(0, brace));
+                if (!mapped
+                    || (mapped->id != be::MetricId::RemappedRows
+                        && mapped->id != be::MetricId::RemappedRowsCorrectable)) {
+                    continue;
+                }
+                // name{a="x",b="y"} value: the labels split at '",'.
+                std::vector<std::pair<std::string, std::string>> labels;
+                const std::string body = line.substr(brace + 1, close - brace - 1);
+                for (size_t i = 0; i < body.size();) {
+                    const size_t eq = body.find("=\"", i);
+                    const size_t quote = body.find('"', eq + 2);
+                    labels.emplace_back(body.substr(i, eq - i), body.substr(eq + 2, quote - eq - 2));
+                    i = quote + 2;
+                }
+                std::vector<std::pair<std::string_view, std::string_view>> views(labels.begin(), labels.end());
+                const auto id = map.identify(views);
+                int64_t gpu = -1;
+                for (const auto &node : shape.nodes) {
+                    if (node.hostname == id.hostname) {
+                        gpu = node.firstGpu + std::stoll(std::string(id.gpu));
+                    }
+                }
+                if (gpu < 0) {
+                    continue;
+                }
+                samples.push_back(sample(static_cast<uint32_t>(gpu), mapped->id, t, std::stod(line.substr(close + 2))));
+                samples.push_back(sample(static_cast<uint32_t>(gpu), be::MetricId::GpuTemp, t, 50));
+            }
+            return samples;
+        };
+        be::WindowFolder folder(shape, { 10000, 0, 600000, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        auto window = [&](int64_t w, uint32_t uncorrectable, uint32_t correctable) {
+            folder.add(samplesOf(uncorrectable, correctable, base + w * 10000), {}, base + w * 10000, &counts);
+            return folder.closeNext(base + (w + 1) * 10000, &closed);
+        };
+        QVERIFY(window(0, 2, 10));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RemappedRows, 3), 0.0F); // one sample: no increase yet
+        QVERIFY(window(1, 3, 14));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RemappedRows, 3), 1.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RemappedRowsCorrectable, 3), 4.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RemappedRows, 4), 0.0F);
+        QVERIFY(window(2, 1, 14)); // reset to 1: one more
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RemappedRows, 3), 2.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RemappedRowsCorrectable, 3), 4.0F);
     }
 
     // NaN, +Inf and DCGM's blanks are no data, counted; a GPU whose only values are such has no data.

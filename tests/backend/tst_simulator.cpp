@@ -293,7 +293,9 @@ private Q_SLOTS:
                 continue;
             }
             const auto f = sim.snapshot();
-            for (const auto &plane : f->planes) {
+            // The planes the figure was taken with; those added since (remapped rows) are new, not changed.
+            for (size_t m = 0; m < static_cast<size_t>(MetricId::RemappedRows); ++m) {
+                const auto &plane = f->planes[m];
                 fold(plane.data(), plane.size() * sizeof(float));
             }
             fold(f->health.data(), f->health.size());
