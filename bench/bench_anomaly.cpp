@@ -5,6 +5,8 @@
 //
 //   bench_anomaly [gpus=10240] [hours=24] [step seconds=10] [degradations per GPU-day=0.05] [seed=1]
 //   bench_anomaly cost [gpus=1048576] [frames=20]
+// BENCH_ANOMALY_VERBOSE=1 prints each false start and each missed fault; BENCH_ANOMALY_START / _END / _PERSIST
+// override the detector's start score, end score and persistence (to see the trade-off in one binary).
 #include "core/anomalydetector.h"
 #include "sim/simulator.h"
 

@@ -12,16 +12,18 @@ namespace fleetscope::backend {
 
 // Judges every GPU of each frame against its context, whatever produced the frame (docs/ANOMALY.md):
 //   1. its peers: the GPUs of its job (they move together through phases), or the idle GPUs of its rack; the GPU's
-//      value as robust standard deviations from their median, u = (x - median) / max(1.4826 MAD, floor);
-//   2. its rack: a job's GPUs in one rack share that rack's inlet air, so the median u of the rack's job GPUs is taken
-//      off each of them;
-//   3. its own history: where it usually sits among its peers (a slow moving average of u, frozen while it looks
-//      odd, restarted when it changes job), taken off too. A GPU's place among its peers depends on the load
-//      (the GPU that breathes its neighbours' exhaust is hotter at full power, not at idle), so it is kept twice: for
-//      its job busy and its job idle (checkpoints, synchronisation), as the peers' median utilisation says.
+//      deviation from their median, in the metric's unit;
+//   2. its rack: a job's GPUs in one rack share that rack's inlet air, so the median deviation of the rack's job GPUs
+//      is taken off each of them;
+//   3. its own history: where it usually sits among its peers (a slow moving average, frozen while it looks odd),
+//      taken off too. A GPU's place depends on the load (the GPU that breathes its neighbours' exhaust is hotter at
+//      full power, not at idle), so it is kept for its job busy and its job idle, as the peers' median utilisation
+//      says; after a job change it is learnt again from where it was (kept as it was if the GPU is odd then);
+//   4. the residual is divided by how far the peers' residuals spread in this frame (1.4826 MAD, with a floor):
+//      narrow while every GPU holds its place, wide while a group changes phase and each follows at its own pace.
 // What is left is its score per metric; the frame's anomaly plane holds the largest. An anomaly starts when the score
-// has stayed at or above startScore for persistSeconds (one odd sample never alarms) and ends when it has stayed
-// below endScore for clearSeconds. NaN (no data) is skipped everywhere.
+// has stayed at or above startScore for persistSeconds (one sample below in a run is forgiven, one odd sample never
+// alarms) and ends when it has stayed below endScore for clearSeconds. NaN (no data) is skipped everywhere.
 //
 // Not thread-safe: FrameSource's ticker (or a benchmark) is its only caller.
 class AnomalyDetector
