@@ -41,8 +41,8 @@ const std::vector<MetricDef> &metricCatalog()
         { MetricId::RemappedRowsCorrectable, "remapped_rows_correctable", "Remapped rows, correctable (5 min)", "rows",
             "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 0, 5, true, "inferno" },
         // Fleetscope's own, from every source (core/offenderscore.h, docs/OFFENDERS.md): a GPU's failures, remapped
-        // rows, PCIe replays and throttle time, weighted and decayed with a half-life of 7 days. About 1 is a normal
-        // GPU's month; a GPU near 50 fails several times a week.
+        // rows, PCIe replays and throttle time, weighted and decayed with a half-life of 7 days. A healthy GPU stays
+        // below 1; 50 is about seven serious failures a week kept up.
         { MetricId::Offender, "offender", "Repeat-offender score", "score", "", 0, 50, false, "inferno" },
     };
     return catalog;
