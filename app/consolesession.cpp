@@ -9,7 +9,9 @@
 #include "widgets/heatmap/colormap.h"
 
 #include <QDateTime>
+#include <QPointer>
 #include <QThread>
+#include <QThreadPool>
 #include <QTimer>
 
 #include <algorithm>
@@ -50,6 +52,7 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
         [this](TelemetryClient::State state) { onStateChanged(state); });
     connect(&m_client, &TelemetryClient::topologyChanged, this, &ConsoleSession::onTopologyChanged);
     connect(&m_client, &TelemetryClient::metricsChanged, this, &ConsoleSession::onMetricsChanged);
+    connect(&m_client, &TelemetryClient::jobsChanged, this, &ConsoleSession::updateDrift);
     connect(&m_client, &TelemetryClient::frameReady, this, &ConsoleSession::onFrame);
     connect(&m_client, &TelemetryClient::errorOccurred, this, &ConsoleSession::problemReported);
 }
@@ -114,6 +117,7 @@ void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
         m_history->setTopology(topology);
     }
     followFleetEvents();
+    updateDrift();
 }
 
 void ConsoleSession::followFleetEvents()
@@ -154,13 +158,60 @@ std::vector<Problem> ConsoleSession::problems(int64_t nowMs) const
 {
     const TopologyPtr topology = m_client.topology();
     const JobsPtr jobs = m_client.jobs();
-    return m_problems.open(nowMs, topology.get(),
-        jobs && topology && jobs->topologyGeneration == topology->generation ? jobs.get() : nullptr);
+    const JobList *current
+        = jobs && topology && jobs->topologyGeneration == topology->generation ? jobs.get() : nullptr;
+    std::vector<Problem> open = m_problems.open(nowMs, topology.get(), current);
+    if (topology && m_drift.topologyGeneration == topology->generation) {
+        std::vector<Problem> drift = driftProblems(m_drift);
+        rankProblems(&drift, current);
+        open.insert(open.end(), std::make_move_iterator(drift.begin()), std::make_move_iterator(drift.end()));
+        sortProblems(&open);
+    }
+    return open;
+}
+
+void ConsoleSession::updateDrift()
+{
+    const TopologyPtr topology = m_client.topology();
+    if (!topology) {
+        return;
+    }
+    const JobsPtr jobs = m_client.jobs();
+    const quint64 request = ++m_driftRequest;
+    QPointer<ConsoleSession> self(this);
+    // A million GPUs take tens of ms: off the GUI thread, the latest request wins.
+    QThreadPool::globalInstance()->start([self, request, topology, jobs] {
+        auto drift = std::make_shared<VersionDrift>(computeVersionDrift(*topology, jobs.get()));
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, request, drift] {
+                if (!self || request != self->m_driftRequest) {
+                    return; // superseded
+                }
+                self->m_drift = std::move(*drift);
+                self->rebuildMetrics();
+                if (self->m_shownMetric.id == QLatin1String(VersionDrift::metricId)) {
+                    self->m_layerSource.reset();
+                    self->applyMetric(); // new categories
+                }
+                Q_EMIT self->driftChanged();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void ConsoleSession::rebuildMetrics()
+{
+    m_metrics = m_client.metrics();
+    if (!m_metrics.empty()) {
+        m_metrics.push_back(m_drift.metric());
+    }
+    Q_EMIT metricsChanged();
 }
 
 const MetricInfo *ConsoleSession::selectedMetric() const
 {
-    const auto &metrics = m_client.metrics();
+    const auto &metrics = m_metrics;
     const auto found
         = std::find_if(metrics.begin(), metrics.end(), [this](const MetricInfo &m) { return m.id == m_metricId; });
     return found != metrics.end() ? &*found : nullptr;
@@ -168,7 +219,7 @@ const MetricInfo *ConsoleSession::selectedMetric() const
 
 QString ConsoleSession::metricName(const QString &id) const
 {
-    for (const auto &m : m_client.metrics()) {
+    for (const auto &m : m_metrics) {
         if (m.id == id) {
             return m.name;
         }
@@ -178,7 +229,8 @@ QString ConsoleSession::metricName(const QString &id) const
 
 void ConsoleSession::onMetricsChanged()
 {
-    const auto &metrics = m_client.metrics();
+    rebuildMetrics();
+    const auto &metrics = m_metrics;
     if (metrics.empty()) {
         return;
     }
@@ -199,7 +251,7 @@ void ConsoleSession::setMetric(const QString &id)
         return;
     }
     m_metricId = id;
-    if (!m_client.metrics().empty() && selectedMetric() == nullptr) {
+    if (!m_metrics.empty() && selectedMetric() == nullptr) {
         onMetricsChanged(); // unknown here: the first one, said so
         return;
     }
@@ -240,8 +292,10 @@ void ConsoleSession::applyMetric()
         return;
     }
     m_comparing = false;
-    // The value, or its rate of change per minute over the chosen window (from the frames as they arrive).
-    if (m_changeWindowS > 0) {
+    const bool layer = metric->id == QLatin1String(VersionDrift::metricId);
+    // The value, or its rate of change per minute over the chosen window (from the frames as they arrive); a
+    // layer of categories has no rate.
+    if (m_changeWindowS > 0 && !layer) {
         if (!m_rate || m_rate->metricId() != metric->id || m_rate->window() != std::chrono::seconds(m_changeWindowS)) {
             m_rate.emplace(metric->id, std::chrono::seconds(m_changeWindowS));
             Q_EMIT message(tr("Change per minute: the map fills in once %1 s of frames have arrived.")
@@ -263,8 +317,12 @@ void ConsoleSession::applyMetric()
     } else if (m_shownFrame) {
         updateAutoRange(m_shownFrame);
     }
-    // Subscribe to the shown metric alongside the health-relevant defaults, so a switch back is instant.
-    QStringList ids { metric->id };
+    // Subscribe to the shown metric alongside the health-relevant defaults, so a switch back is instant (a layer of
+    // the console's own is no metric of the backend's).
+    QStringList ids;
+    if (!layer) {
+        ids << metric->id;
+    }
     for (const auto &id : { QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util") }) {
         if (!ids.contains(id)) {
             ids << id;
@@ -310,7 +368,21 @@ void ConsoleSession::showFrame(const FramePtr &frame)
     if (!frame || !topology || frame->topologyGeneration != topology->generation || m_comparing) {
         return; // a recorded frame of an earlier fleet layout cannot be drawn on this one
     }
-    const FramePtr shown = m_rate ? m_rate->apply(frame) : frame;
+    FramePtr shown = m_rate ? m_rate->apply(frame) : frame;
+    if (m_shownMetric.id == QLatin1String(VersionDrift::metricId)) {
+        // The layer's plane over the frame's time and health (made once per frame: the wall and the desk share it).
+        if (frame != m_layerSource || !m_layerFrame) {
+            auto layered = std::make_shared<Frame>();
+            layered->sequence = frame->sequence;
+            layered->sampleTimeMs = frame->sampleTimeMs;
+            layered->topologyGeneration = frame->topologyGeneration;
+            layered->health = frame->health;
+            layered->planes.push_back({ m_shownMetric.id, m_drift.plane(*topology) });
+            m_layerSource = frame;
+            m_layerFrame = std::move(layered);
+        }
+        shown = m_layerFrame;
+    }
     m_shownFrame = shown;
     updateAutoRange(shown);
     Q_EMIT frameShown(shown, frame);
@@ -318,7 +390,7 @@ void ConsoleSession::showFrame(const FramePtr &frame)
 
 void ConsoleSession::updateAutoRange(const FramePtr &shown)
 {
-    const ColorMap::Kind kind = ColorMap::byName(m_shownMetric.colourMap).kind();
+    const ColorMap::Kind kind = ColorMap::forMetric(m_shownMetric).kind();
     if (!m_autoRange || kind == ColorMap::Kind::Categorical) {
         return; // categories have no range to fit
     }

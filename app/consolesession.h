@@ -6,6 +6,7 @@
 #include "model/history.h"
 #include "model/problems.h"
 #include "model/rateofchange.h"
+#include "model/versiondrift.h"
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -54,6 +55,12 @@ public:
     SummaryClient *summaryClient() const { return m_summaryClient; } // null before connectTo
     const FlightRecorder &recorder() const { return m_recorder; }
     ReplayController *replay() const { return m_replay; }
+    // What can be shown: the backend's metrics, then the console's own layers (VersionDrift's); empty until the
+    // backend's catalogue is known.
+    const std::vector<MetricInfo> &metrics() const { return m_metrics; }
+    // The fleet's driver and VBIOS versions and their drift, from the topology and the jobs (computed on a worker
+    // when either changes; driftChanged says when).
+    const VersionDrift &versionDrift() const { return m_drift; }
 
     // What is shown. The metric by id (kept while the catalogue is unknown; replaced by the first metric, with a
     // message, when the backend has no such metric); the value or its change per minute over a window (0 = value);
@@ -91,6 +98,7 @@ public:
     const std::vector<FleetEvent> &fleetEvents() const { return m_events; }
     // What is wrong right now, ranked (model/problems.h), from the fleet's events of the last hour and the jobs.
     std::vector<Problem> problems(int64_t nowMs) const;
+    // Drift problems (a job on mixed driver / VBIOS versions, a rack half way through a rollout) are among them.
     // The GPUs with an open anomaly (the backend's detector), ascending; cheap, nothing ranked.
     std::vector<uint32_t> anomalousGpus() const { return m_problems.gpusWith(Problem::Kind::Anomaly); }
 
@@ -105,6 +113,9 @@ Q_SIGNALS:
     // Every live frame as it arrives, after staleness and recording.
     void liveFrame(const fleetscope::FramePtr &frame);
     void fleetEventsChanged();
+    // metrics() changed: the backend's catalogue, or a layer's categories.
+    void metricsChanged();
+    void driftChanged();
     // Something went wrong that a person should know (the status bar; a wall's banner).
     void problemReported(const QString &message);
     // Information for the status bar, shown for timeoutMs.
@@ -119,6 +130,9 @@ private:
     void onStateChanged(TelemetryClient::State state);
     void onTopologyChanged(const TopologyPtr &topology);
     void onMetricsChanged();
+    void rebuildMetrics();
+    // Computes the version drift on a worker from the current topology and jobs; the latest request wins.
+    void updateDrift();
     void onFrame(const FramePtr &frame);
     void onHistoryFrame(const RangeResultPtr &result);
     void onEvents(const EventBatchPtr &batch);
@@ -156,6 +170,12 @@ private:
     qint64 m_lastLiveSampleMs = 0;
     std::vector<qint64> m_intervalGaps;
     QElapsedTimer m_newDataClock; // since the newest sample arrived
+
+    std::vector<MetricInfo> m_metrics;
+    VersionDrift m_drift;
+    quint64 m_driftRequest = 0;
+    FramePtr m_layerSource; // the live frame the layer frame below was made for
+    FramePtr m_layerFrame;
 
     quint64 m_eventStream = 0; // the fleet-wide StreamEvents feeding the timeline and the wall
     std::vector<FleetEvent> m_events;

@@ -23,8 +23,7 @@ DeskExports::DeskExports(ConsoleSession *session, MapPage *map, QWidget *dialogP
     , m_session(session)
     , m_map(map)
     , m_dialogParent(dialogParent)
-{
-}
+{ }
 
 DeskExports::~DeskExports()
 {
@@ -100,8 +99,8 @@ void DeskExports::exportTimeSeriesTo(const QString &file)
         Q_EMIT finished(file, tr("select a GPU or open a node first"), {});
         return;
     }
-    const std::vector<uint32_t> gpus = selected >= 0 ? std::vector<uint32_t> { static_cast<uint32_t>(selected) }
-                                                     : m_map->gpusOfCurrentPlace();
+    const std::vector<uint32_t> gpus
+        = selected >= 0 ? std::vector<uint32_t> { static_cast<uint32_t>(selected) } : m_map->gpusOfCurrentPlace();
     const std::vector<MetricInfo> metrics = m_session->client()->metrics();
     const FlightRecorder *recorder = &m_session->recorder(); // outlives the pool: see ~DeskExports
     run(file, [file, topology, gpus, metrics, recorder] {

@@ -79,14 +79,13 @@ DeskToolbar::DeskToolbar(ConsoleSession *session, HeatmapView *map, QWidget *par
         [this] { m_session->setColourMap(m_colourBox->currentData().toString()); });
     connect(m_rangeBox, &QComboBox::currentIndexChanged, this,
         [this] { m_session->setAutoRange(m_rangeBox->currentData().toString() == QStringLiteral("auto")); });
-    connect(m_arrangeBox, &QComboBox::currentIndexChanged, this, [this] {
-        m_map->setArrangement(static_cast<HeatmapView::Arrangement>(m_arrangeBox->currentData().toInt()));
-    });
+    connect(m_arrangeBox, &QComboBox::currentIndexChanged, this,
+        [this] { m_map->setArrangement(static_cast<HeatmapView::Arrangement>(m_arrangeBox->currentData().toInt())); });
     connect(aggregation, &QComboBox::currentIndexChanged, this, [this](int index) {
         m_map->setAggregation(index == 0 ? HeatmapView::Aggregation::Worst : HeatmapView::Aggregation::Mean);
     });
     connect(session, &ConsoleSession::displayOptionsChanged, this, &DeskToolbar::syncFromSession);
-    connect(session->client(), &TelemetryClient::metricsChanged, this, &DeskToolbar::syncFromSession);
+    connect(session, &ConsoleSession::metricsChanged, this, &DeskToolbar::syncFromSession);
     syncFromSession();
 }
 
@@ -97,11 +96,11 @@ void DeskToolbar::syncFromSession()
     const QSignalBlocker blockColour(m_colourBox);
     const QSignalBlocker blockRange(m_rangeBox);
     const QSignalBlocker blockArrange(m_arrangeBox);
-    const auto &metrics = m_session->client()->metrics();
+    const auto &metrics = m_session->metrics();
     if (m_metricBox->count() != static_cast<int>(metrics.size())) {
         m_metricBox->clear();
         for (const auto &m : metrics) {
-            m_metricBox->addItem(QStringLiteral("%1 (%2)").arg(m.name, m.unit), m.id);
+            m_metricBox->addItem(m.unit.isEmpty() ? m.name : QStringLiteral("%1 (%2)").arg(m.name, m.unit), m.id);
         }
     }
     m_metricBox->setCurrentIndex(m_metricBox->findData(m_session->metricId()));

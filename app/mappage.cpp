@@ -60,7 +60,9 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
     connect(session, &ConsoleSession::metricShown, this, [this](const MetricInfo &metric) {
         m_view->setMetric(metric);
         m_legend->setMetric(metric, m_view->colorMap());
+        markDrift();
     });
+    connect(session, &ConsoleSession::driftChanged, this, &MapPage::markDrift);
     connect(session, &ConsoleSession::rangeShown, this, [this](float rangeMin, float rangeMax) {
         m_view->setRange(rangeMin, rangeMax);
         m_legend->setMetric(m_session->shownMetric(), m_view->colorMap());
@@ -103,6 +105,19 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
         m_legend->setMetric(session->shownMetric(), m_view->colorMap());
         m_view->setFrame(session->shownFrame());
     }
+}
+
+void MapPage::markDrift()
+{
+    // The version layer outlines the GPUs off their job's or rack's versions; leaving it takes its outlines away
+    // (and only its own: a search's or a problem's stay).
+    const bool layer = m_session->shownMetric().id == QLatin1String(VersionDrift::metricId);
+    if (layer) {
+        m_view->setMarkedGpus(m_session->versionDrift().flaggedGpus);
+    } else if (m_markingDrift) {
+        m_view->setMarkedGpus({});
+    }
+    m_markingDrift = layer;
 }
 
 void MapPage::openTowards(uint32_t gpu)

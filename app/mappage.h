@@ -53,6 +53,8 @@ Q_SIGNALS:
     void message(const QString &text, int timeoutMs);
 
 private:
+    // Outlines the GPUs off their job's or rack's versions while the version layer is shown.
+    void markDrift();
     void onPlaceChanged(Place place);
     void applyPendingView();
 
@@ -62,6 +64,7 @@ private:
     ColorLegend *m_legend = nullptr;
     Navigation *m_navigation = nullptr;
     std::optional<ViewState> m_pendingView; // applied once the topology arrives
+    bool m_markingDrift = false; // the outlines shown are the version layer's
 };
 
 } // namespace fleetscope

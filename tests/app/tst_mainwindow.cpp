@@ -2,34 +2,35 @@
 // The console put together, against the real simulator backend (started beside the test as the console starts it):
 // drill-down by click and keys, back and forward, search, a job's blast radius, rollups, view strings, the flight
 // recorder filling up. Needs an X display with OpenGL (Xvfb + Mesa in CI).
-#include "widgets/navigation/breadcrumbbar.h"
-#include "widgets/navigation/breadcrumbmodel.h"
-#include "widgets/detail/detailpanel.h"
-#include "app/embeddedbackend.h"
-#include "widgets/heatmap/heatmapview.h"
-#include "client/historyclient.h"
-#include "client/telemetryclient.h"
 #include "app/consolesession.h"
+#include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
 #include "app/wallwindow.h"
-#include "widgets/wall/wallheader.h"
+#include "client/historyclient.h"
+#include "client/telemetryclient.h"
 #include "model/flightrecorder.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
+#include "widgets/detail/detailpanel.h"
+#include "widgets/heatmap/heatmapview.h"
+#include "widgets/navigation/breadcrumbbar.h"
+#include "widgets/navigation/breadcrumbmodel.h"
 #include "widgets/navigation/rollupmodel.h"
 #include "widgets/search/searchbox.h"
 #include "widgets/summary/summaryview.h"
 #include "widgets/timeline/timelinebar.h"
+#include "widgets/wall/wallheader.h"
 
 #include <QApplication>
 #include <QClipboard>
+#include <QDateTime>
 #include <QDockWidget>
 #include <QMenuBar>
-#include <QTabWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTest>
 
 #include <cmath>
@@ -157,6 +158,42 @@ private Q_SLOTS:
         QTest::keyClick(search, Qt::Key_Return);
         QCOMPARE(m_window->heatmap()->markedGpuCount(), size_t(0));
         QCOMPARE(m_window->navigation()->current(), Place::row(1));
+    }
+
+    // The console's own layer: the fleet's driver / VBIOS versions (the simulated fleet is mid-rollout), in the metric
+    // list, drawn by category with the GPUs off their job's or rack's versions outlined, named in the tooltip, and
+    // among the problems; leaving the layer takes its outlines away.
+    void theVersionLayer()
+    {
+        ConsoleSession *session = m_window->session();
+        QTRY_VERIFY_WITH_TIMEOUT(!session->versionDrift().isUniform(), 30000);
+        const VersionDrift &drift = session->versionDrift();
+        const auto &metrics = session->metrics();
+        const auto layer = std::find_if(metrics.begin(), metrics.end(),
+            [](const MetricInfo &m) { return m.id == QLatin1String(VersionDrift::metricId); });
+        QVERIFY(layer != metrics.end());
+        QCOMPARE(layer->categories.size(), static_cast<qsizetype>(drift.versions.size()));
+        QVERIFY(!drift.flaggedGpus.empty());
+
+        session->setMetric(QString::fromLatin1(VersionDrift::metricId));
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame()
+                && m_window->heatmap()->frame()->plane(QString::fromLatin1(VersionDrift::metricId)) != nullptr,
+            10000);
+        const MetricPlane *plane = m_window->heatmap()->frame()->plane(QString::fromLatin1(VersionDrift::metricId));
+        const uint32_t flagged = drift.flaggedGpus.front();
+        const int version = drift.versionOfNode[topology()->nodeOfGpu[flagged]];
+        QCOMPARE(plane->values[flagged], float(drift.categoryOf(version)));
+        QCOMPARE(m_window->heatmap()->markedGpuCount(), drift.flaggedGpus.size());
+        QVERIFY2(m_window->heatmap()
+                     ->describeGpu(static_cast<int>(flagged))
+                     .contains(drift.versions[static_cast<size_t>(version)].label()),
+            qPrintable(m_window->heatmap()->describeGpu(static_cast<int>(flagged))));
+        const auto problems = session->problems(QDateTime::currentMSecsSinceEpoch());
+        QVERIFY(std::any_of(
+            problems.begin(), problems.end(), [](const Problem &p) { return p.kind == Problem::Kind::Drift; }));
+
+        session->setMetric(QStringLiteral("gpu_temp"));
+        QCOMPARE(m_window->heatmap()->markedGpuCount(), size_t(0));
     }
 
     // "Copy view" puts a string on the clipboard that describes the view; opening a string brings its view back.
@@ -320,8 +357,9 @@ private Q_SLOTS:
         for (QAction *menu : m_window->menuBar()->actions()) {
             menus << menu->text().remove(QLatin1Char('&'));
         }
-        QCOMPARE(menus, (QStringList { QStringLiteral("File"), QStringLiteral("View"), QStringLiteral("Go"),
-                            QStringLiteral("Help") }));
+        QCOMPARE(menus,
+            (QStringList {
+                QStringLiteral("File"), QStringLiteral("View"), QStringLiteral("Go"), QStringLiteral("Help") }));
         QCOMPARE(topology()->backendVersion, QStringLiteral(FLEETSCOPE_VERSION));
     }
 

@@ -75,7 +75,7 @@ private Q_SLOTS:
         const auto &def = backend::metricCatalog()[static_cast<size_t>(backend::MetricId::GpuTemp)];
         MetricInfo base { QString::fromStdString(def.key), QString::fromStdString(def.name),
             QString::fromStdString(def.unit), QString::fromStdString(def.dcgmField),
-            QString::fromStdString(def.colourMap), def.rangeMin, def.rangeMax, def.isRate };
+            QString::fromStdString(def.colourMap), def.rangeMin, def.rangeMax, def.isRate, {} };
         const MetricInfo rate = RateOfChange::rateMetric(base);
         QCOMPARE(rate.id, QStringLiteral("gpu_temp:rate"));
         QCOMPARE(rate.name, QStringLiteral("GPU temperature change"));

@@ -68,33 +68,55 @@ QRgb ColorMap::map(float value, float rangeMin, float rangeMax) const
 // view's near-black background: a darker grey for a GPU known to be down, a light one for a GPU we know nothing of.
 ColorMap ColorMap::health()
 {
-    struct Category
-    {
-        QString label;
-        QRgb colour;
-    };
-    const std::array<Category, 5> categories { {
-        { QStringLiteral("OK"), qRgb(0x00, 0x9e, 0x73) },
-        { QStringLiteral("Warning"), qRgb(0xe6, 0x9f, 0x00) },
-        { QStringLiteral("Critical"), qRgb(0xd5, 0x5e, 0x00) },
-        { QStringLiteral("Offline"), qRgb(0x59, 0x59, 0x59) },
-        { QStringLiteral("No data"), qRgb(0xbf, 0xbf, 0xbf) },
-    } };
+    ColorMap map = categorical(QStringLiteral("health"),
+        { { QStringLiteral("OK"), qRgb(0x00, 0x9e, 0x73) }, { QStringLiteral("Warning"), qRgb(0xe6, 0x9f, 0x00) },
+            { QStringLiteral("Critical"), qRgb(0xd5, 0x5e, 0x00) },
+            { QStringLiteral("Offline"), qRgb(0x59, 0x59, 0x59) },
+            { QStringLiteral("No data"), qRgb(0xbf, 0xbf, 0xbf) } });
+    map.m_colouredCategories = 3; // OK, Warning, Critical; offline and no data are hatched
+    return map;
+}
+
+ColorMap ColorMap::categorical(const QString &name, const std::vector<Category> &categories)
+{
     ColorMap map;
-    map.m_name = QStringLiteral("health");
+    map.m_name = name;
     map.m_kind = Kind::Categorical;
-    const int last = static_cast<int>(categories.size()) - 1;
+    map.m_colouredCategories = static_cast<int>(categories.size());
     for (const auto &c : categories) {
         map.m_categoryNames << c.label;
     }
-    map.m_colouredCategories = 3; // OK, Warning, Critical; offline and no data are hatched
+    if (categories.empty()) {
+        map.m_table.fill(noDataColour);
+        return map;
+    }
     // Piecewise constant: entry i holds the category nearest to t = i / 255, rounded as indexFor rounds, so the
     // shader's lookup for t = k / last lands on category k and a value between two categories takes the nearer.
+    const int last = std::max(1, static_cast<int>(categories.size()) - 1);
     for (int i = 0; i < size; ++i) {
-        const int category = (2 * i * last + (size - 1)) / (2 * (size - 1));
-        map.m_table[static_cast<size_t>(i)] = categories[static_cast<size_t>(category)].colour;
+        const int category = std::min((2 * i * last + (size - 1)) / (2 * (size - 1)), last);
+        map.m_table[static_cast<size_t>(i)]
+            = categories[static_cast<size_t>(std::min<int>(category, static_cast<int>(categories.size()) - 1))].colour;
     }
     return map;
+}
+
+ColorMap ColorMap::forMetric(const MetricInfo &metric)
+{
+    if (metric.categories.isEmpty()) {
+        return byName(metric.colourMap);
+    }
+    // A layer's categories, most common first: the first a calm steel blue so that the usual reads as the ground,
+    // then Okabe-Ito's colours, told apart with every common colour-vision deficiency; the eighth, light grey, is
+    // where the rarest share one category.
+    static const std::array<QRgb, 8> palette { qRgb(0x4a, 0x6c, 0x8c), qRgb(0xe6, 0x9f, 0x00), qRgb(0x56, 0xb4, 0xe9),
+        qRgb(0xcc, 0x79, 0xa7), qRgb(0xf0, 0xe4, 0x42), qRgb(0x00, 0x9e, 0x73), qRgb(0xd5, 0x5e, 0x00),
+        qRgb(0xdd, 0xdd, 0xdd) };
+    std::vector<Category> categories;
+    for (qsizetype k = 0; k < metric.categories.size() && k < static_cast<qsizetype>(palette.size()); ++k) {
+        categories.push_back({ metric.categories[k], palette[static_cast<size_t>(k)] });
+    }
+    return categorical(metric.colourMap, categories);
 }
 
 ColorMap ColorMap::load(const QString &name, bool *ok)

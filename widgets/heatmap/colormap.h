@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/fleetmodel.h"
+
 #include <QColor>
 #include <QString>
 #include <QStringList>
 
 #include <array>
+#include <vector>
 
 namespace fleetscope {
 
@@ -29,6 +32,8 @@ public:
 
     // Falls back to viridis for an unknown name.
     static ColorMap byName(const QString &name);
+    // The metric's own categories (a console layer's, MetricInfo::categories), else its colour map by name.
+    static ColorMap forMetric(const MetricInfo &metric);
     static QStringList names();
 
     QString name() const { return m_name; }
@@ -51,6 +56,12 @@ public:
 private:
     static ColorMap load(const QString &name, bool *ok);
     static ColorMap health();
+    struct Category
+    {
+        QString label;
+        QRgb colour;
+    };
+    static ColorMap categorical(const QString &name, const std::vector<Category> &categories);
 
     QString m_name;
     Kind m_kind = Kind::Sequential;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapview.h"
 
-#include "widgets/style/fontscale.h"
 #include "widgets/heatmap/heatmapoverlay.h"
+#include "widgets/style/fontscale.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -295,7 +295,7 @@ void HeatmapView::setMetric(const MetricInfo &metric)
     m_metric = metric;
     m_hasPrevious = false; // no transition from another metric's values
     if (!metric.colourMap.isEmpty()) {
-        setColorMap(ColorMap::byName(metric.colourMap));
+        setColorMap(ColorMap::forMetric(metric));
     }
     m_frameDirty = true;
     update();

@@ -32,10 +32,16 @@ QString HeatmapView::describeGpu(int gpu) const
         return {};
     }
     const auto &node = m_topology->nodeOf(static_cast<uint32_t>(gpu));
+    const float value = valueOf(gpu);
+    // A layer of categories names the GPU's; a metric gives its value.
+    const auto category = static_cast<qsizetype>(std::isnan(value) ? -1.0F : std::round(value));
+    const QString shown = !m_metric.categories.isEmpty() && category >= 0 && category < m_metric.categories.size()
+        ? m_metric.categories[category]
+        : formatValue(value, m_metric.unit);
     QString text = QStringLiteral("<b>%1</b> GPU %2<br>%3: %4")
                        .arg(node.hostname)
                        .arg(static_cast<uint32_t>(gpu) - node.firstGpu)
-                       .arg(m_metric.name.toHtmlEscaped(), formatValue(valueOf(gpu), m_metric.unit).toHtmlEscaped());
+                       .arg(m_metric.name.toHtmlEscaped(), shown.toHtmlEscaped());
     if (m_frame) {
         text += QStringLiteral("<br>health: %1").arg(health::describe(m_frame->health[static_cast<size_t>(gpu)]));
     }
