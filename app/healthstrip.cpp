@@ -44,6 +44,16 @@ HealthStrip::HealthStrip(QWidget *parent)
     update();
 }
 
+QString HealthStrip::groupName(Group group)
+{
+    return group >= 0 && group < GroupCount ? QLatin1String(looks[group].name) : QString();
+}
+
+QColor HealthStrip::groupColour(Group group)
+{
+    return group >= 0 && group < GroupCount ? QColor(QLatin1String(looks[group].colour)) : QColor();
+}
+
 bool HealthStrip::inGroup(uint8_t byte, Group group)
 {
     switch (group) {

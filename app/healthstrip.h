@@ -3,6 +3,7 @@
 
 #include "model/fleetmodel.h"
 
+#include <QColor>
 #include <QWidget>
 
 #include <array>
@@ -34,6 +35,9 @@ public:
     // The counts of a frame's health bytes (anomalous left 0: they come from events).
     static Counts count(const Frame &frame);
     static bool inGroup(uint8_t healthByte, Group group);
+    // For people, and the wall's header: "critical", its colour.
+    static QString groupName(Group group);
+    static QColor groupColour(Group group);
 
 Q_SIGNALS:
     // A count was clicked: outline these GPUs (none: clear the outline); what says which, for people.

@@ -132,7 +132,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
             });
         }
     });
-    connect(client, &TelemetryClient::metricsChanged, this, &WallWindow::refresh);
+    connect(m_session, &ConsoleSession::metricsChanged, this, &WallWindow::refresh);
     connect(client, &TelemetryClient::topologyChanged, this, &WallWindow::refresh);
     connect(m_summary, &SummaryView::errorOccurred, this, &WallWindow::report);
     connect(m_summary, &SummaryView::refreshed, this, [this] { m_summaryClock.start(); });
@@ -250,10 +250,30 @@ void WallWindow::report(const QString &message)
     }
 }
 
+void WallWindow::refreshHealth()
+{
+    // The desk's health strip, on the header: counted once per frame shown (a million bytes), the anomalous GPUs
+    // from the events.
+    const FramePtr frame = m_session->shownFrame();
+    if (frame != m_healthFrame) {
+        m_healthFrame = frame;
+        m_healthCounts = frame ? HealthStrip::count(*frame) : HealthStrip::Counts {};
+    }
+    HealthStrip::Counts counts = m_healthCounts;
+    counts[HealthStrip::Anomalous] = static_cast<uint32_t>(m_session->anomalousGpus().size());
+    std::vector<WallHeader::HealthCount> shown;
+    for (int g = 0; g < HealthStrip::GroupCount; ++g) {
+        const auto group = static_cast<HealthStrip::Group>(g);
+        shown.push_back(
+            { HealthStrip::groupName(group), counts[static_cast<size_t>(g)], HealthStrip::groupColour(group) });
+    }
+    m_header->setHealth(frame ? shown : std::vector<WallHeader::HealthCount> {});
+}
+
 QString WallWindow::metricLabel(const QString &id) const
 {
     // For people: "GPU temperature (°C)", never the metric's id.
-    for (const auto &m : m_session->client()->metrics()) {
+    for (const auto &m : m_session->metrics()) {
         if (m.id == id) {
             return m.unit.isEmpty() ? m.name : QStringLiteral("%1 (%2)").arg(m.name, m.unit);
         }
@@ -264,7 +284,7 @@ QString WallWindow::metricLabel(const QString &id) const
 QString WallWindow::metricOrDefault(const WallPage &page, int index)
 {
     const QString id = page.metric.isEmpty() ? defaultMetric : page.metric;
-    const auto &metrics = m_session->client()->metrics();
+    const auto &metrics = m_session->metrics();
     if (metrics.empty()
         || std::any_of(metrics.begin(), metrics.end(), [&id](const MetricInfo &m) { return m.id == id; })) {
         return id; // not known yet, or known
@@ -300,7 +320,7 @@ void WallWindow::showPage(int index)
         if (const auto view = ViewState::parse(page.view); view) {
             openMapView(*view);
             m_title = tr("View · %1").arg(metricLabel(view->metric.isEmpty() ? defaultMetric : view->metric));
-            m_waiting = m_session->client()->metrics().empty();
+            m_waiting = m_session->metrics().empty();
         } else {
             report(tr("Playlist page %1: not a view string").arg(index + 1));
             m_title = tr("View");
@@ -342,7 +362,7 @@ void WallWindow::showMapPage(const WallPage &page, bool hottestRow)
     view.metric = metric;
     m_title = tr("Whole fleet · %1").arg(metricLabel(metric));
     // Shown again once the metrics' names (and for the hottest row, a frame) have arrived.
-    m_waiting = m_session->client()->metrics().empty();
+    m_waiting = m_session->metrics().empty();
     const TopologyPtr topology = m_session->client()->topology();
     // The newest live frame, not the one the map shows (which may be a replayed or loaded past one).
     const FramePtr frame = m_session->client()->latestFrame();
@@ -363,7 +383,7 @@ void WallWindow::showMapPage(const WallPage &page, bool hottestRow)
         if (best >= 0) {
             view.place = Place::row(static_cast<uint32_t>(best)).toText();
             const QString unit = [&] {
-                for (const auto &m : m_session->client()->metrics()) {
+                for (const auto &m : m_session->metrics()) {
                     if (m.id == metric) {
                         return m.unit;
                     }
@@ -438,6 +458,7 @@ void WallWindow::refresh()
         }
     }
     m_header->setData(sample, silentMs, stale);
+    refreshHealth();
     refreshMapNotes(stale);
     QString title = m_title;
     if (m_playlist.currentPage().kind == WallPage::Kind::Replay

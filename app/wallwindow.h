@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "app/healthstrip.h"
 #include "app/wallplaylist.h"
+#include "model/fleetmodel.h"
 
 #include <QElapsedTimer>
 #include <QPointer>
@@ -72,6 +74,7 @@ private:
     QString metricLabel(const QString &id) const;
     QString metricOrDefault(const WallPage &page, int index);
     void refreshMapNotes(bool stale);
+    void refreshHealth();
 
     ConsoleSession *m_session;
     WallPlaylist m_playlist;
@@ -93,6 +96,8 @@ private:
     bool m_cursorHidden = false;
     QString m_title; // the page's title, without what refresh() adds
     bool m_waiting = false; // the page lacks what it needs (metrics, a frame, recorded frames): shown again
+    FramePtr m_healthFrame; // the frame the health counts below are of
+    HealthStrip::Counts m_healthCounts {};
 };
 
 } // namespace fleetscope

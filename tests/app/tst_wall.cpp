@@ -160,6 +160,23 @@ private Q_SLOTS:
         QTRY_VERIFY(!m_wall->header()->clockText().isEmpty());
         QTRY_VERIFY(m_wall->header()->dataText().startsWith(QStringLiteral("data as of ")));
         QVERIFY(!m_wall->header()->isStale());
+        // The health strip in the header: the frame's counts, each drawn (a 1080p header has room for all five).
+        QTRY_COMPARE(m_wall->header()->health().size(), size_t { 5 });
+        const auto &health = m_wall->header()->health();
+        QCOMPARE(health[0].label, QStringLiteral("critical"));
+        QCOMPARE(health[4].label, QStringLiteral("anomalous"));
+        // (Frames keep coming: compared with the frame shown at the time, until they agree.)
+        const auto offlineShown = [this] {
+            uint32_t offline = 0;
+            const FramePtr frame = m_session->shownFrame();
+            for (uint8_t byte : frame ? frame->health : std::vector<uint8_t>()) {
+                offline += fleetscope::health::stateOf(byte) == fleetscope::health::Offline ? 1 : 0;
+            }
+            return offline;
+        };
+        QTRY_VERIFY(m_wall->header()->health()[2].count == offlineShown());
+        m_wall->header()->repaint();
+        QCOMPARE(m_wall->header()->healthShown(), 5);
     }
 
     void aScreenThatDoesNotExistIsABannerNotADialog()

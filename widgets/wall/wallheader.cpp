@@ -94,6 +94,15 @@ void WallHeader::setPlaylist(int pages, int current, double progress, bool pause
     update();
 }
 
+void WallHeader::setHealth(const std::vector<HealthCount> &counts)
+{
+    if (counts == m_health) {
+        return;
+    }
+    m_health = counts;
+    update();
+}
+
 void WallHeader::paintEvent(QPaintEvent * /*event*/)
 {
     QPainter painter(this);
@@ -138,12 +147,50 @@ void WallHeader::paintEvent(QPaintEvent * /*event*/)
     painter.drawText(titleRect, Qt::AlignLeft | Qt::AlignVCenter,
         titleMetrics.elidedText(m_title, Qt::ElideRight, titleRect.width()));
 
-    if (m_banner.isEmpty() && !m_status.isEmpty()) {
-        const QRectF statusRect(pad, h, all.width() - 2 * pad, all.height() - h);
-        painter.setFont(sized(font(), statusRect.height() * 0.42, false));
-        painter.setPen(dim);
-        painter.drawText(statusRect, Qt::AlignLeft | Qt::AlignVCenter,
-            QFontMetricsF(painter.font()).elidedText(m_status, Qt::ElideRight, statusRect.width()));
+    m_healthShown = 0;
+    if (m_banner.isEmpty()) {
+        QRectF statusRect(pad, h, all.width() - 2 * pad, all.height() - h);
+        // The health strip at the right of the second line, "● 12 critical  ● 40 warning …", as many counts as
+        // fit beside a third of the line for the status; the status line takes what is left.
+        if (!m_health.empty()) {
+            painter.setFont(sized(font(), statusRect.height() * 0.5, true));
+            const QFontMetricsF metrics(painter.font());
+            const double dot = statusRect.height() * 0.32;
+            std::vector<QString> labels;
+            std::vector<double> widths;
+            double total = 0;
+            for (const auto &c : m_health) {
+                const QString label = QStringLiteral("%L1 %2").arg(c.count).arg(c.label);
+                const double width = dot + pad * 0.5 + metrics.horizontalAdvance(label) + 1.5 * pad;
+                if (total + width > statusRect.width() * 2 / 3) {
+                    break;
+                }
+                labels.push_back(label);
+                widths.push_back(width);
+                total += width;
+            }
+            double x = statusRect.right() - total;
+            for (size_t i = 0; i < labels.size(); ++i) {
+                const auto &c = m_health[i];
+                const bool zero = c.count == 0;
+                painter.setPen(Qt::NoPen);
+                painter.setBrush(zero ? QColor(0x3a, 0x3f, 0x4a) : c.colour);
+                const double cx = x + 1.5 * pad;
+                painter.drawEllipse(QRectF(cx, statusRect.center().y() - dot / 2, dot, dot));
+                painter.setPen(zero ? QColor(0x70, 0x78, 0x88) : text);
+                painter.drawText(QRectF(cx + dot + pad * 0.5, statusRect.top(), widths[i], statusRect.height()),
+                    Qt::AlignLeft | Qt::AlignVCenter, labels[i]);
+                x += widths[i];
+            }
+            m_healthShown = static_cast<int>(labels.size());
+            statusRect.setRight(statusRect.right() - total - pad);
+        }
+        if (!m_status.isEmpty()) {
+            painter.setFont(sized(font(), statusRect.height() * 0.42, false));
+            painter.setPen(dim);
+            painter.drawText(statusRect, Qt::AlignLeft | Qt::AlignVCenter,
+                QFontMetricsF(painter.font()).elidedText(m_status, Qt::ElideRight, statusRect.width()));
+        }
     }
     if (!m_banner.isEmpty()) {
         const QRectF bannerRect(0, h, all.width(), all.height() - h);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <QColor>
 #include <QWidget>
+
+#include <cstdint>
+#include <vector>
 
 namespace fleetscope {
 
@@ -39,6 +43,23 @@ public:
     QString banner() const { return m_banner; }
     Tone bannerTone() const { return m_tone; }
     void setPlaylist(int pages, int current, double progress, bool paused);
+    // The health strip, at the right of the second line while there is no banner: "12 critical  40 warning …", each
+    // with its colour; a zero count is dimmed. Where the line is too narrow the last ones are left out, never
+    // squeezed; the status line takes the rest.
+    struct HealthCount
+    {
+        QString label;
+        uint32_t count = 0;
+        QColor colour;
+        bool operator==(const HealthCount &o) const
+        {
+            return label == o.label && count == o.count && colour == o.colour;
+        }
+    };
+    void setHealth(const std::vector<HealthCount> &counts);
+    const std::vector<HealthCount> &health() const { return m_health; }
+    // The counts drawn at the last paint (the others did not fit).
+    int healthShown() const { return m_healthShown; }
 
     QSize sizeHint() const override;
 
@@ -58,6 +79,8 @@ private:
     bool m_paused = false;
     int m_lineHeight = 80;
     QString m_status;
+    std::vector<HealthCount> m_health;
+    int m_healthShown = 0;
 };
 
 } // namespace fleetscope
