@@ -310,7 +310,9 @@ private Q_SLOTS:
                         .match(QString::fromLatin1(s.labels.at("pci_bus_id")))
                         .hasMatch());
             QCOMPARE(s.labels.at("modelName"), QByteArray("NVIDIA H100 80GB HBM3"));
-            QCOMPARE(s.labels.at("DCGM_FI_DRIVER_VERSION"), QByteArray("550.54.15"));
+            // Each node's own driver: the simulated fleet is mid-rollout.
+            QCOMPARE(s.labels.at("DCGM_FI_DRIVER_VERSION"),
+                QByteArray::fromStdString(std::string(shape.driverVersionOf(shape.nodeOfGpu[g]))));
             QVERIFY(s.labels.count("row") == 0 && s.labels.count("rack") == 0);
             if (const auto *job = jobOf[g]) {
                 ++jobLines;
