@@ -2,6 +2,7 @@
 // The heatmap's pixels: grab the framebuffer and check that the pixel of GPU i has the colour the colour map gives
 // its value. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "model/heatmaplayout.h"
+#include "model/versiondrift.h"
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/heatmap/heatmapview.h"
@@ -437,6 +438,99 @@ private Q_SLOTS:
         const QRectF a = view.cellRect(7);
         const QPointF aisle = QPointF(a.right() + a.width() / 2, a.center().y());
         QCOMPARE(view.gpuAt(aisle), -1);
+    }
+
+    // The triage layers draw as they should: the version layer one colour per driver / VBIOS version (the drift's
+    // categories, the usual one steel blue) with the GPUs off their rack's versions outlined; the repeat-offender
+    // and anomaly scores as any sequential metric of the backend's, on their own fixed ranges.
+    void triageLayersDrawTheirColours()
+    {
+        auto topology = std::const_pointer_cast<Topology>(smallFleet());
+        // Rack 1's second node on the next driver and VBIOS; rack 4's first on an old driver.
+        topology->nodes[3].driverVersion = QStringLiteral("560");
+        topology->nodes[3].firmwareVersion = QStringLiteral("97.00");
+        topology->nodes[8].driverVersion = QStringLiteral("535");
+        const VersionDrift drift = computeVersionDrift(*topology, nullptr);
+        QCOMPARE(drift.versions.size(), size_t { 3 });
+        const MetricInfo layer = drift.metric();
+        auto frame = std::make_shared<Frame>();
+        frame->topologyGeneration = topology->generation;
+        frame->planes.push_back({ layer.id, drift.plane(*topology) });
+        frame->health.assign(topology->gpuCount, health::Ok);
+
+        HeatmapView view;
+        view.resize(640, 400);
+        view.setTopology(topology);
+        view.setMetric(layer);
+        view.setFrame(frame);
+        view.setMarkedGpus(drift.flaggedGpus);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        QImage image = view.grabFramebuffer();
+        const ColorMap map = ColorMap::forMetric(layer);
+        QCOMPARE(map.kind(), ColorMap::Kind::Categorical);
+        QCOMPARE(map.categoryNames(), layer.categories);
+        QCOMPARE(map.categoryColour(0), qRgb(0x4a, 0x6c, 0x8c)); // the usual version: calm
+        for (int gpu : { 0, 23, 24, 31, 64, 71, 95 }) {
+            const int category = drift.categoryOf(drift.versionOfNode[topology->nodeOfGpu[static_cast<size_t>(gpu)]]);
+            QVERIFY2(closeTo(pixelOf(view, image, gpu), map.categoryColour(category)),
+                qPrintable(
+                    QStringLiteral("GPU %1 category %2: got %3, expected %4")
+                        .arg(gpu)
+                        .arg(category)
+                        .arg(QColor(pixelOf(view, image, gpu)).name(), QColor(map.categoryColour(category)).name())));
+        }
+        QVERIFY(!closeTo(pixelOf(view, image, 24), pixelOf(view, image, 0)));
+        QVERIFY(!closeTo(pixelOf(view, image, 64), pixelOf(view, image, 24)));
+        const double dpr = view.devicePixelRatioF();
+        const auto edgePixel = [&](int gpu) {
+            const QRectF r = view.cellRect(gpu);
+            return image.pixel(
+                static_cast<int>((r.left() + r.width() / 2) * dpr), static_cast<int>(r.bottom() * dpr) - 1);
+        };
+        QCOMPARE(drift.flaggedGpus.size(), size_t { 16 });
+        QCOMPARE(edgePixel(24), qRgb(255, 255, 255)); // off its rack's majority
+        QCOMPARE(edgePixel(64), qRgb(255, 255, 255));
+        QVERIFY(edgePixel(0) != qRgb(255, 255, 255));
+
+        // The repeat-offender score (0 to 50, inferno) and the anomaly score (0 to 10).
+        for (const auto &[id, top] :
+            { std::pair { QStringLiteral("offender"), 50.0F }, std::pair { QStringLiteral("anomaly"), 10.0F } }) {
+            MetricInfo score;
+            score.id = id;
+            score.name = id;
+            score.unit = QStringLiteral("score");
+            score.colourMap = QStringLiteral("inferno");
+            score.rangeMax = top;
+            auto scores = std::make_shared<Frame>();
+            scores->sequence = 2;
+            scores->topologyGeneration = topology->generation;
+            std::vector<float> values(topology->gpuCount);
+            for (size_t g = 0; g < values.size(); ++g) {
+                values[g] = top * static_cast<float>(g) / 95.0F;
+            }
+            scores->planes.push_back({ id, values });
+            scores->health.assign(topology->gpuCount, health::Ok);
+            HeatmapView scoreView; // a view of its own: no transition from the layer's colours
+            scoreView.resize(640, 400);
+            scoreView.setTopology(topology);
+            scoreView.setMetric(score);
+            scoreView.setFrame(scores);
+            scoreView.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&scoreView));
+            QVERIFY(paint(scoreView));
+            image = scoreView.grabFramebuffer();
+            const ColorMap inferno = ColorMap::byName(QStringLiteral("inferno"));
+            for (int gpu : { 0, 40, 95 }) {
+                QVERIFY2(closeTo(pixelOf(scoreView, image, gpu), inferno.map(values[static_cast<size_t>(gpu)], 0, top)),
+                    qPrintable(QStringLiteral("%1 GPU %2: got %3, expected %4")
+                                   .arg(id)
+                                   .arg(gpu)
+                                   .arg(QColor(pixelOf(scoreView, image, gpu)).name(),
+                                       QColor(inferno.map(values[static_cast<size_t>(gpu)], 0, top)).name())));
+            }
+        }
     }
 
     void noValueIsHatchedNotColoured()
