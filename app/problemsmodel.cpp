@@ -84,6 +84,9 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
         return {};
     }
     if (role == Qt::ForegroundRole && index.column() == SeverityColumn) {
+        if (p->severity == EventSeverity::Info) {
+            return QColor(0x4a, 0x90, 0xd9); // information (a rollout under way): blue, not the warnings' amber
+        }
         return p->severity == EventSeverity::Critical ? QColor(0xd9, 0x53, 0x4f) : QColor(0xe0, 0x9a, 0x20);
     }
     if (role == Qt::TextAlignmentRole && index.column() == BlastColumn) {

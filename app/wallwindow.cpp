@@ -30,6 +30,15 @@ Q_LOGGING_CATEGORY(lcWall, "fleetscope.wall")
 namespace fleetscope {
 
 namespace {
+// A wall shows what is wrong: information (a rack half way through a driver rollout) stays on the desk.
+std::vector<Problem> wallProblems(std::vector<Problem> problems)
+{
+    problems.erase(std::remove_if(problems.begin(), problems.end(),
+                       [](const Problem &p) { return p.severity == EventSeverity::Info; }),
+        problems.end());
+    return problems;
+}
+
 const QString defaultMetric = QStringLiteral("gpu_temp");
 constexpr qint64 problemShownMs = 30000;
 constexpr qint64 summaryRefreshMs = 5 * 60 * 1000;
@@ -512,7 +521,7 @@ void WallWindow::showProblems()
 {
     const qint64 now = m_wallClock();
     m_problems->setProblems(
-        m_session->problems(now), m_session->client()->topology(), m_session->client()->jobs(), now);
+        wallProblems(m_session->problems(now)), m_session->client()->topology(), m_session->client()->jobs(), now);
 }
 
 void WallWindow::refreshMapNotes(bool stale)
