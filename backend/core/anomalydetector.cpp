@@ -185,6 +185,14 @@ void AnomalyDetector::rebuildGroups()
         if (now != before[g]) {
             st.settleLeft = static_cast<float>(m_options.settleSeconds);
             st.learning = st.anomalous == 0 && st.pendingSince < 0 ? 1 : 0;
+            if (st.learning != 0) {
+                // Its places with the old peers do not carry over (an idle rack's place is no place in a job's
+                // checkpoints): each phase is learnt afresh, from its first visit.
+                for (auto &usual : m_usual) {
+                    usual[g] = nan;
+                }
+                st.phaseLeft = {};
+            }
         }
     }
 }
@@ -221,8 +229,20 @@ void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetE
     }
     for (size_t k = 0; k < judged.size(); ++k) {
         const auto &plane = frame->plane(judged[k]);
-        if (plane.size() == m_shape.gpuCount) {
-            scoreMetric(k, plane, alpha, fast);
+        if (judged[k] == MetricId::MemTemp && plane.size() == m_shape.gpuCount) {
+            // Memory follows its GPU's die a minute late: judged is how far it runs above its own GPU.
+            const auto &gpu = frame->plane(MetricId::GpuTemp);
+            if (gpu.size() != m_shape.gpuCount) {
+                std::fill(m_score[k].begin(), m_score[k].end(), nan);
+                continue;
+            }
+            m_memAboveGpu.resize(plane.size());
+            for (size_t g = 0; g < plane.size(); ++g) {
+                m_memAboveGpu[g] = plane[g] - gpu[g];
+            }
+            scoreMetric(k, m_memAboveGpu, alpha, fast, static_cast<float>(dt));
+        } else if (plane.size() == m_shape.gpuCount) {
+            scoreMetric(k, plane, alpha, fast, static_cast<float>(dt));
         } else {
             std::fill(m_score[k].begin(), m_score[k].end(), nan);
         }
@@ -281,7 +301,7 @@ template <typename Take> float AnomalyDetector::groupMedian(const Group &group, 
     return m;
 }
 
-void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast)
+void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, float dt)
 {
     const float floor = floorOf(judged[k]);
     const float residualFloor = residualFloorOf(judged[k]);
@@ -337,17 +357,23 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
             continue;
         }
         auto &st = m_state[g];
-        float &b = m_usual[k * 2 + m_groupBusy[static_cast<size_t>(m_groupOf[g])]][g];
+        const uint8_t busy = m_groupBusy[static_cast<size_t>(m_groupOf[g])];
+        float &b = m_usual[k * 2 + busy][g];
         if (std::isnan(b)) {
-            // Its first time in this phase (or with these peers): learnt before it is judged, like a job change.
+            // Its first time in this phase: learnt before it is judged in it, over its own time in the phase (a job's
+            // idle phases come as checkpoints of a minute, each a transient: one visit would learn a transient).
             b = r;
             score[g] = nan;
-            st.settleLeft = static_cast<float>(m_options.settleSeconds);
-            st.learning = 1;
+            st.phaseLeft[busy] = static_cast<float>(m_options.settleSeconds);
         } else if (st.settleLeft > 0) {
             if (st.learning != 0) {
                 b += (r - b) * fast;
             }
+            score[g] = nan;
+        } else if (st.phaseLeft[busy] > 0) {
+            // The mean of its time in the phase so far.
+            const float seen = static_cast<float>(m_options.settleSeconds) - st.phaseLeft[busy];
+            b += (r - b) * (dt / (seen + dt));
             score[g] = nan;
         } else {
             score[g] = r - b;
@@ -368,7 +394,8 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
         const auto &st = m_state[g];
         const float r = m_residualScale[static_cast<size_t>(m_groupOf[g])];
         if (std::isnan(score[g])) {
-            score[g] = st.settleLeft > 0 && !std::isnan(deviation[g]) ? 0.0F : nan;
+            const uint8_t busy = m_groupBusy[static_cast<size_t>(m_groupOf[g])];
+            score[g] = (st.settleLeft > 0 || st.phaseLeft[busy] > 0) && !std::isnan(deviation[g]) ? 0.0F : nan;
         } else {
             score[g] /= r;
         }
@@ -399,6 +426,10 @@ void AnomalyDetector::persist(Frame *frame, double now, double dt, std::vector<F
             // Settling counts time with data only: a GPU without peers or readings has learnt nothing meanwhile.
             st.settleLeft = std::max(0.0F, st.settleLeft - static_cast<float>(dt));
             st.learning = st.settleLeft > 0 ? st.learning : 0;
+        }
+        float &phaseLeft = st.phaseLeft[m_groupBusy[static_cast<size_t>(m_groupOf[g])]];
+        if (any && phaseLeft > 0) {
+            phaseLeft = std::max(0.0F, phaseLeft - static_cast<float>(dt));
         }
         if (any && best >= m_options.startScore) {
             if (st.pendingSince < 0) {

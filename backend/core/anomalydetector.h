@@ -82,6 +82,7 @@ private:
         double quietSince = -1; // an anomalous GPU's score first fell below endScore, or -1
         double startedAt = 0;
         float settleLeft = 0; // seconds with data still to learn before it is judged
+        std::array<float, 2> phaseLeft {}; // the same for a phase (job idle, busy) first seen, before judged in it
         uint16_t pendingSamples = 0;
         uint8_t missed = 0; // consecutive samples below startScore in a pending run
         uint8_t learning = 0; // settling with a usual place of its own still to be learnt
@@ -91,7 +92,7 @@ private:
     void rebuildGroups();
     void updatePhases(const std::vector<float> &util, double dt);
     template <typename Take> float groupMedian(const Group &group, Take take, float *spread);
-    void scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast);
+    void scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, float dt);
     void persist(Frame *frame, double now, double dt, std::vector<FleetEvent> *events);
     FleetEvent describe(uint32_t gpu, double now, bool start) const;
 
@@ -116,6 +117,7 @@ private:
     std::array<std::vector<float>, judged.size()> m_scale;
     std::vector<float> m_residualScale; // per group, of the metric being scored
     std::vector<float> m_scratch;
+    std::vector<float> m_memAboveGpu; // memory temperature minus its GPU's, per GPU
     double m_lastCost = 0;
 };
 
