@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "service/summary.h"
 
+#include "common/health.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -41,6 +43,79 @@ void fill(pb::Rollup *out, const std::string &name, uint32_t gpus, const Totals 
     out->set_unhealthy_gpus(t.unhealthy);
     out->set_availability(t.totalHours > 0 ? t.onlineHours / t.totalHours : 0.0);
     out->set_failures(t.failures);
+}
+
+// Schedulable units, as GPU ranges: an NVL72 rack (one NVLink domain) whole, otherwise each node.
+std::vector<std::pair<uint32_t, uint32_t>> schedulableUnits(const FleetShape &shape)
+{
+    std::vector<std::pair<uint32_t, uint32_t>> units;
+    auto add = [&](uint32_t first, uint32_t count) {
+        if (count > 0 && first <= shape.gpuCount && count <= shape.gpuCount - first) {
+            units.emplace_back(first, count);
+        }
+    };
+    for (const auto &rack : shape.racks) {
+        if (rack.nodeCount == 0 || rack.firstNode + rack.nodeCount > shape.nodes.size()) {
+            continue;
+        }
+        if (rack.nvlinkDomain) {
+            const auto &last = shape.nodes[rack.firstNode + rack.nodeCount - 1];
+            const uint32_t first = shape.nodes[rack.firstNode].firstGpu;
+            add(first, last.firstGpu + last.gpuCount - first);
+        } else {
+            for (uint32_t k = rack.firstNode; k < rack.firstNode + rack.nodeCount; ++k) {
+                add(shape.nodes[k].firstGpu, shape.nodes[k].gpuCount);
+            }
+        }
+    }
+    return units;
+}
+
+// A unit's healthy GPUs in a frame: state OK with no ECC or XID flag (as the console's capacity at risk counts).
+uint32_t healthyIn(const Frame &f, std::pair<uint32_t, uint32_t> unit)
+{
+    uint32_t ok = 0;
+    for (uint32_t g = unit.first; g < unit.first + unit.second; ++g) {
+        const uint8_t h = f.health[g];
+        ok += health::stateOf(h) == health::Ok && (h & (health::eccFlag | health::xidFlag)) == 0 ? 1 : 0;
+    }
+    return ok;
+}
+
+// GPU-hours lost in units not fully healthy over the range, and the healthy units of the newest frame.
+void fillUnits(pb::Summary *summary, const FleetShape &shape, const std::vector<std::shared_ptr<const Frame>> &frames,
+    int64_t fromMs, int64_t toMs)
+{
+    const auto units = schedulableUnits(shape);
+    double lost = 0;
+    double stranded = 0;
+    uint32_t healthyAtEnd = 0;
+    for (size_t i = 0; i < frames.size(); ++i) {
+        const auto &f = *frames[i];
+        if (f.health.size() < shape.gpuCount) {
+            continue;
+        }
+        const int64_t start = std::max(fromMs, f.sampleTimeMs);
+        const int64_t until = std::min(toMs, i + 1 < frames.size() ? frames[i + 1]->sampleTimeMs : toMs);
+        const double hours = static_cast<double>(std::max<int64_t>(0, until - start)) / 3.6e6;
+        const bool last = i + 1 == frames.size();
+        if (hours <= 0 && !last) {
+            continue;
+        }
+        for (const auto &unit : units) {
+            const uint32_t ok = healthyIn(f, unit);
+            if (ok < unit.second) {
+                lost += unit.second * hours;
+                stranded += ok * hours;
+            } else if (last) {
+                ++healthyAtEnd;
+            }
+        }
+    }
+    summary->set_unit_gpu_hours_lost(lost);
+    summary->set_stranded_gpu_hours(stranded);
+    summary->set_units(static_cast<uint32_t>(units.size()));
+    summary->set_healthy_units_at_end(healthyAtEnd);
 }
 
 Totals sumRange(const std::vector<Totals> &perGpu, uint32_t first, uint32_t count)
@@ -88,6 +163,7 @@ pb::Summary summarise(const FleetShape &shape, const std::vector<std::shared_ptr
         summary.set_to_ms(toMs);
     }
     summary.set_frames(static_cast<uint32_t>(frames.size()));
+    fillUnits(&summary, shape, frames, fromMs, toMs);
     for (const auto &timed : events) {
         const auto &e = timed.event;
         if ((e.kind == FleetEvent::Kind::Xid || e.kind == FleetEvent::Kind::EccDoubleBit) && e.gpu >= 0
