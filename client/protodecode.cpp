@@ -350,4 +350,53 @@ FrameAssembler::Result FrameAssembler::add(const pb::FramePart &part)
     return result;
 }
 
+namespace {
+SummaryRollup decodeRollup(const pb::Rollup &r)
+{
+    return { QString::fromStdString(r.name()), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
+        r.idle_gpu_hours(), r.unhealthy_gpus(), r.availability(), r.failures() };
+}
+} // namespace
+
+std::shared_ptr<Summary> decodeSummary(const pb::Summary &answer, QString *failure)
+{
+    auto summary = std::make_shared<Summary>();
+    summary->fromMs = answer.from_ms();
+    summary->toMs = answer.to_ms();
+    summary->frames = answer.frames();
+    summary->fleet = decodeRollup(answer.fleet());
+    for (const auto &r : answer.rows()) {
+        summary->rows.push_back(decodeRollup(r));
+    }
+    for (const auto &r : answer.racks()) {
+        summary->racks.push_back(decodeRollup(r));
+    }
+    for (const auto &r : answer.jobs()) {
+        summary->jobs.push_back(decodeRollup(r));
+    }
+    for (const auto &o : answer.offenders()) {
+        summary->offenders.push_back({ o.gpu(), o.failures() });
+    }
+    summary->totalFailures = answer.total_failures();
+    const int repeat = std::min<int>(answer.repeat_offenders_size(), static_cast<int>(maxRepeatOffenders));
+    if (answer.repeat_offenders_size() > repeat) {
+        summary->problems << QStringLiteral("dropped %1 repeat offenders past the first %2")
+                                 .arg(answer.repeat_offenders_size() - repeat)
+                                 .arg(maxRepeatOffenders);
+    }
+    summary->repeatOffenders.reserve(static_cast<size_t>(repeat));
+    for (int i = 0; i < repeat; ++i) {
+        const auto &o = answer.repeat_offenders(i);
+        summary->repeatOffenders.push_back({ o.gpu(), o.score(), o.xids(), o.serious_xids(), o.ecc_double_bit(),
+            o.remapped_rows(), o.remapped_rows_correctable(), o.pcie_replays(), o.throttle_hours() });
+    }
+    summary->topPercentFailureShare = answer.top_percent_failure_share();
+    summary->unitHours
+        = { answer.unit_gpu_hours_lost(), answer.stranded_gpu_hours(), answer.units(), answer.healthy_units_at_end() };
+    if (!validateSummary(summary.get())) {
+        *failure = summary->problems.join(QStringLiteral("; "));
+    }
+    return summary;
+}
+
 } // namespace fleetscope

@@ -3,10 +3,12 @@
 
 // Internal to client/ (and its tests): turns wire messages into the plain model, checking everything.
 
+#include "client/summaryclient.h"
 #include "model/fleetmodel.h"
 
 #include <fleetscope/telemetry/v1/telemetry.pb.h>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -30,6 +32,11 @@ MetricInfo decodeMetricInfo(const pb::MetricInfo &info);
 // Jobs against the topology they were listed for. A job naming a GPU outside the topology, or a GPU twice, or a GPU
 // that another running job already holds, is dropped and described in *error (the rest are kept).
 JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error);
+
+// GetSummary's answer in plain types, checked by validateSummary (what was dropped is in problems; at most
+// maxRepeatOffenders repeat offenders are copied). *failure is set when nothing of it can be shown. The request's id
+// and range are left to the caller.
+std::shared_ptr<Summary> decodeSummary(const pb::Summary &answer, QString *failure);
 
 // Reassembles the parts of a frame into one Frame for a given topology. Feed parts in the order received; a part
 // that does not fit (wrong plane length, another GPU count, parts out of order, unknown encoding) drops the frame

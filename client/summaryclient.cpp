@@ -2,6 +2,7 @@
 #include "client/summaryclient.h"
 
 #include "client/grpcstatus.h"
+#include "client/protodecode.h"
 #include "client/rpcjobs.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -10,6 +11,7 @@
 #include <QLoggingCategory>
 #include <QThread>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -21,12 +23,6 @@ namespace fleetscope {
 namespace pb = fleetscope::telemetry::v1;
 
 namespace {
-SummaryRollup decode(const pb::Rollup &r)
-{
-    return { QString::fromStdString(r.name()), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
-        r.idle_gpu_hours(), r.unhealthy_gpus(), r.availability(), r.failures() };
-}
-
 // Empty when the rollup holds together for a fleet of fleetGpus GPUs.
 QString checkRollup(const SummaryRollup &r, uint32_t fleetGpus)
 {
@@ -47,6 +43,72 @@ QString checkRollup(const SummaryRollup &r, uint32_t fleetGpus)
         return QStringLiteral("%1 unhealthy GPUs of %2").arg(r.unhealthyGpus).arg(r.gpuCount);
     }
     return {};
+}
+void validateRepeatOffenders(Summary *s, uint32_t n)
+{
+    if (s->repeatOffenders.size() > maxRepeatOffenders) {
+        s->problems << QStringLiteral("dropped %1 repeat offenders past the first %2")
+                           .arg(s->repeatOffenders.size() - maxRepeatOffenders)
+                           .arg(maxRepeatOffenders);
+        s->repeatOffenders.resize(maxRepeatOffenders);
+    }
+    std::vector<SummaryRepeatOffender> kept;
+    std::set<uint32_t> seen;
+    for (const auto &o : s->repeatOffenders) {
+        const double parts[] = { o.score, o.xids, o.seriousXids, o.eccDoubleBit, o.remappedRows,
+            o.remappedRowsCorrectable, o.pcieReplays, o.throttleHours };
+        QString why;
+        if (o.gpu >= n) {
+            why = QStringLiteral("outside the fleet of %1").arg(n);
+        } else if (std::any_of(
+                       std::begin(parts), std::end(parts), [](double v) { return !std::isfinite(v) || v < 0; })) {
+            why = QStringLiteral("a score or count that is negative or not a number");
+        } else if (seen.count(o.gpu)) {
+            why = QStringLiteral("listed twice");
+        }
+        if (!why.isEmpty()) {
+            s->problems
+                << QStringLiteral("dropped repeat offender GPU %1 (score %2): %3").arg(o.gpu).arg(o.score).arg(why);
+            continue;
+        }
+        seen.insert(o.gpu);
+        kept.push_back(o);
+    }
+    s->repeatOffenders = std::move(kept);
+    if (!std::isfinite(s->topPercentFailureShare) || s->topPercentFailureShare < 0 || s->topPercentFailureShare > 1) {
+        s->problems
+            << QStringLiteral("dropped the worst 1 %'s failure share %1: outside 0..1").arg(s->topPercentFailureShare);
+        s->topPercentFailureShare = 0;
+    }
+}
+
+void validateUnitHours(Summary *s, uint32_t n)
+{
+    const auto &u = s->unitHours;
+    // Every GPU of the fleet lost for the whole range is the most there can be (a little slack for rounding).
+    const double rangeHours = static_cast<double>(std::max<int64_t>(0, s->toMs - s->fromMs)) / 3.6e6;
+    const double most = static_cast<double>(n) * rangeHours * (1 + 1e-9) + 1e-9;
+    QString why;
+    if (!std::isfinite(u.lostGpuHours) || !std::isfinite(u.strandedGpuHours) || u.lostGpuHours < 0
+        || u.strandedGpuHours < 0) {
+        why = QStringLiteral("GPU-hours negative or not a number");
+    } else if (u.lostGpuHours > most) {
+        why = QStringLiteral("more than the fleet's %1 GPU-hours over the range").arg(most);
+    } else if (u.strandedGpuHours > u.lostGpuHours) {
+        why = QStringLiteral("more stranded GPU-hours than lost");
+    } else if (u.units > n || u.healthyUnitsAtEnd > u.units) {
+        why = QStringLiteral("%1 healthy of %2 units in a fleet of %3 GPUs")
+                  .arg(u.healthyUnitsAtEnd)
+                  .arg(u.units)
+                  .arg(n);
+    }
+    if (!why.isEmpty()) {
+        s->problems << QStringLiteral("dropped the GPU-hours lost in units (%1 lost, %2 stranded): %3")
+                           .arg(u.lostGpuHours)
+                           .arg(u.strandedGpuHours)
+                           .arg(why);
+        s->unitHours = {};
+    }
 }
 } // namespace
 
@@ -105,40 +167,10 @@ bool validateSummary(Summary *s)
         kept.push_back(o);
     }
     s->offenders = std::move(kept);
+    validateRepeatOffenders(s, n);
+    validateUnitHours(s, n);
     return true;
 }
-
-namespace {
-// On a gRPC thread: the answer in plain types, checked; failure empty when it can be shown.
-SummaryPtr decodeSummary(quint64 id, int64_t fromMs, int64_t toMs, const pb::Summary &answer, QString *failure)
-{
-    auto summary = std::make_shared<Summary>();
-    summary->requestId = id;
-    summary->requestedFromMs = fromMs;
-    summary->requestedToMs = toMs;
-    summary->fromMs = answer.from_ms();
-    summary->toMs = answer.to_ms();
-    summary->frames = answer.frames();
-    summary->fleet = decode(answer.fleet());
-    for (const auto &r : answer.rows()) {
-        summary->rows.push_back(decode(r));
-    }
-    for (const auto &r : answer.racks()) {
-        summary->racks.push_back(decode(r));
-    }
-    for (const auto &r : answer.jobs()) {
-        summary->jobs.push_back(decode(r));
-    }
-    for (const auto &o : answer.offenders()) {
-        summary->offenders.push_back({ o.gpu(), o.failures() });
-    }
-    summary->totalFailures = answer.total_failures();
-    if (!validateSummary(summary.get())) {
-        *failure = summary->problems.join(QStringLiteral("; "));
-    }
-    return summary;
-}
-} // namespace
 
 SummaryClient::SummaryClient(const QString &address, QObject *parent)
     : SummaryClient(address, ChannelSecurity(), parent)
@@ -167,7 +199,11 @@ quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t top
             QString failure;
             SummaryPtr summary;
             if (status.ok()) {
-                summary = decodeSummary(id, fromMs, toMs, answer, &failure);
+                auto decoded = decodeSummary(answer, &failure);
+                decoded->requestId = id;
+                decoded->requestedFromMs = fromMs;
+                decoded->requestedToMs = toMs;
+                summary = std::move(decoded);
             } else {
                 failure = describeStatus(status);
             }

@@ -31,6 +31,32 @@ struct SummaryOffender
     uint64_t failures = 0;
 };
 
+// A GPU's lasting repeat-offender score and its parts (decayed counts, 7-day half-life: docs/OFFENDERS.md).
+struct SummaryRepeatOffender
+{
+    uint32_t gpu = 0; // dense index
+    double score = 0;
+    double xids = 0; // every XID, serious ones too
+    double seriousXids = 0;
+    double eccDoubleBit = 0;
+    double remappedRows = 0; // for uncorrectable errors
+    double remappedRowsCorrectable = 0;
+    double pcieReplays = 0;
+    double throttleHours = 0;
+};
+
+// The most repeat offenders a summary keeps (the backend lists at most as many).
+constexpr size_t maxRepeatOffenders = 1000;
+
+// Capacity lost in schedulable units (an HGX node, an NVL72 rack) over the summary's range.
+struct SummaryUnitHours
+{
+    double lostGpuHours = 0; // all GPUs of units not fully healthy, integrated over time
+    double strandedGpuHours = 0; // of those, on the units' healthy GPUs
+    uint32_t units = 0; // 0: the backend did not say (an older one)
+    uint32_t healthyUnitsAtEnd = 0;
+};
+
 // GetSummary's answer in plain types. The backend gives aggregates over one range only, no time series.
 struct Summary
 {
@@ -46,6 +72,9 @@ struct Summary
     std::vector<SummaryRollup> jobs;
     std::vector<SummaryOffender> offenders; // most failures first
     uint64_t totalFailures = 0;
+    std::vector<SummaryRepeatOffender> repeatOffenders; // highest lasting score first, as of the range's end
+    double topPercentFailureShare = 0; // of the decayed failures, the share the worst 1 % of GPUs carry, 0..1
+    SummaryUnitHours unitHours;
     QStringList problems; // parts dropped as malformed, for people
 };
 using SummaryPtr = std::shared_ptr<const Summary>;
@@ -53,8 +82,11 @@ using SummaryPtr = std::shared_ptr<const Summary>;
 // Checks a decoded summary and drops what does not hold together, describing each drop in summary->problems: rollups
 // with more GPUs than the fleet, a utilisation outside 0..100 %, an availability outside 0..1, negative or
 // non-finite hours, or more unhealthy GPUs than GPUs; offenders outside the fleet, without failures, out of order or
-// repeated; and offenders whose failures add up to more than the total. Returns false when the fleet rollup itself
-// is bad (nothing of the summary can be trusted then).
+// repeated; and offenders whose failures add up to more than the total; repeat offenders outside the fleet, repeated,
+// past the first maxRepeatOffenders or with a non-finite or negative score or part; a failure share outside 0..1 (0
+// then); unit hours that are not finite, negative, more than the fleet's GPU-hours over the range or fewer than their
+// stranded part, and more healthy units than units (all unit figures zeroed then). Returns false when the fleet rollup
+// itself is bad (nothing of the summary can be trusted then).
 bool validateSummary(Summary *summary);
 
 // GetSummary on a channel of its own to HOST:PORT (cancel, pending requests and the deadline: RpcClient).

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
@@ -315,6 +316,110 @@ private Q_SLOTS:
         QVERIFY(jobs->runningJobOn(4) == nullptr);
         QVERIFY(jobs->runningJobOn(1000) == nullptr);
         QCOMPARE(jobs->runningJobOfGpu.size(), size_t(64));
+    }
+
+    // GetSummary's repeat offenders, failure share and unit hours: what an untrusted backend sends is bounded.
+    static pb::Summary summaryOf(uint32_t gpus, int64_t hours)
+    {
+        pb::Summary s;
+        s.set_from_ms(0);
+        s.set_to_ms(hours * 3600000);
+        s.mutable_fleet()->set_name("fleet");
+        s.mutable_fleet()->set_gpu_count(gpus);
+        return s;
+    }
+
+    static pb::RepeatOffender *addRepeat(pb::Summary *s, uint32_t gpu, float score)
+    {
+        auto *o = s->add_repeat_offenders();
+        o->set_gpu(gpu);
+        o->set_score(score);
+        o->set_xids(score);
+        return o;
+    }
+
+    void summaryRepeatOffendersAreBounded()
+    {
+        pb::Summary answer = summaryOf(64, 24);
+        addRepeat(&answer, 5, 40.5F)->set_throttle_hours(2.5F);
+        addRepeat(&answer, 64, 30.0F); // past the fleet
+        addRepeat(&answer, 7, std::nanf(""));
+        addRepeat(&answer, 8, 20.0F)->set_pcie_replays(-1.0F);
+        addRepeat(&answer, 9, std::numeric_limits<float>::infinity());
+        addRepeat(&answer, 5, 10.0F); // listed twice
+        addRepeat(&answer, 63, 1.0F);
+        answer.set_top_percent_failure_share(0.72);
+        QString failure;
+        const auto s = decodeSummary(answer, &failure);
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
+        QCOMPARE(s->repeatOffenders.size(), size_t(2));
+        QCOMPARE(s->repeatOffenders[0].gpu, 5U);
+        QCOMPARE(s->repeatOffenders[0].score, 40.5);
+        QCOMPARE(s->repeatOffenders[0].xids, 40.5);
+        QCOMPARE(s->repeatOffenders[0].throttleHours, 2.5);
+        QCOMPARE(s->repeatOffenders[1].gpu, 63U);
+        QCOMPARE(s->topPercentFailureShare, 0.72);
+        QCOMPARE(s->problems.size(), 5);
+        QVERIFY(s->problems.filter(QStringLiteral("GPU 64")).first().contains(QStringLiteral("outside the fleet")));
+        QVERIFY(s->problems.filter(QStringLiteral("GPU 5 ")).first().contains(QStringLiteral("listed twice")));
+
+        // At most 1000 kept, the rest named as dropped; a share outside 0..1 is 0.
+        pb::Summary many = summaryOf(4096, 24);
+        for (uint32_t g = 0; g < 1500; ++g) {
+            addRepeat(&many, g, 2000.0F - static_cast<float>(g));
+        }
+        many.set_top_percent_failure_share(1.5);
+        const auto m = decodeSummary(many, &failure);
+        QVERIFY(failure.isEmpty());
+        QCOMPARE(m->repeatOffenders.size(), maxRepeatOffenders);
+        QCOMPARE(m->repeatOffenders.back().gpu, 999U);
+        QCOMPARE(m->topPercentFailureShare, 0.0);
+        QCOMPARE(m->problems.size(), 2);
+        QCOMPARE(m->problems[0], QStringLiteral("dropped 500 repeat offenders past the first 1000"));
+        QVERIFY(m->problems[1].contains(QStringLiteral("outside 0..1")));
+        many.set_top_percent_failure_share(std::nan(""));
+        QCOMPARE(decodeSummary(many, &failure)->topPercentFailureShare, 0.0);
+    }
+
+    void summaryUnitHoursAreChecked_data()
+    {
+        QTest::addColumn<double>("lost");
+        QTest::addColumn<double>("stranded");
+        QTest::addColumn<uint32_t>("units");
+        QTest::addColumn<uint32_t>("healthy");
+        QTest::addColumn<bool>("kept");
+        // 64 GPUs over 24 hours: at most 1,536 GPU-hours can be lost.
+        QTest::newRow("good") << 120.0 << 45.0 << 8U << 7U << true;
+        QTest::newRow("all lost") << 1536.0 << 0.0 << 8U << 0U << true;
+        QTest::newRow("more than the fleet has") << 1537.0 << 0.0 << 8U << 0U << false;
+        QTest::newRow("negative") << -1.0 << 0.0 << 8U << 8U << false;
+        QTest::newRow("NaN") << std::nan("") << 0.0 << 8U << 8U << false;
+        QTest::newRow("infinite stranded") << 10.0 << std::numeric_limits<double>::infinity() << 8U << 8U << false;
+        QTest::newRow("stranded above lost") << 10.0 << 11.0 << 8U << 8U << false;
+        QTest::newRow("more healthy than units") << 10.0 << 1.0 << 8U << 9U << false;
+        QTest::newRow("more units than GPUs") << 10.0 << 1.0 << 65U << 0U << false;
+    }
+
+    void summaryUnitHoursAreChecked()
+    {
+        QFETCH(double, lost);
+        QFETCH(double, stranded);
+        QFETCH(uint32_t, units);
+        QFETCH(uint32_t, healthy);
+        QFETCH(bool, kept);
+        pb::Summary answer = summaryOf(64, 24);
+        answer.set_unit_gpu_hours_lost(lost);
+        answer.set_stranded_gpu_hours(stranded);
+        answer.set_units(units);
+        answer.set_healthy_units_at_end(healthy);
+        QString failure;
+        const auto s = decodeSummary(answer, &failure);
+        QVERIFY(failure.isEmpty()); // the rest of the summary stands
+        QCOMPARE(s->problems.isEmpty(), kept);
+        QCOMPARE(s->unitHours.units, kept ? units : 0U);
+        QCOMPARE(s->unitHours.healthyUnitsAtEnd, kept ? healthy : 0U);
+        QCOMPARE(s->unitHours.lostGpuHours, kept ? lost : 0.0);
+        QCOMPARE(s->unitHours.strandedGpuHours, kept ? stranded : 0.0);
     }
 };
 
