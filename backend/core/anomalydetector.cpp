@@ -104,6 +104,7 @@ AnomalyDetector::AnomalyDetector(const FleetShape &shape, const Options &options
     for (size_t k = 0; k < judged.size(); ++k) {
         m_score[k].assign(n, nan);
         m_deviation[k].assign(n, nan);
+        m_inLine[k].assign(n, 0.0F);
     }
     m_jobsSignature = 1; // not that of the empty list: the first setJobs() builds the groups
     setJobs({});
@@ -359,10 +360,12 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
         auto &st = m_state[g];
         const uint8_t busy = m_groupBusy[static_cast<size_t>(m_groupOf[g])];
         float &b = m_usual[k * 2 + busy][g];
+        const bool odd = st.pendingSince >= 0 || st.anomalous != 0;
         if (std::isnan(b)) {
             // Its first time in this phase: learnt before it is judged in it, over its own time in the phase (a job's
-            // idle phases come as checkpoints of a minute, each a transient: one visit would learn a transient).
-            b = r;
+            // idle phases come as checkpoints of a minute, each a transient: one visit would learn a transient). Not
+            // while it is odd: that would learn the fault in force.
+            b = odd ? nan : r;
             score[g] = nan;
             st.phaseLeft[busy] = static_cast<float>(m_options.settleSeconds);
         } else if (st.settleLeft > 0) {
@@ -371,14 +374,27 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
             }
             score[g] = nan;
         } else if (st.phaseLeft[busy] > 0) {
-            // The mean of its time in the phase so far.
+            // The mean of its time in the phase so far (while it is in line).
             const float seen = static_cast<float>(m_options.settleSeconds) - st.phaseLeft[busy];
-            b += (r - b) * (dt / (seen + dt));
+            b += odd ? 0.0F : (r - b) * (dt / (seen + dt));
             score[g] = nan;
         } else {
             score[g] = r - b;
-            if (st.pendingSince < 0 && st.anomalous == 0) {
+            const float peers = scale[static_cast<size_t>(m_groupOf[g])];
+            float &inLine = m_inLine[k][g];
+            if (!odd) {
                 b += (r - b) * alpha;
+                inLine = 0;
+            } else if (std::fabs(r) <= peers && std::fabs(b) >= 2 * peers) {
+                // Odd only against a place far from its peers while it runs with them: that place was learnt while a
+                // fault was in force (a clock stuck low through a job change); after a while, in line is its place.
+                inLine += dt;
+                if (inLine >= m_options.relearnSeconds) {
+                    b = r;
+                    inLine = 0;
+                }
+            } else {
+                inLine = 0;
             }
         }
     }
@@ -428,7 +444,7 @@ void AnomalyDetector::persist(Frame *frame, double now, double dt, std::vector<F
             st.learning = st.settleLeft > 0 ? st.learning : 0;
         }
         float &phaseLeft = st.phaseLeft[m_groupBusy[static_cast<size_t>(m_groupOf[g])]];
-        if (any && phaseLeft > 0) {
+        if (any && phaseLeft > 0 && st.pendingSince < 0 && st.anomalous == 0) {
             phaseLeft = std::max(0.0F, phaseLeft - static_cast<float>(dt));
         }
         if (any && best >= m_options.startScore) {

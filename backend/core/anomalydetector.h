@@ -37,6 +37,9 @@ public:
         double clearSeconds = 120;
         double historySeconds = 1800; // time constant of where a GPU usually sits
         double settleSeconds = 300; // not judged for this long (with data) after joining a job or leaving one
+        // An odd GPU that runs with its peers (within their spread) while its place says it sits far from them
+        // (twice their spread) for this long takes its peers' value as its place.
+        float relearnSeconds = 300;
         uint8_t missesAllowed = 1; // samples below startScore that do not break a run towards persistSeconds
         uint32_t minPeers = 4; // fewer GPUs with data in a group: not judged against it
         uint32_t peerSample = 255; // medians of bigger groups from this many evenly spaced members
@@ -113,6 +116,7 @@ private:
     std::vector<uint8_t> m_groupBusy;
     std::array<std::vector<float>, judged.size()> m_score;
     std::array<std::vector<float>, judged.size()> m_deviation; // x - median, in the metric's unit
+    std::array<std::vector<float>, judged.size()> m_inLine; // seconds odd, but in line with its peers
     std::array<std::vector<float>, judged.size()> m_median;
     std::array<std::vector<float>, judged.size()> m_scale;
     std::vector<float> m_residualScale; // per group, of the metric being scored
