@@ -398,6 +398,25 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
             }
         }
     }
+    // A chassis's GPUs breathe its air, each the exhaust of those upstream: when one of them draws less (or its fans
+    // change), the others move together, by the same few degrees. Their common departure is the chassis's.
+    if (judged[k] == MetricId::GpuTemp || judged[k] == MetricId::MemTemp) {
+        for (const auto &node : m_shape.nodes) {
+            m_scratch.clear();
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                if (!std::isnan(score[g])) {
+                    m_scratch.push_back(score[g]);
+                }
+            }
+            if (m_scratch.size() < m_options.minPeers) {
+                continue;
+            }
+            const float common = medianOf(m_scratch);
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                score[g] -= common;
+            }
+        }
+    }
     // 4. How far residuals spread among the peers right now: small in a steady phase (each GPU's place is known), wide
     // while the group changes phase (GPUs follow at their own pace). A residual is judged in that unit.
     for (size_t gi = 0; gi < m_groups.size(); ++gi) {
