@@ -2,6 +2,7 @@
 #include "client/historyclient.h"
 
 #include "client/grpcstatus.h"
+#include "client/historydecode.h"
 #include "client/rpcjobs.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -28,35 +29,6 @@ namespace pb = fleetscope::telemetry::v1;
 namespace {
 // A closed event range is complete once the backend has had this long past its end to send what it holds.
 constexpr auto eventSettle = std::chrono::seconds(2);
-
-// The wire's numbers are EventKind's plus one, 0 being unspecified (common/events.h; tst_common holds the two enums
-// together).
-std::optional<FleetEvent::Kind> kindOf(pb::EventKind kind)
-{
-    const int index = static_cast<int>(kind) - 1;
-    if (index < 0 || index >= eventKindCount) {
-        return std::nullopt;
-    }
-    return static_cast<FleetEvent::Kind>(index);
-}
-
-// Checks one event against the fleet; empty when it is fine.
-QString checkEvent(const pb::Event &e, const Topology *topology)
-{
-    if (!kindOf(e.kind())) {
-        return QStringLiteral("event %1 has unknown kind %2").arg(e.sequence()).arg(static_cast<int>(e.kind()));
-    }
-    if (e.severity() < pb::SEVERITY_INFO || e.severity() > pb::SEVERITY_CRITICAL) {
-        return QStringLiteral("event %1 has unknown severity %2").arg(e.sequence()).arg(static_cast<int>(e.severity()));
-    }
-    if (e.gpu() < -1 || (topology && e.gpu() >= static_cast<int64_t>(topology->gpuCount))) {
-        return QStringLiteral("event %1 names GPU %2, outside the fleet").arg(e.sequence()).arg(e.gpu());
-    }
-    if (e.node() < -1 || (topology && e.node() >= static_cast<int64_t>(topology->nodes.size()))) {
-        return QStringLiteral("event %1 names node %2, outside the fleet").arg(e.sequence()).arg(e.node());
-    }
-    return {};
-}
 } // namespace
 
 std::vector<RangeSeries> assembleRange(
@@ -157,9 +129,7 @@ public:
         if (!ok) {
             return; // the stream has ended: OnDone follows
         }
-        m_raw.push_back({ m_part.metric_id(), { m_part.gpus().begin(), m_part.gpus().end() },
-            { m_part.sample_times_ms().begin(), m_part.sample_times_ms().end() },
-            { m_part.times_ms().begin(), m_part.times_ms().end() }, std::move(*m_part.mutable_values()) });
+        m_raw.push_back(rawRangePart(&m_part));
         StartRead(&m_part);
     }
 
@@ -236,38 +206,25 @@ public:
         if (!ok) {
             return;
         }
-        const pb::Event &e = m_event;
-        if (const QString problem = checkEvent(e, m_topology.get()); !problem.isEmpty() || e.time_ms() < m_lastTime) {
-            const QString message = problem.isEmpty()
-                ? QStringLiteral("dropped event %1: its time goes backwards").arg(e.sequence())
+        QString problem;
+        auto event = decodeEvent(m_event, m_topology.get(), &problem);
+        if (!event || event->timeMs < m_lastTime) {
+            const QString message = event
+                ? QStringLiteral("dropped event %1: its time goes backwards").arg(event->sequence)
                 : QStringLiteral("dropped %1").arg(problem);
             deliver([client = m_client, message] { Q_EMIT client->errorOccurred(message); });
             StartRead(&m_event);
             return;
         }
-        m_lastTime = e.time_ms();
-        if (m_untilMs != 0 && e.time_ms() > m_untilMs) {
+        m_lastTime = event->timeMs;
+        if (m_untilMs != 0 && event->timeMs > m_untilMs) {
             m_reachedEnd = true;
             context()->TryCancel(); // no further read: OnDone follows
             return;
         }
-        FleetEvent event;
-        event.timeMs = e.time_ms();
-        event.sequence = e.sequence();
-        event.kind = *kindOf(e.kind());
-        event.severity = static_cast<FleetEvent::Severity>(e.severity());
-        event.gpu = e.gpu();
-        event.node = e.node();
-        event.jobId = e.job_id();
-        event.xid = e.xid();
-        event.text = QString::fromStdString(e.text());
-        // A metric id names a catalogue entry: anything longer than one is not one (the backend is untrusted).
-        if (e.metric_id().size() <= 64) {
-            event.metric = QString::fromStdString(e.metric_id());
-        }
-        if (m_filter.matches(event)) {
+        if (m_filter.matches(*event)) {
             std::lock_guard lock(m_buffer->mutex);
-            m_buffer->pending.push_back(std::move(event));
+            m_buffer->pending.push_back(std::move(*event));
             if (!m_buffer->deliveryQueued) {
                 m_buffer->deliveryQueued = true;
                 deliver([client = m_client, id = id(), buffer = m_buffer] { deliverEvents(client, id, *buffer); });

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // HistoryClient against a real backend on 127.0.0.1 with an ephemeral port.
 #include "client/historyclient.h"
+#include "client/historydecode.h"
 #include "service/backendserver.h"
 #include "sim/scenario.h"
 #include "sim/simulatedfleet.h"
@@ -167,6 +168,44 @@ private Q_SLOTS:
         problems.clear();
         QVERIFY(assembleRange({ good("sm_clock", { 10 }) }, request, 8, &problems).empty());
         QVERIFY(problems.value(0).contains(QStringLiteral("not asked for")));
+    }
+
+    // StreamEvents' events against the fleet: a GPU or node past it, or an unknown kind or severity, is dropped with a
+    // reason; -1 is no GPU or node; without a topology only the sign is checked.
+    void eventsAreCheckedAgainstTheFleet()
+    {
+        auto topology = std::make_shared<Topology>();
+        topology->gpuCount = 8;
+        topology->nodes.resize(1);
+        const auto decode
+            = [](int kind, int severity, int64_t gpu, int64_t node, const Topology *fleet, QString *problem) {
+                  pb::Event e;
+                  e.set_sequence(9);
+                  e.set_kind(static_cast<pb::EventKind>(kind));
+                  e.set_severity(static_cast<pb::Severity>(severity));
+                  e.set_gpu(gpu);
+                  e.set_node(node);
+                  e.set_metric_id(std::string(65, 'x'));
+                  return decodeEvent(e, fleet, problem);
+              };
+        QString problem;
+        auto event = decode(pb::EVENT_KIND_XID, pb::SEVERITY_CRITICAL, 7, 0, topology.get(), &problem);
+        QVERIFY(event);
+        QCOMPARE(event->kind, EventKind::Xid);
+        QCOMPARE(event->severity, EventSeverity::Critical);
+        QCOMPARE(event->gpu, int64_t(7));
+        QVERIFY(event->metric.isEmpty()); // over 64 bytes: no catalogue id
+        QVERIFY(decode(pb::EVENT_KIND_NODE_DOWN, pb::SEVERITY_INFO, -1, -1, topology.get(), &problem));
+        QVERIFY(!decode(pb::EVENT_KIND_XID, pb::SEVERITY_INFO, 8, 0, topology.get(), &problem));
+        QCOMPARE(problem, QStringLiteral("event 9 names GPU 8, outside the fleet"));
+        QVERIFY(!decode(pb::EVENT_KIND_XID, pb::SEVERITY_INFO, 0, 1, topology.get(), &problem));
+        QCOMPARE(problem, QStringLiteral("event 9 names node 1, outside the fleet"));
+        QVERIFY(!decode(pb::EVENT_KIND_XID, pb::SEVERITY_INFO, -2, 0, nullptr, &problem));
+        QVERIFY(!decode(pb::EVENT_KIND_UNSPECIFIED, pb::SEVERITY_INFO, 0, 0, topology.get(), &problem));
+        QVERIFY(problem.contains(QStringLiteral("unknown kind")));
+        QVERIFY(!decode(pb::EVENT_KIND_XID, 3, 0, 0, topology.get(), &problem));
+        QVERIFY(problem.contains(QStringLiteral("unknown severity")));
+        QVERIFY(decode(pb::EVENT_KIND_XID, pb::SEVERITY_INFO, 1000, 1000, nullptr, &problem));
     }
 
     void backendErrorsAreReported()
