@@ -93,7 +93,9 @@ std::vector<RangeSeries> assembleRange(
         it->sampleTimes.insert(it->sampleTimes.end(), part.sampleTimes.begin(), part.sampleTimes.end());
         const size_t at = it->values.size();
         it->values.resize(at + rows * part.gpus.size());
-        std::memcpy(it->values.data() + at, part.values.data(), part.values.size());
+        if (!part.values.empty()) { // a metric without rows comes as one part without values (memcpy from null: UB)
+            std::memcpy(it->values.data() + at, part.values.data(), part.values.size());
+        }
     }
     return out;
 }

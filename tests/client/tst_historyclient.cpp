@@ -170,6 +170,24 @@ private Q_SLOTS:
         QVERIFY(problems.value(0).contains(QStringLiteral("not asked for")));
     }
 
+    // The service sends one part without rows for a metric that has none: an empty series, not a memcpy from a null
+    // pointer (undefined behaviour that the asan preset and fuzz_answers stop on; fuzz/regressions/answers).
+    void aMetricWithoutRowsIsAnEmptySeries()
+    {
+        RangeRequest request;
+        request.metricIds = { QStringLiteral("gpu_temp") };
+        request.gpus = { 2 };
+        RawRangePart empty;
+        empty.metricId = "gpu_temp";
+        empty.gpus = request.gpus;
+        QStringList problems;
+        const auto series = assembleRange({ empty, empty }, request, 8, &problems);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QStringLiteral("; "))));
+        QCOMPARE(series.size(), size_t(1));
+        QCOMPARE(series[0].rows(), size_t(0));
+        QVERIFY(series[0].values.empty());
+    }
+
     // StreamEvents' events against the fleet: a GPU or node past it, or an unknown kind or severity, is dropped with a
     // reason; -1 is no GPU or node; without a topology only the sign is checked.
     void eventsAreCheckedAgainstTheFleet()
