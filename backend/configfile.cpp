@@ -28,9 +28,15 @@ bool readConfigFile(const std::string &path, std::vector<ConfigArgument> *out, s
         *error = fmt::format("the configuration file '{}' is over 1 MiB", path);
         return false;
     }
+    return parseConfigText(text, path, out, error);
+}
+
+bool parseConfigText(
+    std::string_view text, const std::string &path, std::vector<ConfigArgument> *out, std::string *error)
+{
     YAML::Node root;
     try {
-        root = YAML::Load(text);
+        root = YAML::Load(std::string(text));
     } catch (const YAML::Exception &e) {
         *error = fmt::format("{}:{}: not YAML: {}", path, e.mark.line + 1, e.msg);
         return false;

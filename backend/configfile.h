@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -22,6 +23,9 @@ struct ConfigArgument
     int line = 0; // 1-based, for messages
 };
 bool readConfigFile(const std::string &path, std::vector<ConfigArgument> *out, std::string *error);
+// The same from the file's text (at most 1 MiB, as readConfigFile has read it); path names it in errors.
+bool parseConfigText(
+    std::string_view text, const std::string &path, std::vector<ConfigArgument> *out, std::string *error);
 
 // The configuration file named by the last --config in args, else defaultConfig if it exists and --no-config is not
 // given; empty: none.

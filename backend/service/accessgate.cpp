@@ -45,6 +45,31 @@ TokenFile::Digest TokenFile::digest(std::string_view text)
     return out;
 }
 
+bool TokenFile::parse(std::string_view text, std::string_view path, std::vector<Digest> *digests, std::string *error)
+{
+    digests->clear();
+    std::istringstream lines { std::string(text) };
+    size_t lineNumber = 0;
+    for (std::string line; std::getline(lines, line);) {
+        ++lineNumber;
+        const auto token = trimmed(line);
+        if (token.empty() || token.front() == '#') {
+            continue;
+        }
+        if (token.size() > maxTokenBytes || token.find_first_of(" \t") != std::string_view::npos) {
+            *error = fmt::format("the token file '{}', line {}: a token is one word of at most {} bytes", path,
+                lineNumber, maxTokenBytes);
+            return false;
+        }
+        digests->push_back(digest(token));
+    }
+    if (digests->empty()) {
+        *error = fmt::format("the token file '{}' holds no token", path);
+        return false;
+    }
+    return true;
+}
+
 bool TokenFile::load(std::string *error)
 {
     std::lock_guard lock(m_mutex);
@@ -67,23 +92,7 @@ bool TokenFile::load(std::string *error)
         return false;
     }
     std::vector<Digest> digests;
-    std::istringstream lines(text.str());
-    size_t lineNumber = 0;
-    for (std::string line; std::getline(lines, line);) {
-        ++lineNumber;
-        const auto token = trimmed(line);
-        if (token.empty() || token.front() == '#') {
-            continue;
-        }
-        if (token.size() > maxTokenBytes || token.find_first_of(" \t") != std::string_view::npos) {
-            *error = fmt::format("the token file '{}', line {}: a token is one word of at most {} bytes", m_path,
-                lineNumber, maxTokenBytes);
-            return false;
-        }
-        digests.push_back(digest(token));
-    }
-    if (digests.empty()) {
-        *error = fmt::format("the token file '{}' holds no token", m_path);
+    if (!parse(text.str(), m_path, &digests, error)) {
         return false;
     }
     m_digests = std::move(digests);

@@ -38,6 +38,9 @@ public:
     size_t count();
 
     static Digest digest(std::string_view text);
+    // The digests of the tokens in a token file's text (what load() reads the file with); false with an error naming
+    // path (for messages only) and the line when a line is not one token, or when the text holds none.
+    static bool parse(std::string_view text, std::string_view path, std::vector<Digest> *digests, std::string *error);
 
 private:
     void reloadIfChanged();
