@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes the seed corpora, fuzz/corpus/<target>/, from the real encoders (topology and frame parts as the backend
-// sends them, remote-write bodies as a sender builds them) and a few answers and files by hand. Run once, by hand:
+// Writes the seed corpora, fuzz/corpus/<target>/, from the real encoders (topology and frame parts and QueryRange
+// parts' headers as the backend sends them, remote-write bodies as a sender builds them) and a few answers, requests
+// and files by hand. Run once, by hand:
 //   build/fuzz/bin/fuzz_seeds .     (from the source tree; the files are checked in)
 #include "core/fleetshape.h"
 #include "core/frame.h"
+#include "core/metriccatalog.h"
 #include "fuzz/fuzzinput.h"
 #include "service/frameencoder.h"
+#include "service/summary.h"
 
 #include "prometheus/remote.pb.h"
 
 #include <snappy.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -253,6 +257,185 @@ void topologyFileSeeds()
               "          - name: r07-k02\n            nvlinkDomain: false\n            hosts:\n              - n03\n");
 }
 
+// --- httphead: one connection's bytes, requests one after another.
+
+void httpHeadSeeds()
+{
+    write("httphead", "scrape",
+        "GET /metrics HTTP/1.1\r\nHost: r01-k01-n01:9400\r\nUser-Agent: Prometheus/2.53.0\r\n"
+        "Accept: application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.4,*/*;q=0.1\r\n"
+        "Accept-Encoding: gzip\r\nX-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n");
+    write("httphead", "scrapes-pipelined",
+        "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\nHEAD /metrics HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    write("httphead", "remote-write",
+        "POST /api/v1/write HTTP/1.1\r\nHost: fleetscope:9201\r\nContent-Encoding: snappy\r\n"
+        "Content-Type: application/x-protobuf\r\nX-Prometheus-Remote-Write-Version: 0.1.0\r\nContent-Length: 5\r\n"
+        "\r\nabcdePOST /api/v1/write HTTP/1.1\r\nContent-Length: 0\r\nExpect: 100-continue\r\n\r\n");
+    write("httphead", "http10-keep-alive",
+        "GET /metrics?x=1 HTTP/1.0\r\nConnection: Keep-Alive, Upgrade\r\n\r\nGET / HTTP/1.0\r\n\r\n");
+    write("httphead", "chunked",
+        "POST /api/v1/write HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n");
+}
+
+// --- answers: a mode byte (fuzz_answers.cpp: answer, topology, none), then messages with length prefixes, for the
+// topologies of 8 and 64 HGX GPUs.
+
+void answerSeeds()
+{
+    // QueryRange: the request, then parts as the service writes them.
+    const auto rangeSeed = [](const char *name, uint8_t mode, const std::vector<MetricId> &metrics,
+                               const std::vector<uint32_t> &gpus, size_t rows, size_t rowsPerPart) {
+        pb::QueryRangeRequest query;
+        for (const MetricId m : metrics) {
+            query.add_metric_ids(metricCatalog()[static_cast<size_t>(m)].key);
+        }
+        *query.mutable_gpus() = { gpus.begin(), gpus.end() };
+        query.set_from_ms(1'700'000'000'000);
+        query.set_to_ms(1'700'000'000'000 + static_cast<int64_t>(rows) * 15'000);
+        query.set_step_ms(15'000);
+        std::string input(1, static_cast<char>(mode));
+        appendPart(&input, query.SerializeAsString());
+        for (const MetricId m : metrics) {
+            for (size_t r0 = 0; r0 < rows || r0 == 0; r0 += rowsPerPart) {
+                auto part = rangePartHeader(m, gpus);
+                const size_t r1 = std::min(rows, r0 + rowsPerPart);
+                std::vector<float> values;
+                for (size_t r = r0; r < r1; ++r) {
+                    part.add_times_ms(query.from_ms() + static_cast<int64_t>(r) * 15'000);
+                    part.add_sample_times_ms(query.from_ms() + static_cast<int64_t>(r) * 15'000 - 700);
+                    for (size_t c = 0; c < gpus.size(); ++c) {
+                        values.push_back(r == 1 && c == 0 ? std::numeric_limits<float>::quiet_NaN()
+                                                          : static_cast<float>(40 + r + c));
+                    }
+                }
+                part.set_values(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+                appendPart(&input, part.SerializeAsString());
+                if (rows == 0) {
+                    break;
+                }
+            }
+        }
+        write("answers", name, input);
+    };
+    rangeSeed("range-8", 0, { MetricId::GpuTemp, MetricId::Power }, { 0, 3, 7 }, 6, 4);
+    rangeSeed("range-64", 4, { MetricId::GpuUtil }, { 10, 11, 12, 40, 63 }, 3, 3);
+    rangeSeed("range-empty", 0x10, { MetricId::GpuTemp }, { 2 }, 0, 1);
+
+    // StreamEvents: events as the service writes them (telemetryservice.cpp).
+    const auto event = [](int64_t time, uint64_t sequence, pb::EventKind kind, pb::Severity severity, int64_t gpu,
+                           int64_t node, uint64_t job, uint32_t xid, const char *text, const char *metric) {
+        pb::Event e;
+        e.set_time_ms(time);
+        e.set_sequence(sequence);
+        e.set_kind(kind);
+        e.set_severity(severity);
+        e.set_gpu(gpu);
+        e.set_node(node);
+        e.set_job_id(job);
+        e.set_xid(xid);
+        e.set_text(text);
+        e.set_metric_id(metric);
+        return e.SerializeAsString();
+    };
+    const int64_t t0 = 1'700'000'000'000;
+    std::string events(1, '\1');
+    appendPart(&events,
+        event(t0, 1, pb::EVENT_KIND_XID, pb::SEVERITY_CRITICAL, 5, 0, 0, 79,
+            "XID 79 on r01-k01-n01 GPU 5: GPU has fallen off the bus", ""));
+    appendPart(
+        &events, event(t0 + 1000, 2, pb::EVENT_KIND_NODE_DOWN, pb::SEVERITY_CRITICAL, -1, 0, 0, 0, "node down", ""));
+    appendPart(&events,
+        event(t0 + 2000, 3, pb::EVENT_KIND_ANOMALY_START, pb::SEVERITY_WARNING, 7, 0, 4711, 0,
+            "GPU 7 runs hot against its job's peers", "gpu_temp"));
+    appendPart(
+        &events, event(t0 + 3000, 4, pb::EVENT_KIND_JOB_END, pb::SEVERITY_INFO, -1, -1, 4711, 0, "job ended", ""));
+    write("answers", "events-8", events);
+    events[0] = static_cast<char>(0x11); // without a topology
+    write("answers", "events-none", events);
+
+    // ListJobs: running jobs, then an ended one on GPUs a running one holds now.
+    pb::ListJobsResponse jobs;
+    const auto job = [&jobs](uint64_t id, const char *name, const std::vector<uint32_t> &gpus, int64_t end) {
+        auto *j = jobs.add_jobs();
+        j->set_id(id);
+        j->set_name(name);
+        j->set_owner("ada");
+        *j->mutable_gpus() = { gpus.begin(), gpus.end() };
+        j->set_start_time_ms(1'700'000'000'000);
+        j->set_last_checkpoint_ms(end == 0 ? 1'700'000'600'000 : 0);
+        j->set_end_time_ms(end);
+    };
+    job(4711, "train-llm", { 0, 1, 2, 3 }, 0);
+    job(4712, "eval", { 4, 5 }, 0);
+    job(4700, "old", { 0, 1, 6 }, 1'699'999'000'000);
+    std::string jobsInput(1, static_cast<char>(2 | 4)); // 64 GPUs
+    appendPart(&jobsInput, jobs.SerializeAsString());
+    write("answers", "jobs-64", jobsInput);
+    jobsInput[0] = 2; // 8 GPUs
+    write("answers", "jobs-8", jobsInput);
+
+    // GetSummary: the backend's summarise over three frames of 64 GPUs, an XID and a job, with two repeat offenders.
+    const FleetShape shape = FleetShape::forGpuCount(64);
+    std::vector<std::shared_ptr<const Frame>> frames;
+    for (uint64_t i = 1; i <= 3; ++i) {
+        frames.push_back(std::make_shared<Frame>(frameOf(i, 64)));
+    }
+    TimedEvent xid;
+    xid.sequence = 1;
+    xid.timeMs = frames[1]->sampleTimeMs;
+    xid.event.kind = FleetEvent::Kind::Xid;
+    xid.event.severity = FleetEvent::Severity::Critical;
+    xid.event.gpu = 3;
+    xid.event.node = 0;
+    xid.event.xid = 79;
+    JobInfo train;
+    train.id = 4711;
+    train.name = "train-llm";
+    train.owner = "ada";
+    train.gpuCount = 16;
+    train.startMs = frames[0]->sampleTimeMs;
+    pb::Summary answer
+        = summarise(shape, frames, { xid }, { train }, frames[0]->sampleTimeMs, frames[2]->sampleTimeMs + 1000, 20);
+    for (const auto &[gpu, score] : std::vector<std::pair<uint32_t, double>> { { 3, 4.5 }, { 17, 1.25 } }) {
+        auto *o = answer.add_repeat_offenders();
+        o->set_gpu(gpu);
+        o->set_score(score);
+        o->set_xids(score);
+        o->set_serious_xids(1);
+        o->set_throttle_hours(0.5);
+    }
+    answer.set_top_percent_failure_share(0.4);
+    std::string summaryInput(1, static_cast<char>(3 | 4));
+    appendPart(&summaryInput, answer.SerializeAsString());
+    write("answers", "summary-64", summaryInput);
+}
+
+// --- tokenfile: the file's text.
+
+void tokenFileSeeds()
+{
+    write("tokenfile", "two-tokens",
+        "# console tokens, one per line\n3q2+7w==AbCdEf0123456789\n\n  console-wall-7f3a  \r\n#retired: old\n");
+    write("tokenfile", "one-token", "s3cr3t-t0k3n");
+    write("tokenfile", "comments-only", "# none yet\n\n");
+}
+
+// --- configfile: a mode byte (fuzz_configfile.cpp: even the text alone, odd through the command line), then the
+// file.
+
+void configFileSeeds()
+{
+    const std::string packaged = readText(g_root / "packaging" / "backend.yaml");
+    write("configfile", "packaged-text", std::string(1, '\0') + packaged);
+    write("configfile", "packaged-options", std::string(1, '\1') + packaged);
+    const std::string small = "listen: 127.0.0.1:50051\ngpus: 512\nscenario: cooling-failure\n"
+                              "insecure-listen: true\nexporter-listen: \"127.0.0.1:9400\"\n";
+    write("configfile", "small-text", std::string(1, '\0') + small);
+    write("configfile", "small-options", std::string(1, '\1') + small);
+    write("configfile", "bad-flag", std::string(1, '\1') + "insecure-listen: maybe\n");
+    write("configfile", "list", std::string(1, '\0') + "allow:\n  - 10.0.0.0/8\n  - 192.168.0.0/16\ngpus: [1, 2]\n");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -267,5 +450,9 @@ int main(int argc, char **argv)
     framePartSeeds();
     promJsonSeeds();
     topologyFileSeeds();
+    httpHeadSeeds();
+    answerSeeds();
+    tokenFileSeeds();
+    configFileSeeds();
     return 0;
 }
