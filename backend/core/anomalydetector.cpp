@@ -379,19 +379,24 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
             b += odd ? 0.0F : (r - b) * (dt / (seen + dt));
             score[g] = nan;
         } else {
-            score[g] = r - b;
             const float peers = scale[static_cast<size_t>(m_groupOf[g])];
             float &inLine = m_inLine[k][g];
+            if (st.relearn != 0) {
+                b = r; // another metric found its places learnt during a fault: all are learnt again from here
+            }
+            score[g] = r - b;
             if (!odd) {
                 b += (r - b) * alpha;
                 inLine = 0;
             } else if (std::fabs(r) <= peers && std::fabs(b) >= 2 * peers) {
                 // Odd only against a place far from its peers while it runs with them: that place was learnt while a
-                // fault was in force (a clock stuck low through a job change); after a while, in line is its place.
+                // fault was in force (a clock stuck low through a job change); after a while, in line is its place,
+                // and its other places in this phase (learnt during the same fault) are taken from where it is.
                 inLine += dt;
                 if (inLine >= m_options.relearnSeconds) {
                     b = r;
                     inLine = 0;
+                    st.relearn = 2;
                 }
             } else {
                 inLine = 0;
@@ -462,6 +467,7 @@ void AnomalyDetector::persist(Frame *frame, double now, double dt, std::vector<F
             st.settleLeft = std::max(0.0F, st.settleLeft - static_cast<float>(dt));
             st.learning = st.settleLeft > 0 ? st.learning : 0;
         }
+        st.relearn = st.relearn > 0 ? st.relearn - 1 : 0; // 2 set this frame: the next frame re-learns
         float &phaseLeft = st.phaseLeft[m_groupBusy[static_cast<size_t>(m_groupOf[g])]];
         if (any && phaseLeft > 0 && st.pendingSince < 0 && st.anomalous == 0) {
             phaseLeft = std::max(0.0F, phaseLeft - static_cast<float>(dt));

@@ -90,6 +90,7 @@ private:
         uint8_t missed = 0; // consecutive samples below startScore in a pending run
         uint8_t learning = 0; // settling with a usual place of its own still to be learnt
         uint8_t anomalous = 0;
+        uint8_t relearn = 0; // its places in the current phase are taken from where it is in the next frame
         uint8_t metric = 0; // index into judged of the metric that started it
     };
     void rebuildGroups();
