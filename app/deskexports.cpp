@@ -6,6 +6,7 @@
 #include "model/csvexport.h"
 #include "model/navigation.h"
 #include "widgets/heatmap/heatmapview.h"
+#include "widgets/summary/summaryview.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -46,6 +47,27 @@ void DeskExports::addActionsTo(QMenu *menu)
             = askFile(tr("Export time series"), QStringLiteral("fleetscope-series.csv"), tr("CSV files (*.csv)"));
         if (!file.isEmpty()) {
             exportTimeSeriesTo(file);
+        }
+    });
+}
+
+void DeskExports::addSummaryActionsTo(QMenu *menu, SummaryView *summary)
+{
+    menu->addAction(tr("Export the &offenders (most failures) as CSV…"), this, [this, summary] {
+        const QString file
+            = askFile(tr("Export offenders"), QStringLiteral("fleetscope-offenders.csv"), tr("CSV files (*.csv)"));
+        if (!file.isEmpty()) {
+            Q_EMIT finished(
+                file, summary->exportOffendersCsv(file), tr("%L1 GPUs").arg(summary->figures().worst.size()));
+        }
+    });
+    menu->addAction(tr("Export the &repeat offenders (lasting score) as CSV…"), this, [this, summary] {
+        const QString file = askFile(
+            tr("Export repeat offenders"), QStringLiteral("fleetscope-repeat-offenders.csv"), tr("CSV files (*.csv)"));
+        if (!file.isEmpty()) {
+            const auto week = summary->weekSummary();
+            Q_EMIT finished(file, summary->exportRepeatOffendersCsv(file),
+                tr("%L1 GPUs").arg(week ? week->repeatOffenders.size() : 0));
         }
     });
 }

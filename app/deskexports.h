@@ -15,10 +15,11 @@ namespace fleetscope {
 
 class ConsoleSession;
 class MapPage;
+class SummaryView;
 
 // File > Export: the map as PNG, the values of the current place as CSV, the time series of the selection from the
-// flight recorder as CSV. The files are written on a worker thread (a million rows, or hundreds of frames decoded
-// from the recorder, take seconds); the result comes back as finished().
+// flight recorder as CSV, the summary's offender lists as CSV. The files are written on a worker thread (a million
+// rows, or hundreds of frames decoded from the recorder, take seconds); the result comes back as finished().
 class DeskExports : public QObject
 {
     Q_OBJECT
@@ -28,6 +29,9 @@ public:
     ~DeskExports() override;
 
     void addActionsTo(QMenu *menu);
+    // The summary page's lists as CSV: the offenders by failures and the repeat offenders (lasting score). At most
+    // 1000 rows each, written on the GUI thread.
+    void addSummaryActionsTo(QMenu *menu, SummaryView *summary);
     // Without a dialog (tests, scripts): write to a file chosen beforehand.
     void exportValuesTo(const QString &file);
     void exportTimeSeriesTo(const QString &file);

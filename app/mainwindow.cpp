@@ -109,6 +109,15 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
             m_summaryTimer.stop();
         }
     });
+    // A GPU clicked in the summary's offender lists: the map drills to it, as the problems list does.
+    connect(m_summary, &SummaryView::gpuChosen, this, [this](uint32_t gpu) {
+        const TopologyPtr topology = m_session->client()->topology();
+        if (!topology || gpu >= topology->gpuCount) {
+            return;
+        }
+        showSummary(false);
+        navigation()->goTo(Place::gpu(gpu));
+    });
     connect(m_summary, &SummaryView::errorOccurred, this,
         [this](const QString &message) { statusBar()->showMessage(message, 15000); });
 
@@ -269,6 +278,7 @@ void MainWindow::makeMenus()
     file->addAction(tr("&Connect to backend…"), this, &MainWindow::openConnectionDialog);
     file->addSeparator();
     m_exports->addActionsTo(file);
+    m_exports->addSummaryActionsTo(file, m_summary);
     file->addSeparator();
     file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 

@@ -347,6 +347,25 @@ private Q_SLOTS:
         QVERIFY(refreshed.wait(60000));
         QCOMPARE(m_window->summary()->figures().gpus, topology()->gpuCount);
         QVERIFY(m_window->summary()->figures().dayUtilisation > 0);
+        // A GPU chosen in the summary's offender lists drills the map to it; one outside the fleet is ignored.
+        m_window->navigation()->goTo(Place::fleet());
+        Q_EMIT m_window->summary()->gpuChosen(topology()->gpuCount);
+        QVERIFY(m_window->isSummaryShown());
+        QCOMPARE(m_window->navigation()->current(), Place::fleet());
+        Q_EMIT m_window->summary()->gpuChosen(21);
+        QVERIFY(!m_window->isSummaryShown());
+        QCOMPARE(m_window->navigation()->current(), Place::gpu(21));
+        m_window->navigation()->goTo(Place::fleet());
+        // File > Export has both offender lists.
+        QStringList exports;
+        for (QAction *action : m_window->menuBar()->actions().constFirst()->menu()->actions()) {
+            exports << action->text().remove(QLatin1Char('&'));
+        }
+        QVERIFY2(exports.contains(QStringLiteral("Export the repeat offenders (lasting score) as CSV…")),
+            qPrintable(exports.join(QLatin1Char('|'))));
+        QVERIFY(exports.contains(QStringLiteral("Export the offenders (most failures) as CSV…")));
+        // Back to the map as the next tests expect it (the summary's page hides the detail the drill opened).
+        m_window->showSummary(true);
         m_window->showSummary(false);
     }
 

@@ -43,6 +43,28 @@ QByteArray offendersCsv(const SummaryFigures &figures, const Topology *topology)
     return out;
 }
 
+QByteArray repeatOffendersCsv(const std::vector<SummaryRepeatOffender> &offenders, const Topology *topology)
+{
+    QByteArray out = "gpu,hostname,gpu_on_node,score,xids,serious_xids,ecc_double_bit,remapped_rows,"
+                     "remapped_rows_correctable,pcie_replays,throttle_hours\r\n";
+    for (const auto &o : offenders) {
+        QByteArray host;
+        QByteArray onNode;
+        if (topology && o.gpu < topology->gpuCount) {
+            const auto &node = topology->nodeOf(o.gpu);
+            host = CsvExport::field(node.hostname);
+            onNode = QByteArray::number(o.gpu - node.firstGpu);
+        }
+        out += QByteArray::number(o.gpu) + ',' + host + ',' + onNode;
+        for (const double v : { o.score, o.xids, o.seriousXids, o.eccDoubleBit, o.remappedRows,
+                 o.remappedRowsCorrectable, o.pcieReplays, o.throttleHours }) {
+            out += ',' + QByteArray::number(v, 'f', 3);
+        }
+        out += "\r\n";
+    }
+    return out;
+}
+
 QString writeFile(const QString &path, const QByteArray &contents)
 {
     QFile file(path);

@@ -24,6 +24,10 @@ namespace SummaryReport {
 // RFC 4180, CRLF: gpu (fleet index), hostname, gpu_on_node (both empty without a topology), failures, share of the
 // week's failures.
 QByteArray offendersCsv(const SummaryFigures &figures, const Topology *topology);
+// The repeat offenders as listed (at most maxRepeatOffenders rows), RFC 4180, CRLF: gpu, hostname, gpu_on_node (both
+// empty without a topology), score, xids, serious_xids, ecc_double_bit, remapped_rows, remapped_rows_correctable,
+// pcie_replays, throttle_hours (decayed counts, 3 decimals).
+QByteArray repeatOffendersCsv(const std::vector<SummaryRepeatOffender> &offenders, const Topology *topology);
 QString writeFile(const QString &path, const QByteArray &contents);
 
 // What the PDF says: the figures as sentences, the charts as shown on screen (QChartView::render on a printer lays a

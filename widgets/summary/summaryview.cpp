@@ -2,8 +2,10 @@
 #include "widgets/summary/summaryview.h"
 
 #include "widgets/style/fontscale.h"
+#include "widgets/summary/repeatoffenderspanel.h"
 #include "widgets/summary/summaryfetcher.h"
 #include "widgets/summary/summaryreport.h"
+#include "widgets/summary/summarytables.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -20,7 +22,6 @@
 #include <QLabel>
 #include <QLineSeries>
 #include <QPainter>
-#include <QSortFilterProxyModel>
 #include <QStandardItemModel>
 #include <QTableView>
 #include <QThread>
@@ -45,29 +46,6 @@ QLabel *figureLabel(const QString &name, QWidget *parent)
     f.setBold(true);
     label->setFont(f);
     return label;
-}
-
-QStandardItem *numberItem(double value, const QString &text)
-{
-    auto *item = new QStandardItem(text);
-    item->setData(value, Qt::UserRole); // sorted on the number, shown as text
-    item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    item->setEditable(false);
-    return item;
-}
-
-QTableView *sortableTable(QStandardItemModel *model, const QString &name, QWidget *parent)
-{
-    auto *proxy = new QSortFilterProxyModel(parent);
-    proxy->setSourceModel(model);
-    proxy->setSortRole(Qt::UserRole);
-    auto *table = new QTableView(parent);
-    table->setObjectName(name);
-    table->setModel(proxy);
-    table->setSortingEnabled(true);
-    table->horizontalHeader()->setStretchLastSection(true);
-    table->verticalHeader()->hide();
-    return table;
 }
 
 // The percentage scale both charts use: the trend's utilisation and the Pareto chart's cumulative share.
@@ -160,6 +138,14 @@ SummaryView::SummaryView(QWidget *parent)
                                 "A unit is fully healthy when every GPU of it is OK, with no ECC or XID error in "
                                 "the last five minutes; the healthy GPUs of the other units are stranded for jobs "
                                 "that need whole units."));
+    m_unitHoursLabel = new QLabel(this);
+    m_unitHoursLabel->setObjectName(QStringLiteral("unitGpuHoursLost"));
+    m_unitHoursLabel->setWordWrap(true);
+    m_unitHoursLabel->setToolTip(tr("Over the last day, from the backend's frames: every GPU of a unit that was not "
+                                    "fully healthy counts as lost while it was not; its healthy GPUs were stranded."));
+    m_repeat = new RepeatOffendersPanel(this);
+    connect(m_repeat, &RepeatOffendersPanel::gpuChosen, this, &SummaryView::gpuChosen);
+    onGpuClicked(m_offenderTable, [this](uint32_t gpu) { Q_EMIT gpuChosen(gpu); });
     m_riskRackModel = new QStandardItemModel(0, 4, this);
     m_riskRackModel->setHorizontalHeaderLabels({ tr("Rack at risk"), tr("GPUs"), tr("Too hot"), tr("Hardware") });
     m_riskJobModel = new QStandardItemModel(0, 4, this);
@@ -183,10 +169,12 @@ SummaryView::SummaryView(QWidget *parent)
     auto *riskTitle = new QLabel(tr("Capacity at risk now: GPUs in racks with thermal or hardware trouble"), this);
     risk->addWidget(riskTitle);
     risk->addWidget(m_unitsLabel);
+    risk->addWidget(m_unitHoursLabel);
     risk->addWidget(m_riskLabel);
     risk->addWidget(m_riskRackTable, 1);
     grid->addLayout(risk, 3, 0);
     grid->addWidget(m_riskJobTable, 3, 1);
+    grid->addWidget(m_repeat, 4, 0, 1, 2);
     grid->setColumnStretch(1, 2);
     m_riskLabel->setText(tr("waiting for live data"));
 
@@ -209,6 +197,7 @@ void SummaryView::setTopology(TopologyPtr topology)
 {
     m_topology = std::move(topology);
     m_hasRisk = false;
+    m_repeat->setSummary(m_week, m_topology);
     updateFigures();
     updateParetoChart();
 }
@@ -266,6 +255,22 @@ void SummaryView::updateRisk()
     }
 }
 
+void SummaryView::updateUnitHours()
+{
+    const SummaryUnitHours &u = m_day->unitHours;
+    if (u.units == 0) {
+        m_unitHoursLabel->clear(); // a backend that does not say
+        return;
+    }
+    m_unitHoursLabel->setText(
+        tr("GPU-hours lost in unhealthy units over the last day: %L1 (of which %L2 on healthy GPUs stranded) · %L3 of "
+           "%L4 units fully healthy at its end")
+            .arg(u.lostGpuHours, 0, 'f', 0)
+            .arg(u.strandedGpuHours, 0, 'f', 0)
+            .arg(u.healthyUnitsAtEnd)
+            .arg(u.units));
+}
+
 void SummaryView::setBaseFont(const QFont &base)
 {
     setFont(base);
@@ -293,8 +298,8 @@ void SummaryView::setBaseFont(const QFont &base)
 
 void SummaryView::useWallLayout()
 {
-    for (QWidget *desk :
-        std::initializer_list<QWidget *> { m_offenderTable, m_rowTable, m_jobTable, m_riskRackTable, m_note }) {
+    for (QWidget *desk : std::initializer_list<QWidget *> {
+             m_offenderTable, m_rowTable, m_jobTable, m_riskRackTable, m_note, m_repeat }) {
         desk->hide();
     }
     m_grid->removeWidget(m_paretoView);
@@ -343,6 +348,9 @@ void SummaryView::setSummaries(SummaryPtr day, SummaryPtr week)
     m_week = std::move(week);
     fillRollups(m_rowModel, m_day->rows);
     fillRollups(m_jobModel, m_day->jobs);
+    // The scores are as of the range's end, the same for the day and the week.
+    m_repeat->setSummary(m_week, m_topology);
+    updateUnitHours();
     updateFigures();
     updateParetoChart();
 }
@@ -532,6 +540,16 @@ QString SummaryView::exportOffendersCsv(const QString &path) const
     return SummaryReport::writeFile(path, offendersCsv());
 }
 
+QByteArray SummaryView::repeatOffendersCsv() const
+{
+    return m_repeat->csv();
+}
+
+QString SummaryView::exportRepeatOffendersCsv(const QString &path) const
+{
+    return SummaryReport::writeFile(path, repeatOffendersCsv());
+}
+
 QStringList SummaryView::reportLines() const
 {
     const auto &f = m_figures;
@@ -555,6 +573,9 @@ QStringList SummaryView::reportLines() const
                  .arg(f.weekFailures);
     if (m_hasRisk) {
         lines << m_unitsLabel->text() << tr("Capacity at risk now: %1").arg(m_riskLabel->text());
+    }
+    if (!m_unitHoursLabel->text().isEmpty()) {
+        lines << m_unitHoursLabel->text();
     }
     return lines;
 }

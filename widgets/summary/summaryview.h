@@ -21,6 +21,7 @@ class QTableView;
 
 namespace fleetscope {
 
+class RepeatOffendersPanel;
 class SummaryFetcher;
 struct SummaryFetch;
 
@@ -87,11 +88,17 @@ public:
     QByteArray offendersCsv() const;
     // Each returns an empty string on success, else what went wrong.
     QString exportOffendersCsv(const QString &path) const;
+    // The repeat offenders (lasting score) as listed: SummaryReport::repeatOffendersCsv.
+    QByteArray repeatOffendersCsv() const;
+    QString exportRepeatOffendersCsv(const QString &path) const;
+    RepeatOffendersPanel *repeatOffenders() const { return m_repeat; }
     QString exportPdf(const QString &path);
     QString exportPng(const QString &path);
 
 Q_SIGNALS:
     void refreshed();
+    // A GPU clicked in a list of offenders (fleet index), for the map to drill to.
+    void gpuChosen(uint32_t gpu);
     void errorOccurred(const QString &message);
 
 private:
@@ -101,6 +108,7 @@ private:
     void updateParetoChart();
     void fillRollups(QStandardItemModel *model, const std::vector<SummaryRollup> &rollups);
     void updateRisk();
+    void updateUnitHours();
     QChart *newChart() const;
     void styleChart(QChart *chart) const;
     QString gpuName(uint32_t gpu) const;
@@ -134,6 +142,8 @@ private:
     bool m_hasRisk = false;
     QLabel *m_riskLabel = nullptr;
     QLabel *m_unitsLabel = nullptr; // schedulable units fully healthy, and the GPUs stranded in the others
+    QLabel *m_unitHoursLabel = nullptr; // GPU-hours lost in units not fully healthy over the last day
+    RepeatOffendersPanel *m_repeat = nullptr;
     QStandardItemModel *m_riskRackModel = nullptr;
     QStandardItemModel *m_riskJobModel = nullptr;
     QTableView *m_riskRackTable = nullptr;
