@@ -161,6 +161,61 @@ private Q_SLOTS:
         QCOMPARE(bad.problems.size(), 1);
     }
 
+    // The GPU-hours lost in schedulable units (HGX: the node) as the held frames say, and the repeat offenders, all
+    // through the real service, the client's decoding and the page.
+    void unitHoursAndRepeatOffendersFromTheBackend()
+    {
+        const auto &source = m_server->source();
+        const auto frames = source.framesBetween(m_now - dayMs, m_now);
+        const auto &shape = source.shape();
+        double lost = 0;
+        double stranded = 0;
+        uint32_t healthyAtEnd = 0;
+        for (size_t i = 0; i < frames.size(); ++i) {
+            const int64_t start = std::max(m_now - dayMs, frames[i]->sampleTimeMs);
+            const int64_t until = i + 1 < frames.size() ? std::min(m_now, frames[i + 1]->sampleTimeMs) : m_now;
+            const double hours = std::max<int64_t>(0, until - start) / 3.6e6;
+            for (const auto &node : shape.nodes) {
+                uint32_t ok = 0;
+                for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                    // State OK (low 3 bits) with no ECC (0x10) or XID (0x20) flag; throttling (0x08) is healthy.
+                    ok += (frames[i]->health[g] & 0x37U) == 0 ? 1 : 0;
+                }
+                if (ok < node.gpuCount) {
+                    lost += node.gpuCount * hours;
+                    stranded += ok * hours;
+                } else if (i + 1 == frames.size()) {
+                    ++healthyAtEnd;
+                }
+            }
+        }
+        const SummaryUnitHours &u = m_view->daySummary()->unitHours;
+        QCOMPARE(u.units, uint32_t(shape.nodes.size()));
+        QCOMPARE(u.healthyUnitsAtEnd, healthyAtEnd);
+        QVERIFY2(lost > 0 && std::abs(u.lostGpuHours - lost) < 1e-9 * lost,
+            qPrintable(QStringLiteral("%1 != %2").arg(u.lostGpuHours).arg(lost)));
+        QVERIFY(std::abs(u.strandedGpuHours - stranded) < 1e-9 * lost);
+        QVERIFY(labelText(*m_view, "unitGpuHoursLost")
+                    .endsWith(QStringLiteral("%L1 of %L2 units fully healthy at its end")
+                                  .arg(healthyAtEnd)
+                                  .arg(shape.nodes.size())));
+
+        // The newest frame's scores, as many as the page asked for, each one the GPU's score in that frame.
+        const auto &repeat = m_view->weekSummary()->repeatOffenders;
+        const auto scored = frames.back()->offenders;
+        QVERIFY(scored);
+        QCOMPARE(repeat.size(), std::min<size_t>(scored->top.size(), maxRepeatOffenders));
+        const auto &plane = frames.back()->plane(be::MetricId::Offender);
+        for (const auto &o : repeat) {
+            QVERIFY(o.gpu < fleetGpus);
+            QCOMPARE(o.score, double(plane[o.gpu]));
+        }
+        const auto *table = m_view->findChild<QTableView *>(QStringLiteral("repeatOffenderTable"));
+        QVERIFY(table != nullptr);
+        QCOMPARE(table->model()->rowCount(), int(repeat.size()));
+        QCOMPARE(m_view->repeatOffendersCsv().count("\r\n"), qsizetype(repeat.size() + 1));
+    }
+
     void figuresEqualTheSimulatorsOwn()
     {
         const auto &source = m_server->source();
