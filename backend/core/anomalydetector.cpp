@@ -526,9 +526,11 @@ FleetEvent AnomalyDetector::describe(uint32_t gpu, double now, bool start) const
         const float off = m_deviation[k][gpu];
         const auto gi = static_cast<size_t>(m_groupOf[gpu]);
         const float usual = m_usual[k * 2 + m_groupBusy[gi]][gpu];
-        text = fmt::format("GPU {} of {} runs {} {} {} median for {} ({})", gpu - node.firstGpu, node.hostname,
+        // Memory is judged against its own GPU: its deviation is how much further above it than its peers' memory.
+        const bool memory = judged[k] == MetricId::MemTemp;
+        text = fmt::format("GPU {} of {} runs {} {} {} median{} for {} ({})", gpu - node.firstGpu, node.hostname,
             amount(off, def.unit), off >= 0 ? "above" : "below", inJob ? "its job's" : "its rack's idle GPUs'",
-            duration(now - st.startedAt), def.name);
+            memory ? ", against its own GPU" : "", duration(now - st.startedAt), def.name);
         if (std::fabs(usual) >= 0.5F) {
             text += fmt::format("; it usually runs {} {}", amount(usual, def.unit), usual >= 0 ? "above" : "below");
         }

@@ -12,13 +12,17 @@ namespace fleetscope::backend {
 
 // Judges every GPU of each frame against its context, whatever produced the frame (docs/ANOMALY.md):
 //   1. its peers: the GPUs of its job (they move together through phases), or the idle GPUs of its rack; the GPU's
-//      deviation from their median, in the metric's unit;
+//      deviation from their median, in the metric's unit (memory temperature: how far it runs above its own GPU, which
+//      it follows a minute late);
 //   2. its rack: a job's GPUs in one rack share that rack's inlet air, so the median deviation of the rack's job GPUs
 //      is taken off each of them;
 //   3. its own history: where it usually sits among its peers (a slow moving average, frozen while it looks odd),
 //      taken off too. A GPU's place depends on the load (the GPU that breathes its neighbours' exhaust is hotter at
 //      full power, not at idle), so it is kept for its job busy and its job idle, as the peers' median utilisation
-//      says; after a job change it is learnt again from where it was (kept as it was if the GPU is odd then);
+//      says. A phase is learnt over its first 5 minutes with data, not while the GPU is odd; after a job change the
+//      places are learnt afresh (kept as they were if the GPU is odd then). An odd GPU running with its peers while
+//      its place says it sits far from them for relearnSeconds had that place learnt during a fault: its places are
+//      taken from where it is. A chassis's common departure in temperature (shared air) is taken off its GPUs;
 //   4. the residual is divided by how far the peers' residuals spread in this frame (1.4826 MAD, with a floor):
 //      narrow while every GPU holds its place, wide while a group changes phase and each follows at its own pace.
 // What is left is its score per metric; the frame's anomaly plane holds the largest. An anomaly starts when the score

@@ -32,7 +32,8 @@ const std::vector<MetricDef> &metricCatalog()
         // 0 OK, 1 warning, 2 critical, 3 offline, 4 no data: the state bits of the health byte.
         { MetricId::HealthState, "health", "Health state", "state", "", 0, 4, false, "health" },
         // Fleetscope's own, from every source (core/anomalydetector.h): how far a GPU departs from its job's or rack's
-        // peers and its own history, in spreads of its peers' residuals (0 in line; an anomaly starts at 5).
+        // peers, its chassis and its own history (memory: how far above its own GPU), in spreads of its peers'
+        // residuals (0 in line; an anomaly starts at 5).
         { MetricId::Anomaly, "anomaly", "Anomaly score", "score", "", 0, 10, false, "inferno" },
         // Rows of HBM an A100/H100 has remapped to spares (its answer to ECC errors; a GPU out of spare rows needs
         // replacing): for an uncorrectable error, always; for correctable ones, some. Counts within 5 minutes.
