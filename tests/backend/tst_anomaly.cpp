@@ -253,6 +253,84 @@ private Q_SLOTS:
         }
     }
 
+    void memoryIsJudgedAgainstItsOwnGpu()
+    {
+        // Memory follows its GPU's die a minute late. Through checkpoints, where each GPU cools by its own amount (its
+        // slot), every memory lags its GPU by its own amount: no anomaly. Memory running hot above its own GPU is one.
+        Fleet fleet;
+        std::vector<float> mem(64, noValue);
+        float load = 1.0F;
+        int hotMemory = -1;
+        auto lagged = [&](Frame &f) {
+            const float alpha = 1.0F - std::exp(-static_cast<float>(step) / 60.0F);
+            for (uint32_t g = 0; g < 64; ++g) {
+                const auto spread = static_cast<float>(static_cast<int>(g % 5) - 2);
+                const float gpu = 35.0F + (24.0F + 2.0F * static_cast<float>(g % 7)) * load + spread;
+                mem[g] = std::isnan(mem[g]) ? gpu + 5.0F : mem[g] + (gpu + 5.0F - mem[g]) * alpha;
+                f.planes[size_t(MetricId::GpuTemp)][g] = std::round(gpu);
+                f.planes[size_t(MetricId::MemTemp)][g] = std::round(mem[g] + (int(g) == hotMemory ? 10.0F : 0.0F));
+            }
+        };
+        fleet.run(40, 1.0F, lagged);
+        for (int checkpoint = 0; checkpoint < 20; ++checkpoint) {
+            load = 0.0F;
+            fleet.run(6, 0.0F, lagged); // a minute's checkpoint
+            load = 1.0F;
+            fleet.run(24, 1.0F, lagged);
+        }
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
+        hotMemory = 30;
+        fleet.run(12, 1.0F, lagged);
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+        QCOMPARE(fleet.events.back().gpu, 30);
+        QVERIFY(fleet.events.back().metric == MetricId::MemTemp);
+    }
+
+    void aPlaceLearntDuringAFaultIsLetGo()
+    {
+        // GPU 13's clock sticks 300 MHz low (it draws less and runs cooler) just as a new job starts on it: its place
+        // in the new job is learnt from the fault. When the clock comes back it is odd against that place, though it
+        // runs with its peers; after a while that is its place again, for every metric, and the anomaly ends.
+        Fleet fleet;
+        fleet.run(40, 1.0F);
+        auto stuck = [](Frame &f) {
+            f.planes[size_t(MetricId::SmClock)][13] -= 300.0F;
+            f.planes[size_t(MetricId::Power)][13] -= 60.0F;
+            f.planes[size_t(MetricId::GpuTemp)][13] -= 5.0F;
+            f.planes[size_t(MetricId::MemTemp)][13] -= 5.0F;
+        };
+        JobInfo next = Fleet::job(0, 64);
+        next.id = 8;
+        fleet.detector.setJobs({ next });
+        fleet.run(60, 1.0F, stuck);
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0); // learnt while settling: nothing tells it apart
+        fleet.run(12, 1.0F);
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+        QVERIFY(fleet.detector.anomalous(13));
+        fleet.run(60, 1.0F); // 10 minutes back in line with its peers
+        QVERIFY(!fleet.detector.anomalous(13));
+        QCOMPARE(fleet.count(EventKind::AnomalyEnd), 1);
+        fleet.run(60, 1.0F);
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+    }
+
+    void aChassisMovingTogetherIsNoAnomaly()
+    {
+        // The 8 GPUs of one chassis (GPUs 8 to 15) all run 5 °C cooler: the air they share changed (a GPU upstream
+        // draws less), not each of them. One GPU of it 5 °C cooler on its own is an anomaly.
+        Fleet fleet;
+        fleet.run(40, 1.0F);
+        fleet.run(12, 1.0F, [](Frame &f) {
+            for (uint32_t g = 8; g < 16; ++g) {
+                f.planes[size_t(MetricId::GpuTemp)][g] -= 5.0F;
+            }
+        });
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
+        fleet.run(12, 1.0F, [](Frame &f) { f.planes[size_t(MetricId::GpuTemp)][10] -= 5.0F; });
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+        QCOMPARE(fleet.events.back().gpu, 10);
+    }
+
     void nanAndMissingValuesAreSkipped()
     {
         Fleet fleet;
