@@ -286,6 +286,36 @@ private Q_SLOTS:
         QVERIFY(fleet.events.back().metric == MetricId::MemTemp);
     }
 
+    void placesWithOldPeersAreForgottenAtAJobChange()
+    {
+        // At job 7's checkpoints GPU 13 ran 6 °C cooler than its peers; job 8 on the same GPUs has it in line at its
+        // checkpoints. It is judged against a place learnt in job 8, not the one it had with job 7.
+        Fleet fleet;
+        fleet.run(40, 1.0F);
+        bool cool = true;
+        auto checkpointCool = [&](Frame &f) {
+            if (cool && f.planes[size_t(MetricId::GpuUtil)][13] < 50.0F) {
+                f.planes[size_t(MetricId::GpuTemp)][13] -= 6.0F;
+                f.planes[size_t(MetricId::MemTemp)][13] -= 6.0F;
+            }
+        };
+        auto checkpoints = [&] {
+            for (int i = 0; i < 8; ++i) {
+                fleet.run(18, 0.0F, checkpointCool);
+                fleet.run(30, 1.0F, checkpointCool);
+            }
+        };
+        checkpoints();
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
+        JobInfo next = Fleet::job(0, 64);
+        next.id = 8;
+        fleet.detector.setJobs({ next });
+        cool = false;
+        fleet.run(40, 1.0F);
+        checkpoints();
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 0);
+    }
+
     void aPlaceLearntDuringAFaultIsLetGo()
     {
         // GPU 13's clock sticks 300 MHz low (it draws less and runs cooler) just as a new job starts on it: its place
