@@ -313,12 +313,17 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
     median.assign(m_groups.size(), nan);
     scale.assign(m_groups.size(), nan);
     // 1. Each group's median and spread, from at most peerSample of its members; GPUs that just left a job are still
-    // cooling: no peers of the idle ones yet.
+    // cooling: no peers of the idle ones yet, unless all of them are (a rack idle at the start, or a job over the
+    // whole rack just ended: they cool together, and are each other's peers).
     for (size_t gi = 0; gi < m_groups.size(); ++gi) {
         const bool idle = m_groups[gi].jobId == 0;
         float spread = 0;
         median[gi] = groupMedian(
             m_groups[gi], [&](uint32_t g) { return idle && m_state[g].settleLeft > 0 ? nan : plane[g]; }, &spread);
+        if (idle && std::isnan(median[gi])) {
+            median[gi] = groupMedian(
+                m_groups[gi], [&](uint32_t g) { return plane[g]; }, &spread);
+        }
         scale[gi] = std::max(spread, floor);
     }
     const size_t n = plane.size();

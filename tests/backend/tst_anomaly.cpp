@@ -196,6 +196,19 @@ private Q_SLOTS:
         QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
     }
 
+    // A rack idle from the detector's start (every GPU of it settling at once) is judged once settled: its settling
+    // GPUs are each other's peers when there are no others.
+    void aRackIdleFromTheStartIsJudged()
+    {
+        Fleet fleet;
+        fleet.detector.setJobs({});
+        fleet.run(40, 0.0F); // past the first 5 minutes
+        const Frame f = fleet.run(12, 0.0F, [](Frame &f) { f.planes[size_t(MetricId::GpuTemp)][21] += 15.0F; });
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+        QCOMPARE(fleet.events.front().gpu, 21);
+        QVERIFY(f.plane(MetricId::Anomaly)[20] < 1.0F);
+    }
+
     void aDriftSmallAgainstThePeersSpreadIsFound()
     {
         // The job's GPUs sit far apart (their slots, their silicon: 4 °C steps, a MAD of 4 °C) but each holds its
