@@ -9,7 +9,6 @@
 #include "widgets/heatmap/colormap.h"
 
 #include <QDateTime>
-#include <QPointer>
 #include <QThread>
 #include <QThreadPool>
 #include <QTimer>
@@ -39,6 +38,7 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
     , m_autoRange(options.autoRange)
 {
     m_recordPool.setMaxThreadCount(1); // frames must reach the recorder in the order they came
+    m_driftPool.setMaxThreadCount(1);
     m_replay = new ReplayController(&m_recorder, this);
     m_replay->setBackgroundDecoding(true); // decoding a recorded frame of a million GPUs takes tens of ms
     connect(m_replay, &ReplayController::frameToShow, this, &ConsoleSession::showFrame);
@@ -63,6 +63,7 @@ ConsoleSession::~ConsoleSession()
     delete m_replay;
     m_replay = nullptr;
     m_recordPool.waitForDone();
+    m_driftPool.waitForDone();
 }
 
 void ConsoleSession::connectTo(const QString &address)
@@ -178,23 +179,23 @@ void ConsoleSession::updateDrift()
     }
     const JobsPtr jobs = m_client.jobs();
     const quint64 request = ++m_driftRequest;
-    QPointer<ConsoleSession> self(this);
-    // A million GPUs take tens of ms: off the GUI thread, the latest request wins.
-    QThreadPool::globalInstance()->start([self, request, topology, jobs] {
+    // A million GPUs take tens of ms: off the GUI thread, on the session's own pool (its destructor waits for it, so
+    // the result is never posted to a session gone), the latest request wins.
+    m_driftPool.start([this, request, topology, jobs] {
         auto drift = std::make_shared<VersionDrift>(computeVersionDrift(*topology, jobs.get()));
         QMetaObject::invokeMethod(
-            self.data(),
-            [self, request, drift] {
-                if (!self || request != self->m_driftRequest) {
+            this,
+            [this, request, drift] {
+                if (request != m_driftRequest) {
                     return; // superseded
                 }
-                self->m_drift = std::move(*drift);
-                self->rebuildMetrics();
-                if (self->m_shownMetric.id == QLatin1String(VersionDrift::metricId)) {
-                    self->m_layerSource.reset();
-                    self->applyMetric(); // new categories
+                m_drift = std::move(*drift);
+                rebuildMetrics();
+                if (m_shownMetric.id == QLatin1String(VersionDrift::metricId)) {
+                    m_layerSource.reset();
+                    applyMetric(); // new categories
                 }
-                Q_EMIT self->driftChanged();
+                Q_EMIT driftChanged();
             },
             Qt::QueuedConnection);
     });

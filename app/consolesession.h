@@ -174,6 +174,7 @@ private:
     std::vector<MetricInfo> m_metrics;
     VersionDrift m_drift;
     quint64 m_driftRequest = 0;
+    QThreadPool m_driftPool; // computes the drift; waited for by the destructor
     FramePtr m_layerSource; // the live frame the layer frame below was made for
     FramePtr m_layerFrame;
 
