@@ -18,8 +18,8 @@ CapacityAtRisk computeCapacityAtRisk(const Topology &topology, const Frame &fram
     auto healthy
         = [](uint8_t h) { return health::stateOf(h) == health::Ok && (h & (health::eccFlag | health::xidFlag)) == 0; };
     auto unit = [&](GpuRange range, uint32_t *units, uint32_t *healthyUnits) {
-        if (range.count == 0) {
-            return;
+        if (range.count == 0 || uint64_t { range.first } + range.count > frame.health.size()) {
+            return; // (the decoder keeps ranges inside the fleet; never read past the frame whatever it sends)
         }
         uint32_t ok = 0;
         for (uint32_t g = range.first; g < range.end(); ++g) {

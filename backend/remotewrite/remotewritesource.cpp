@@ -36,8 +36,8 @@ const std::vector<std::string> &gpuTempNames()
 void readSeries(const std::vector<WriteRequestReader::Label> &series, unsigned wanted, const MetricMap::Labels &names,
     PromSample *s)
 {
-    for (std::string *f : { &s->hostname, &s->gpu, &s->name, &s->uuid, &s->model, &s->driver, &s->vbios, &s->hall, &s->row,
-             &s->rack, &s->nameSpace, &s->pod, &s->container, &s->hpcJob, &s->hpcUser }) {
+    for (std::string *f : { &s->hostname, &s->gpu, &s->name, &s->uuid, &s->model, &s->driver, &s->vbios, &s->hall,
+             &s->row, &s->rack, &s->nameSpace, &s->pod, &s->container, &s->hpcJob, &s->hpcUser }) {
         f->clear();
     }
     s->hostnameRank = -1;
