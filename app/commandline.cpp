@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/commandline.h"
 
-#include "app/viewstate.h"
+#include "model/viewstate.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

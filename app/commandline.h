@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "app/wallplaylist.h"
 #include "client/channelsecurity.h"
+#include "model/wallplaylist.h"
 
 #include <QSize>
 #include <QString>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "app/commandline.h"
-#include "app/viewstate.h"
+#include "model/viewstate.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "app/viewstate.h"
 #include "model/place.h"
+#include "model/viewstate.h"
 
 #include <QWidget>
 

@@ -3,10 +3,10 @@
 
 #include "app/consolesession.h"
 #include "app/mappage.h"
-#include "app/viewstate.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "model/rollup.h"
+#include "model/viewstate.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/style/fontscale.h"
 #include "widgets/summary/summaryview.h"

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "app/healthstrip.h"
-#include "app/wallplaylist.h"
 #include "model/fleetmodel.h"
+#include "model/wallplaylist.h"
 
 #include <QElapsedTimer>
 #include <QPointer>

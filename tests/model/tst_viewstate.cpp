@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // View strings: every valid state survives toString() and parse(), the text stays short, and each kind of bad input
 // is refused with a message that names what is wrong.
-#include "app/viewstate.h"
+#include "model/viewstate.h"
 
 #include <QTest>
 

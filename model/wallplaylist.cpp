@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "app/wallplaylist.h"
+#include "model/wallplaylist.h"
 
 #include <QElapsedTimer>
 #include <QFile>

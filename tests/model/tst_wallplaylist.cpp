@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The wall's playlist: pages in order, each for its dwell time, driven by a test clock; pause, next, previous; the
 // playlist file checked field by field; the example file in docs/ parses.
-#include "app/wallplaylist.h"
+#include "model/wallplaylist.h"
 
 #include <QFile>
 #include <QSignalSpy>
@@ -191,5 +191,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_MAIN(TestWallPlaylist)
+QTEST_GUILESS_MAIN(TestWallPlaylist)
 #include "tst_wallplaylist.moc"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "app/viewstate.h"
+#include "model/viewstate.h"
 
 #include <QDateTime>
 #include <QStringList>
