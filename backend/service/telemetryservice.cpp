@@ -137,7 +137,9 @@ grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const p
     if (!admitted.ok()) {
         return admitted.status();
     }
+    uint64_t number = 0;
     for (const auto &part : encodeTopology(m_source.shape(), m_source.topologyGeneration())) {
+        const auto writing = m_stalls.writing(context, "GetTopology part", number++);
         if (context->IsCancelled() || !writer->Write(part)) {
             return { grpc::StatusCode::CANCELLED, "client went away while the topology was sent" };
         }
@@ -179,6 +181,7 @@ grpc::Status TelemetryService::Subscribe(
 
     auto send = [&](const Frame &frame) {
         for (const auto &part : encodeFrame(frame, metrics, m_source.topologyGeneration())) {
+            const auto writing = m_stalls.writing(context, "Subscribe frame", frame.sequence);
             if (!writer->Write(part)) {
                 return false;
             }
@@ -280,6 +283,7 @@ grpc::Status TelemetryService::StreamEvents(
             if (e.metric) {
                 out.set_metric_id(metricCatalog()[static_cast<size_t>(*e.metric)].key);
             }
+            const auto writing = m_stalls.writing(context, "StreamEvents event", timed.sequence);
             if (!writer->Write(out)) {
                 return { grpc::StatusCode::CANCELLED, "client went away" };
             }
@@ -383,6 +387,7 @@ grpc::Status TelemetryService::queryHeld(grpc::ServerContext *context, const std
                 }
             }
             part.set_values(std::move(values));
+            const auto writing = m_stalls.writing(context, "QueryRange row", r0);
             if (context->IsCancelled() || !writer->Write(part)) {
                 return { grpc::StatusCode::CANCELLED, "client went away" };
             }
@@ -394,7 +399,7 @@ grpc::Status TelemetryService::queryHeld(grpc::ServerContext *context, const std
 
 grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
     const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
-    grpc::ServerWriter<pb::QueryRangePart> *writer)
+    grpc::ServerWriter<pb::QueryRangePart> *writer) const
 {
     const auto &catalog = metricCatalog();
     for (const MetricId id : metrics) {
@@ -442,6 +447,7 @@ grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grp
                 part.set_values(
                     reinterpret_cast<const char *>(values.data() + r0 * columns), (r1 - r0) * columns * sizeof(float));
             }
+            const auto writing = m_stalls.writing(context, "QueryRange row", r0);
             if (context->IsCancelled() || !writer->Write(part)) {
                 return { grpc::StatusCode::CANCELLED, "client went away" };
             }

@@ -3,20 +3,29 @@
 
 #include "core/framesource.h"
 #include "service/accessgate.h"
+#include "service/stallwatch.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 
 namespace fleetscope::backend {
 
 // The gRPC Telemetry service over a FrameSource. Synchronous API: each streaming call runs on a thread of gRPC's
-// pool and blocks on the source, waking at least every 200 ms to notice a cancelled call or a server shutdown.
+// pool and blocks on the source, waking at least every 200 ms to notice a cancelled call or a server shutdown. No
+// stream queues frames: a subscriber still writing one frame when the next ones are published gets the newest after
+// it (latest wins), and one that takes no message for stallLimit is cut (StallWatch).
 class TelemetryService final : public fleetscope::telemetry::v1::Telemetry::Service
 {
 public:
+    // How long a stream's client may take no message before its stream is cut with RESOURCE_EXHAUSTED: a part is at
+    // most 4 MiB, so a client that reads at all takes one within this on any link faster than about 4 Mbit/s.
+    static constexpr std::chrono::milliseconds defaultStallLimit { 10000 };
+
     // Every call passes the gate first (credentials, per-client limits); the default gate admits everyone.
-    explicit TelemetryService(const FrameSource &source, AccessGate *gate = nullptr)
+    explicit TelemetryService(
+        const FrameSource &source, AccessGate *gate = nullptr, std::chrono::milliseconds stallLimit = defaultStallLimit)
         : m_source(source)
         , m_gate(gate ? gate : &m_openGate)
+        , m_stalls(stallLimit)
     { }
 
     grpc::Status GetTopology(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetTopologyRequest *request,
@@ -36,6 +45,9 @@ public:
         grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) override;
     grpc::Status GetSummary(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetSummaryRequest *request,
         fleetscope::telemetry::v1::Summary *response) override;
+
+    // Streams cut because their client took nothing for the stall limit.
+    uint64_t stalledStreamsCut() const { return m_stalls.cut(); }
 
     // QueryRange answers at most this many values (times x GPUs x metrics) per call,
     static constexpr uint64_t maxRangeValues = 20'000'000;
@@ -66,13 +78,14 @@ private:
         const std::vector<uint32_t> &gpus, int64_t from, int64_t step, uint64_t rows,
         grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) const;
     // QueryRange from a polled source's upstream, once the request is checked.
-    static grpc::Status queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
+    grpc::Status queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
         const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
-        grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer);
+        grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) const;
 
     const FrameSource &m_source;
     AccessGate m_openGate;
     AccessGate *m_gate;
+    mutable StallWatch m_stalls;
 };
 
 } // namespace fleetscope::backend
