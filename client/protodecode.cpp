@@ -180,23 +180,57 @@ JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topolog
         job.lastCheckpointMs = j.last_checkpoint_ms();
         job.endTimeMs = j.end_time_ms();
         QString problem;
-        job.gpus.reserve(static_cast<size_t>(j.gpus_size()));
-        for (const uint32_t gpu : j.gpus()) {
+        // Takes the next GPU of the job; false (with the problem said) when it cannot be.
+        const auto take = [&](uint32_t gpu) {
             if (gpu >= topology.gpuCount) {
                 problem = QStringLiteral("names GPU %1 of a fleet of %2").arg(gpu).arg(topology.gpuCount);
-                break;
+                return false;
             }
             if (!job.gpus.empty() && gpu <= job.gpus.back()) {
                 problem = QStringLiteral("lists its GPUs out of order or twice");
-                break;
+                return false;
             }
             if (job.isRunning() && list->runningJobOfGpu[gpu] >= 0) {
                 problem = QStringLiteral("holds GPU %1, which running job %2 holds too")
                               .arg(gpu)
                               .arg(list->jobs[static_cast<size_t>(list->runningJobOfGpu[gpu])].id);
-                break;
+                return false;
             }
             job.gpus.push_back(gpu);
+            return true;
+        };
+        if (!j.gpus().empty() && !j.gpu_runs().empty()) {
+            problem = QStringLiteral("lists its GPUs both one by one and as runs");
+        } else if (!j.gpu_runs().empty()) {
+            for (const auto &run : j.gpu_runs()) {
+                // Each run checked against the fleet before it is expanded: a run never names more GPUs than there are.
+                if (run.count() == 0 || run.first() >= topology.gpuCount
+                    || run.count() > topology.gpuCount - run.first()) {
+                    problem = QStringLiteral("names GPUs %1 to %2 of a fleet of %3")
+                                  .arg(run.first())
+                                  .arg(uint64_t { run.first() } + run.count())
+                                  .arg(topology.gpuCount);
+                    break;
+                }
+                if (!job.gpus.empty() && run.first() <= job.gpus.back()) {
+                    problem = QStringLiteral("lists its GPUs out of order or twice");
+                    break;
+                }
+                bool taken = true;
+                for (uint32_t g = run.first(); g < run.first() + run.count() && taken; ++g) {
+                    taken = take(g);
+                }
+                if (!taken) {
+                    break;
+                }
+            }
+        } else {
+            job.gpus.reserve(static_cast<size_t>(j.gpus_size()));
+            for (const uint32_t gpu : j.gpus()) {
+                if (!take(gpu)) {
+                    break;
+                }
+            }
         }
         if (!problem.isEmpty()) {
             problems << QStringLiteral("job %1 (%2) %3").arg(job.id).arg(job.name, problem);
@@ -209,6 +243,8 @@ JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topolog
         }
         list->jobs.push_back(std::move(job));
     }
+    list->runningJobsLeftOut = response.running_jobs_left_out();
+    list->endedJobsLeftOut = response.ended_jobs_left_out();
     if (!problems.isEmpty()) {
         *error = QStringLiteral("dropped %1 job(s): %2").arg(problems.size()).arg(problems.join(QStringLiteral("; ")));
     }

@@ -125,6 +125,9 @@ struct JobList
     uint64_t topologyGeneration = 0;
     std::vector<Job> jobs;
     std::vector<int32_t> runningJobOfGpu; // dense GPU index -> index into jobs of the running job on it, or -1
+    // Jobs the backend left out of its answer to keep it under the message limit (the oldest ended ones first).
+    uint32_t runningJobsLeftOut = 0;
+    uint32_t endedJobsLeftOut = 0;
 
     const Job *runningJobOn(uint32_t gpu) const
     {

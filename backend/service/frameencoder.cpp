@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "service/frameencoder.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
 static_assert(sizeof(float) == 4, "planes are float32");
 
@@ -124,6 +127,105 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         }
     }
     return parts;
+}
+
+namespace {
+using google::protobuf::io::CodedOutputStream;
+
+// A job's GPUs on the wire: the packed list or the runs, whichever takes fewer bytes.
+void setJobGpus(const JobInfo &job, pb::Job *out)
+{
+    const std::vector<uint32_t> gpus = job.gpuList();
+    std::vector<std::pair<uint32_t, uint32_t>> runs; // first, count
+    size_t listBytes = 0;
+    size_t runBytes = 0;
+    for (const uint32_t g : gpus) {
+        listBytes += CodedOutputStream::VarintSize32(g);
+        if (!runs.empty() && runs.back().first + runs.back().second == g) {
+            ++runs.back().second;
+        } else {
+            runs.emplace_back(g, 1);
+        }
+    }
+    for (const auto &[first, count] : runs) {
+        // The run's tag and length, and its two fields with their tags.
+        runBytes += 2 + 1 + CodedOutputStream::VarintSize32(first) + 1 + CodedOutputStream::VarintSize32(count);
+    }
+    // The packed list's tag and length.
+    listBytes += 1 + CodedOutputStream::VarintSize32(static_cast<uint32_t>(listBytes));
+    if (runBytes < listBytes) {
+        out->mutable_gpu_runs()->Reserve(static_cast<int>(runs.size()));
+        for (const auto &[first, count] : runs) {
+            auto *run = out->add_gpu_runs();
+            run->set_first(first);
+            run->set_count(count);
+        }
+    } else {
+        out->mutable_gpus()->Reserve(static_cast<int>(gpus.size()));
+        for (const uint32_t g : gpus) {
+            out->add_gpus(g);
+        }
+    }
+}
+} // namespace
+
+pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxBytes)
+{
+    std::vector<pb::Job> encoded(jobs.size());
+    std::vector<size_t> bytes(jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        const JobInfo &job = jobs[i];
+        pb::Job &out = encoded[i];
+        out.set_id(job.id);
+        out.set_name(job.name);
+        out.set_owner(job.owner);
+        setJobGpus(job, &out);
+        out.set_start_time_ms(job.startMs);
+        out.set_last_checkpoint_ms(job.lastCheckpointMs);
+        out.set_end_time_ms(job.endMs);
+        const size_t size = out.ByteSizeLong();
+        // The job's field tag and length in the answer; the two counts at its end take at most 12 bytes.
+        bytes[i] = 1 + CodedOutputStream::VarintSize64(size) + size;
+    }
+    std::vector<size_t> running;
+    std::vector<size_t> ended;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        (jobs[i].endMs == 0 ? running : ended).push_back(i);
+    }
+    const auto byStart = [&jobs](size_t a, size_t b) { return jobs[a].startMs < jobs[b].startMs; };
+    std::stable_sort(running.begin(), running.end(), byStart);
+    std::stable_sort(ended.begin(), ended.end(), byStart);
+
+    std::vector<bool> kept(jobs.size(), false);
+    size_t total = 12;
+    uint32_t runningLeftOut = 0;
+    for (const size_t i : running) { // the oldest first: the newest are left out
+        if (runningLeftOut == 0 && total + bytes[i] <= maxBytes) {
+            total += bytes[i];
+            kept[i] = true;
+        } else {
+            ++runningLeftOut;
+        }
+    }
+    uint32_t endedLeftOut = 0;
+    for (auto it = ended.rbegin(); it != ended.rend(); ++it) { // the newest first: the oldest are left out
+        if (endedLeftOut == 0 && total + bytes[*it] <= maxBytes) {
+            total += bytes[*it];
+            kept[*it] = true;
+        } else {
+            ++endedLeftOut;
+        }
+    }
+    pb::ListJobsResponse response;
+    response.mutable_jobs()->Reserve(static_cast<int>(jobs.size() - runningLeftOut - endedLeftOut));
+    for (size_t i = 0; i < jobs.size(); ++i) {
+        if (kept[i]) {
+            *response.add_jobs() = std::move(encoded[i]);
+        }
+    }
+    response.set_running_jobs_left_out(runningLeftOut);
+    response.set_ended_jobs_left_out(endedLeftOut);
+    return response;
 }
 
 void fillMetricCatalog(pb::ListMetricsResponse *response, const FleetShape *shape)

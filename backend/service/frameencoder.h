@@ -3,6 +3,7 @@
 
 #include "core/fleetshape.h"
 #include "core/frame.h"
+#include "core/framepoller.h"
 #include "core/metriccatalog.h"
 
 #include <fleetscope/telemetry/v1/telemetry.pb.h>
@@ -40,6 +41,12 @@ constexpr size_t rangePartBytesAtMost(size_t rows, size_t columns)
 size_t rangeRowsPerPart(size_t columns);
 // A QueryRangePart's header: the metric and the GPUs of its columns.
 pb::QueryRangePart rangePartHeader(MetricId metric, const std::vector<uint32_t> &gpus);
+
+// ListJobs' answer. Each job's GPUs go as a list or as runs, whichever is smaller on the wire; the jobs keep the
+// source's order (running first, then ended, each by start time). Jobs that would take the answer past maxBytes are
+// left out and counted in it: ended ones first, the oldest first; running ones only when the running alone pass it,
+// the newest first.
+pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxBytes = maxMessageBytes - (64U << 10U));
 
 // The catalogue; a simulated fleet of GPUs that draw more than the catalogue's range suggests (GB200, 1,200 W)
 // widens its power range.

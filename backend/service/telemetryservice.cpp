@@ -299,18 +299,7 @@ grpc::Status TelemetryService::ListJobs(
     if (!admitted.ok()) {
         return admitted.status();
     }
-    for (const auto &job : m_source.jobs()) {
-        auto *out = response->add_jobs();
-        out->set_id(job.id);
-        out->set_name(job.name);
-        out->set_owner(job.owner);
-        for (const uint32_t g : job.gpuList()) {
-            out->add_gpus(g);
-        }
-        out->set_start_time_ms(job.startMs);
-        out->set_last_checkpoint_ms(job.lastCheckpointMs);
-        out->set_end_time_ms(job.endMs);
-    }
+    *response = encodeJobs(m_source.jobs());
     return grpc::Status::OK;
 }
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
 #include "client/protodecode.h"
+#include "jobgpus.h"
 #include "servedbackend.h"
 #include "service/backendserver.h"
+#include "service/frameencoder.h"
 #include "service/summary.h"
 #include "sim/simulatedfleet.h"
 
@@ -528,16 +530,137 @@ private Q_SLOTS:
         std::set<uint32_t> held;
         for (const auto &job : response.jobs()) {
             QVERIFY(!job.name().empty() && !job.owner().empty());
-            QVERIFY(job.gpus_size() >= 8 && job.gpus_size() <= 4096);
+            const auto gpus = jobGpus(job);
+            QVERIFY(gpus.size() >= 8 && gpus.size() <= 4096);
+            // The simulator's jobs take whole nodes of consecutive GPUs: runs, far smaller than the list.
+            QVERIFY(job.gpus().empty() && !job.gpu_runs().empty());
+            QVERIFY(std::is_sorted(gpus.begin(), gpus.end()));
             QVERIFY(job.start_time_ms() > 0);
             if (job.end_time_ms() == 0) {
-                for (uint32_t g : job.gpus()) {
+                for (uint32_t g : gpus) {
                     QVERIFY(g < 10240);
                     QVERIFY2(held.insert(g).second, "a GPU held by two running jobs");
                 }
             }
         }
         QVERIFY(held.size() > 10240 / 2);
+        QCOMPARE(response.running_jobs_left_out(), 0U);
+        QCOMPARE(response.ended_jobs_left_out(), 0U);
+    }
+
+    // A job's GPUs go as a list or as runs, whichever is smaller on the wire.
+    void jobGpusGoAsTheSmallerOfListAndRuns()
+    {
+        be::JobInfo whole;
+        whole.id = 1;
+        whole.firstGpu = 1000;
+        whole.gpuCount = 4096;
+        be::JobInfo scattered;
+        scattered.id = 2;
+        scattered.gpus = { 3, 5, 7, 9, 11 };
+        be::JobInfo nodes;
+        nodes.id = 3;
+        for (uint32_t node : { 10U, 11U, 12U, 40U, 41U }) {
+            for (uint32_t g = 0; g < 8; ++g) {
+                nodes.gpus.push_back(node * 8 + g);
+            }
+        }
+        const auto response = be::encodeJobs({ whole, scattered, nodes });
+        QCOMPARE(response.jobs_size(), 3);
+        QCOMPARE(response.jobs(0).gpu_runs_size(), 1);
+        QCOMPARE(response.jobs(0).gpu_runs(0).first(), 1000U);
+        QCOMPARE(response.jobs(0).gpu_runs(0).count(), 4096U);
+        QVERIFY(response.jobs(0).gpus().empty());
+        QCOMPARE(jobGpus(response.jobs(1)), scattered.gpus);
+        QVERIFY(response.jobs(1).gpu_runs().empty());
+        QCOMPARE(response.jobs(2).gpu_runs_size(), 2); // nodes 10-12 and 40-41
+        QCOMPARE(jobGpus(response.jobs(2)), nodes.gpus);
+        QCOMPARE(jobGpus(response.jobs(0)).size(), size_t(4096));
+    }
+
+    // A fleet of 1,048,576 GPUs whose jobs would take the answer past the 4 MiB message limit: it stays under it, the
+    // oldest ended jobs left out first and counted, the running ones all there; and when the running jobs alone are
+    // too many (one GPU each, scattered), the newest running ones go, counted too. Before, the answer was refused
+    // by the server (RESOURCE_EXHAUSTED) and the console showed no jobs at all.
+    void jobsAtAMillionGpusStayUnderTheMessageLimit()
+    {
+        constexpr uint32_t gpus = 1U << 20U;
+        std::vector<be::JobInfo> jobs;
+        // Running: 8-GPU jobs on every other node, and one job on every other GPU of the other half.
+        for (uint32_t node = 0; node < gpus / 16; node += 2) {
+            be::JobInfo job;
+            job.id = jobs.size() + 1;
+            job.name = "train-" + std::to_string(job.id);
+            job.owner = "ml";
+            job.firstGpu = node * 8;
+            job.gpuCount = 8;
+            job.startMs = 1000 + node;
+            jobs.push_back(job);
+        }
+        be::JobInfo sparse;
+        sparse.id = jobs.size() + 1;
+        sparse.name = "sparse";
+        sparse.owner = "hpc";
+        for (uint32_t g = gpus / 2; g < gpus; g += 2) {
+            sparse.gpus.push_back(g);
+        }
+        sparse.firstGpu = sparse.gpus.front();
+        sparse.gpuCount = sparse.gpus.back() - sparse.gpus.front() + 1;
+        sparse.startMs = 500;
+        jobs.push_back(sparse);
+        const size_t running = jobs.size();
+        // Ended: 100,000 jobs of 8 GPUs each, by start time.
+        for (uint32_t i = 0; i < 100000; ++i) {
+            be::JobInfo job;
+            job.id = jobs.size() + 1;
+            job.name = "ended-" + std::to_string(i);
+            job.owner = "ml";
+            job.gpus = { i * 8 % gpus, i * 8 % gpus + 2, i * 8 % gpus + 4 };
+            job.startMs = 10 + i;
+            job.endMs = 20 + i;
+            jobs.push_back(job);
+        }
+        auto response = be::encodeJobs(jobs);
+        QVERIFY(response.ByteSizeLong() <= be::maxMessageBytes);
+        QCOMPARE(response.running_jobs_left_out(), 0U);
+        QVERIFY(response.ended_jobs_left_out() > 0);
+        QCOMPARE(size_t(response.jobs_size()) + response.ended_jobs_left_out(), jobs.size());
+        // Every running job is there, in the source's order; the ended ones kept are the newest, in order.
+        for (size_t i = 0; i < running; ++i) {
+            QCOMPARE(response.jobs(int(i)).id(), jobs[i].id);
+        }
+        QCOMPARE(response.jobs(response.jobs_size() - 1).id(), jobs.back().id);
+        QCOMPARE(response.jobs(int(running)).id(), jobs[running + response.ended_jobs_left_out()].id);
+        QCOMPARE(jobGpus(response.jobs(int(running - 1))), sparse.gpus);
+
+        // What the console makes of it: every running job on its GPUs, the left-out count kept.
+        QString error;
+        const auto topology
+            = fleetscope::decodeTopology(be::encodeTopology(be::FleetShape::forGpuCount(gpus), 1), &error);
+        QVERIFY2(topology, qPrintable(error));
+        const auto decoded = fleetscope::decodeJobs(response, *topology, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        QCOMPARE(decoded->jobs.size(), size_t(response.jobs_size()));
+        QCOMPARE(decoded->endedJobsLeftOut, response.ended_jobs_left_out());
+        QCOMPARE(decoded->runningJobOn(gpus / 2 + 2)->id, sparse.id);
+        QVERIFY(decoded->runningJobOn(gpus / 2 + 1) == nullptr);
+        QCOMPARE(decoded->runningJobOn(17)->id, jobs[1].id);
+
+        // One-GPU running jobs on every GPU: their names alone pass the limit, so the newest are left out.
+        std::vector<be::JobInfo> tiny(gpus);
+        for (uint32_t g = 0; g < gpus; ++g) {
+            tiny[g].id = g + 1;
+            tiny[g].name = "single-gpu-job-" + std::to_string(g);
+            tiny[g].owner = "batch";
+            tiny[g].firstGpu = g;
+            tiny[g].gpuCount = 1;
+            tiny[g].startMs = g;
+        }
+        response = be::encodeJobs(tiny);
+        QVERIFY(response.ByteSizeLong() <= be::maxMessageBytes);
+        QVERIFY(response.running_jobs_left_out() > 0);
+        QCOMPARE(size_t(response.jobs_size()) + response.running_jobs_left_out(), tiny.size());
+        QCOMPARE(response.jobs(0).id(), 1U);
     }
 };
 

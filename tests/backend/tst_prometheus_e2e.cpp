@@ -6,6 +6,7 @@
 #include "chaincheck.h"
 #include "client/telemetryclient.h"
 #include "core/framesource.h"
+#include "jobgpus.h"
 #include "prometheus/prometheussource.h"
 #include "prometheusprocess.h"
 #include "service/backendserver.h"
@@ -276,7 +277,7 @@ private Q_SLOTS:
         for (const auto &job : response.jobs()) {
             QCOMPARE(job.end_time_ms(), int64_t { 0 });
             QVERIFY(job.id() != 0);
-            got[job.name()] = { job.owner(), { job.gpus().begin(), job.gpus().end() } };
+            got[job.name()] = { job.owner(), jobGpus(job) };
         }
         QCOMPARE(got.size(), expected.size());
         for (const auto &[name, job] : expected) {

@@ -3,6 +3,7 @@
 // /api/v1/query with canned JSON per query): layout, values, sample times, and every kind of bad answer.
 #include "core/framesource.h"
 #include "fakeprometheus.h"
+#include "jobgpus.h"
 #include "prometheus/prometheussource.h"
 #include "service/backendserver.h"
 
@@ -1083,8 +1084,7 @@ private Q_SLOTS:
             QCOMPARE(response.jobs_size(), 1);
             QCOMPARE(response.jobs(0).name(), std::string("train-llm"));
             QCOMPARE(response.jobs(0).owner(), std::string("ml"));
-            QCOMPARE(std::vector<uint32_t>(response.jobs(0).gpus().begin(), response.jobs(0).gpus().end()),
-                (std::vector<uint32_t> { 2, 9 }));
+            QCOMPARE(jobGpus(response.jobs(0)), (std::vector<uint32_t> { 2, 9 }));
         }
 
         grpc::ClientContext context;

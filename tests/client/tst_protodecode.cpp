@@ -318,6 +318,52 @@ private Q_SLOTS:
         QCOMPARE(jobs->runningJobOfGpu.size(), size_t(64));
     }
 
+    // A job's GPUs as runs: each run is checked against the fleet before it is expanded (a run of 2^32 - 1 GPUs
+    // allocates nothing), runs must ascend without touching, and a job may not list GPUs both ways.
+    void jobRunsAreCheckedBeforeTheyAreExpanded()
+    {
+        be::Simulator sim(64, 1);
+        const auto topology = topologyFor(sim);
+        QVERIFY(topology);
+        pb::ListJobsResponse response;
+        auto addJob = [&response](uint64_t id, std::initializer_list<std::pair<uint32_t, uint32_t>> runs) {
+            auto *job = response.add_jobs();
+            job->set_id(id);
+            job->set_name("job-" + std::to_string(id));
+            job->set_start_time_ms(1000);
+            for (const auto &[first, count] : runs) {
+                auto *run = job->add_gpu_runs();
+                run->set_first(first);
+                run->set_count(count);
+            }
+            return job;
+        };
+        addJob(1, { { 0, 8 }, { 16, 8 } });
+        addJob(2, { { 8, 0xFFFFFFFFU } }); // past the fleet, and first + count wraps around 2^32
+        addJob(3, { { 0xFFFFFFF0U, 0x20 } });
+        addJob(4, { { 40, 0 } }); // an empty run
+        addJob(5, { { 48, 4 }, { 50, 4 } }); // overlapping runs
+        addJob(6, { { 7, 2 } }); // GPU 7 is job 1's
+        addJob(7, { { 32, 4 } })->add_gpus(36); // both ways
+        addJob(8, { { 56, 8 } });
+        response.set_ended_jobs_left_out(12);
+        QString error;
+        const auto jobs = fleetscope::decodeJobs(response, *topology, &error);
+        QCOMPARE(jobs->jobs.size(), size_t(2));
+        QCOMPARE(jobs->jobs[0].id, 1U);
+        QCOMPARE(jobs->jobs[0].gpus.size(), size_t(16));
+        QCOMPARE(jobs->jobs[0].gpus[8], 16U);
+        QCOMPARE(jobs->jobs[1].id, 8U);
+        QCOMPARE(jobs->runningJobOn(63)->id, 8U);
+        QVERIFY(jobs->runningJobOn(8) == nullptr);
+        QVERIFY(jobs->runningJobOn(48) == nullptr);
+        QVERIFY2(error.contains(QStringLiteral("dropped 6 job(s)")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("GPUs 8 to 4294967303 of a fleet of 64")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("both one by one and as runs")), qPrintable(error));
+        QCOMPARE(jobs->endedJobsLeftOut, 12U);
+        QCOMPARE(jobs->runningJobsLeftOut, 0U);
+    }
+
     // GetSummary's repeat offenders, failure share and unit hours: what an untrusted backend sends is bounded.
     static pb::Summary summaryOf(uint32_t gpus, int64_t hours)
     {
