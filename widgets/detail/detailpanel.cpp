@@ -559,6 +559,24 @@ void DetailPanel::updateJobs()
         m_jobsTable->setItem(row, 3, new QTableWidgetItem(time(job.startTimeMs)));
         m_jobsTable->setItem(row, 4, new QTableWidgetItem(time(job.endTimeMs)));
     }
+    // Jobs the backend could not fit in its answer may have served this GPU too: say so rather than imply there are
+    // none.
+    QStringList leftOut;
+    if (m_jobs->runningJobsLeftOut > 0) {
+        leftOut << QStringLiteral("%1 running").arg(m_jobs->runningJobsLeftOut);
+    }
+    if (m_jobs->endedJobsLeftOut > 0) {
+        leftOut << QStringLiteral("%1 older ended").arg(m_jobs->endedJobsLeftOut);
+    }
+    if (!leftOut.isEmpty()) {
+        const int row = m_jobsTable->rowCount();
+        m_jobsTable->insertRow(row);
+        auto *note = new QTableWidgetItem(QStringLiteral("Not listed: %1 job(s) the backend left out of its answer")
+                                              .arg(leftOut.join(QStringLiteral(", "))));
+        note->setForeground(palette().color(QPalette::PlaceholderText));
+        m_jobsTable->setItem(row, 0, note);
+        m_jobsTable->setSpan(row, 0, 1, m_jobsTable->columnCount());
+    }
 }
 
 } // namespace fleetscope

@@ -240,6 +240,16 @@ private Q_SLOTS:
             shownJobs.insert(panel->jobsTable()->item(r, 0)->text());
         }
         QCOMPARE(shownJobs, expectedJobs);
+
+        // Jobs the backend left out of its answer (over the message limit) are said, not silently missing.
+        auto cut = std::make_shared<JobList>(*jobs);
+        cut->runningJobsLeftOut = 2;
+        cut->endedJobsLeftOut = 40;
+        panel->setJobs(cut);
+        const int last = panel->jobsTable()->rowCount() - 1;
+        QCOMPARE(last, int(expectedJobs.size()));
+        QCOMPARE(panel->jobsTable()->item(last, 0)->text(),
+            QStringLiteral("Not listed: 2 running, 40 older ended job(s) the backend left out of its answer"));
     }
 
     void eventsTableListsTheBackendsEvents()
