@@ -349,6 +349,20 @@ std::shared_ptr<Frame> PrometheusSource::emptyFrame() const
     return frameWithoutData(m_topology.shape().gpuCount);
 }
 
+std::shared_ptr<Frame> PrometheusSource::firstFrame()
+{
+    // Stamped with the start instead, it was newer than the first frame with data whenever the last scrape came
+    // before the start: consoles saw time go backwards, and the flight recorder refused that frame.
+    auto frame = emptyFrame();
+    std::string error;
+    if (query(sampleTimeQuery(m_map), nowUnixMs(), std::chrono::steady_clock::now() + m_options.timeout, false,
+            &m_samples, &error)
+        && !m_samples.empty() && std::isfinite(m_samples.front().value) && m_samples.front().value > 0) {
+        frame->sampleTimeMs = std::llround(m_samples.front().value * 1000.0) - 1;
+    }
+    return frame;
+}
+
 std::shared_ptr<Frame> PrometheusSource::poll()
 {
     const auto started = std::chrono::steady_clock::now();

@@ -89,7 +89,10 @@ public:
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
     // Every GPU without data, at the time of the start (before any sample).
     std::shared_ptr<Frame> emptyFrame() const;
-    std::shared_ptr<Frame> firstFrame() override { return emptyFrame(); }
+    // The frame before the first poll: every GPU without data, stamped 1 ms before the newest sample the server
+    // holds, so that the first poll's frame (stamped with that sample or a later one) never goes back in time. Left
+    // unstamped (FrameSource stamps it with the start) when the server has no sample or does not answer.
+    std::shared_ptr<Frame> firstFrame() override;
     std::shared_ptr<Frame> poll() override;
     std::string upstreamError() const override { return m_report.ok ? std::string() : m_report.error; }
     // Once the scrape interval is known (from one host's sample times), the next poll comes just after that host's
