@@ -14,8 +14,6 @@ namespace fleetscope {
 namespace {
 
 const QString version = QStringLiteral("fs1");
-// 9999-12-31T23:59:59.999Z, the last instant ISO 8601's four-digit years can write.
-constexpr qint64 maxTimeMs = 253402300799999;
 
 const QStringList &placeLevels()
 {
@@ -45,22 +43,6 @@ QString quoted(const QString &text)
 QString number(double value)
 {
     return QString::number(value, 'g', QLocale::FloatingPointShortest).remove(QLatin1Char('+'));
-}
-
-bool isIdentifier(const QString &text)
-{
-    if (text.isEmpty()) {
-        return false;
-    }
-    for (const QChar c : text) {
-        const bool ok = (c >= QLatin1Char('a') && c <= QLatin1Char('z'))
-            || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) || (c >= QLatin1Char('0') && c <= QLatin1Char('9'))
-            || c == QLatin1Char('_') || c == QLatin1Char('-') || c == QLatin1Char('.');
-        if (!ok) {
-            return false;
-        }
-    }
-    return true;
 }
 
 // A non-negative decimal integer up to max, without sign or leading zeros. Empty on success, else the problem.
@@ -145,7 +127,7 @@ QString parseTime(const QString &text, qint64 *ms)
         return problem.arg(quoted(text));
     }
     const qint64 v = time.toMSecsSinceEpoch();
-    if (v < 0 || v > maxTimeMs) {
+    if (v < 0 || v > ViewState::maxTimeMs) {
         return QStringLiteral("time %1 is outside 1970 to 9999").arg(quoted(text));
     }
     *ms = v;
@@ -153,6 +135,22 @@ QString parseTime(const QString &text, qint64 *ms)
 }
 
 } // namespace
+
+bool ViewState::isIdentifier(const QString &text)
+{
+    if (text.isEmpty() || text.size() > maxIdLength) {
+        return false;
+    }
+    for (const QChar c : text) {
+        const bool ok = (c >= QLatin1Char('a') && c <= QLatin1Char('z'))
+            || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) || (c >= QLatin1Char('0') && c <= QLatin1Char('9'))
+            || c == QLatin1Char('_') || c == QLatin1Char('-') || c == QLatin1Char('.');
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
 
 QString ViewState::validate() const
 {
@@ -163,10 +161,14 @@ QString ViewState::validate() const
         return QStringLiteral("negative selected GPU %1").arg(selectedGpu);
     }
     if (!metric.isEmpty() && !isIdentifier(metric)) {
-        return QStringLiteral("bad metric id %1 (letters, digits, '_', '-' and '.')").arg(quoted(metric));
+        return QStringLiteral("bad metric id %1 (letters, digits, '_', '-' and '.', at most %2)")
+            .arg(quoted(metric.left(maxIdLength + 1)))
+            .arg(maxIdLength);
     }
     if (!colourMap.isEmpty() && !isIdentifier(colourMap)) {
-        return QStringLiteral("bad colour map name %1 (letters, digits, '_', '-' and '.')").arg(quoted(colourMap));
+        return QStringLiteral("bad colour map name %1 (letters, digits, '_', '-' and '.', at most %2)")
+            .arg(quoted(colourMap.left(maxIdLength + 1)))
+            .arg(maxIdLength);
     }
     if (!live && (timeMs < 0 || timeMs > maxTimeMs)) {
         return QStringLiteral("time %1 ms is outside 1970 to 9999").arg(timeMs);
@@ -179,6 +181,13 @@ QString ViewState::validate() const
     }
     if (zoom < 0) {
         return QStringLiteral("negative zoom %1").arg(number(zoom));
+    }
+    if (zoom > maxZoom) {
+        return QStringLiteral("zoom %1 is over %2").arg(number(zoom), number(maxZoom));
+    }
+    if (std::abs(centreX) > maxCentre || std::abs(centreY) > maxCentre) {
+        return QStringLiteral("centre %1,%2 is outside +-%3 cells")
+            .arg(number(centreX), number(centreY), number(maxCentre));
     }
     if (!ranges().contains(range)) {
         return QStringLiteral("bad range %1 (fixed or auto)").arg(quoted(range));

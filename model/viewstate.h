@@ -15,6 +15,13 @@ namespace fleetscope {
 struct ViewState
 {
     static constexpr int maxTextLength = 1024;
+    // The ranges parse() promises and validate() checks: what the map can show, far inside what its arithmetic holds.
+    // Zoom is a cell's size in logical pixels (the camera clamps it further); the centre is in layout cells, and no
+    // layout comes near 2^30 cells a side, so a centre and a screen's worth of cells around it stay within an int.
+    static constexpr double maxZoom = 65536;
+    static constexpr double maxCentre = 1 << 30;
+    static constexpr int maxIdLength = 64; // metric ids and colour map names: the longest view stays under 400 chars
+    static constexpr qint64 maxTimeMs = 253402300799999; // 9999-12-31T23:59:59.999Z, the last four-digit year
 
     QString place = QStringLiteral("fleet"); // "fleet", or row/rack/node/gpu ':' dense index, e.g. "rack:37"
     int selectedGpu = -1; // dense index, -1 = none
@@ -23,8 +30,8 @@ struct ViewState
     bool live = true;
     qint64 timeMs = 0; // Unix epoch ms of the sample shown, when not live
     QString arrangement = QStringLiteral("floor"); // floor, compact or jobs
-    double zoom = 0; // 0 = fitted; else the zoom factor the map uses
-    double centreX = 0; // layout cell coordinates of the view's centre (when zoomed)
+    double zoom = 0; // 0 = fitted; else the zoom factor the map uses, at most maxZoom
+    double centreX = 0; // layout cell coordinates of the view's centre (when zoomed), within +-maxCentre
     double centreY = 0;
     QString range = QStringLiteral("fixed"); // fixed (the metric's own) or auto
     int changeWindowS = 0; // > 0: the rate of change over this window instead of the value
@@ -34,6 +41,9 @@ struct ViewState
     static std::optional<ViewState> parse(const QString &text, QString *error = nullptr);
     // Empty when the state is one toString() writes and parse() reads back; else what is wrong with it.
     QString validate() const;
+
+    // A metric id or colour map name a view can carry: 1 to maxIdLength letters, digits, '_', '-' and '.'.
+    static bool isIdentifier(const QString &text);
 
     bool operator==(const ViewState &other) const;
     bool operator!=(const ViewState &other) const { return !(*this == other); }

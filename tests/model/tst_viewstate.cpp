@@ -5,6 +5,7 @@
 
 #include <QTest>
 
+#include <cmath>
 #include <limits>
 
 using namespace fleetscope;
@@ -89,12 +90,26 @@ void TestViewState::roundTrip_data()
     extremes.place = QStringLiteral("gpu:%1").arg(std::numeric_limits<int>::max());
     extremes.selectedGpu = std::numeric_limits<int>::max();
     extremes.live = false;
-    extremes.timeMs = 253402300799999; // 9999-12-31T23:59:59.999Z
-    extremes.zoom = std::numeric_limits<double>::max();
-    extremes.centreX = std::numeric_limits<double>::lowest();
+    extremes.timeMs = ViewState::maxTimeMs; // 9999-12-31T23:59:59.999Z
+    extremes.zoom = ViewState::maxZoom;
+    extremes.centreX = -ViewState::maxCentre;
     extremes.centreY = std::numeric_limits<double>::denorm_min();
     extremes.changeWindowS = std::numeric_limits<int>::max();
     QTest::newRow("extremes") << extremes << 200;
+
+    // Every field at its longest: written, it stays far inside what parse() reads (a view read at the length limit
+    // used to be written longer than the limit when its metric id was long enough, and not read back).
+    ViewState longest = extremes;
+    longest.place = QStringLiteral("node:%1").arg(std::numeric_limits<int>::max());
+    longest.metric = QString(ViewState::maxIdLength, QLatin1Char('m'));
+    longest.colourMap = QString(ViewState::maxIdLength, QLatin1Char('c'));
+    longest.timeMs = ViewState::maxTimeMs - 1;
+    longest.arrangement = QStringLiteral("compact");
+    longest.zoom = std::nextafter(ViewState::maxZoom, 0.0);
+    longest.centreX = -std::nextafter(ViewState::maxCentre, 0.0);
+    longest.centreY = -std::numeric_limits<double>::denorm_min() * 3;
+    longest.range = QStringLiteral("auto");
+    QTest::newRow("longest") << longest << 400;
 
     ViewState epoch;
     epoch.live = false;
@@ -200,6 +215,17 @@ void TestViewState::rejects_data()
     QTest::newRow("bad range") << QStringLiteral("fs1;r=wide") << QStringLiteral("bad range 'wide'");
     QTest::newRow("bad metric") << QStringLiteral("fs1;m=gpu temp") << QStringLiteral("bad metric id 'gpu temp'");
     QTest::newRow("bad colour map") << QStringLiteral("fs1;c=a/b") << QStringLiteral("bad colour map name 'a/b'");
+    QTest::newRow("long metric") << QStringLiteral("fs1;m=") + QString(ViewState::maxIdLength + 1, QLatin1Char('x'))
+                                 << QStringLiteral("at most 64)");
+    QTest::newRow("long colour map") << QStringLiteral("fs1;c=") + QString(900, QLatin1Char('x'))
+                                     << QStringLiteral("bad colour map name");
+    // Past what any layout holds: the map's camera multiplies the centre by the cell size and casts cells to int.
+    QTest::newRow("zoom past the map") << QStringLiteral("fs1;z=65537") << QStringLiteral("zoom 65537 is over 65536");
+    QTest::newRow("huge zoom") << QStringLiteral("fs1;z=1.7976931348623157e308") << QStringLiteral("is over");
+    QTest::newRow("centre past the map") << QStringLiteral("fs1;z=2@1073741825,0") << QStringLiteral("outside");
+    QTest::newRow("lowest centre") << QStringLiteral("fs1;z=2@0,-1.7976931348623157e308")
+                                   << QStringLiteral("outside +-");
+    QTest::newRow("fitted, centre far") << QStringLiteral("fs1;z=0@0,1e300") << QStringLiteral("outside");
     QTest::newRow("negative window") << QStringLiteral("fs1;w=-60") << QStringLiteral("negative number '-60'");
     QTest::newRow("too long") << QStringLiteral("fs1;m=") + QString(1100, QLatin1Char('x'))
                               << QStringLiteral("too long: 1106 characters (at most 1024)");
@@ -233,6 +259,17 @@ void TestViewState::invalidStatesAreNotValid()
     s.live = false;
     s.timeMs = -1;
     QVERIFY(s.validate().contains(QLatin1String("outside 1970")));
+    s = {};
+    s.zoom = ViewState::maxZoom * 2;
+    QVERIFY(s.validate().contains(QLatin1String("is over")));
+    s = {};
+    s.centreY = -ViewState::maxCentre * 2;
+    QVERIFY(s.validate().contains(QLatin1String("outside")));
+    s = {};
+    s.metric = QString(ViewState::maxIdLength + 1, QLatin1Char('m'));
+    QVERIFY(s.validate().contains(QLatin1String("bad metric id")));
+    QVERIFY(!ViewState::isIdentifier(s.metric));
+    QVERIFY(ViewState::isIdentifier(s.metric.left(ViewState::maxIdLength)));
 }
 
 QTEST_GUILESS_MAIN(TestViewState)
