@@ -266,11 +266,6 @@ CommandLine parseCommandLine(const QStringList &arguments)
         if (!pages) {
             return fail(QStringLiteral("--playlist: %1").arg(error));
         }
-        for (const auto &page : *pages) {
-            if (page.kind == WallPage::Kind::View && !ViewState::parse(page.view, &error)) {
-                return fail(QStringLiteral("--playlist: a view page's view: %1").arg(error));
-            }
-        }
         o.playlist = std::move(*pages);
     }
     // The wall shows what its playlist says, not what the last session on this machine looked at.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/wallplaylist.h"
 
+#include "model/viewstate.h"
+
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -175,8 +177,12 @@ std::optional<std::vector<WallPage>> WallPlaylist::parse(const QByteArray &json,
         const QJsonValue metric = o.value(QLatin1String("metric"));
         if (!metric.isUndefined()) {
             page.metric = metric.toString();
-            if (!metric.isString() || page.metric.isEmpty() || page.metric.size() > 64) {
-                return fail(where + QStringLiteral(": \"metric\" must be a metric id such as gpu_temp"));
+            // The wall opens the page as a view with this metric: the same rule as a view string's.
+            if (!metric.isString() || !ViewState::isIdentifier(page.metric)) {
+                return fail(where
+                    + QStringLiteral(": \"metric\" must be a metric id such as gpu_temp (letters, digits, '_', '-' "
+                                     "and '.', at most %1)")
+                          .arg(ViewState::maxIdLength));
             }
         }
         const QJsonValue minutes = o.value(QLatin1String("minutes"));
@@ -199,6 +205,11 @@ std::optional<std::vector<WallPage>> WallPlaylist::parse(const QByteArray &json,
             page.view = o.value(QLatin1String("view")).toString();
             if (page.view.isEmpty()) {
                 return fail(where + QStringLiteral(": a view page needs \"view\", a view string (Copy view)"));
+            }
+            // Read now, so that the operator hears of a bad view when the wall starts, not when its page comes up.
+            QString why;
+            if (!ViewState::parse(page.view, &why)) {
+                return fail(where + QStringLiteral(": \"view\": %1").arg(why));
             }
         }
         pages.push_back(page);

@@ -26,8 +26,8 @@ struct WallPage
 
     Kind kind = Kind::Fleet;
     int seconds = 30; // how long the page shows
-    QString metric; // Fleet, HottestRow, Replay: metric id; empty = GPU temperature
-    QString view; // View: the view string
+    QString metric; // Fleet, HottestRow, Replay: metric id (ViewState::isIdentifier); empty = GPU temperature
+    QString view; // View: the view string, one ViewState::parse reads
     int replayMinutes = 15; // Replay: how far back it starts
     double replaySpeed = 30; // Replay: times real time
 

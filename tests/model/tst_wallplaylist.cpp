@@ -3,6 +3,8 @@
 // playlist file checked field by field; the example file in docs/ parses.
 #include "model/wallplaylist.h"
 
+#include "model/viewstate.h"
+
 #include <QFile>
 #include <QSignalSpy>
 #include <QTest>
@@ -152,6 +154,20 @@ private Q_SLOTS:
         QTest::newRow("minutes") << QByteArray(R"({"pages": [{"show":"replay","minutes":0}]})") << "minutes";
         QTest::newRow("speed") << QByteArray(R"({"pages": [{"show":"replay","speed":1e9}]})") << "speed";
         QTest::newRow("view without view") << QByteArray(R"({"pages": [{"show":"view"}]})") << "needs \"view\"";
+        // Read when the file is, not when the page comes up on the wall.
+        QTest::newRow("view not a view string")
+            << QByteArray(R"({"pages": [{"show":"fleet"},{"show":"view","view":"rack 3"}]})")
+            << "page 2: \"view\": not a view string";
+        QTest::newRow("view with a bad field")
+            << QByteArray(R"({"pages": [{"show":"view","view":"fs1;z=nan"}]})") << "'nan' is not a finite number";
+        // The wall opens a map page as a view with the page's metric: what a view cannot carry is refused here.
+        QTest::newRow("metric with a blank")
+            << QByteArray(R"({"pages": [{"show":"fleet","metric":"gpu temp"}]})") << "must be a metric id";
+        QTest::newRow("metric with a semicolon")
+            << QByteArray(R"({"pages": [{"show":"replay","metric":"a;t=0"}]})") << "must be a metric id";
+        const QByteArray longMetric(ViewState::maxIdLength + 1, 'm');
+        QTest::newRow("metric too long") << QByteArray("{\"pages\": [{\"show\":\"fleet\",\"metric\":\"" + longMetric
+            + "\"}]}") << "at most 64";
         QByteArray many = R"({"pages": [)";
         for (int i = 0; i < WallPlaylist::maxPages + 1; ++i) {
             many += QByteArray(i == 0 ? "" : ",") + R"({"show":"fleet"})";
