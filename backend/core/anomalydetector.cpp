@@ -193,6 +193,7 @@ void AnomalyDetector::rebuildGroups()
                     usual[g] = nan;
                 }
                 st.phaseLeft = {};
+                st.unconfirmedLeft = static_cast<float>(m_options.persistSeconds);
             }
         }
     }
@@ -221,6 +222,7 @@ void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetE
         for (auto &st : m_state) {
             st.settleLeft = static_cast<float>(m_options.settleSeconds);
             st.learning = 1;
+            st.unconfirmedLeft = static_cast<float>(m_options.persistSeconds);
         }
     }
     m_lastTime = timeSeconds;
@@ -387,16 +389,24 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
             const float peers = scale[static_cast<size_t>(m_groupOf[g])];
             float &inLine = m_inLine[k][g];
             if (st.relearn != 0) {
-                b = r; // another metric found its places learnt during a fault: all are learnt again from here
+                // Its places were learnt during a fault (one metric found it): in this phase they are taken from where
+                // it is; in the other phase, learnt while the same fault was in force, they are learnt afresh on its
+                // next visit (a clock stuck low through a settling was learnt in both; letting go of the busy place
+                // alone left the idle one to flag it at every checkpoint).
+                b = r;
+                m_usual[k * 2 + (1U - busy)][g] = nan;
             }
             score[g] = r - b;
             if (!odd) {
                 b += (r - b) * alpha;
                 inLine = 0;
-            } else if (std::fabs(r) <= peers && std::fabs(b) >= 2 * peers) {
-                // Odd only against a place far from its peers while it runs with them: that place was learnt while a
-                // fault was in force (a clock stuck low through a job change); after a while, in line is its place,
-                // and its other places in this phase (learnt during the same fault) are taken from where it is.
+            } else if ((std::fabs(r) <= peers && std::fabs(b) >= 2 * peers)
+                || (st.unconfirmedLeft > 0 && std::fabs(r) < std::fabs(b))) {
+                // Odd only against a place far from its peers while it runs with them, or odd from its first judged
+                // frame against a place just learnt while it runs nearer its peers than that place says: that place
+                // was learnt while a fault was in force (a clock stuck low through a job change, a cooling fault that
+                // began as it settled and ended as it was first judged); after a while, where it is is its place,
+                // and its other places (learnt during the same fault) are taken from where it is too.
                 inLine += dt;
                 if (inLine >= m_options.relearnSeconds) {
                     b = r;
@@ -467,13 +477,19 @@ void AnomalyDetector::persist(Frame *frame, double now, double dt, std::vector<F
             plane[g] = std::min(best, 99.0F);
         }
         auto &st = m_state[g];
+        const uint8_t busy = m_groupBusy[static_cast<size_t>(m_groupOf[g])];
+        if (any && st.unconfirmedLeft > 0 && st.settleLeft <= 0 && st.phaseLeft[busy] <= 0 && st.pendingSince < 0
+            && st.anomalous == 0 && best < m_options.startScore) {
+            // Judged in line with the places it learnt: they are its own.
+            st.unconfirmedLeft = std::max(0.0F, st.unconfirmedLeft - static_cast<float>(dt));
+        }
         if (any && st.settleLeft > 0) {
             // Settling counts time with data only: a GPU without peers or readings has learnt nothing meanwhile.
             st.settleLeft = std::max(0.0F, st.settleLeft - static_cast<float>(dt));
             st.learning = st.settleLeft > 0 ? st.learning : 0;
         }
         st.relearn = st.relearn > 0 ? st.relearn - 1 : 0; // 2 set this frame: the next frame re-learns
-        float &phaseLeft = st.phaseLeft[m_groupBusy[static_cast<size_t>(m_groupOf[g])]];
+        float &phaseLeft = st.phaseLeft[busy];
         if (any && phaseLeft > 0 && st.pendingSince < 0 && st.anomalous == 0) {
             phaseLeft = std::max(0.0F, phaseLeft - static_cast<float>(dt));
         }

@@ -22,7 +22,9 @@ namespace fleetscope::backend {
 //      says. A phase is learnt over its first 5 minutes with data, not while the GPU is odd; after a job change the
 //      places are learnt afresh (kept as they were if the GPU is odd then). An odd GPU running with its peers while
 //      its place says it sits far from them for relearnSeconds had that place learnt during a fault: its places are
-//      taken from where it is. A chassis's common departure in temperature (shared air) is taken off its GPUs;
+//      taken from where it is (the other phase's learnt afresh). So had one odd from its first judged frame against
+//      places just learnt, nearer its peers than they say (a fault that began as it settled and ended as it was first
+//      judged). A chassis's common departure in temperature (shared air) is taken off its GPUs;
 //   4. the residual is divided by how far the peers' residuals spread in this frame (1.4826 MAD, with a floor):
 //      narrow while every GPU holds its place, wide while a group changes phase and each follows at its own pace.
 // What is left is its score per metric; the frame's anomaly plane holds the largest. An anomaly starts when the score
@@ -42,7 +44,8 @@ public:
         double historySeconds = 1800; // time constant of where a GPU usually sits
         double settleSeconds = 300; // not judged for this long (with data) after joining a job or leaving one
         // An odd GPU that runs with its peers (within their spread) while its place says it sits far from them
-        // (twice their spread) for this long takes its peers' value as its place.
+        // (twice their spread) for this long takes where it is as its place; so does one odd, nearer its peers than
+        // its place says, from its first judged frame after its places were learnt afresh.
         float relearnSeconds = 300;
         uint8_t missesAllowed = 1; // samples below startScore that do not break a run towards persistSeconds
         uint32_t minPeers = 4; // fewer GPUs with data in a group: not judged against it
@@ -89,6 +92,9 @@ private:
         double quietSince = -1; // an anomalous GPU's score first fell below endScore, or -1
         double startedAt = 0;
         float settleLeft = 0; // seconds with data still to learn before it is judged
+        // Seconds it must still be judged in line before places learnt afresh are confirmed as its own (> 0: not
+        // yet; a fault in force while it settled, ended since, makes it odd from its first judged frame on).
+        float unconfirmedLeft = 0;
         std::array<float, 2> phaseLeft {}; // the same for a phase (job idle, busy) first seen, before judged in it
         uint16_t pendingSamples = 0;
         uint8_t missed = 0; // consecutive samples below startScore in a pending run

@@ -357,6 +357,42 @@ private Q_SLOTS:
         QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
     }
 
+    void aFaultEndingAsTheGpuSettlesIsNotLearntAsItsPlace()
+    {
+        // The job's GPUs sit far apart (4 °C steps), so a place a few degrees off is no place far from the peers.
+        // GPU 12 runs 8 °C hot through its settling in a new job (a cooling fault that ends just as it settles): its
+        // place in the job is learnt from the fault, and from its first judged frame it is odd against it, though it
+        // runs where it ran before and nearer its peers. Never in line with that place, it takes where it is as its
+        // place after a while: the anomaly ends and no other follows, at checkpoints (the other phase) included.
+        auto wide = [](Frame &f) {
+            for (uint32_t g = 0; g < 64; ++g) {
+                f.planes[size_t(MetricId::GpuTemp)][g] += 3.0F * static_cast<float>(static_cast<int>(g % 5) - 2);
+            }
+        };
+        auto hot = [&](Frame &f) {
+            wide(f);
+            f.planes[size_t(MetricId::GpuTemp)][12] += 8.0F;
+        };
+        Fleet fleet;
+        fleet.run(40, 1.0F, wide);
+        fleet.run(30, 0.0F, hot); // the old job's last checkpoint, the fault begins
+        JobInfo next = Fleet::job(0, 64);
+        next.id = 8;
+        fleet.detector.setJobs({ next });
+        fleet.run(20, 0.0F, hot); // the new job starts idle: its idle place is learnt from the fault too
+        fleet.run(30, 1.0F, hot); // it settles and learns its busy place, the fault in force
+        fleet.run(60, 1.0F, wide); // 10 minutes where it ran before the fault
+        QVERIFY(!fleet.detector.anomalous(12));
+        QCOMPARE(fleet.count(EventKind::AnomalyEnd), fleet.count(EventKind::AnomalyStart));
+        const int starts = fleet.count(EventKind::AnomalyStart);
+        for (int i = 0; i < 4; ++i) {
+            fleet.run(30, 0.0F, wide);
+            fleet.run(60, 1.0F, wide);
+        }
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), starts);
+        QVERIFY(!fleet.detector.anomalous(12));
+    }
+
     void aChassisMovingTogetherIsNoAnomaly()
     {
         // The 8 GPUs of one chassis (GPUs 8 to 15) all run 5 °C cooler: the air they share changed (a GPU upstream
