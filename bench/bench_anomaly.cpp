@@ -5,13 +5,15 @@
 //
 //   bench_anomaly [gpus=10240] [hours=24] [step seconds=10] [degradations per GPU-day=0.05] [seed=1]
 //   bench_anomaly cost [gpus=1048576] [frames=20]
-// BENCH_ANOMALY_VERBOSE=1 prints each false start and each missed fault; BENCH_ANOMALY_START / _END / _PERSIST
-// override the detector's start score, end score and persistence (to see the trade-off in one binary).
+// BENCH_ANOMALY_VERBOSE=1 prints each false start, each missed fault and the GPUs with the most evaluations flagged
+// outside faults (an episode that begins in a fault and outlasts it shows only there); BENCH_ANOMALY_START / _END /
+// _PERSIST override the detector's start score, end score and persistence (to see the trade-off in one binary).
 #include "core/anomalydetector.h"
 #include "sim/simulator.h"
 
 #include "timing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -274,6 +276,7 @@ int main(int argc, char **argv)
     std::vector<Onset> onsets;
     const auto frames = static_cast<uint64_t>(hours * 3600 / step);
     const bool verbose = std::getenv("BENCH_ANOMALY_VERBOSE") != nullptr; // print each false start
+    std::vector<uint32_t> falseOf(n, 0); // per GPU, its evaluations flagged outside faults
 
     auto inFault = [&](uint32_t gpu, double t) {
         auto it = faultsOf.find(gpu);
@@ -421,6 +424,7 @@ int main(int argc, char **argv)
             }
             if (flagged[0] && outside) {
                 fp.count(DimMetric, judgedIndex(detector.anomalyMetric(gpu)), 1);
+                ++falseOf[g];
             }
             if ((flagged[0] || flagged[1] || flagged[2]) && outside) {
                 ours.flaggedOutsideFaults += flagged[0] ? 1 : 0;
@@ -429,6 +433,21 @@ int main(int argc, char **argv)
             }
         }
         previous = frame;
+    }
+    if (verbose) {
+        std::vector<uint32_t> order;
+        for (uint32_t g = 0; g < n; ++g) {
+            if (falseOf[g] > 0) {
+                order.push_back(g);
+            }
+        }
+        std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return falseOf[a] > falseOf[b]; });
+        std::printf("GPUs by evaluations flagged outside faults (%zu GPUs):\n", order.size());
+        for (size_t i = 0; i < std::min<size_t>(order.size(), 60); ++i) {
+            const auto &shape = sim.shape();
+            const auto &node = shape.nodes[shape.nodeOfGpu[order[i]]];
+            std::printf("  %s:%u %u\n", node.hostname.c_str(), order[i] - node.firstGpu, falseOf[order[i]]);
+        }
     }
 
     const double end = sim.nowSeconds();
