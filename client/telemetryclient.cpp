@@ -129,7 +129,7 @@ void TelemetryClient::startSession()
     const uint64_t resumeAfter = m_latest ? m_latest->sequence : 0;
     const uint64_t generation = m_latest ? m_latest->topologyGeneration : 0;
     m_worker = std::thread(&TelemetryClient::runSession, this, session, m_address.toStdString(), m_security,
-        std::move(metrics), generation, resumeAfter);
+        m_keepalive, std::move(metrics), generation, resumeAfter);
     m_jobsWorker
         = std::thread(&TelemetryClient::runJobsPoll, this, session, m_address.toStdString(), m_security, m_jobsPollMs);
 }
@@ -206,7 +206,7 @@ void TelemetryClient::deliverPendingFrame(quint64 session)
     Q_EMIT frameReady(frame);
 }
 
-void TelemetryClient::runSession(quint64 session, std::string address, ChannelSecurity security,
+void TelemetryClient::runSession(quint64 session, std::string address, ChannelSecurity security, Keepalive keepalive,
     std::vector<std::string> metrics, uint64_t lastGeneration, uint64_t resumeAfter)
 {
     namespace pb = fleetscope::telemetry::v1;
@@ -229,9 +229,12 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
     // Notice a backend that vanished without closing the connection (a pulled cable, a frozen VM).
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive.timeMs);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive.timeoutMs);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    // Go on probing however long the stream is quiet: gRPC stops a client's pings after two without data by default,
+    // and a dead connection to a backend whose frames come seldom (a long scrape interval) would never be noticed.
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
     QString channelError;
     auto channel = createChannel(address, security, args, &channelError);
     if (!channel) {

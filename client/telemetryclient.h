@@ -2,6 +2,7 @@
 #pragma once
 
 #include "client/channelsecurity.h"
+#include "common/keepalive.h"
 #include "model/fleetmodel.h"
 
 #include <QObject>
@@ -36,6 +37,15 @@ public:
     enum class State { Idle, Connecting, Live, Reconnecting };
     Q_ENUM(State)
 
+    // How long a connection may go without a word from the backend before it is probed with an HTTP/2 ping, and how
+    // long the answer may take: a backend gone without closing the connection (a pulled cable, a frozen VM, a
+    // blackholing firewall) is noticed within their sum.
+    struct Keepalive
+    {
+        int timeMs = 10000;
+        int timeoutMs = 5000;
+    };
+
     explicit TelemetryClient(QObject *parent = nullptr);
     ~TelemetryClient() override;
 
@@ -57,6 +67,13 @@ public:
     JobsPtr jobs() const { return m_jobs; }
     // How often jobs are listed again (default 10 s); takes effect with the next session.
     void setJobsPollInterval(int ms) { m_jobsPollMs = std::max(100, ms); }
+    // Takes effect with the next session; the defaults suit a console, tests shorten them. The time is at least what
+    // the backend accepts (common/keepalive.h).
+    void setKeepalive(const Keepalive &wanted)
+    {
+        m_keepalive = { std::max(fleetscope::keepalive::minTimeMs, wanted.timeMs), std::max(1, wanted.timeoutMs) };
+    }
+    const Keepalive &keepalive() const { return m_keepalive; }
     // Frames decoded since start, including those coalesced away for display.
     quint64 framesReceived() const { return m_framesReceived.load(); }
     // Frames dropped as malformed since start.
@@ -75,8 +92,8 @@ Q_SIGNALS:
 private:
     void startSession();
     void stopSession();
-    void runSession(quint64 session, std::string address, ChannelSecurity security, std::vector<std::string> metrics,
-        uint64_t lastGeneration, uint64_t resumeAfter);
+    void runSession(quint64 session, std::string address, ChannelSecurity security, Keepalive keepalive,
+        std::vector<std::string> metrics, uint64_t lastGeneration, uint64_t resumeAfter);
     void setState(State state, const QString &detail);
     void onSessionEnded(quint64 session, const QString &why, bool wasLive);
     void deliverPendingFrame(quint64 session);
@@ -112,6 +129,7 @@ private:
     bool m_cancelled = false;
     JobsPtr m_jobs;
     int m_jobsPollMs = 10000;
+    Keepalive m_keepalive;
 
     // Latest-wins hand-over: the worker replaces m_pending and queues one delivery if none is queued.
     std::mutex m_pendingMutex;

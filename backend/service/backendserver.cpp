@@ -3,6 +3,8 @@
 
 #include "service/telemetryservice.h"
 
+#include "common/keepalive.h"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -164,6 +166,10 @@ bool BackendServer::start(const std::string &address, std::string *error)
     builder.RegisterService(m_service.get());
     // Frames are sent in parts under 4 MiB; keep gRPC's limit where the contract says it is.
     builder.SetMaxSendMessageSize(4 * 1024 * 1024);
+    // Consoles probe a quiet stream with pings (their keepalive); accept them as often as a console may send them,
+    // with room for timers' jitter, even between calls, rather than answer GOAWAY "too_many_pings".
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, keepalive::minTimeMs / 2);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     m_server = builder.BuildAndStart();
     if (!m_server || m_port == 0) {
         m_server.reset();
