@@ -12,6 +12,7 @@
 #include <QUrl>
 #include <QUrlQuery>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -36,6 +37,7 @@ public:
             [this] {
                 m_server = new QTcpServer(this);
                 m_server->listen(QHostAddress::LocalHost, 0);
+                m_port.store(m_server->serverPort(), std::memory_order_release);
                 connect(m_server, &QTcpServer::newConnection, this, [this] {
                     while (auto *socket = m_server->nextPendingConnection()) {
                         connect(socket, &QTcpSocket::readyRead, this, [this, socket] { serve(socket); });
@@ -52,7 +54,9 @@ public:
         m_thread.quit();
         m_thread.wait();
     }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(m_server->serverPort()); }
+    // The port is handed over through an atomic, not m_server: the constructor's blocking queued call synchronizes
+    // inside Qt, where ThreadSanitizer cannot see it (tests/tsan.supp).
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port.load(std::memory_order_acquire)); }
 
     void set(const std::string &query, Answer answer)
     {
@@ -126,6 +130,7 @@ private:
 
     QThread m_thread;
     QTcpServer *m_server = nullptr;
+    std::atomic<quint16> m_port { 0 };
     QHash<QTcpSocket *, QByteArray> m_buffers; // server thread only
     mutable QMutex m_mutex; // guards m_answers and m_requests, set by the test, read by the server thread
     QHash<QString, Answer> m_answers;
