@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // A TCP proxy on a free loopback port that puts network faults between a client and its server, for the network fault
 // tests: added delay, resets, a blackhole, half-open and half-closed connections. Plain sockets and poll() on a thread
-// of its own, so that a fault is exactly what it says: a reset is an RST on both ends, a blackhole forwards not one byte
-// and closes nothing, and what a fault held back is delivered, in order, once the network heals.
+// of its own, so that a fault is exactly what it says: a reset is an RST on both ends, a blackhole forwards not one
+// byte and closes nothing, and what a fault held back is delivered, in order, once the network heals.
 #pragma once
 
 #include <arpa/inet.h>

@@ -154,8 +154,8 @@ private:
     // Puts the fault on, waits for the client to say the connection is lost (within boundMs of the fault, and for a
     // fault only keepalive can see within keepaliveBoundMs of the last frame), heals the network and waits for a newer
     // frame through a new connection (within recoveryBoundMs).
-    void faultAndHeal(Rig &rig, const char *name, const std::function<void()> &fault, qint64 boundMs,
-        qint64 recoveryBoundMs = 5000);
+    void faultAndHeal(
+        Rig &rig, const char *name, const std::function<void()> &fault, qint64 boundMs, qint64 recoveryBoundMs = 5000);
 
     Rig m_rig;
     std::vector<Measured> m_measured;
@@ -192,10 +192,10 @@ void NetFaultsTest::faultAndHeal(
     const int frames = rig.frames;
     QVERIFY2(QTest::qWaitFor([&] { return rig.losses != losses; }, static_cast<int>(boundMs) + 10000),
         qPrintable(QStringLiteral("%1: still %2 after %3 ms; %4 frames since the fault, the last %5 ms ago")
-                .arg(QLatin1String(name), rig.client->stateDetail())
-                .arg(rig.clock.elapsed() - faultAt)
-                .arg(rig.frames - frames)
-                .arg(rig.clock.elapsed() - rig.lastFrameAtMs)));
+                       .arg(QLatin1String(name), rig.client->stateDetail())
+                       .arg(rig.clock.elapsed() - faultAt)
+                       .arg(rig.frames - frames)
+                       .arg(rig.clock.elapsed() - rig.lastFrameAtMs)));
     const qint64 detected = rig.lostAtMs - faultAt;
     const qint64 silent = rig.silentBeforeLossMs;
     qInfo("%s: noticed %lld ms after the fault (bound %lld ms), %lld ms after the last frame (%d frames came after "
@@ -203,15 +203,18 @@ void NetFaultsTest::faultAndHeal(
         name, static_cast<long long>(detected), static_cast<long long>(boundMs), static_cast<long long>(silent),
         rig.frames - frames, qPrintable(rig.lostDetail));
     QVERIFY2(detected <= boundMs,
-        qPrintable(QStringLiteral("%1: noticed after %2 ms, bound %3 ms").arg(QLatin1String(name)).arg(detected).arg(boundMs)));
+        qPrintable(QStringLiteral("%1: noticed after %2 ms, bound %3 ms")
+                       .arg(QLatin1String(name))
+                       .arg(detected)
+                       .arg(boundMs)));
     // Where frames come more often than the keepalive time, the last frame is the backend's last word: from it the
     // fault is the keepalive's alone to see. (On a quiet stream the last word is the answer to the last ping.)
     if (rig.interval.count() < shortKeepalive.timeMs) {
         QVERIFY2(silent <= keepaliveBoundMs,
             qPrintable(QStringLiteral("%1: noticed %2 ms after the last frame, bound %3 ms")
-                    .arg(QLatin1String(name))
-                    .arg(silent)
-                    .arg(keepaliveBoundMs)));
+                           .arg(QLatin1String(name))
+                           .arg(silent)
+                           .arg(keepaliveBoundMs)));
     }
     // What the status bar shows: where, why, and that it is retrying.
     QVERIFY2(rig.lostDetail.contains(QString::fromStdString(rig.proxy->address()))
@@ -227,9 +230,9 @@ void NetFaultsTest::faultAndHeal(
     qInfo("%s: streaming again %lld ms after the network healed", name, static_cast<long long>(recoveredMs));
     QVERIFY2(recoveredMs <= recoveryBoundMs,
         qPrintable(QStringLiteral("%1: recovered after %2 ms, bound %3 ms")
-                .arg(QLatin1String(name))
-                .arg(recoveredMs)
-                .arg(recoveryBoundMs)));
+                       .arg(QLatin1String(name))
+                       .arg(recoveredMs)
+                       .arg(recoveryBoundMs)));
     QVERIFY2(rig.proxy->accepted() > accepted, "the client came back over a new connection");
     QCOMPARE(rig.outOfOrder, 0);
     m_measured.push_back({ name, detected, silent, boundMs, recoveredMs, rig.lostDetail });
@@ -264,20 +267,23 @@ void NetFaultsTest::delayKeepsTheStreamLiveAndInOrder()
 
 void NetFaultsTest::resetIsNoticedAtOnce()
 {
-    faultAndHeal(m_rig, "reset (RST both ends)", [this] { m_rig.proxy->resetConnections(); }, socketBoundMs);
+    faultAndHeal(
+        m_rig, "reset (RST both ends)", [this] { m_rig.proxy->resetConnections(); }, socketBoundMs);
 }
 
 void NetFaultsTest::blackholeIsNoticedByKeepalive()
 {
     streamFor(m_rig, 5);
-    faultAndHeal(m_rig, "blackhole (both ways)", [this] { m_rig.proxy->blackhole(); }, keepaliveBoundMs);
+    faultAndHeal(
+        m_rig, "blackhole (both ways)", [this] { m_rig.proxy->blackhole(); }, keepaliveBoundMs);
 }
 
 void NetFaultsTest::halfOpenTowardsClientIsNoticedByKeepalive()
 {
     // The backend's frames and its answers to the pings stop; the client's pings still reach it.
     streamFor(m_rig, 5);
-    faultAndHeal(m_rig, "half-open (backend to console stopped)",
+    faultAndHeal(
+        m_rig, "half-open (backend to console stopped)",
         [this] { m_rig.proxy->halfOpen(testing::FaultProxy::ToClient); }, keepaliveBoundMs);
 }
 
@@ -286,15 +292,16 @@ void NetFaultsTest::halfOpenTowardsServerIsNoticedByKeepalive()
     // The client's pings stop; the backend's frames go on for a TCP window (64 KiB: about 14 frames, 1.4 s of this
     // stream), and from the last of them on it is the blackhole's case.
     streamFor(m_rig, 5);
-    faultAndHeal(m_rig, "half-open (console to backend stopped)",
+    faultAndHeal(
+        m_rig, "half-open (console to backend stopped)",
         [this] { m_rig.proxy->halfOpen(testing::FaultProxy::ToServer); }, keepaliveBoundMs + 2500);
 }
 
 void NetFaultsTest::halfClosedTowardsClientIsNoticedAtOnce()
 {
     streamFor(m_rig, 5);
-    faultAndHeal(m_rig, "half-closed (FIN to the console)", [this] { m_rig.proxy->closeTowardsClient(); },
-        socketBoundMs);
+    faultAndHeal(
+        m_rig, "half-closed (FIN to the console)", [this] { m_rig.proxy->closeTowardsClient(); }, socketBoundMs);
 }
 
 void NetFaultsTest::blackholeAfterAQuietStreamIsNoticedByKeepalive()
@@ -312,8 +319,9 @@ void NetFaultsTest::blackholeAfterAQuietStreamIsNoticedByKeepalive()
         [&] { return quiet.clock.elapsed() - quietFrom >= 5 * shortKeepalive.timeMs || quiet.losses > 0; }, 10000));
     QVERIFY2(quiet.losses == 0, qPrintable(QStringLiteral("lost with no fault: %1").arg(quiet.lostDetail)));
     QCOMPARE(quiet.frames, 1);
-    faultAndHeal(quiet, "blackhole after 5 s of quiet stream", [&quiet] { quiet.proxy->blackhole(); },
-        keepaliveBoundMs, 8000 + 3000);
+    faultAndHeal(
+        quiet, "blackhole after 5 s of quiet stream", [&quiet] { quiet.proxy->blackhole(); }, keepaliveBoundMs,
+        8000 + 3000);
 }
 
 void NetFaultsTest::cleanupTestCase()
