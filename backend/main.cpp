@@ -3,8 +3,6 @@
 #include "service/backendserver.h"
 #include "sim/exporterserver.h"
 
-#include <malloc.h>
-
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -15,11 +13,6 @@ using namespace fleetscope::backend;
 
 int main(int argc, char **argv)
 {
-    // Every stream encodes and serialises its frames and topology in buffers of 0.2 to 4 MiB. glibc raises its mmap
-    // threshold to the largest buffer freed, after which such buffers come from the arenas, whose free pages it keeps:
-    // 30 s after 2,000 subscribes had ended, the backend had not come back from 5.4 GB to the 3.0 GB it held before
-    // them (tst_load). A fixed threshold gives every large buffer a mapping of its own, returned when it is freed.
-    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     const auto parsed = parseBackendOptions(std::vector<std::string>(argv + 1, argv + argc), FLEETSCOPE_DEFAULT_CONFIG);
     if (!parsed.error.empty()) {
         fmt::print(stderr, "fleetscope-backend: {}\nTry 'fleetscope-backend --help'.\n", parsed.error);
