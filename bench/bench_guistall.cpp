@@ -10,6 +10,10 @@
 // With `nopaint` the map is hidden once the first frame is drawn: everything else the GUI thread does (decoding
 // hand-over, rollups, layouts, replay, comparison) is measured without the GL paints, which on a software renderer
 // dominate.
+//
+// With BENCH_GUISTALL_TRACE=MS set, every event the GUI thread spent longer than MS ms on is printed to stderr with its
+// receiver, its type and its start and end on CLOCK_MONOTONIC (perf record -k CLOCK_MONOTONIC uses the same clock, so
+// the samples inside a stall can be picked out of `perf script`).
 #include "app/consolesession.h"
 #include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
@@ -22,8 +26,12 @@
 #include <QEvent>
 #include <QTimer>
 
+#include <QThread>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <functional>
 #include <string>
 #include <vector>
@@ -31,6 +39,64 @@
 using namespace fleetscope;
 
 namespace {
+
+double monotonicMs()
+{
+    timespec t {};
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+double traceThresholdMs()
+{
+    static const double threshold = std::getenv("BENCH_GUISTALL_TRACE") ? std::atof(std::getenv("BENCH_GUISTALL_TRACE")) : 0;
+    return threshold;
+}
+
+// Runs a user's action, which the benchmark calls directly (outside any event), and names it when it is long.
+void act(const char *what, const std::function<void()> &action)
+{
+    const double start = monotonicMs();
+    action();
+    const double end = monotonicMs();
+    if (traceThresholdMs() > 0 && end - start > traceThresholdMs()) {
+        std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event 0 to action:%s '' (parent -)\n", end - start, start, end, what);
+    }
+}
+
+// Times the outermost event the GUI thread delivers and names the long ones.
+class TracingApplication : public QApplication
+{
+public:
+    TracingApplication(int &argc, char **argv)
+        : QApplication(argc, argv)
+        , m_thresholdMs(traceThresholdMs())
+    {
+    }
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        if (m_thresholdMs <= 0 || m_depth > 0 || QThread::currentThread() != thread()) {
+            return QApplication::notify(receiver, event);
+        }
+        ++m_depth;
+        const double start = monotonicMs();
+        const QEvent::Type type = event->type(); // the event may be gone after delivery
+        const bool result = QApplication::notify(receiver, event);
+        const double end = monotonicMs();
+        --m_depth;
+        if (end - start > m_thresholdMs) {
+            const QObject *parent = receiver->parent();
+            std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event %d to %s '%s' (parent %s)\n", end - start, start, end,
+                static_cast<int>(type), receiver->metaObject()->className(), qPrintable(receiver->objectName()),
+                parent ? parent->metaObject()->className() : "-");
+        }
+        return result;
+    }
+
+private:
+    double m_thresholdMs;
+    int m_depth = 0;
+};
 
 // Samples the event loop's lateness with a precise 1 ms timer, and times the map's paints.
 class StallMeter : public QObject
@@ -88,6 +154,9 @@ public:
         std::printf("%-34s %8zu %9.1f %9.1f %9.1f %7zu %9.1f %9.1f\n", phase, late.size(), at(0.5), at(0.99),
             late.empty() ? 0.0 : late.back(), m_paints.size(), m_paints.empty() ? 0.0 : paintSum / static_cast<double>(m_paints.size()), paintMax);
         std::fflush(stdout);
+        if (traceThresholdMs() > 0) {
+            std::fprintf(stderr, "PHASE END %.3f %s\n", monotonicMs(), phase);
+        }
     }
 
 private:
@@ -120,7 +189,7 @@ void run(int ms)
 int main(int argc, char *argv[])
 {
     HeatmapView::requestSurfaceFormat();
-    QApplication app(argc, argv);
+    TracingApplication app(argc, argv);
     const int gpus = argc > 1 ? std::atoi(argv[1]) : 1048576;
     ConsoleOptions options;
     options.gpus = gpus;
@@ -144,7 +213,7 @@ int main(int argc, char *argv[])
     }
     const bool noPaint = argc > 2 && std::string(argv[2]) == "nopaint";
     if (noPaint) {
-        window.heatmap()->hide();
+        act("hide", [&] { window.heatmap()->hide(); });
     }
     run(10000);
     meter.report("start (to first frame + 10 s)");
@@ -157,14 +226,14 @@ int main(int argc, char *argv[])
     for (const char *arrangement : { "compact", "jobs", "floor" }) {
         ViewState view = window.currentView();
         view.arrangement = QString::fromLatin1(arrangement);
-        window.openView(view);
+        act("openView", [&] { window.openView(view); });
         run(3000);
     }
     meter.report("arrangement x3 (3 s each)");
 
     meter.reset();
     for (const QSize size : { QSize(1200, 800), QSize(1600, 1000), QSize(1900, 1040) }) {
-        window.resize(size);
+        act("resize", [&] { window.resize(size); });
         run(2000);
     }
     meter.report("resize x3 (2 s each)");
@@ -172,15 +241,15 @@ int main(int argc, char *argv[])
     ConsoleSession *session = window.session();
     waitFor([&] { return session->recorder().frameCount() >= 30; }, 120000);
     meter.reset();
-    session->replay()->seek(session->recorder().earliestMs());
-    session->replay()->play(60);
+    act("seek", [&] { session->replay()->seek(session->recorder().earliestMs()); });
+    act("play", [&] { session->replay()->play(60); });
     waitFor([&] { return session->replay()->mode() == ReplayController::Mode::Live; }, 20000);
     meter.report("replay at 60x to live");
 
     meter.reset();
-    session->compare(session->recorder().earliestMs(), session->recorder().latestMs());
+    act("compare", [&] { session->compare(session->recorder().earliestMs(), session->recorder().latestMs()); });
     run(3000);
-    session->clearComparison();
+    act("clearComparison", [&] { session->clearComparison(); });
     run(2000);
     meter.report("compare two moments, clear");
     return 0;
