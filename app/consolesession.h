@@ -173,6 +173,7 @@ private:
 
     std::vector<MetricInfo> m_metrics;
     VersionDrift m_drift;
+    std::vector<Problem> m_driftProblems; // driftProblems(m_drift), unranked
     quint64 m_driftRequest = 0;
     QThreadPool m_driftPool; // computes the drift; waited for by the destructor
     FramePtr m_layerSource; // the live frame the layer frame below was made for

@@ -18,6 +18,15 @@ void ProblemsModel::setProblems(std::vector<Problem> problems, TopologyPtr topol
     beginResetModel();
     m_all = std::move(problems);
     m_topology = std::move(topology);
+    if (jobs != m_jobs) {
+        m_jobIndex.clear();
+        if (jobs) {
+            m_jobIndex.reserve(jobs->jobs.size());
+            for (std::size_t i = 0; i < jobs->jobs.size(); ++i) {
+                m_jobIndex.emplace(jobs->jobs[i].id, i); // the first of a repeated id, as a search would find
+            }
+        }
+    }
     m_jobs = std::move(jobs);
     m_nowMs = nowMs;
     refilter();
@@ -108,12 +117,8 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
     case JobsColumn: {
         QStringList names;
         for (uint64_t id : p->jobIds) {
-            const Job *job = nullptr;
-            if (m_jobs) {
-                const auto found
-                    = std::find_if(m_jobs->jobs.begin(), m_jobs->jobs.end(), [id](const Job &j) { return j.id == id; });
-                job = found != m_jobs->jobs.end() ? &*found : nullptr;
-            }
+            const auto found = m_jobIndex.find(id);
+            const Job *job = found != m_jobIndex.end() ? &m_jobs->jobs[found->second] : nullptr;
             names << (job != nullptr && !job->name.isEmpty() ? job->name : QStringLiteral("job %1").arg(id));
         }
         return names.isEmpty() ? QStringLiteral("—") : names.join(QStringLiteral(", "));

@@ -5,6 +5,8 @@
 
 #include <QAbstractTableModel>
 
+#include <unordered_map>
+
 namespace fleetscope {
 
 // The ranked problems as a table: severity, place, problem, since, jobs, GPUs of those jobs. Filtered by kind.
@@ -44,6 +46,9 @@ private:
     std::vector<Problem::Kind> m_kinds;
     TopologyPtr m_topology;
     JobsPtr m_jobs;
+    // A job's index in m_jobs by its id: a cell's job names are looked up, not searched for (a fleet of a million
+    // GPUs runs thousands of jobs, and sizing a column reads hundreds of cells).
+    std::unordered_map<uint64_t, std::size_t> m_jobIndex;
     int64_t m_nowMs = 0;
 };
 
