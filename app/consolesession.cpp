@@ -33,6 +33,7 @@ FlightRecorderOptions recorderOptions(int minutes)
 ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
     : QObject(parent)
     , m_recorder(recorderOptions(options.recordMinutes))
+    , m_comparer(&m_recorder)
     , m_metricId(options.metric)
     , m_changeWindowS(options.changeWindowS)
     , m_autoRange(options.autoRange)
@@ -42,7 +43,9 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
     m_replay = new ReplayController(&m_recorder, this);
     m_replay->setBackgroundDecoding(true); // decoding a recorded frame of a million GPUs takes tens of ms
     connect(m_replay, &ReplayController::frameToShow, this, &ConsoleSession::showFrame);
+    connect(&m_comparer, &FrameComparer::compared, this, &ConsoleSession::showComparison);
     connect(m_replay, &ReplayController::modeChanged, this, [this] {
+        m_comparer.cancel(); // the replay moved on since the comparison under way was asked for
         if (m_comparing) { // back from a comparison to the metric itself
             m_comparing = false;
             applyMetric();
@@ -297,6 +300,7 @@ void ConsoleSession::applyMetric()
         return;
     }
     m_comparing = false;
+    m_comparer.cancel(); // of another metric, or of this one now drawn otherwise
     const bool layer = metric->id == QLatin1String(VersionDrift::metricId);
     // The value, or its rate of change per minute over the chosen window (from the frames as they arrive); a
     // layer of categories has no rate.
@@ -484,36 +488,43 @@ void ConsoleSession::onHistoryFrame(const RangeResultPtr &result)
 
 void ConsoleSession::compare(qint64 aMs, qint64 bMs)
 {
-    const FramePtr older = m_recorder.frameAt(std::min(aMs, bMs));
-    const FramePtr newer = m_recorder.frameAt(std::max(aMs, bMs));
+    Q_ASSERT(QThread::currentThread() == thread());
     const MetricInfo *metric = selectedMetric();
-    if (!older || !newer || metric == nullptr) {
+    const std::vector<int64_t> times = m_recorder.sampleTimes();
+    if (times.empty() || std::min(aMs, bMs) < times.front() || metric == nullptr) {
         Q_EMIT message(tr("Nothing recorded at one of the two times"), 10000);
         return;
     }
-    QString error;
-    const FramePtr diff = difference(*newer, *older, metric->id, &error);
-    if (!diff) {
-        Q_EMIT message(tr("Cannot compare: %1").arg(error), 10000);
+    m_replay->pause(); // first: a move of the replay drops a comparison under way
+    m_comparer.compare(aMs, bMs, metric->id);
+}
+
+void ConsoleSession::showComparison(const FrameComparer::ResultPtr &result)
+{
+    const MetricInfo *metric = selectedMetric();
+    if (metric == nullptr) {
         return;
     }
-    // The colour range fits the change: symmetric about zero, from the 1st to the 99th percentile.
-    const ValueRange range = robustRange(diff->planes[0].values, 0.01, 0.99, true);
-    m_replay->pause();
+    if (!result->diff) {
+        Q_EMIT message(result->error, 10000);
+        return;
+    }
     m_comparing = false;
-    m_shownMetric = differenceMetric(*metric, range.valid ? range.max : 0.0F);
+    // The colour range fits the change: symmetric about zero, from the 1st to the 99th percentile.
+    m_shownMetric = differenceMetric(*metric, result->range.valid ? result->range.max : 0.0F);
     const QString when = QStringLiteral("%1 → %2").arg(
-        QDateTime::fromMSecsSinceEpoch(older->sampleTimeMs).toString(QStringLiteral("HH:mm:ss")),
-        QDateTime::fromMSecsSinceEpoch(newer->sampleTimeMs).toString(QStringLiteral("HH:mm:ss")));
+        QDateTime::fromMSecsSinceEpoch(result->olderMs).toString(QStringLiteral("HH:mm:ss")),
+        QDateTime::fromMSecsSinceEpoch(result->newerMs).toString(QStringLiteral("HH:mm:ss")));
     m_shownMetric.name = tr("%1 change %2").arg(metric->name, when);
     Q_EMIT metricShown(m_shownMetric);
-    m_shownFrame = diff;
-    Q_EMIT frameShown(diff, nullptr);
+    m_shownFrame = result->diff;
+    Q_EMIT frameShown(result->diff, nullptr);
     m_comparing = true; // until the timeline goes live or the comparison is cleared
 }
 
 void ConsoleSession::clearComparison()
 {
+    m_comparer.cancel();
     m_comparing = false;
     applyMetric();
     m_replay->goLive();

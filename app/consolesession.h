@@ -3,6 +3,7 @@
 
 #include "client/telemetryclient.h"
 #include "model/flightrecorder.h"
+#include "model/framecomparer.h"
 #include "model/history.h"
 #include "model/problems.h"
 #include "model/rateofchange.h"
@@ -79,10 +80,14 @@ public:
     // The newest live frame shown, replayed, loaded or compared: the metric's name for people.
     QString metricName(const QString &id) const;
 
-    // Compares two recorded moments (the map shows the change of the metric); cleared by going live.
+    // Compares two recorded moments (the map shows the change of the metric); cleared by going live. The frames are
+    // decoded and subtracted on a worker (FrameComparer): the comparison is shown when it is done, unless a newer
+    // one, clearComparison, another metric or a move of the replay (live, play, pause) came first.
     void compare(qint64 aMs, qint64 bMs);
     void clearComparison();
     bool isComparing() const { return m_comparing; }
+    // A comparison asked for is being computed.
+    bool isComputingComparison() const { return m_comparer.isBusy(); }
     // Shows the fleet at a past time: from the flight recorder when it holds that time, else from the backend's
     // history (QueryRange), while historyLoadingChanged says so.
     void goToTime(qint64 timeMs);
@@ -143,6 +148,7 @@ private:
     template <typename T> void setDisplayOption(T &option, T value);
     void updateAutoRange(const FramePtr &shown);
     void followFleetEvents();
+    void showComparison(const FrameComparer::ResultPtr &result);
     const MetricInfo *selectedMetric() const;
 
     ChannelSecurity m_security;
@@ -154,6 +160,7 @@ private:
     // GPUs cost tens of ms a frame). The pool is declared after the recorder so it is drained first.
     FlightRecorder m_recorder;
     QThreadPool m_recordPool;
+    FrameComparer m_comparer; // reads the recorder on its worker; declared after it, so it goes first
     ReplayController *m_replay = nullptr;
 
     QString m_metricId;

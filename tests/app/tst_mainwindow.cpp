@@ -257,7 +257,8 @@ private Q_SLOTS:
         const FramePtr older = m_window->recorder().frameAt(times.front());
         const FramePtr newer = m_window->recorder().frameAt(target);
         Q_EMIT m_window->timeline()->compareRequested(times.front(), target);
-        QVERIFY(view->metric().id.endsWith(QStringLiteral(":diff")));
+        // Decoded and subtracted on a worker: shown when it is done.
+        QTRY_VERIFY_WITH_TIMEOUT(view->metric().id.endsWith(QStringLiteral(":diff")), 10000);
         QCOMPARE(view->metric().colourMap, QStringLiteral("coolwarm"));
         const auto *olderPlane = older->plane(QStringLiteral("gpu_temp"));
         const auto *newerPlane = newer->plane(QStringLiteral("gpu_temp"));

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "model/framecomparer.h"
+
+#include "model/flightrecorder.h"
+#include "model/framediff.h"
+
+#include <QPointer>
+#include <QThread>
+
+#include <algorithm>
+
+namespace fleetscope {
+
+FrameComparer::FrameComparer(const FlightRecorder *recorder, QObject *parent)
+    : QObject(parent)
+    , m_recorder(recorder)
+{
+    qRegisterMetaType<ResultPtr>();
+    m_pool.setMaxThreadCount(1);
+}
+
+FrameComparer::~FrameComparer()
+{
+    m_pool.waitForDone(); // the worker reads the recorder
+}
+
+FrameComparer::Result FrameComparer::computeComparison(
+    const FlightRecorder &recorder, qint64 aMs, qint64 bMs, const QString &metricId)
+{
+    Result result;
+    const FramePtr older = recorder.frameAt(std::min(aMs, bMs));
+    const FramePtr newer = recorder.frameAt(std::max(aMs, bMs));
+    if (!older || !newer) {
+        result.error = tr("Nothing recorded at one of the two times");
+        return result;
+    }
+    result.olderMs = older->sampleTimeMs;
+    result.newerMs = newer->sampleTimeMs;
+    QString error;
+    result.diff = difference(*newer, *older, metricId, &error);
+    if (!result.diff) {
+        result.error = tr("Cannot compare: %1").arg(error);
+        return result;
+    }
+    result.range = robustRange(result.diff->planes[0].values, 0.01, 0.99, true);
+    return result;
+}
+
+quint64 FrameComparer::compare(qint64 aMs, qint64 bMs, const QString &metricId)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    const quint64 request = ++m_request;
+    m_busy = true;
+    QPointer<FrameComparer> self(this);
+    m_pool.start([self, recorder = m_recorder, request, aMs, bMs, metricId] {
+        auto result = std::make_shared<Result>(computeComparison(*recorder, aMs, bMs, metricId));
+        result->request = request;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, result = ResultPtr(std::move(result))] {
+                if (self) {
+                    self->deliver(result);
+                }
+            },
+            Qt::QueuedConnection);
+    });
+    return request;
+}
+
+void FrameComparer::cancel()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_busy) {
+        ++m_request;
+        m_busy = false;
+    }
+}
+
+void FrameComparer::deliver(const ResultPtr &result)
+{
+    if (result->request != m_request) {
+        return; // superseded or cancelled
+    }
+    m_busy = false;
+    Q_EMIT compared(result);
+}
+
+} // namespace fleetscope
