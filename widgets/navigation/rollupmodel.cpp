@@ -2,10 +2,12 @@
 #include "widgets/navigation/rollupmodel.h"
 
 #include <QLocale>
+#include <QPointer>
 #include <QThread>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace fleetscope {
 
@@ -49,7 +51,7 @@ void RollupModel::setFrame(FramePtr frame)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     m_frame = std::move(frame);
-    if (m_topology && m_topology->gpuCount > syncRollupGpus) {
+    if (computesInBackground()) {
         computeInBackground();
         return;
     }
@@ -58,6 +60,9 @@ void RollupModel::setFrame(FramePtr frame)
 
 void RollupModel::computeInBackground()
 {
+    if (!m_topology) {
+        return;
+    }
     if (m_computing) {
         m_framePending = true; // computed when the one under way is done: latest wins
         return;
@@ -65,23 +70,33 @@ void RollupModel::computeInBackground()
     m_computing = true;
     m_framePending = false;
     const quint64 generation = m_generation;
-    // The pool is drained before this object goes, so `this` outlives the job; a result posted to an object that
-    // has gone meanwhile is discarded by Qt with the object's events.
-    m_pool.start([this, generation, topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id] {
+    // The job reads only what it was handed (shared, immutable). Its result goes to the GUI thread through a
+    // QPointer: the pool is drained before this object goes, and a result for an object gone meanwhile is dropped.
+    QPointer<RollupModel> self(this);
+    m_pool.start([self, generation, topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id] {
         std::vector<Rollup> rollups = computeRollups(*topology, place, frame.get(), metric);
         QMetaObject::invokeMethod(
-            this,
-            [this, generation, rollups = std::move(rollups)]() mutable {
-                m_computing = false;
-                if (generation == m_generation) {
-                    apply(std::move(rollups));
-                }
-                if (m_framePending || generation != m_generation) {
-                    computeInBackground();
+            self.data(),
+            [self, generation, rollups = std::move(rollups)]() mutable {
+                if (self) {
+                    self->onComputed(generation, std::move(rollups));
                 }
             },
             Qt::QueuedConnection);
     });
+}
+
+void RollupModel::onComputed(quint64 generation, std::vector<Rollup> rollups)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_computing = false;
+    if (generation == m_generation) {
+        m_valuesPending = false;
+        apply(std::move(rollups));
+    }
+    if (m_framePending || generation != m_generation) {
+        computeInBackground(); // a newer frame, or rows since replaced: the result for them
+    }
 }
 
 void RollupModel::apply(std::vector<Rollup> rollups)
@@ -116,9 +131,13 @@ std::vector<Rollup> RollupModel::compute() const
 
 void RollupModel::recomputeWithReset()
 {
-    ++m_generation; // a frame's rollups under way are of the old rows
+    ++m_generation; // rollups under way are of the old rows
     beginResetModel();
-    m_rollups = compute();
+    const bool background = computesInBackground() && m_frame;
+    // Past syncRollupGpus the rows come at once without statistics (a pass over the children, not their GPUs), and
+    // the worker fills them in.
+    m_rollups = background ? computeRollups(*m_topology, m_place, nullptr, 0, nullptr, 0) : compute();
+    m_valuesPending = background;
     m_names.clear();
     m_names.reserve(m_rollups.size());
     for (const Rollup &r : m_rollups) {
@@ -127,6 +146,9 @@ void RollupModel::recomputeWithReset()
     endResetModel();
     // The first column is named after the children's level, and the values after the metric's unit.
     Q_EMIT headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
+    if (background) {
+        computeInBackground();
+    }
 }
 
 int RollupModel::rowCount(const QModelIndex &parent) const
@@ -177,6 +199,11 @@ QVariant RollupModel::data(const QModelIndex &index, int role) const
     const Rollup &r = m_rollups[row];
     const int column = index.column();
     const bool statistic = column >= MeanColumn && column <= P99Column;
+    if (m_valuesPending && (statistic || column == UnhealthyColumn)
+        && (role == Qt::DisplayRole || role == SortRole || role == Qt::ToolTipRole)) {
+        // Not computed yet: no value rather than a made-up one (an unhealthy count of 0).
+        return role == Qt::DisplayRole ? QVariant(formatValue(std::numeric_limits<float>::quiet_NaN())) : QVariant();
+    }
     switch (role) {
     case Qt::DisplayRole: {
         const QVariant value = cellValue(row, column);

@@ -17,8 +17,10 @@ namespace fleetscope {
 // scroll; a new place, topology or metric resets. Sort through a QSortFilterProxyModel with sortRole SortRole: it
 // gives numbers (and nothing for a child without values, which sorts last in ascending order).
 //
-// Recomputes on each setFrame, on the calling (GUI) thread: linear in the place's GPUs, about 16 ms at the fleet level
-// of a million GPUs, once per displayed frame (frames are coalesced to display rate before they get here).
+// The statistics are a pass over every GPU of the place (about 16 ms at the fleet level of a million GPUs). Past
+// syncRollupGpus they are computed on a worker, for a new frame and for a new place, metric or topology alike: the
+// rows (names, GPU counts) are set at once, their statistics read "–" until the worker's result lands, and a result
+// for rows or a frame since replaced is dropped (latest wins). Smaller fleets are computed on the calling thread.
 class RollupModel : public QAbstractTableModel
 {
     Q_OBJECT
@@ -35,10 +37,14 @@ public:
     void setMetric(const MetricInfo &metric);
     Place place() const { return m_place; }
     const std::vector<Rollup> &rollups() const { return m_rollups; }
-    // Fleets larger than this have their rollups of each frame computed on a worker thread (a pass over every GPU
-    // of the place, with percentiles), the newest frame winning; smaller ones at once.
+    // Fleets larger than this have their rollups computed on a worker thread, the newest request winning; smaller
+    // ones at once.
     static constexpr uint32_t syncRollupGpus = 100'000;
+    // A computation is under way on the worker.
     bool isComputing() const { return m_computing; }
+    // The rows are set but their statistics are not computed yet (a new place, metric or topology past
+    // syncRollupGpus, until the worker's result lands).
+    bool isPending() const { return m_valuesPending; }
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
@@ -51,9 +57,11 @@ public Q_SLOTS:
 
 private:
     std::vector<Rollup> compute() const;
+    bool computesInBackground() const { return m_topology && m_topology->gpuCount > syncRollupGpus; }
     // The rows for m_frame: new values for the same rows, or a reset when the rows changed.
     void apply(std::vector<Rollup> rollups);
     void computeInBackground();
+    void onComputed(quint64 generation, std::vector<Rollup> rollups);
     void recomputeWithReset();
     QString formatValue(float value) const;
     // What a cell holds before formatting: the name (QString), a count (uint) or a statistic (float, NaN: none).
@@ -65,7 +73,8 @@ private:
     Place m_place;
     std::vector<Rollup> m_rollups;
     std::vector<QString> m_names; // per row, taken when the rows are set so data() never looks up the topology
-    bool m_computing = false; // a frame's rollups are being computed on m_pool
+    bool m_computing = false; // rollups are being computed on m_pool
+    bool m_valuesPending = false; // the rows' statistics are not computed yet
     bool m_framePending = false; // a newer frame came meanwhile
     quint64 m_generation = 0; // grows with each change of topology, place or metric: older results are dropped
     QThreadPool m_pool; // one worker; last member, so that it is drained first

@@ -817,7 +817,8 @@ void TestNavigation::rollupsOfAMillionGpus()
 
 // Past 100k GPUs a frame's rollups are computed on a worker: setFrame returns at once, the values arrive as a
 // dataChanged, a burst of frames ends with the newest frame's values, and a result for a place left meanwhile is
-// dropped.
+// dropped. A new place or metric sets its rows at once, without statistics ("–", not a count of 0) until the
+// worker's result for them lands.
 void TestNavigation::rollupModelOfAMillionGpusComputesOnAWorker()
 {
     const auto t = fleet(100, 48, 128);
@@ -842,11 +843,37 @@ void TestNavigation::rollupModelOfAMillionGpusComputesOnAWorker()
 
     // A frame's result for the fleet's rows is dropped when the place changes before it lands.
     model.setFrame(first);
+    QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
     model.setPlace(Place::row(3));
+    QCOMPARE(reset.count(), 1);
     const int racks = model.rowCount();
+    QCOMPARE(racks, 48);
+    QVERIFY(model.isPending()); // the rows at once, their statistics from the worker
+    QCOMPARE(model.index(0, RollupModel::GpusColumn).data(RollupModel::SortRole).toUInt(),
+        Place::rack(3 * 48).gpuRange(*t).count);
+    QCOMPARE(model.index(0, RollupModel::MeanColumn).data().toString(), QStringLiteral("–"));
+    QCOMPARE(model.index(0, RollupModel::UnhealthyColumn).data().toString(), QStringLiteral("–"));
+    QVERIFY(!model.index(0, RollupModel::UnhealthyColumn).data(RollupModel::SortRole).isValid());
     QTRY_VERIFY_WITH_TIMEOUT(!model.isComputing(), 20000);
+    QVERIFY(!model.isPending());
     QCOMPARE(model.rowCount(), racks);
     QCOMPARE(model.rollups().front().place.level, Place::Level::Rack);
+    QCOMPARE(reset.count(), 1); // the values came as a change of data, not another reset
+    const Expected rack = expectedRollup(*t, *first, Place::rack(3 * 48 + 5));
+    QCOMPARE(model.rollups()[5].place, Place::rack(3 * 48 + 5));
+    QCOMPARE(model.rollups()[5].p99, rack.p99);
+    QCOMPARE(model.rollups()[5].unhealthy, rack.unhealthy);
+    QCOMPARE(model.index(5, RollupModel::UnhealthyColumn).data().toString(), QLocale().toString(rack.unhealthy));
+
+    // Several changes before the worker is done: the rows and values of the last one, the others' results dropped.
+    model.setPlace(Place::row(7));
+    model.setFrame(hotter);
+    model.setPlace(Place::row(9));
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isComputing() && !model.isPending(), 20000);
+    const Expected last = expectedRollup(*t, *hotter, Place::rack(9 * 48 + 2));
+    QCOMPARE(model.rollups()[2].place, Place::rack(9 * 48 + 2));
+    QCOMPARE(model.rollups()[2].p99, last.p99);
+    QVERIFY(std::abs(model.rollups()[2].mean - last.mean) < 1e-3);
 }
 
 void TestNavigation::rollupModel()
