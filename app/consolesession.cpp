@@ -22,6 +22,22 @@ namespace {
 constexpr int64_t eventWindowMs = 3600 * 1000; // the fleet's events kept: the last hour
 constexpr size_t eventsKept = 2000;
 
+// What the live stream carries: the metric shown (unless it is a layer of the console's own) and the health-relevant
+// defaults, so that a switch back is instant.
+QStringList subscribedMetrics(const QString &shownId)
+{
+    QStringList ids;
+    if (!shownId.isEmpty() && shownId != QLatin1String(VersionDrift::metricId)) {
+        ids << shownId;
+    }
+    for (const auto &id : { QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util") }) {
+        if (!ids.contains(id)) {
+            ids << id;
+        }
+    }
+    return ids;
+}
+
 FlightRecorderOptions recorderOptions(int minutes)
 {
     FlightRecorderOptions recorder;
@@ -71,6 +87,14 @@ ConsoleSession::~ConsoleSession()
 
 void ConsoleSession::connectTo(const QString &address)
 {
+    // The first connection subscribes to what will be shown from its first frame on when that is known before the
+    // catalogue (no metric chosen: the catalogue's first, gpu_temp; or one of the defaults): changing the
+    // subscription once the catalogue came would restart the stream, waiting for its worker on this thread and
+    // fetching the topology again. Another metric waits for the catalogue, which says whether the backend has it.
+    const QString first = m_metricId.isEmpty() ? QStringLiteral("gpu_temp") : m_metricId;
+    if (m_client.state() == TelemetryClient::State::Idle && subscribedMetrics({}).contains(first)) {
+        m_client.setMetrics(subscribedMetrics(first));
+    }
     m_client.start(address, m_security);
     delete m_history;
     m_history = new HistoryClient(address, m_security, this);
@@ -326,18 +350,7 @@ void ConsoleSession::applyMetric()
     } else if (m_shownFrame) {
         updateAutoRange(m_shownFrame);
     }
-    // Subscribe to the shown metric alongside the health-relevant defaults, so a switch back is instant (a layer of
-    // the console's own is no metric of the backend's).
-    QStringList ids;
-    if (!layer) {
-        ids << metric->id;
-    }
-    for (const auto &id : { QStringLiteral("gpu_temp"), QStringLiteral("power"), QStringLiteral("gpu_util") }) {
-        if (!ids.contains(id)) {
-            ids << id;
-        }
-    }
-    m_client.setMetrics(ids);
+    m_client.setMetrics(subscribedMetrics(metric->id));
 }
 
 void ConsoleSession::onFrame(const FramePtr &frame)
