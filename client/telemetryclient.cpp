@@ -158,6 +158,7 @@ void TelemetryClient::stopSession()
     std::lock_guard lock(m_cancelMutex);
     m_cancelled = false;
     m_topologyPosted = false;
+    m_sessionTopology.reset();
     m_context.reset();
     m_jobsContext.reset();
 }
@@ -286,6 +287,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
         // Jobs name GPUs of this topology: the jobs worker starts listing once it is queued ahead of them.
         std::lock_guard lock(m_cancelMutex);
         m_topologyPosted = true;
+        m_sessionTopology = topology;
     }
     m_sessionChanged.notify_all();
     if (topology->generation != lastGeneration) {
@@ -389,10 +391,14 @@ void TelemetryClient::runJobsPoll(quint64 session, std::string address, ChannelS
     }
     auto stub = pb::Telemetry::NewStub(channel);
     auto describeStatus = [&security](const grpc::Status &status) { return describeCall(status, security); };
+    TopologyPtr topology; // this session's: jobs are decoded against it here, off the owner's thread
     {
         std::unique_lock lock(m_cancelMutex);
         m_sessionChanged.wait(lock, [this] { return m_cancelled || m_topologyPosted; });
+        topology = m_sessionTopology;
     }
+    // The listing last handed over, as bytes: an unchanged one (most of them) is neither decoded nor handed over.
+    std::string lastListing;
     for (;;) {
         auto context = std::make_shared<grpc::ClientContext>();
         context->set_deadline(std::chrono::system_clock::now() + unaryDeadline);
@@ -405,21 +411,25 @@ void TelemetryClient::runJobsPoll(quint64 session, std::string address, ChannelS
         }
         auto response = std::make_shared<pb::ListJobsResponse>();
         const auto status = stub->ListJobs(context.get(), pb::ListJobsRequest(), response.get());
-        if (status.ok()) {
-            post([this, session, response] {
-                if (session != m_session || !m_topology) {
+        std::string listing;
+        if (status.ok() && topology && response->SerializeToString(&listing) && listing != lastListing) {
+            // Decoding thousands of jobs over a million GPUs, and the receivers' work after, is tens of ms: decoded
+            // here, and handed over only when something changed.
+            lastListing = std::move(listing);
+            QString error;
+            JobsPtr jobs = decodeJobs(*response, *topology, &error);
+            post([this, session, jobs, error] {
+                if (session != m_session || !m_topology || jobs->topologyGeneration != m_topology->generation) {
                     return;
                 }
-                QString error;
-                auto jobs = decodeJobs(*response, *m_topology, &error);
                 if (!error.isEmpty()) {
                     qCWarning(lcClient, "%s", qPrintable(error));
                     Q_EMIT errorOccurred(error);
                 }
-                m_jobs = std::move(jobs);
+                m_jobs = jobs;
                 Q_EMIT jobsChanged(m_jobs);
             });
-        } else if (status.error_code() != grpc::StatusCode::CANCELLED) {
+        } else if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
             // The frame stream notices and reports an unreachable backend; a failed listing only waits for the next.
             qCInfo(lcClient, "listing jobs failed: %s", qPrintable(describeStatus(status)));
         }

@@ -124,6 +124,7 @@ private:
     std::mutex m_cancelMutex;
     std::condition_variable m_sessionChanged; // wakes the jobs worker: cancelled, or the topology has been posted
     bool m_topologyPosted = false; // this session's topology is on its way to the owner thread
+    TopologyPtr m_sessionTopology; // that topology, for the jobs worker to decode against
     std::shared_ptr<grpc::ClientContext> m_context;
     std::shared_ptr<grpc::ClientContext> m_jobsContext;
     bool m_cancelled = false;
