@@ -21,9 +21,12 @@ bool readConfigFile(const std::string &path, std::vector<ConfigArgument> *out, s
         *error = fmt::format("cannot read the configuration file '{}'", path);
         return false;
     }
-    std::string text(maxConfigBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
+    // Read as long as the file is, up to one chunk past the limit (not a zeroed 1 MiB buffer for a file of 200 bytes).
+    std::string text;
+    char chunk[16384];
+    while (text.size() <= maxConfigBytes && in.read(chunk, sizeof chunk).gcount() > 0) {
+        text.append(chunk, static_cast<size_t>(in.gcount()));
+    }
     if (text.size() > maxConfigBytes) {
         *error = fmt::format("the configuration file '{}' is over 1 MiB", path);
         return false;

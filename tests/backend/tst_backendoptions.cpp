@@ -329,6 +329,9 @@ private Q_SLOTS:
         // An empty file, or one of comments only, is every default.
         r = parseBackendOptions({ "--config=" + file("empty.yaml", "# nothing\n").toStdString() });
         QVERIFY2(r.error.empty(), r.error.c_str());
+        // 1 MiB is the most a file may hold (read in chunks: the limit is on what was read).
+        r = parseBackendOptions({ "--config=" + file("full.yaml", QByteArray(1 << 20, '#')).toStdString() });
+        QVERIFY2(r.error.empty(), r.error.c_str());
     }
 
     void configFileInvalid_data()
@@ -347,6 +350,7 @@ private Q_SLOTS:
         QTest::newRow("not YAML") << QByteArray("gpus: [1, 2\n") << QByteArray("not YAML");
         QTest::newRow("token without TLS")
             << QByteArray("token-file: /etc/hostname\n") << QByteArray("--token-file requires --tls-cert");
+        QTest::newRow("over 1 MiB") << QByteArray((1 << 20) + 1, '#') << QByteArray("is over 1 MiB");
     }
 
     void configFileInvalid()
