@@ -6,6 +6,7 @@
 #include "app/mappage.h"
 #include "model/replaycontroller.h"
 #include "widgets/heatmap/heatmapview.h"
+#include "widgets/style/fixedtextsize.h"
 
 #include <QDateTime>
 #include <QLabel>
@@ -27,8 +28,10 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     m_gpus = new QLabel(bar);
     m_age = new QLabel(bar);
     m_fps = new QLabel(bar);
-    m_age->setMinimumWidth(m_age->fontMetrics().horizontalAdvance(tr("data as of 00:00:00 (0000.0 s old)")));
-    m_fps->setMinimumWidth(m_fps->fontMetrics().horizontalAdvance(tr("000.0 fps")));
+    // Sized once for their widest text: a new age or rate, every second, repaints the label and does not reformat
+    // the status bar (widgets/style/fixedtextsize.h).
+    fixSizeForText(m_age, tr("data as of 00:00:00 (0000.0 s old)"));
+    fixSizeForText(m_fps, tr("000.0 fps"));
     bar->addWidget(m_connection, 1);
     m_loading = new QProgressBar(bar);
     m_loading->setRange(0, 0); // busy: QueryRange streams without a known size
@@ -76,8 +79,10 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     connect(session, &ConsoleSession::liveFrame, this, &DeskStatus::refresh);
     connect(session->replay(), &ReplayController::modeChanged, this, &DeskStatus::refresh);
     connect(session, &ConsoleSession::metricShown, this, &DeskStatus::refresh);
-    // Once a second: on a software renderer every repaint of the window recomposites the whole GL map.
-    m_timer.setInterval(1000);
+    // Every 1.1 s without a frame: each frame refreshes at once and starts the wait again, so that with frames a
+    // second apart the age changes with the frame's other news, in one repaint (on a software renderer every repaint
+    // of the window recomposites the whole GL map).
+    m_timer.setInterval(1100);
     connect(&m_timer, &QTimer::timeout, this, &DeskStatus::refresh);
     m_timer.start();
     m_fpsClock.start();
@@ -96,6 +101,7 @@ void DeskStatus::showProblem(const QString &message)
 
 void DeskStatus::refresh()
 {
+    m_timer.start();
     const qint64 elapsed = m_fpsClock.elapsed();
     if (elapsed >= 1000) {
         m_fpsValue = static_cast<double>(m_map->paintCount() - m_fpsPaints) * 1000.0 / static_cast<double>(elapsed);

@@ -2,9 +2,12 @@
 #include "app/healthstrip.h"
 
 #include "common/health.h"
+#include "widgets/style/fixedtextsize.h"
 
 #include <QHBoxLayout>
 #include <QToolButton>
+
+#include <algorithm>
 
 namespace fleetscope {
 
@@ -119,7 +122,16 @@ void HealthStrip::update()
     m_counts[Anomalous] = static_cast<uint32_t>(m_anomalous.size());
     for (int g = 0; g < GroupCount; ++g) {
         QToolButton *button = m_buttons[static_cast<size_t>(g)];
-        button->setText(tr("%L1 %2").arg(m_counts[static_cast<size_t>(g)]).arg(QLatin1String(looks[g].name)));
+        const uint32_t count = m_counts[static_cast<size_t>(g)];
+        // Sized for as many digits as the largest count so far (three at least), so that a new count, every frame,
+        // repaints the button and does not reformat the status bar (widgets/style/fixedtextsize.h).
+        const int digits = std::max(3, static_cast<int>(QString::number(count).size()));
+        if (digits > m_sizedDigits[static_cast<size_t>(g)]) {
+            m_sizedDigits[static_cast<size_t>(g)] = digits;
+            fixSizeForText(button,
+                tr("%L1 %2").arg(QString(digits, QLatin1Char('8')).toULongLong()).arg(QLatin1String(looks[g].name)));
+        }
+        button->setText(tr("%L1 %2").arg(count).arg(QLatin1String(looks[g].name)));
         // A zero count is quiet: nothing to look at.
         button->setEnabled(m_counts[static_cast<size_t>(g)] > 0 || button->isChecked());
     }

@@ -51,6 +51,7 @@ private:
     std::vector<uint32_t> m_anomalous;
     Counts m_counts {};
     std::array<QToolButton *, GroupCount> m_buttons {};
+    std::array<int, GroupCount> m_sizedDigits {}; // each button is sized for a count of this many digits
     int m_chosen = -1;
 };
 

@@ -3,6 +3,7 @@
 
 #include "model/flightrecorder.h"
 #include "model/replaycontroller.h"
+#include "widgets/style/fixedtextsize.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -226,11 +227,13 @@ TimelineBar::TimelineBar(ReplayController *controller, QWidget *parent)
     m_startLabel->setObjectName(QStringLiteral("startLabel"));
     m_endLabel->setObjectName(QStringLiteral("endLabel"));
     m_positionLabel->setObjectName(QStringLiteral("positionLabel"));
-    // Wide enough for "00:00:00 ▶ 60×" whatever the time, so that the bar does not jump while playing.
-    m_positionLabel->setMinimumWidth(
-        m_positionLabel->fontMetrics().horizontalAdvance(QStringLiteral("00:00:00 ▶ 60×  ")));
     m_positionLabel->setAlignment(Qt::AlignCenter);
     m_positionLabel->setFont(bold); // the time shown, set apart from the range's ends beside it
+    // Sized once for the widest text each label shows ("00:00:00 ▶ 60×" whatever the time), so that the bar does not
+    // jump while playing, and a new time, every frame, repaints the label and not the map's whole page.
+    fixSizeForText(m_positionLabel, QStringLiteral("00:00:00 ▶ 60×  "));
+    fixSizeForText(m_startLabel, QStringLiteral("00:00:00"));
+    fixSizeForText(m_endLabel, QStringLiteral("00:00:00"));
 
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
