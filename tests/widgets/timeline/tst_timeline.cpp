@@ -9,6 +9,7 @@
 
 #include <QAbstractButton>
 #include <QComboBox>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -451,6 +452,40 @@ private Q_SLOTS:
         QTest::mouseClick(live, Qt::LeftButton);
         QVERIFY(live->isChecked());
         QCOMPARE(c.mode(), ReplayController::Mode::Live);
+    }
+
+    // A new time, every frame and every tick of a replay, changes the labels and not the bar's layout: a layout pass
+    // goes up to the window, which on a software renderer is one more composition of the whole window.
+    void newTimesDoNotRelayOutTheBar()
+    {
+        ReplayController c(&m_recorder);
+        TimelineBar bar(&c);
+        bar.resize(900, bar.sizeHint().height());
+        bar.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&bar));
+        c.seek(timeOf(30)); // paused: a change of mode changes the buttons, and may lay the bar out again
+        QCoreApplication::processEvents();
+        struct LayoutRequests : QObject
+        {
+            int count = 0;
+            bool eventFilter(QObject *, QEvent *event) override
+            {
+                count += event->type() == QEvent::LayoutRequest ? 1 : 0;
+                return false;
+            }
+        } requests;
+        bar.installEventFilter(&requests);
+        auto *end = bar.findChild<QLabel *>(QStringLiteral("endLabel"));
+        auto *position = bar.findChild<QLabel *>(QStringLiteral("positionLabel"));
+        QVERIFY(end && position);
+        const QString endBefore = end->text();
+        const QString positionBefore = position->text();
+        c.seek(timeOf(45)); // another time, same mode
+        bar.setRange(timeOf(0), timeOf(0) + 7'261'000);
+        QVERIFY(end->text() != endBefore);
+        QVERIFY(position->text() != positionBefore);
+        QCoreApplication::processEvents();
+        QCOMPARE(requests.count, 0);
     }
 
     void clickingAMarkerSeeksToIt()
