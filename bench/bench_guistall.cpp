@@ -12,8 +12,8 @@
 // dominate.
 //
 // With BENCH_GUISTALL_TRACE=MS set, every event the GUI thread spent longer than MS ms on is printed to stderr with its
-// receiver, its type and its start and end on CLOCK_MONOTONIC (perf record -k CLOCK_MONOTONIC uses the same clock, so
-// the samples inside a stall can be picked out of `perf script`).
+// receiver, its type, the widgets it painted and its start and end on CLOCK_MONOTONIC (perf record -k CLOCK_MONOTONIC
+// uses the same clock, so the samples inside a stall can be picked out of `perf script`).
 #include "app/consolesession.h"
 #include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
@@ -75,9 +75,16 @@ public:
     }
     bool notify(QObject *receiver, QEvent *event) override
     {
-        if (m_thresholdMs <= 0 || m_depth > 0 || QThread::currentThread() != thread()) {
+        if (m_thresholdMs <= 0 || QThread::currentThread() != thread()) {
             return QApplication::notify(receiver, event);
         }
+        if (m_depth > 0) {
+            if (event->type() == QEvent::Paint && m_painted.size() < 400) {
+                m_painted += QByteArray(receiver->metaObject()->className()) + ' ';
+            }
+            return QApplication::notify(receiver, event);
+        }
+        m_painted.clear();
         ++m_depth;
         const double start = monotonicMs();
         const QEvent::Type type = event->type(); // the event may be gone after delivery
@@ -86,9 +93,10 @@ public:
         --m_depth;
         if (end - start > m_thresholdMs) {
             const QObject *parent = receiver->parent();
-            std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event %d to %s '%s' (parent %s)\n", end - start, start, end,
-                static_cast<int>(type), receiver->metaObject()->className(), qPrintable(receiver->objectName()),
-                parent ? parent->metaObject()->className() : "-");
+            std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event %d to %s '%s' (parent %s) painted: %s\n", end - start,
+                start, end, static_cast<int>(type), receiver->metaObject()->className(),
+                qPrintable(receiver->objectName()), parent ? parent->metaObject()->className() : "-",
+                m_painted.constData());
         }
         return result;
     }
@@ -96,6 +104,7 @@ public:
 private:
     double m_thresholdMs;
     int m_depth = 0;
+    QByteArray m_painted; // the widgets painted within the outermost event
 };
 
 // Samples the event loop's lateness with a precise 1 ms timer, and times the map's paints.
