@@ -16,6 +16,12 @@ RollupModel::RollupModel(QObject *parent)
 {
     qRegisterMetaType<Place>();
     m_pool.setMaxThreadCount(1);
+    m_frameTimer.setSingleShot(true);
+    connect(&m_frameTimer, &QTimer::timeout, this, [this] {
+        if (m_framePending) {
+            computeInBackground();
+        }
+    });
 }
 
 void RollupModel::setTopology(TopologyPtr topology)
@@ -52,10 +58,23 @@ void RollupModel::setFrame(FramePtr frame)
     Q_ASSERT(QThread::currentThread() == thread());
     m_frame = std::move(frame);
     if (computesInBackground()) {
-        computeInBackground();
+        scheduleFrame();
         return;
     }
     apply(compute());
+}
+
+void RollupModel::scheduleFrame()
+{
+    const qint64 since = m_lastStart.isValid() ? m_lastStart.elapsed() : m_frameIntervalMs;
+    if (!m_computing && since >= m_frameIntervalMs) {
+        computeInBackground();
+        return;
+    }
+    m_framePending = true; // the newest frame when the one under way is done or the interval has passed
+    if (!m_computing && !m_frameTimer.isActive()) {
+        m_frameTimer.start(static_cast<int>(m_frameIntervalMs - since));
+    }
 }
 
 void RollupModel::computeInBackground()
@@ -69,6 +88,8 @@ void RollupModel::computeInBackground()
     }
     m_computing = true;
     m_framePending = false;
+    m_frameTimer.stop();
+    m_lastStart.start();
     const quint64 generation = m_generation;
     // The job reads only what it was handed (shared, immutable). Its result goes to the GUI thread through a
     // QPointer: the pool is drained before this object goes, and a result for an object gone meanwhile is dropped.
@@ -94,8 +115,10 @@ void RollupModel::onComputed(quint64 generation, std::vector<Rollup> rollups)
         m_valuesPending = false;
         apply(std::move(rollups));
     }
-    if (m_framePending || generation != m_generation) {
-        computeInBackground(); // a newer frame, or rows since replaced: the result for them
+    if (generation != m_generation) {
+        computeInBackground(); // rows since replaced: theirs at once
+    } else if (m_framePending) {
+        scheduleFrame(); // a newer frame: in its turn
     }
 }
 

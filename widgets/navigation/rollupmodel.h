@@ -6,8 +6,11 @@
 #include "model/rollup.h"
 
 #include <QAbstractTableModel>
+#include <QElapsedTimer>
 #include <QThreadPool>
+#include <QTimer>
 
+#include <algorithm>
 #include <vector>
 
 namespace fleetscope {
@@ -40,8 +43,13 @@ public:
     // Fleets larger than this have their rollups computed on a worker thread, the newest request winning; smaller
     // ones at once.
     static constexpr uint32_t syncRollupGpus = 100'000;
-    // A computation is under way on the worker.
-    bool isComputing() const { return m_computing; }
+    // A computation is under way on the worker, or a frame's waits for its turn.
+    bool isComputing() const { return m_computing || m_framePending; }
+    // Past syncRollupGpus a new frame's rollups are computed at most this often (a replay at 60x shows 20 frames a
+    // second; a table of numbers changing that fast cannot be read, and each change is a repaint of the window), the
+    // newest frame winning; a new place, metric or topology is computed at once.
+    static constexpr int defaultFrameIntervalMs = 250;
+    void setMinimumFrameInterval(int ms) { m_frameIntervalMs = std::max(0, ms); }
     // The rows are set but their statistics are not computed yet (a new place, metric or topology past
     // syncRollupGpus, until the worker's result lands).
     bool isPending() const { return m_valuesPending; }
@@ -60,6 +68,8 @@ private:
     bool computesInBackground() const { return m_topology && m_topology->gpuCount > syncRollupGpus; }
     // The rows for m_frame: new values for the same rows, or a reset when the rows changed.
     void apply(std::vector<Rollup> rollups);
+    // A new frame's computation, once the interval since the last one has passed.
+    void scheduleFrame();
     void computeInBackground();
     void onComputed(quint64 generation, std::vector<Rollup> rollups);
     void recomputeWithReset();
@@ -75,7 +85,10 @@ private:
     std::vector<QString> m_names; // per row, taken when the rows are set so data() never looks up the topology
     bool m_computing = false; // rollups are being computed on m_pool
     bool m_valuesPending = false; // the rows' statistics are not computed yet
-    bool m_framePending = false; // a newer frame came meanwhile
+    bool m_framePending = false; // a newer frame came meanwhile, or waits for the interval
+    int m_frameIntervalMs = defaultFrameIntervalMs;
+    QElapsedTimer m_lastStart; // when the last computation began
+    QTimer m_frameTimer; // single shot: the interval has passed
     quint64 m_generation = 0; // grows with each change of topology, place or metric: older results are dropped
     QThreadPool m_pool; // one worker; last member, so that it is drained first
 };

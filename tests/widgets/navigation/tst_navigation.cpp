@@ -272,6 +272,7 @@ private Q_SLOTS:
     void rollupP99IsSampledAboveTheLimit();
     void rollupsOfAMillionGpus();
     void rollupModelOfAMillionGpusComputesOnAWorker();
+    void rollupModelTakesNewFramesAtMostEveryInterval();
     void rollupModel();
     void nvlinkDomains();
 };
@@ -874,6 +875,47 @@ void TestNavigation::rollupModelOfAMillionGpusComputesOnAWorker()
     QCOMPARE(model.rollups()[2].place, Place::rack(9 * 48 + 2));
     QCOMPARE(model.rollups()[2].p99, last.p99);
     QVERIFY(std::abs(model.rollups()[2].mean - last.mean) < 1e-3);
+}
+
+// Past 100k GPUs a new frame's rollups wait until the interval since the last computation has passed (a replay at
+// 60x shows 20 frames a second), the newest frame winning; a new place is computed at once.
+void TestNavigation::rollupModelTakesNewFramesAtMostEveryInterval()
+{
+    const auto t = fleet(100, 48, 128);
+    RollupModel model;
+    model.setMinimumFrameInterval(3000);
+    model.setTopology(t);
+    model.setMetric(temperature());
+    const auto first = frameFor(*t);
+    auto hotter = std::make_shared<Frame>(*first);
+    for (float &v : hotter->planes[0].values) {
+        v += 5;
+    }
+    auto hottest = std::make_shared<Frame>(*first);
+    for (float &v : hottest->planes[0].values) {
+        v += 9;
+    }
+    model.setFrame(first); // the first at once
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isComputing(), 20000);
+    QElapsedTimer clock;
+    clock.start();
+    QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+    model.setFrame(hotter);
+    model.setFrame(hottest);
+    QVERIFY(model.isComputing()); // waiting for its turn
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isComputing(), 20000);
+    // Not before the interval since the first began (which took far less than a second here), and once, the newest.
+    QVERIFY2(clock.elapsed() >= 2000, qPrintable(QString::number(clock.elapsed())));
+    QCOMPARE(changed.count(), 1);
+    QCOMPARE(model.rollups()[57].p99, expectedRollup(*t, *hottest, Place::row(57)).p99);
+
+    // A new place does not wait: its rows' values come as soon as the worker has them, for the newest frame.
+    model.setFrame(first);
+    clock.restart();
+    model.setPlace(Place::row(4));
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isPending(), 20000);
+    QVERIFY2(clock.elapsed() < 2000, qPrintable(QString::number(clock.elapsed())));
+    QCOMPARE(model.rollups()[1].p99, expectedRollup(*t, *first, Place::rack(4 * 48 + 1)).p99);
 }
 
 void TestNavigation::rollupModel()
