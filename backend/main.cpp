@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
 #include "service/backendserver.h"
+#include "service/heaptrim.h"
 #include "sim/exporterserver.h"
 
 #include <csignal>
@@ -13,6 +14,7 @@ using namespace fleetscope::backend;
 
 int main(int argc, char **argv)
 {
+    HeapTrim::keepFreedMemoryUntilTrimmed();
     const auto parsed = parseBackendOptions(std::vector<std::string>(argv + 1, argv + argc), FLEETSCOPE_DEFAULT_CONFIG);
     if (!parsed.error.empty()) {
         fmt::print(stderr, "fleetscope-backend: {}\nTry 'fleetscope-backend --help'.\n", parsed.error);

@@ -133,12 +133,16 @@ grpc::Status TelemetryService::checkRangeTimes(
 grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const pb::GetTopologyRequest * /*request*/,
     grpc::ServerWriter<pb::TopologyPart> *writer)
 {
+    const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "GetTopology", AccessGate::Call::Stream);
     if (!admitted.ok()) {
         return admitted.status();
     }
+    const uint64_t generation = m_source.topologyGeneration();
+    const auto parts
+        = m_encodings.topology(generation, [&] { return encodeTopology(m_source.shape(), generation); });
     uint64_t number = 0;
-    for (const auto &part : encodeTopology(m_source.shape(), m_source.topologyGeneration())) {
+    for (const auto &part : *parts) {
         const auto writing = m_stalls.writing(context, "GetTopology part", number++);
         if (context->IsCancelled() || !writer->Write(part)) {
             return { grpc::StatusCode::CANCELLED, "client went away while the topology was sent" };
@@ -161,6 +165,7 @@ grpc::Status TelemetryService::ListMetrics(
 grpc::Status TelemetryService::Subscribe(
     grpc::ServerContext *context, const pb::SubscribeRequest *request, grpc::ServerWriter<pb::FramePart> *writer)
 {
+    const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "Subscribe", AccessGate::Call::Stream);
     if (!admitted.ok()) {
         return admitted.status();
@@ -180,7 +185,11 @@ grpc::Status TelemetryService::Subscribe(
     const auto every = static_cast<uint64_t>(std::max<int64_t>(1, (wanted + native - 1ms) / native));
 
     auto send = [&](const Frame &frame) {
-        for (const auto &part : encodeFrame(frame, metrics, m_source.topologyGeneration())) {
+        const uint64_t generation = m_source.topologyGeneration();
+        // Shared with every subscriber of the same metrics that sends this frame now.
+        const auto parts = m_encodings.frame(
+            frame, metrics, generation, [&] { return encodeFrame(frame, metrics, generation); });
+        for (const auto &part : *parts) {
             const auto writing = m_stalls.writing(context, "Subscribe frame", frame.sequence);
             if (!writer->Write(part)) {
                 return false;
@@ -249,6 +258,7 @@ pb::EventKind toProto(FleetEvent::Kind kind)
 grpc::Status TelemetryService::StreamEvents(
     grpc::ServerContext *context, const pb::StreamEventsRequest *request, grpc::ServerWriter<pb::Event> *writer)
 {
+    const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "StreamEvents", AccessGate::Call::Stream);
     if (!admitted.ok()) {
         return admitted.status();
@@ -295,6 +305,7 @@ grpc::Status TelemetryService::StreamEvents(
 grpc::Status TelemetryService::ListJobs(
     grpc::ServerContext *context, const pb::ListJobsRequest * /*request*/, pb::ListJobsResponse *response)
 {
+    const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "ListJobs", AccessGate::Call::Unary);
     if (!admitted.ok()) {
         return admitted.status();
@@ -306,6 +317,7 @@ grpc::Status TelemetryService::ListJobs(
 grpc::Status TelemetryService::QueryRange(
     grpc::ServerContext *context, const pb::QueryRangeRequest *request, grpc::ServerWriter<pb::QueryRangePart> *writer)
 {
+    const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "QueryRange", AccessGate::Call::Stream);
     if (!admitted.ok()) {
         return admitted.status();
@@ -451,6 +463,7 @@ grpc::Status TelemetryService::queryUpstream(const HistoryProvider &history, grp
 grpc::Status TelemetryService::GetSummary(
     grpc::ServerContext *context, const pb::GetSummaryRequest *request, pb::Summary *response)
 {
+    const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "GetSummary", AccessGate::Call::Unary);
     if (!admitted.ok()) {
         return admitted.status();

@@ -3,6 +3,8 @@
 
 #include "core/framesource.h"
 #include "service/accessgate.h"
+#include "service/heaptrim.h"
+#include "service/sharedencodings.h"
 #include "service/stallwatch.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -48,6 +50,8 @@ public:
 
     // Streams cut because their client took nothing for the stall limit.
     uint64_t stalledStreamsCut() const { return m_stalls.cut(); }
+    // What the calls sending frames and topologies share (how often each was encoded against how often asked for).
+    const SharedEncodings &encodings() const { return m_encodings; }
 
     // QueryRange answers at most this many values (times x GPUs x metrics) per call,
     static constexpr uint64_t maxRangeValues = 20'000'000;
@@ -86,6 +90,8 @@ private:
     AccessGate m_openGate;
     AccessGate *m_gate;
     mutable StallWatch m_stalls;
+    SharedEncodings m_encodings;
+    HeapTrim m_trim; // each call says when it ends, so that what it freed goes back to the system
 };
 
 } // namespace fleetscope::backend

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "service/heaptrim.h"
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <algorithm>
+#include <limits>
+
+namespace fleetscope::backend {
+
+namespace {
+void trimHeap()
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+} // namespace
+
+void HeapTrim::keepFreedMemoryUntilTrimmed()
+{
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest
+    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+#endif
+}
+
+HeapTrim::HeapTrim(std::chrono::milliseconds interval, uint64_t leastDrop, Trim trim)
+    : m_interval(interval)
+    , m_leastDrop(leastDrop)
+    , m_trim(trim ? std::move(trim) : Trim(trimHeap))
+    , m_thread([this] { run(); })
+{ }
+
+HeapTrim::~HeapTrim()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_stopping = true;
+    }
+    m_changed.notify_all();
+    m_thread.join();
+}
+
+void HeapTrim::started()
+{
+    std::lock_guard lock(m_mutex);
+    ++m_calls;
+    m_most = std::max(m_most, m_calls);
+}
+
+void HeapTrim::ended()
+{
+    bool due = false;
+    {
+        std::lock_guard lock(m_mutex);
+        m_calls -= m_calls > 0 ? 1 : 0;
+        due = dueLocked();
+    }
+    if (due) {
+        m_changed.notify_all();
+    }
+}
+
+uint64_t HeapTrim::trims() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_trims;
+}
+
+void HeapTrim::run()
+{
+    std::unique_lock lock(m_mutex);
+    for (;;) {
+        m_changed.wait(lock, [this] { return m_stopping || dueLocked(); });
+        if (m_stopping) {
+            return;
+        }
+        m_most = m_calls;
+        lock.unlock();
+        m_trim();
+        lock.lock();
+        ++m_trims;
+        // At most one trim an interval: calls ending meanwhile wait for the next (from the most since this one).
+        if (m_changed.wait_for(lock, m_interval, [this] { return m_stopping; })) {
+            return;
+        }
+    }
+}
+
+} // namespace fleetscope::backend
