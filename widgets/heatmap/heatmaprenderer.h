@@ -3,7 +3,9 @@
 
 #include "model/heatmaplayout.h"
 #include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapscene.h"
 
+#include <QByteArray>
 #include <QOpenGLExtraFunctions>
 #include <QPointF>
 #include <QRect>
@@ -19,6 +21,8 @@ class QOpenGLVertexArrayObject;
 
 namespace fleetscope {
 
+class HeatmapCpuPasses;
+
 // The heatmap's OpenGL side: the textures (layout, two frames of values, health, marks, colour map), the three
 // shader passes and their uniforms. Every function needs the context current. Per paint it costs what changed:
 // pass 1 (one texel per layout cell) runs when the data, layout, marks or focus changed, pass 2 (one texel per
@@ -30,31 +34,12 @@ public:
     // Data texture row length: 1,048,576 GPUs make a 1024 x 1024 texture.
     static constexpr int dataTextureWidth = 1024;
 
-    struct Scene
-    {
-        QSize framebuffer; // physical pixels
-        double originX = 0; // the layout's top-left, physical pixels
-        double originY = 0;
-        double cellSize = 1; // physical pixels per cell
-        QSize layoutSize;
-        float mix = 1; // 0 = the previous frame .. 1 = the current one
-        bool hasData = false;
-        bool hasPrevious = false;
-        float rangeMin = 0;
-        float rangeMax = 1;
-        bool worst = true; // below one pixel per GPU: the worst of the GPUs under a pixel, else their mean
-        bool stale = false;
-        bool hasMarks = false;
-        uint32_t focusFirst = 0;
-        uint32_t focusCount = 0;
-        QPointF ringCentre; // physical pixels
-        float ringRadius = 0; // 0: no ring
-        // Text over the map, premultiplied RGBA8888 at the framebuffer's size; overlayUsed: its part with anything
-        // in it (from the top-left); a new revision is a new image.
-        const QImage *overlay = nullptr;
-        QRect overlayUsed;
-        quint64 overlayRevision = 0;
-    };
+    using Scene = HeatmapScene;
+
+    // Who runs the passes: the shaders, or their twin on the CPU's threads (HeatmapCpuPasses), which is faster where
+    // OpenGL itself runs on the CPU. Auto: the CPU on a software renderer (llvmpipe, softpipe, swrast) unless
+    // FLEETSCOPE_HEATMAP_PASSES says gpu or cpu, else the shaders.
+    enum class Passes { Auto, Gpu, Cpu };
 
     HeatmapRenderer();
     ~HeatmapRenderer();
@@ -65,6 +50,10 @@ public:
     bool initialize(QOpenGLContext *context);
     void release();
     bool isReady() const { return m_present != nullptr; }
+    // Takes effect at once when initialised (everything is then to be uploaded again), else at initialize.
+    void setPasses(Passes passes);
+    // The passes in use: Gpu or Cpu once initialised.
+    Passes passes() const { return m_cpu ? Passes::Cpu : Passes::Gpu; }
 
     // The dense-order textures for a fleet of this size; frames and marks fill them.
     void allocate(size_t gpuCount);
@@ -74,6 +63,7 @@ public:
     void uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift);
     void uploadColorMap(const ColorMap &map);
     void uploadMarks(const std::vector<uint8_t> &marks);
+    // Draws the scene into the framebuffer bound now, background included.
     void paint(const Scene &scene);
     // Passes 1 and 2 run so far (benchmarks and tests: an animation repaint runs neither).
     quint64 resolveCount() const { return m_resolveCount; }
@@ -93,10 +83,19 @@ private:
     std::unique_ptr<QOpenGLShaderProgram> program(
         QOpenGLContext *context, const char *fragment, const QByteArray &defines = {});
     void resolve(const Scene &scene);
+    void resolveOnGpu(const Scene &scene, const QRect &cells);
     void screen(const Scene &scene);
+    void screenOnGpu(const Scene &scene);
+    void paintOnCpu(const Scene &scene, GLuint target);
+    void choosePasses();
     void drawInto(GLuint texture, int width, int height);
     static QRect drawnRect(const Scene &scene);
 
+    Passes m_requestedPasses = Passes::Auto;
+    QByteArray m_glRenderer;
+    std::unique_ptr<HeatmapCpuPasses> m_cpu; // set: the CPU runs the passes
+    GLuint m_cpuTexture = 0; // the CPU's image, copied to the framebuffer
+    QSize m_cpuTextureSize;
     std::unique_ptr<QOpenGLShaderProgram> m_resolve;
     std::array<std::unique_ptr<QOpenGLShaderProgram>, 2> m_screen; // cells, aggregated (below a pixel per cell)
     std::unique_ptr<QOpenGLShaderProgram> m_present;

@@ -429,6 +429,13 @@ void HeatmapView::initializeGL()
     m_colorMapDirty = true;
 }
 
+void HeatmapView::setPasses(HeatmapRenderer::Passes passes)
+{
+    m_renderer.setPasses(passes);
+    m_topologyDirty = m_layoutDirty = m_frameDirty = m_colorMapDirty = true; // all of it to the other side
+    update();
+}
+
 void HeatmapView::releaseGL()
 {
     m_renderer.release();
@@ -493,16 +500,12 @@ void HeatmapView::uploadPending()
 void HeatmapView::paintGL()
 {
     ++m_paintCount;
-    auto *gl = context()->functions();
     const double dpr = devicePixelRatioF();
     const QSize framebuffer(
         static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
-    gl->glViewport(0, 0, framebuffer.width(), framebuffer.height());
-    gl->glClearColor(
-        qRed(backgroundColour) / 255.0F, qGreen(backgroundColour) / 255.0F, qBlue(backgroundColour) / 255.0F, 1.0F);
-    gl->glClear(GL_COLOR_BUFFER_BIT);
     if (!m_glReady || !m_topology) {
         QPainter painter(this);
+        painter.fillRect(rect(), QColor::fromRgb(backgroundColour)); // else the renderer draws it with the map
         painter.setPen(QColor(0xc8, 0xcc, 0xd4));
         QFont f = scaledFont(HeatmapOverlay::overlayFont(painter.font()), 1.6);
         painter.setFont(f);

@@ -131,6 +131,10 @@ public:
     bool isFitted() const { return camera().isFitted(); }
     // Physical pixels per GPU cell now.
     double cellSize() const { return camera().placement().cellSize; }
+    // Who draws the map: the shaders, or the same passes on the CPU's threads (the default on a software OpenGL, see
+    // HeatmapRenderer::Passes). The data is uploaded again, so a frame's morph starts over.
+    void setPasses(HeatmapRenderer::Passes passes);
+    HeatmapRenderer::Passes passes() const { return m_renderer.passes(); }
     // Runs of the renderer's per-frame passes so far: an animation or hover repaint runs none.
     quint64 resolveCount() const { return m_renderer.resolveCount(); }
     quint64 screenCount() const { return m_renderer.screenCount(); }

@@ -13,6 +13,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -1176,6 +1177,109 @@ private Q_SLOTS:
         stale->topologyGeneration = 2;
         view.setJobs(stale);
         QVERIFY(!view.describeGpu(61).contains(QStringLiteral("eval")));
+    }
+
+    // The passes on the CPU's threads (the default on a software OpenGL, as here) draw what the shaders draw: each
+    // scene painted both ways, every pixel compared.
+    void cpuPassesDrawWhatTheShadersDraw_data()
+    {
+        QTest::addColumn<int>("scene");
+        QTest::newRow("cells, morphing halfway") << 0;
+        QTest::newRow("worst of the GPUs under a pixel, morphing") << 1;
+        QTest::newRow("mean of the GPUs under a pixel, morphing") << 2;
+        QTest::newRow("cells: stale, outlined, dimmed, ring, banner") << 3;
+        QTest::newRow("zoomed in: edges, frames, values, ring") << 4;
+        QTest::newRow("under a pixel: stale, outlined, dimmed, ring") << 5;
+    }
+    void cpuPassesDrawWhatTheShadersDraw()
+    {
+        QFETCH(int, scene);
+        const bool dense = scene == 1 || scene == 2 || scene == 5;
+        const auto topology = dense ? fleet(40, 40) : fleet(3, 4);
+        // Values below, inside and above the range, some missing, some GPUs offline, the previous frame's missing
+        // elsewhere.
+        const auto frameAt = [&topology](uint64_t sequence, float base, uint32_t missing) {
+            auto f = std::make_shared<Frame>();
+            f->sequence = sequence;
+            f->sampleTimeMs = 10000 + static_cast<int64_t>(sequence) * 1000;
+            f->topologyGeneration = 1;
+            std::vector<float> values(topology->gpuCount);
+            f->health.assign(topology->gpuCount, health::Ok);
+            for (uint32_t g = 0; g < topology->gpuCount; ++g) {
+                values[g] = g % 17 == missing ? std::numeric_limits<float>::quiet_NaN()
+                                              : base + static_cast<float>((g * 37) % 101) * 0.97F;
+                if (g % 23 == 5) {
+                    f->health[g] = health::Offline;
+                }
+            }
+            f->planes.push_back({ QStringLiteral("gpu_temp"), std::move(values) });
+            return FramePtr(f);
+        };
+        const FramePtr first = frameAt(1, 5, 3);
+        const FramePtr second = frameAt(2, 12, 8);
+        std::array<QImage, 2> images;
+        for (size_t k = 0; k < images.size(); ++k) {
+            const auto passes = k == 0 ? HeatmapRenderer::Passes::Cpu : HeatmapRenderer::Passes::Gpu;
+            qint64 now = 1000;
+            HeatmapView view;
+            view.setPasses(passes);
+            view.setClock([&now] { return now; });
+            view.resize(dense ? 320 : 640, dense ? 200 : 400);
+            view.setTopology(topology);
+            view.setMetric(temperature());
+            view.setFrame(first);
+            view.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&view));
+            QVERIFY(paint(view));
+            QCOMPARE(view.passes(), passes);
+            view.setFrame(second);
+            now += 500; // halfway to the second frame
+            if (scene == 2) {
+                view.setAggregation(HeatmapView::Aggregation::Mean);
+            }
+            if (scene >= 3) {
+                view.setStaleNote(QStringLiteral("Data is 42 s old"));
+                std::vector<uint32_t> marked;
+                for (uint32_t g = 0; g < topology->gpuCount; g += 7) {
+                    marked.push_back(g);
+                }
+                view.setMarkedGpus(marked);
+                view.setFocusRange(16, topology->gpuCount / 2);
+                view.setSelectedGpu(static_cast<int>(topology->gpuCount / 3));
+            }
+            if (scene == 4) {
+                view.zoomAt(view.cellRect(60).center(), 48.0 / view.cellSize());
+                QVERIFY(view.cellSize() >= HeatmapOverlay::valueCell);
+            }
+            if (dense && view.cellSize() >= 1.0) { // hi-DPI: more physical pixels than cells when fitted
+                view.zoomAt(QPointF(view.width() / 2.0, view.height() / 2.0), 0.8 / view.cellSize());
+            }
+            QCOMPARE(view.cellSize() < 1.0, dense);
+            QVERIFY(paint(view));
+            images[k] = view.grabFramebuffer().convertToFormat(QImage::Format_RGB32);
+        }
+        QCOMPARE(images[0].size(), images[1].size());
+        int differing = 0;
+        QPoint firstDifference;
+        for (int y = 0; y < images[0].height(); ++y) {
+            for (int x = 0; x < images[0].width(); ++x) {
+                const QRgb a = images[0].pixel(x, y);
+                const QRgb b = images[1].pixel(x, y);
+                if (std::abs(qRed(a) - qRed(b)) > 1 || std::abs(qGreen(a) - qGreen(b)) > 1
+                    || std::abs(qBlue(a) - qBlue(b)) > 1) {
+                    if (differing++ == 0) {
+                        firstDifference = QPoint(x, y);
+                    }
+                }
+            }
+        }
+        QVERIFY2(differing == 0,
+            qPrintable(QStringLiteral("%1 pixels differ, the first at (%2, %3): %4 on the CPU, %5 by the shaders")
+                           .arg(differing)
+                           .arg(firstDifference.x())
+                           .arg(firstDifference.y())
+                           .arg(QColor(images[0].pixel(firstDifference)).name(),
+                               QColor(images[1].pixel(firstDifference)).name())));
     }
 };
 

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/heatmap/heatmapcpupasses.h"
+
+#include <QImage>
+#include <QSemaphore>
+#include <QThread>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+namespace fleetscope {
+
+namespace {
+constexpr uint32_t notPlain = HeatmapCpuScreen::notPlain;
+constexpr uint32_t general = HeatmapCpuScreen::general;
+} // namespace
+
+HeatmapCpuPasses::HeatmapCpuPasses()
+{
+    // The GUI thread works too: one helper fewer than cores.
+    m_pool.setMaxThreadCount(std::max(1, QThread::idealThreadCount() - 1));
+}
+
+HeatmapCpuPasses::~HeatmapCpuPasses()
+{
+    m_pool.waitForDone();
+}
+
+void HeatmapCpuPasses::parallel(int count, const std::function<void(int)> &fn)
+{
+    std::atomic<int> next { 0 };
+    const auto work = [&] {
+        for (int c = next.fetch_add(1); c < count; c = next.fetch_add(1)) {
+            fn(c);
+        }
+    };
+    const int helpers = QThread::idealThreadCount() > 1 ? std::min(m_pool.maxThreadCount(), count - 1) : 0;
+    QSemaphore done;
+    for (int i = 0; i < helpers; ++i) {
+        m_pool.start([&work, &done] {
+            work();
+            done.release();
+        });
+    }
+    work();
+    done.acquire(helpers);
+}
+
+int HeatmapCpuPasses::chunkRows(int chunk, int *end) const
+{
+    const int rows = m_framebuffer.height();
+    *end = static_cast<int>(static_cast<int64_t>(chunk + 1) * rows / m_chunks);
+    return static_cast<int>(static_cast<int64_t>(chunk) * rows / m_chunks);
+}
+
+void HeatmapCpuPasses::allocate(size_t gpuCount)
+{
+    m_gpuCount = gpuCount;
+    for (auto &v : m_values) {
+        v.assign(gpuCount, 0.0F);
+    }
+    m_health.assign(gpuCount, 0);
+    m_marks.assign(gpuCount, 0);
+}
+
+void HeatmapCpuPasses::setLayout(const HeatmapLayout &layout)
+{
+    m_layoutWidth = std::max(1, layout.width);
+    m_layoutHeight = std::max(1, layout.height);
+    m_cells = layout.cells;
+    m_cells.resize(static_cast<size_t>(m_layoutWidth) * static_cast<size_t>(m_layoutHeight), HeatmapLayout::gap);
+    m_resolved.assign(m_cells.size(), CpuCell { 0, 0, 0 });
+    m_normalised.clear();
+}
+
+void HeatmapCpuPasses::setFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift)
+{
+    if (shift) {
+        m_current = 1 - m_current;
+    }
+    auto &current = m_values[static_cast<size_t>(m_current)];
+    std::copy_n(values.begin(), std::min(values.size(), current.size()), current.begin());
+    std::copy_n(health.begin(), std::min({ health.size(), values.size(), m_health.size() }), m_health.begin());
+}
+
+void HeatmapCpuPasses::setMarks(const std::vector<uint8_t> &marks)
+{
+    std::copy_n(marks.begin(), std::min(marks.size(), m_marks.size()), m_marks.begin());
+}
+
+void HeatmapCpuPasses::setColorMap(const ColorMap &map)
+{
+    for (int i = 0; i < ColorMap::size; ++i) {
+        const QRgb c = map.at(i);
+        m_table[static_cast<size_t>(i)] = cpuPack(
+            static_cast<uint32_t>(qRed(c)), static_cast<uint32_t>(qGreen(c)), static_cast<uint32_t>(qBlue(c)));
+    }
+}
+
+void HeatmapCpuPasses::resolve(const HeatmapScene &scene, const QRect &cells)
+{
+    const QRect rect = cells & QRect(0, 0, m_layoutWidth, m_layoutHeight);
+    if (rect.isEmpty()) {
+        return;
+    }
+    const std::vector<float> &data = m_values[static_cast<size_t>(m_current)];
+    const std::vector<float> &previous = m_values[static_cast<size_t>(1 - m_current)];
+    const int64_t focusFirst = scene.focusFirst;
+    const int64_t focusEnd = focusFirst + scene.focusCount;
+    const int chunks = std::min(rect.height(), 64);
+    parallel(chunks, [&](int chunk) {
+        const int top = rect.top() + static_cast<int>(static_cast<int64_t>(chunk) * rect.height() / chunks);
+        const int bottom = rect.top() + static_cast<int>(static_cast<int64_t>(chunk + 1) * rect.height() / chunks);
+        for (int y = top; y < bottom; ++y) {
+            const size_t row = static_cast<size_t>(y) * static_cast<size_t>(m_layoutWidth);
+            for (int x = rect.left(); x <= rect.right(); ++x) {
+                const int32_t gpu = m_cells[row + static_cast<size_t>(x)];
+                CpuCell &out = m_resolved[row + static_cast<size_t>(x)];
+                if (gpu < 0 || static_cast<size_t>(gpu) >= m_gpuCount) {
+                    out = { 0, 0, 0 };
+                    continue;
+                }
+                const auto g = static_cast<size_t>(gpu);
+                uint32_t flags = 0;
+                if (scene.hasMarks && m_marks[g] != 0) {
+                    flags |= 4U;
+                }
+                if (scene.focusCount > 0 && (gpu < focusFirst || gpu >= focusEnd)) {
+                    flags |= 8U;
+                }
+                const float value = data[g];
+                float before = value;
+                if (scene.hasPrevious) {
+                    const float p = previous[g];
+                    if (!std::isnan(p) && !std::isnan(value)) {
+                        before = p;
+                    }
+                }
+                const uint32_t state = m_health[g] & 7U;
+                const bool hasValue = scene.hasData && !std::isnan(value) && state != 3U && state != 4U;
+                flags |= hasValue ? 2U : 1U;
+                out = { hasValue ? value : 0.0F, hasValue ? before : 0.0F, flags };
+            }
+        }
+    });
+}
+
+void HeatmapCpuPasses::screen(const HeatmapScene &scene)
+{
+    const int width = std::max(1, scene.framebuffer.width());
+    const int height = std::max(1, scene.framebuffer.height());
+    const size_t pixels = static_cast<size_t>(width) * static_cast<size_t>(height);
+    if (m_framebuffer != QSize(width, height)) {
+        m_framebuffer = QSize(width, height);
+        m_pixels.assign(pixels, 0);
+        m_out.assign(pixels, 0);
+        m_pixelSources.clear();
+        m_chunks = std::min(height, 64);
+        m_general.assign(static_cast<size_t>(m_chunks), {});
+    }
+    const HeatmapCpuScreen pass(scene, m_resolved, m_layoutWidth, m_layoutHeight, &m_normalised);
+    m_sourcesArePixels = pass.aggregate();
+    if (pass.aggregate()) {
+        m_pixelSources.resize(pixels, CpuCell { 0, 0, 0 });
+        m_normalised.resize(m_resolved.size());
+        const int first = pass.firstCellRow();
+        const int rows = pass.endCellRow() - first;
+        const int chunks = std::min(rows, 64);
+        parallel(chunks, [&](int chunk) {
+            const int end = first + static_cast<int>(static_cast<int64_t>(chunk + 1) * rows / chunks);
+            for (int y = first + static_cast<int>(static_cast<int64_t>(chunk) * rows / chunks); y < end; ++y) {
+                pass.normaliseRow(y);
+            }
+        });
+    }
+    std::vector<QRect> changing(static_cast<size_t>(m_chunks));
+    parallel(m_chunks, [&](int chunk) {
+        auto &generals = m_general[static_cast<size_t>(chunk)];
+        generals.clear();
+        QRect moving;
+        int end = 0;
+        for (int y = chunkRows(chunk, &end); y < end; ++y) {
+            int first = 0;
+            int last = 0;
+            pass.row(y, m_pixels.data(), m_out.data(), m_pixelSources.data(), generals, &first, &last);
+            if (last >= first) {
+                moving |= QRect(first, y, last - first + 1, 1);
+            }
+        }
+        changing[static_cast<size_t>(chunk)] = moving;
+    });
+    m_changing = QRect();
+    for (const QRect &r : changing) {
+        m_changing |= r;
+    }
+    // The cells whose colour a pixel may take: those on screen.
+    m_sourceCells = QRect();
+    if (!pass.aggregate()) {
+        const float cell = static_cast<float>(scene.cellSize);
+        const auto cellOf = [cell](float pixel, double origin) {
+            return static_cast<int>(std::floor(std::clamp((pixel - static_cast<float>(origin)) / cell, -2.0F, 1e9F)));
+        };
+        m_sourceCells = QRect(QPoint(cellOf(0.0F, scene.originX), cellOf(0.0F, scene.originY)),
+                            QPoint(cellOf(static_cast<float>(width), scene.originX),
+                                cellOf(static_cast<float>(height), scene.originY)))
+            & QRect(0, 0, m_layoutWidth, m_layoutHeight);
+        m_colours.resize(m_resolved.size());
+    }
+    m_screened = true;
+}
+
+uint32_t HeatmapCpuPasses::colourOf(const CpuCell &source, float mix, float rangeMin, float rangeMax) const
+{
+    // heatmap.frag: mix(before, value, uMix), normalised, clamped, ColorMap::indexFor's rounding.
+    const float value = source.before * (1.0F - mix) + source.value * mix;
+    float t = (value - rangeMin) / (rangeMax - rangeMin);
+    t = t > 0.0F ? (t < 1.0F ? t : 1.0F) : 0.0F;
+    return m_table[static_cast<size_t>(std::floor(t * 255.0F + 0.5F))];
+}
+
+const std::vector<uint32_t> &HeatmapCpuPasses::compose(const HeatmapScene &scene, int *firstRow, int *endRow)
+{
+    const float mix = scene.hasPrevious ? scene.mix : 1.0F;
+    const float lo = scene.rangeMin;
+    const float hi = scene.rangeMax;
+    if (!m_sourcesArePixels && !m_sourceCells.isEmpty()) {
+        const QRect cells = m_sourceCells;
+        const int chunks = std::min(cells.height(), 64);
+        parallel(chunks, [&](int chunk) {
+            const int top = cells.top() + static_cast<int>(static_cast<int64_t>(chunk) * cells.height() / chunks);
+            const int bottom
+                = cells.top() + static_cast<int>(static_cast<int64_t>(chunk + 1) * cells.height() / chunks);
+            for (int y = top; y < bottom; ++y) {
+                const size_t row = static_cast<size_t>(y) * static_cast<size_t>(m_layoutWidth);
+                for (int x = cells.left(); x <= cells.right(); ++x) {
+                    m_colours[row + static_cast<size_t>(x)]
+                        = colourOf(m_resolved[row + static_cast<size_t>(x)], mix, lo, hi);
+                }
+            }
+        });
+    }
+    const QRect changing = m_changing;
+    const int width = m_framebuffer.width();
+    parallel(m_chunks, [&](int chunk) {
+        const auto &generals = m_general[static_cast<size_t>(chunk)];
+        int end = 0;
+        const int begin = std::max(chunkRows(chunk, &end), changing.top());
+        end = std::min(end, changing.bottom() + 1);
+        for (int y = begin; y < end; ++y) {
+            const size_t rowStart = static_cast<size_t>(y) * static_cast<size_t>(width);
+            for (int x = changing.left(); x <= changing.right(); ++x) {
+                const size_t i = rowStart + static_cast<size_t>(x);
+                const uint32_t p = m_pixels[i];
+                if ((p & notPlain) == 0) {
+                    m_out[i] = m_sourcesArePixels ? colourOf(m_pixelSources[p], mix, lo, hi) : m_colours[p];
+                } else if ((p & general) != 0) {
+                    const CpuGeneral &g = generals[p & (general - 1)];
+                    const uint32_t c
+                        = m_sourcesArePixels ? colourOf(m_pixelSources[g.source], mix, lo, hi) : m_colours[g.source];
+                    std::array<uint32_t, 3> rgb {};
+                    for (size_t k = 0; k < 3; ++k) {
+                        const float colour = static_cast<float>((c >> (8 * k)) & 0xffU) / 255.0F;
+                        rgb[k] = cpuUnorm8(colour * g.a + g.b[k]);
+                    }
+                    m_out[i] = cpuPack(rgb[0], rgb[1], rgb[2]);
+                }
+            }
+        }
+    });
+    if (m_screened) {
+        *firstRow = 0;
+        *endRow = m_framebuffer.height();
+    } else {
+        *firstRow = changing.isEmpty() ? 0 : changing.top();
+        *endRow = changing.isEmpty() ? 0 : changing.bottom() + 1;
+    }
+    m_screened = false;
+    return m_out;
+}
+
+} // namespace fleetscope

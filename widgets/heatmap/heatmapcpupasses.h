@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "model/heatmaplayout.h"
+#include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapcpuscreen.h"
+#include "widgets/heatmap/heatmapscene.h"
+
+#include <QThreadPool>
+
+#include <array>
+#include <functional>
+#include <vector>
+
+namespace fleetscope {
+
+// The heatmap's three shader passes (shaders/heatmapresolve.frag, heatmapscreen.frag, heatmap.frag) done on the
+// CPU's threads, for software OpenGL (Mesa's llvmpipe, softpipe, swrast). There a full-screen fragment shader that
+// only fetches one texel costs more than filling every pixel here and handing the image over, which a software
+// renderer copies with memcpy. Same inputs, the same single-precision arithmetic in the same order, so the same
+// pixels (tst_heatmapview draws every case both ways and compares). HeatmapRenderer decides when each pass runs.
+class HeatmapCpuPasses
+{
+public:
+    HeatmapCpuPasses();
+    ~HeatmapCpuPasses();
+    HeatmapCpuPasses(const HeatmapCpuPasses &) = delete;
+    HeatmapCpuPasses &operator=(const HeatmapCpuPasses &) = delete;
+
+    // The inputs the textures hold on the GPU path, copied.
+    void allocate(size_t gpuCount);
+    void setLayout(const HeatmapLayout &layout);
+    void setFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift);
+    void setMarks(const std::vector<uint8_t> &marks);
+    void setColorMap(const ColorMap &map);
+
+    // Pass 1 over these layout cells.
+    void resolve(const HeatmapScene &scene, const QRect &cells);
+    // Pass 2 over the whole framebuffer.
+    void screen(const HeatmapScene &scene);
+    // Pass 3 at the scene's mix: the framebuffer, RGBA8 in memory order, rows from the bottom as OpenGL counts them.
+    // [*firstRow, *endRow): the rows that may differ from the image the previous call returned.
+    const std::vector<uint32_t> &compose(const HeatmapScene &scene, int *firstRow, int *endRow);
+
+private:
+    // fn(chunk) for chunks [0, count) on the pool's threads and this one; returns when all are done.
+    void parallel(int count, const std::function<void(int)> &fn);
+    int chunkRows(int chunk, int *end) const; // pass 2 and 3 split the framebuffer's rows alike
+    uint32_t colourOf(const CpuCell &source, float mix, float rangeMin, float rangeMax) const;
+
+    QThreadPool m_pool;
+    size_t m_gpuCount = 0;
+    int m_layoutWidth = 0;
+    int m_layoutHeight = 0;
+    std::vector<int32_t> m_cells;
+    std::array<std::vector<float>, 2> m_values;
+    int m_current = 0;
+    std::vector<uint8_t> m_health;
+    std::vector<uint8_t> m_marks;
+    std::array<uint32_t, ColorMap::size> m_table {}; // RGBA8 in memory order
+
+    std::vector<CpuCell> m_resolved; // pass 1, one per layout cell
+    std::vector<std::array<float, 2>> m_normalised; // pass 2 below a pixel per cell (HeatmapCpuScreen)
+    // Pass 2, one code per framebuffer pixel (HeatmapCpuScreen::row).
+    std::vector<uint32_t> m_pixels;
+    std::vector<CpuCell> m_pixelSources; // below one pixel per cell: each pixel's worst-of or mean, its own source
+    bool m_sourcesArePixels = false;
+    std::vector<std::vector<CpuGeneral>> m_general; // per chunk of rows
+    QRect m_sourceCells; // the layout cells the pixels read, when the sources are cells
+    QRect m_changing; // the pixels whose colour moves with the mix (rows from the bottom)
+    bool m_screened = false; // pass 2 ran since the last compose
+    QSize m_framebuffer;
+    int m_chunks = 1;
+    std::vector<uint32_t> m_colours; // per source cell, for one compose
+    std::vector<uint32_t> m_out;
+};
+
+} // namespace fleetscope

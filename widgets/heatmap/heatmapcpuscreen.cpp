@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/heatmap/heatmapcpuscreen.h"
+
+#include "widgets/heatmap/colormap.h"
+
+#include <QImage>
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetscope {
+
+namespace {
+// The colours HeatmapRenderer gives pass 2 as uniforms.
+constexpr QRgb backgroundColour = 0xff15171c;
+constexpr QRgb aisleColour = 0xff22252c;
+
+using Rgb = std::array<float, 3>;
+
+Rgb rgbOf(QRgb c)
+{
+    return { static_cast<float>(qRed(c)) / 255.0F, static_cast<float>(qGreen(c)) / 255.0F,
+        static_cast<float>(qBlue(c)) / 255.0F };
+}
+
+const Rgb white { 1.0F, 1.0F, 1.0F };
+const Rgb black { 0.0F, 0.0F, 0.0F };
+
+// Per-pixel effects a column or row may have (HeatmapCpuScreen::m_effects).
+constexpr uint8_t edgeEffect = 1;
+constexpr uint8_t dotEffect = 2;
+constexpr uint8_t ringEffect = 4;
+constexpr uint8_t textEffect = 8;
+} // namespace
+
+// heatmapscreen.frag's colour transform c -> c * a + b and its steps.
+struct HeatmapCpuScreen::Transform
+{
+    float a = 0;
+    Rgb b {};
+
+    void setColour(const Rgb &colour)
+    {
+        a = 0.0F;
+        b = colour;
+    }
+    void scale(float k)
+    {
+        a *= k;
+        for (float &c : b) {
+            c *= k;
+        }
+    }
+    void towardsWhite(float f)
+    {
+        a *= 1.0F - f;
+        for (float &c : b) {
+            c = c * (1.0F - f) + f;
+        }
+    }
+    // Diagonal hatching for GPUs without a value: mod(floor((pixel.x + pixel.y) / 3.0), 2.0) >= 1.0 with pixel =
+    // (x, yTop) + 0.5, whole numbers, so exact in integers.
+    void hatch(int x, int yTop)
+    {
+        setColour(rgbOf(noDataColour));
+        if (((x + yTop + 1) / 3) % 2 == 1) {
+            scale(0.55F);
+        }
+    }
+};
+
+uint32_t HeatmapCpuScreen::fixedColour(const std::array<float, 3> &b)
+{
+    std::array<uint32_t, 3> rgb {};
+    for (size_t k = 0; k < 3; ++k) {
+        const auto bits = static_cast<uint32_t>(std::clamp(b[k], 0.0F, 1.0F) * 1023.0F + 0.5F);
+        rgb[k] = cpuUnorm8(static_cast<float>(bits) / 1023.0F);
+    }
+    return cpuPack(rgb[0], rgb[1], rgb[2]);
+}
+
+HeatmapCpuScreen::HeatmapCpuScreen(const HeatmapScene &scene, const std::vector<CpuCell> &resolved, int layoutWidth,
+    int layoutHeight, std::vector<std::array<float, 2>> *normalised)
+    : m_resolved(resolved)
+    , m_normalised(normalised)
+    , m_resolvedWidth(layoutWidth)
+    , m_layoutWidth(std::min(scene.layoutSize.width(), layoutWidth))
+    , m_layoutHeight(std::min(scene.layoutSize.height(), layoutHeight))
+    , m_width(std::max(1, scene.framebuffer.width()))
+    , m_height(std::max(1, scene.framebuffer.height()))
+    , m_aggregate(scene.cellSize < 1.0)
+    , m_originX(static_cast<float>(scene.originX))
+    , m_originY(static_cast<float>(scene.originY))
+    , m_cellSize(static_cast<float>(scene.cellSize))
+    , m_rangeMin(scene.rangeMin)
+    , m_rangeMax(scene.rangeMax)
+    , m_mean(!scene.worst)
+    , m_stale(scene.stale)
+    , m_ringX(static_cast<float>(scene.ringCentre.x()))
+    , m_ringY(static_cast<float>(scene.ringCentre.y()))
+    , m_ringRadius(scene.ringRadius)
+    , m_background(fixedColour(rgbOf(backgroundColour)))
+    , m_aisle(fixedColour(rgbOf(aisleColour)))
+{
+    if (scene.overlay != nullptr && !scene.overlayUsed.isEmpty() && scene.overlay->size() == scene.framebuffer) {
+        m_overlay = scene.overlay->constBits();
+        m_overlayStride = scene.overlay->bytesPerLine();
+        m_overlayUsed = scene.overlayUsed & QRect(0, 0, m_width, m_height);
+    }
+    for (int parity = 0; parity < 2; ++parity) {
+        Transform t;
+        t.hatch(parity == 1 ? 2 : 0, 0);
+        m_hatch[static_cast<size_t>(parity)] = fixedColour(t.b);
+        t.scale(0.7F);
+        m_hatchEdge[static_cast<size_t>(parity)] = fixedColour(t.b);
+    }
+    Transform edge;
+    edge.a = 1.0F;
+    edge.scale(0.7F);
+    m_edgeScale = edge.a;
+    const auto n = static_cast<size_t>(m_width);
+    m_cellX.resize(n);
+    m_p.resize(n);
+    m_firstX.resize(n);
+    m_lastX.resize(n);
+    m_effects.resize(n);
+    const float reach = 1.0F / m_cellSize;
+    for (int x = 0; x < m_width; ++x) {
+        const auto i = static_cast<size_t>(x);
+        // The shader's p = (pixel - uOrigin) / uCellSize and cell = floor(p), column by column.
+        const float p = ((static_cast<float>(x) + 0.5F) - m_originX) / m_cellSize;
+        const float cell = std::floor(p);
+        const bool inside = p >= 0.0F && cell < static_cast<float>(m_layoutWidth);
+        m_p[i] = p;
+        m_cellX[i] = inside ? static_cast<int>(cell) : -1;
+        if (inside && m_aggregate) {
+            const float edge = (static_cast<float>(x) - m_originX) / m_cellSize;
+            m_firstX[i] = std::max(static_cast<int>(std::floor(edge)), 0);
+            m_lastX[i]
+                = std::min(static_cast<int>(std::ceil(edge + reach)) - 1, std::min(m_firstX[i] + 3, m_layoutWidth - 1));
+        }
+        uint8_t effects = 0;
+        if (inside && !m_aggregate && m_cellSize >= 6.0F && (p - cell) * m_cellSize < 1.0F) {
+            effects |= edgeEffect;
+        }
+        if (m_stale && x % 6 < 2) {
+            effects |= dotEffect;
+        }
+        if (m_ringRadius > 0.0F && std::abs(static_cast<float>(x) + 0.5F - m_ringX) < m_ringRadius + 4.0F) {
+            effects |= ringEffect;
+        }
+        m_effects[i] = effects;
+    }
+    // The layout rows the framebuffer's pixels read, a row either side for the aggregate footprint.
+    const float top = std::floor(std::clamp((0.0F - m_originY) / m_cellSize, -2.0F, 1e9F)) - 1.0F;
+    const float bottom
+        = std::ceil(std::clamp((static_cast<float>(m_height) - m_originY) / m_cellSize, -2.0F, 1e9F)) + 1.0F;
+    m_firstCellRow = std::clamp(static_cast<int>(top), 0, m_layoutHeight);
+    m_endCellRow = std::clamp(static_cast<int>(bottom) + 1, m_firstCellRow, m_layoutHeight);
+}
+
+void HeatmapCpuScreen::normaliseRow(int cellRow) const
+{
+    const float span = m_rangeMax - m_rangeMin;
+    const size_t start = static_cast<size_t>(cellRow) * static_cast<size_t>(m_resolvedWidth);
+    for (int x = 0; x < m_layoutWidth; ++x) {
+        const CpuCell &c = m_resolved[start + static_cast<size_t>(x)];
+        if ((c.flags & 3U) == 2U) {
+            (*m_normalised)[start + static_cast<size_t>(x)] = { std::clamp((c.value - m_rangeMin) / span, 0.0F, 1.0F),
+                std::clamp((c.before - m_rangeMin) / span, 0.0F, 1.0F) };
+        }
+    }
+}
+
+void HeatmapCpuScreen::shade(int x, int y, Transform &t, int64_t &source, CpuCell *pixelSources) const
+{
+    const int yTop = m_height - 1 - y;
+    const float pixelX = static_cast<float>(x) + 0.5F;
+    const float pixelY = static_cast<float>(m_height) - (static_cast<float>(y) + 0.5F);
+    const float px = m_p[static_cast<size_t>(x)];
+    const float py = (pixelY - m_originY) / m_cellSize;
+    const float cellX = std::floor(px);
+    const float cellY = std::floor(py);
+    const bool stale = m_stale && x % 6 < 2 && yTop % 6 < 2;
+    t.setColour(rgbOf(backgroundColour));
+    source = -1;
+    if (px >= 0.0F && py >= 0.0F && cellX < static_cast<float>(m_layoutWidth)
+        && cellY < static_cast<float>(m_layoutHeight)) {
+        if (m_aggregate) {
+            // Several GPUs share this pixel: the worst (highest) or the mean of those with a value, at most 4 x 4
+            // cells; the two frames reduced alike.
+            const float edgeY = (static_cast<float>(yTop) - m_originY) / m_cellSize;
+            const int firstX = m_firstX[static_cast<size_t>(x)];
+            const int lastX = m_lastX[static_cast<size_t>(x)];
+            const int firstY = std::max(static_cast<int>(std::floor(edgeY)), 0);
+            const int lastY = std::min(
+                static_cast<int>(std::ceil(edgeY + 1.0F / m_cellSize)) - 1, std::min(firstY + 3, m_layoutHeight - 1));
+            float worst = 0;
+            float worstBefore = 0;
+            float sum = 0;
+            float sumBefore = 0;
+            int values = 0;
+            int gpus = 0;
+            bool marked = false;
+            for (int cy = firstY; cy <= lastY; ++cy) {
+                for (int cx = firstX; cx <= lastX; ++cx) {
+                    const size_t i
+                        = static_cast<size_t>(cy) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(cx);
+                    const uint32_t flags = m_resolved[i].flags;
+                    gpus += (flags & 3U) > 0 ? 1 : 0;
+                    marked = marked || (flags & 4U) != 0;
+                    if ((flags & 3U) == 2U) {
+                        const auto &n = (*m_normalised)[i];
+                        worst = std::max(worst, n[0]);
+                        worstBefore = std::max(worstBefore, n[1]);
+                        sum += n[0];
+                        sumBefore += n[1];
+                        ++values;
+                    }
+                }
+            }
+            if (gpus == 0) {
+                t.setColour(rgbOf(aisleColour));
+            } else {
+                if (values == 0) {
+                    t.hatch(x, yTop);
+                } else {
+                    // Back to values, so that pass 3 normalises both cases alike.
+                    const float tc = m_mean ? sum / static_cast<float>(values) : worst;
+                    const float tb = m_mean ? sumBefore / static_cast<float>(values) : worstBefore;
+                    const size_t i = static_cast<size_t>(y) * static_cast<size_t>(m_width) + static_cast<size_t>(x);
+                    pixelSources[i] = { m_rangeMin + tc * (m_rangeMax - m_rangeMin),
+                        m_rangeMin + tb * (m_rangeMax - m_rangeMin), 2U };
+                    source = static_cast<int64_t>(i);
+                    t.a = 1.0F;
+                    t.b = black;
+                }
+                if (stale) {
+                    t.towardsWhite(0.65F);
+                }
+            }
+            if (marked) {
+                t.towardsWhite(0.6F);
+            }
+            const size_t first
+                = static_cast<size_t>(firstY) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(firstX);
+            if ((m_resolved[first].flags & 8U) != 0) {
+                t.scale(0.35F);
+            }
+        } else {
+            const size_t index
+                = static_cast<size_t>(cellY) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(cellX);
+            const CpuCell &c = m_resolved[index];
+            const uint32_t kind = c.flags & 3U;
+            if (kind == 0U) {
+                t.setColour(rgbOf(aisleColour));
+            } else {
+                if (kind == 1U) {
+                    t.hatch(x, yTop);
+                } else {
+                    source = static_cast<int64_t>(index);
+                    t.a = 1.0F;
+                    t.b = black;
+                }
+                const float withinX = (px - cellX) * m_cellSize;
+                const float withinY = (py - cellY) * m_cellSize;
+                // From a few pixels per GPU on, a thin darker edge separates the cells.
+                if (m_cellSize >= 6.0F && (withinX < 1.0F || withinY < 1.0F)) {
+                    t.scale(0.7F);
+                }
+                if (stale) {
+                    t.towardsWhite(0.65F);
+                }
+                if ((c.flags & 8U) != 0) {
+                    t.scale(0.35F);
+                }
+                // Outlined GPUs: a white frame inside the cell, or the whole cell lightened when too small for one.
+                if ((c.flags & 4U) != 0) {
+                    const float frame = std::max(1.0F, std::floor(m_cellSize / 8.0F));
+                    if (m_cellSize < 4.0F) {
+                        t.towardsWhite(0.6F);
+                    } else if (withinX < frame || withinY < frame || withinX >= m_cellSize - frame
+                        || withinY >= m_cellSize - frame) {
+                        t.setColour(white);
+                    }
+                }
+            }
+        }
+    }
+    // The selected GPU's ring, white with a dark outline.
+    if (m_ringRadius > 0.0F) {
+        const float dx = pixelX - m_ringX;
+        const float dy = pixelY - m_ringY;
+        const float d = std::sqrt(dx * dx + dy * dy);
+        if (d >= m_ringRadius && d < m_ringRadius + 2.0F) {
+            t.setColour(white);
+        } else if (d >= m_ringRadius + 2.0F && d < m_ringRadius + 3.0F) {
+            t.setColour(black);
+        }
+    }
+    // The text over everything, premultiplied.
+    if (m_overlay != nullptr && m_overlayUsed.contains(x, yTop)) {
+        const uchar *text = m_overlay + static_cast<qsizetype>(yTop) * m_overlayStride + static_cast<qsizetype>(x) * 4;
+        const float alpha = static_cast<float>(text[3]) / 255.0F;
+        t.a *= 1.0F - alpha;
+        for (size_t k = 0; k < 3; ++k) {
+            t.b[k] = t.b[k] * (1.0F - alpha) + static_cast<float>(text[k]) / 255.0F;
+        }
+    }
+}
+
+uint32_t HeatmapCpuScreen::emit(
+    const Transform &t, int64_t source, std::vector<CpuGeneral> &generals, uint32_t *image) const
+{
+    // Pass 2 hands b to pass 3 as 10 bits a channel.
+    std::array<uint32_t, 3> bits {};
+    Rgb b {};
+    for (size_t k = 0; k < 3; ++k) {
+        bits[k] = static_cast<uint32_t>(std::clamp(t.b[k], 0.0F, 1.0F) * 1023.0F + 0.5F);
+        b[k] = static_cast<float>(bits[k]) / 1023.0F;
+    }
+    if (source >= 0 && t.a == 1.0F && bits[0] == 0 && bits[1] == 0 && bits[2] == 0) {
+        return static_cast<uint32_t>(source);
+    }
+    if (source < 0 || t.a == 0.0F) {
+        *image = cpuPack(cpuUnorm8(b[0]), cpuUnorm8(b[1]), cpuUnorm8(b[2]));
+        return notPlain;
+    }
+    generals.push_back({ static_cast<uint32_t>(source), t.a, b });
+    return notPlain | general | static_cast<uint32_t>(generals.size() - 1);
+}
+
+void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources,
+    std::vector<CpuGeneral> &generals, int *first, int *last) const
+{
+    const int yTop = m_height - 1 - y;
+    const float pixelY = static_cast<float>(m_height) - (static_cast<float>(y) + 0.5F);
+    const float py = (pixelY - m_originY) / m_cellSize;
+    const float cellY = std::floor(py);
+    const bool inside = py >= 0.0F && cellY < static_cast<float>(m_layoutHeight);
+    uint8_t rowEffects = edgeEffect;
+    if (m_stale && yTop % 6 < 2) {
+        rowEffects |= dotEffect;
+    }
+    if (m_ringRadius > 0.0F && std::abs(pixelY - m_ringY) < m_ringRadius + 4.0F) {
+        rowEffects |= ringEffect;
+    }
+    // Text only where the overlay has anything: its bounding box may be most of the view.
+    const auto *text = m_overlay != nullptr && yTop >= m_overlayUsed.top() && yTop <= m_overlayUsed.bottom()
+        ? reinterpret_cast<const uint32_t *>(m_overlay + static_cast<qsizetype>(yTop) * m_overlayStride)
+        : nullptr;
+    const int textLeft = m_overlayUsed.left();
+    const int textRight = m_overlayUsed.right();
+    const bool rowEdge = inside && !m_aggregate && m_cellSize >= 6.0F && (py - cellY) * m_cellSize < 1.0F;
+    const size_t rowStart = static_cast<size_t>(y) * static_cast<size_t>(m_width);
+    uint32_t *pix = pixels + rowStart;
+    uint32_t *img = image + rowStart;
+    *first = m_width;
+    *last = -1;
+    const auto moving = [first, last](int x) {
+        *first = std::min(*first, x);
+        *last = x;
+    };
+    if (!inside && (rowEffects & ringEffect) == 0 && text == nullptr) {
+        std::fill(pix, pix + m_width, notPlain);
+        std::fill(img, img + m_width, m_background);
+        return;
+    }
+    const int cellRow = inside ? static_cast<int>(cellY) : 0;
+    const CpuCell *cells = m_resolved.data() + static_cast<size_t>(cellRow) * static_cast<size_t>(m_resolvedWidth);
+    int firstY = 0;
+    int lastY = -1;
+    if (m_aggregate && inside) {
+        const float edgeY = (static_cast<float>(yTop) - m_originY) / m_cellSize;
+        firstY = std::max(static_cast<int>(std::floor(edgeY)), 0);
+        lastY = std::min(
+            static_cast<int>(std::ceil(edgeY + 1.0F / m_cellSize)) - 1, std::min(firstY + 3, m_layoutHeight - 1));
+    }
+    const float span = m_rangeMax - m_rangeMin;
+    for (int x = 0; x < m_width; ++x) {
+        const auto i = static_cast<size_t>(x);
+        const int cx = inside ? m_cellX[i] : -1;
+        uint8_t effects = m_effects[i] & rowEffects;
+        if (text != nullptr && x >= textLeft && x <= textRight && text[x] != 0) {
+            effects |= textEffect;
+        }
+        const bool special = rowEdge || effects != 0;
+        if (cx < 0 && (effects & (ringEffect | textEffect)) == 0) {
+            pix[x] = notPlain;
+            img[x] = m_background;
+            continue;
+        }
+        const bool edge = rowEdge || (effects & edgeEffect) != 0;
+        if (cx >= 0 && (effects & textEffect) != 0 && (effects & ~(edgeEffect | textEffect)) == 0 && !m_aggregate
+            && (cells[cx].flags & 12U) == 0) {
+            // The cell, its edge and text over them: shade()'s steps for that case alone.
+            const uint32_t kind = cells[cx].flags & 3U;
+            Transform t;
+            int64_t source = -1;
+            if (kind == 0U) {
+                t.setColour(rgbOf(aisleColour));
+            } else {
+                if (kind == 1U) {
+                    t.hatch(x, yTop);
+                } else {
+                    source = static_cast<int64_t>(cellRow) * m_resolvedWidth + cx;
+                    t.a = 1.0F;
+                    t.b = black;
+                }
+                if (edge) {
+                    t.scale(0.7F);
+                }
+            }
+            const auto *texel = reinterpret_cast<const uchar *>(text + x);
+            const float alpha = static_cast<float>(texel[3]) / 255.0F;
+            t.a *= 1.0F - alpha;
+            for (size_t k = 0; k < 3; ++k) {
+                t.b[k] = t.b[k] * (1.0F - alpha) + static_cast<float>(texel[k]) / 255.0F;
+            }
+            pix[x] = emit(t, source, generals, img + x);
+            if ((pix[x] & notPlain) == 0 || (pix[x] & general) != 0) {
+                moving(x);
+            }
+            continue;
+        }
+        if (cx >= 0 && (effects & ~edgeEffect) == 0 && !m_aggregate) {
+            // Only the cell and its edge decide: the cell's colour, scaled by 0.7 on the edge.
+            const uint32_t flags = cells[cx].flags;
+            if ((flags & 12U) == 0) {
+                const uint32_t kind = flags & 3U;
+                const auto index = static_cast<uint32_t>(
+                    static_cast<size_t>(cellRow) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(cx));
+                if (kind == 2U && !edge) {
+                    pix[x] = index;
+                    moving(x);
+                } else if (kind == 2U) {
+                    pix[x] = notPlain | general | static_cast<uint32_t>(generals.size());
+                    generals.push_back({ index, m_edgeScale, black });
+                    moving(x);
+                } else {
+                    const auto parity = static_cast<size_t>(((x + yTop + 1) / 3) % 2);
+                    pix[x] = notPlain;
+                    img[x] = kind == 0U ? m_aisle : (edge ? m_hatchEdge[parity] : m_hatch[parity]);
+                }
+                continue;
+            }
+        } else if (cx >= 0 && !special) {
+            // The reduction of shade()'s aggregate branch, for the pixels nothing else decides.
+            float worst = 0;
+            float worstBefore = 0;
+            float sum = 0;
+            float sumBefore = 0;
+            int values = 0;
+            uint32_t any = 0;
+            const int firstX = m_firstX[i];
+            const int lastX = m_lastX[i];
+            for (int cy = firstY; cy <= lastY; ++cy) {
+                const size_t start = static_cast<size_t>(cy) * static_cast<size_t>(m_resolvedWidth);
+                for (int c = firstX; c <= lastX; ++c) {
+                    const uint32_t flags = m_resolved[start + static_cast<size_t>(c)].flags;
+                    any |= flags;
+                    if ((flags & 3U) == 2U) {
+                        const auto &n = (*m_normalised)[start + static_cast<size_t>(c)];
+                        worst = std::max(worst, n[0]);
+                        worstBefore = std::max(worstBefore, n[1]);
+                        sum += n[0];
+                        sumBefore += n[1];
+                        ++values;
+                    }
+                }
+            }
+            const size_t corner
+                = static_cast<size_t>(firstY) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(firstX);
+            if ((any & 4U) == 0 && (m_resolved[corner].flags & 8U) == 0) {
+                if (values > 0) {
+                    const float tc = m_mean ? sum / static_cast<float>(values) : worst;
+                    const float tb = m_mean ? sumBefore / static_cast<float>(values) : worstBefore;
+                    pixelSources[rowStart + i] = { m_rangeMin + tc * span, m_rangeMin + tb * span, 2U };
+                    pix[x] = static_cast<uint32_t>(rowStart + i);
+                    moving(x);
+                } else {
+                    pix[x] = notPlain;
+                    img[x] = (any & 3U) == 0 ? m_aisle : m_hatch[static_cast<size_t>(((x + yTop + 1) / 3) % 2)];
+                }
+                continue;
+            }
+        }
+        Transform t;
+        int64_t source = -1;
+        shade(x, y, t, source, pixelSources);
+        pix[x] = emit(t, source, generals, img + x);
+        if ((pix[x] & notPlain) == 0 || (pix[x] & general) != 0) {
+            moving(x);
+        }
+    }
+}
+
+} // namespace fleetscope
