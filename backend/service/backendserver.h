@@ -51,6 +51,8 @@ public:
     int port() const { return m_port; }
     std::string listeningAddress() const;
     const FrameSource &source() const { return *m_source; }
+    // The service answering the calls (what its calls share, what it cut).
+    const TelemetryService &service() const { return *m_service; }
     // Cancels open streams and stops; safe to call twice.
     void stop();
     // Blocks until stop() is called from another thread.

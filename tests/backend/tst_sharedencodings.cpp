@@ -4,6 +4,7 @@
 // every caller waiting for it; subscribers on a served simulated fleet sharing their frames; and the heap trim that
 // calls ending set off (only when the calls under way fall to half their most, at most once an interval), giving
 // freed memory back to the system.
+#include "servedbackend.h"
 #include "service/heaptrim.h"
 #include "service/sharedencodings.h"
 #include "service/telemetryservice.h"
@@ -204,20 +205,12 @@ private Q_SLOTS:
         be::SimulationOptions fleet;
         fleet.gpuCount = 10240;
         fleet.interval = 200ms;
-        auto source = be::simulatedSource(fleet);
-        be::TelemetryService service(*source);
-        grpc::ServerBuilder builder;
-        int port = 0;
-        builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-        builder.RegisterService(&service);
-        auto server = builder.BuildAndStart();
-        QVERIFY(server && port != 0);
+        auto served = fleetscope::testing::serveSimulation(fleet);
 
         // Twelve subscribers, each with a stream open at once, read their first five frames.
         constexpr int subscribers = 12;
         constexpr int frames = 5;
-        auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
-        auto stub = pb::Telemetry::NewStub(channel);
+        auto &stub = served.stub;
         std::atomic<int> done { 0 };
         std::vector<std::thread> readers;
         for (int i = 0; i < subscribers; ++i) {
@@ -239,15 +232,14 @@ private Q_SLOTS:
             r.join();
         }
         QCOMPARE(done.load(), subscribers);
-        const uint64_t asked = service.encodings().frames().asked();
-        const uint64_t encoded = service.encodings().frames().encoded();
+        const uint64_t asked = served.server->service().encodings().frames().asked();
+        const uint64_t encoded = served.server->service().encodings().frames().encoded();
         qInfo("%d subscribers x %d frames: %llu frames asked for, %llu encoded", subscribers, frames,
             static_cast<unsigned long long>(asked), static_cast<unsigned long long>(encoded));
         QVERIFY(asked >= static_cast<uint64_t>(subscribers * frames));
         // Subscribers woken by the same frame share it; a few may come after the others let it go (and encode it
         // again), never most.
         QVERIFY2(encoded * 3 <= asked, qPrintable(QStringLiteral("%1 of %2").arg(encoded).arg(asked)));
-        server->Shutdown(std::chrono::system_clock::now() + 1s);
     }
 
     void callsFallingToHalfTheirMostTrimAtMostOnceAnInterval()
