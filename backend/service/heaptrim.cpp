@@ -27,9 +27,11 @@ void HeapTrim::keepFreedMemoryUntilTrimmed()
 #endif
 }
 
-HeapTrim::HeapTrim(std::chrono::milliseconds interval, uint64_t leastDrop, Trim trim)
+HeapTrim::HeapTrim(
+    std::chrono::milliseconds interval, uint64_t leastDrop, std::chrono::milliseconds quiet, Trim trim)
     : m_interval(interval)
     , m_leastDrop(leastDrop)
+    , m_quiet(quiet)
     , m_trim(trim ? std::move(trim) : Trim(trimHeap))
     , m_thread([this] { run(); })
 { }
@@ -49,17 +51,18 @@ void HeapTrim::started()
     std::lock_guard lock(m_mutex);
     ++m_calls;
     m_most = std::max(m_most, m_calls);
+    m_lastStart = std::chrono::steady_clock::now();
 }
 
 void HeapTrim::ended()
 {
-    bool due = false;
+    bool wake = false;
     {
         std::lock_guard lock(m_mutex);
         m_calls -= m_calls > 0 ? 1 : 0;
-        due = dueLocked();
+        wake = dueLocked() || m_ended++ == 0; // a storm ending, or the first end the quiet rule waits on
     }
-    if (due) {
+    if (wake) {
         m_changed.notify_all();
     }
 }
@@ -74,11 +77,25 @@ void HeapTrim::run()
 {
     std::unique_lock lock(m_mutex);
     for (;;) {
-        m_changed.wait(lock, [this] { return m_stopping || dueLocked(); });
+        m_changed.wait(lock, [this] { return m_stopping || dueLocked() || m_ended > 0; });
         if (m_stopping) {
             return;
         }
+        if (!dueLocked()) {
+            // Calls ended: trim once none has started for the quiet time, unless a storm's end comes first.
+            const auto quietAt = m_lastStart + m_quiet;
+            if (m_changed.wait_until(
+                    lock, quietAt, [&] { return m_stopping || dueLocked() || m_lastStart + m_quiet > quietAt; })) {
+                if (m_stopping) {
+                    return;
+                }
+                if (!dueLocked()) {
+                    continue; // a call started: wait for quiet from then
+                }
+            }
+        }
         m_most = m_calls;
+        m_ended = 0;
         lock.unlock();
         m_trim();
         lock.lock();

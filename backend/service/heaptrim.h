@@ -13,10 +13,12 @@ namespace fleetscope::backend {
 // Gives the memory that ended calls freed back to the system. glibc's malloc keeps what is freed in its arenas (up to
 // eight per core, spread over the threads that allocated) and returns to the system only what lies at the top of one:
 // after 2,000 subscribes were cancelled, the backend held 2.7x its resting memory for minutes with nothing running.
-// Calls say when they start and end; when the calls under way have fallen to half of the most there were since the
-// last trim (and by at least `leastDrop`), at most once per `interval`, malloc_trim gives back the free pages of every
-// arena. Calls starting and ending at a steady rate (100 consoles streaming, each polling its jobs) trim nothing, so
-// their buffers are reused rather than faulted in afresh. Elsewhere than glibc it does nothing.
+// Calls say when they start and end; malloc_trim gives back the free pages of every arena, at most once per `interval`,
+// when the calls under way have fallen to half of the most there were since the last trim (and by at least
+// `leastDrop`: a storm of streams ending), or when calls have ended since the last trim and none has started for
+// `quiet` (a burst of short calls, then nothing). Calls starting and ending at a steady rate (100 consoles streaming,
+// each polling its jobs) trim nothing, so their buffers are reused rather than faulted in afresh. Elsewhere than glibc
+// it does nothing.
 //
 // Locking: m_mutex guards the counts and m_stopping.
 class HeapTrim
@@ -25,10 +27,11 @@ public:
     using Trim = std::function<void()>;
     static constexpr std::chrono::milliseconds defaultInterval { 1000 };
     static constexpr uint64_t defaultLeastDrop = 16;
+    static constexpr std::chrono::milliseconds defaultQuiet { 2000 };
 
     // `trim` is what runs (malloc_trim(0) by default; tests count instead).
-    explicit HeapTrim(
-        std::chrono::milliseconds interval = defaultInterval, uint64_t leastDrop = defaultLeastDrop, Trim trim = {});
+    explicit HeapTrim(std::chrono::milliseconds interval = defaultInterval, uint64_t leastDrop = defaultLeastDrop,
+        std::chrono::milliseconds quiet = defaultQuiet, Trim trim = {});
     ~HeapTrim();
     HeapTrim(const HeapTrim &) = delete;
     HeapTrim &operator=(const HeapTrim &) = delete;
@@ -70,11 +73,14 @@ private:
 
     const std::chrono::milliseconds m_interval;
     const uint64_t m_leastDrop;
+    const std::chrono::milliseconds m_quiet;
     const Trim m_trim;
     mutable std::mutex m_mutex;
     std::condition_variable m_changed;
     uint64_t m_calls = 0; // under way
     uint64_t m_most = 0; // the most under way at once since the last trim
+    uint64_t m_ended = 0; // since the last trim
+    std::chrono::steady_clock::time_point m_lastStart;
     uint64_t m_trims = 0;
     bool m_stopping = false;
     std::thread m_thread;

@@ -2,8 +2,8 @@
 // What the service's calls share and give back: one encoding of a frame (per set of metrics) or a topology (per
 // generation) for every call sending it at the time, nothing held once no call sends it, a failed encoding seen by
 // every caller waiting for it; subscribers on a served simulated fleet sharing their frames; and the heap trim that
-// calls ending set off (only when the calls under way fall to half their most, at most once an interval), giving
-// freed memory back to the system.
+// calls ending set off (when the calls under way fall to half their most, or once none has started for a while; at
+// most once an interval), giving freed memory back to the system.
 #include "servedbackend.h"
 #include "service/heaptrim.h"
 #include "service/sharedencodings.h"
@@ -13,6 +13,7 @@
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QTest>
 
@@ -245,7 +246,8 @@ private Q_SLOTS:
     void callsFallingToHalfTheirMostTrimAtMostOnceAnInterval()
     {
         std::atomic<int> trims { 0 };
-        be::HeapTrim trim(200ms, 16, [&] { ++trims; });
+        // (No quiet trims here: that rule has its own test.)
+        be::HeapTrim trim(200ms, 16, std::chrono::hours(1), [&] { ++trims; });
         auto open = [&](size_t n) {
             std::vector<std::unique_ptr<be::HeapTrim::Call>> calls;
             for (size_t i = 0; i < n; ++i) {
@@ -276,6 +278,25 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(trims.load() >= 2, 5000);
         QTRY_COMPARE_WITH_TIMEOUT(trim.trims(), static_cast<uint64_t>(trims.load()), 5000);
         QVERIFY(trims.load() <= 3);
+    }
+
+    void callsEndingThenNoneStartingTrimOnceQuiet()
+    {
+        std::atomic<int> trims { 0 };
+        be::HeapTrim trim(200ms, 16, 300ms, [&] { ++trims; });
+        // A burst of short calls (bad requests, say), fewer at once than a storm's drop: once none has started for
+        // the quiet time, one trim.
+        for (int i = 0; i < 500; ++i) {
+            const auto call = trim.call();
+        }
+        QElapsedTimer clock;
+        clock.start();
+        QTRY_COMPARE_WITH_TIMEOUT(trims.load(), 1, 5000);
+        QVERIFY(clock.elapsed() >= 250); // not before the quiet time (from the last start, a moment before the clock)
+        QCOMPARE(trim.trims(), uint64_t(1));
+        // Nothing more ends: no more trims (the next would need a call to end).
+        const auto call = trim.call();
+        QCOMPARE(trims.load(), 1);
     }
 
     void aTrimGivesFreedMemoryBack()
