@@ -78,6 +78,12 @@ private Q_SLOTS:
         QVERIFY(!decodeTopology(wrongCount, &error));
         QVERIFY(error.contains(QStringLiteral("65")));
 
+        // A claim its nodes do not hold is refused before anything is sized by it.
+        auto overclaimed = parts;
+        overclaimed[0].set_gpu_count(1U << 20U);
+        QVERIFY(!decodeTopology(overclaimed, &error));
+        QVERIFY2(error.contains(QStringLiteral("nodes hold 64 GPUs, but it claims 1048576")), qPrintable(error));
+
         auto missing = parts;
         missing[0].set_part_count(2);
         QVERIFY(!decodeTopology(missing, &error));
