@@ -49,7 +49,8 @@ double monotonicMs()
 
 double traceThresholdMs()
 {
-    static const double threshold = std::getenv("BENCH_GUISTALL_TRACE") ? std::atof(std::getenv("BENCH_GUISTALL_TRACE")) : 0;
+    static const double threshold
+        = std::getenv("BENCH_GUISTALL_TRACE") ? std::atof(std::getenv("BENCH_GUISTALL_TRACE")) : 0;
     return threshold;
 }
 
@@ -60,7 +61,8 @@ void act(const char *what, const std::function<void()> &action)
     action();
     const double end = monotonicMs();
     if (traceThresholdMs() > 0 && end - start > traceThresholdMs()) {
-        std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event 0 to action:%s '' (parent -)\n", end - start, start, end, what);
+        std::fprintf(
+            stderr, "STALL %.1f ms [%.3f, %.3f] event 0 to action:%s '' (parent -)\n", end - start, start, end, what);
     }
 }
 
@@ -71,8 +73,7 @@ public:
     TracingApplication(int &argc, char **argv)
         : QApplication(argc, argv)
         , m_thresholdMs(traceThresholdMs())
-    {
-    }
+    { }
     bool notify(QObject *receiver, QEvent *event) override
     {
         if (m_thresholdMs <= 0 || QThread::currentThread() != thread()) {
@@ -93,8 +94,8 @@ public:
         --m_depth;
         if (end - start > m_thresholdMs) {
             const QObject *parent = receiver->parent();
-            std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event %d to %s '%s' (parent %s) painted: %s\n", end - start,
-                start, end, static_cast<int>(type), receiver->metaObject()->className(),
+            std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event %d to %s '%s' (parent %s) painted: %s\n",
+                end - start, start, end, static_cast<int>(type), receiver->metaObject()->className(),
                 qPrintable(receiver->objectName()), parent ? parent->metaObject()->className() : "-",
                 m_painted.constData());
         }
@@ -152,7 +153,9 @@ public:
         std::vector<double> late = m_late;
         std::sort(late.begin(), late.end());
         auto at = [&late](double q) {
-            return late.empty() ? 0.0 : late[std::min(late.size() - 1, static_cast<size_t>(q * static_cast<double>(late.size() - 1) + 0.5))];
+            return late.empty()
+                ? 0.0
+                : late[std::min(late.size() - 1, static_cast<size_t>(q * static_cast<double>(late.size() - 1) + 0.5))];
         };
         double paintMax = 0;
         double paintSum = 0;
@@ -161,7 +164,8 @@ public:
             paintSum += p;
         }
         std::printf("%-34s %8zu %9.1f %9.1f %9.1f %7zu %9.1f %9.1f\n", phase, late.size(), at(0.5), at(0.99),
-            late.empty() ? 0.0 : late.back(), m_paints.size(), m_paints.empty() ? 0.0 : paintSum / static_cast<double>(m_paints.size()), paintMax);
+            late.empty() ? 0.0 : late.back(), m_paints.size(),
+            m_paints.empty() ? 0.0 : paintSum / static_cast<double>(m_paints.size()), paintMax);
         std::fflush(stdout);
         if (traceThresholdMs() > 0) {
             std::fprintf(stderr, "PHASE END %.3f %s\n", monotonicMs(), phase);
@@ -212,8 +216,8 @@ int main(int argc, char *argv[])
     backend.start();
     std::printf("GUI-thread lateness of a 1 ms timer at %d GPUs, window 1900x1040 (ms)%s\n", gpus,
         argc > 2 && std::string(argv[2]) == "nopaint" ? ", map hidden after the first frame" : "");
-    std::printf("%-34s %8s %9s %9s %9s %7s %9s %9s\n", "phase", "samples", "p50", "p99", "max", "paints",
-        "map avg", "map max");
+    std::printf(
+        "%-34s %8s %9s %9s %9s %7s %9s %9s\n", "phase", "samples", "p50", "p99", "max", "paints", "map avg", "map max");
 
     // Start: from the window shown to 10 s after the first frame drawn (topology, layout, textures, search index).
     if (!waitFor([&] { return window.heatmap()->frame() != nullptr; }, 180000)) {

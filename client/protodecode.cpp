@@ -50,7 +50,8 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
         }
     }
     if (held != topology->gpuCount) {
-        *error = QStringLiteral("the topology's nodes hold %1 GPUs, but it claims %2").arg(held).arg(topology->gpuCount);
+        *error
+            = QStringLiteral("the topology's nodes hold %1 GPUs, but it claims %2").arg(held).arg(topology->gpuCount);
         return nullptr;
     }
     topology->gpuUuids.resize(topology->gpuCount);

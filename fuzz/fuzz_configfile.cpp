@@ -31,8 +31,8 @@ using namespace fleetscope::backend;
 const std::string &scratchFile()
 {
     static const std::string path = [] {
-        std::string name = access("/dev/shm", W_OK) == 0 ? "/dev/shm/fuzz_configfile.XXXXXX"
-                                                          : "/tmp/fuzz_configfile.XXXXXX";
+        std::string name
+            = access("/dev/shm", W_OK) == 0 ? "/dev/shm/fuzz_configfile.XXXXXX" : "/tmp/fuzz_configfile.XXXXXX";
         const int fd = mkstemp(name.data());
         if (fd < 0) {
             __builtin_trap();

@@ -27,8 +27,7 @@ void HeapTrim::keepFreedMemoryUntilTrimmed()
 #endif
 }
 
-HeapTrim::HeapTrim(
-    std::chrono::milliseconds interval, uint64_t leastDrop, std::chrono::milliseconds quiet, Trim trim)
+HeapTrim::HeapTrim(std::chrono::milliseconds interval, uint64_t leastDrop, std::chrono::milliseconds quiet, Trim trim)
     : m_interval(interval)
     , m_leastDrop(leastDrop)
     , m_quiet(quiet)

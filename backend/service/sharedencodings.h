@@ -6,8 +6,8 @@
 
 #include <fleetscope/telemetry/v1/telemetry.pb.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <map>
@@ -25,8 +25,7 @@ namespace fleetscope::backend {
 // encoded again once none does. So what is held, beyond what calls are sending, is the newest frames' encodings.
 //
 // Locking: m_mutex guards m_entries, m_newest and the counts; encoding runs outside it.
-template<typename Key, typename Parts>
-class EncodingTable
+template <typename Key, typename Parts> class EncodingTable
 {
 public:
     explicit EncodingTable(uint64_t kept)

@@ -139,8 +139,7 @@ grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const p
         return admitted.status();
     }
     const uint64_t generation = m_source.topologyGeneration();
-    const auto parts
-        = m_encodings.topology(generation, [&] { return encodeTopology(m_source.shape(), generation); });
+    const auto parts = m_encodings.topology(generation, [&] { return encodeTopology(m_source.shape(), generation); });
     uint64_t number = 0;
     for (const auto &part : *parts) {
         const auto writing = m_stalls.writing(context, "GetTopology part", number++);
@@ -187,8 +186,8 @@ grpc::Status TelemetryService::Subscribe(
     auto send = [&](const Frame &frame) {
         const uint64_t generation = m_source.topologyGeneration();
         // Shared with every subscriber of the same metrics that sends this frame now.
-        const auto parts = m_encodings.frame(
-            frame, metrics, generation, [&] { return encodeFrame(frame, metrics, generation); });
+        const auto parts
+            = m_encodings.frame(frame, metrics, generation, [&] { return encodeFrame(frame, metrics, generation); });
         for (const auto &part : *parts) {
             const auto writing = m_stalls.writing(context, "Subscribe frame", frame.sequence);
             if (!writer->Write(part)) {

@@ -319,10 +319,11 @@ void HeatmapRenderer::resolve(const Scene &scene)
     // Only the cells on screen (and the few beyond the edge a reduced pixel reads): zoomed in, a new frame resolves
     // thousands of cells, not a million. A pan or zoom that shows cells not resolved yet resolves again.
     const double cell = std::max(scene.cellSize, 1e-6);
-    const QRect visible = QRect(QPoint(static_cast<int>(std::floor(-scene.originX / cell)) - 4,
-                                    static_cast<int>(std::floor(-scene.originY / cell)) - 4),
-                              QPoint(static_cast<int>(std::ceil((scene.framebuffer.width() - scene.originX) / cell)) + 4,
-                                  static_cast<int>(std::ceil((scene.framebuffer.height() - scene.originY) / cell)) + 4))
+    const QRect visible
+        = QRect(QPoint(static_cast<int>(std::floor(-scene.originX / cell)) - 4,
+                    static_cast<int>(std::floor(-scene.originY / cell)) - 4),
+              QPoint(static_cast<int>(std::ceil((scene.framebuffer.width() - scene.originX) / cell)) + 4,
+                  static_cast<int>(std::ceil((scene.framebuffer.height() - scene.originY) / cell)) + 4))
         & QRect(QPoint(0, 0), m_resolvedSize);
     const Scene &last = m_resolved;
     if (!m_resolveDirty && m_resolvedCells.contains(visible) && last.hasData == scene.hasData
@@ -388,8 +389,8 @@ void HeatmapRenderer::screen(const Scene &scene)
 
 void HeatmapRenderer::screenOnGpu(const Scene &scene)
 {
-    const bool overlay = scene.overlay != nullptr && !scene.overlayUsed.isEmpty()
-        && scene.overlay->size() == scene.framebuffer;
+    const bool overlay
+        = scene.overlay != nullptr && !scene.overlayUsed.isEmpty() && scene.overlay->size() == scene.framebuffer;
     if (overlay && m_overlayRevision != scene.overlayRevision) {
         upload(m_overlayTexture, { GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4 }, scene.overlay->width(),
             scene.overlay->constBits(),
