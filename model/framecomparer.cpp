@@ -4,7 +4,6 @@
 #include "model/flightrecorder.h"
 #include "model/framediff.h"
 
-#include <QPointer>
 #include <QThread>
 
 #include <algorithm>
@@ -14,14 +13,9 @@ namespace fleetscope {
 FrameComparer::FrameComparer(const FlightRecorder *recorder, QObject *parent)
     : QObject(parent)
     , m_recorder(recorder)
+    , m_worker(this)
 {
     qRegisterMetaType<ResultPtr>();
-    m_pool.setMaxThreadCount(1);
-}
-
-FrameComparer::~FrameComparer()
-{
-    m_pool.waitForDone(); // the worker reads the recorder
 }
 
 FrameComparer::Result FrameComparer::computeComparison(
@@ -51,18 +45,10 @@ quint64 FrameComparer::compare(qint64 aMs, qint64 bMs, const QString &metricId)
     Q_ASSERT(QThread::currentThread() == thread());
     const quint64 request = ++m_request;
     m_busy = true;
-    QPointer<FrameComparer> self(this);
-    m_pool.start([self, recorder = m_recorder, request, aMs, bMs, metricId] {
+    m_worker.run([this, recorder = m_recorder, request, aMs, bMs, metricId]() -> Worker::Result {
         auto result = std::make_shared<Result>(computeComparison(*recorder, aMs, bMs, metricId));
         result->request = request;
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, result = ResultPtr(std::move(result))] {
-                if (self) {
-                    self->deliver(result);
-                }
-            },
-            Qt::QueuedConnection);
+        return [this, result = ResultPtr(std::move(result))] { deliver(result); };
     });
     return request;
 }

@@ -3,9 +3,9 @@
 
 #include "model/autorange.h"
 #include "model/fleetmodel.h"
+#include "model/worker.h"
 
 #include <QObject>
-#include <QThreadPool>
 
 #include <memory>
 
@@ -19,7 +19,8 @@ class FlightRecorder;
 // newer one or by cancel().
 //
 // Threads: the API and compared() belong to the object's thread; the worker reads only the recorder (which takes its
-// own lock) and what it was handed. The destructor waits for the worker: the recorder must outlive this object.
+// own lock) and what it was handed. The worker goes first when this object goes (it waits for the comparison under
+// way): the recorder must outlive this object.
 class FrameComparer : public QObject
 {
     Q_OBJECT
@@ -36,7 +37,6 @@ public:
     using ResultPtr = std::shared_ptr<const Result>;
 
     explicit FrameComparer(const FlightRecorder *recorder, QObject *parent = nullptr);
-    ~FrameComparer() override;
 
     // Compares metricId between the recorded frames at or before aMs and bMs (either order); returns the request's
     // number, which compared() carries.
@@ -58,7 +58,7 @@ private:
     const FlightRecorder *m_recorder;
     quint64 m_request = 0; // the newest request; results of older ones are dropped
     bool m_busy = false;
-    QThreadPool m_pool; // one worker; last member, so that it is drained first
+    Worker m_worker; // last member, so that it goes first
 };
 
 } // namespace fleetscope

@@ -28,8 +28,8 @@ ReplayController::ReplayController(const FlightRecorder *recorder, QObject *pare
     , m_shownMs(none)
     , m_passedMs(none)
     , m_wantedMs(none)
+    , m_worker(this)
 {
-    m_pool.setMaxThreadCount(1);
     m_timer.setInterval(tickIntervalMs);
     connect(&m_timer, &QTimer::timeout, this, &ReplayController::tick);
 }
@@ -204,12 +204,10 @@ void ReplayController::startDecode()
     m_decoding = true;
     const qint64 wanted = m_wantedMs;
     const FlightRecorder *recorder = m_recorder;
-    // The pool is drained before this object goes, so `this` outlives the job; a result posted to an object that
-    // has gone meanwhile is discarded by Qt with the object's events.
-    m_pool.start([this, recorder, wanted] {
+    // The worker goes before this object does, and nothing it has not delivered by then is delivered.
+    m_worker.run([this, recorder, wanted]() -> Worker::Result {
         FramePtr frame = recorder->frameAt(wanted);
-        QMetaObject::invokeMethod(
-            this, [this, wanted, frame = std::move(frame)] { onDecoded(wanted, frame); }, Qt::QueuedConnection);
+        return [this, wanted, frame = std::move(frame)] { onDecoded(wanted, frame); };
     });
 }
 

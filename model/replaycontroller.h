@@ -2,9 +2,9 @@
 #pragma once
 
 #include "model/fleetmodel.h"
+#include "model/worker.h"
 
 #include <QObject>
-#include <QThreadPool>
 #include <QTimer>
 
 #include <cstdint>
@@ -99,9 +99,9 @@ private:
     qint64 m_passedMs; // the newest sample time samplePassed() has reported (or that was shown when play began)
     FramePtr m_lastLive;
     bool m_background = false;
-    bool m_decoding = false; // a decode is under way on m_pool
+    bool m_decoding = false; // a decode is under way on m_worker
     qint64 m_wantedMs; // the recorded frame to show next, when decoding in the background
-    QThreadPool m_pool; // one worker; last member, so that it is drained first
+    Worker m_worker; // last member, so that it goes first
 };
 
 } // namespace fleetscope
