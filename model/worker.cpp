@@ -1,21 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/worker.h"
 
-#include <QCoreApplication>
-
 namespace fleetscope {
-
-namespace {
-QEvent::Type resultsReady()
-{
-    static const auto type = static_cast<QEvent::Type>(QEvent::registerEventType());
-    return type;
-}
-} // namespace
 
 Worker::Worker(QObject *parent)
     : QObject(parent)
-    , m_wakeOwner(new QEvent(resultsReady()))
+    , m_results(this)
 { }
 
 Worker::~Worker()
@@ -29,8 +19,7 @@ Worker::~Worker()
     if (m_thread.joinable()) {
         m_thread.join();
     }
-    // Not posted, ours to delete; a posted one is deleted by Qt with this object's events, undelivered.
-    delete m_wakeOwner;
+    // The results not yet delivered are dropped with m_results.
 }
 
 void Worker::run(Job job)
@@ -65,31 +54,7 @@ void Worker::loop()
         if (!result || m_stopping) {
             continue;
         }
-        m_results.push_back(std::move(result));
-        if (m_results.size() == 1) { // else the owner has been woken already and takes this one too
-            QEvent *wake = std::exchange(m_wakeOwner, nullptr);
-            Q_ASSERT(wake);
-            lock.unlock();
-            QCoreApplication::postEvent(this, wake);
-            lock.lock();
-        }
-    }
-}
-
-void Worker::customEvent(QEvent *event)
-{
-    if (event->type() != resultsReady()) {
-        QObject::customEvent(event);
-        return;
-    }
-    std::vector<Result> results;
-    {
-        std::lock_guard lock(m_mutex);
-        results.swap(m_results);
-        m_wakeOwner = new QEvent(resultsReady()); // Qt deletes the one being delivered
-    }
-    for (auto &result : results) {
-        result();
+        m_results.post(std::move(result));
     }
 }
 

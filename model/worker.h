@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include <QEvent>
+#include "model/handover.h"
+
 #include <QObject>
 
 #include <condition_variable>
@@ -9,7 +10,6 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 namespace fleetscope {
 
@@ -19,8 +19,7 @@ namespace fleetscope {
 //
 // Both hand-overs go through a std::mutex, not through QThreadPool or a queued functor: Debian's Qt synchronizes
 // those with its own futex-based mutex, which ThreadSanitizer cannot see, so every capture of every job read as a
-// race (tests/tsan.supp). The owner is woken by an event that carries nothing and was made on the owner's thread
-// (one made by the worker and deleted by Qt on the owner's thread would read as a race too).
+// race (tests/tsan.supp). Results go back through a Handover.
 //
 // Threads: run() from any thread; results run on the Worker's thread, which needs an event loop. The destructor
 // (owner's thread) waits for the job under way and drops the jobs not started and the results not yet delivered:
@@ -39,18 +38,14 @@ public:
 
     void run(Job job);
 
-protected:
-    void customEvent(QEvent *event) override;
-
 private:
     void loop();
 
     std::mutex m_mutex; // guards what follows, shared by the owner's thread and the worker thread
     std::condition_variable m_wake;
     std::deque<Job> m_jobs;
-    std::vector<Result> m_results;
-    QEvent *m_wakeOwner; // made on the owner's thread; posted when m_results stops being empty, then made anew
     bool m_stopping = false;
+    Handover m_results; // the worker thread posts to it until joined
     std::thread m_thread; // started by the first job
 };
 
