@@ -122,21 +122,26 @@ public:
     void start(pb::Telemetry::Stub *stub)
     {
         stub->async()->QueryRange(context(), &m_query, this);
+        handOver(); // the call as made here, to its callbacks on gRPC's threads
         StartRead(&m_part);
         StartCall();
     }
 
     void OnReadDone(bool ok) override
     {
+        takeOver(); // what start() or the previous read wrote
         if (!ok) {
-            return; // the stream has ended: OnDone follows
+            handOver(); // the stream has ended: to OnDone, which follows
+            return;
         }
         m_raw.push_back(rawRangePart(&m_part));
+        handOver(); // m_raw, to the next read's callback or OnDone, perhaps on another of gRPC's threads
         StartRead(&m_part);
     }
 
     void OnDone(const grpc::Status &status) override
     {
+        takeOver(); // the parts the reads gathered
         HistoryClient *client = m_client;
         const quint64 requestId = id();
         if (!status.ok()) {
@@ -194,18 +199,23 @@ public:
     void start(pb::Telemetry::Stub *stub)
     {
         stub->async()->StreamEvents(context(), &m_query, this);
+        handOver(); // the call as made here, to its callbacks on gRPC's threads
         StartRead(&m_event);
         StartCall();
     }
 
     void OnReadInitialMetadataDone(bool ok) override
     {
+        takeOver(); // what start() wrote (m_opened is atomic: this may run beside a read's callback)
         m_opened = ok && context()->GetServerInitialMetadata().count("fleetscope-events") > 0;
+        handOver(); // to OnDone, which gRPC runs after this callback
     }
 
     void OnReadDone(bool ok) override
     {
+        takeOver(); // what start() or the previous read wrote
         if (!ok) {
+            handOver(); // the stream has ended: to OnDone, which follows
             return;
         }
         QString problem;
@@ -215,12 +225,14 @@ public:
                 ? QStringLiteral("dropped event %1: its time goes backwards").arg(event->sequence)
                 : QStringLiteral("dropped %1").arg(problem);
             deliver([client = m_client, message] { Q_EMIT client->errorOccurred(message); });
+            handOver(); // to the next read's callback
             StartRead(&m_event);
             return;
         }
         m_lastTime = event->timeMs;
         if (m_untilMs != 0 && event->timeMs > m_untilMs) {
             m_reachedEnd = true;
+            handOver(); // m_reachedEnd, to OnDone
             context()->TryCancel(); // no further read: OnDone follows
             return;
         }
@@ -232,11 +244,13 @@ public:
                 deliver([client = m_client, id = id(), buffer = m_buffer] { deliverEvents(client, id, *buffer); });
             }
         }
+        handOver(); // m_lastTime, to the next read's callback
         StartRead(&m_event);
     }
 
     void OnDone(const grpc::Status &status) override
     {
+        takeOver(); // what the reads wrote
         // A closed range ends at its deadline when no event after it came: complete if the backend had opened the
         // stream, a failure if it never answered (a hung backend must not look like a quiet GPU).
         const bool complete = m_reachedEnd

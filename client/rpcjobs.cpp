@@ -89,11 +89,14 @@ bool RpcJobs::arrive(quint64 id, bool last)
     return wanted;
 }
 
-void RpcJobs::release(quint64 id)
+void RpcJobs::release(quint64 id, Handover::Task last)
 {
     std::lock_guard lock(m_mutex);
     m_live.erase(id);
     --m_running;
+    // Under the lock: the destructor cannot destroy m_mailbox before it is posted, and the owner thread sees the call
+    // as not running by the time last has run.
+    m_mailbox.post(std::move(last));
     // Under the lock: the destructor cannot return, and destroy m_released, before this has been notified.
     m_released.notify_all();
 }

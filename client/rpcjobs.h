@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/tsan.h"
+#include "model/handover.h"
+
 #include <grpcpp/client_context.h>
 #include <grpcpp/support/client_callback.h>
 
@@ -23,8 +26,10 @@ namespace fleetscope {
 // a job that was cancelled or superseded is dropped). Internal to client/: protobuf and gRPC types do not leave it.
 //
 // A call is a reactor deriving from Call; it is registered with add() before it is started and deletes itself in
-// OnDone by calling finish(), its last act. Results reach the receiver's thread as queued calls; there they are
-// dropped when the call has been cancelled in the meantime or the receiver has been deleted.
+// OnDone by calling finish(), its last act. Results reach the receiver's thread through a Handover (a std::mutex, which
+// ThreadSanitizer sees, not Qt's queued calls); there they are dropped when the call has been cancelled in the
+// meantime or the receiver has been deleted. A call's last result is posted with its release, under m_mutex: once it
+// has run, the call no longer counts as running either.
 //
 // Threads: add(), cancel(), cancelAll() and pending() belong to the thread the RpcJobs was made in (the owner thread),
 // and every receiver must live there. m_mutex guards m_live and m_running, shared with gRPC's threads (OnDone).
@@ -50,16 +55,21 @@ public:
     protected:
         // receiver: where the results go (null: nowhere); deadline: none for an open-ended stream.
         Call(RpcJobs &jobs, QObject *receiver, std::optional<std::chrono::milliseconds> deadline);
-        // From OnDone only, once: delivers last() like deliver() and ends the call (it no longer counts as pending
-        // once last() has run or been dropped), then deletes this.
+        // From OnDone only, once: deletes this, then delivers last() like deliver() and ends the call (it no longer
+        // counts as running, nor as pending once last() has run or been dropped).
         template <typename F> void finish(F &&last)
         {
-            m_jobs.post(m_id, m_receiver, std::forward<F>(last), true);
+            Handover::Task task = m_jobs.wrap(m_id, m_receiver, std::forward<F>(last), true);
             RpcJobs &jobs = m_jobs;
             const quint64 id = m_id;
             delete this;
-            jobs.release(id);
+            jobs.release(id, std::move(task));
         }
+        // For ThreadSanitizer, which cannot see gRPC's completion queue: gRPC runs a reactor's callbacks after it was
+        // handed over (StartCall, StartRead, TryCancel) and OnDone after every other callback, on any of its threads.
+        // handOver() just before each hand-over, takeOver() first in each callback (common/tsan.h).
+        void handOver() const { tsanRelease(this); }
+        void takeOver() const { tsanAcquire(this); }
 
     private:
         friend class RpcJobs;
@@ -83,7 +93,11 @@ public:
         { }
         const Request *request() const { return &m_request; }
         Response *response() { return &m_response; }
-        void OnDone(const grpc::Status &status) override { finish(m_done(id(), status, m_response)); }
+        void OnDone(const grpc::Status &status) override
+        {
+            takeOver(); // what unary() wrote before StartCall
+            finish(m_done(id(), status, m_response));
+        }
 
     private:
         Request m_request;
@@ -107,6 +121,7 @@ public:
         auto *call = new Unary<Request, Response>(*this, receiver, deadline, std::move(request), std::move(done));
         const quint64 id = add(call);
         issue(call->context(), call->request(), call->response(), static_cast<grpc::ClientUnaryReactor *>(call));
+        call->handOver(); // the call as made here, to OnDone on gRPC's thread
         call->StartCall(); // from here on the call may end, and be deleted, on another thread
         return id;
     }
@@ -131,25 +146,27 @@ public:
     int running() const;
 
 private:
+    // What runs on the owner thread for a result of call id: f(), unless the call was cancelled or the receiver is
+    // gone.
+    template <typename F> Handover::Task wrap(quint64 id, QPointer<QObject> receiver, F &&f, bool last)
+    {
+        return [this, id, receiver = std::move(receiver), f = std::forward<F>(f), last]() mutable {
+            if (arrive(id, last) && receiver) {
+                f();
+            }
+        };
+    }
+    // m_mailbox lives as long as this object, which outlives every call; what is still queued when it dies is dropped.
     template <typename F> void post(quint64 id, QPointer<QObject> receiver, F &&f, bool last)
     {
-        // m_mailbox lives as long as this object, which outlives every call: a queued call always finds it, and one
-        // still queued when it dies is dropped by Qt.
-        QMetaObject::invokeMethod(
-            &m_mailbox,
-            [this, id, receiver = std::move(receiver), f = std::forward<F>(f), last]() mutable {
-                if (arrive(id, last) && receiver) {
-                    f();
-                }
-            },
-            Qt::QueuedConnection);
+        m_mailbox.post(wrap(id, std::move(receiver), std::forward<F>(f), last));
     }
     // Owner thread: whether what arrived for id is still wanted; the last arrival ends the call's bookkeeping.
     bool arrive(quint64 id, bool last);
-    // Any thread: the call is gone (deleted); wakes the destructor.
-    void release(quint64 id);
+    // Any thread: the call is gone (deleted); posts its last result and wakes the destructor.
+    void release(quint64 id, Handover::Task last);
 
-    QObject m_mailbox; // on the owner thread; results land here first, then go to their receiver
+    Handover m_mailbox; // on the owner thread; results land here first, then go to their receiver
     // Owner thread only.
     quint64 m_nextId = 0;
     std::map<quint64, bool> m_pending; // id -> cancelled

@@ -50,6 +50,7 @@ template <typename Reader> grpc::Status finishStream(Reader &reader, grpc::Clien
 
 TelemetryClient::TelemetryClient(QObject *parent)
     : QObject(parent)
+    , m_handover(this)
 {
     qRegisterMetaType<TopologyPtr>();
     qRegisterMetaType<FramePtr>();
@@ -108,9 +109,9 @@ void TelemetryClient::setState(State state, const QString &detail)
 
 template <typename F> void TelemetryClient::post(F &&f)
 {
-    // The worker is always joined before this object dies, so `this` is valid here; Qt drops the queued call if the
-    // object is deleted before it runs.
-    QMetaObject::invokeMethod(this, std::forward<F>(f), Qt::QueuedConnection);
+    // The workers are always joined before this object dies, so m_handover is there; what it still holds then is
+    // dropped with it.
+    m_handover.post(std::forward<F>(f));
 }
 
 void TelemetryClient::startSession()

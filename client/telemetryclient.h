@@ -4,6 +4,7 @@
 #include "client/channelsecurity.h"
 #include "common/keepalive.h"
 #include "model/fleetmodel.h"
+#include "model/handover.h"
 
 #include <QObject>
 #include <QStringList>
@@ -28,7 +29,7 @@ namespace fleetscope {
 // is busy is delivered as one. When the backend goes away it says so and reconnects with exponential backoff.
 //
 // Threads: the public API and all signals belong to the object's thread. Each connection attempt ("session") runs
-// on one worker std::thread with blocking gRPC calls; results come back through queued calls tagged with the session
+// on one worker std::thread with blocking gRPC calls; results come back through a Handover, tagged with the session
 // id, and results of a superseded session are dropped.
 class TelemetryClient : public QObject
 {
@@ -131,6 +132,8 @@ private:
     JobsPtr m_jobs;
     int m_jobsPollMs = 10000;
     Keepalive m_keepalive;
+
+    Handover m_handover; // the workers' results, to this object's thread (a child: it moves with it)
 
     // Latest-wins hand-over: the worker replaces m_pending and queues one delivery if none is queued.
     std::mutex m_pendingMutex;
