@@ -3,7 +3,6 @@
 #pragma once
 
 #include <QHash>
-#include <QMutex>
 #include <QPointer>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -12,8 +11,8 @@
 #include <QUrl>
 #include <QUrlQuery>
 
-#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 struct Answer
@@ -28,44 +27,50 @@ struct Answer
 class FakePrometheus : public QObject
 {
 public:
+    // Everything is made here, before the thread starts, and destroyed on that thread as its loop ends: no call
+    // crosses threads through Qt's queues, whose synchronization ThreadSanitizer cannot see (the thread's start and
+    // join, which it does see, order them).
     FakePrometheus()
     {
-        m_thread.start();
-        moveToThread(&m_thread);
-        QMetaObject::invokeMethod(
-            this,
+        m_server = new QTcpServer(this);
+        m_server->listen(QHostAddress::LocalHost, 0);
+        m_port = m_server->serverPort();
+        connect(m_server, &QTcpServer::newConnection, this, [this] {
+            while (auto *socket = m_server->nextPendingConnection()) {
+                connect(socket, &QTcpSocket::readyRead, this, [this, socket] { serve(socket); });
+                connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
+            }
+        });
+        // Emitted on the server's thread as it ends, with its event dispatcher still there. m_mutex tells the
+        // destructor it is done: QThread::wait() synchronizes inside Qt, out of ThreadSanitizer's sight.
+        connect(
+            &m_thread, &QThread::finished, m_server,
             [this] {
-                m_server = new QTcpServer(this);
-                m_server->listen(QHostAddress::LocalHost, 0);
-                m_port.store(m_server->serverPort(), std::memory_order_release);
-                connect(m_server, &QTcpServer::newConnection, this, [this] {
-                    while (auto *socket = m_server->nextPendingConnection()) {
-                        connect(socket, &QTcpSocket::readyRead, this, [this, socket] { serve(socket); });
-                        connect(socket, &QTcpSocket::disconnected, socket, &QObject::deleteLater);
-                    }
-                });
+                delete m_server;
+                std::lock_guard lock(m_mutex);
+                m_server = nullptr;
             },
-            Qt::BlockingQueuedConnection);
+            Qt::DirectConnection);
+        moveToThread(&m_thread);
+        m_thread.start();
     }
     ~FakePrometheus() override
     {
-        QMetaObject::invokeMethod(
-            this, [this] { delete m_server; }, Qt::BlockingQueuedConnection);
         m_thread.quit();
         m_thread.wait();
+        std::lock_guard lock(m_mutex);
+        Q_ASSERT(!m_server);
     }
-    // The port is handed over through an atomic, not m_server: the constructor's blocking queued call synchronizes
-    // inside Qt, where ThreadSanitizer cannot see it (tests/tsan.supp).
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port.load(std::memory_order_acquire)); }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(m_port); }
 
     void set(const std::string &query, Answer answer)
     {
-        QMutexLocker lock(&m_mutex);
+        std::lock_guard lock(m_mutex);
         m_answers[QString::fromStdString(query)] = std::move(answer);
     }
     int requests(const std::string &query) const
     {
-        QMutexLocker lock(&m_mutex);
+        std::lock_guard lock(m_mutex);
         return m_requests.value(QString::fromStdString(query));
     }
     // Answers for /api/v1/query_range, by query.
@@ -74,7 +79,7 @@ public:
     // The start, end and step (as sent) of the last range query for this query.
     QStringList lastRange(const std::string &query) const
     {
-        QMutexLocker lock(&m_mutex);
+        std::lock_guard lock(m_mutex);
         return m_ranges.value(QString::fromStdString(query));
     }
     static constexpr const char *rangeKey = "range:";
@@ -96,7 +101,7 @@ private:
             = QLatin1String(range ? rangeKey : "") + items.queryItemValue(QStringLiteral("query"), QUrl::FullyDecoded);
         Answer answer;
         {
-            QMutexLocker lock(&m_mutex);
+            std::lock_guard lock(m_mutex);
             if (range) {
                 m_ranges[query.mid(static_cast<qsizetype>(std::strlen(rangeKey)))]
                     = QStringList { items.queryItemValue(QStringLiteral("start")),
@@ -130,9 +135,11 @@ private:
 
     QThread m_thread;
     QTcpServer *m_server = nullptr;
-    std::atomic<quint16> m_port { 0 };
+    quint16 m_port = 0; // set before the thread starts
     QHash<QTcpSocket *, QByteArray> m_buffers; // server thread only
-    mutable QMutex m_mutex; // guards m_answers and m_requests, set by the test, read by the server thread
+    // Guards m_answers, m_requests and m_ranges, set by the test, read by the server thread, and orders the server's
+    // end before the destructor's.
+    mutable std::mutex m_mutex;
     QHash<QString, Answer> m_answers;
     QHash<QString, int> m_requests;
     QHash<QString, QStringList> m_ranges;
