@@ -55,6 +55,7 @@ constexpr int intervalMs = 1000;
 struct ProcessSample
 {
     double residentMiB = 0;
+    double anonymousMiB = 0; // of residentMiB, the heap's and the stacks' (not the program's files)
     int threads = 0;
     double cpuSeconds = 0; // user + system
     int openFiles = 0;
@@ -68,6 +69,8 @@ ProcessSample sample(qint64 pid)
         for (const QByteArray &line : status.readAll().split('\n')) {
             if (line.startsWith("VmRSS:")) {
                 s.residentMiB = line.mid(6).trimmed().split(' ').constFirst().toDouble() / 1024.0;
+            } else if (line.startsWith("RssAnon:")) {
+                s.anonymousMiB = line.mid(8).trimmed().split(' ').constFirst().toDouble() / 1024.0;
             } else if (line.startsWith("Threads:")) {
                 s.threads = line.mid(8).trimmed().toInt();
             }
@@ -364,14 +367,32 @@ private Q_SLOTS:
     void aStormLeavesTheBackendAsItWas()
     {
         if (!qEnvironmentVariableIsSet("FLEETSCOPE_LOAD_STORM")) {
-            QSKIP("the storms run with FLEETSCOPE_LOAD_STORM=1 only: in the whole suite here the backend was still at "
-                  "1.40x its resting memory 184 s after them, though it came back (0.93x, 0.97x) when this test ran "
-                  "alone (docs/RELIABILITY.md, Load)");
+            QSKIP("the storms run with FLEETSCOPE_LOAD_STORM=1 only: in about half the runs the backend stays at "
+                  "1.25-1.40x its resting memory after them, though its heap holds no more in use than at rest and a "
+                  "trim gives little back (docs/RELIABILITY.md, Load)");
         }
         const qint64 pid = m_backend.processId();
-        // At rest: the consoles' calls have ended (a synchronous server's threads end with them).
+        // At rest: the consoles' calls have ended (a synchronous server's threads end with them), and HeapTrim gave
+        // their memory back. After a trim resident memory climbs again with no call under way: each new frame faults
+        // in pages the trim gave back while the one it replaces leaves its own free but resident (up to 10 MB a
+        // second here). Rest is the least over 12 s; after the storms the memory is sampled until it is as low.
         QTRY_VERIFY_WITH_TIMEOUT(sample(pid).threads <= m_started.threads + 2, 60000);
-        const ProcessSample rest = sample(pid);
+        ProcessSample rest = sample(pid);
+        {
+            QTimer sampler;
+            connect(&sampler, &QTimer::timeout, this, [&] {
+                const auto s = sample(pid);
+                if (s.residentMiB < rest.residentMiB) {
+                    rest = s;
+                }
+            });
+            sampler.start(100);
+            QTimer end;
+            end.setSingleShot(true);
+            QSignalSpy ended(&end, &QTimer::timeout);
+            end.start(12000);
+            QVERIFY(ended.wait(20000));
+        }
 
         constexpr int connections = 20;
         std::vector<std::unique_ptr<pb::Telemetry::Stub>> stubs;
@@ -604,9 +625,12 @@ private Q_SLOTS:
         QElapsedTimer settling;
         settling.start();
         const auto report = qScopeGuard([&] {
-            qInfo("%.0f s after the storms: %.1f MiB resident (%.2fx rest), %d threads (%d at rest)",
+            qInfo(
+                "%.0f s after the storms: %.1f MiB resident (%.2fx rest; anonymous %.1f MiB, %.1f at rest), %d threads "
+                "(%d at rest)",
                 static_cast<double>(settling.elapsed()) / 1000.0, settled.residentMiB,
-                settled.residentMiB / rest.residentMiB, settled.threads, rest.threads);
+                settled.residentMiB / rest.residentMiB, settled.anonymousMiB, rest.anonymousMiB, settled.threads,
+                rest.threads);
         });
         QTRY_VERIFY_WITH_TIMEOUT((settled = sample(pid)).residentMiB < 1.1 * rest.residentMiB, 60000);
         QTRY_VERIFY_WITH_TIMEOUT((settled = sample(pid)).threads <= rest.threads + 16, 30000);
