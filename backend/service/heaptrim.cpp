@@ -6,7 +6,6 @@
 #endif
 
 #include <algorithm>
-#include <limits>
 
 namespace fleetscope::backend {
 
@@ -23,7 +22,7 @@ void HeapTrim::keepFreedMemoryUntilTrimmed()
 {
 #if defined(__GLIBC__)
     mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest
-    mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+    mallopt(M_TRIM_THRESHOLD, 32 << 20); // finite: the threads' arenas' tops shrink only through it (heaptrim.h)
 #endif
 }
 
