@@ -216,7 +216,8 @@ void ReplayController::onDecoded(qint64 sampleTimeMs, const FramePtr &frame)
     m_decoding = false;
     if (m_mode == Mode::Live) {
         // Live again meanwhile: the live frame stands, unless this is the newest recorded one going live asked for.
-        if (frame && frame->sampleTimeMs > m_shownMs && (!m_lastLive || frame->sampleTimeMs > m_lastLive->sampleTimeMs)) {
+        if (frame && frame->sampleTimeMs > m_shownMs
+            && (!m_lastLive || frame->sampleTimeMs > m_lastLive->sampleTimeMs)) {
             show(frame);
         }
         return;
