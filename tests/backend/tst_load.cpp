@@ -366,11 +366,6 @@ private Q_SLOTS:
 
     void aStormLeavesTheBackendAsItWas()
     {
-        if (!qEnvironmentVariableIsSet("FLEETSCOPE_LOAD_STORM")) {
-            QSKIP("the storms run with FLEETSCOPE_LOAD_STORM=1 only, until more runs back the fix: since the threads' "
-                  "malloc arenas give their tops back (a finite trim threshold), 4 runs of 4 came back to 0.98-1.06x "
-                  "rest, where 7 of 13 had stayed at 1.25-1.40x (docs/RELIABILITY.md, Load)");
-        }
         const qint64 pid = m_backend.processId();
         // At rest: the consoles' calls have ended (a synchronous server's threads end with them), and HeapTrim gave
         // their memory back. After a trim resident memory climbs again with no call under way: each new frame faults
