@@ -8,6 +8,7 @@ PRESET=${FLEETSCOPE_PRESET:-dev}
 # Everything the project needs on a fresh Debian 12, by package name.
 FLEETSCOPE_PACKAGES=(
     cmake g++ ninja-build ccache pkg-config
+    lld  # links 3-6x faster than GNU ld (CMakeLists.txt)
     qt6-base-dev qt6-qpa-plugins libqt6opengl6-dev qt6-charts-dev
     libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libfmt-dev libzstd-dev
     libgl-dev libegl-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the fuzz preset (clang 16, libFuzzer, ASan + UBSan) and runs each fuzz target for SECONDS (default 30) on a
-# copy of its seed corpus (fuzz/corpus/<target>) and its past findings (fuzz/regressions/<target>). Prints per target
+# copy of its seed corpus (fuzz/corpus/<target>) and its past findings (fuzz/regressions/<target>), as many targets at
+# once as there are cores (FLEETSCOPE_FUZZ_JOBS=N to change it). Prints per target
 # the executions, the edges covered (cov) and the time; exits non-zero when any target crashed, leaked, timed out or
 # ran out of memory, with the input that did it under build/fuzz/runs/<target>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: remotewrite topology frameparts promjson topologyfile httphead
@@ -42,20 +43,18 @@ if [ -x /usr/bin/llvm-symbolizer-16 ]; then
     export ASAN_SYMBOLIZER_PATH=/usr/bin/llvm-symbolizer-16
 fi
 
-failed=()
-summary=()
-for t in "${targets[@]}"; do
-    run="build/fuzz/runs/$t"
+# Runs one target; its summary line goes to build/fuzz/runs/<target>/result, and a failed run leaves .../failed.
+fuzz_one() {
+    local t=$1 run="build/fuzz/runs/$1" rc=0 start ms seconds execs cov line artifact
     rm -rf "$run"
     mkdir -p "$run/corpus"
     cp fuzz/corpus/"$t"/* "$run/corpus/"
-    extra=()
+    local extra=()
     if [ -d "fuzz/regressions/$t" ]; then
         extra=("fuzz/regressions/$t")
     fi
     echo "fuzz: $t for ${duration} s (-max_len=${max_len[$t]}), log in $run/log"
     start=$(date +%s%3N)
-    rc=0
     "build/fuzz/bin/fuzz_$t" -max_total_time="$duration" -max_len="${max_len[$t]}" -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$run/" "$run/corpus" "${extra[@]}" >"$run/log" 2>&1 || rc=$?
     ms=$(($(date +%s%3N) - start))
@@ -66,17 +65,36 @@ for t in "${targets[@]}"; do
     if [ "$rc" -ne 0 ]; then
         artifact=$(ls "$run"/{crash,leak,timeout,oom,slow-unit}-* 2>/dev/null | head -1 || true)
         line="$line  FAILED (exit $rc) ${artifact:-see $run/log}"
-        failed+=("$t")
+        touch "$run/failed"
         grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error)' "$run/log" | head -5 || true
     else
         line="$line  ok"
     fi
-    echo "$line"
-    summary+=("$line")
+    echo "$line" | tee "$run/result"
+}
+
+# As many targets at once as there are cores (FLEETSCOPE_FUZZ_JOBS to change it): each target runs on one core, so on
+# CI's two cores the stage takes half as long, with each target getting the same time.
+parallel=${FLEETSCOPE_FUZZ_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do
+        wait -n || true
+    done
+    fuzz_one "$t" &
+done
+wait
+
+failed=()
+summary=()
+for t in "${targets[@]}"; do
+    summary+=("$(cat "build/fuzz/runs/$t/result" 2>/dev/null || echo "$t: no result")")
+    if [ -e "build/fuzz/runs/$t/failed" ] || [ ! -e "build/fuzz/runs/$t/result" ]; then
+        failed+=("$t")
+    fi
 done
 
 echo
-echo "fuzz summary ($(uname -m), $(nproc) cores, ${duration} s a target):"
+echo "fuzz summary ($(uname -m), $(nproc) cores, ${duration} s a target, $parallel at once):"
 printf '  %s\n' "${summary[@]}"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz: FAILED: ${failed[*]}"
