@@ -12,7 +12,6 @@
 #include <QThread>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -101,12 +100,13 @@ std::vector<RangeSeries> assembleRange(
 }
 
 // One QueryRange: the parts are gathered as they come and checked together at the end.
-class HistoryClient::RangeCall final : public grpc::ClientReadReactor<pb::QueryRangePart>, public RpcJobs::Call
+class HistoryClient::RangeCall final : public RpcJobs::Stream<pb::QueryRangePart>
 {
 public:
     RangeCall(HistoryClient *client, std::chrono::milliseconds deadline, RangeRequest request, TopologyPtr topology)
-        : Call(client->jobs(), client, deadline)
+        : Stream(client->jobs(), client, deadline)
         , m_client(client)
+        , m_channel(client->channel())
         , m_request(std::move(request))
         , m_topology(std::move(topology))
     {
@@ -119,29 +119,17 @@ public:
         m_query.set_step_ms(m_request.stepMs);
     }
 
-    void start(pb::Telemetry::Stub *stub)
+private:
+    std::unique_ptr<grpc::ClientAsyncReader<pb::QueryRangePart>> issue(
+        grpc::ClientContext *context, grpc::CompletionQueue *cq) override
     {
-        stub->async()->QueryRange(context(), &m_query, this);
-        handOver(); // the call as made here, to its callbacks on gRPC's threads
-        StartRead(&m_part);
-        StartCall();
+        return pb::Telemetry::NewStub(m_channel)->PrepareAsyncQueryRange(context, m_query, cq);
     }
 
-    void OnReadDone(bool ok) override
-    {
-        takeOver(); // what start() or the previous read wrote
-        if (!ok) {
-            handOver(); // the stream has ended: to OnDone, which follows
-            return;
-        }
-        m_raw.push_back(rawRangePart(&m_part));
-        handOver(); // m_raw, to the next read's callback or OnDone, perhaps on another of gRPC's threads
-        StartRead(&m_part);
-    }
+    void onRead(pb::QueryRangePart &part) override { m_raw.push_back(rawRangePart(&part)); }
 
-    void OnDone(const grpc::Status &status) override
+    void onDone(const grpc::Status &status) override
     {
-        takeOver(); // the parts the reads gathered
         HistoryClient *client = m_client;
         const quint64 requestId = id();
         if (!status.ok()) {
@@ -164,31 +152,31 @@ public:
         });
     }
 
-private:
     HistoryClient *m_client;
+    std::shared_ptr<grpc::Channel> m_channel; // the call holds the channel, not the stub
     RangeRequest m_request;
     TopologyPtr m_topology;
     pb::QueryRangeRequest m_query;
-    pb::QueryRangePart m_part;
     std::vector<RawRangePart> m_raw;
 };
 
-// One StreamEvents. Events wait in a buffer shared with the owner thread; the gRPC thread appends and queues one
-// delivery if none is queued, so that a burst reaches the receiver as one batch.
-class HistoryClient::EventsCall final : public grpc::ClientReadReactor<pb::Event>, public RpcJobs::Call
+// One StreamEvents. Events wait in a buffer shared with the owner thread; the completion-queue thread appends and
+// queues one delivery if none is queued, so that a burst reaches the receiver as one batch.
+class HistoryClient::EventsCall final : public RpcJobs::Stream<pb::Event>
 {
 public:
     struct Buffer
     {
-        std::mutex mutex; // guards the two below, between the gRPC thread and the owner thread
+        std::mutex mutex; // guards the two below, between the completion-queue thread and the owner thread
         std::vector<FleetEvent> pending;
         bool deliveryQueued = false;
     };
 
     EventsCall(HistoryClient *client, std::optional<std::chrono::milliseconds> deadline, EventFilter filter,
         int64_t sinceMs, int64_t untilMs, TopologyPtr topology)
-        : Call(client->jobs(), client, deadline)
+        : Stream(client->jobs(), client, deadline)
         , m_client(client)
+        , m_channel(client->channel())
         , m_filter(filter)
         , m_untilMs(untilMs)
         , m_topology(std::move(topology))
@@ -196,44 +184,28 @@ public:
         m_query.set_since_ms(sinceMs);
     }
 
-    void start(pb::Telemetry::Stub *stub)
+private:
+    std::unique_ptr<grpc::ClientAsyncReader<pb::Event>> issue(
+        grpc::ClientContext *context, grpc::CompletionQueue *cq) override
     {
-        stub->async()->StreamEvents(context(), &m_query, this);
-        handOver(); // the call as made here, to its callbacks on gRPC's threads
-        StartRead(&m_event);
-        StartCall();
+        return pb::Telemetry::NewStub(m_channel)->PrepareAsyncStreamEvents(context, m_query, cq);
     }
 
-    void OnReadInitialMetadataDone(bool ok) override
+    void onRead(pb::Event &message) override
     {
-        takeOver(); // what start() wrote (m_opened is atomic: this may run beside a read's callback)
-        m_opened = ok && context()->GetServerInitialMetadata().count("fleetscope-events") > 0;
-        handOver(); // to OnDone, which gRPC runs after this callback
-    }
-
-    void OnReadDone(bool ok) override
-    {
-        takeOver(); // what start() or the previous read wrote
-        if (!ok) {
-            handOver(); // the stream has ended: to OnDone, which follows
-            return;
-        }
         QString problem;
-        auto event = decodeEvent(m_event, m_topology.get(), &problem);
+        auto event = decodeEvent(message, m_topology.get(), &problem);
         if (!event || event->timeMs < m_lastTime) {
-            const QString message = event
+            const QString text = event
                 ? QStringLiteral("dropped event %1: its time goes backwards").arg(event->sequence)
                 : QStringLiteral("dropped %1").arg(problem);
-            deliver([client = m_client, message] { Q_EMIT client->errorOccurred(message); });
-            handOver(); // to the next read's callback
-            StartRead(&m_event);
+            deliver([client = m_client, text] { Q_EMIT client->errorOccurred(text); });
             return;
         }
         m_lastTime = event->timeMs;
         if (m_untilMs != 0 && event->timeMs > m_untilMs) {
             m_reachedEnd = true;
-            handOver(); // m_reachedEnd, to OnDone
-            context()->TryCancel(); // no further read: OnDone follows
+            stop(); // no further read: onDone follows
             return;
         }
         if (m_filter.matches(*event)) {
@@ -244,17 +216,16 @@ public:
                 deliver([client = m_client, id = id(), buffer = m_buffer] { deliverEvents(client, id, *buffer); });
             }
         }
-        handOver(); // m_lastTime, to the next read's callback
-        StartRead(&m_event);
     }
 
-    void OnDone(const grpc::Status &status) override
+    void onDone(const grpc::Status &status) override
     {
-        takeOver(); // what the reads wrote
-        // A closed range ends at its deadline when no event after it came: complete if the backend had opened the
-        // stream, a failure if it never answered (a hung backend must not look like a quiet GPU).
-        const bool complete = m_reachedEnd
-            || (m_untilMs != 0 && m_opened && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
+        // The backend opens the stream with this in its headers, which the end of the call has received by now (or
+        // never will). A closed range ends at its deadline when no event after it came: complete if the backend had
+        // opened the stream, a failure if it never answered (a hung backend must not look like a quiet GPU).
+        const bool opened = context()->GetServerInitialMetadata().count("fleetscope-events") > 0;
+        const bool complete
+            = m_reachedEnd || (m_untilMs != 0 && opened && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
         finish([client = m_client, id = id(), buffer = m_buffer, complete, message = describeStatus(status)] {
             deliverEvents(client, id, *buffer); // what is still pending goes before the end
             if (complete) {
@@ -265,7 +236,6 @@ public:
         });
     }
 
-private:
     // Owner thread.
     static void deliverEvents(HistoryClient *client, quint64 id, Buffer &buffer)
     {
@@ -283,15 +253,13 @@ private:
     }
 
     HistoryClient *m_client;
+    std::shared_ptr<grpc::Channel> m_channel;
     EventFilter m_filter;
     int64_t m_untilMs = 0;
     TopologyPtr m_topology;
     pb::StreamEventsRequest m_query;
-    pb::Event m_event;
-    // The reads are one after another; OnDone comes after all of them and after the metadata (gRPC's ordering).
     int64_t m_lastTime = std::numeric_limits<int64_t>::min();
     bool m_reachedEnd = false;
-    std::atomic<bool> m_opened { false }; // the metadata callback may run on another thread than the reads
     std::shared_ptr<Buffer> m_buffer = std::make_shared<Buffer>();
 };
 
@@ -333,10 +301,7 @@ quint64 HistoryClient::queryRange(const RangeRequest &request)
             }
         }
     }
-    auto *call = new RangeCall(this, deadline(), request, m_topology);
-    const quint64 id = jobs().add(call);
-    call->start(pb::Telemetry::NewStub(channel()).get()); // the call holds the channel, not the stub
-    return id;
+    return jobs().start(new RangeCall(this, deadline(), request, m_topology));
 }
 
 quint64 HistoryClient::streamEvents(const EventFilter &filter, int64_t sinceMs, int64_t untilMs)
@@ -348,10 +313,7 @@ quint64 HistoryClient::streamEvents(const EventFilter &filter, int64_t sinceMs, 
             std::chrono::system_clock::now().time_since_epoch());
         deadline = std::max(std::chrono::milliseconds(untilMs) - now, std::chrono::milliseconds(0)) + eventSettle;
     }
-    auto *call = new EventsCall(this, deadline, filter, sinceMs, untilMs, m_topology);
-    const quint64 id = jobs().add(call);
-    call->start(pb::Telemetry::NewStub(channel()).get());
-    return id;
+    return jobs().start(new EventsCall(this, deadline, filter, sinceMs, untilMs, m_topology));
 }
 
 } // namespace fleetscope

@@ -32,10 +32,10 @@ std::vector<RangeSeries> assembleRange(
 // History and events for the detail views: QueryRange and StreamEvents on a channel of its own to HOST:PORT (cancel,
 // pending requests and the deadline, which QueryRange runs under: RpcClient).
 //
-// Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC callback
-// calls (RpcJobs), read and checked on gRPC's threads; results come back as queued calls carrying immutable structs,
-// and the result of a request cancelled in the meantime is dropped. cancel() cancels the request's gRPC context at
-// once.
+// Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC calls
+// on the client's completion-queue thread (RpcJobs), read and checked there; results come back through a Handover
+// carrying immutable structs, and the result of a request cancelled in the meantime is dropped. cancel() has the
+// request's gRPC context cancelled on that thread.
 class HistoryClient : public RpcClient
 {
     Q_OBJECT

@@ -23,7 +23,8 @@ class RpcJobs;
 // Threads: the public API belongs to the object's thread (the GUI thread). The destructor cancels what is in flight
 // and waits for it to end while the channel is still here. It runs after a derived class's members are gone: a call
 // may use the channel and post to the client (its results run on this thread, so never during the destructor), but a
-// derived class whose calls read its own members on gRPC's threads must call stopCalls() in its own destructor.
+// derived class whose calls read its own members on the completion-queue thread must call stopCalls() in its own
+// destructor.
 class RpcClient : public QObject
 {
     Q_OBJECT

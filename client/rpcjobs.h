@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "common/tsan.h"
 #include "model/handover.h"
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/client_context.h>
-#include <grpcpp/support/client_callback.h>
+#include <grpcpp/completion_queue.h>
+#include <grpcpp/support/async_stream.h>
+#include <grpcpp/support/async_unary_call.h>
+#include <grpcpp/support/status.h>
 
 #include <QObject>
 #include <QPointer>
@@ -17,24 +20,33 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
+#include <vector>
 
 namespace fleetscope {
 
-// The gRPC calls in flight for one client, on gRPC's callback API: no thread of ours per call, a refresh of dozens of
-// requests runs on gRPC's own small pool (the model is hotspot's job tracker: a job id per request, and the result of
-// a job that was cancelled or superseded is dropped). Internal to client/: protobuf and gRPC types do not leave it.
+// The gRPC calls in flight for one client, on gRPC's asynchronous API driven by one completion-queue thread of its
+// own: no thread per call, a refresh of dozens of requests runs on that one thread (the model is hotspot's job
+// tracker: a job id per request, and the result of a job that was cancelled or superseded is dropped). Internal to
+// client/: protobuf and gRPC types do not leave it.
 //
-// A call is a reactor deriving from Call; it is registered with add() before it is started and deletes itself in
-// OnDone by calling finish(), its last act. Results reach the receiver's thread through a Handover (a std::mutex, which
-// ThreadSanitizer sees, not Qt's queued calls); there they are dropped when the call has been cancelled in the
-// meantime or the receiver has been deleted. A call's last result is posted with its release, under m_mutex: once it
-// has run, the call no longer counts as running either.
+// Why one thread of ours and not gRPC's callback API: everything gRPC's headers compile into our code for a call
+// (issuing it, serializing the request, its op sets, parsing each message, the status, TryCancel) runs on that thread,
+// so ThreadSanitizer sees a call's life on one thread, handed over through std::mutex at both ends; with reactors it
+// ran on gRPC's threads, ordered by gRPC's own (uninstrumented) synchronization, and read as hundreds of races.
 //
-// Threads: add(), cancel(), cancelAll() and pending() belong to the thread the RpcJobs was made in (the owner thread),
-// and every receiver must live there. m_mutex guards m_live and m_running, shared with gRPC's threads (OnDone).
-// The destructor cancels what is in flight and waits until every call has passed OnDone: a reactor never outlives
-// the client whose members it uses.
+// A call is made on the owner thread and handed to start(), which queues it for the completion-queue thread; from then
+// on the call is that thread's: it issues it, runs each step as its operation completes, and deletes it by calling
+// finish(), its last act. Results reach the receiver's thread through a Handover (a std::mutex, which ThreadSanitizer
+// sees, not Qt's queued calls); there they are dropped when the call has been cancelled in the meantime or the
+// receiver has been deleted. A call's last result is posted with its release, under m_mutex: once it has run, the call
+// no longer counts as running either.
+//
+// Threads: start(), cancel(), cancelAll() and pending() belong to the thread the RpcJobs was made in (the owner
+// thread), and every receiver must live there; cancel() is carried out on the completion-queue thread. The destructor
+// cancels what is in flight, waits until every call has ended, then shuts the completion queue down and joins its
+// thread: a call never outlives the client whose members it uses.
 class RpcJobs
 {
 public:
@@ -46,17 +58,19 @@ public:
         Call &operator=(const Call &) = delete;
 
         quint64 id() const { return m_id; }
-        grpc::ClientContext *context() const { return m_context.get(); }
+        grpc::ClientContext *context() { return &m_context; }
 
-        // Any gRPC thread, while the call runs: f() runs on the receiver's thread unless, by then, the call has been
-        // cancelled or the receiver deleted.
+        // The completion-queue thread, while the call runs: f() runs on the receiver's thread unless, by then, the
+        // call has been cancelled or the receiver deleted.
         template <typename F> void deliver(F &&f) { m_jobs.post(m_id, m_receiver, std::forward<F>(f), false); }
 
     protected:
         // receiver: where the results go (null: nowhere); deadline: none for an open-ended stream.
         Call(RpcJobs &jobs, QObject *receiver, std::optional<std::chrono::milliseconds> deadline);
-        // From OnDone only, once: deletes this, then delivers last() like deliver() and ends the call (it no longer
-        // counts as running, nor as pending once last() has run or been dropped).
+        // What to give gRPC for step (0 to 2) of this call: proceed(step, ok) runs when it completes.
+        void *tag(int step) { return &m_tags[step]; }
+        // Once, last: deletes this, then delivers last() like deliver() and ends the call (it no longer counts as
+        // running, nor as pending once last() has run or been dropped).
         template <typename F> void finish(F &&last)
         {
             Handover::Task task = m_jobs.wrap(m_id, m_receiver, std::forward<F>(last), true);
@@ -65,44 +79,107 @@ public:
             delete this;
             jobs.release(id, std::move(task));
         }
-        // For ThreadSanitizer, which cannot see gRPC's completion queue: gRPC runs a reactor's callbacks after it was
-        // handed over (StartCall, StartRead, TryCancel) and OnDone after every other callback, on any of its threads.
-        // handOver() just before each hand-over, takeOver() first in each callback (common/tsan.h).
-        void handOver() const { tsanRelease(this); }
-        void takeOver() const { tsanAcquire(this); }
 
     private:
         friend class RpcJobs;
+        struct Tag
+        {
+            Call *call;
+            int step;
+        };
+        // The completion-queue thread: issues the call on cq.
+        virtual void start(grpc::CompletionQueue *cq) = 0;
+        // The completion-queue thread: the operation given tag(step) has completed (ok as CompletionQueue::Next says).
+        virtual void proceed(int step, bool ok) = 0;
+
         RpcJobs &m_jobs;
         quint64 m_id = 0;
         QPointer<QObject> m_receiver;
-        // Shared with cancel(), which may still hold it (briefly) after the reactor has been deleted.
-        std::shared_ptr<grpc::ClientContext> m_context;
+        grpc::ClientContext m_context; // outlives the derived class's reader, which lives in the call's arena
+        Tag m_tags[3];
     };
 
-    // A unary call: the request is kept until the call ends (gRPC serialises it late); done(id, status, response) runs
-    // on a gRPC thread when the call ends and returns what to run on the receiver's thread.
-    template <typename Request, typename Response> class Unary final : public grpc::ClientUnaryReactor, public Call
+    // A unary call: issue(context, request, cq) prepares it (stub->PrepareAsyncMethod(...)) on the completion-queue
+    // thread, which also runs done(id, status, response) when the call ends; done returns what to run on the receiver's
+    // thread. Both are destroyed there too: what they hold must be safe to use from that thread.
+    template <typename Request, typename Response> class Unary final : public Call
     {
     public:
+        using Issue = std::function<std::unique_ptr<grpc::ClientAsyncResponseReader<Response>>(
+            grpc::ClientContext *, const Request &, grpc::CompletionQueue *)>;
         using Done = std::function<std::function<void()>(quint64, const grpc::Status &, Response &)>;
-        Unary(RpcJobs &jobs, QObject *receiver, std::chrono::milliseconds deadline, Request request, Done done)
+        Unary(RpcJobs &jobs, QObject *receiver, std::chrono::milliseconds deadline, Request request, Issue issue,
+            Done done)
             : Call(jobs, receiver, deadline)
             , m_request(std::move(request))
+            , m_issue(std::move(issue))
             , m_done(std::move(done))
         { }
-        const Request *request() const { return &m_request; }
-        Response *response() { return &m_response; }
-        void OnDone(const grpc::Status &status) override
-        {
-            takeOver(); // what unary() wrote before StartCall
-            finish(m_done(id(), status, m_response));
-        }
 
     private:
+        void start(grpc::CompletionQueue *cq) override
+        {
+            m_reader = m_issue(context(), m_request, cq);
+            m_reader->StartCall();
+            m_reader->Finish(&m_response, &m_status, tag(0));
+        }
+        void proceed(int, bool) override { finish(m_done(id(), m_status, m_response)); }
+
         Request m_request;
-        Response m_response;
+        Issue m_issue;
         Done m_done;
+        Response m_response;
+        grpc::Status m_status;
+        std::unique_ptr<grpc::ClientAsyncResponseReader<Response>> m_reader;
+    };
+
+    // A server-streaming call: issue() prepares it (stub->PrepareAsyncMethod(context, request, cq)), then onRead()
+    // runs for each message and onDone() once at the end, which must call finish(). All on the completion-queue
+    // thread, one after another.
+    template <typename Response> class Stream : public Call
+    {
+    protected:
+        Stream(RpcJobs &jobs, QObject *receiver, std::optional<std::chrono::milliseconds> deadline)
+            : Call(jobs, receiver, deadline)
+        { }
+        virtual std::unique_ptr<grpc::ClientAsyncReader<Response>> issue(
+            grpc::ClientContext *context, grpc::CompletionQueue *cq)
+            = 0;
+        virtual void onRead(Response &message) = 0;
+        virtual void onDone(const grpc::Status &status) = 0;
+        // From onRead(): no further read; the call is cancelled and onDone() follows.
+        void stop() { m_stopped = true; }
+
+    private:
+        enum Step { Started, Read, Finished };
+        void start(grpc::CompletionQueue *cq) override
+        {
+            m_reader = issue(context(), cq);
+            m_reader->StartCall(tag(Started));
+        }
+        void proceed(int step, bool ok) override
+        {
+            if (step == Finished) {
+                onDone(m_status);
+                return;
+            }
+            if (step == Read && ok) {
+                onRead(m_message);
+            }
+            if (ok && !m_stopped) {
+                m_reader->Read(&m_message, tag(Read));
+                return;
+            }
+            if (m_stopped) {
+                context()->TryCancel();
+            }
+            m_reader->Finish(&m_status, tag(Finished));
+        }
+
+        Response m_message;
+        grpc::Status m_status;
+        bool m_stopped = false;
+        std::unique_ptr<grpc::ClientAsyncReader<Response>> m_reader;
     };
 
     RpcJobs();
@@ -110,20 +187,16 @@ public:
     RpcJobs(const RpcJobs &) = delete;
     RpcJobs &operator=(const RpcJobs &) = delete;
 
-    // Registers a call made but not started yet and returns its id (never 0); start it after this returns.
-    quint64 add(Call *call);
-    // Starts a unary call under a deadline (unary calls always have one). issue(context, request, response, reactor)
-    // hands it to the stub: stub->async()->Method(...).
-    template <typename Request, typename Response, typename Issue>
-    quint64 unary(QObject *receiver, std::chrono::milliseconds deadline, Request request, Issue issue,
-        typename Unary<Request, Response>::Done done)
+    // Takes over a call made on the owner thread, registers it and has it issued on the completion-queue thread;
+    // returns its id (never 0).
+    quint64 start(Call *call);
+    // Starts a unary call under a deadline (unary calls always have one); see Unary.
+    template <typename Request, typename Response>
+    quint64 unary(QObject *receiver, std::chrono::milliseconds deadline, Request request,
+        typename Unary<Request, Response>::Issue issue, typename Unary<Request, Response>::Done done)
     {
-        auto *call = new Unary<Request, Response>(*this, receiver, deadline, std::move(request), std::move(done));
-        const quint64 id = add(call);
-        issue(call->context(), call->request(), call->response(), static_cast<grpc::ClientUnaryReactor *>(call));
-        call->handOver(); // the call as made here, to OnDone on gRPC's thread
-        call->StartCall(); // from here on the call may end, and be deleted, on another thread
-        return id;
+        return start(new Unary<Request, Response>(
+            *this, receiver, deadline, std::move(request), std::move(issue), std::move(done)));
     }
     // A request refused before it goes out: f(id) runs on the receiver's thread (or is dropped, as a call's result
     // would be); until then it counts as pending.
@@ -136,13 +209,13 @@ public:
         return id;
     }
 
-    // Cancels the call (ClientContext::TryCancel) and drops whatever it still delivers. Unknown or finished ids are
-    // ignored.
+    // Cancels the call (ClientContext::TryCancel, on the completion-queue thread) and drops whatever it still
+    // delivers. Unknown or finished ids are ignored.
     void cancel(quint64 id);
     void cancelAll();
     // Calls whose end has not yet reached the owner thread, cancelled ones included.
     int pending() const { return static_cast<int>(m_pending.size()); }
-    // Calls that have not yet passed OnDone (any thread; for tests and the destructor).
+    // Calls that have not yet ended on the completion-queue thread (any thread; for tests and the destructor).
     int running() const;
 
 private:
@@ -163,18 +236,31 @@ private:
     }
     // Owner thread: whether what arrived for id is still wanted; the last arrival ends the call's bookkeeping.
     bool arrive(quint64 id, bool last);
-    // Any thread: the call is gone (deleted); posts its last result and wakes the destructor.
+    // Completion-queue thread: the call is gone (deleted); posts its last result and wakes the destructor.
     void release(quint64 id, Handover::Task last);
+    // Owner thread: task runs on the completion-queue thread, after those queued before it.
+    void toQueueThread(std::function<void()> task);
+    // The completion-queue thread's loop, until the queue has been shut down and drained.
+    void run();
 
     Handover m_mailbox; // on the owner thread; results land here first, then go to their receiver
     // Owner thread only.
     quint64 m_nextId = 0;
     std::map<quint64, bool> m_pending; // id -> cancelled
 
-    mutable std::mutex m_mutex;
+    // Completion-queue thread only: the calls started and not yet finished, for cancel().
+    std::map<quint64, Call *> m_calls;
+
+    grpc::CompletionQueue m_cq;
+
+    mutable std::mutex m_mutex; // guards what follows, shared by the owner thread and the completion-queue thread
     std::condition_variable m_released;
-    std::map<quint64, std::shared_ptr<grpc::ClientContext>> m_live; // cancellable: started, not yet past OnDone
     int m_running = 0;
+    std::vector<std::function<void()>> m_tasks; // for the completion-queue thread, in order
+    // Set (to now) while m_tasks waits for the completion-queue thread; it takes the tasks and the alarm together.
+    std::unique_ptr<grpc::Alarm> m_wake;
+
+    std::thread m_thread; // last: starts once everything above is made
 };
 
 } // namespace fleetscope

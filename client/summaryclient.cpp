@@ -189,12 +189,13 @@ quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t top
     request.set_from_ms(fromMs);
     request.set_to_ms(toMs);
     request.set_top_offenders(topOffenders);
-    // The call holds the channel, not the stub: the stub is needed only to issue it.
-    const auto stub = pb::Telemetry::NewStub(channel());
     return jobs().unary<pb::GetSummaryRequest, pb::Summary>(
         this, deadline(), std::move(request),
-        [&stub](grpc::ClientContext *context, const pb::GetSummaryRequest *request, pb::Summary *response,
-            grpc::ClientUnaryReactor *reactor) { stub->async()->GetSummary(context, request, response, reactor); },
+        // The call holds the channel, not the stub: the stub is needed only to issue it.
+        [channel = channel()](
+            grpc::ClientContext *context, const pb::GetSummaryRequest &request, grpc::CompletionQueue *cq) {
+            return pb::Telemetry::NewStub(channel)->PrepareAsyncGetSummary(context, request, cq);
+        },
         [this, fromMs, toMs](quint64 id, const grpc::Status &status, pb::Summary &answer) -> std::function<void()> {
             QString failure;
             SummaryPtr summary;

@@ -91,9 +91,9 @@ bool validateSummary(Summary *summary);
 
 // GetSummary on a channel of its own to HOST:PORT (cancel, pending requests and the deadline: RpcClient).
 //
-// Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC callback
-// calls under a deadline (RpcJobs), decoded on gRPC's threads; the answer comes back as a queued call carrying an
-// immutable Summary, and the answer of a request cancelled in the meantime is dropped.
+// Threads: the public API and all signals belong to the object's thread (the GUI thread). Requests are gRPC calls
+// under a deadline on the client's completion-queue thread (RpcJobs), decoded there; the answer comes back through a
+// Handover carrying an immutable Summary, and the answer of a request cancelled in the meantime is dropped.
 class SummaryClient : public RpcClient
 {
     Q_OBJECT
