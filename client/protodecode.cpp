@@ -2,11 +2,12 @@
 #include "client/protodecode.h"
 
 #include "model/heatmaplayout.h"
+#include "model/viewstate.h"
 
 #include <QStringList>
 
 #include <algorithm>
-
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -176,6 +177,81 @@ MetricInfo decodeMetricInfo(const pb::MetricInfo &info)
     m.rangeMax = info.range_max() > info.range_min() ? info.range_max() : info.range_min() + 1;
     m.isRate = info.kind() == pb::METRIC_KIND_RATE;
     return m;
+}
+
+namespace {
+// Text for people from the backend: control characters (line breaks included) become spaces, at most limit
+// characters kept (an ellipsis marks the cut).
+QString displayText(const std::string &raw, int limit)
+{
+    // Past four bytes a character the cut is certain; the rest is not read.
+    QString text = QString::fromUtf8(raw.data(), static_cast<qsizetype>(std::min<size_t>(raw.size(), 4 * limit + 4)));
+    for (QChar &c : text) {
+        if (c.category() == QChar::Other_Control || c.category() == QChar::Other_Format) {
+            c = QLatin1Char(' ');
+        }
+    }
+    text = text.simplified();
+    if (text.size() > limit) {
+        text = text.left(limit - 1) + QChar(0x2026);
+    }
+    return text;
+}
+
+QString shown(const std::string &raw)
+{
+    return QLatin1Char('\'') + displayText(raw, 40) + QLatin1Char('\'');
+}
+} // namespace
+
+std::vector<MetricInfo> decodeMetricCatalogue(const pb::ListMetricsResponse &response, QStringList *problems)
+{
+    std::vector<MetricInfo> metrics;
+    if (response.metrics_size() > maxCatalogueMetrics) {
+        *problems << QStringLiteral("the metric catalogue lists %1 metrics: the first %2 kept")
+                         .arg(response.metrics_size())
+                         .arg(maxCatalogueMetrics);
+    }
+    const int count = std::min(response.metrics_size(), maxCatalogueMetrics);
+    metrics.reserve(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        const auto &info = response.metrics(i);
+        const QString id = info.id().size() <= static_cast<size_t>(ViewState::maxIdLength) ? qs(info.id()) : QString();
+        if (!ViewState::isIdentifier(id)) {
+            *problems << QStringLiteral("metric %1 dropped: its id %2 is not letters, digits, '_', '-' and '.' (at "
+                                        "most %3)")
+                             .arg(i)
+                             .arg(shown(info.id()))
+                             .arg(ViewState::maxIdLength);
+            continue;
+        }
+        if (std::any_of(metrics.begin(), metrics.end(), [&id](const MetricInfo &m) { return m.id == id; })) {
+            *problems << QStringLiteral("metric %1 dropped: %2 is listed before it").arg(i).arg(id);
+            continue;
+        }
+        MetricInfo m = decodeMetricInfo(info); // an empty or reversed range becomes min .. min + 1
+        // The colour scale divides by the span: it must be finite and more than nothing in single precision.
+        if (!std::isfinite(m.rangeMin) || !std::isfinite(m.rangeMax) || !(m.rangeMax > m.rangeMin)
+            || !std::isfinite(m.rangeMax - m.rangeMin)) {
+            *problems << QStringLiteral("metric %1 dropped: its range %2 .. %3 is no finite span")
+                             .arg(id)
+                             .arg(info.range_min())
+                             .arg(info.range_max());
+            continue;
+        }
+        m.id = id;
+        m.name = displayText(info.name(), maxMetricNameLength);
+        if (m.name.isEmpty()) {
+            m.name = id;
+        }
+        m.unit = displayText(info.unit(), maxMetricUnitLength);
+        m.dcgmField = displayText(info.dcgm_field(), maxMetricFieldLength);
+        if (!m.colourMap.isEmpty() && !ViewState::isIdentifier(m.colourMap)) {
+            m.colourMap.clear();
+        }
+        metrics.push_back(std::move(m));
+    }
+    return metrics;
 }
 
 JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error)

@@ -29,6 +29,18 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
 
 MetricInfo decodeMetricInfo(const pb::MetricInfo &info);
 
+// The most metrics a catalogue may list, and the longest name, unit and DCGM field kept of one (longer ones are cut).
+constexpr int maxCatalogueMetrics = 256;
+constexpr int maxMetricNameLength = 80;
+constexpr int maxMetricUnitLength = 16;
+constexpr int maxMetricFieldLength = 64;
+
+// The backend's metric catalogue (ListMetrics), checked entry by entry: an entry whose id is not an identifier a view
+// can carry (ViewState::isIdentifier), repeats an earlier id, or has a range that is not finite is dropped, as are the
+// entries past maxCatalogueMetrics; a colour map that is not an identifier is forgotten (the console's default), and
+// names, units and fields are cut to their limits with control characters replaced. Each drop is one line in problems.
+std::vector<MetricInfo> decodeMetricCatalogue(const pb::ListMetricsResponse &response, QStringList *problems);
+
 // Jobs against the topology they were listed for. A job naming a GPU outside the topology, or a GPU twice, or a GPU
 // that another running job already holds, is dropped and described in *error (the rest are kept).
 JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error);

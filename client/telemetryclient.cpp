@@ -305,9 +305,18 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
         end(describeStatus(status), false);
         return;
     }
-    std::vector<MetricInfo> infos;
-    for (const auto &m : catalogue.metrics()) {
-        infos.push_back(decodeMetricInfo(m));
+    QStringList problems;
+    std::vector<MetricInfo> infos = decodeMetricCatalogue(catalogue, &problems);
+    for (const QString &problem : problems) {
+        qCWarning(lcClient, "metric catalogue: %s", qPrintable(problem));
+    }
+    if (!problems.isEmpty()) {
+        post([this, problems] {
+            const QString more
+                = problems.size() > 3 ? QStringLiteral(" (and %1 more)").arg(problems.size() - 3) : QString();
+            Q_EMIT errorOccurred(
+                QStringLiteral("metric catalogue: %1%2").arg(problems.mid(0, 3).join(QStringLiteral("; ")), more));
+        });
     }
     post([this, session, infos = std::move(infos)] {
         if (session == m_session) {

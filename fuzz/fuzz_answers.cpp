@@ -1,22 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 // The console's decoders of the backend's unary and history answers, against a topology made by the backend's
 // encoder: QueryRange parts (rawRangePart, assembleRange), StreamEvents events (decodeEvent), ListJobs (decodeJobs)
-// and GetSummary (decodeSummary). The first byte picks the answer (bits 0-1), the topology (bits 2-3: 8, 64 or 200
-// HGX GPUs, or 144 in NVL72 racks) and, bit 4, none (a client not yet given one: events and range columns checked
-// for sign only). Then messages with 16-bit length prefixes (fuzzinput.h): a QueryRangeRequest and its
-// QueryRangePart answer, Events, one ListJobsResponse or one Summary. Whatever is kept must index inside the
-// topology: a GPU or node past it, a series whose values are not rows x columns or whose times go backwards, a GPU
-// held by two running jobs, trap. A summary is bounded by its own fleet rollup (decodeSummary is given no topology;
-// its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders' failures over the
-// total, trap.
+// GetSummary (decodeSummary) and ListMetrics (decodeMetricCatalogue). The first byte picks the answer (bits 0-1, or
+// bit 5 for the catalogue), the topology (bits 2-3: 8, 64 or 200 HGX GPUs, or 144 in NVL72 racks) and, bit 4, none (a
+// client not yet given one: events and range columns checked for sign only). Then messages with 16-bit length
+// prefixes (fuzzinput.h): a QueryRangeRequest and its QueryRangePart answer, Events, one ListJobsResponse, one Summary
+// or one ListMetricsResponse. A catalogue entry kept with an id a view cannot carry, an id seen before, a range with
+// no finite span, or a name, unit or field past its limit or holding a control character: trap. Whatever is kept must
+// index inside the topology: a GPU or node past it, a series whose values are not rows x columns or whose times go
+// backwards, a GPU held by two running jobs, trap. A summary is bounded by its own fleet rollup (decodeSummary is given
+// no topology; its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders' failures
+// over the total, trap.
 #include "client/historydecode.h"
 #include "client/protodecode.h"
 #include "fuzz/fuzzinput.h"
+#include "model/viewstate.h"
 #include "service/frameencoder.h"
 
 #include <fleetscope/telemetry/v1/telemetry.pb.h>
 #include <google/protobuf/stubs/logging.h>
 
+#include <QSet>
+#include <QStringList>
+
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -250,6 +257,42 @@ void summary(const std::vector<std::string_view> &messages)
     fuzz::sink = s->rows.size() + s->racks.size() + s->jobs.size() + static_cast<size_t>(s->problems.size());
 }
 
+bool displayable(const QString &text, int limit)
+{
+    return text.size() <= limit
+        && std::none_of(text.begin(), text.end(), [](QChar c) { return c.category() == QChar::Other_Control; });
+}
+
+void catalogue(const std::vector<std::string_view> &messages)
+{
+    if (messages.empty()) {
+        return;
+    }
+    pb::ListMetricsResponse response;
+    if (!response.ParseFromArray(messages[0].data(), static_cast<int>(messages[0].size()))) {
+        return;
+    }
+    QStringList problems;
+    const auto metrics = decodeMetricCatalogue(response, &problems);
+    if (metrics.size() > static_cast<size_t>(maxCatalogueMetrics)
+        || metrics.size() + static_cast<size_t>(problems.size())
+            < static_cast<size_t>(std::min(response.metrics_size(), maxCatalogueMetrics))) {
+        __builtin_trap(); // too many kept, or one dropped without a word
+    }
+    QSet<QString> ids;
+    for (const auto &m : metrics) {
+        if (!ViewState::isIdentifier(m.id) || ids.contains(m.id) || !std::isfinite(m.rangeMin)
+            || !std::isfinite(m.rangeMax) || !(m.rangeMax > m.rangeMin) || !std::isfinite(m.rangeMax - m.rangeMin)
+            || m.name.isEmpty() || !displayable(m.name, maxMetricNameLength)
+            || !displayable(m.unit, maxMetricUnitLength) || !displayable(m.dcgmField, maxMetricFieldLength)
+            || (!m.colourMap.isEmpty() && !ViewState::isIdentifier(m.colourMap))) {
+            __builtin_trap();
+        }
+        ids.insert(m.id);
+    }
+    fuzz::sink = metrics.size() + static_cast<size_t>(problems.size());
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***)
@@ -270,6 +313,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const Topology &topology = *topologies[(data[0] >> 2U) & 3U];
     const bool withTopology = (data[0] & 0x10U) == 0;
     const auto messages = fuzz::splitParts(data + 1, size - 1, 64);
+    if ((data[0] & 0x20U) != 0) {
+        catalogue(messages);
+        return 0;
+    }
     switch (data[0] & 3U) {
     case 0:
         range(messages, withTopology ? &topology : nullptr);

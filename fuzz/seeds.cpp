@@ -414,6 +414,14 @@ void answerSeeds()
     std::string summaryInput(1, static_cast<char>(3 | 4));
     appendPart(&summaryInput, answer.SerializeAsString());
     write("answers", "summary-64", summaryInput);
+
+    // ListMetrics: the catalogue as the service lists it for a simulated fleet (mode bit 5).
+    pb::ListMetricsResponse catalogue;
+    const FleetShape catalogueShape = FleetShape::forGpuCount(64, 1, Hardware::HgxH100);
+    fillMetricCatalog(&catalogue, &catalogueShape);
+    std::string catalogueInput(1, static_cast<char>(0x20));
+    appendPart(&catalogueInput, catalogue.SerializeAsString());
+    write("answers", "catalogue", catalogueInput);
 }
 
 // --- tokenfile: the file's text.

@@ -282,6 +282,80 @@ private Q_SLOTS:
         QVERIFY2(r.error.contains(QStringLiteral("ended after 2000 of 3000")), qPrintable(r.error));
     }
 
+    // The catalogue names what views carry (metric ids), what labels show (names, units) and what the colour scale
+    // divides by (ranges): each entry is checked on its own, a bad one dropped with a line saying why.
+    void metricCatalogueEntriesAreChecked()
+    {
+        pb::ListMetricsResponse response;
+        const auto add = [&response](const std::string &id, float min, float max) {
+            auto *m = response.add_metrics();
+            m->set_id(id);
+            m->set_name("GPU temperature");
+            m->set_unit("°C");
+            m->set_range_min(min);
+            m->set_range_max(max);
+            return m;
+        };
+        const float inf = std::numeric_limits<float>::infinity();
+        add("gpu_temp", 20, 95)->set_colour_map("thermal");
+        add("gpu temp", 20, 95); // a space: no view could carry it
+        add(std::string(65, 'a'), 0, 1); // one past the longest id
+        add(std::string("gpu\0temp", 8), 0, 1); // a NUL inside
+        add("gpu_temp", 0, 1); // listed before
+        add("nan_range", std::nanf(""), 1); // no span to divide by
+        add("inf_range", 0, inf);
+        add("huge_span", -3e38F, 3e38F); // the span overflows single precision
+        add("flat_huge", 3e38F, 3e38F); // min + 1 is min at this magnitude
+        add("reversed", 10, 5)->set_colour_map("no such map!"); // a reversed range is taken as min .. min + 1
+        auto *noisy = add("noisy", 0, 100);
+        noisy->set_name("line one\nline\ttwo\x1b[31m" + std::string(1 << 20, 'x'));
+        noisy->set_unit(std::string(1000, 'u'));
+        noisy->set_dcgm_field("");
+
+        QStringList problems;
+        const auto metrics = decodeMetricCatalogue(response, &problems);
+        QStringList ids;
+        for (const auto &m : metrics) {
+            ids << m.id;
+        }
+        QCOMPARE(ids, QStringList({ QStringLiteral("gpu_temp"), QStringLiteral("reversed"), QStringLiteral("noisy") }));
+        QCOMPARE(problems.size(), 8);
+        QVERIFY2(problems.at(0).contains(QStringLiteral("'gpu temp'")), qPrintable(problems.at(0)));
+        QVERIFY2(problems.at(3).contains(QStringLiteral("listed before")), qPrintable(problems.at(3)));
+        QVERIFY2(problems.at(4).contains(QStringLiteral("no finite span")), qPrintable(problems.at(4)));
+        for (const QString &p : problems) {
+            QVERIFY2(p.size() < 200, qPrintable(p)); // a hostile id is not repeated in full
+        }
+        QCOMPARE(metrics[0].colourMap, QStringLiteral("thermal"));
+        QCOMPARE(metrics[0].unit, QStringLiteral("°C"));
+        QCOMPARE(metrics[1].rangeMin, 10.0F);
+        QCOMPARE(metrics[1].rangeMax, 11.0F);
+        QVERIFY(metrics[1].colourMap.isEmpty()); // the console's default instead
+        QCOMPARE(metrics[2].name.size(), maxMetricNameLength);
+        QVERIFY(metrics[2].name.startsWith(QStringLiteral("line one line two [31mx")));
+        QVERIFY(metrics[2].name.endsWith(QChar(0x2026)));
+        QCOMPARE(metrics[2].unit.size(), maxMetricUnitLength);
+        for (const auto &m : metrics) {
+            QVERIFY(std::isfinite(m.rangeMax - m.rangeMin) && m.rangeMax > m.rangeMin);
+        }
+    }
+
+    void metricCatalogueIsBounded()
+    {
+        pb::ListMetricsResponse response;
+        for (int i = 0; i < maxCatalogueMetrics + 44; ++i) {
+            auto *m = response.add_metrics();
+            m->set_id("m" + std::to_string(i));
+            m->set_range_max(1);
+        }
+        QStringList problems;
+        const auto metrics = decodeMetricCatalogue(response, &problems);
+        QCOMPARE(metrics.size(), size_t(maxCatalogueMetrics));
+        QCOMPARE(problems.size(), 1);
+        QVERIFY2(problems.at(0).contains(QStringLiteral("lists 300 metrics")), qPrintable(problems.at(0)));
+        QCOMPARE(metrics.back().name, QStringLiteral("m255")); // no name: the id stands for it
+    }
+
     void jobsMapGpusAndBadJobsAreDropped()
     {
         be::Simulator sim(64, 1);
