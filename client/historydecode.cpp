@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/historydecode.h"
 
+#include "client/wiretext.h"
+
 #include <utility>
 
 namespace fleetscope {
@@ -50,7 +52,7 @@ std::optional<FleetEvent> decodeEvent(const pb::Event &e, const Topology *topolo
     event.node = e.node();
     event.jobId = e.job_id();
     event.xid = e.xid();
-    event.text = QString::fromStdString(e.text());
+    event.text = wireText(e.text(), maxMessageText);
     if (e.metric_id().size() <= maxMetricIdBytes) {
         event.metric = QString::fromStdString(e.metric_id());
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/protodecode.h"
 
+#include "client/wiretext.h"
+
 #include "model/heatmaplayout.h"
 #include "model/viewstate.h"
 
@@ -64,16 +66,17 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
             return nullptr;
         }
         for (const auto &row : part.rows()) {
-            topology->rows.push_back({ qs(row.name()), qs(row.hall()) });
+            topology->rows.push_back({ wireText(row.name(), maxNameText), wireText(row.hall(), maxNameText) });
         }
         for (const auto &rack : part.racks()) {
-            topology->racks.push_back({ qs(rack.name()), rack.row(), rack.position(), rack.first_node(),
-                rack.node_count(), rack.nvlink_domain() });
+            topology->racks.push_back({ wireText(rack.name(), maxNameText), rack.row(), rack.position(),
+                rack.first_node(), rack.node_count(), rack.nvlink_domain() });
         }
         for (const auto &node : part.nodes()) {
             const auto index = topology->nodes.size();
-            topology->nodes.push_back({ qs(node.hostname()), qs(node.model()), qs(node.driver_version()),
-                qs(node.firmware_version()), node.rack(), node.first_gpu(), node.gpu_count() });
+            topology->nodes.push_back({ wireText(node.hostname(), maxHostnameText), wireText(node.model(), maxNameText),
+                wireText(node.driver_version(), maxNameText), wireText(node.firmware_version(), maxNameText),
+                node.rack(), node.first_gpu(), node.gpu_count() });
             const bool uuidsOk
                 = node.gpu_uuids_size() == 0 || node.gpu_uuids_size() == static_cast<int>(node.gpu_count());
             const bool serialsOk
@@ -82,7 +85,7 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
                 || static_cast<uint64_t>(node.first_gpu()) + node.gpu_count() > topology->gpuCount) {
                 *error = QStringLiteral("node %1 (%2) has an inconsistent GPU range or identity list")
                              .arg(index)
-                             .arg(qs(node.hostname()));
+                             .arg(quotedWireText(node.hostname()));
                 return nullptr;
             }
             for (int g = 0; g < node.gpu_uuids_size(); ++g) {
@@ -92,7 +95,12 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
                     = QUuid::fromString(QLatin1String(text.data() + skip, static_cast<qsizetype>(text.size() - skip)));
             }
             for (int g = 0; g < node.gpu_serials_size(); ++g) {
-                topology->gpuSerials[node.first_gpu() + g] = node.gpu_serials(g);
+                // A board serial is a dozen or so printable ASCII characters (search indexes them, the detail panel
+                // shows them); anything else is not one and is left unknown.
+                const std::string &serial = node.gpu_serials(g);
+                const bool printable = serial.size() <= maxSerialBytes
+                    && std::all_of(serial.begin(), serial.end(), [](char c) { return c > ' ' && c < 0x7f; });
+                topology->gpuSerials[node.first_gpu() + g] = printable ? serial : std::string();
             }
         }
     }
@@ -179,31 +187,6 @@ MetricInfo decodeMetricInfo(const pb::MetricInfo &info)
     return m;
 }
 
-namespace {
-// Text for people from the backend: control characters (line breaks included) become spaces, at most limit
-// characters kept (an ellipsis marks the cut).
-QString displayText(const std::string &raw, int limit)
-{
-    // Past four bytes a character the cut is certain; the rest is not read.
-    QString text = QString::fromUtf8(raw.data(), static_cast<qsizetype>(std::min<size_t>(raw.size(), 4 * limit + 4)));
-    for (QChar &c : text) {
-        if (c.category() == QChar::Other_Control || c.category() == QChar::Other_Format) {
-            c = QLatin1Char(' ');
-        }
-    }
-    text = text.simplified();
-    if (text.size() > limit) {
-        text = text.left(limit - 1) + QChar(0x2026);
-    }
-    return text;
-}
-
-QString shown(const std::string &raw)
-{
-    return QLatin1Char('\'') + displayText(raw, 40) + QLatin1Char('\'');
-}
-} // namespace
-
 std::vector<MetricInfo> decodeMetricCatalogue(const pb::ListMetricsResponse &response, QStringList *problems)
 {
     std::vector<MetricInfo> metrics;
@@ -221,7 +204,7 @@ std::vector<MetricInfo> decodeMetricCatalogue(const pb::ListMetricsResponse &res
             *problems << QStringLiteral("metric %1 dropped: its id %2 is not letters, digits, '_', '-' and '.' (at "
                                         "most %3)")
                              .arg(i)
-                             .arg(shown(info.id()))
+                             .arg(quotedWireText(info.id()))
                              .arg(ViewState::maxIdLength);
             continue;
         }
@@ -240,12 +223,12 @@ std::vector<MetricInfo> decodeMetricCatalogue(const pb::ListMetricsResponse &res
             continue;
         }
         m.id = id;
-        m.name = displayText(info.name(), maxMetricNameLength);
+        m.name = wireText(info.name(), maxMetricNameLength);
         if (m.name.isEmpty()) {
             m.name = id;
         }
-        m.unit = displayText(info.unit(), maxMetricUnitLength);
-        m.dcgmField = displayText(info.dcgm_field(), maxMetricFieldLength);
+        m.unit = wireText(info.unit(), maxMetricUnitLength);
+        m.dcgmField = wireText(info.dcgm_field(), maxMetricFieldLength);
         if (!m.colourMap.isEmpty() && !ViewState::isIdentifier(m.colourMap)) {
             m.colourMap.clear();
         }
@@ -263,8 +246,8 @@ JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topolog
     for (const auto &j : response.jobs()) {
         Job job;
         job.id = j.id();
-        job.name = qs(j.name());
-        job.owner = qs(j.owner());
+        job.name = wireText(j.name(), maxJobText);
+        job.owner = wireText(j.owner(), maxJobText);
         job.startTimeMs = j.start_time_ms();
         job.lastCheckpointMs = j.last_checkpoint_ms();
         job.endTimeMs = j.end_time_ms();
@@ -394,13 +377,13 @@ QString FrameAssembler::check(const pb::FramePart &part) const
         default:
             return QStringLiteral("frame %1: plane %2 has unknown encoding %3")
                 .arg(part.sequence())
-                .arg(qs(plane.metric_id()))
+                .arg(quotedWireText(plane.metric_id()))
                 .arg(plane.encoding());
         }
         if (plane.values().size() != width * part.gpu_count()) {
             return QStringLiteral("frame %1: plane %2 has %3 values, expected %4")
                 .arg(part.sequence())
-                .arg(qs(plane.metric_id()))
+                .arg(quotedWireText(plane.metric_id()))
                 .arg(plane.values().size() / width)
                 .arg(part.gpu_count());
         }
@@ -478,7 +461,7 @@ FrameAssembler::Result FrameAssembler::add(const pb::FramePart &part)
 namespace {
 SummaryRollup decodeRollup(const pb::Rollup &r)
 {
-    return { QString::fromStdString(r.name()), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
+    return { wireText(r.name(), maxNameText), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
         r.idle_gpu_hours(), r.unhealthy_gpus(), r.availability(), r.failures() };
 }
 } // namespace

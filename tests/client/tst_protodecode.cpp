@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wire -> model: topology and frame decoding, reassembly of parts, and every kind of malformed input we drop.
+#include "client/historydecode.h"
 #include "client/protodecode.h"
+#include "client/wiretext.h"
 #include "model/heatmaplayout.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"
@@ -354,6 +356,62 @@ private Q_SLOTS:
         QCOMPARE(problems.size(), 1);
         QVERIFY2(problems.at(0).contains(QStringLiteral("lists 300 metrics")), qPrintable(problems.at(0)));
         QCOMPARE(metrics.back().name, QStringLiteral("m255")); // no name: the id stands for it
+    }
+
+    // Names, versions, serials, job names and event texts are for people: cut to a length a label can lay out, with no
+    // control character (a line break or a terminal escape) left in them.
+    void backendTextIsCutAndPrintable()
+    {
+        be::Simulator sim(64, 1);
+        auto parts = be::encodeTopology(sim.shape(), generation);
+        QCOMPARE(parts.size(), size_t(1));
+        auto &part = parts[0];
+        part.mutable_rows(0)->set_name("row\nA" + std::string(1 << 20, 'a'));
+        part.mutable_racks(0)->set_name("k\x01\x02 01");
+        part.mutable_nodes(0)->set_hostname("\x1b]0;owned\x07host\u202e" + std::string(300, 'h'));
+        part.mutable_nodes(0)->set_driver_version("550\r\n");
+        part.mutable_nodes(0)->set_gpu_serials(0, "1650924060 01"); // a space
+        part.mutable_nodes(0)->set_gpu_serials(1, std::string(33, '7'));
+        part.mutable_nodes(0)->set_gpu_serials(2, "1650924060\x7f");
+        QString error;
+        const auto topology = decodeTopology(parts, &error);
+        QVERIFY2(topology, qPrintable(error));
+        QCOMPARE(topology->rows[0].name.size(), maxNameText);
+        QVERIFY(topology->rows[0].name.startsWith(QStringLiteral("row Aaaa")));
+        QCOMPARE(topology->racks[0].name, QStringLiteral("k 01"));
+        const QString host = topology->nodes[0].hostname;
+        QCOMPARE(host.size(), maxHostnameText);
+        QVERIFY2(host.startsWith(QStringLiteral("]0;owned host hhh")), qPrintable(host.left(30)));
+        QCOMPARE(topology->nodes[0].driverVersion, QStringLiteral("550"));
+        QCOMPARE(topology->gpuSerials[0], std::string());
+        QCOMPARE(topology->gpuSerials[1], std::string());
+        QCOMPARE(topology->gpuSerials[2], std::string());
+        QCOMPARE(topology->gpuSerials[3], sim.shape().gpuSerial(3));
+
+        pb::ListJobsResponse jobs;
+        auto *job = jobs.add_jobs();
+        job->set_id(1);
+        job->set_name(std::string(1 << 20, 'j'));
+        job->set_owner("ana\tb");
+        job->set_start_time_ms(1000);
+        job->add_gpus(0);
+        const auto list = decodeJobs(jobs, *topology, &error);
+        QVERIFY(list);
+        QCOMPARE(list->jobs.at(0).name.size(), maxJobText);
+        QCOMPARE(list->jobs.at(0).owner, QStringLiteral("ana b"));
+
+        pb::Event event;
+        event.set_sequence(1);
+        event.set_time_ms(1000);
+        event.set_kind(pb::EVENT_KIND_XID);
+        event.set_gpu(0);
+        event.set_node(0);
+        event.set_text("XID 79\n" + std::string(100000, 'x'));
+        QString problem;
+        const auto decoded = decodeEvent(event, topology.get(), &problem);
+        QVERIFY2(decoded, qPrintable(problem));
+        QCOMPARE(decoded->text.size(), maxMessageText);
+        QVERIFY(decoded->text.startsWith(QStringLiteral("XID 79 xxx")));
     }
 
     void jobsMapGpusAndBadJobsAreDropped()
