@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/viewstate.h"
 
+#include "model/rateofchange.h"
+
 #include <QDateTime>
 #include <QStringList>
 #include <QTimeZone>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -195,6 +198,13 @@ QString ViewState::validate() const
     if (changeWindowS < 0) {
         return QStringLiteral("negative change window %1 s").arg(changeWindowS);
     }
+    // The windows the console offers (RateOfChange::windowChoices, as --show-change takes them): the desk's control
+    // can show no other, and a window of years would show nothing for a quarter of it.
+    if (changeWindowS != 0
+        && std::none_of(RateOfChange::windowChoices.begin(), RateOfChange::windowChoices.end(),
+            [this](RateOfChange::Window w) { return w == std::chrono::seconds(changeWindowS); })) {
+        return QStringLiteral("change window %1 s is not one of 10, 60, 300 and 900").arg(changeWindowS);
+    }
     return {};
 }
 
@@ -284,9 +294,8 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
             return fail(QStringLiteral("empty value for %1").arg(quoted(key)));
         }
         // Plain text fields; validate() checks their values once all are read.
-        static constexpr std::pair<char, QString ViewState::*> textFields[]
-            = { { 'm', &ViewState::metric }, { 'c', &ViewState::colourMap }, { 'a', &ViewState::arrangement },
-                  { 'r', &ViewState::range } };
+        static constexpr std::pair<char, QString ViewState::*> textFields[] = { { 'm', &ViewState::metric },
+            { 'c', &ViewState::colourMap }, { 'a', &ViewState::arrangement }, { 'r', &ViewState::range } };
         for (const auto &[name, member] : textFields) {
             if (key == QLatin1Char(name)) {
                 state.*member = value;

@@ -94,7 +94,7 @@ void TestViewState::roundTrip_data()
     extremes.zoom = ViewState::maxZoom;
     extremes.centreX = -ViewState::maxCentre;
     extremes.centreY = std::numeric_limits<double>::denorm_min();
-    extremes.changeWindowS = std::numeric_limits<int>::max();
+    extremes.changeWindowS = 900; // the longest window offered
     QTest::newRow("extremes") << extremes << 200;
 
     // Every field at its longest: written, it stays far inside what parse() reads (a view read at the length limit
@@ -227,6 +227,9 @@ void TestViewState::rejects_data()
                                    << QStringLiteral("outside +-");
     QTest::newRow("fitted, centre far") << QStringLiteral("fs1;z=0@0,1e300") << QStringLiteral("outside");
     QTest::newRow("negative window") << QStringLiteral("fs1;w=-60") << QStringLiteral("negative number '-60'");
+    QTest::newRow("window not offered") << QStringLiteral("fs1;w=45")
+                                        << QStringLiteral("change window 45 s is not one");
+    QTest::newRow("window of years") << QStringLiteral("fs1;w=2147483647") << QStringLiteral("is not one of");
     QTest::newRow("too long") << QStringLiteral("fs1;m=") + QString(1100, QLatin1Char('x'))
                               << QStringLiteral("too long: 1106 characters (at most 1024)");
 }
