@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds the fuzz preset (clang 16, libFuzzer, ASan + UBSan) and runs each fuzz target for SECONDS (default 30) on a
 # copy of its seed corpus (fuzz/corpus/<target>) and its past findings (fuzz/regressions/<target>), as many targets at
-# once as there are cores (FLEETSCOPE_FUZZ_JOBS=N to change it). Prints per target
-# the executions, the edges covered (cov) and the time; exits non-zero when any target crashed, leaked, timed out or
-# ran out of memory, with the input that did it under build/fuzz/runs/<target>/.
+# once as there are cores (FLEETSCOPE_FUZZ_JOBS=N to change it). Prints per target the executions, the edges covered
+# (cov) and the time; exits non-zero when any target crashed, leaked, timed out or ran out of memory, with the input
+# that did it under build/fuzz/runs/<target>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: remotewrite topology frameparts promjson topologyfile httphead
 #                                             answers tokenfile configfile viewstring playlist
 FLEETSCOPE_PRESET=fuzz
