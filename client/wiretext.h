@@ -35,7 +35,9 @@ inline QString wireText(const std::string &raw, int limit)
     }
     text = text.simplified();
     if (text.size() > limit) {
-        text = text.left(limit - 1) + QChar(0x2026);
+        // Not between the two halves of a character outside the BMP (an emoji, say).
+        const qsizetype keep = text.at(limit - 2).isHighSurrogate() ? limit - 2 : limit - 1;
+        text = text.left(keep) + QChar(0x2026);
     }
     return text;
 }

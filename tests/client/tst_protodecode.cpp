@@ -399,6 +399,11 @@ private Q_SLOTS:
         QVERIFY(list);
         QCOMPARE(list->jobs.at(0).name.size(), maxJobText);
         QCOMPARE(list->jobs.at(0).owner, QStringLiteral("ana b"));
+        // Cut where a character outside the BMP would be split: the whole character goes.
+        const QString emoji = wireText(std::string(maxJobText - 2, 'e') + "\xF0\x9F\x94\xA5" + "tail", maxJobText);
+        QCOMPARE(emoji.size(), maxJobText - 1);
+        QVERIFY(!emoji.at(emoji.size() - 2).isHighSurrogate());
+        QVERIFY(emoji.endsWith(QChar(0x2026)));
 
         pb::Event event;
         event.set_sequence(1);
