@@ -117,6 +117,14 @@ public:
         m_query.set_from_ms(m_request.fromMs);
         m_query.set_to_ms(m_request.toMs);
         m_query.set_step_ms(m_request.stepMs);
+        // Bytes the request can be answered with: a float per metric, GPU and row (an empty list: the backend's
+        // default set, at most 64 here), and two times per row.
+        const double rows = m_request.stepMs > 0
+            ? static_cast<double>(m_request.toMs - m_request.fromMs) / static_cast<double>(m_request.stepMs) + 2
+            : 2;
+        const double metrics = m_request.metricIds.isEmpty() ? 64 : m_request.metricIds.size();
+        const double expected = metrics * std::max(rows, 0.0) * (4.0 * static_cast<double>(m_request.gpus.size()) + 16);
+        m_limit = static_cast<size_t>(std::min(2 * expected + 16.0 * (1 << 20), 1e12));
     }
 
 private:
@@ -126,14 +134,29 @@ private:
         return pb::Telemetry::NewStub(m_channel)->PrepareAsyncQueryRange(context, m_query, cq);
     }
 
-    void onRead(pb::QueryRangePart &part) override { m_raw.push_back(rawRangePart(&part)); }
+    void onRead(pb::QueryRangePart &part) override
+    {
+        // The answer cannot hold more than the request asked for: past twice that (and 16 MiB of slack for the
+        // parts' own fields) a backend is streaming without end, and the call is cut before memory runs out.
+        m_received += part.ByteSizeLong();
+        if (m_received > m_limit) {
+            m_overflow = true;
+            stop();
+            return;
+        }
+        m_raw.push_back(rawRangePart(&part));
+    }
 
     void onDone(const grpc::Status &status) override
     {
         HistoryClient *client = m_client;
         const quint64 requestId = id();
-        if (!status.ok()) {
-            finish([client, requestId, message = describeStatus(status)] {
+        if (m_overflow || !status.ok()) {
+            const QString message = m_overflow
+                ? QStringLiteral("the backend sent more than %1 bytes for this range; the answer was dropped")
+                      .arg(m_limit)
+                : describeStatus(status);
+            finish([client, requestId, message] {
                 qCInfo(lcHistory, "history request %llu failed: %s", requestId, qPrintable(message));
                 Q_EMIT client->requestFailed(requestId, message);
             });
@@ -158,6 +181,9 @@ private:
     TopologyPtr m_topology;
     pb::QueryRangeRequest m_query;
     std::vector<RawRangePart> m_raw;
+    size_t m_received = 0; // bytes of parts read
+    size_t m_limit = 0;
+    bool m_overflow = false;
 };
 
 // One StreamEvents. Events wait in a buffer shared with the owner thread; the completion-queue thread appends and

@@ -6,6 +6,9 @@
 #include "sim/scenario.h"
 #include "sim/simulatedfleet.h"
 
+#include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
+#include <grpcpp/grpcpp.h>
+
 #include <QDateTime>
 #include <QSignalSpy>
 #include <QTest>
@@ -14,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -305,6 +309,52 @@ private Q_SLOTS:
             qPrintable(failed.first().at(1).toString()));
         QTRY_COMPARE(client.pendingRequests(), 0);
         ::close(fd);
+    }
+
+    // A backend that answers a small range with parts that never end: the client cuts the call once more has come than
+    // the request can hold, and says so, instead of gathering until memory runs out.
+    void anEndlessRangeIsCut()
+    {
+        class Endless final : public pb::Telemetry::Service
+        {
+            grpc::Status QueryRange(grpc::ServerContext *context, const pb::QueryRangeRequest *request,
+                grpc::ServerWriter<pb::QueryRangePart> *writer) override
+            {
+                pb::QueryRangePart part;
+                part.set_metric_id("gpu_temp");
+                part.add_gpus(request->gpus(0));
+                part.set_values(std::string(1 << 20, '\0'));
+                while (!context->IsCancelled() && writer->Write(part)) {
+                    ++sent;
+                }
+                return grpc::Status::CANCELLED;
+            }
+
+        public:
+            std::atomic<int> sent { 0 };
+        } service;
+        int port = 0;
+        grpc::ServerBuilder builder;
+        builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+        builder.RegisterService(&service);
+        const auto server = builder.BuildAndStart();
+        QVERIFY(server && port > 0);
+
+        HistoryClient client(QStringLiteral("127.0.0.1:%1").arg(port));
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+        RangeRequest request;
+        request.metricIds = { QStringLiteral("gpu_temp") };
+        request.gpus = { 0 };
+        request.fromMs = 1'700'000'000'000;
+        request.toMs = request.fromMs + 60'000;
+        request.stepMs = 15'000; // 5 rows of one value: a few hundred bytes
+        client.queryRange(request);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
+        QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("more than")),
+            qPrintable(failed.first().at(1).toString()));
+        QVERIFY2(service.sent < 64, qPrintable(QString::number(service.sent))); // cut after about 16 MiB
+        QTRY_COMPARE(client.pendingRequests(), 0);
+        server->Shutdown(std::chrono::system_clock::now() + 2s);
     }
 
     void cancelStopsTheCallAndItsDelivery()
