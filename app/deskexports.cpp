@@ -88,7 +88,7 @@ void DeskExports::exportMap()
     }
     // The map at the screen's own resolution (physical pixels), labels included. A few megapixels at most: the
     // PNG encoding is the slow part and runs on a worker.
-    const QImage image = m_map->heatmap()->grabFramebuffer();
+    const QImage image = m_map->heatmap()->grabMap();
     run(file, [image, file] {
         return std::pair { image.save(file, "PNG") ? QString() : tr("could not write %1").arg(file), QString() };
     });

@@ -38,7 +38,7 @@ void LiveScreenshot::onLiveFrame()
     m_armed = false;
     // Saved after this frame has been painted, not before.
     connect(
-        m_map, &QOpenGLWidget::frameSwapped, this,
+        m_map, &HeatmapView::framePresented, this,
         [this] {
             const bool saved = m_grab().save(m_file, "PNG");
             if (!saved) {

@@ -408,12 +408,12 @@ ReplayController *MainWindow::replay() const
 
 QPixmap MainWindow::grabWithMap()
 {
-    // QWidget::grab renders the map's GL image over what the map's overlay painter drew (the overlay is redirected
-    // into the pixmap beneath it), so the labels would be lost: draw the map's own framebuffer on top.
+    // Where the map draws through OpenGL, QWidget::grab renders its GL image over what its overlay painter drew
+    // (redirected into the pixmap beneath it), so the labels would be lost: draw the map as it shows on top.
     QPixmap shot = grab();
     QPainter painter(&shot);
     HeatmapView *view = heatmap();
-    painter.drawImage(QRect(view->mapTo(this, QPoint(0, 0)), view->size()), view->grabFramebuffer());
+    painter.drawImage(QRect(view->mapTo(this, QPoint(0, 0)), view->size()), view->grabMap());
     return shot;
 }
 

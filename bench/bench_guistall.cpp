@@ -24,6 +24,7 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEvent>
+#include <QOpenGLWidget>
 #include <QTimer>
 
 #include <QThread>
@@ -123,10 +124,13 @@ public:
             }
             m_last = now;
         });
-        // From the map's paint event (paintGL renders into its framebuffer there) to the window's swap after
-        // composing it: the map's whole cost on the GUI thread for one repaint.
+        // From the map's paint event (on OpenGL its child surface's: paintGL renders into its framebuffer there) to
+        // the window's swap or flush after composing it: the map's whole cost on the GUI thread for one repaint.
         map->installEventFilter(this);
-        connect(map, &QOpenGLWidget::frameSwapped, this, [this] {
+        if (auto *gl = map->findChild<QOpenGLWidget *>()) {
+            gl->installEventFilter(this);
+        }
+        connect(map, &HeatmapView::framePresented, this, [this] {
             if (m_paintStart > 0) {
                 m_paints.push_back(static_cast<double>(m_clock.nsecsElapsed() - m_paintStart) / 1e6);
                 m_paintStart = 0;

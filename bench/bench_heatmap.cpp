@@ -64,28 +64,22 @@ double elapsedMs(const QElapsedTimer &timer)
     return static_cast<double>(timer.nsecsElapsed()) / 1e6;
 }
 
-// The shader path: paintGL as the console runs it, plus glFinish so that the time is the GPU's (here llvmpipe's)
-// work, not just the time to queue it.
+// The map's paint as the console runs it (the shaders on OpenGL, or the CPU's passes and QPainter), plus glFinish
+// on OpenGL so that the time is the GPU's (or llvmpipe's) work, not just the time to queue it.
 class TimedHeatmapView : public HeatmapView
 {
 public:
     std::vector<double> paintMs;
-    QString renderer;
 
 protected:
-    void initializeGL() override
-    {
-        HeatmapView::initializeGL();
-        auto *f = QOpenGLContext::currentContext()->functions();
-        renderer = QString::fromLatin1(reinterpret_cast<const char *>(f->glGetString(GL_RENDERER)))
-            + QStringLiteral(", ") + QString::fromLatin1(reinterpret_cast<const char *>(f->glGetString(GL_VERSION)));
-    }
-    void paintGL() override
+    void paintMap() override
     {
         QElapsedTimer timer;
         timer.start();
-        HeatmapView::paintGL();
-        QOpenGLContext::currentContext()->functions()->glFinish();
+        HeatmapView::paintMap();
+        if (QOpenGLContext *context = QOpenGLContext::currentContext()) {
+            context->functions()->glFinish();
+        }
         paintMs.push_back(elapsedMs(timer));
     }
 };
@@ -209,7 +203,8 @@ Fleet makeFleet(uint32_t gpus)
 // 1. From a received frame to its textures, against a memcpy of the same bytes into a preallocated buffer.
 void benchUpload(QString *renderer)
 {
-    fmt::print("Frame to texture: setFrame + uploadPending (GL uploads + glFinish), alternating two frames; memcpy of "
+    fmt::print("Frame to texture: setFrame + uploadPending (GL uploads + glFinish, or the copies the CPU's passes keep), "
+               "alternating two frames; memcpy of "
                "the same bytes (plane + health) into a warm buffer. Mean per frame, ms.\n\n");
     fmt::print("{:>9} {:>8} {:>6} {:>9} {:>9} {:>15}\n", "GPUs", "MiB", "reps", "memcpy", "upload", "upload/memcpy");
     for (const uint32_t gpus : { 10240U, 102400U, 1048576U }) {
@@ -222,7 +217,7 @@ void benchUpload(QString *renderer)
         waitForLayout(view);
         view.setFrame(fleet.frames[0]);
         view.uploadPending(); // the layout and the first frame
-        *renderer = view.renderer;
+        *renderer = view.rendererDescription();
 
         const int reps = gpus <= 10240U ? 4000 : gpus <= 102400U ? 1000 : 200;
         const auto &plane0 = fleet.frames[0]->plane(fleet.metric.id)->values;
@@ -253,7 +248,7 @@ void benchUpload(QString *renderer)
     fmt::print("\n");
 }
 
-// 2 and 3. Paint at 1M GPUs: the shader (paintGL + glFinish) against the naive CPU fill + QPainter in the same
+// 2 and 3. Paint at 1M GPUs: the map's paint (paintMap, + glFinish on OpenGL) against the naive CPU fill + QPainter in the same
 // geometry. Two kinds of shader paint: an animation repaint (half-way between two frames, nothing new: what the
 // display's rate costs) and a new frame (upload, per-frame passes and paint, alternating two frames).
 void benchPaint(int paints, const QString &grabDir)
@@ -261,8 +256,8 @@ void benchPaint(int paints, const QString &grabDir)
     const Fleet fleet = makeFleet(1048576U);
     const auto layout = fleetscope::HeatmapLayout::floorPlan(*fleet.topology);
     fmt::print("Paint, 1,048,576 GPUs (layout {} x {} cells), {} paints per row; ms, median / p95.\n"
-               "anim = an animation repaint, paintGL + glFinish half-way between two frames (nothing new);\n"
-               "frame = a new frame: setFrame, then paintGL (upload + per-frame passes + paint) + glFinish;\n"
+               "anim = an animation repaint, the map's paint (+ glFinish) half-way between two frames (nothing new);\n"
+               "frame = a new frame: setFrame, then the map's paint (upload + per-frame passes + paint, + glFinish);\n"
                "naive = fill a QImage of the layout with each pixel's GPU colour on the CPU + QPainter::drawImage "
                "scaled into a QWidget, fill + paint.\n\n",
         layout.width, layout.height, paints);
@@ -314,7 +309,7 @@ void benchPaint(int paints, const QString &grabDir)
             }
             const Stats anim = stats(view.paintMs);
             if (!grabDir.isEmpty()) { // to see what was measured
-                view.grabFramebuffer().save(QStringLiteral("%1/%2x%3-%4.png")
+                view.grabMap().save(QStringLiteral("%1/%2x%3-%4.png")
                                                 .arg(grabDir)
                                                 .arg(size.width())
                                                 .arg(size.height())
@@ -441,7 +436,7 @@ int main(int argc, char **argv)
     if (qEnvironmentVariable("FLEETSCOPE_BENCH_ONLY") != QStringLiteral("paint")) {
         benchAnalysis();
         benchUpload(&renderer);
-        fmt::print("OpenGL: {}\n\n", renderer.toStdString());
+        fmt::print("Map drawn by: {}\n\n", renderer.toStdString());
     }
     // FLEETSCOPE_BENCH_GRAB=DIR saves one image of each paint row there.
     benchPaint(paints, qEnvironmentVariable("FLEETSCOPE_BENCH_GRAB"));

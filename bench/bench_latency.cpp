@@ -15,6 +15,7 @@
 #include <QDateTime>
 #include <QOpenGLContext>
 #include <QOpenGLFunctions>
+#include <QOpenGLWidget>
 
 #include <fmt/format.h>
 
@@ -70,14 +71,16 @@ Result measure(int gpus, int frames, int intervalMs, bool animated)
     });
     HeatmapView *view = page.heatmap();
     QEventLoop loop;
-    QObject::connect(view, &QOpenGLWidget::frameSwapped, [&] {
+    QObject::connect(view, &HeatmapView::framePresented, [&] {
         const FramePtr frame = view->frame();
         if (!frame || frame->sampleTimeMs <= lastPainted || !receivedAt.count(frame->sampleTimeMs)) {
             return;
         }
-        view->makeCurrent();
-        view->context()->functions()->glFinish();
-        view->doneCurrent();
+        if (auto *gl = view->findChild<QOpenGLWidget *>()) { // the shaders' surface: wait for the GPU
+            gl->makeCurrent();
+            gl->context()->functions()->glFinish();
+            gl->doneCurrent();
+        }
         const double ms = static_cast<double>(QDateTime::currentMSecsSinceEpoch() - frame->sampleTimeMs);
         lastPainted = frame->sampleTimeMs;
         if (skipped < 5) { // the first frames pay for the layout and texture allocation

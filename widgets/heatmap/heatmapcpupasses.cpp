@@ -242,38 +242,40 @@ const std::vector<uint32_t> &HeatmapCpuPasses::compose(const HeatmapScene &scene
     }
     const QRect changing = m_changing;
     const int width = m_framebuffer.width();
+    const int height = m_framebuffer.height();
     parallel(m_chunks, [&](int chunk) {
         const auto &generals = m_general[static_cast<size_t>(chunk)];
         int end = 0;
         const int begin = std::max(chunkRows(chunk, &end), changing.top());
         end = std::min(end, changing.bottom() + 1);
         for (int y = begin; y < end; ++y) {
-            const size_t rowStart = static_cast<size_t>(y) * static_cast<size_t>(width);
+            const uint32_t *codes = m_pixels.data() + static_cast<size_t>(y) * static_cast<size_t>(width);
+            uint32_t *out = m_out.data() + static_cast<size_t>(height - 1 - y) * static_cast<size_t>(width);
             for (int x = changing.left(); x <= changing.right(); ++x) {
-                const size_t i = rowStart + static_cast<size_t>(x);
-                const uint32_t p = m_pixels[i];
+                const uint32_t p = codes[x];
                 if ((p & notPlain) == 0) {
-                    m_out[i] = m_sourcesArePixels ? colourOf(m_pixelSources[p], mix, lo, hi) : m_colours[p];
+                    out[x] = m_sourcesArePixels ? colourOf(m_pixelSources[p], mix, lo, hi) : m_colours[p];
                 } else if ((p & general) != 0) {
                     const CpuGeneral &g = generals[p & (general - 1)];
                     const uint32_t c
                         = m_sourcesArePixels ? colourOf(m_pixelSources[g.source], mix, lo, hi) : m_colours[g.source];
                     std::array<uint32_t, 3> rgb {};
                     for (size_t k = 0; k < 3; ++k) {
-                        const float colour = static_cast<float>((c >> (8 * k)) & 0xffU) / 255.0F;
+                        const float colour = static_cast<float>(cpuChannel(c, k)) / 255.0F;
                         rgb[k] = cpuUnorm8(colour * g.a + g.b[k]);
                     }
-                    m_out[i] = cpuPack(rgb[0], rgb[1], rgb[2]);
+                    out[x] = cpuPack(rgb[0], rgb[1], rgb[2]);
                 }
             }
         }
     });
     if (m_screened) {
         *firstRow = 0;
-        *endRow = m_framebuffer.height();
+        *endRow = height;
     } else {
-        *firstRow = changing.isEmpty() ? 0 : changing.top();
-        *endRow = changing.isEmpty() ? 0 : changing.bottom() + 1;
+        // From the top, as the image's rows.
+        *firstRow = changing.isEmpty() ? 0 : height - 1 - changing.bottom();
+        *endRow = changing.isEmpty() ? 0 : height - changing.top();
     }
     m_screened = false;
     return m_out;

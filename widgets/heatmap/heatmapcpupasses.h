@@ -15,9 +15,9 @@
 namespace fleetscope {
 
 // The heatmap's three shader passes (shaders/heatmapresolve.frag, heatmapscreen.frag, heatmap.frag) done on the
-// CPU's threads, for software OpenGL (Mesa's llvmpipe, softpipe, swrast). There a full-screen fragment shader that
-// only fetches one texel costs more than filling every pixel here and handing the image over, which a software
-// renderer copies with memcpy. Same inputs, the same single-precision arithmetic in the same order, so the same
+// CPU's threads, where OpenGL is a software renderer (Mesa's llvmpipe, softpipe, swrast) or missing. There a
+// full-screen fragment shader that only fetches one texel costs more than filling every pixel here and painting the
+// image with QPainter. Same inputs, the same single-precision arithmetic in the same order, so the same
 // pixels (tst_heatmapview draws every case both ways and compares). HeatmapRenderer decides when each pass runs.
 class HeatmapCpuPasses
 {
@@ -38,7 +38,7 @@ public:
     void resolve(const HeatmapScene &scene, const QRect &cells);
     // Pass 2 over the whole framebuffer.
     void screen(const HeatmapScene &scene);
-    // Pass 3 at the scene's mix: the framebuffer, RGBA8 in memory order, rows from the bottom as OpenGL counts them.
+    // Pass 3 at the scene's mix: the framebuffer as QImage::Format_RGB32 pixels (cpuPack), rows from the top.
     // [*firstRow, *endRow): the rows that may differ from the image the previous call returned.
     const std::vector<uint32_t> &compose(const HeatmapScene &scene, int *firstRow, int *endRow);
 
@@ -57,7 +57,7 @@ private:
     int m_current = 0;
     std::vector<uint8_t> m_health;
     std::vector<uint8_t> m_marks;
-    std::array<uint32_t, ColorMap::size> m_table {}; // RGBA8 in memory order
+    std::array<uint32_t, ColorMap::size> m_table {}; // cpuPack's colours
 
     std::vector<CpuCell> m_resolved; // pass 1, one per layout cell
     std::vector<std::array<float, 2>> m_normalised; // pass 2 below a pixel per cell (HeatmapCpuScreen)

@@ -354,7 +354,7 @@ void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pi
     const bool rowEdge = inside && !m_aggregate && m_cellSize >= 6.0F && (py - cellY) * m_cellSize < 1.0F;
     const size_t rowStart = static_cast<size_t>(y) * static_cast<size_t>(m_width);
     uint32_t *pix = pixels + rowStart;
-    uint32_t *img = image + rowStart;
+    uint32_t *img = image + static_cast<size_t>(yTop) * static_cast<size_t>(m_width);
     *first = m_width;
     *last = -1;
     const auto moving = [first, last](int x) {

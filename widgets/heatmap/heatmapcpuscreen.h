@@ -28,7 +28,8 @@ struct CpuGeneral
 };
 
 // A float to an 8-bit unsigned normalised channel as the rasteriser writes it: to the nearest, ties to even (adding
-// 1.5 * 2^23 leaves no fraction to keep); and a colour RGBA8 in memory order, opaque.
+// 1.5 * 2^23 leaves no fraction to keep); and an opaque colour as QImage::Format_RGB32 holds it (0xffRRGGBB), which
+// a raster paint engine draws without converting; cpuChannel(c, 0..2) reads its red, green and blue back.
 inline uint32_t cpuUnorm8(float x)
 {
     x = x > 0.0F ? (x < 1.0F ? x : 1.0F) : 0.0F;
@@ -36,11 +37,15 @@ inline uint32_t cpuUnorm8(float x)
 }
 inline uint32_t cpuPack(uint32_t r, uint32_t g, uint32_t b)
 {
-    return r | (g << 8) | (b << 16) | 0xff000000U;
+    return (r << 16) | (g << 8) | b | 0xff000000U;
+}
+inline uint32_t cpuChannel(uint32_t colour, size_t k)
+{
+    return (colour >> (16 - 8 * k)) & 0xffU;
 }
 
-// Pass 2 (shaders/heatmapscreen.frag) on the CPU, one framebuffer row at a time (rows from the bottom, as OpenGL
-// counts them), for HeatmapCpuPasses' threads. What does not change along a row or down a column is computed once,
+// Pass 2 (shaders/heatmapscreen.frag) on the CPU, one framebuffer row at a time (rows counted from the bottom, as
+// OpenGL does; the image itself is stored from the top, as QImage does), for HeatmapCpuPasses' threads. What does not change along a row or down a column is computed once,
 // and a pixel that nothing but its cell decides (no edge, dot, mark, dimming, ring or text) takes a short path; the
 // others go through the shader's steps one by one, in the same order and precision.
 class HeatmapCpuScreen
@@ -61,7 +66,8 @@ public:
     int firstCellRow() const { return m_firstCellRow; }
     int endCellRow() const { return m_endCellRow; }
     void normaliseRow(int cellRow) const;
-    // Row y of the framebuffer: pixel codes, fixed colours into image, sources below a pixel per cell, generals
+    // Row y of the framebuffer (from the bottom): pixel codes into pixels (rows from the bottom), fixed colours into
+    // image (rows from the top), sources below a pixel per cell, generals
     // appended; [*first, *last] the pixels whose colour moves with the morph (last < first: none).
     void row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources, std::vector<CpuGeneral> &generals,
         int *first, int *last) const;

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmaprenderer.h"
 
-#include "widgets/heatmap/heatmapcpupasses.h"
-
 #include <QColor>
 #include <QFile>
 #include <QImage>
@@ -102,7 +100,7 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
     m_vao = std::make_unique<QOpenGLVertexArrayObject>();
     m_vao->create();
     glGenFramebuffers(1, &m_framebuffer);
-    std::array<GLuint, 10> textures {};
+    std::array<GLuint, 9> textures {};
     glGenTextures(static_cast<GLsizei>(textures.size()), textures.data());
     m_layoutTexture = textures[0];
     m_dataTextures = { textures[1], textures[2] };
@@ -112,7 +110,6 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
     m_resolvedTexture = textures[6];
     m_screenTexture = textures[7];
     m_overlayTexture = textures[8];
-    m_cpuTexture = textures[9];
     m_overlayRevision = 0;
     for (GLuint t : textures) {
         glBindTexture(GL_TEXTURE_2D, t);
@@ -122,60 +119,29 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
         glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     }
-    m_glRenderer = QByteArray(reinterpret_cast<const char *>(glGetString(GL_RENDERER)));
-    choosePasses();
+    m_description = QString::fromLatin1(reinterpret_cast<const char *>(glGetString(GL_RENDERER)))
+        + QStringLiteral(", OpenGL ") + QString::fromLatin1(reinterpret_cast<const char *>(glGetString(GL_VERSION)));
+    m_resolvedSize = m_screenSize = QSize();
+    m_schedule.invalidate();
     return true;
-}
-
-void HeatmapRenderer::setPasses(Passes passes)
-{
-    m_requestedPasses = passes;
-    if (isReady()) {
-        choosePasses();
-    }
-}
-
-void HeatmapRenderer::choosePasses()
-{
-    Passes passes = m_requestedPasses;
-    const QByteArray forced = qgetenv("FLEETSCOPE_HEATMAP_PASSES");
-    if (passes == Passes::Auto && (forced == "cpu" || forced == "gpu")) {
-        passes = forced == "cpu" ? Passes::Cpu : Passes::Gpu;
-    }
-    if (passes == Passes::Auto) {
-        const QByteArray r = m_glRenderer.toLower();
-        const bool software = r.contains("llvmpipe") || r.contains("softpipe") || r.contains("swrast");
-        passes = software ? Passes::Cpu : Passes::Gpu;
-    }
-    if (passes == Passes::Cpu && !m_cpu) {
-        m_cpu = std::make_unique<HeatmapCpuPasses>();
-    } else if (passes == Passes::Gpu) {
-        m_cpu.reset();
-    }
-    qCInfo(
-        lcHeatmapGl, "heatmap passes on the %s (OpenGL renderer %s)", m_cpu ? "CPU" : "GPU", m_glRenderer.constData());
-    // Everything is uploaded again, to the new side.
-    m_resolvedSize = m_screenSize = m_cpuTextureSize = QSize();
-    m_resolveDirty = m_screenDirty = true;
 }
 
 void HeatmapRenderer::release()
 {
     if (m_layoutTexture != 0) {
-        const std::array<GLuint, 10> textures
+        const std::array<GLuint, 9> textures
             = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1], m_healthTexture, m_colorMapTexture,
-                  m_markTexture, m_resolvedTexture, m_screenTexture, m_overlayTexture, m_cpuTexture };
+                  m_markTexture, m_resolvedTexture, m_screenTexture, m_overlayTexture };
         glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
         glDeleteFramebuffers(1, &m_framebuffer);
         m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;
-        m_resolvedTexture = m_screenTexture = m_overlayTexture = m_cpuTexture = m_framebuffer = 0;
+        m_resolvedTexture = m_screenTexture = m_overlayTexture = m_framebuffer = 0;
         m_dataTextures = {};
     }
     m_vao.reset();
     m_resolve.reset();
     m_screen = {};
     m_present.reset();
-    m_cpu.reset();
 }
 
 void HeatmapRenderer::upload(
@@ -207,27 +173,16 @@ void HeatmapRenderer::upload(
 void HeatmapRenderer::allocate(size_t gpuCount)
 {
     const size_t n = std::max<size_t>(1, gpuCount);
-    m_resolveDirty = true;
-    if (m_cpu) {
-        m_cpu->allocate(gpuCount);
-        return;
-    }
     for (GLuint t : m_dataTextures) {
         upload(t, { GL_R32F, GL_RED, GL_FLOAT, 4 }, dataTextureWidth, nullptr, n, true);
     }
     upload(m_healthTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, nullptr, n, true);
     upload(m_markTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, nullptr, n, true);
-    m_resolveDirty = true;
+    m_schedule.resolveAgain();
 }
 
 void HeatmapRenderer::uploadLayout(const HeatmapLayout &layout)
 {
-    m_resolveDirty = true;
-    if (m_cpu) {
-        m_cpu->setLayout(layout);
-        m_resolvedSize = QSize(std::max(1, layout.width), std::max(1, layout.height));
-        return;
-    }
     static const int32_t none = HeatmapLayout::gap;
     const bool empty = layout.cells.empty();
     upload(m_layoutTexture, { GL_R32I, GL_RED_INTEGER, GL_INT, 4 }, empty ? 1 : layout.width,
@@ -238,16 +193,11 @@ void HeatmapRenderer::uploadLayout(const HeatmapLayout &layout)
             static_cast<size_t>(size.width()) * static_cast<size_t>(size.height()), true);
         m_resolvedSize = size;
     }
-    m_resolveDirty = true;
+    m_schedule.resolveAgain();
 }
 
 void HeatmapRenderer::uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift)
 {
-    m_resolveDirty = true;
-    if (m_cpu) {
-        m_cpu->setFrame(values, health, shift);
-        return;
-    }
     if (shift) {
         m_current = 1 - m_current;
     }
@@ -255,15 +205,11 @@ void HeatmapRenderer::uploadFrame(const std::vector<float> &values, const std::v
         values.data(), values.size(), false);
     upload(m_healthTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, health.data(),
         std::min(health.size(), values.size()), false);
-    m_resolveDirty = true;
+    m_schedule.resolveAgain();
 }
 
 void HeatmapRenderer::uploadColorMap(const ColorMap &map)
 {
-    if (m_cpu) {
-        m_cpu->setColorMap(map);
-        return;
-    }
     std::array<uint8_t, ColorMap::size * 4> rgba {};
     for (int i = 0; i < ColorMap::size; ++i) {
         const QRgb c = map.at(i);
@@ -278,14 +224,9 @@ void HeatmapRenderer::uploadColorMap(const ColorMap &map)
 
 void HeatmapRenderer::uploadMarks(const std::vector<uint8_t> &marks)
 {
-    m_resolveDirty = true;
-    if (m_cpu) {
-        m_cpu->setMarks(marks);
-        return;
-    }
     upload(m_markTexture, { GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, 1 }, dataTextureWidth, marks.data(),
         marks.size(), false);
-    m_resolveDirty = true;
+    m_schedule.resolveAgain();
 }
 
 void HeatmapRenderer::drawInto(GLuint texture, int width, int height)
@@ -314,39 +255,7 @@ QRect HeatmapRenderer::drawnRect(const Scene &scene)
     return { pixels.x(), scene.framebuffer.height() - pixels.bottom() - 1, pixels.width(), pixels.height() };
 }
 
-void HeatmapRenderer::resolve(const Scene &scene)
-{
-    // Only the cells on screen (and the few beyond the edge a reduced pixel reads): zoomed in, a new frame resolves
-    // thousands of cells, not a million. A pan or zoom that shows cells not resolved yet resolves again.
-    const double cell = std::max(scene.cellSize, 1e-6);
-    const QRect visible
-        = QRect(QPoint(static_cast<int>(std::floor(-scene.originX / cell)) - 4,
-                    static_cast<int>(std::floor(-scene.originY / cell)) - 4),
-              QPoint(static_cast<int>(std::ceil((scene.framebuffer.width() - scene.originX) / cell)) + 4,
-                  static_cast<int>(std::ceil((scene.framebuffer.height() - scene.originY) / cell)) + 4))
-        & QRect(QPoint(0, 0), m_resolvedSize);
-    const Scene &last = m_resolved;
-    if (!m_resolveDirty && m_resolvedCells.contains(visible) && last.hasData == scene.hasData
-        && last.hasPrevious == scene.hasPrevious && last.hasMarks == scene.hasMarks
-        && last.focusFirst == scene.focusFirst && last.focusCount == scene.focusCount) {
-        return;
-    }
-    m_resolvedCells = visible;
-    if (visible.isEmpty()) {
-        return;
-    }
-    if (m_cpu) {
-        m_cpu->resolve(scene, visible);
-    } else {
-        resolveOnGpu(scene, visible);
-    }
-    m_resolved = scene;
-    m_resolveDirty = false;
-    m_screenDirty = true;
-    ++m_resolveCount;
-}
-
-void HeatmapRenderer::resolveOnGpu(const Scene &scene, const QRect &visible)
+void HeatmapRenderer::resolve(const Scene &scene, const QRect &visible)
 {
     m_resolve->bind();
     glUniform1i(m_resolveUniforms.hasData, scene.hasData ? 1 : 0);
@@ -368,26 +277,6 @@ void HeatmapRenderer::resolveOnGpu(const Scene &scene, const QRect &visible)
 }
 
 void HeatmapRenderer::screen(const Scene &scene)
-{
-    const Scene &last = m_screened;
-    if (!m_screenDirty && last.framebuffer == scene.framebuffer && last.originX == scene.originX
-        && last.originY == scene.originY && last.cellSize == scene.cellSize && last.layoutSize == scene.layoutSize
-        && last.rangeMin == scene.rangeMin && last.rangeMax == scene.rangeMax && last.worst == scene.worst
-        && last.stale == scene.stale && last.ringCentre == scene.ringCentre && last.ringRadius == scene.ringRadius
-        && last.overlayRevision == scene.overlayRevision) {
-        return;
-    }
-    if (m_cpu) {
-        m_cpu->screen(scene);
-    } else {
-        screenOnGpu(scene);
-    }
-    m_screened = scene;
-    m_screenDirty = false;
-    ++m_screenCount;
-}
-
-void HeatmapRenderer::screenOnGpu(const Scene &scene)
 {
     const bool overlay
         = scene.overlay != nullptr && !scene.overlayUsed.isEmpty() && scene.overlay->size() == scene.framebuffer;
@@ -434,17 +323,16 @@ void HeatmapRenderer::paint(const Scene &scene)
     glDisable(GL_BLEND);
     glDisable(GL_SCISSOR_TEST);
     glDisable(GL_DEPTH_TEST);
-    if (m_cpu) {
-        paintOnCpu(scene, static_cast<GLuint>(target));
-        return;
-    }
     glViewport(0, 0, scene.framebuffer.width(), scene.framebuffer.height());
     glClearColor(static_cast<float>(qRed(backgroundColour)) / 255.0F,
         static_cast<float>(qGreen(backgroundColour)) / 255.0F, static_cast<float>(qBlue(backgroundColour)) / 255.0F,
         1.0F);
     glClear(GL_COLOR_BUFFER_BIT);
     m_vao->bind();
-    resolve(scene);
+    const QRect cells = m_schedule.resolveCells(scene, m_resolvedSize);
+    if (!cells.isEmpty()) {
+        resolve(scene, cells);
+    }
     // Passes 2 and 3 only where there is something but background: a software renderer pays for every pixel.
     const QRect drawn = drawnRect(scene);
     if (drawn.isEmpty()) {
@@ -454,7 +342,9 @@ void HeatmapRenderer::paint(const Scene &scene)
     }
     glEnable(GL_SCISSOR_TEST);
     glScissor(drawn.x(), drawn.y(), drawn.width(), drawn.height());
-    screen(scene);
+    if (m_schedule.screenNow(scene)) {
+        screen(scene);
+    }
     glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(target));
     glViewport(0, 0, scene.framebuffer.width(), scene.framebuffer.height());
     m_present->bind();
@@ -469,40 +359,6 @@ void HeatmapRenderer::paint(const Scene &scene)
     m_vao->release();
     m_present->release();
     glActiveTexture(GL_TEXTURE0);
-}
-
-void HeatmapRenderer::paintOnCpu(const Scene &scene, GLuint target)
-{
-    const int width = scene.framebuffer.width();
-    const int height = scene.framebuffer.height();
-    if (width <= 0 || height <= 0) {
-        return;
-    }
-    resolve(scene);
-    screen(scene);
-    int firstRow = 0;
-    int endRow = 0;
-    const std::vector<uint32_t> &image = m_cpu->compose(scene, &firstRow, &endRow);
-    if (image.size() != static_cast<size_t>(width) * static_cast<size_t>(height)) {
-        return;
-    }
-    glBindTexture(GL_TEXTURE_2D, m_cpuTexture);
-    if (m_cpuTextureSize != scene.framebuffer) {
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-        m_cpuTextureSize = scene.framebuffer;
-        firstRow = 0;
-        endRow = height;
-    }
-    // Only the rows that changed; a software renderer copies them, and the whole image to the framebuffer.
-    if (endRow > firstRow) {
-        glTexSubImage2D(GL_TEXTURE_2D, 0, 0, firstRow, width, endRow - firstRow, GL_RGBA, GL_UNSIGNED_BYTE,
-            image.data() + static_cast<size_t>(firstRow) * static_cast<size_t>(width));
-    }
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, m_framebuffer);
-    glFramebufferTexture2D(GL_READ_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, m_cpuTexture, 0);
-    glBindFramebuffer(GL_DRAW_FRAMEBUFFER, target);
-    glBlitFramebuffer(0, 0, width, height, 0, 0, width, height, GL_COLOR_BUFFER_BIT, GL_NEAREST);
-    glBindFramebuffer(GL_FRAMEBUFFER, target);
 }
 
 } // namespace fleetscope

@@ -3,9 +3,11 @@
 
 #include "model/heatmaplayout.h"
 #include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmappassschedule.h"
 #include "widgets/heatmap/heatmapscene.h"
 
 #include <QByteArray>
+#include <QString>
 #include <QOpenGLExtraFunctions>
 #include <QPointF>
 #include <QRect>
@@ -21,25 +23,18 @@ class QOpenGLVertexArrayObject;
 
 namespace fleetscope {
 
-class HeatmapCpuPasses;
-
 // The heatmap's OpenGL side: the textures (layout, two frames of values, health, marks, colour map), the three
-// shader passes and their uniforms. Every function needs the context current. Per paint it costs what changed:
-// pass 1 (one texel per layout cell) runs when the data, layout, marks or focus changed, pass 2 (one texel per
-// pixel: the cell's values, or the worst-of or mean under the pixel, and everything drawn over them) when that, the
-// zoom, the range or the selection changed, and pass 3, every paint, reads two texels per pixel.
-class HeatmapRenderer : protected QOpenGLExtraFunctions
+// shader passes and their uniforms. Every function needs the context current. Per paint it costs what changed
+// (HeatmapPassSchedule): pass 1 reads one texel per layout cell, pass 2 one per pixel (the cell's values, or the
+// worst-of or mean under the pixel, and everything drawn over them) and pass 3, every paint, two per pixel. Where
+// OpenGL is a software renderer, HeatmapView draws with HeatmapCpuRenderer instead.
+class HeatmapRenderer final : public HeatmapInputs, protected QOpenGLExtraFunctions
 {
 public:
     // Data texture row length: 1,048,576 GPUs make a 1024 x 1024 texture.
     static constexpr int dataTextureWidth = 1024;
 
     using Scene = HeatmapScene;
-
-    // Who runs the passes: the shaders, or their twin on the CPU's threads (HeatmapCpuPasses), which is faster where
-    // OpenGL itself runs on the CPU. Auto: the CPU on a software renderer (llvmpipe, softpipe, swrast) unless
-    // FLEETSCOPE_HEATMAP_PASSES says gpu or cpu, else the shaders.
-    enum class Passes { Auto, Gpu, Cpu };
 
     HeatmapRenderer();
     ~HeatmapRenderer();
@@ -50,24 +45,20 @@ public:
     bool initialize(QOpenGLContext *context);
     void release();
     bool isReady() const { return m_present != nullptr; }
-    // Takes effect at once when initialised (everything is then to be uploaded again), else at initialize.
-    void setPasses(Passes passes);
-    // The passes in use: Gpu or Cpu once initialised.
-    Passes passes() const { return m_cpu ? Passes::Cpu : Passes::Gpu; }
+    // GL_RENDERER and GL_VERSION, once initialised.
+    const QString &description() const { return m_description; }
 
     // The dense-order textures for a fleet of this size; frames and marks fill them.
-    void allocate(size_t gpuCount);
-    void uploadLayout(const HeatmapLayout &layout);
-    // A frame's plane and health bytes; shift: into the other texture, so the one shown until now becomes the
-    // previous frame (a new frame), else replacing the current one (a new metric).
-    void uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift);
-    void uploadColorMap(const ColorMap &map);
-    void uploadMarks(const std::vector<uint8_t> &marks);
+    void allocate(size_t gpuCount) override;
+    void uploadLayout(const HeatmapLayout &layout) override;
+    // shift: into the other texture, so the one shown until now becomes the previous frame.
+    void uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift) override;
+    void uploadColorMap(const ColorMap &map) override;
+    void uploadMarks(const std::vector<uint8_t> &marks) override;
+    quint64 resolveCount() const override { return m_schedule.resolveCount(); }
+    quint64 screenCount() const override { return m_schedule.screenCount(); }
     // Draws the scene into the framebuffer bound now, background included.
     void paint(const Scene &scene);
-    // Passes 1 and 2 run so far (benchmarks and tests: an animation repaint runs neither).
-    quint64 resolveCount() const { return m_resolveCount; }
-    quint64 screenCount() const { return m_screenCount; }
 
 private:
     struct Format
@@ -82,20 +73,12 @@ private:
     void upload(GLuint texture, const Format &format, int rowLength, const void *data, size_t count, bool allocate);
     std::unique_ptr<QOpenGLShaderProgram> program(
         QOpenGLContext *context, const char *fragment, const QByteArray &defines = {});
-    void resolve(const Scene &scene);
-    void resolveOnGpu(const Scene &scene, const QRect &cells);
+    void resolve(const Scene &scene, const QRect &cells);
     void screen(const Scene &scene);
-    void screenOnGpu(const Scene &scene);
-    void paintOnCpu(const Scene &scene, GLuint target);
-    void choosePasses();
     void drawInto(GLuint texture, int width, int height);
     static QRect drawnRect(const Scene &scene);
 
-    Passes m_requestedPasses = Passes::Auto;
-    QByteArray m_glRenderer;
-    std::unique_ptr<HeatmapCpuPasses> m_cpu; // set: the CPU runs the passes
-    GLuint m_cpuTexture = 0; // the CPU's image, copied to the framebuffer
-    QSize m_cpuTextureSize;
+    QString m_description;
     std::unique_ptr<QOpenGLShaderProgram> m_resolve;
     std::array<std::unique_ptr<QOpenGLShaderProgram>, 2> m_screen; // cells, aggregated (below a pixel per cell)
     std::unique_ptr<QOpenGLShaderProgram> m_present;
@@ -129,14 +112,7 @@ private:
         int mix, range;
     } m_presentUniforms {};
 
-    // What passes 1 and 2 were last run for.
-    bool m_resolveDirty = true;
-    QRect m_resolvedCells; // the cells pass 1 last ran for
-    Scene m_resolved;
-    bool m_screenDirty = true;
-    Scene m_screened;
-    quint64 m_resolveCount = 0;
-    quint64 m_screenCount = 0;
+    HeatmapPassSchedule m_schedule;
 };
 
 } // namespace fleetscope

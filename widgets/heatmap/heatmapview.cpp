@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapview.h"
 
+#include "widgets/heatmap/heatmapcpurenderer.h"
+#include "widgets/heatmap/heatmapglsurface.h"
 #include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/style/fontscale.h"
 
@@ -12,10 +14,12 @@
 #include <QPainter>
 #include <QSurfaceFormat>
 #include <QThread>
+#include <QVBoxLayout>
 
 #include <cmath>
 #include <ctime>
 #include <limits>
+#include <utility>
 
 Q_LOGGING_CATEGORY(lcHeatmap, "fleetscope.heatmap")
 
@@ -26,10 +30,12 @@ constexpr QRgb backgroundColour = 0xff15171c;
 } // namespace
 
 HeatmapView::HeatmapView(QWidget *parent)
-    : QOpenGLWidget(parent)
+    : QWidget(parent)
     , m_colorMap(ColorMap::byName(QStringLiteral("inferno")))
 {
     setMouseTracking(true);
+    auto *surfaceLayout = new QVBoxLayout(this); // the OpenGL child, when there is one, fills the view
+    surfaceLayout->setContentsMargins(0, 0, 0, 0);
     m_clock = [timer = std::make_shared<QElapsedTimer>()] {
         if (!timer->isValid()) {
             timer->start();
@@ -41,12 +47,13 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_layoutPool.setMaxThreadCount(1);
     // About 60 repaints a second while a transition runs (fewer where painting is slow), none otherwise.
     m_animationTimer.setInterval(16);
-    connect(&m_animationTimer, &QTimer::timeout, this, qOverload<>(&QWidget::update));
+    connect(&m_animationTimer, &QTimer::timeout, this, &HeatmapView::redraw);
     m_relayoutTimer.setSingleShot(true);
     m_relayoutTimer.setInterval(60);
     connect(&m_relayoutTimer, &QTimer::timeout, this, &HeatmapView::relayout);
     setFocusPolicy(Qt::StrongFocus); // + - 0 and the arrows zoom and pan
     setMinimumSize(320, 200);
+    setPasses(Passes::Auto);
 }
 
 void HeatmapView::requestSurfaceFormat()
@@ -59,16 +66,19 @@ void HeatmapView::requestSurfaceFormat()
 
 HeatmapView::~HeatmapView()
 {
-    // QOpenGLWidget's own destructor emits aboutToBeDestroyed after this object is gone: release here instead.
-    disconnect(m_contextDestroyed);
     // A layout being built calls back into this object: drop the queued ones, wait for the one running.
     m_layoutGeneration = std::numeric_limits<quint64>::max();
     m_layoutPool.clear();
     m_layoutPool.waitForDone();
-    if (context() != nullptr) {
-        makeCurrent();
-        releaseGL();
-        doneCurrent();
+    delete m_glSurface; // its GL objects go while this object is whole
+}
+
+void HeatmapView::redraw()
+{
+    if (m_glSurface != nullptr) {
+        m_glSurface->update();
+    } else {
+        update();
     }
 }
 
@@ -181,7 +191,7 @@ void HeatmapView::applyLayout(HeatmapLayout layout)
         m_hasPendingPosition = false;
         camera().setViewPosition(m_pendingPosition);
     }
-    update();
+    redraw();
 }
 
 const HeatmapCamera &HeatmapView::camera() const
@@ -203,7 +213,7 @@ HeatmapCamera &HeatmapView::camera()
 
 void HeatmapView::resizeEvent(QResizeEvent *event)
 {
-    QOpenGLWidget::resizeEvent(event);
+    QWidget::resizeEvent(event);
     // The camera refits what it was fitted to (the fleet or a place's cells) on its next use.
     if (m_arrangement != Arrangement::FloorPlan && m_topology) {
         m_relayoutTimer.start(); // once the resizing settles
@@ -225,7 +235,7 @@ void HeatmapView::setFrame(const FramePtr &frame)
     m_frame = frame;
     m_frameDirty = true;
     m_frameIsNew = true;
-    update();
+    redraw();
 }
 
 void HeatmapView::setAnimated(bool animated)
@@ -234,7 +244,7 @@ void HeatmapView::setAnimated(bool animated)
     if (!animated) {
         m_animationTimer.stop();
     }
-    update();
+    redraw();
 }
 
 void HeatmapView::setLabelScale(double scale)
@@ -242,7 +252,7 @@ void HeatmapView::setLabelScale(double scale)
     scale = std::clamp(scale, 0.5, 8.0);
     if (scale != m_labelScale) {
         m_labelScale = scale; // the fitted placement's margins follow on the next paint
-        update();
+        redraw();
     }
 }
 
@@ -250,7 +260,7 @@ void HeatmapView::setStaleNote(const QString &note)
 {
     if (note != m_staleNote) {
         m_staleNote = note;
-        update();
+        redraw();
     }
 }
 
@@ -258,7 +268,7 @@ void HeatmapView::setReplayNote(const QString &note)
 {
     if (note != m_replayNote) {
         m_replayNote = note;
-        update();
+        redraw();
     }
 }
 
@@ -267,7 +277,7 @@ void HeatmapView::setSelectedGpu(int gpu)
     const int valid = (m_topology && gpu >= 0 && static_cast<uint32_t>(gpu) < m_topology->gpuCount) ? gpu : -1;
     if (valid != m_selectedGpu) {
         m_selectedGpu = valid;
-        update();
+        redraw();
     }
 }
 
@@ -298,7 +308,7 @@ void HeatmapView::setMetric(const MetricInfo &metric)
         setColorMap(ColorMap::forMetric(metric));
     }
     m_frameDirty = true;
-    update();
+    redraw();
 }
 
 void HeatmapView::setRange(float rangeMin, float rangeMax)
@@ -306,7 +316,7 @@ void HeatmapView::setRange(float rangeMin, float rangeMax)
     if (rangeMin < rangeMax && (rangeMin != m_metric.rangeMin || rangeMax != m_metric.rangeMax)) {
         m_metric.rangeMin = rangeMin;
         m_metric.rangeMax = rangeMax;
-        update();
+        redraw();
     }
 }
 
@@ -314,13 +324,13 @@ void HeatmapView::setColorMap(const ColorMap &map)
 {
     m_colorMap = map;
     m_colorMapDirty = true;
-    update();
+    redraw();
 }
 
 void HeatmapView::zoomToCells(const QRect &cells)
 {
     camera().zoomToCells(cells, m_animated && isVisible());
-    update();
+    redraw();
 }
 
 QRect HeatmapView::cellsOf(uint32_t first, uint32_t count) const
@@ -346,14 +356,14 @@ void HeatmapView::setViewPosition(const ViewPosition &position)
         return;
     }
     camera().setViewPosition(position);
-    update();
+    redraw();
 }
 
 void HeatmapView::setFocusRange(uint32_t first, uint32_t count)
 {
     m_focusFirst = first;
     m_focusCount = count;
-    update();
+    redraw();
 }
 
 void HeatmapView::setMarkedGpus(const std::vector<uint32_t> &gpus)
@@ -368,31 +378,31 @@ void HeatmapView::setMarkedGpus(const std::vector<uint32_t> &gpus)
         }
     }
     m_marksDirty = true;
-    update();
+    redraw();
 }
 
 void HeatmapView::zoomAt(const QPointF &anchor, double factor)
 {
     camera().zoomAt(anchor, factor);
-    update();
+    redraw();
 }
 
 void HeatmapView::panBy(const QPointF &delta)
 {
     camera().panBy(delta);
-    update();
+    redraw();
 }
 
 void HeatmapView::setAggregation(Aggregation aggregation)
 {
     m_aggregation = aggregation;
-    update();
+    redraw();
 }
 
 void HeatmapView::zoomToFit()
 {
     camera().fit();
-    update();
+    redraw();
 }
 
 int HeatmapView::gpuAt(const QPointF &pos) const
@@ -414,45 +424,105 @@ float HeatmapView::valueOf(int gpu) const
     return plane->values[static_cast<size_t>(gpu)];
 }
 
-void HeatmapView::initializeGL()
+void HeatmapView::setPasses(Passes passes)
 {
-    disconnect(m_contextDestroyed);
-    m_contextDestroyed = connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] {
-        makeCurrent();
-        releaseGL();
-        doneCurrent();
-    });
-    m_glReady = m_renderer.initialize(context());
-    m_topologyDirty = true;
-    m_layoutDirty = true;
-    m_frameDirty = true;
-    m_colorMapDirty = true;
+    m_requestedPasses = passes;
+    const QByteArray forced = qgetenv("FLEETSCOPE_HEATMAP_PASSES");
+    if (passes == Passes::Auto && (forced == "cpu" || forced == "gpu")) {
+        passes = forced == "cpu" ? Passes::Cpu : Passes::Gpu;
+    }
+    if (passes == Passes::Auto) {
+        passes = HeatmapGlSurface::probeIsSoftware() ? Passes::Cpu : Passes::Gpu;
+    }
+    if (passes == Passes::Gpu && m_glSurface == nullptr) {
+        m_cpu.reset();
+        m_glSurface = new HeatmapGlSurface(this);
+        QWidget::layout()->addWidget(m_glSurface); // (layout() is the map's)
+        connect(m_glSurface, &QOpenGLWidget::frameSwapped, this, &HeatmapView::framePresented);
+        setAttribute(Qt::WA_OpaquePaintEvent, false);
+    } else if (passes == Passes::Cpu && !m_cpu) {
+        delete m_glSurface;
+        m_glSurface = nullptr;
+        m_cpu = std::make_unique<HeatmapCpuRenderer>();
+        setAttribute(Qt::WA_OpaquePaintEvent); // every pixel painted, none erased first
+        static bool said = false; // once a process
+        if (!std::exchange(said, true)) {
+            qCInfo(lcHeatmap, "heatmap drawn by its passes on the CPU (OpenGL: %s)",
+                qPrintable(HeatmapGlSurface::probe().isEmpty() ? QStringLiteral("none") : HeatmapGlSurface::probe()));
+        }
+    } else {
+        return;
+    }
+    m_topologyDirty = m_layoutDirty = m_frameDirty = m_colorMapDirty = true; // all of it to the new renderer
+    redraw();
 }
 
-void HeatmapView::setPasses(HeatmapRenderer::Passes passes)
+HeatmapView::Passes HeatmapView::passes() const
 {
-    m_renderer.setPasses(passes);
-    m_topologyDirty = m_layoutDirty = m_frameDirty = m_colorMapDirty = true; // all of it to the other side
-    update();
+    return m_glSurface != nullptr ? Passes::Gpu : Passes::Cpu;
 }
 
-void HeatmapView::releaseGL()
+void HeatmapView::surfaceReset(bool ready)
 {
-    m_renderer.release();
-    m_glReady = false;
+    m_topologyDirty = m_layoutDirty = m_frameDirty = m_colorMapDirty = true;
+    if (!ready && m_requestedPasses == Passes::Auto && qgetenv("FLEETSCOPE_HEATMAP_PASSES") != "gpu") {
+        qCWarning(lcHeatmap, "the heatmap's shaders failed: drawing it on the CPU");
+        // Not from inside the surface's own initialisation.
+        QMetaObject::invokeMethod(this, [this] { setPasses(Passes::Cpu); }, Qt::QueuedConnection);
+    }
+}
+
+HeatmapInputs *HeatmapView::inputs()
+{
+    if (m_glSurface != nullptr) {
+        return m_glSurface->isReady() ? &m_glSurface->renderer() : nullptr;
+    }
+    return m_cpu.get();
+}
+
+quint64 HeatmapView::resolveCount() const
+{
+    return m_glSurface != nullptr ? m_glSurface->renderer().resolveCount() : m_cpu->resolveCount();
+}
+
+quint64 HeatmapView::screenCount() const
+{
+    return m_glSurface != nullptr ? m_glSurface->renderer().screenCount() : m_cpu->screenCount();
+}
+
+QString HeatmapView::rendererDescription() const
+{
+    if (m_glSurface != nullptr) {
+        return m_glSurface->isReady() ? tr("shaders on %1").arg(m_glSurface->renderer().description())
+                                      : tr("shaders (OpenGL not ready)");
+    }
+    const QString gl = HeatmapGlSurface::probe();
+    return gl.isEmpty() ? tr("CPU (no OpenGL 3.3)") : tr("CPU (OpenGL is %1)").arg(gl);
+}
+
+QImage HeatmapView::grabMap()
+{
+    if (m_glSurface != nullptr) {
+        return m_glSurface->grabFramebuffer();
+    }
+    return grab().toImage();
 }
 
 void HeatmapView::uploadDirty()
 {
+    HeatmapInputs *renderer = inputs();
+    if (renderer == nullptr) {
+        return;
+    }
     if (m_topologyDirty) {
-        m_renderer.allocate(m_topology ? m_topology->gpuCount : 0);
+        renderer->allocate(m_topology ? m_topology->gpuCount : 0);
         m_marksDirty = true;
         m_topologyDirty = false;
         m_hasData = false;
         m_hasPrevious = false;
     }
     if (m_layoutDirty) {
-        m_renderer.uploadLayout(m_layout);
+        renderer->uploadLayout(m_layout);
         m_layoutDirty = false;
     }
     if (m_frameDirty) {
@@ -470,54 +540,52 @@ void HeatmapView::uploadDirty()
             if (shift) {
                 m_hasPrevious = m_animated;
             }
-            m_renderer.uploadFrame(plane->values, m_frame->health, shift);
+            renderer->uploadFrame(plane->values, m_frame->health, shift);
             m_hasData = true;
         }
     }
     if (m_colorMapDirty) {
-        m_renderer.uploadColorMap(m_colorMap);
+        renderer->uploadColorMap(m_colorMap);
         m_colorMapDirty = false;
     }
     if (m_marksDirty) {
         m_marksDirty = false;
         if (m_topology && m_marks.size() == m_topology->gpuCount && !m_marks.empty()) {
-            m_renderer.uploadMarks(m_marks);
+            renderer->uploadMarks(m_marks);
         }
     }
 }
 
 void HeatmapView::uploadPending()
 {
-    if (!m_glReady || !m_topology) {
+    if (!m_topology) {
         return;
     }
-    makeCurrent();
+    if (m_glSurface == nullptr) {
+        uploadDirty();
+        return;
+    }
+    if (!m_glSurface->isReady()) {
+        return;
+    }
+    m_glSurface->makeCurrent();
     uploadDirty();
-    context()->functions()->glFinish();
-    doneCurrent();
+    m_glSurface->context()->functions()->glFinish();
+    m_glSurface->doneCurrent();
 }
 
-void HeatmapView::paintGL()
+void HeatmapView::paintEvent(QPaintEvent * /*event*/)
 {
-    ++m_paintCount;
-    const double dpr = devicePixelRatioF();
-    const QSize framebuffer(
-        static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
-    if (!m_glReady || !m_topology) {
-        QPainter painter(this);
-        painter.fillRect(rect(), QColor::fromRgb(backgroundColour)); // else the renderer draws it with the map
-        painter.setPen(QColor(0xc8, 0xcc, 0xd4));
-        QFont f = scaledFont(HeatmapOverlay::overlayFont(painter.font()), 1.6);
-        painter.setFont(f);
-        painter.drawText(rect(), Qt::AlignCenter,
-            m_glReady ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
-        return;
+    if (m_glSurface == nullptr) {
+        paintMap();
+    } else {
+        m_glSurface->update(); // an update() of this widget is one of the map
     }
-    uploadDirty();
+}
 
-    const HeatmapCamera::Placement p = camera().placement();
-    const double mix = interpolation();
-    HeatmapRenderer::Scene scene;
+HeatmapScene HeatmapView::scene(const HeatmapCamera::Placement &p, QSize framebuffer, double mix) const
+{
+    HeatmapScene scene;
     scene.framebuffer = framebuffer;
     scene.originX = p.originX;
     scene.originY = p.originY;
@@ -538,11 +606,51 @@ void HeatmapView::paintGL()
         scene.ringCentre = QPointF(p.originX + (c.x() + 0.5) * p.cellSize, p.originY + (c.y() + 0.5) * p.cellSize);
         scene.ringRadius = static_cast<float>(std::max(6.0, p.cellSize * 0.75));
     }
-    updateOverlay(p);
     scene.overlay = &m_overlay.image();
     scene.overlayUsed = m_overlay.used();
     scene.overlayRevision = m_overlay.revision();
-    m_renderer.paint(scene);
+    return scene;
+}
+
+void HeatmapView::paintMap()
+{
+    ++m_paintCount;
+    const double dpr = devicePixelRatioF();
+    const QSize framebuffer(
+        static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
+    QPaintDevice *device = m_glSurface != nullptr ? static_cast<QPaintDevice *>(m_glSurface) : this;
+    const bool ready = inputs() != nullptr;
+    if (!ready || !m_topology) {
+        QPainter painter(device);
+        painter.fillRect(rect(), QColor::fromRgb(backgroundColour)); // else the renderer draws it with the map
+        painter.setPen(QColor(0xc8, 0xcc, 0xd4));
+        QFont f = scaledFont(HeatmapOverlay::overlayFont(painter.font()), 1.6);
+        painter.setFont(f);
+        painter.drawText(rect(), Qt::AlignCenter,
+            ready ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
+        if (m_glSurface == nullptr) {
+            QMetaObject::invokeMethod(this, &HeatmapView::framePresented, Qt::QueuedConnection);
+        }
+        return;
+    }
+    uploadDirty();
+
+    const HeatmapCamera::Placement p = camera().placement();
+    const double mix = interpolation();
+    updateOverlay(p);
+    const HeatmapScene drawn = scene(p, framebuffer, mix);
+    if (m_glSurface != nullptr) {
+        m_glSurface->renderer().paint(drawn);
+    } else {
+        QImage image = m_cpu->paint(drawn);
+        image.setDevicePixelRatio(dpr);
+        QPainter painter(this);
+        painter.setCompositionMode(QPainter::CompositionMode_Source);
+        painter.drawImage(QPointF(0, 0), image);
+        painter.end();
+        // After the paint event: the window is flushed by then.
+        QMetaObject::invokeMethod(this, &HeatmapView::framePresented, Qt::QueuedConnection);
+    }
     pace();
     const bool morphing = m_camera.settleMorph();
     if (mix < 1.0 || morphing) {

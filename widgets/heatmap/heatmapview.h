@@ -6,9 +6,10 @@
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcamera.h"
 #include "widgets/heatmap/heatmapoverlay.h"
-#include "widgets/heatmap/heatmaprenderer.h"
+#include "widgets/heatmap/heatmapscene.h"
 
-#include <QOpenGLWidget>
+#include <QImage>
+#include <QWidget>
 #include <QThreadPool>
 #include <QTimer>
 
@@ -19,15 +20,20 @@
 
 namespace fleetscope {
 
+class HeatmapCpuRenderer;
+class HeatmapGlSurface;
+class HeatmapInputs;
+
 // The fleet heatmap: every GPU one cell. This widget is the glue: input, tooltip, animation pacing, the layout
-// (built on a worker thread for big fleets); HeatmapCamera places the layout in the window and HeatmapRenderer
-// draws it with OpenGL. A new frame is one contiguous upload of the selected metric's plane and the health bytes;
-// the layout is uploaded once per topology generation.
-class HeatmapView : public QOpenGLWidget
+// (built on a worker thread for big fleets); HeatmapCamera places the layout in the window, and one of two renderers
+// draws it: the shaders (HeatmapRenderer, on a QOpenGLWidget child, HeatmapGlSurface) where OpenGL runs on a
+// graphics card, else the same passes on the CPU's threads (HeatmapCpuRenderer) painted with QPainter, so that the
+// window holds no OpenGL at all and Qt composes it without a software rasteriser. A new frame is one contiguous
+// copy of the selected metric's plane and the health bytes; the layout is handed over once per topology generation.
+class HeatmapView : public QWidget
 {
     Q_OBJECT
 public:
-    static constexpr int dataTextureWidth = HeatmapRenderer::dataTextureWidth;
     static constexpr double minCellSize = HeatmapCamera::minCellSize;
     static constexpr double maxCellSize = HeatmapCamera::maxCellSize;
     // Fleets up to this size are laid out at once, on the GUI thread (a few ms); bigger ones on a worker thread,
@@ -37,6 +43,10 @@ public:
     explicit HeatmapView(QWidget *parent = nullptr);
     // Asks for the OpenGL the shaders need (3.3 core, or ES 3.0 where Qt uses GLES); call before QApplication.
     static void requestSurfaceFormat();
+    // Who draws the map: the shaders on OpenGL, or their twin on the CPU's threads. Auto: the CPU where OpenGL is a
+    // software renderer (llvmpipe, softpipe, swrast) or missing, unless FLEETSCOPE_HEATMAP_PASSES says gpu or cpu;
+    // else the shaders.
+    enum class Passes { Auto, Gpu, Cpu };
     ~HeatmapView() override;
 
     void setTopology(const TopologyPtr &topology);
@@ -72,9 +82,13 @@ public:
     float valueOf(int gpu) const;
     // Tooltip text for a GPU: host, GPU index, value with unit, health, job, data age, UUID.
     QString describeGpu(int gpu) const;
-    // Does now, and waits for, the texture uploads the next paint would do for a new topology, frame or colour map;
+    // Does now, and waits for, the uploads the next paint would do for a new topology, frame or colour map;
     // benchmarks time the path from a received frame to its texture with it. Needs a shown widget.
     void uploadPending();
+    // The map as drawn now, text included, in physical pixels (a fresh paint).
+    QImage grabMap();
+    // What draws the map, for people: the OpenGL renderer and version, or the CPU's passes.
+    QString rendererDescription() const;
     // Paints so far, for the frame-rate display and tests.
     quint64 paintCount() const { return m_paintCount; }
 
@@ -131,13 +145,13 @@ public:
     bool isFitted() const { return camera().isFitted(); }
     // Physical pixels per GPU cell now.
     double cellSize() const { return camera().placement().cellSize; }
-    // Who draws the map: the shaders, or the same passes on the CPU's threads (the default on a software OpenGL, see
-    // HeatmapRenderer::Passes). The data is uploaded again, so a frame's morph starts over.
-    void setPasses(HeatmapRenderer::Passes passes);
-    HeatmapRenderer::Passes passes() const { return m_renderer.passes(); }
+    // Switches the renderer (see Passes). The data is handed over again, so a frame's morph starts over.
+    void setPasses(Passes passes);
+    // Gpu or Cpu: the renderer in use.
+    Passes passes() const;
     // Runs of the renderer's per-frame passes so far: an animation or hover repaint runs none.
-    quint64 resolveCount() const { return m_renderer.resolveCount(); }
-    quint64 screenCount() const { return m_renderer.screenCount(); }
+    quint64 resolveCount() const;
+    quint64 screenCount() const;
 
 Q_SIGNALS:
     void hoveredGpuChanged(int gpu);
@@ -148,10 +162,14 @@ Q_SIGNALS:
     void upRequested();
     // A layout built on a worker thread is now shown (see isLayoutPending).
     void layoutReady();
+    // A paint of the map has reached the window (after the swap on OpenGL, after the paint event on the CPU).
+    void framePresented();
 
 protected:
-    void initializeGL() override;
-    void paintGL() override;
+    // One paint of the map, on whichever surface draws it (the OpenGL child's paintGL, this widget's paint event);
+    // benchmarks time it.
+    virtual void paintMap();
+    void paintEvent(QPaintEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
     void mouseReleaseEvent(QMouseEvent *event) override;
@@ -163,10 +181,16 @@ protected:
     bool event(QEvent *event) override;
 
 private:
+    friend class HeatmapGlSurface;
     const HeatmapCamera &camera() const; // m_camera, told the window's size and the layout's first
     HeatmapCamera &camera();
-    void releaseGL();
+    void redraw(); // a repaint of whichever surface draws
+    // The OpenGL surface's context is (re)initialised: everything is to be handed over again; ready false: no
+    // shaders there, so the CPU draws unless the shaders were asked for by name.
+    void surfaceReset(bool ready);
+    HeatmapInputs *inputs(); // the renderer in use, null while OpenGL is not initialised
     void uploadDirty(); // whatever changed since the last upload
+    HeatmapScene scene(const HeatmapCamera::Placement &p, QSize framebuffer, double mix) const;
     void updateOverlay(const HeatmapCamera::Placement &p); // the text over the map, for the renderer
     void pace(); // after a paint: the animation's rate from its measured cost
     void relayout(); // the layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
@@ -199,11 +223,11 @@ private:
     bool m_dragging = false;
     quint64 m_paintCount = 0;
 
-    // GL state, touched only with the context current (initializeGL, paintGL, releaseGL).
-    QMetaObject::Connection m_contextDestroyed;
-    HeatmapRenderer m_renderer;
+    // One of the two renderers: the OpenGL child (its GL state touched only with its context current), or the CPU.
+    Passes m_requestedPasses = Passes::Auto;
+    HeatmapGlSurface *m_glSurface = nullptr;
+    std::unique_ptr<HeatmapCpuRenderer> m_cpu;
     HeatmapOverlayCache m_overlay; // the text over the map, redrawn only when it changes
-    bool m_glReady = false;
     std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
     size_t m_markCount = 0;
     uint32_t m_focusFirst = 0;

@@ -86,7 +86,7 @@ void HeatmapView::mouseMoveEvent(QMouseEvent *event)
                 event->globalPosition().toPoint(), describeGpu(gpu), this, cellRect(gpu).toAlignedRect());
         }
     }
-    QOpenGLWidget::mouseMoveEvent(event);
+    QWidget::mouseMoveEvent(event);
 }
 
 void HeatmapView::mousePressEvent(QMouseEvent *event)
@@ -97,7 +97,7 @@ void HeatmapView::mousePressEvent(QMouseEvent *event)
         m_dragging = true;
         setCursor(Qt::ClosedHandCursor);
     }
-    QOpenGLWidget::mousePressEvent(event);
+    QWidget::mousePressEvent(event);
 }
 
 void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
@@ -112,7 +112,7 @@ void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
             Q_EMIT gpuSelected(m_selectedGpu);
         }
     }
-    QOpenGLWidget::mouseReleaseEvent(event);
+    QWidget::mouseReleaseEvent(event);
 }
 
 void HeatmapView::mouseDoubleClickEvent(QMouseEvent *event)
@@ -169,7 +169,7 @@ void HeatmapView::keyPressEvent(QKeyEvent *event)
         panBy({ 0, -step });
         break;
     default:
-        QOpenGLWidget::keyPressEvent(event);
+        QWidget::keyPressEvent(event);
         return;
     }
     event->accept();
@@ -181,7 +181,7 @@ void HeatmapView::leaveEvent(QEvent *event)
         m_hoveredGpu = -1;
         Q_EMIT hoveredGpuChanged(-1);
     }
-    QOpenGLWidget::leaveEvent(event);
+    QWidget::leaveEvent(event);
 }
 
 bool HeatmapView::event(QEvent *event)
@@ -206,7 +206,7 @@ bool HeatmapView::event(QEvent *event)
         }
         return true;
     }
-    return QOpenGLWidget::event(event);
+    return QWidget::event(event);
 }
 
 } // namespace fleetscope

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "widgets/heatmap/heatmappassschedule.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetscope {
+
+QRect HeatmapPassSchedule::resolveCells(const HeatmapScene &scene, const QSize &layout)
+{
+    // Zoomed in, a new frame resolves thousands of cells, not a million. A pan or zoom that shows cells not
+    // resolved yet resolves again.
+    const double cell = std::max(scene.cellSize, 1e-6);
+    const QRect visible
+        = QRect(QPoint(static_cast<int>(std::floor(-scene.originX / cell)) - 4,
+                    static_cast<int>(std::floor(-scene.originY / cell)) - 4),
+              QPoint(static_cast<int>(std::ceil((scene.framebuffer.width() - scene.originX) / cell)) + 4,
+                  static_cast<int>(std::ceil((scene.framebuffer.height() - scene.originY) / cell)) + 4))
+        & QRect(QPoint(0, 0), layout);
+    const HeatmapScene &last = m_resolved;
+    if (!m_resolveDirty && m_resolvedCells.contains(visible) && last.hasData == scene.hasData
+        && last.hasPrevious == scene.hasPrevious && last.hasMarks == scene.hasMarks
+        && last.focusFirst == scene.focusFirst && last.focusCount == scene.focusCount) {
+        return {};
+    }
+    m_resolvedCells = visible;
+    if (visible.isEmpty()) {
+        return {};
+    }
+    m_resolved = scene;
+    m_resolveDirty = false;
+    m_screenDirty = true;
+    ++m_resolveCount;
+    return visible;
+}
+
+bool HeatmapPassSchedule::screenNow(const HeatmapScene &scene)
+{
+    const HeatmapScene &last = m_screened;
+    if (!m_screenDirty && last.framebuffer == scene.framebuffer && last.originX == scene.originX
+        && last.originY == scene.originY && last.cellSize == scene.cellSize && last.layoutSize == scene.layoutSize
+        && last.rangeMin == scene.rangeMin && last.rangeMax == scene.rangeMax && last.worst == scene.worst
+        && last.stale == scene.stale && last.ringCentre == scene.ringCentre && last.ringRadius == scene.ringRadius
+        && last.overlayRevision == scene.overlayRevision) {
+        return false;
+    }
+    m_screened = scene;
+    m_screenDirty = false;
+    ++m_screenCount;
+    return true;
+}
+
+} // namespace fleetscope

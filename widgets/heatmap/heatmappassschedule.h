@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "model/heatmaplayout.h"
+#include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapscene.h"
+
+#include <QRect>
+#include <QSize>
+
+#include <cstdint>
+#include <vector>
+
+namespace fleetscope {
+
+// What a heatmap renderer is given, on either side: the shaders' textures (HeatmapRenderer) or the CPU's copies
+// (HeatmapCpuRenderer). HeatmapView hands over what changed before each paint.
+class HeatmapInputs
+{
+public:
+    virtual ~HeatmapInputs() = default;
+    // Room for a fleet of this size; frames and marks fill it.
+    virtual void allocate(size_t gpuCount) = 0;
+    virtual void uploadLayout(const HeatmapLayout &layout) = 0;
+    // A frame's plane and health bytes; shift: the frame shown until now becomes the previous one (a new frame),
+    // else the current one is replaced (a new metric).
+    virtual void uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift) = 0;
+    virtual void uploadColorMap(const ColorMap &map) = 0;
+    virtual void uploadMarks(const std::vector<uint8_t> &marks) = 0;
+    // Passes 1 and 2 run so far (benchmarks and tests: an animation repaint runs neither).
+    virtual quint64 resolveCount() const = 0;
+    virtual quint64 screenCount() const = 0;
+};
+
+// When the heatmap's passes run, the same for the shaders and the CPU: pass 1 (one result per layout cell) when the
+// data, layout, marks or focus changed or cells it has not resolved come on screen; pass 2 (one per pixel) when that,
+// the placement, the range, the selection or the text over the map changed; pass 3 on every paint.
+class HeatmapPassSchedule
+{
+public:
+    // Everything again, as for a new surface.
+    void invalidate()
+    {
+        m_resolveDirty = true;
+        m_screenDirty = true;
+    }
+    // Pass 1's inputs changed (data, layout, marks).
+    void resolveAgain() { m_resolveDirty = true; }
+    // The layout cells pass 1 is to run over for this scene now (those on screen and the few beyond the edge a
+    // reduced pixel reads), counted as run; empty when what it left still serves. layout: the cells there are.
+    QRect resolveCells(const HeatmapScene &scene, const QSize &layout);
+    // Whether pass 2 is to run for this scene now, counted as run.
+    bool screenNow(const HeatmapScene &scene);
+    quint64 resolveCount() const { return m_resolveCount; }
+    quint64 screenCount() const { return m_screenCount; }
+
+private:
+    bool m_resolveDirty = true;
+    QRect m_resolvedCells;
+    HeatmapScene m_resolved;
+    bool m_screenDirty = true;
+    HeatmapScene m_screened;
+    quint64 m_resolveCount = 0;
+    quint64 m_screenCount = 0;
+};
+
+} // namespace fleetscope
