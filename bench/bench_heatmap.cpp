@@ -272,7 +272,12 @@ void benchPaint(int paints, const QString &grabDir)
     const Zoom zooms[]
         = { { "fit", 0 }, { "fit x0.5 (aggregating)", -0.5 }, { "8 px per GPU", 8 }, { "40 px (values drawn)", 40 } };
 
+    // FLEETSCOPE_BENCH_ROW=SIZE/ZOOM (for example 3840/3) runs one row alone, to profile it.
+    const QStringList only = qEnvironmentVariable("FLEETSCOPE_BENCH_ROW").split(QLatin1Char('/'));
     for (const QSize size : { QSize(1920, 1080), QSize(3840, 2160) }) {
+        if (only.size() == 2 && only[0].toInt() != size.width()) {
+            continue;
+        }
         qint64 now = 0; // the view's clock, so that an animation paint is always half-way
         TimedHeatmapView view;
         view.setClock([&now] { return now; });
@@ -286,6 +291,9 @@ void benchPaint(int paints, const QString &grabDir)
         showAndWait(naive);
 
         for (const Zoom &zoom : zooms) {
+            if (only.size() == 2 && only[1].toLong() != &zoom - zooms) {
+                continue;
+            }
             view.setAnimated(true);
             view.setFrame(fleet.frames[0]);
             view.repaint();

@@ -98,26 +98,30 @@ void HeatmapCpuPasses::setColorMap(const ColorMap &map)
     }
 }
 
-void HeatmapCpuPasses::resolve(const HeatmapScene &scene, const QRect &cells)
+bool HeatmapCpuPasses::resolve(const HeatmapScene &scene, const QRect &cells)
 {
     const QRect rect = cells & QRect(0, 0, m_layoutWidth, m_layoutHeight);
     if (rect.isEmpty()) {
-        return;
+        return false;
     }
     const std::vector<float> &data = m_values[static_cast<size_t>(m_current)];
     const std::vector<float> &previous = m_values[static_cast<size_t>(1 - m_current)];
     const int64_t focusFirst = scene.focusFirst;
     const int64_t focusEnd = focusFirst + scene.focusCount;
     const int chunks = std::min(rect.height(), 64);
+    std::atomic<bool> flagsChanged { false };
+    m_changedRows.assign(static_cast<size_t>(m_layoutHeight), 0);
     parallel(chunks, [&](int chunk) {
         const int top = rect.top() + static_cast<int>(static_cast<int64_t>(chunk) * rect.height() / chunks);
         const int bottom = rect.top() + static_cast<int>(static_cast<int64_t>(chunk + 1) * rect.height() / chunks);
         for (int y = top; y < bottom; ++y) {
+            uint32_t changed = 0;
             const size_t row = static_cast<size_t>(y) * static_cast<size_t>(m_layoutWidth);
             for (int x = rect.left(); x <= rect.right(); ++x) {
                 const int32_t gpu = m_cells[row + static_cast<size_t>(x)];
                 CpuCell &out = m_resolved[row + static_cast<size_t>(x)];
                 if (gpu < 0 || static_cast<size_t>(gpu) >= m_gpuCount) {
+                    changed |= out.flags;
                     out = { 0, 0, 0 };
                     continue;
                 }
@@ -140,17 +144,27 @@ void HeatmapCpuPasses::resolve(const HeatmapScene &scene, const QRect &cells)
                 const uint32_t state = m_health[g] & 7U;
                 const bool hasValue = scene.hasData && !std::isnan(value) && state != 3U && state != 4U;
                 flags |= hasValue ? 2U : 1U;
+                changed |= out.flags ^ flags;
                 out = { hasValue ? value : 0.0F, hasValue ? before : 0.0F, flags };
+            }
+            if (changed != 0) {
+                m_changedRows[static_cast<size_t>(y)] = 1;
+                flagsChanged = true;
             }
         }
     });
+    return flagsChanged;
 }
 
-void HeatmapCpuPasses::screen(const HeatmapScene &scene)
+void HeatmapCpuPasses::screen(const HeatmapScene &scene, bool changedRowsOnly)
 {
     const int width = std::max(1, scene.framebuffer.width());
     const int height = std::max(1, scene.framebuffer.height());
     const size_t pixels = static_cast<size_t>(width) * static_cast<size_t>(height);
+    // Again only where pass 1 changed a cell's kind or flags: what else pass 2 reads is as it was (the caller
+    // knows), and below a pixel per GPU it reads values too.
+    const bool partial = changedRowsOnly && m_framebuffer == QSize(width, height) && scene.cellSize >= 1.0
+        && m_changedRows.size() == static_cast<size_t>(m_layoutHeight);
     if (m_framebuffer != QSize(width, height)) {
         m_framebuffer = QSize(width, height);
         m_pixels.assign(pixels, 0);
@@ -158,6 +172,7 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene)
         m_pixelSources.clear();
         m_chunks = std::min(height, 64);
         m_general.assign(static_cast<size_t>(m_chunks), {});
+        m_backgroundRows.assign(static_cast<size_t>(height), 0); // none known to be background yet
     }
     const HeatmapCpuScreen pass(scene, m_resolved, m_layoutWidth, m_layoutHeight, &m_normalised);
     m_sourcesArePixels = pass.aggregate();
@@ -175,22 +190,63 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene)
         });
     }
     std::vector<QRect> changing(static_cast<size_t>(m_chunks));
+    // Cells several pixels wide: pass 3 goes by runs of a row's pixels that take one cell's colour.
+    m_runs.resize(static_cast<size_t>(m_chunks));
+    m_useRuns = !pass.aggregate() && scene.cellSize >= 4.0;
+    if (!partial) {
+        m_generalsAfterFull.assign(static_cast<size_t>(m_chunks), 0);
+    }
     parallel(m_chunks, [&](int chunk) {
         auto &generals = m_general[static_cast<size_t>(chunk)];
-        generals.clear();
+        auto &runs = m_runs[static_cast<size_t>(chunk)];
+        // A partial pass appends the redone rows' generals (the others keep their indices); past four times what
+        // a whole pass left, the chunk is done whole again.
+        const bool chunkPartial = partial && generals.size() <= 4 * m_generalsAfterFull[static_cast<size_t>(chunk)] + 64;
+        if (!chunkPartial) {
+            generals.clear();
+        }
         QRect moving;
+        bool redone = false;
         int end = 0;
         for (int y = chunkRows(chunk, &end); y < end; ++y) {
+            if (chunkPartial) {
+                const int cellRow = pass.cellRowOf(y);
+                if (cellRow < 0 || m_changedRows[static_cast<size_t>(cellRow)] == 0) {
+                    continue; // as it was
+                }
+            }
+            // A row that was background and stays so is left as it is (most of the screen, zoomed out on a
+            // big one); it has no general pixels.
+            const bool background = pass.isBackgroundRow(y);
+            uint8_t &was = m_backgroundRows[static_cast<size_t>(y)];
+            if (background && was != 0) {
+                continue;
+            }
+            was = background ? 1 : 0;
             int first = 0;
             int last = 0;
             pass.row(y, m_pixels.data(), m_out.data(), m_pixelSources.data(), generals, &first, &last);
+            redone = true;
             if (last >= first) {
                 moving |= QRect(first, y, last - first + 1, 1);
             }
         }
+        if (!chunkPartial) {
+            m_generalsAfterFull[static_cast<size_t>(chunk)] = generals.size();
+        }
         changing[static_cast<size_t>(chunk)] = moving;
+        if (m_useRuns && (redone || !chunkPartial)) {
+            runs.clear();
+            const QRect span = chunkPartial ? (moving | m_changing) : moving;
+            const int top = std::max(chunkRows(chunk, &end), span.top());
+            for (int y = top; y < std::min(end, span.bottom() + 1); ++y) {
+                addRuns(y, span.left(), span.right(), runs);
+            }
+        }
     });
-    m_changing = QRect();
+    if (!partial) {
+        m_changing = QRect();
+    }
     for (const QRect &r : changing) {
         m_changing |= r;
     }
@@ -208,6 +264,26 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene)
         m_colours.resize(m_resolved.size());
     }
     m_screened = true;
+}
+
+void HeatmapCpuPasses::addRuns(int y, int first, int last, std::vector<Run> &runs) const
+{
+    const uint32_t *codes = m_pixels.data() + static_cast<size_t>(y) * static_cast<size_t>(m_framebuffer.width());
+    const auto row = static_cast<uint32_t>(y);
+    for (int x = first; x <= last;) {
+        const uint32_t code = codes[x];
+        int end = x + 1;
+        if ((code & notPlain) == 0) {
+            while (end <= last && codes[end] == code) {
+                ++end;
+            }
+        } else if ((code & general) == 0) {
+            x = end; // a fixed colour, already in the image
+            continue;
+        }
+        runs.push_back({ row, static_cast<uint32_t>(x), static_cast<uint32_t>(end - x), code });
+        x = end;
+    }
 }
 
 uint32_t HeatmapCpuPasses::colourOf(const CpuCell &source, float mix, float rangeMin, float rangeMax) const
@@ -243,8 +319,28 @@ const std::vector<uint32_t> &HeatmapCpuPasses::compose(const HeatmapScene &scene
     const QRect changing = m_changing;
     const int width = m_framebuffer.width();
     const int height = m_framebuffer.height();
+    const auto generalColour = [&](const CpuGeneral &g) {
+        const uint32_t c = m_sourcesArePixels ? colourOf(m_pixelSources[g.source], mix, lo, hi) : m_colours[g.source];
+        std::array<uint32_t, 3> rgb {};
+        for (size_t k = 0; k < 3; ++k) {
+            const float colour = static_cast<float>(cpuChannel(c, k)) / 255.0F;
+            rgb[k] = cpuUnorm8(colour * g.a + g.b[k]);
+        }
+        return cpuPack(rgb[0], rgb[1], rgb[2]);
+    };
     parallel(m_chunks, [&](int chunk) {
         const auto &generals = m_general[static_cast<size_t>(chunk)];
+        if (m_useRuns) {
+            for (const Run &run : m_runs[static_cast<size_t>(chunk)]) {
+                uint32_t *out = m_out.data() + static_cast<size_t>(height - 1 - static_cast<int>(run.y)) * width + run.x;
+                if ((run.code & notPlain) == 0) {
+                    std::fill_n(out, run.length, m_colours[run.code]);
+                } else {
+                    *out = generalColour(generals[run.code & (general - 1)]);
+                }
+            }
+            return;
+        }
         int end = 0;
         const int begin = std::max(chunkRows(chunk, &end), changing.top());
         end = std::min(end, changing.bottom() + 1);
@@ -256,15 +352,7 @@ const std::vector<uint32_t> &HeatmapCpuPasses::compose(const HeatmapScene &scene
                 if ((p & notPlain) == 0) {
                     out[x] = m_sourcesArePixels ? colourOf(m_pixelSources[p], mix, lo, hi) : m_colours[p];
                 } else if ((p & general) != 0) {
-                    const CpuGeneral &g = generals[p & (general - 1)];
-                    const uint32_t c
-                        = m_sourcesArePixels ? colourOf(m_pixelSources[g.source], mix, lo, hi) : m_colours[g.source];
-                    std::array<uint32_t, 3> rgb {};
-                    for (size_t k = 0; k < 3; ++k) {
-                        const float colour = static_cast<float>(cpuChannel(c, k)) / 255.0F;
-                        rgb[k] = cpuUnorm8(colour * g.a + g.b[k]);
-                    }
-                    out[x] = cpuPack(rgb[0], rgb[1], rgb[2]);
+                    out[x] = generalColour(generals[p & (general - 1)]);
                 }
             }
         }

@@ -34,10 +34,12 @@ public:
     void setMarks(const std::vector<uint8_t> &marks);
     void setColorMap(const ColorMap &map);
 
-    // Pass 1 over these layout cells.
-    void resolve(const HeatmapScene &scene, const QRect &cells);
-    // Pass 2 over the whole framebuffer.
-    void screen(const HeatmapScene &scene);
+    // Pass 1 over these layout cells; true when a cell's kind or flags changed (which alone pass 2 reads where a GPU
+    // covers a pixel or more: else only the values changed, and the colours follow in pass 3).
+    bool resolve(const HeatmapScene &scene, const QRect &cells);
+    // Pass 2 over the whole framebuffer; changedRowsOnly: where a GPU covers a pixel or more, only over the pixels of
+    // the layout rows whose kind or flags the last resolve changed (the caller knows nothing else changed).
+    void screen(const HeatmapScene &scene, bool changedRowsOnly = false);
     // Pass 3 at the scene's mix: the framebuffer as QImage::Format_RGB32 pixels (cpuPack), rows from the top.
     // [*firstRow, *endRow): the rows that may differ from the image the previous call returned.
     const std::vector<uint32_t> &compose(const HeatmapScene &scene, int *firstRow, int *endRow);
@@ -47,6 +49,15 @@ private:
     void parallel(int count, const std::function<void(int)> &fn);
     int chunkRows(int chunk, int *end) const; // pass 2 and 3 split the framebuffer's rows alike
     uint32_t colourOf(const CpuCell &source, float mix, float rangeMin, float rangeMax) const;
+    // Pixels [x, x + length) of row y (from the bottom) with one pixel code (a cell's index, or one general).
+    struct Run
+    {
+        uint32_t y;
+        uint32_t x;
+        uint32_t length;
+        uint32_t code;
+    };
+    void addRuns(int y, int first, int last, std::vector<Run> &runs) const;
 
     QThreadPool m_pool;
     size_t m_gpuCount = 0;
@@ -66,8 +77,13 @@ private:
     std::vector<CpuCell> m_pixelSources; // below one pixel per cell: each pixel's worst-of or mean, its own source
     bool m_sourcesArePixels = false;
     std::vector<std::vector<CpuGeneral>> m_general; // per chunk of rows
+    std::vector<std::vector<Run>> m_runs; // per chunk of rows, when m_useRuns: the pixels pass 3 colours
+    bool m_useRuns = false;
     QRect m_sourceCells; // the layout cells the pixels read, when the sources are cells
     QRect m_changing; // the pixels whose colour moves with the mix (rows from the bottom)
+    std::vector<uint8_t> m_backgroundRows; // per row (from the bottom): all background in m_pixels and m_out
+    std::vector<uint8_t> m_changedRows; // per layout row: the last resolve changed a cell's kind or flags there
+    std::vector<size_t> m_generalsAfterFull; // per chunk: its generals after the last whole pass 2
     bool m_screened = false; // pass 2 ran since the last compose
     QSize m_framebuffer;
     int m_chunks = 1;

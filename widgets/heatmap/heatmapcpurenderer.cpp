@@ -33,20 +33,26 @@ void HeatmapCpuRenderer::uploadMarks(const std::vector<uint8_t> &marks)
     m_schedule.resolveAgain();
 }
 
-const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &scene)
+const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double devicePixelRatio)
 {
-    const int width = scene.framebuffer.width();
-    const int height = scene.framebuffer.height();
+    const int width = drawn.framebuffer.width();
+    const int height = drawn.framebuffer.height();
     if (width <= 0 || height <= 0) {
         m_image = QImage();
         return m_image;
     }
+    // The text over the map is the caller's to paint on top (the shaders' last step, premultiplied over): the
+    // passes leave it out, so that new text (values redrawn for a new frame) costs no pass 2.
+    HeatmapScene scene = drawn;
+    scene.overlay = nullptr;
+    scene.overlayUsed = QRect();
+    scene.overlayRevision = 0;
     const QRect cells = m_schedule.resolveCells(scene, m_layoutSize);
-    if (!cells.isEmpty()) {
-        m_passes.resolve(scene, cells);
-    }
-    if (m_schedule.screenNow(scene)) {
+    const bool flagsChanged = !cells.isEmpty() && m_passes.resolve(scene, cells);
+    if (m_schedule.screenNow(scene, !cells.isEmpty())) {
         m_passes.screen(scene);
+    } else if (flagsChanged) {
+        m_passes.screen(scene, true); // the pixels of the rows where a GPU's kind or flags changed
     }
     int firstRow = 0;
     int endRow = 0;
@@ -56,9 +62,12 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &scene)
         return m_image;
     }
     // The passes' own memory, not a copy; QPainter reads it while this paint lasts.
-    if (m_image.constBits() != reinterpret_cast<const uchar *>(pixels.data()) || m_image.size() != scene.framebuffer) {
+    if (m_image.constBits() != reinterpret_cast<const uchar *>(pixels.data()) || m_image.size() != drawn.framebuffer) {
         m_image = QImage(reinterpret_cast<const uchar *>(pixels.data()), width, height,
             static_cast<qsizetype>(width) * 4, QImage::Format_RGB32);
+    }
+    if (m_image.devicePixelRatio() != devicePixelRatio) {
+        m_image.setDevicePixelRatio(devicePixelRatio); // no copy: this is the only reference
     }
     return m_image;
 }

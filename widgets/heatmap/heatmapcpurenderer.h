@@ -23,9 +23,10 @@ public:
     quint64 resolveCount() const override { return m_schedule.resolveCount(); }
     quint64 screenCount() const override { return m_schedule.screenCount(); }
 
-    // The scene at the framebuffer's size (physical pixels, Format_RGB32, background included); valid until the
-    // next call. A null image for an empty framebuffer.
-    const QImage &paint(const HeatmapScene &scene);
+    // The scene at the framebuffer's size (physical pixels at this ratio, Format_RGB32, background included) but the
+    // text over the map (scene.overlay), which the caller paints over it; valid until the next call. A null image
+    // for an empty framebuffer.
+    const QImage &paint(const HeatmapScene &scene, double devicePixelRatio);
 
 private:
     HeatmapCpuPasses m_passes;

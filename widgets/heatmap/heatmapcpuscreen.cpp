@@ -330,6 +330,27 @@ uint32_t HeatmapCpuScreen::emit(
     return notPlain | general | static_cast<uint32_t>(generals.size() - 1);
 }
 
+bool HeatmapCpuScreen::isBackgroundRow(int y) const
+{
+    // row()'s first test, alone.
+    const int yTop = m_height - 1 - y;
+    const float pixelY = static_cast<float>(m_height) - (static_cast<float>(y) + 0.5F);
+    const float py = (pixelY - m_originY) / m_cellSize;
+    const bool inside = py >= 0.0F && std::floor(py) < static_cast<float>(m_layoutHeight);
+    const bool ring = m_ringRadius > 0.0F && std::abs(pixelY - m_ringY) < m_ringRadius + 4.0F;
+    const bool text = m_overlay != nullptr && yTop >= m_overlayUsed.top() && yTop <= m_overlayUsed.bottom();
+    return !inside && !ring && !text;
+}
+
+int HeatmapCpuScreen::cellRowOf(int y) const
+{
+    // row()'s cell row, alone.
+    const float pixelY = static_cast<float>(m_height) - (static_cast<float>(y) + 0.5F);
+    const float py = (pixelY - m_originY) / m_cellSize;
+    const float cellY = std::floor(py);
+    return py >= 0.0F && cellY < static_cast<float>(m_layoutHeight) ? static_cast<int>(cellY) : -1;
+}
+
 void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources,
     std::vector<CpuGeneral> &generals, int *first, int *last) const
 {

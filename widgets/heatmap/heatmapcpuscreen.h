@@ -71,6 +71,10 @@ public:
     // appended; [*first, *last] the pixels whose colour moves with the morph (last < first: none).
     void row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources, std::vector<CpuGeneral> &generals,
         int *first, int *last) const;
+    // Row y (from the bottom) is background from edge to edge: no cell, ring or text reaches it.
+    bool isBackgroundRow(int y) const;
+    // The layout row whose cells row y's pixels show (a pixel per GPU or more), -1 for none.
+    int cellRowOf(int y) const;
     // The colour a fixed pixel of this colour transform gets (b alone, through pass 3's 10 bits).
     static uint32_t fixedColour(const std::array<float, 3> &b);
 

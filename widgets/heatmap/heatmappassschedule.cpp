@@ -34,18 +34,21 @@ QRect HeatmapPassSchedule::resolveCells(const HeatmapScene &scene, const QSize &
     return visible;
 }
 
-bool HeatmapPassSchedule::screenNow(const HeatmapScene &scene)
+bool HeatmapPassSchedule::screenNow(const HeatmapScene &scene, bool cellsOnly)
 {
     const HeatmapScene &last = m_screened;
-    if (!m_screenDirty && last.framebuffer == scene.framebuffer && last.originX == scene.originX
+    const bool samePlace = !m_screenInvalid && last.framebuffer == scene.framebuffer && last.originX == scene.originX
         && last.originY == scene.originY && last.cellSize == scene.cellSize && last.layoutSize == scene.layoutSize
         && last.rangeMin == scene.rangeMin && last.rangeMax == scene.rangeMax && last.worst == scene.worst
         && last.stale == scene.stale && last.ringCentre == scene.ringCentre && last.ringRadius == scene.ringRadius
-        && last.overlayRevision == scene.overlayRevision) {
+        && last.overlayRevision == scene.overlayRevision;
+    if (samePlace && (!m_screenDirty || (cellsOnly && scene.cellSize >= 1.0))) {
+        m_screenDirty = false;
         return false;
     }
     m_screened = scene;
     m_screenDirty = false;
+    m_screenInvalid = false;
     ++m_screenCount;
     return true;
 }

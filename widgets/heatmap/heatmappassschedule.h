@@ -43,14 +43,17 @@ public:
     {
         m_resolveDirty = true;
         m_screenDirty = true;
+        m_screenInvalid = true;
     }
     // Pass 1's inputs changed (data, layout, marks).
     void resolveAgain() { m_resolveDirty = true; }
     // The layout cells pass 1 is to run over for this scene now (those on screen and the few beyond the edge a
     // reduced pixel reads), counted as run; empty when what it left still serves. layout: the cells there are.
     QRect resolveCells(const HeatmapScene &scene, const QSize &layout);
-    // Whether pass 2 is to run for this scene now, counted as run.
-    bool screenNow(const HeatmapScene &scene);
+    // Whether pass 2 is to run over the whole framebuffer for this scene now, counted as run. cellsOnly: pass 1 ran
+    // for this paint, and the caller redoes pass 2 itself where it changed a cell's kind or flags, which alone pass 2
+    // reads of a cell where a GPU covers a pixel or more (the CPU's passes; the shaders run it whole).
+    bool screenNow(const HeatmapScene &scene, bool cellsOnly = false);
     quint64 resolveCount() const { return m_resolveCount; }
     quint64 screenCount() const { return m_screenCount; }
 
@@ -58,7 +61,8 @@ private:
     bool m_resolveDirty = true;
     QRect m_resolvedCells;
     HeatmapScene m_resolved;
-    bool m_screenDirty = true;
+    bool m_screenDirty = true; // pass 1 ran since pass 2
+    bool m_screenInvalid = true; // pass 2 has not run since invalidate()
     HeatmapScene m_screened;
     quint64 m_resolveCount = 0;
     quint64 m_screenCount = 0;

@@ -642,11 +642,15 @@ void HeatmapView::paintMap()
     if (m_glSurface != nullptr) {
         m_glSurface->renderer().paint(drawn);
     } else {
-        QImage image = m_cpu->paint(drawn);
-        image.setDevicePixelRatio(dpr);
         QPainter painter(this);
         painter.setCompositionMode(QPainter::CompositionMode_Source);
-        painter.drawImage(QPointF(0, 0), image);
+        painter.drawImage(QPointF(0, 0), m_cpu->paint(drawn, dpr));
+        // The text over everything, premultiplied, as the shaders' last step.
+        const QRect used = m_overlay.used();
+        if (!used.isEmpty()) {
+            painter.setCompositionMode(QPainter::CompositionMode_SourceOver);
+            painter.drawImage(QPointF(used.topLeft()) / dpr, m_overlay.image(), QRectF(used));
+        }
         painter.end();
         // After the paint event: the window is flushed by then.
         QMetaObject::invokeMethod(this, &HeatmapView::framePresented, Qt::QueuedConnection);

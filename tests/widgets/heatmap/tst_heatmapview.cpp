@@ -1021,6 +1021,112 @@ private Q_SLOTS:
             later, view.colorMap().map(20 + 10 * 0.75F + 40.0F * static_cast<float>(view.interpolation()), 20, 100));
     }
 
+    // On the CPU, a new frame runs pass 1 but not the whole per-pixel pass 2: where only values changed the colours
+    // follow in pass 3, and a GPU that loses its value (hatched now) has its row's pixels redone. Both drawn right.
+    void aFrameOfNewValuesRunsNoPerPixelPassOnTheCpu()
+    {
+        HeatmapView view;
+        if (view.passes() != HeatmapView::Passes::Cpu) {
+            QSKIP("the map draws through the shaders here (FLEETSCOPE_HEATMAP_PASSES or a graphics card)");
+        }
+        view.setAnimated(false);
+        view.resize(640, 400);
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        view.setFrame(frameWith(1, 20));
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(paint(view));
+        const quint64 resolved = view.resolveCount();
+        const quint64 screened = view.screenCount();
+        view.setFrame(frameWith(2, 50));
+        QVERIFY(paint(view));
+        QCOMPARE(view.resolveCount(), resolved + 1);
+        QCOMPARE(view.screenCount(), screened);
+        QVERIFY(closeTo(pixelOf(view, view.grabMap(), 10), view.colorMap().map(50 + 10 * 0.75F, 20, 100)));
+        auto gap = std::const_pointer_cast<Frame>(frameWith(3, 40));
+        gap->planes[0].values[10] = std::numeric_limits<float>::quiet_NaN();
+        view.setFrame(gap);
+        QVERIFY(paint(view));
+        QCOMPARE(view.screenCount(), screened);
+        const QRgb hatched = pixelOf(view, view.grabMap(), 10);
+        const QRgb light = 0x8a8f99;
+        const QRgb dark = qRgb(qRed(light) * 55 / 100, qGreen(light) * 55 / 100, qBlue(light) * 55 / 100);
+        QVERIFY2(closeTo(hatched, light) || closeTo(hatched, dark), qPrintable(QColor(hatched).name()));
+        QVERIFY(closeTo(pixelOf(view, view.grabMap(), 11), view.colorMap().map(40 + 11 * 0.75F, 20, 100)));
+    }
+
+    // What the CPU redoes of pass 2 for a new frame (the rows where a GPU's kind or flags changed) leaves the image a
+    // whole pass draws: frames in which GPUs lose and regain values, go offline and come back, are outlined and
+    // dimmed, drawn one after the other into one view and alone into a fresh one, every pixel compared.
+    void aPartialPassDrawsWhatAWholeOneDraws()
+    {
+        const auto topology = fleet(3, 4);
+        const auto frameAt = [&topology](uint64_t sequence) {
+            auto f = std::make_shared<Frame>();
+            f->sequence = sequence;
+            f->sampleTimeMs = static_cast<int64_t>(sequence) * 1000;
+            f->topologyGeneration = 1;
+            std::vector<float> values(topology->gpuCount);
+            f->health.assign(topology->gpuCount, health::Ok);
+            for (uint32_t g = 0; g < topology->gpuCount; ++g) {
+                const uint32_t h = (g * 2654435761U) ^ static_cast<uint32_t>(sequence * 40503U);
+                values[g] = h % 29 == 0 ? std::numeric_limits<float>::quiet_NaN() : 20.0F + static_cast<float>(h % 80);
+                if (h % 31 == 0) {
+                    f->health[g] = health::Offline;
+                }
+            }
+            f->planes.push_back({ QStringLiteral("gpu_temp"), std::move(values) });
+            return FramePtr(f);
+        };
+        const auto marksAt = [&topology](uint64_t sequence) {
+            std::vector<uint32_t> marked;
+            for (uint32_t g = static_cast<uint32_t>(sequence); g < topology->gpuCount; g += 11) {
+                marked.push_back(g);
+            }
+            return marked;
+        };
+        const auto setUp = [&](HeatmapView &view) {
+            view.setAnimated(false);
+            view.resize(640, 400);
+            view.setTopology(topology);
+            view.setMetric(temperature());
+            view.setFrame(frameAt(1));
+            view.show();
+            return QTest::qWaitForWindowExposed(&view) && paint(view);
+        };
+        HeatmapView running;
+        if (running.passes() != HeatmapView::Passes::Cpu) {
+            QSKIP("the map draws through the shaders here (FLEETSCOPE_HEATMAP_PASSES or a graphics card)");
+        }
+        QVERIFY(setUp(running));
+        running.zoomAt(running.cellRect(40).center(), 9.0 / running.cellSize()); // edges and frames in each cell
+        QVERIFY(paint(running));
+        const quint64 screened = running.screenCount();
+        for (uint64_t sequence = 2; sequence <= 6; ++sequence) {
+            running.setFrame(frameAt(sequence));
+            running.setMarkedGpus(marksAt(sequence));
+            QVERIFY(paint(running));
+        }
+        QCOMPARE(running.screenCount(), screened); // no whole pass 2 since the zoom
+        HeatmapView fresh;
+        QVERIFY(setUp(fresh));
+        fresh.setViewPosition(running.viewPosition());
+        fresh.setFrame(frameAt(6));
+        fresh.setMarkedGpus(marksAt(6));
+        QVERIFY(paint(fresh));
+        const QImage a = running.grabMap().convertToFormat(QImage::Format_RGB32);
+        const QImage b = fresh.grabMap().convertToFormat(QImage::Format_RGB32);
+        QCOMPARE(a.size(), b.size());
+        int differing = 0;
+        for (int y = 0; y < a.height(); ++y) {
+            for (int x = 0; x < a.width(); ++x) {
+                differing += a.pixel(x, y) != b.pixel(x, y) ? 1 : 0;
+            }
+        }
+        QCOMPARE(differing, 0);
+    }
+
     // Drill-down zooms to a place's cells with a short morph (driven by the test clock), and a saved view position
     // comes back in a window of the same size.
     void zoomToCellsMorphsThereAndViewPositionsRoundTrip()
