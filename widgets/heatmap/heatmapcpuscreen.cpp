@@ -30,7 +30,6 @@ const Rgb black { 0.0F, 0.0F, 0.0F };
 constexpr uint8_t edgeEffect = 1;
 constexpr uint8_t dotEffect = 2;
 constexpr uint8_t ringEffect = 4;
-constexpr uint8_t textEffect = 8;
 } // namespace
 
 // heatmapscreen.frag's colour transform c -> c * a + b and its steps.
@@ -102,11 +101,6 @@ HeatmapCpuScreen::HeatmapCpuScreen(const HeatmapScene &scene, const std::vector<
     , m_background(fixedColour(rgbOf(backgroundColour)))
     , m_aisle(fixedColour(rgbOf(aisleColour)))
 {
-    if (scene.overlay != nullptr && !scene.overlayUsed.isEmpty() && scene.overlay->size() == scene.framebuffer) {
-        m_overlay = scene.overlay->constBits();
-        m_overlayStride = scene.overlay->bytesPerLine();
-        m_overlayUsed = scene.overlayUsed & QRect(0, 0, m_width, m_height);
-    }
     for (int parity = 0; parity < 2; ++parity) {
         Transform t;
         t.hatch(parity == 1 ? 2 : 0, 0);
@@ -298,15 +292,7 @@ void HeatmapCpuScreen::shade(int x, int y, Transform &t, int64_t &source, CpuCel
             t.setColour(black);
         }
     }
-    // The text over everything, premultiplied.
-    if (m_overlay != nullptr && m_overlayUsed.contains(x, yTop)) {
-        const uchar *text = m_overlay + static_cast<qsizetype>(yTop) * m_overlayStride + static_cast<qsizetype>(x) * 4;
-        const float alpha = static_cast<float>(text[3]) / 255.0F;
-        t.a *= 1.0F - alpha;
-        for (size_t k = 0; k < 3; ++k) {
-            t.b[k] = t.b[k] * (1.0F - alpha) + static_cast<float>(text[k]) / 255.0F;
-        }
-    }
+    // (The shader's last step, the text over everything, is HeatmapView's: QPainter draws it over the image.)
 }
 
 uint32_t HeatmapCpuScreen::emit(
@@ -333,13 +319,11 @@ uint32_t HeatmapCpuScreen::emit(
 bool HeatmapCpuScreen::isBackgroundRow(int y) const
 {
     // row()'s first test, alone.
-    const int yTop = m_height - 1 - y;
     const float pixelY = static_cast<float>(m_height) - (static_cast<float>(y) + 0.5F);
     const float py = (pixelY - m_originY) / m_cellSize;
     const bool inside = py >= 0.0F && std::floor(py) < static_cast<float>(m_layoutHeight);
     const bool ring = m_ringRadius > 0.0F && std::abs(pixelY - m_ringY) < m_ringRadius + 4.0F;
-    const bool text = m_overlay != nullptr && yTop >= m_overlayUsed.top() && yTop <= m_overlayUsed.bottom();
-    return !inside && !ring && !text;
+    return !inside && !ring;
 }
 
 int HeatmapCpuScreen::cellRowOf(int y) const
@@ -366,12 +350,6 @@ void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pi
     if (m_ringRadius > 0.0F && std::abs(pixelY - m_ringY) < m_ringRadius + 4.0F) {
         rowEffects |= ringEffect;
     }
-    // Text only where the overlay has anything: its bounding box may be most of the view.
-    const auto *text = m_overlay != nullptr && yTop >= m_overlayUsed.top() && yTop <= m_overlayUsed.bottom()
-        ? reinterpret_cast<const uint32_t *>(m_overlay + static_cast<qsizetype>(yTop) * m_overlayStride)
-        : nullptr;
-    const int textLeft = m_overlayUsed.left();
-    const int textRight = m_overlayUsed.right();
     const bool rowEdge = inside && !m_aggregate && m_cellSize >= 6.0F && (py - cellY) * m_cellSize < 1.0F;
     const size_t rowStart = static_cast<size_t>(y) * static_cast<size_t>(m_width);
     uint32_t *pix = pixels + rowStart;
@@ -382,7 +360,7 @@ void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pi
         *first = std::min(*first, x);
         *last = x;
     };
-    if (!inside && (rowEffects & ringEffect) == 0 && text == nullptr) {
+    if (!inside && (rowEffects & ringEffect) == 0) {
         std::fill(pix, pix + m_width, notPlain);
         std::fill(img, img + m_width, m_background);
         return;
@@ -401,49 +379,14 @@ void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pi
     for (int x = 0; x < m_width; ++x) {
         const auto i = static_cast<size_t>(x);
         const int cx = inside ? m_cellX[i] : -1;
-        uint8_t effects = m_effects[i] & rowEffects;
-        if (text != nullptr && x >= textLeft && x <= textRight && text[x] != 0) {
-            effects |= textEffect;
-        }
+        const uint8_t effects = m_effects[i] & rowEffects;
         const bool special = rowEdge || effects != 0;
-        if (cx < 0 && (effects & (ringEffect | textEffect)) == 0) {
+        if (cx < 0 && (effects & ringEffect) == 0) {
             pix[x] = notPlain;
             img[x] = m_background;
             continue;
         }
         const bool edge = rowEdge || (effects & edgeEffect) != 0;
-        if (cx >= 0 && (effects & textEffect) != 0 && (effects & ~(edgeEffect | textEffect)) == 0 && !m_aggregate
-            && (cells[cx].flags & 12U) == 0) {
-            // The cell, its edge and text over them: shade()'s steps for that case alone.
-            const uint32_t kind = cells[cx].flags & 3U;
-            Transform t;
-            int64_t source = -1;
-            if (kind == 0U) {
-                t.setColour(rgbOf(aisleColour));
-            } else {
-                if (kind == 1U) {
-                    t.hatch(x, yTop);
-                } else {
-                    source = static_cast<int64_t>(cellRow) * m_resolvedWidth + cx;
-                    t.a = 1.0F;
-                    t.b = black;
-                }
-                if (edge) {
-                    t.scale(0.7F);
-                }
-            }
-            const auto *texel = reinterpret_cast<const uchar *>(text + x);
-            const float alpha = static_cast<float>(texel[3]) / 255.0F;
-            t.a *= 1.0F - alpha;
-            for (size_t k = 0; k < 3; ++k) {
-                t.b[k] = t.b[k] * (1.0F - alpha) + static_cast<float>(texel[k]) / 255.0F;
-            }
-            pix[x] = emit(t, source, generals, img + x);
-            if ((pix[x] & notPlain) == 0 || (pix[x] & general) != 0) {
-                moving(x);
-            }
-            continue;
-        }
         if (cx >= 0 && (effects & ~edgeEffect) == 0 && !m_aggregate) {
             // Only the cell and its edge decide: the cell's colour, scaled by 0.7 on the edge.
             const uint32_t flags = cells[cx].flags;

@@ -45,9 +45,10 @@ inline uint32_t cpuChannel(uint32_t colour, size_t k)
 }
 
 // Pass 2 (shaders/heatmapscreen.frag) on the CPU, one framebuffer row at a time (rows counted from the bottom, as
-// OpenGL does; the image itself is stored from the top, as QImage does), for HeatmapCpuPasses' threads. What does not change along a row or down a column is computed once,
-// and a pixel that nothing but its cell decides (no edge, dot, mark, dimming, ring or text) takes a short path; the
-// others go through the shader's steps one by one, in the same order and precision.
+// OpenGL does; the image itself is stored from the top, as QImage does), for HeatmapCpuPasses' threads. What does
+// not change along a row or down a column is computed once, and a pixel that nothing but its cell decides (no edge,
+// dot, mark, dimming or ring) takes a short path; the others go through the shader's steps one by one, in the same
+// order and precision. The shader's last step, the text over the map, is left to QPainter (HeatmapView).
 class HeatmapCpuScreen
 {
 public:
@@ -71,7 +72,7 @@ public:
     // appended; [*first, *last] the pixels whose colour moves with the morph (last < first: none).
     void row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources, std::vector<CpuGeneral> &generals,
         int *first, int *last) const;
-    // Row y (from the bottom) is background from edge to edge: no cell, ring or text reaches it.
+    // Row y (from the bottom) is background from edge to edge: no cell or ring reaches it.
     bool isBackgroundRow(int y) const;
     // The layout row whose cells row y's pixels show (a pixel per GPU or more), -1 for none.
     int cellRowOf(int y) const;
@@ -97,11 +98,8 @@ private:
     float m_originX, m_originY, m_cellSize, m_rangeMin, m_rangeMax;
     bool m_mean, m_stale;
     float m_ringX, m_ringY, m_ringRadius;
-    const uchar *m_overlay = nullptr; // premultiplied RGBA8888
-    qsizetype m_overlayStride = 0;
-    QRect m_overlayUsed;
     // Per column: its cell (-1 outside the layout), p.x, the aggregate footprint, and which per-pixel effects may
-    // apply there (bits: 1 edge, 2 stale dot, 4 ring, 8 text).
+    // apply there (bits: 1 edge, 2 stale dot, 4 ring).
     std::vector<int> m_cellX;
     std::vector<float> m_p;
     std::vector<int> m_firstX;

@@ -2,7 +2,9 @@
 #include "widgets/heatmap/heatmapoverlay.h"
 
 #include <QFontMetricsF>
+#include <QHash>
 #include <QPainter>
+#include <QStaticText>
 
 #include <algorithm>
 #include <cmath>
@@ -164,6 +166,22 @@ void HeatmapOverlay::paintValues(QPainter &painter, const Scene &scene)
     const int y1
         = std::min(layout.height - 1, static_cast<int>(std::ceil((scene.widget.height() - scene.originY) / cell)));
     setPixelSize(painter, std::min(cell * 0.3, 18.0 * scene.labelScale));
+    // Thousands of short numbers, redrawn for each frame: each text laid out once (QStaticText) and kept while the
+    // font stays, instead of a layout per drawText.
+    struct Laid
+    {
+        QFont font;
+        QHash<QString, QStaticText> texts;
+    };
+    static thread_local Laid laid;
+    if (laid.font != painter.font() || laid.texts.size() > 4096) {
+        laid.font = painter.font();
+        laid.texts.clear();
+    }
+    const QColor dark(0x10, 0x10, 0x10);
+    const QColor light(0xf0, 0xf0, 0xf0);
+    bool darkPen = false;
+    painter.setPen(light);
     for (int y = y0; y <= y1; ++y) {
         for (int x = x0; x <= x1; ++x) {
             const int gpu = layout.gpuAt(x, y);
@@ -174,11 +192,26 @@ void HeatmapOverlay::paintValues(QPainter &painter, const Scene &scene)
             if (std::isnan(value)) {
                 continue;
             }
-            const QRectF r(scene.originX + x * cell, scene.originY + y * cell, cell, cell);
+            const QString number = QString::number(value, 'f', std::abs(value) >= 100 ? 0 : 1);
+            auto found = laid.texts.find(number);
+            if (found == laid.texts.end()) {
+                QStaticText text(number);
+                text.setTextFormat(Qt::PlainText);
+                text.setPerformanceHint(QStaticText::AggressiveCaching);
+                text.prepare(QTransform(), laid.font);
+                found = laid.texts.insert(number, text);
+            }
             const QRgb c = scene.colorMap->map(value, scene.metric->rangeMin, scene.metric->rangeMax);
             // Dark text on light colours, light on dark.
-            painter.setPen(qGray(c) > 140 ? QColor(0x10, 0x10, 0x10) : QColor(0xf0, 0xf0, 0xf0));
-            painter.drawText(r, Qt::AlignCenter, QString::number(value, 'f', std::abs(value) >= 100 ? 0 : 1));
+            if ((qGray(c) > 140) != darkPen) {
+                darkPen = !darkPen;
+                painter.setPen(darkPen ? dark : light);
+            }
+            // Centred in the cell, as drawText's Qt::AlignCenter.
+            const QSizeF size = found->size();
+            painter.drawStaticText(QPointF(scene.originX + (x + 0.5) * cell - size.width() / 2,
+                                       scene.originY + (y + 0.5) * cell - size.height() / 2),
+                *found);
         }
     }
 }
@@ -246,7 +279,7 @@ void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devi
     ++m_revision;
     const QSize pixels = (scene.widget * devicePixelRatio).toSize().expandedTo(QSize(1, 1));
     if (m_image.size() != pixels) {
-        m_image = QImage(pixels, QImage::Format_RGBA8888_Premultiplied); // GL's byte order, on every platform
+        m_image = QImage(pixels, QImage::Format_ARGB32_Premultiplied); // QPainter's own
     }
     m_image.setDevicePixelRatio(devicePixelRatio);
     m_image.fill(Qt::transparent);

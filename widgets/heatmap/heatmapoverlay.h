@@ -55,13 +55,14 @@ private:
     static void paintStaleBanner(QPainter &painter, const Scene &scene);
 };
 
-// The overlay as an image (premultiplied RGBA, device pixels), redrawn only when what it shows changes (the view
-// moved, a new frame, new notes). The renderer folds it into its per-frame pass, so an animation or hover repaint
-// costs nothing for the text, however much there is.
+// The overlay as an image (premultiplied, device pixels), redrawn only when what it shows changes (the view moved, a
+// new frame, new notes). The shaders fold it into their per-frame pass, so an animation or hover repaint costs
+// nothing for the text; on the CPU, QPainter draws it over the map's image.
 class HeatmapOverlayCache
 {
 public:
-    // Redraws the image if the scene differs from the last; devicePixelRatio: device pixels per scene.widget pixel.
+    // Redraws the image (Format_ARGB32_Premultiplied) if the scene differs from the last; devicePixelRatio: device
+    // pixels per scene.widget pixel.
     void update(const HeatmapOverlay::Scene &scene, double devicePixelRatio);
     const QImage &image() const { return m_image; }
     // The part of the image with anything drawn, device pixels from the top-left; empty for none.

@@ -58,6 +58,7 @@ std::unique_ptr<QOpenGLShaderProgram> HeatmapRenderer::program(
 bool HeatmapRenderer::initialize(QOpenGLContext *context)
 {
     initializeOpenGLFunctions();
+    m_openGlEs = context->isOpenGLES();
     m_resolve = program(context, "heatmapresolve.frag");
     m_screen[0] = program(context, "heatmapscreen.frag", QByteArrayLiteral("#define AGGREGATE 0\n"));
     m_screen[1] = program(context, "heatmapscreen.frag", QByteArrayLiteral("#define AGGREGATE 1\n"));
@@ -281,9 +282,18 @@ void HeatmapRenderer::screen(const Scene &scene)
     const bool overlay
         = scene.overlay != nullptr && !scene.overlayUsed.isEmpty() && scene.overlay->size() == scene.framebuffer;
     if (overlay && m_overlayRevision != scene.overlayRevision) {
-        upload(m_overlayTexture, { GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4 }, scene.overlay->width(),
-            scene.overlay->constBits(),
-            static_cast<size_t>(scene.overlay->width()) * static_cast<size_t>(scene.overlay->height()), true);
+        // Premultiplied ARGB32 words (QPainter's own format, the CPU's side draws the same image): desktop OpenGL
+        // reads them as they are, ES wants bytes in RGBA order.
+        const QImage &image = *scene.overlay;
+        const size_t texels = static_cast<size_t>(image.width()) * static_cast<size_t>(image.height());
+        if (image.format() == QImage::Format_ARGB32_Premultiplied && !m_openGlEs) {
+            upload(m_overlayTexture, { GL_RGBA8, GL_BGRA, GL_UNSIGNED_INT_8_8_8_8_REV, 4 }, image.width(),
+                image.constBits(), texels, true);
+        } else {
+            const QImage bytes = image.convertToFormat(QImage::Format_RGBA8888_Premultiplied);
+            upload(m_overlayTexture, { GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, 4 }, bytes.width(), bytes.constBits(),
+                texels, true);
+        }
         m_overlayRevision = scene.overlayRevision;
     }
     if (m_screenSize != scene.framebuffer) {

@@ -79,6 +79,7 @@ private:
     static QRect drawnRect(const Scene &scene);
 
     QString m_description;
+    bool m_openGlEs = false;
     std::unique_ptr<QOpenGLShaderProgram> m_resolve;
     std::array<std::unique_ptr<QOpenGLShaderProgram>, 2> m_screen; // cells, aggregated (below a pixel per cell)
     std::unique_ptr<QOpenGLShaderProgram> m_present;
