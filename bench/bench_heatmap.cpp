@@ -69,6 +69,7 @@ double elapsedMs(const QElapsedTimer &timer)
 class TimedHeatmapView : public HeatmapView
 {
 public:
+    TimedHeatmapView() { setBackgroundPreparation(false); } // all of a new frame's work inside the paint timed
     std::vector<double> paintMs;
 
 protected:

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <utility>
 
 namespace fleetscope {
 
@@ -64,11 +65,11 @@ void HeatmapCpuPasses::allocate(size_t gpuCount)
     m_marks.assign(gpuCount, 0);
 }
 
-void HeatmapCpuPasses::setLayout(const HeatmapLayout &layout)
+void HeatmapCpuPasses::setLayout(std::vector<int32_t> cells, int width, int height)
 {
-    m_layoutWidth = std::max(1, layout.width);
-    m_layoutHeight = std::max(1, layout.height);
-    m_cells = layout.cells;
+    m_layoutWidth = std::max(1, width);
+    m_layoutHeight = std::max(1, height);
+    m_cells = std::move(cells);
     m_cells.resize(static_cast<size_t>(m_layoutWidth) * static_cast<size_t>(m_layoutHeight), HeatmapLayout::gap);
     m_resolved.assign(m_cells.size(), CpuCell { 0, 0, 0 });
     m_normalised.clear();

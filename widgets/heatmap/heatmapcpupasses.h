@@ -29,7 +29,8 @@ public:
 
     // The inputs the textures hold on the GPU path, copied.
     void allocate(size_t gpuCount);
-    void setLayout(const HeatmapLayout &layout);
+    // A layout's cells (HeatmapLayout::cells), width x height.
+    void setLayout(std::vector<int32_t> cells, int width, int height);
     void setFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift);
     void setMarks(const std::vector<uint8_t> &marks);
     void setColorMap(const ColorMap &map);

@@ -1,59 +1,152 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapcpurenderer.h"
 
+#include <utility>
+
 namespace fleetscope {
+
+HeatmapCpuRenderer::HeatmapCpuRenderer(std::function<void()> ready)
+    : m_ready(std::move(ready))
+{
+    m_worker.setMaxThreadCount(1);
+}
+
+HeatmapCpuRenderer::~HeatmapCpuRenderer()
+{
+    m_worker.waitForDone(); // its result, queued to m_receiver, goes with it
+}
+
+void HeatmapCpuRenderer::hand(Input input, bool resolves)
+{
+    m_inputs.push_back({ std::move(input), resolves });
+}
 
 void HeatmapCpuRenderer::allocate(size_t gpuCount)
 {
-    m_passes.allocate(gpuCount);
-    m_schedule.resolveAgain();
+    hand([gpuCount](HeatmapCpuPasses &passes) { passes.allocate(gpuCount); }, true);
 }
 
 void HeatmapCpuRenderer::uploadLayout(const HeatmapLayout &layout)
 {
-    m_passes.setLayout(layout);
     m_layoutSize = QSize(std::max(1, layout.width), std::max(1, layout.height));
-    m_schedule.resolveAgain();
+    // The cells alone (a memcpy), not the names and places a whole layout holds.
+    hand([cells = layout.cells, width = layout.width, height = layout.height](HeatmapCpuPasses &passes) mutable {
+        passes.setLayout(std::move(cells), width, height);
+    },
+        true);
 }
 
-void HeatmapCpuRenderer::uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift)
+void HeatmapCpuRenderer::uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
+    const std::vector<uint8_t> &health, bool shift)
 {
-    m_passes.setFrame(values, health, shift);
-    m_schedule.resolveAgain();
+    // No copy here: the worker copies from the frame, which the owner keeps alive and nobody changes.
+    hand([owner, values = &values, health = &health, shift](
+             HeatmapCpuPasses &passes) { passes.setFrame(*values, *health, shift); },
+        true);
 }
 
 void HeatmapCpuRenderer::uploadColorMap(const ColorMap &map)
 {
-    m_passes.setColorMap(map); // pass 3 reads it on every paint
+    hand([map](HeatmapCpuPasses &passes) { passes.setColorMap(map); }, false); // pass 3 reads it
 }
 
 void HeatmapCpuRenderer::uploadMarks(const std::vector<uint8_t> &marks)
 {
-    m_passes.setMarks(marks);
-    m_schedule.resolveAgain();
+    hand([marks](HeatmapCpuPasses &passes) { passes.setMarks(marks); }, true);
 }
 
-const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double devicePixelRatio)
+HeatmapScene HeatmapCpuRenderer::withoutText(const HeatmapScene &scene)
 {
-    const int width = drawn.framebuffer.width();
-    const int height = drawn.framebuffer.height();
-    if (width <= 0 || height <= 0) {
-        m_image = QImage();
-        return m_image;
-    }
     // The text over the map is the caller's to paint on top (the shaders' last step, premultiplied over): the
     // passes leave it out, so that new text (values redrawn for a new frame) costs no pass 2.
-    HeatmapScene scene = drawn;
-    scene.overlay = nullptr;
-    scene.overlayUsed = QRect();
-    scene.overlayRevision = 0;
-    const QRect cells = m_schedule.resolveCells(scene, m_layoutSize);
+    HeatmapScene s = scene;
+    s.overlay = nullptr;
+    s.overlayUsed = QRect();
+    s.overlayRevision = 0;
+    return s;
+}
+
+void HeatmapCpuRenderer::apply(const std::vector<Handed> &inputs)
+{
+    for (const Handed &input : inputs) {
+        input.apply(m_passes);
+        if (input.resolves) {
+            m_schedule.resolveAgain(); // a colour map alone only recolours, in pass 3
+        }
+    }
+}
+
+void HeatmapCpuRenderer::applyInputs()
+{
+    m_worker.waitForDone();
+    m_running = false;
+    apply(std::exchange(m_inputs, {}));
+}
+
+void HeatmapCpuRenderer::prepare(std::vector<Handed> inputs, const HeatmapScene &scene, QSize layoutSize)
+{
+    apply(inputs);
+    const QRect cells = m_schedule.resolveCells(scene, layoutSize);
     const bool flagsChanged = !cells.isEmpty() && m_passes.resolve(scene, cells);
     if (m_schedule.screenNow(scene, !cells.isEmpty())) {
         m_passes.screen(scene);
     } else if (flagsChanged) {
         m_passes.screen(scene, true); // the pixels of the rows where a GPU's kind or flags changed
     }
+}
+
+void HeatmapCpuRenderer::finish(const HeatmapScene &drawn)
+{
+    m_worker.waitForDone();
+    m_running = false;
+    const HeatmapScene scene = withoutText(drawn);
+    if (!m_inputs.empty() || m_schedule.wouldRun(scene, m_layoutSize)) {
+        prepare(std::exchange(m_inputs, {}), scene, m_layoutSize);
+    }
+    m_resolveCount = m_schedule.resolveCount();
+    m_screenCount = m_schedule.screenCount();
+}
+
+const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double devicePixelRatio)
+{
+    const int width = drawn.framebuffer.width();
+    const int height = drawn.framebuffer.height();
+    m_current = false;
+    if (width <= 0 || height <= 0) {
+        m_image = QImage();
+        return m_image;
+    }
+    if (m_running) {
+        return m_shown;
+    }
+    const HeatmapScene scene = withoutText(drawn);
+    if (!m_inputs.empty() || m_schedule.wouldRun(scene, m_layoutSize)) {
+        if (!m_asynchronous) {
+            prepare(std::exchange(m_inputs, {}), scene, m_layoutSize);
+        } else {
+            // The image as it is, to show meanwhile (the worker writes into its pixels); none at another size.
+            m_shown = m_image.size() == drawn.framebuffer ? m_image.copy() : QImage();
+            if (!m_shown.isNull()) {
+                m_shown.setDevicePixelRatio(devicePixelRatio);
+            }
+            m_running = true;
+            m_worker.start([this, inputs = std::exchange(m_inputs, {}), scene, layoutSize = m_layoutSize]() mutable {
+                prepare(std::move(inputs), scene, layoutSize);
+                QMetaObject::invokeMethod(
+                    &m_receiver,
+                    [this] {
+                        m_running = false;
+                        m_resolveCount = m_schedule.resolveCount();
+                        m_screenCount = m_schedule.screenCount();
+                        m_ready();
+                    },
+                    Qt::QueuedConnection);
+            });
+            return m_shown;
+        }
+    }
+    m_resolveCount = m_schedule.resolveCount();
+    m_screenCount = m_schedule.screenCount();
     int firstRow = 0;
     int endRow = 0;
     const std::vector<uint32_t> &pixels = m_passes.compose(scene, &firstRow, &endRow);
@@ -67,8 +160,9 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
             static_cast<qsizetype>(width) * 4, QImage::Format_RGB32);
     }
     if (m_image.devicePixelRatio() != devicePixelRatio) {
-        m_image.setDevicePixelRatio(devicePixelRatio); // no copy: this is the only reference
+        m_image.setDevicePixelRatio(devicePixelRatio); // no copy: the only reference
     }
+    m_current = true;
     return m_image;
 }
 

@@ -5,34 +5,85 @@
 #include "widgets/heatmap/heatmappassschedule.h"
 
 #include <QImage>
+#include <QObject>
+#include <QThreadPool>
+
+#include <functional>
+#include <vector>
 
 namespace fleetscope {
 
 // The heatmap drawn without OpenGL: the three passes on the CPU's threads (HeatmapCpuPasses) into an image that
 // HeatmapView paints with QPainter. Chosen where OpenGL is a software renderer or missing: there the window is
-// composed by Qt's raster engine instead of through OpenGL, and no paint waits for a software rasteriser. Per paint
-// it costs what changed (HeatmapPassSchedule): an animation repaint recolours only the pixels whose colour moves.
+// composed by Qt's raster engine instead of through OpenGL, and no paint waits for a software rasteriser.
+//
+// What a new frame, layout or view costs (the inputs handed over, pass 1, pass 2: HeatmapPassSchedule) runs on a
+// worker thread of its own, so that the GUI thread never waits for it: meanwhile a paint shows the image as it was,
+// and `ready` is called (on the thread that made this object) when the new one can be shown. Pass 3, the colours
+// at the paint's point of the morph, runs in the paint itself: a few ms, so an animation repaint or a hover costs
+// only that. Inputs are copied when handed over, so the caller's may change at once.
 class HeatmapCpuRenderer final : public HeatmapInputs
 {
 public:
+    explicit HeatmapCpuRenderer(std::function<void()> ready);
+    ~HeatmapCpuRenderer() override;
+    HeatmapCpuRenderer(const HeatmapCpuRenderer &) = delete;
+    HeatmapCpuRenderer &operator=(const HeatmapCpuRenderer &) = delete;
+
     void allocate(size_t gpuCount) override;
     void uploadLayout(const HeatmapLayout &layout) override;
-    void uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift) override;
+    void uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
+        const std::vector<uint8_t> &health, bool shift) override;
     void uploadColorMap(const ColorMap &map) override;
     void uploadMarks(const std::vector<uint8_t> &marks) override;
-    quint64 resolveCount() const override { return m_schedule.resolveCount(); }
-    quint64 screenCount() const override { return m_schedule.screenCount(); }
+    quint64 resolveCount() const override { return m_resolveCount; }
+    quint64 screenCount() const override { return m_screenCount; }
 
-    // The scene at the framebuffer's size (physical pixels at this ratio, Format_RGB32, background included) but the
-    // text over the map (scene.overlay), which the caller paints over it; valid until the next call. A null image
-    // for an empty framebuffer.
+    // Off: the work runs in paint itself, as the shaders' would (benchmarks measure it so). On by default.
+    void setAsynchronous(bool asynchronous) { m_asynchronous = asynchronous; }
+
+    // The image for this scene, at the framebuffer's size (physical pixels at this ratio, Format_RGB32, background
+    // included) but the text over the map (scene.overlay), which the caller paints over it; valid until the next
+    // call. While the worker prepares it, the image shown last (see isCurrent); a null image before the first, or for
+    // an empty framebuffer.
     const QImage &paint(const HeatmapScene &scene, double devicePixelRatio);
+    // The last paint returned the scene asked for, not an earlier image while the worker prepared it.
+    bool isCurrent() const { return m_current; }
+    // Waits for the worker, then applies the inputs handed over (the copies the passes keep), no pass.
+    void applyInputs();
+    // Waits for the worker, then prepares what this scene still needs at once: the next paint is current.
+    void finish(const HeatmapScene &scene);
 
 private:
+    using Input = std::function<void(HeatmapCpuPasses &)>;
+    struct Handed
+    {
+        Input apply;
+        bool resolves; // pass 1 reads what it changes
+    };
+    void hand(Input input, bool resolves);
+    void apply(const std::vector<Handed> &inputs);
+    // Applies the inputs, runs passes 1 and 2 as the schedule says; on the worker, or in finish or a synchronous
+    // paint. layoutSize: the layout's once the inputs are applied.
+    void prepare(std::vector<Handed> inputs, const HeatmapScene &scene, QSize layoutSize);
+    static HeatmapScene withoutText(const HeatmapScene &scene);
+
+    std::function<void()> m_ready;
+    bool m_asynchronous = true;
+    // Owned by the worker while a preparation runs (m_running), else by the GUI thread.
     HeatmapCpuPasses m_passes;
     HeatmapPassSchedule m_schedule;
-    QSize m_layoutSize { 1, 1 };
-    QImage m_image;
+    // The GUI thread's.
+    QSize m_layoutSize { 1, 1 }; // once the inputs handed over are applied
+    std::vector<Handed> m_inputs; // handed over since the last preparation, in order
+    bool m_running = false;
+    bool m_current = false;
+    QImage m_image; // over m_passes' pixels
+    QImage m_shown; // a copy of it, shown while a preparation runs
+    quint64 m_resolveCount = 0;
+    quint64 m_screenCount = 0;
+    QThreadPool m_worker;
+    QObject m_receiver; // the worker's results arrive through it
 };
 
 } // namespace fleetscope

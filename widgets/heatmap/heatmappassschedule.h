@@ -9,6 +9,7 @@
 #include <QSize>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace fleetscope {
@@ -22,9 +23,11 @@ public:
     // Room for a fleet of this size; frames and marks fill it.
     virtual void allocate(size_t gpuCount) = 0;
     virtual void uploadLayout(const HeatmapLayout &layout) = 0;
-    // A frame's plane and health bytes; shift: the frame shown until now becomes the previous one (a new frame),
-    // else the current one is replaced (a new metric).
-    virtual void uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift) = 0;
+    // A frame's plane and health bytes, which owner keeps (the frame: shared and never changed, so a renderer may
+    // read them later); shift: the frame shown until now becomes the previous one (a new frame), else the current
+    // one is replaced (a new metric).
+    virtual void uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
+        const std::vector<uint8_t> &health, bool shift) = 0;
     virtual void uploadColorMap(const ColorMap &map) = 0;
     virtual void uploadMarks(const std::vector<uint8_t> &marks) = 0;
     // Passes 1 and 2 run so far (benchmarks and tests: an animation repaint runs neither).
@@ -54,10 +57,16 @@ public:
     // for this paint, and the caller redoes pass 2 itself where it changed a cell's kind or flags, which alone pass 2
     // reads of a cell where a GPU covers a pixel or more (the CPU's passes; the shaders run it whole).
     bool screenNow(const HeatmapScene &scene, bool cellsOnly = false);
+    // Whether resolveCells or screenNow would run anything for this scene now (counting nothing).
+    bool wouldRun(const HeatmapScene &scene, const QSize &layout) const;
     quint64 resolveCount() const { return m_resolveCount; }
     quint64 screenCount() const { return m_screenCount; }
 
 private:
+    static QRect visibleCells(const HeatmapScene &scene, const QSize &layout);
+    bool resolvedFor(const HeatmapScene &scene, const QRect &visible) const;
+    bool screenedFor(const HeatmapScene &scene) const;
+
     bool m_resolveDirty = true;
     QRect m_resolvedCells;
     HeatmapScene m_resolved;

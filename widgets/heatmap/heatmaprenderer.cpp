@@ -197,7 +197,8 @@ void HeatmapRenderer::uploadLayout(const HeatmapLayout &layout)
     m_schedule.resolveAgain();
 }
 
-void HeatmapRenderer::uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift)
+void HeatmapRenderer::uploadFrame(const std::shared_ptr<const void> & /*owner: uploaded at once*/,
+    const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift)
 {
     if (shift) {
         m_current = 1 - m_current;

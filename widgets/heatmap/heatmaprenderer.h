@@ -52,7 +52,8 @@ public:
     void allocate(size_t gpuCount) override;
     void uploadLayout(const HeatmapLayout &layout) override;
     // shift: into the other texture, so the one shown until now becomes the previous frame.
-    void uploadFrame(const std::vector<float> &values, const std::vector<uint8_t> &health, bool shift) override;
+    void uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
+        const std::vector<uint8_t> &health, bool shift) override;
     void uploadColorMap(const ColorMap &map) override;
     void uploadMarks(const std::vector<uint8_t> &marks) override;
     quint64 resolveCount() const override { return m_schedule.resolveCount(); }

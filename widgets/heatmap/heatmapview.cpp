@@ -443,7 +443,8 @@ void HeatmapView::setPasses(Passes passes)
     } else if (passes == Passes::Cpu && !m_cpu) {
         delete m_glSurface;
         m_glSurface = nullptr;
-        m_cpu = std::make_unique<HeatmapCpuRenderer>();
+        m_cpu = std::make_unique<HeatmapCpuRenderer>([this] { redraw(); }); // a prepared image: show it
+        m_cpu->setAsynchronous(m_backgroundPreparation);
         setAttribute(Qt::WA_OpaquePaintEvent); // every pixel painted, none erased first
         static bool said = false; // once a process
         if (!std::exchange(said, true)) {
@@ -505,7 +506,29 @@ QImage HeatmapView::grabMap()
     if (m_glSurface != nullptr) {
         return m_glSurface->grabFramebuffer();
     }
+    finishCpuPasses(); // the state as it is now, not the image shown while it is prepared
     return grab().toImage();
+}
+
+void HeatmapView::setBackgroundPreparation(bool on)
+{
+    m_backgroundPreparation = on;
+    if (m_cpu) {
+        m_cpu->setAsynchronous(on);
+    }
+}
+
+void HeatmapView::finishCpuPasses()
+{
+    if (!m_cpu || !m_topology) {
+        return;
+    }
+    uploadDirty();
+    const HeatmapCamera::Placement p = camera().placement();
+    const double dpr = devicePixelRatioF();
+    const QSize framebuffer(
+        static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
+    m_cpu->finish(scene(p, framebuffer, interpolation()));
 }
 
 void HeatmapView::uploadDirty()
@@ -540,7 +563,7 @@ void HeatmapView::uploadDirty()
             if (shift) {
                 m_hasPrevious = m_animated;
             }
-            renderer->uploadFrame(plane->values, m_frame->health, shift);
+            renderer->uploadFrame(m_frame, plane->values, m_frame->health, shift);
             m_hasData = true;
         }
     }
@@ -563,6 +586,7 @@ void HeatmapView::uploadPending()
     }
     if (m_glSurface == nullptr) {
         uploadDirty();
+        m_cpu->applyInputs();
         return;
     }
     if (!m_glSurface->isReady()) {
@@ -644,7 +668,12 @@ void HeatmapView::paintMap()
     } else {
         QPainter painter(this);
         painter.setCompositionMode(QPainter::CompositionMode_Source);
-        painter.drawImage(QPointF(0, 0), m_cpu->paint(drawn, dpr));
+        const QImage &image = m_cpu->paint(drawn, dpr);
+        if (image.isNull()) {
+            painter.fillRect(rect(), QColor::fromRgb(backgroundColour)); // the first image is being prepared
+        } else {
+            painter.drawImage(QPointF(0, 0), image);
+        }
         // The text over everything, premultiplied, as the shaders' last step.
         const QRect used = m_overlay.used();
         if (!used.isEmpty()) {
@@ -652,8 +681,10 @@ void HeatmapView::paintMap()
             painter.drawImage(QPointF(used.topLeft()) / dpr, m_overlay.image(), QRectF(used));
         }
         painter.end();
-        // After the paint event: the window is flushed by then.
-        QMetaObject::invokeMethod(this, &HeatmapView::framePresented, Qt::QueuedConnection);
+        // After the paint event, the window flushed by then; not for an image shown while the next is prepared.
+        if (m_cpu->isCurrent()) {
+            QMetaObject::invokeMethod(this, &HeatmapView::framePresented, Qt::QueuedConnection);
+        }
     }
     pace();
     const bool morphing = m_camera.settleMorph();

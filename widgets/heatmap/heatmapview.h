@@ -147,6 +147,9 @@ public:
     double cellSize() const { return camera().placement().cellSize; }
     // Switches the renderer (see Passes). The data is handed over again, so a frame's morph starts over.
     void setPasses(Passes passes);
+    // On the CPU, what a new frame, layout or view costs is prepared on a worker thread while the map shows what it
+    // showed (on by default); off, in the paint itself, as the shaders do it (benchmarks measure it so).
+    void setBackgroundPreparation(bool on);
     // Gpu or Cpu: the renderer in use.
     Passes passes() const;
     // Runs of the renderer's per-frame passes so far: an animation or hover repaint runs none.
@@ -190,6 +193,7 @@ private:
     void surfaceReset(bool ready);
     HeatmapInputs *inputs(); // the renderer in use, null while OpenGL is not initialised
     void uploadDirty(); // whatever changed since the last upload
+    void finishCpuPasses(); // on the CPU, the current state prepared now, for the next paint
     HeatmapScene scene(const HeatmapCamera::Placement &p, QSize framebuffer, double mix) const;
     void updateOverlay(const HeatmapCamera::Placement &p); // the text over the map, for the renderer
     void pace(); // after a paint: the animation's rate from its measured cost
@@ -227,6 +231,7 @@ private:
     Passes m_requestedPasses = Passes::Auto;
     HeatmapGlSurface *m_glSurface = nullptr;
     std::unique_ptr<HeatmapCpuRenderer> m_cpu;
+    bool m_backgroundPreparation = true;
     HeatmapOverlayCache m_overlay; // the text over the map, redrawn only when it changes
     std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
     size_t m_markCount = 0;
