@@ -166,6 +166,8 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene, bool changedRowsOnly)
     // knows), and below a pixel per GPU it reads values too.
     const bool partial = changedRowsOnly && m_framebuffer == QSize(width, height) && scene.cellSize >= 1.0
         && m_changedRows.size() == static_cast<size_t>(m_layoutHeight);
+    // Columns no cell or ring reached last time nor reaches now are background already: not written again.
+    const bool sameSize = m_framebuffer == QSize(width, height);
     if (m_framebuffer != QSize(width, height)) {
         m_framebuffer = QSize(width, height);
         m_pixels.assign(pixels, 0);
@@ -190,6 +192,9 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene, bool changedRowsOnly)
             }
         });
     }
+    const int columnsBegin = sameSize ? std::min(m_activeColumns.first, pass.activeFirst()) : 0;
+    const int columnsEnd = sameSize ? std::max(m_activeColumns.second, pass.activeEnd()) : width;
+    m_activeColumns = { pass.activeFirst(), pass.activeEnd() };
     std::vector<QRect> changing(static_cast<size_t>(m_chunks));
     // Cells several pixels wide: pass 3 goes by runs of a row's pixels that take one cell's colour.
     m_runs.resize(static_cast<size_t>(m_chunks));
@@ -226,7 +231,8 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene, bool changedRowsOnly)
             was = background ? 1 : 0;
             int first = 0;
             int last = 0;
-            pass.row(y, m_pixels.data(), m_out.data(), m_pixelSources.data(), generals, &first, &last);
+            pass.row(y, columnsBegin, columnsEnd, m_pixels.data(), m_out.data(), m_pixelSources.data(), generals, &first,
+                &last);
             redone = true;
             if (last >= first) {
                 moving |= QRect(first, y, last - first + 1, 1);

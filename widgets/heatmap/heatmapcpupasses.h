@@ -10,6 +10,7 @@
 
 #include <array>
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace fleetscope {
@@ -83,6 +84,7 @@ private:
     QRect m_sourceCells; // the layout cells the pixels read, when the sources are cells
     QRect m_changing; // the pixels whose colour moves with the mix (rows from the bottom)
     std::vector<uint8_t> m_backgroundRows; // per row (from the bottom): all background in m_pixels and m_out
+    std::pair<int, int> m_activeColumns { 0, 0 }; // [first, end): outside them every row is background
     std::vector<uint8_t> m_changedRows; // per layout row: the last resolve changed a cell's kind or flags there
     std::vector<size_t> m_generalsAfterFull; // per chunk: its generals after the last whole pass 2
     bool m_screened = false; // pass 2 ran since the last compose

@@ -144,6 +144,13 @@ HeatmapCpuScreen::HeatmapCpuScreen(const HeatmapScene &scene, const std::vector<
             effects |= ringEffect;
         }
         m_effects[i] = effects;
+        if (inside || (effects & ringEffect) != 0) {
+            m_activeFirst = std::min(m_activeFirst, x);
+            m_activeEnd = x + 1;
+        }
+    }
+    if (m_activeEnd == 0) {
+        m_activeFirst = 0;
     }
     // The layout rows the framebuffer's pixels read, a row either side for the aggregate footprint.
     const float top = std::floor(std::clamp((0.0F - m_originY) / m_cellSize, -2.0F, 1e9F)) - 1.0F;
@@ -335,7 +342,7 @@ int HeatmapCpuScreen::cellRowOf(int y) const
     return py >= 0.0F && cellY < static_cast<float>(m_layoutHeight) ? static_cast<int>(cellY) : -1;
 }
 
-void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources,
+void HeatmapCpuScreen::row(int y, int begin, int end, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources,
     std::vector<CpuGeneral> &generals, int *first, int *last) const
 {
     const int yTop = m_height - 1 - y;
@@ -354,6 +361,8 @@ void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pi
     const size_t rowStart = static_cast<size_t>(y) * static_cast<size_t>(m_width);
     uint32_t *pix = pixels + rowStart;
     uint32_t *img = image + static_cast<size_t>(yTop) * static_cast<size_t>(m_width);
+    const int xBegin = std::clamp(begin, 0, m_width);
+    const int xEnd = std::clamp(end, xBegin, m_width);
     *first = m_width;
     *last = -1;
     const auto moving = [first, last](int x) {
@@ -361,8 +370,8 @@ void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pi
         *last = x;
     };
     if (!inside && (rowEffects & ringEffect) == 0) {
-        std::fill(pix, pix + m_width, notPlain);
-        std::fill(img, img + m_width, m_background);
+        std::fill(pix + xBegin, pix + xEnd, notPlain);
+        std::fill(img + xBegin, img + xEnd, m_background);
         return;
     }
     const int cellRow = inside ? static_cast<int>(cellY) : 0;
@@ -376,7 +385,7 @@ void HeatmapCpuScreen::row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pi
             static_cast<int>(std::ceil(edgeY + 1.0F / m_cellSize)) - 1, std::min(firstY + 3, m_layoutHeight - 1));
     }
     const float span = m_rangeMax - m_rangeMin;
-    for (int x = 0; x < m_width; ++x) {
+    for (int x = xBegin; x < xEnd; ++x) {
         const auto i = static_cast<size_t>(x);
         const int cx = inside ? m_cellX[i] : -1;
         const uint8_t effects = m_effects[i] & rowEffects;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace fleetscope {
@@ -67,11 +68,14 @@ public:
     int firstCellRow() const { return m_firstCellRow; }
     int endCellRow() const { return m_endCellRow; }
     void normaliseRow(int cellRow) const;
-    // Row y of the framebuffer (from the bottom): pixel codes into pixels (rows from the bottom), fixed colours into
-    // image (rows from the top), sources below a pixel per cell, generals
+    // The columns [first, end) that a cell or the ring reaches: the others are background in every row.
+    int activeFirst() const { return m_activeFirst; }
+    int activeEnd() const { return m_activeEnd; }
+    // Columns [begin, end) of row y of the framebuffer (from the bottom): pixel codes into pixels (rows from the
+    // bottom), fixed colours into image (rows from the top), sources below a pixel per cell, generals
     // appended; [*first, *last] the pixels whose colour moves with the morph (last < first: none).
-    void row(int y, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources, std::vector<CpuGeneral> &generals,
-        int *first, int *last) const;
+    void row(int y, int begin, int end, uint32_t *pixels, uint32_t *image, CpuCell *pixelSources,
+        std::vector<CpuGeneral> &generals, int *first, int *last) const;
     // Row y (from the bottom) is background from edge to edge: no cell or ring reaches it.
     bool isBackgroundRow(int y) const;
     // The layout row whose cells row y's pixels show (a pixel per GPU or more), -1 for none.
@@ -105,6 +109,8 @@ private:
     std::vector<int> m_firstX;
     std::vector<int> m_lastX;
     std::vector<uint8_t> m_effects;
+    int m_activeFirst = std::numeric_limits<int>::max();
+    int m_activeEnd = 0;
     uint32_t m_background, m_aisle;
     std::array<uint32_t, 2> m_hatch {}; // by the hatching's parity
     std::array<uint32_t, 2> m_hatchEdge {}; // on a cell's edge

@@ -1056,9 +1056,10 @@ private Q_SLOTS:
         QVERIFY(closeTo(pixelOf(view, view.grabMap(), 11), view.colorMap().map(40 + 11 * 0.75F, 20, 100)));
     }
 
-    // What the CPU redoes of pass 2 for a new frame (the rows where a GPU's kind or flags changed) leaves the image a
-    // whole pass draws: frames in which GPUs lose and regain values, go offline and come back, are outlined and
-    // dimmed, drawn one after the other into one view and alone into a fresh one, every pixel compared.
+    // What the CPU redoes of pass 2 for a new frame (the rows where a GPU's kind or flags changed), and what it leaves
+    // as it was (rows and columns that were and stay background), make the image a whole pass draws: frames in which
+    // GPUs lose and regain values, go offline and come back, are outlined and dimmed, then a zoom out, drawn one after
+    // the other into one view and alone into a fresh one, every pixel compared.
     void aPartialPassDrawsWhatAWholeOneDraws()
     {
         const auto topology = fleet(3, 4);
@@ -1109,6 +1110,10 @@ private Q_SLOTS:
             QVERIFY(paint(running));
         }
         QCOMPARE(running.screenCount(), screened); // no whole pass 2 since the zoom
+        // Zoomed out past the fit: the map a small island in the background, where the cells were a moment ago.
+        running.zoomToFit();
+        running.zoomAt(QPointF(running.width() / 2.0, running.height() / 2.0), 0.4);
+        QVERIFY(paint(running));
         HeatmapView fresh;
         QVERIFY(setUp(fresh));
         fresh.setViewPosition(running.viewPosition());
