@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sample -> pixel: from a frame's sample time (stamped by the simulator backend on this machine's clock, loopback)
-// to the end of the first paint that shows it (frameSwapped, then glFinish), over 300 frames at 10,240 and 102,400
-// GPUs, through the real client library, session and map. Also sample -> received by the client, so the
-// difference is the console's own share. Needs a display with OpenGL:
+// to the end of the first paint that shows it (framePresented; on OpenGL then glFinish), over 300 frames at 10,240
+// and 102,400 GPUs, through the real client library, session and map. Also sample -> received by the client, so the
+// difference is the console's own share. Needs a display (the map draws on the CPU where OpenGL is software):
 //
 //   xvfb-run -a -s "-screen 0 1920x1080x24" build/dev/bin/bench_latency [frames] [interval-ms]
 #include "app/consolesession.h"
