@@ -2,12 +2,13 @@
 #include "widgets/heatmap/heatmapcpupasses.h"
 
 #include <QImage>
-#include <QSemaphore>
 #include <QThread>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <utility>
 
 namespace fleetscope {
@@ -30,6 +31,15 @@ HeatmapCpuPasses::~HeatmapCpuPasses()
 
 void HeatmapCpuPasses::parallel(int count, const std::function<void(int)> &fn)
 {
+    // The helpers take their share and say they are done under a std::mutex: everything this thread wrote before
+    // is visible to them, and everything they wrote is visible here after, in a way ThreadSanitizer sees too (Qt's
+    // own locks are futexes it does not).
+    struct Shared
+    {
+        std::mutex mutex;
+        std::condition_variable finished;
+        int running = 0;
+    } shared;
     std::atomic<int> next { 0 };
     const auto work = [&] {
         for (int c = next.fetch_add(1); c < count; c = next.fetch_add(1)) {
@@ -37,15 +47,25 @@ void HeatmapCpuPasses::parallel(int count, const std::function<void(int)> &fn)
         }
     };
     const int helpers = QThread::idealThreadCount() > 1 ? std::min(m_pool.maxThreadCount(), count - 1) : 0;
-    QSemaphore done;
+    {
+        const std::lock_guard<std::mutex> lock(shared.mutex);
+        shared.running = helpers;
+    }
     for (int i = 0; i < helpers; ++i) {
-        m_pool.start([&work, &done] {
+        m_pool.start([&work, &shared] {
+            {
+                const std::lock_guard<std::mutex> lock(shared.mutex); // after the starter's writes
+            }
             work();
-            done.release();
+            const std::lock_guard<std::mutex> lock(shared.mutex);
+            if (--shared.running == 0) {
+                shared.finished.notify_one();
+            }
         });
     }
     work();
-    done.acquire(helpers);
+    std::unique_lock<std::mutex> lock(shared.mutex);
+    shared.finished.wait(lock, [&shared] { return shared.running == 0; });
 }
 
 int HeatmapCpuPasses::chunkRows(int chunk, int *end) const

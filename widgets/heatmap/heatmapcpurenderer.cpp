@@ -16,6 +16,13 @@ HeatmapCpuRenderer::~HeatmapCpuRenderer()
     m_worker.waitForDone(); // its result, queued to m_receiver, goes with it
 }
 
+void HeatmapCpuRenderer::handOver()
+{
+    // An empty critical section: what one thread wrote before it is visible to the next thread through it, in a way
+    // ThreadSanitizer follows too (Qt's thread pool and event queue lock with futexes it does not see).
+    const std::lock_guard<std::mutex> lock(m_handover);
+}
+
 void HeatmapCpuRenderer::hand(Input input, bool resolves)
 {
     m_inputs.push_back({ std::move(input), resolves });
@@ -130,11 +137,15 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
                 m_shown.setDevicePixelRatio(devicePixelRatio);
             }
             m_running = true;
+            handOver();
             m_worker.start([this, inputs = std::exchange(m_inputs, {}), scene, layoutSize = m_layoutSize]() mutable {
+                handOver();
                 prepare(std::move(inputs), scene, layoutSize);
+                handOver();
                 QMetaObject::invokeMethod(
                     &m_receiver,
                     [this] {
+                        handOver();
                         m_running = false;
                         m_resolveCount = m_schedule.resolveCount();
                         m_screenCount = m_schedule.screenCount();

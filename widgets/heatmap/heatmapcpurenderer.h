@@ -9,6 +9,7 @@
 #include <QThreadPool>
 
 #include <functional>
+#include <mutex>
 #include <vector>
 
 namespace fleetscope {
@@ -62,6 +63,7 @@ private:
         bool resolves; // pass 1 reads what it changes
     };
     void hand(Input input, bool resolves);
+    void handOver(); // between the GUI thread and the worker, both ways
     void apply(const std::vector<Handed> &inputs);
     // Applies the inputs, runs passes 1 and 2 as the schedule says; on the worker, or in finish or a synchronous
     // paint. layoutSize: the layout's once the inputs are applied.
@@ -82,6 +84,7 @@ private:
     QImage m_shown; // a copy of it, shown while a preparation runs
     quint64 m_resolveCount = 0;
     quint64 m_screenCount = 0;
+    std::mutex m_handover; // see handOver()
     QThreadPool m_worker;
     QObject m_receiver; // the worker's results arrive through it
 };
