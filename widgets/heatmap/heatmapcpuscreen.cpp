@@ -68,6 +68,38 @@ struct HeatmapCpuScreen::Transform
     }
 };
 
+HeatmapCpuScreen::Footprint HeatmapCpuScreen::reduce(int firstX, int lastX, int firstY, int lastY) const
+{
+    float worst = 0;
+    float worstBefore = 0;
+    float sum = 0;
+    float sumBefore = 0;
+    Footprint under;
+    for (int cy = firstY; cy <= lastY; ++cy) {
+        const size_t start = static_cast<size_t>(cy) * static_cast<size_t>(m_resolvedWidth);
+        for (int c = firstX; c <= lastX; ++c) {
+            const uint32_t flags = m_resolved[start + static_cast<size_t>(c)].flags;
+            under.any |= flags;
+            if ((flags & 3U) == 2U) {
+                const auto &n = (*m_normalised)[start + static_cast<size_t>(c)];
+                worst = std::max(worst, n[0]);
+                worstBefore = std::max(worstBefore, n[1]);
+                sum += n[0];
+                sumBefore += n[1];
+                ++under.values;
+            }
+        }
+    }
+    if (under.values > 0) {
+        // Back to values, so that pass 3 normalises both cases alike.
+        const float tc = m_mean ? sum / static_cast<float>(under.values) : worst;
+        const float tb = m_mean ? sumBefore / static_cast<float>(under.values) : worstBefore;
+        const float span = m_rangeMax - m_rangeMin;
+        under.reduced = { m_rangeMin + tc * span, m_rangeMin + tb * span, 2U };
+    }
+    return under;
+}
+
 uint32_t HeatmapCpuScreen::fixedColour(const std::array<float, 3> &b)
 {
     std::array<uint32_t, 3> rgb {};
@@ -196,42 +228,15 @@ void HeatmapCpuScreen::shade(int x, int y, Transform &t, int64_t &source, CpuCel
             const int firstY = std::max(static_cast<int>(std::floor(edgeY)), 0);
             const int lastY = std::min(
                 static_cast<int>(std::ceil(edgeY + 1.0F / m_cellSize)) - 1, std::min(firstY + 3, m_layoutHeight - 1));
-            float worst = 0;
-            float worstBefore = 0;
-            float sum = 0;
-            float sumBefore = 0;
-            int values = 0;
-            int gpus = 0;
-            bool marked = false;
-            for (int cy = firstY; cy <= lastY; ++cy) {
-                for (int cx = firstX; cx <= lastX; ++cx) {
-                    const size_t i
-                        = static_cast<size_t>(cy) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(cx);
-                    const uint32_t flags = m_resolved[i].flags;
-                    gpus += (flags & 3U) > 0 ? 1 : 0;
-                    marked = marked || (flags & 4U) != 0;
-                    if ((flags & 3U) == 2U) {
-                        const auto &n = (*m_normalised)[i];
-                        worst = std::max(worst, n[0]);
-                        worstBefore = std::max(worstBefore, n[1]);
-                        sum += n[0];
-                        sumBefore += n[1];
-                        ++values;
-                    }
-                }
-            }
-            if (gpus == 0) {
+            const Footprint under = reduce(firstX, lastX, firstY, lastY);
+            if ((under.any & 3U) == 0) {
                 t.setColour(rgbOf(aisleColour));
             } else {
-                if (values == 0) {
+                if (under.values == 0) {
                     t.hatch(x, yTop);
                 } else {
-                    // Back to values, so that pass 3 normalises both cases alike.
-                    const float tc = m_mean ? sum / static_cast<float>(values) : worst;
-                    const float tb = m_mean ? sumBefore / static_cast<float>(values) : worstBefore;
                     const size_t i = static_cast<size_t>(y) * static_cast<size_t>(m_width) + static_cast<size_t>(x);
-                    pixelSources[i] = { m_rangeMin + tc * (m_rangeMax - m_rangeMin),
-                        m_rangeMin + tb * (m_rangeMax - m_rangeMin), 2U };
+                    pixelSources[i] = under.reduced;
                     source = static_cast<int64_t>(i);
                     t.a = 1.0F;
                     t.b = black;
@@ -240,7 +245,7 @@ void HeatmapCpuScreen::shade(int x, int y, Transform &t, int64_t &source, CpuCel
                     t.towardsWhite(0.65F);
                 }
             }
-            if (marked) {
+            if ((under.any & 4U) != 0) {
                 t.towardsWhite(0.6F);
             }
             const size_t first
@@ -384,7 +389,6 @@ void HeatmapCpuScreen::row(int y, int begin, int end, uint32_t *pixels, uint32_t
         lastY = std::min(
             static_cast<int>(std::ceil(edgeY + 1.0F / m_cellSize)) - 1, std::min(firstY + 3, m_layoutHeight - 1));
     }
-    const float span = m_rangeMax - m_rangeMin;
     for (int x = xBegin; x < xEnd; ++x) {
         const auto i = static_cast<size_t>(x);
         const int cx = inside ? m_cellX[i] : -1;
@@ -418,42 +422,19 @@ void HeatmapCpuScreen::row(int y, int begin, int end, uint32_t *pixels, uint32_t
                 continue;
             }
         } else if (cx >= 0 && !special) {
-            // The reduction of shade()'s aggregate branch, for the pixels nothing else decides.
-            float worst = 0;
-            float worstBefore = 0;
-            float sum = 0;
-            float sumBefore = 0;
-            int values = 0;
-            uint32_t any = 0;
+            // shade()'s aggregate branch, for the pixels nothing else decides.
             const int firstX = m_firstX[i];
-            const int lastX = m_lastX[i];
-            for (int cy = firstY; cy <= lastY; ++cy) {
-                const size_t start = static_cast<size_t>(cy) * static_cast<size_t>(m_resolvedWidth);
-                for (int c = firstX; c <= lastX; ++c) {
-                    const uint32_t flags = m_resolved[start + static_cast<size_t>(c)].flags;
-                    any |= flags;
-                    if ((flags & 3U) == 2U) {
-                        const auto &n = (*m_normalised)[start + static_cast<size_t>(c)];
-                        worst = std::max(worst, n[0]);
-                        worstBefore = std::max(worstBefore, n[1]);
-                        sum += n[0];
-                        sumBefore += n[1];
-                        ++values;
-                    }
-                }
-            }
+            const Footprint under = reduce(firstX, m_lastX[i], firstY, lastY);
             const size_t corner
                 = static_cast<size_t>(firstY) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(firstX);
-            if ((any & 4U) == 0 && (m_resolved[corner].flags & 8U) == 0) {
-                if (values > 0) {
-                    const float tc = m_mean ? sum / static_cast<float>(values) : worst;
-                    const float tb = m_mean ? sumBefore / static_cast<float>(values) : worstBefore;
-                    pixelSources[rowStart + i] = { m_rangeMin + tc * span, m_rangeMin + tb * span, 2U };
+            if ((under.any & 4U) == 0 && (m_resolved[corner].flags & 8U) == 0) {
+                if (under.values > 0) {
+                    pixelSources[rowStart + i] = under.reduced;
                     pix[x] = static_cast<uint32_t>(rowStart + i);
                     moving(x);
                 } else {
                     pix[x] = notPlain;
-                    img[x] = (any & 3U) == 0 ? m_aisle : m_hatch[static_cast<size_t>(((x + yTop + 1) / 3) % 2)];
+                    img[x] = (under.any & 3U) == 0 ? m_aisle : m_hatch[static_cast<size_t>(((x + yTop + 1) / 3) % 2)];
                 }
                 continue;
             }

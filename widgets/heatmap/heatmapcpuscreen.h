@@ -85,6 +85,16 @@ public:
 
 private:
     struct Transform;
+    // The GPUs under one pixel below a pixel per GPU, cells [firstX, lastX] x [firstY, lastY] (at most 4 x 4): their
+    // flags OR-ed, how many have a value, and the worst or mean of those in both frames, back as values (pass 3
+    // normalises them as a cell's).
+    struct Footprint
+    {
+        uint32_t any = 0;
+        int values = 0;
+        CpuCell reduced { 0, 0, 0 };
+    };
+    Footprint reduce(int firstX, int lastX, int firstY, int lastY) const;
     void shade(int x, int y, Transform &t, int64_t &source, CpuCell *pixelSources) const;
     uint32_t emit(const Transform &t, int64_t source, std::vector<CpuGeneral> &generals, uint32_t *image) const;
 
