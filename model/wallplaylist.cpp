@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cmath>
+#include <utility>
 #include <memory>
 
 namespace fleetscope {
@@ -89,19 +90,16 @@ WallPlaylist::WallPlaylist(Clock clock, QObject *parent)
 
 std::vector<WallPage> WallPlaylist::defaultPages()
 {
-    std::vector<WallPage> pages(6);
-    pages[0].kind = WallPage::Kind::Fleet;
-    pages[0].seconds = 30;
-    pages[1].kind = WallPage::Kind::HottestRow;
-    pages[1].seconds = 20;
-    pages[2].kind = WallPage::Kind::Summary;
-    pages[2].seconds = 20;
-    pages[3].kind = WallPage::Kind::Problems;
-    pages[3].seconds = 20;
-    pages[4].kind = WallPage::Kind::Events;
-    pages[4].seconds = 15;
-    pages[5].kind = WallPage::Kind::Replay;
-    pages[5].seconds = 30;
+    const std::pair<WallPage::Kind, int> shown[] = { { WallPage::Kind::Fleet, 30 }, { WallPage::Kind::HottestRow, 20 },
+        { WallPage::Kind::Summary, 20 }, { WallPage::Kind::Problems, 20 }, { WallPage::Kind::Events, 15 },
+        { WallPage::Kind::Replay, 30 } };
+    std::vector<WallPage> pages;
+    for (const auto &[kind, seconds] : shown) {
+        WallPage page;
+        page.kind = kind;
+        page.seconds = seconds;
+        pages.push_back(page);
+    }
     return pages;
 }
 

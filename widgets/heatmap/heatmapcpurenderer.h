@@ -31,12 +31,15 @@ public:
     HeatmapCpuRenderer(const HeatmapCpuRenderer &) = delete;
     HeatmapCpuRenderer &operator=(const HeatmapCpuRenderer &) = delete;
 
+    // Recorded in order and applied by the next preparation: a layout's cells and marks are copied, a frame's values
+    // are not (the worker reads them from the frame, which owner keeps).
     void allocate(size_t gpuCount) override;
     void uploadLayout(const HeatmapLayout &layout) override;
     void uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
         const std::vector<uint8_t> &health, bool shift) override;
-    void uploadColorMap(const ColorMap &map) override;
     void uploadMarks(const std::vector<uint8_t> &marks) override;
+    void uploadColorMap(const ColorMap &map) override;
+    // As of the last preparation that ended.
     quint64 resolveCount() const override { return m_resolveCount; }
     quint64 screenCount() const override { return m_screenCount; }
 

@@ -24,21 +24,28 @@ void drawChart(QPainter *painter, const QPixmap &chart, const QRect &target)
 }
 } // namespace
 
+namespace {
+// A GPU's first three columns: gpu, hostname, gpu_on_node (the last two empty without the topology).
+QByteArray gpuColumns(uint32_t gpu, const Topology *topology)
+{
+    QByteArray host;
+    QByteArray onNode;
+    if (topology && gpu < topology->gpuCount) {
+        const auto &node = topology->nodeOf(gpu);
+        host = CsvExport::field(node.hostname);
+        onNode = QByteArray::number(gpu - node.firstGpu);
+    }
+    return QByteArray::number(gpu) + ',' + host + ',' + onNode;
+}
+} // namespace
+
 QByteArray offendersCsv(const SummaryFigures &figures, const Topology *topology)
 {
     QByteArray out = "gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n";
     for (const auto &o : figures.worst) {
         const double share = figures.weekFailures > 0 ? static_cast<double>(o.failures) / figures.weekFailures : 0;
-        QByteArray host;
-        QByteArray onNode;
-        if (topology && o.gpu < topology->gpuCount) {
-            const auto &node = topology->nodeOf(o.gpu);
-            host = CsvExport::field(node.hostname);
-            onNode = QByteArray::number(o.gpu - node.firstGpu);
-        }
-        out += QByteArray::number(o.gpu) + ',' + host + ',' + onNode + ','
-            + QByteArray::number(static_cast<qulonglong>(o.failures)) + ',' + QByteArray::number(share, 'g', 6)
-            + "\r\n";
+        out += gpuColumns(o.gpu, topology) + ',' + QByteArray::number(static_cast<qulonglong>(o.failures)) + ','
+            + QByteArray::number(share, 'g', 6) + "\r\n";
     }
     return out;
 }
@@ -48,14 +55,7 @@ QByteArray repeatOffendersCsv(const std::vector<SummaryRepeatOffender> &offender
     QByteArray out = "gpu,hostname,gpu_on_node,score,xids,serious_xids,ecc_double_bit,remapped_rows,"
                      "remapped_rows_correctable,pcie_replays,throttle_hours\r\n";
     for (const auto &o : offenders) {
-        QByteArray host;
-        QByteArray onNode;
-        if (topology && o.gpu < topology->gpuCount) {
-            const auto &node = topology->nodeOf(o.gpu);
-            host = CsvExport::field(node.hostname);
-            onNode = QByteArray::number(o.gpu - node.firstGpu);
-        }
-        out += QByteArray::number(o.gpu) + ',' + host + ',' + onNode;
+        out += gpuColumns(o.gpu, topology);
         for (const double v : { o.score, o.xids, o.seriousXids, o.eccDoubleBit, o.remappedRows,
                  o.remappedRowsCorrectable, o.pcieReplays, o.throttleHours }) {
             out += ',' + QByteArray::number(v, 'f', 3);
