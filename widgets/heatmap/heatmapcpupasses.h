@@ -45,6 +45,8 @@ public:
     // Pass 3 at the scene's mix: the framebuffer as QImage::Format_RGB32 pixels (cpuPack), rows from the top.
     // [*firstRow, *endRow): the rows that may differ from the image the previous call returned.
     const std::vector<uint32_t> &compose(const HeatmapScene &scene, int *firstRow, int *endRow);
+    // The image compose returns, as it is now (pass 2 writes into it, and reallocates it for another size).
+    const std::vector<uint32_t> &image() const { return m_out; }
 
 private:
     // fn(chunk) for chunks [0, count) on the pool's threads and this one; returns when all are done.

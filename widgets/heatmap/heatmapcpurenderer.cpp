@@ -131,8 +131,12 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
         if (!m_asynchronous) {
             prepare(std::exchange(m_inputs, {}), scene, m_layoutSize);
         } else {
-            // The image as it is, to show meanwhile (the worker writes into its pixels); none at another size.
-            m_shown = m_image.size() == drawn.framebuffer ? m_image.copy() : QImage();
+            // The image as it is, to show meanwhile (the worker writes into its pixels); none at another size, nor
+            // if a preparation since the last compose gave the passes a new buffer (m_image would read freed memory).
+            const bool valid = m_image.size() == drawn.framebuffer
+                && m_image.constBits() == reinterpret_cast<const uchar *>(m_passes.image().data())
+                && m_passes.image().size() == static_cast<size_t>(width) * static_cast<size_t>(height);
+            m_shown = valid ? m_image.copy() : QImage();
             if (!m_shown.isNull()) {
                 m_shown.setDevicePixelRatio(devicePixelRatio);
             }

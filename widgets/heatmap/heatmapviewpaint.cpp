@@ -271,9 +271,12 @@ void HeatmapView::paintMap()
         QPainter painter(this);
         painter.setCompositionMode(QPainter::CompositionMode_Source);
         const QImage &image = m_cpu->paint(drawn, dpr);
-        if (image.isNull()) {
-            painter.fillRect(rect(), QColor::fromRgb(backgroundColour)); // the first image is being prepared
-        } else {
+        if (image.size() != framebuffer) {
+            // None yet, or one of another size while this one is prepared: the rest is background, not whatever the
+            // window held there.
+            painter.fillRect(rect(), QColor::fromRgb(backgroundColour));
+        }
+        if (!image.isNull()) {
             painter.drawImage(QPointF(0, 0), image);
         }
         // The text over everything, premultiplied, as the shaders' last step.

@@ -4,6 +4,7 @@
 #include "model/heatmaplayout.h"
 #include "model/versiondrift.h"
 #include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapcpurenderer.h"
 #include "widgets/heatmap/heatmapglsurface.h"
 #include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/heatmap/heatmapview.h"
@@ -1130,6 +1131,57 @@ private Q_SLOTS:
             }
         }
         QCOMPARE(differing, 0);
+    }
+
+    // The CPU renderer on its own: while a frame is prepared on its worker, a paint shows the image shown last, or
+    // none when that image is of another size or its pixels were given up by a preparation since (a window resized
+    // and back while the worker ran: the image of the first size would read memory freed by the second).
+    void theCpuRendererNeverShowsAnImageItNoLongerHas()
+    {
+        int ready = 0;
+        HeatmapCpuRenderer renderer([&ready] { ++ready; });
+        HeatmapLayout layout;
+        layout.width = 4;
+        layout.height = 4;
+        for (int32_t g = 0; g < 16; ++g) {
+            layout.cells.push_back(g);
+        }
+        const auto frame = std::make_shared<Frame>();
+        frame->health.assign(16, health::Ok);
+        std::vector<float> values(16, 50.0F);
+        renderer.allocate(16);
+        renderer.uploadLayout(layout);
+        renderer.uploadFrame(frame, values, frame->health, false);
+        renderer.uploadColorMap(ColorMap::byName(QStringLiteral("inferno")));
+        const auto sceneOf = [](QSize size) {
+            HeatmapScene scene;
+            scene.framebuffer = size;
+            scene.cellSize = 8;
+            scene.layoutSize = QSize(4, 4);
+            scene.hasData = true;
+            scene.rangeMin = 20;
+            scene.rangeMax = 100;
+            return scene;
+        };
+        const auto settle = [&](QSize size) {
+            const int before = ready;
+            renderer.paint(sceneOf(size), 1.0); // starts the worker
+            return QTest::qWaitFor([&] { return ready > before; }, 5000);
+        };
+        QVERIFY(settle(QSize(64, 48)));
+        QVERIFY(renderer.paint(sceneOf(QSize(64, 48)), 1.0).size() == QSize(64, 48));
+        QVERIFY(renderer.isCurrent());
+        // Another size, prepared (a new buffer), never composed; then the first size again.
+        QVERIFY(settle(QSize(96, 80)));
+        const QImage &meanwhile = renderer.paint(sceneOf(QSize(64, 48)), 1.0);
+        QVERIFY(!renderer.isCurrent());
+        QVERIFY(meanwhile.isNull());
+        const int before = ready;
+        QVERIFY(QTest::qWaitFor([&] { return ready > before; }, 5000));
+        const QImage &shown = renderer.paint(sceneOf(QSize(64, 48)), 1.0);
+        QVERIFY(renderer.isCurrent());
+        QCOMPARE(shown.size(), QSize(64, 48));
+        QCOMPARE(shown.pixel(12, 12), ColorMap::byName(QStringLiteral("inferno")).map(50, 20, 100));
     }
 
     // Drill-down zooms to a place's cells with a short morph (driven by the test clock), and a saved view position
