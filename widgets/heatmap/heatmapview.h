@@ -9,9 +9,9 @@
 #include "widgets/heatmap/heatmapscene.h"
 
 #include <QImage>
-#include <QWidget>
 #include <QThreadPool>
 #include <QTimer>
+#include <QWidget>
 
 #include <atomic>
 #include <ctime>
@@ -195,6 +195,7 @@ private:
     void uploadDirty(); // whatever changed since the last upload
     void finishCpuPasses(); // on the CPU, the current state prepared now, for the next paint
     HeatmapScene scene(const HeatmapCamera::Placement &p, QSize framebuffer, double mix) const;
+    QSize framebufferSize() const; // physical pixels
     void updateOverlay(const HeatmapCamera::Placement &p); // the text over the map, for the renderer
     void pace(); // after a paint: the animation's rate from its measured cost
     void relayout(); // the layout from the topology, the arrangement, the jobs and (compact, by job) the window shape

@@ -71,7 +71,8 @@ void HeatmapView::surfaceReset(bool ready)
     if (!ready && m_requestedPasses == Passes::Auto && qgetenv("FLEETSCOPE_HEATMAP_PASSES") != "gpu") {
         qCWarning(lcHeatmap, "the heatmap's shaders failed: drawing it on the CPU");
         // Not from inside the surface's own initialisation.
-        QMetaObject::invokeMethod(this, [this] { setPasses(Passes::Cpu); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this] { setPasses(Passes::Cpu); }, Qt::QueuedConnection);
     }
 }
 
@@ -126,11 +127,13 @@ void HeatmapView::finishCpuPasses()
         return;
     }
     uploadDirty();
-    const HeatmapCamera::Placement p = camera().placement();
+    m_cpu->finish(scene(camera().placement(), framebufferSize(), interpolation()));
+}
+
+QSize HeatmapView::framebufferSize() const
+{
     const double dpr = devicePixelRatioF();
-    const QSize framebuffer(
-        static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
-    m_cpu->finish(scene(p, framebuffer, interpolation()));
+    return { static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)) };
 }
 
 void HeatmapView::uploadDirty()
@@ -242,8 +245,7 @@ void HeatmapView::paintMap()
 {
     ++m_paintCount;
     const double dpr = devicePixelRatioF();
-    const QSize framebuffer(
-        static_cast<int>(std::lround(width() * dpr)), static_cast<int>(std::lround(height() * dpr)));
+    const QSize framebuffer = framebufferSize();
     QPaintDevice *device = m_glSurface != nullptr ? static_cast<QPaintDevice *>(m_glSurface) : this;
     const bool ready = inputs() != nullptr;
     if (!ready || !m_topology) {

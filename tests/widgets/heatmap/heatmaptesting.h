@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// What the heatmap's suites share: small fleets, frames and a metric to show, and waiting for a paint.
+
+#include "model/fleetmodel.h"
+#include "widgets/heatmap/heatmapview.h"
+
+#include <QImage>
+#include <QTest>
+
+#include <cmath>
+#include <memory>
+
+namespace fleetscope::heatmaptesting {
+
+// rows x racksPerRow racks x 2 nodes x 8 GPUs.
+inline TopologyPtr fleet(uint32_t rowCount, uint32_t racksPerRow)
+{
+    auto t = std::make_shared<Topology>();
+    t->generation = 1;
+    const uint32_t racks = rowCount * racksPerRow;
+    t->gpuCount = racks * 16;
+    for (uint32_t r = 0; r < rowCount; ++r) {
+        t->rows.push_back({ QStringLiteral("r%1").arg(r + 1, 2, 10, QLatin1Char('0')), QStringLiteral("hall-a") });
+    }
+    uint32_t gpu = 0;
+    for (uint32_t k = 0; k < racks; ++k) {
+        t->racks.push_back({ QStringLiteral("rack%1").arg(k), k / racksPerRow, k % racksPerRow, k * 2, 2 });
+        for (uint32_t n = 0; n < 2; ++n) {
+            t->nodes.push_back({ QStringLiteral("rack%1-n%2").arg(k).arg(n), QStringLiteral("H100"),
+                QStringLiteral("550"), QStringLiteral("96.00"), k, gpu, 8 });
+            gpu += 8;
+        }
+    }
+    t->nodeOfGpu.resize(t->gpuCount);
+    for (uint32_t g = 0; g < t->gpuCount; ++g) {
+        t->nodeOfGpu[g] = g / 8;
+    }
+    return t;
+}
+
+// 2 rows x 3 racks x 2 nodes x 8 GPUs = 96 GPUs.
+inline TopologyPtr smallFleet()
+{
+    return fleet(2, 3);
+}
+
+inline MetricInfo temperature()
+{
+    MetricInfo m;
+    m.id = QStringLiteral("gpu_temp");
+    m.name = QStringLiteral("GPU temperature");
+    m.unit = QStringLiteral("°C");
+    m.rangeMin = 20;
+    m.rangeMax = 100;
+    m.colourMap = QStringLiteral("viridis");
+    return m;
+}
+
+inline FramePtr frameWith(uint64_t sequence, float base)
+{
+    auto f = std::make_shared<Frame>();
+    f->sequence = sequence;
+    f->topologyGeneration = 1;
+    MetricPlane plane;
+    plane.metricId = QStringLiteral("gpu_temp");
+    plane.values.resize(96);
+    for (int g = 0; g < 96; ++g) {
+        plane.values[static_cast<size_t>(g)] = base + static_cast<float>(g) * 0.75F; // 20..91 °C for base 20
+    }
+    f->planes.push_back(std::move(plane));
+    f->health.assign(96, health::Ok);
+    return f;
+}
+
+inline bool closeTo(QRgb a, QRgb b)
+{
+    return std::abs(qRed(a) - qRed(b)) <= 2 && std::abs(qGreen(a) - qGreen(b)) <= 2
+        && std::abs(qBlue(a) - qBlue(b)) <= 2;
+}
+
+// Shows the view and waits until it has painted the current state.
+inline bool paint(HeatmapView &view)
+{
+    const quint64 before = view.paintCount();
+    quint64 presented = 0; // the paints done when the map last reached the window
+    const auto connection
+        = QObject::connect(&view, &HeatmapView::framePresented, [&] { presented = view.paintCount(); });
+    view.update();
+    const bool painted = QTest::qWaitFor([&] { return presented > before; }, 5000);
+    QObject::disconnect(connection);
+    return painted;
+}
+
+// A point of the GPU's cell clear of the border and of the value text drawn in big cells.
+inline QRgb pixelOf(HeatmapView &view, const QImage &image, int gpu)
+{
+    const QRectF r = view.cellRect(gpu);
+    const QPointF c = (r.topLeft() + QPointF(r.width() * 0.3, r.height() * 0.3)) * view.devicePixelRatioF();
+    return image.pixel(static_cast<int>(c.x()), static_cast<int>(c.y()));
+}
+
+// The small fleet in a view of this size, its first frame shown and painted.
+inline bool showSmallFleet(HeatmapView &view, QSize size = QSize(640, 400))
+{
+    view.resize(size);
+    view.setTopology(smallFleet());
+    view.setMetric(temperature());
+    view.setFrame(frameWith(1, 20));
+    view.show();
+    return QTest::qWaitForWindowExposed(&view) && paint(view);
+}
+
+} // namespace fleetscope::heatmaptesting
