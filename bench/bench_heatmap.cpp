@@ -204,9 +204,10 @@ Fleet makeFleet(uint32_t gpus)
 // 1. From a received frame to its textures, against a memcpy of the same bytes into a preallocated buffer.
 void benchUpload(QString *renderer)
 {
-    fmt::print("Frame to texture: setFrame + uploadPending (GL uploads + glFinish, or the copies the CPU's passes keep), "
-               "alternating two frames; memcpy of "
-               "the same bytes (plane + health) into a warm buffer. Mean per frame, ms.\n\n");
+    fmt::print(
+        "Frame to texture: setFrame + uploadPending (GL uploads + glFinish, or the copies the CPU's passes keep), "
+        "alternating two frames; memcpy of "
+        "the same bytes (plane + health) into a warm buffer. Mean per frame, ms.\n\n");
     fmt::print("{:>9} {:>8} {:>6} {:>9} {:>9} {:>15}\n", "GPUs", "MiB", "reps", "memcpy", "upload", "upload/memcpy");
     for (const uint32_t gpus : { 10240U, 102400U, 1048576U }) {
         const Fleet fleet = makeFleet(gpus);
@@ -249,9 +250,9 @@ void benchUpload(QString *renderer)
     fmt::print("\n");
 }
 
-// 2 and 3. Paint at 1M GPUs: the map's paint (paintMap, + glFinish on OpenGL) against the naive CPU fill + QPainter in the same
-// geometry. Two kinds of shader paint: an animation repaint (half-way between two frames, nothing new: what the
-// display's rate costs) and a new frame (upload, per-frame passes and paint, alternating two frames).
+// 2 and 3. Paint at 1M GPUs: the map's paint (paintMap, + glFinish on OpenGL) against the naive CPU fill + QPainter in
+// the same geometry. Two kinds of shader paint: an animation repaint (half-way between two frames, nothing new: what
+// the display's rate costs) and a new frame (upload, per-frame passes and paint, alternating two frames).
 void benchPaint(int paints, const QString &grabDir)
 {
     const Fleet fleet = makeFleet(1048576U);
@@ -319,10 +320,10 @@ void benchPaint(int paints, const QString &grabDir)
             const Stats anim = stats(view.paintMs);
             if (!grabDir.isEmpty()) { // to see what was measured
                 view.grabMap().save(QStringLiteral("%1/%2x%3-%4.png")
-                                                .arg(grabDir)
-                                                .arg(size.width())
-                                                .arg(size.height())
-                                                .arg(&zoom - zooms));
+                                        .arg(grabDir)
+                                        .arg(size.width())
+                                        .arg(size.height())
+                                        .arg(&zoom - zooms));
             }
             // New frames: each paint uploads one and runs the per-frame passes.
             std::vector<double> frameMs;

@@ -111,8 +111,8 @@ int main(int argc, char *argv[])
     const int frames = argc > 1 ? std::max(10, std::atoi(argv[1])) : 300;
     const int intervalMs = argc > 2 ? std::max(50, std::atoi(argv[2])) : 200;
     std::printf("sample -> pixel, %d frames at %d ms, 1600x900 map\n", frames, intervalMs);
-    std::printf("%10s %10s  %28s  %28s\n", "GPUs", "animation", "sample->received p50/p99/max",
-        "sample->painted p50/p99/max");
+    std::printf(
+        "%10s %10s  %28s  %28s\n", "GPUs", "animation", "sample->received p50/p99/max", "sample->painted p50/p99/max");
     for (const int gpus : { 10240, 102400 }) {
         for (const bool animated : { false, true }) {
             const Result r = measure(gpus, frames, intervalMs, animated);

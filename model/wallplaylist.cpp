@@ -12,8 +12,8 @@
 
 #include <array>
 #include <cmath>
-#include <utility>
 #include <memory>
+#include <utility>
 
 namespace fleetscope {
 
@@ -90,9 +90,9 @@ WallPlaylist::WallPlaylist(Clock clock, QObject *parent)
 
 std::vector<WallPage> WallPlaylist::defaultPages()
 {
-    const std::pair<WallPage::Kind, int> shown[] = { { WallPage::Kind::Fleet, 30 }, { WallPage::Kind::HottestRow, 20 },
-        { WallPage::Kind::Summary, 20 }, { WallPage::Kind::Problems, 20 }, { WallPage::Kind::Events, 15 },
-        { WallPage::Kind::Replay, 30 } };
+    const std::pair<WallPage::Kind, int> shown[]
+        = { { WallPage::Kind::Fleet, 30 }, { WallPage::Kind::HottestRow, 20 }, { WallPage::Kind::Summary, 20 },
+              { WallPage::Kind::Problems, 20 }, { WallPage::Kind::Events, 15 }, { WallPage::Kind::Replay, 30 } };
     std::vector<WallPage> pages;
     for (const auto &[kind, seconds] : shown) {
         WallPage page;

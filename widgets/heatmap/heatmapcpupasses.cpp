@@ -227,7 +227,8 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene, bool changedRowsOnly)
         auto &runs = m_runs[static_cast<size_t>(chunk)];
         // A partial pass appends the redone rows' generals (the others keep their indices); past four times what
         // a whole pass left, the chunk is done whole again.
-        const bool chunkPartial = partial && generals.size() <= 4 * m_generalsAfterFull[static_cast<size_t>(chunk)] + 64;
+        const bool chunkPartial
+            = partial && generals.size() <= 4 * m_generalsAfterFull[static_cast<size_t>(chunk)] + 64;
         if (!chunkPartial) {
             generals.clear();
         }
@@ -251,8 +252,8 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene, bool changedRowsOnly)
             was = background ? 1 : 0;
             int first = 0;
             int last = 0;
-            pass.row(y, columnsBegin, columnsEnd, m_pixels.data(), m_out.data(), m_pixelSources.data(), generals, &first,
-                &last);
+            pass.row(y, columnsBegin, columnsEnd, m_pixels.data(), m_out.data(), m_pixelSources.data(), generals,
+                &first, &last);
             redone = true;
             if (last >= first) {
                 moving |= QRect(first, y, last - first + 1, 1);
@@ -359,7 +360,8 @@ const std::vector<uint32_t> &HeatmapCpuPasses::compose(const HeatmapScene &scene
         const auto &generals = m_general[static_cast<size_t>(chunk)];
         if (m_useRuns) {
             for (const Run &run : m_runs[static_cast<size_t>(chunk)]) {
-                uint32_t *out = m_out.data() + static_cast<size_t>(height - 1 - static_cast<int>(run.y)) * width + run.x;
+                uint32_t *out
+                    = m_out.data() + static_cast<size_t>(height - 1 - static_cast<int>(run.y)) * width + run.x;
                 if ((run.code & notPlain) == 0) {
                     std::fill_n(out, run.length, m_colours[run.code]);
                 } else {

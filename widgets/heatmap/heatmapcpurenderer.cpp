@@ -37,9 +37,8 @@ void HeatmapCpuRenderer::uploadLayout(const HeatmapLayout &layout)
 {
     m_layoutSize = QSize(std::max(1, layout.width), std::max(1, layout.height));
     // The cells alone (a memcpy), not the names and places a whole layout holds.
-    hand([cells = layout.cells, width = layout.width, height = layout.height](HeatmapCpuPasses &passes) mutable {
-        passes.setLayout(std::move(cells), width, height);
-    },
+    hand([cells = layout.cells, width = layout.width, height = layout.height](
+             HeatmapCpuPasses &passes) mutable { passes.setLayout(std::move(cells), width, height); },
         true);
 }
 

@@ -45,8 +45,7 @@ QString HeatmapGlSurface::probe()
             return QString();
         }
         const QSurfaceFormat format = context.format();
-        const bool enough = context.isOpenGLES() ? format.majorVersion() >= 3
-                                                 : format.version() >= qMakePair(3, 3);
+        const bool enough = context.isOpenGLES() ? format.majorVersion() >= 3 : format.version() >= qMakePair(3, 3);
         QOpenGLFunctions *f = context.functions();
         const auto text = [f](GLenum name) {
             const auto *s = reinterpret_cast<const char *>(f->glGetString(name));

@@ -92,8 +92,8 @@ void HeatmapOverlay::paintRowLabels(QPainter &painter, const Scene &scene)
             continue;
         }
         const QRectF visible = row & QRectF(QPointF(0, 0), QSizeF(scene.widget));
-        const QRectF chip(std::max(0.0, row.left()) + 2, visible.center().y() - metrics.height() / 2, width + 6,
-            metrics.height());
+        const QRectF chip(
+            std::max(0.0, row.left()) + 2, visible.center().y() - metrics.height() / 2, width + 6, metrics.height());
         painter.fillRect(chip, chipColour);
         painter.drawText(chip, Qt::AlignCenter, label.text);
     }
@@ -257,9 +257,9 @@ void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
 bool HeatmapOverlayCache::Key::operator==(const Key &o) const
 {
     return layoutCells == o.layoutCells && layoutWidth == o.layoutWidth && widget == o.widget && dpr == o.dpr
-        && originX == o.originX && originY == o.originY && cell == o.cell && plane == o.plane
-        && metricId == o.metricId && rangeMin == o.rangeMin && rangeMax == o.rangeMax && colorMap == o.colorMap
-        && staleNote == o.staleNote && replayNote == o.replayNote && labelScale == o.labelScale && font == o.font;
+        && originX == o.originX && originY == o.originY && cell == o.cell && plane == o.plane && metricId == o.metricId
+        && rangeMin == o.rangeMin && rangeMax == o.rangeMax && colorMap == o.colorMap && staleNote == o.staleNote
+        && replayNote == o.replayNote && labelScale == o.labelScale && font == o.font;
 }
 
 void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devicePixelRatio)
@@ -267,8 +267,8 @@ void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devi
     // The values (and their colours) only matter where they are drawn: zoomed out, a new frame redraws nothing.
     const bool values = scene.cell >= HeatmapOverlay::valueCell && scene.metric != nullptr;
     const Key key { scene.layout != nullptr ? scene.layout->cells.data() : nullptr,
-        scene.layout != nullptr ? scene.layout->width : 0, scene.widget, devicePixelRatio, scene.originX,
-        scene.originY, scene.cell, values ? scene.plane : nullptr, values ? scene.metric->id : QString(),
+        scene.layout != nullptr ? scene.layout->width : 0, scene.widget, devicePixelRatio, scene.originX, scene.originY,
+        scene.cell, values ? scene.plane : nullptr, values ? scene.metric->id : QString(),
         values ? scene.metric->rangeMin : 0.0F, values ? scene.metric->rangeMax : 0.0F,
         values && scene.colorMap != nullptr ? scene.colorMap->name() : QString(), scene.staleNote, scene.replayNote,
         scene.labelScale, scene.font };
@@ -300,8 +300,8 @@ void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devi
         if (first == end) {
             continue;
         }
-        const auto last = std::find_if(std::make_reverse_iterator(end), std::make_reverse_iterator(first),
-            [](quint32 c) { return c != 0; });
+        const auto last = std::find_if(
+            std::make_reverse_iterator(end), std::make_reverse_iterator(first), [](quint32 c) { return c != 0; });
         top = std::min(top, y);
         bottom = y;
         left = std::min(left, static_cast<int>(first - line));

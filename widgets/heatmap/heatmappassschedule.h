@@ -27,7 +27,8 @@ public:
     // read them later); shift: the frame shown until now becomes the previous one (a new frame), else the current
     // one is replaced (a new metric).
     virtual void uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
-        const std::vector<uint8_t> &health, bool shift) = 0;
+        const std::vector<uint8_t> &health, bool shift)
+        = 0;
     virtual void uploadColorMap(const ColorMap &map) = 0;
     virtual void uploadMarks(const std::vector<uint8_t> &marks) = 0;
     // Passes 1 and 2 run so far (benchmarks and tests: an animation repaint runs neither).

@@ -130,9 +130,8 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
 void HeatmapRenderer::release()
 {
     if (m_layoutTexture != 0) {
-        const std::array<GLuint, 9> textures
-            = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1], m_healthTexture, m_colorMapTexture,
-                  m_markTexture, m_resolvedTexture, m_screenTexture, m_overlayTexture };
+        const std::array<GLuint, 9> textures = { m_layoutTexture, m_dataTextures[0], m_dataTextures[1], m_healthTexture,
+            m_colorMapTexture, m_markTexture, m_resolvedTexture, m_screenTexture, m_overlayTexture };
         glDeleteTextures(static_cast<GLsizei>(textures.size()), textures.data());
         glDeleteFramebuffers(1, &m_framebuffer);
         m_layoutTexture = m_healthTexture = m_colorMapTexture = m_markTexture = 0;

@@ -7,11 +7,11 @@
 #include "widgets/heatmap/heatmapscene.h"
 
 #include <QByteArray>
-#include <QString>
 #include <QOpenGLExtraFunctions>
 #include <QPointF>
 #include <QRect>
 #include <QSize>
+#include <QString>
 
 #include <array>
 #include <memory>
