@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: Apache-2.0
+// Wire -> model for the answers besides topology and frames (tst_protodecode's): the metric catalogue, text meant for
+// people, job listings and the executive summary, and every kind of malformed entry we drop.
+#include "client/historydecode.h"
+#include "client/protodecode.h"
+#include "client/wiretext.h"
+#include "service/frameencoder.h"
+#include "sim/simulator.h"
+
+#include <QTest>
+
+#include <limits>
+
+using namespace fleetscope;
+namespace be = fleetscope::backend;
+namespace pb = fleetscope::telemetry::v1;
+
+class TestAnswerDecode : public QObject
+{
+    Q_OBJECT
+
+    static constexpr uint64_t generation = 77;
+
+    TopologyPtr topologyFor(const be::Simulator &sim, uint32_t nodesPerPart = 20000)
+    {
+        QString error;
+        auto t = decodeTopology(be::encodeTopology(sim.shape(), generation, nodesPerPart), &error);
+        if (!t) {
+            qWarning("%s", qPrintable(error));
+        }
+        return t;
+    }
+
+private Q_SLOTS:
+    // The catalogue names what views carry (metric ids), what labels show (names, units) and what the colour scale
+    // divides by (ranges): each entry is checked on its own, a bad one dropped with a line saying why.
+    void metricCatalogueEntriesAreChecked()
+    {
+        pb::ListMetricsResponse response;
+        const auto add = [&response](const std::string &id, float min, float max) {
+            auto *m = response.add_metrics();
+            m->set_id(id);
+            m->set_name("GPU temperature");
+            m->set_unit("°C");
+            m->set_range_min(min);
+            m->set_range_max(max);
+            return m;
+        };
+        const float inf = std::numeric_limits<float>::infinity();
+        add("gpu_temp", 20, 95)->set_colour_map("thermal");
+        add("gpu temp", 20, 95); // a space: no view could carry it
+        add(std::string(65, 'a'), 0, 1); // one past the longest id
+        add(std::string("gpu\0temp", 8), 0, 1); // a NUL inside
+        add("gpu_temp", 0, 1); // listed before
+        add("nan_range", std::nanf(""), 1); // no span to divide by
+        add("inf_range", 0, inf);
+        add("huge_span", -3e38F, 3e38F); // the span overflows single precision
+        add("flat_huge", 3e38F, 3e38F); // min + 1 is min at this magnitude
+        add("reversed", 10, 5)->set_colour_map("no such map!"); // a reversed range is taken as min .. min + 1
+        auto *noisy = add("noisy", 0, 100);
+        noisy->set_name("line one\nline\ttwo\x1b[31m" + std::string(1 << 20, 'x'));
+        noisy->set_unit(std::string(1000, 'u'));
+        noisy->set_dcgm_field("");
+
+        QStringList problems;
+        const auto metrics = decodeMetricCatalogue(response, &problems);
+        QStringList ids;
+        for (const auto &m : metrics) {
+            ids << m.id;
+        }
+        QCOMPARE(ids, QStringList({ QStringLiteral("gpu_temp"), QStringLiteral("reversed"), QStringLiteral("noisy") }));
+        QCOMPARE(problems.size(), 8);
+        QVERIFY2(problems.at(0).contains(QStringLiteral("'gpu temp'")), qPrintable(problems.at(0)));
+        QVERIFY2(problems.at(3).contains(QStringLiteral("listed before")), qPrintable(problems.at(3)));
+        QVERIFY2(problems.at(4).contains(QStringLiteral("no finite span")), qPrintable(problems.at(4)));
+        for (const QString &p : problems) {
+            QVERIFY2(p.size() < 200, qPrintable(p)); // a hostile id is not repeated in full
+        }
+        QCOMPARE(metrics[0].colourMap, QStringLiteral("thermal"));
+        QCOMPARE(metrics[0].unit, QStringLiteral("°C"));
+        QCOMPARE(metrics[1].rangeMin, 10.0F);
+        QCOMPARE(metrics[1].rangeMax, 11.0F);
+        QVERIFY(metrics[1].colourMap.isEmpty()); // the console's default instead
+        QCOMPARE(metrics[2].name.size(), maxMetricNameLength);
+        QVERIFY(metrics[2].name.startsWith(QStringLiteral("line one line two [31mx")));
+        QVERIFY(metrics[2].name.endsWith(QChar(0x2026)));
+        QCOMPARE(metrics[2].unit.size(), maxMetricUnitLength);
+        for (const auto &m : metrics) {
+            QVERIFY(std::isfinite(m.rangeMax - m.rangeMin) && m.rangeMax > m.rangeMin);
+        }
+    }
+
+    void metricCatalogueIsBounded()
+    {
+        pb::ListMetricsResponse response;
+        for (int i = 0; i < maxCatalogueMetrics + 44; ++i) {
+            auto *m = response.add_metrics();
+            m->set_id("m" + std::to_string(i));
+            m->set_range_max(1);
+        }
+        QStringList problems;
+        const auto metrics = decodeMetricCatalogue(response, &problems);
+        QCOMPARE(metrics.size(), size_t(maxCatalogueMetrics));
+        QCOMPARE(problems.size(), 1);
+        QVERIFY2(problems.at(0).contains(QStringLiteral("lists 300 metrics")), qPrintable(problems.at(0)));
+        QCOMPARE(metrics.back().name, QStringLiteral("m255")); // no name: the id stands for it
+    }
+
+    // Names, versions, serials, job names and event texts are for people: cut to a length a label can lay out, with no
+    // control character (a line break or a terminal escape) left in them.
+    void backendTextIsCutAndPrintable()
+    {
+        be::Simulator sim(64, 1);
+        auto parts = be::encodeTopology(sim.shape(), generation);
+        QCOMPARE(parts.size(), size_t(1));
+        auto &part = parts[0];
+        part.mutable_rows(0)->set_name("row\nA" + std::string(1 << 20, 'a'));
+        part.mutable_racks(0)->set_name("k\x01\x02 01");
+        part.mutable_nodes(0)->set_hostname("\x1b]0;owned\x07host\u202e" + std::string(300, 'h'));
+        part.mutable_nodes(0)->set_driver_version("550\r\n");
+        part.mutable_nodes(0)->set_gpu_serials(0, "1650924060 01"); // a space
+        part.mutable_nodes(0)->set_gpu_serials(1, std::string(33, '7'));
+        part.mutable_nodes(0)->set_gpu_serials(2, "1650924060\x7f");
+        QString error;
+        const auto topology = decodeTopology(parts, &error);
+        QVERIFY2(topology, qPrintable(error));
+        QCOMPARE(topology->rows[0].name.size(), maxNameText);
+        QVERIFY(topology->rows[0].name.startsWith(QStringLiteral("row Aaaa")));
+        QCOMPARE(topology->racks[0].name, QStringLiteral("k 01"));
+        const QString host = topology->nodes[0].hostname;
+        QCOMPARE(host.size(), maxHostnameText);
+        QVERIFY2(host.startsWith(QStringLiteral("]0;owned host hhh")), qPrintable(host.left(30)));
+        QCOMPARE(topology->nodes[0].driverVersion, QStringLiteral("550"));
+        QCOMPARE(topology->gpuSerials[0], std::string());
+        QCOMPARE(topology->gpuSerials[1], std::string());
+        QCOMPARE(topology->gpuSerials[2], std::string());
+        QCOMPARE(topology->gpuSerials[3], sim.shape().gpuSerial(3));
+
+        pb::ListJobsResponse jobs;
+        auto *job = jobs.add_jobs();
+        job->set_id(1);
+        job->set_name(std::string(1 << 20, 'j'));
+        job->set_owner("ana\tb");
+        job->set_start_time_ms(1000);
+        job->add_gpus(0);
+        const auto list = decodeJobs(jobs, *topology, &error);
+        QVERIFY(list);
+        QCOMPARE(list->jobs.at(0).name.size(), maxJobText);
+        QCOMPARE(list->jobs.at(0).owner, QStringLiteral("ana b"));
+        // Cut where a character outside the BMP would be split: the whole character goes.
+        const QString emoji = wireText(std::string(maxJobText - 2, 'e') + "\xF0\x9F\x94\xA5" + "tail", maxJobText);
+        QCOMPARE(emoji.size(), maxJobText - 1);
+        QVERIFY(!emoji.at(emoji.size() - 2).isHighSurrogate());
+        QVERIFY(emoji.endsWith(QChar(0x2026)));
+
+        pb::Event event;
+        event.set_sequence(1);
+        event.set_time_ms(1000);
+        event.set_kind(pb::EVENT_KIND_XID);
+        event.set_gpu(0);
+        event.set_node(0);
+        event.set_text("XID 79\n" + std::string(100000, 'x'));
+        QString problem;
+        const auto decoded = decodeEvent(event, topology.get(), &problem);
+        QVERIFY2(decoded, qPrintable(problem));
+        QCOMPARE(decoded->text.size(), maxMessageText);
+        QVERIFY(decoded->text.startsWith(QStringLiteral("XID 79 xxx")));
+    }
+
+    void jobsMapGpusAndBadJobsAreDropped()
+    {
+        be::Simulator sim(64, 1);
+        const auto topology = topologyFor(sim);
+        QVERIFY(topology);
+        pb::ListJobsResponse response;
+        auto addJob = [&response](uint64_t id, std::initializer_list<uint32_t> gpus, int64_t end = 0) {
+            auto *job = response.add_jobs();
+            job->set_id(id);
+            job->set_name("job-" + std::to_string(id));
+            job->set_owner("ana");
+            job->set_start_time_ms(1000);
+            job->set_end_time_ms(end);
+            for (uint32_t g : gpus) {
+                job->add_gpus(g);
+            }
+        };
+        addJob(1, { 0, 1, 2, 3 });
+        addJob(2, { 8, 9, 64 }); // GPU 64 is outside a fleet of 64
+        addJob(3, { 12, 11 }); // out of order
+        addJob(4, { 3, 4 }); // GPU 3 is job 1's
+        addJob(5, { 40, 41 });
+        addJob(6, { 0, 1 }, 900000); // ended: may have held GPUs that running jobs hold now
+        QString error;
+        const auto jobs = decodeJobs(response, *topology, &error);
+        QVERIFY(jobs);
+        QCOMPARE(jobs->topologyGeneration, generation);
+        QCOMPARE(jobs->jobs.size(), size_t(3));
+        QCOMPARE(jobs->jobs[0].id, 1U);
+        QCOMPARE(jobs->jobs[1].id, 5U);
+        QCOMPARE(jobs->jobs[2].id, 6U);
+        QVERIFY(!jobs->jobs[2].isRunning());
+        QVERIFY2(error.contains(QStringLiteral("dropped 3 job(s)")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("GPU 64 of a fleet of 64")), qPrintable(error));
+        QCOMPARE(jobs->runningJobOn(2)->id, 1U);
+        QCOMPARE(jobs->runningJobOn(41)->id, 5U);
+        QVERIFY(jobs->runningJobOn(8) == nullptr); // job 2 was dropped whole
+        QVERIFY(jobs->runningJobOn(4) == nullptr);
+        QVERIFY(jobs->runningJobOn(1000) == nullptr);
+        QCOMPARE(jobs->runningJobOfGpu.size(), size_t(64));
+    }
+
+    // A job's GPUs as runs: each run is checked against the fleet before it is expanded (a run of 2^32 - 1 GPUs
+    // allocates nothing), runs must ascend without touching, and a job may not list GPUs both ways.
+    void jobRunsAreCheckedBeforeTheyAreExpanded()
+    {
+        be::Simulator sim(64, 1);
+        const auto topology = topologyFor(sim);
+        QVERIFY(topology);
+        pb::ListJobsResponse response;
+        auto addJob = [&response](uint64_t id, std::initializer_list<std::pair<uint32_t, uint32_t>> runs) {
+            auto *job = response.add_jobs();
+            job->set_id(id);
+            job->set_name("job-" + std::to_string(id));
+            job->set_start_time_ms(1000);
+            for (const auto &[first, count] : runs) {
+                auto *run = job->add_gpu_runs();
+                run->set_first(first);
+                run->set_count(count);
+            }
+            return job;
+        };
+        addJob(1, { { 0, 8 }, { 16, 8 } });
+        addJob(2, { { 8, 0xFFFFFFFFU } }); // past the fleet, and first + count wraps around 2^32
+        addJob(3, { { 0xFFFFFFF0U, 0x20 } });
+        addJob(4, { { 40, 0 } }); // an empty run
+        addJob(5, { { 48, 4 }, { 50, 4 } }); // overlapping runs
+        addJob(6, { { 7, 2 } }); // GPU 7 is job 1's
+        addJob(7, { { 32, 4 } })->add_gpus(36); // both ways
+        addJob(8, { { 56, 8 } });
+        response.set_ended_jobs_left_out(12);
+        QString error;
+        const auto jobs = fleetscope::decodeJobs(response, *topology, &error);
+        QCOMPARE(jobs->jobs.size(), size_t(2));
+        QCOMPARE(jobs->jobs[0].id, 1U);
+        QCOMPARE(jobs->jobs[0].gpus.size(), size_t(16));
+        QCOMPARE(jobs->jobs[0].gpus[8], 16U);
+        QCOMPARE(jobs->jobs[1].id, 8U);
+        QCOMPARE(jobs->runningJobOn(63)->id, 8U);
+        QVERIFY(jobs->runningJobOn(8) == nullptr);
+        QVERIFY(jobs->runningJobOn(48) == nullptr);
+        QVERIFY2(error.contains(QStringLiteral("dropped 6 job(s)")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("GPUs 8 to 4294967303 of a fleet of 64")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("both one by one and as runs")), qPrintable(error));
+        QCOMPARE(jobs->endedJobsLeftOut, 12U);
+        QCOMPARE(jobs->runningJobsLeftOut, 0U);
+    }
+
+    // GetSummary's repeat offenders, failure share and unit hours: what an untrusted backend sends is bounded.
+    static pb::Summary summaryOf(uint32_t gpus, int64_t hours)
+    {
+        pb::Summary s;
+        s.set_from_ms(0);
+        s.set_to_ms(hours * 3600000);
+        s.mutable_fleet()->set_name("fleet");
+        s.mutable_fleet()->set_gpu_count(gpus);
+        return s;
+    }
+
+    static pb::RepeatOffender *addRepeat(pb::Summary *s, uint32_t gpu, float score)
+    {
+        auto *o = s->add_repeat_offenders();
+        o->set_gpu(gpu);
+        o->set_score(score);
+        o->set_xids(score);
+        return o;
+    }
+
+    void summaryRepeatOffendersAreBounded()
+    {
+        pb::Summary answer = summaryOf(64, 24);
+        addRepeat(&answer, 5, 40.5F)->set_throttle_hours(2.5F);
+        addRepeat(&answer, 64, 30.0F); // past the fleet
+        addRepeat(&answer, 7, std::nanf(""));
+        addRepeat(&answer, 8, 20.0F)->set_pcie_replays(-1.0F);
+        addRepeat(&answer, 9, std::numeric_limits<float>::infinity());
+        addRepeat(&answer, 5, 10.0F); // listed twice
+        addRepeat(&answer, 63, 1.0F);
+        answer.set_top_percent_failure_share(0.72);
+        QString failure;
+        const auto s = decodeSummary(answer, &failure);
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
+        QCOMPARE(s->repeatOffenders.size(), size_t(2));
+        QCOMPARE(s->repeatOffenders[0].gpu, 5U);
+        QCOMPARE(s->repeatOffenders[0].score, 40.5);
+        QCOMPARE(s->repeatOffenders[0].xids, 40.5);
+        QCOMPARE(s->repeatOffenders[0].throttleHours, 2.5);
+        QCOMPARE(s->repeatOffenders[1].gpu, 63U);
+        QCOMPARE(s->topPercentFailureShare, 0.72);
+        QCOMPARE(s->problems.size(), 5);
+        QVERIFY(s->problems.filter(QStringLiteral("GPU 64")).first().contains(QStringLiteral("outside the fleet")));
+        QVERIFY(s->problems.filter(QStringLiteral("GPU 5 ")).first().contains(QStringLiteral("listed twice")));
+
+        // At most 1000 kept, the rest named as dropped; a share outside 0..1 is 0.
+        pb::Summary many = summaryOf(4096, 24);
+        for (uint32_t g = 0; g < 1500; ++g) {
+            addRepeat(&many, g, 2000.0F - static_cast<float>(g));
+        }
+        many.set_top_percent_failure_share(1.5);
+        const auto m = decodeSummary(many, &failure);
+        QVERIFY(failure.isEmpty());
+        QCOMPARE(m->repeatOffenders.size(), maxRepeatOffenders);
+        QCOMPARE(m->repeatOffenders.back().gpu, 999U);
+        QCOMPARE(m->topPercentFailureShare, 0.0);
+        QCOMPARE(m->problems.size(), 2);
+        QCOMPARE(m->problems[0], QStringLiteral("dropped 500 repeat offenders past the first 1000"));
+        QVERIFY(m->problems[1].contains(QStringLiteral("outside 0..1")));
+        many.set_top_percent_failure_share(std::nan(""));
+        QCOMPARE(decodeSummary(many, &failure)->topPercentFailureShare, 0.0);
+    }
+
+    void summaryUnitHoursAreChecked_data()
+    {
+        QTest::addColumn<double>("lost");
+        QTest::addColumn<double>("stranded");
+        QTest::addColumn<uint32_t>("units");
+        QTest::addColumn<uint32_t>("healthy");
+        QTest::addColumn<bool>("kept");
+        // 64 GPUs over 24 hours: at most 1,536 GPU-hours can be lost.
+        QTest::newRow("good") << 120.0 << 45.0 << 8U << 7U << true;
+        QTest::newRow("all lost") << 1536.0 << 0.0 << 8U << 0U << true;
+        QTest::newRow("more than the fleet has") << 1537.0 << 0.0 << 8U << 0U << false;
+        QTest::newRow("negative") << -1.0 << 0.0 << 8U << 8U << false;
+        QTest::newRow("NaN") << std::nan("") << 0.0 << 8U << 8U << false;
+        QTest::newRow("infinite stranded") << 10.0 << std::numeric_limits<double>::infinity() << 8U << 8U << false;
+        QTest::newRow("stranded above lost") << 10.0 << 11.0 << 8U << 8U << false;
+        QTest::newRow("more healthy than units") << 10.0 << 1.0 << 8U << 9U << false;
+        QTest::newRow("more units than GPUs") << 10.0 << 1.0 << 65U << 0U << false;
+    }
+
+    void summaryUnitHoursAreChecked()
+    {
+        QFETCH(double, lost);
+        QFETCH(double, stranded);
+        QFETCH(uint32_t, units);
+        QFETCH(uint32_t, healthy);
+        QFETCH(bool, kept);
+        pb::Summary answer = summaryOf(64, 24);
+        answer.set_unit_gpu_hours_lost(lost);
+        answer.set_stranded_gpu_hours(stranded);
+        answer.set_units(units);
+        answer.set_healthy_units_at_end(healthy);
+        QString failure;
+        const auto s = decodeSummary(answer, &failure);
+        QVERIFY(failure.isEmpty()); // the rest of the summary stands
+        QCOMPARE(s->problems.isEmpty(), kept);
+        QCOMPARE(s->unitHours.units, kept ? units : 0U);
+        QCOMPARE(s->unitHours.healthyUnitsAtEnd, kept ? healthy : 0U);
+        QCOMPARE(s->unitHours.lostGpuHours, kept ? lost : 0.0);
+        QCOMPARE(s->unitHours.strandedGpuHours, kept ? stranded : 0.0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAnswerDecode)
+#include "tst_answerdecode.moc"
