@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/commandline.h"
+#include "common/heap.h"
 #include "app/consolesession.h"
 #include "app/embeddedbackend.h"
 #include "app/livescreenshot.h"
@@ -47,6 +48,7 @@ void watchStopSignals(QApplication *app)
 
 int main(int argc, char *argv[])
 {
+    heap::keepFreedMemory(); // buffers reused, not faulted in afresh page by page (common/heap.h)
     // The command line first, so that --help, --version and a bad option work without a display.
     QStringList arguments;
     for (int i = 0; i < argc; ++i) {

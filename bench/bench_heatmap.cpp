@@ -5,6 +5,7 @@
 //
 //   xvfb-run -a -s "-screen 0 3840x2160x24" build/dev/bin/bench_heatmap [paints per row]
 #include "bench/timing.h"
+#include "common/heap.h"
 #include "client/protodecode.h"
 #include "model/autorange.h"
 #include "model/rateofchange.h"
@@ -434,6 +435,7 @@ void benchAnalysis()
 
 int main(int argc, char **argv)
 {
+    fleetscope::heap::keepFreedMemory(); // as the console does (common/heap.h)
     HeatmapView::requestSurfaceFormat();
     QApplication app(argc, argv);
     const int paints = argc > 1 ? std::max(3, std::atoi(argv[1])) : 40;

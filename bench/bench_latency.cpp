@@ -6,6 +6,7 @@
 //
 //   xvfb-run -a -s "-screen 0 1920x1080x24" build/dev/bin/bench_latency [frames] [interval-ms]
 #include "app/consolesession.h"
+#include "common/heap.h"
 #include "app/embeddedbackend.h"
 #include "app/mappage.h"
 #include "bench/timing.h"
@@ -106,6 +107,7 @@ Result measure(int gpus, int frames, int intervalMs, bool animated)
 
 int main(int argc, char *argv[])
 {
+    heap::keepFreedMemory(); // as the console does (common/heap.h)
     HeatmapView::requestSurfaceFormat();
     QApplication app(argc, argv);
     const int frames = argc > 1 ? std::max(10, std::atoi(argv[1])) : 300;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "service/heaptrim.h"
 
+#include "common/heap.h"
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -20,10 +22,7 @@ void trimHeap()
 
 void HeapTrim::keepFreedMemoryUntilTrimmed()
 {
-#if defined(__GLIBC__)
-    mallopt(M_MMAP_THRESHOLD, 32 << 20); // glibc's largest
-    mallopt(M_TRIM_THRESHOLD, 32 << 20); // finite: the threads' arenas' tops shrink only through it (heaptrim.h)
-#endif
+    heap::keepFreedMemory();
 }
 
 HeapTrim::HeapTrim(std::chrono::milliseconds interval, uint64_t leastDrop, std::chrono::milliseconds quiet, Trim trim)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The facts both sides share (common/) against the wire contract and against themselves.
 #include "common/events.h"
+#include "common/heap.h"
 #include "common/health.h"
 #include "common/xid.h"
 
@@ -8,6 +9,9 @@
 
 #include <QTest>
 
+#include <sys/resource.h>
+
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -77,6 +81,38 @@ private Q_SLOTS:
         for (uint32_t code = 0; code < 256; ++code) {
             QVERIFY(!fleetscope::xidSerious(code) || xidMeaning(code) != nullptr);
         }
+    }
+
+    void freedBuffersAreReused()
+    {
+#if !defined(__GLIBC__) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        QSKIP("glibc's malloc only (the sanitizers bring their own allocator)");
+#else
+        // An 8 MiB buffer (a 1080p map image), freed and allocated again: the second one is the first one's memory,
+        // already resident, not 2,048 pages faulted in afresh. glibc left alone maps the first on its own and unmaps
+        // it when freed; the second comes from a heap grown for it, faulted in again.
+        heap::keepFreedMemory();
+        constexpr size_t bytes = 8U << 20U;
+        constexpr long pages = static_cast<long>(bytes / 4096);
+        const auto touch = [] {
+            auto *buffer = static_cast<volatile char *>(std::malloc(bytes));
+            for (size_t b = 0; b < bytes; b += 4096) {
+                buffer[b] = 1;
+            }
+            std::free(const_cast<char *>(buffer));
+        };
+        const auto faults = [] {
+            rusage usage {};
+            getrusage(RUSAGE_THREAD, &usage);
+            return usage.ru_minflt;
+        };
+        touch();
+        const long before = faults();
+        touch();
+        const long again = faults() - before;
+        qInfo("%ld page faults for an 8 MiB buffer allocated again (%ld pages)", again, pages);
+        QVERIFY2(again < pages / 10, qPrintable(QString::number(again)));
+#endif
     }
 };
 
