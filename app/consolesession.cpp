@@ -4,6 +4,7 @@
 #include "client/historyclient.h"
 #include "client/summaryclient.h"
 #include "model/autorange.h"
+#include "model/background.h"
 #include "model/framediff.h"
 #include "model/replaycontroller.h"
 #include "widgets/heatmap/colormap.h"
@@ -209,6 +210,7 @@ void ConsoleSession::updateDrift()
     // A million GPUs take tens of ms: off the GUI thread, on the session's own pool (its destructor waits for it, so
     // the result is never posted to a session gone), the latest request wins.
     m_driftPool.start([this, request, topology, jobs] {
+        runThisThreadInBackground();
         auto drift = std::make_shared<VersionDrift>(computeVersionDrift(*topology, jobs.get()));
         // Its problems too, worded once here rather than on every batch of events that problems() is read for: at a
         // million GPUs the wording was a third of the problems dock's refresh on the GUI thread.
@@ -373,7 +375,10 @@ void ConsoleSession::onFrame(const FramePtr &frame)
         m_newDataClock.start();
     }
     m_lastLiveSampleMs = std::max<qint64>(m_lastLiveSampleMs, frame->sampleTimeMs);
-    m_recordPool.start([this, frame] { m_recorder.record(frame); });
+    m_recordPool.start([this, frame] {
+        runThisThreadInBackground();
+        m_recorder.record(frame);
+    });
     m_replay->onLiveFrame(frame); // shown at once when live; kept for later otherwise
     Q_EMIT liveFrame(frame);
 }

@@ -3,6 +3,7 @@
 
 #include "app/consolesession.h"
 #include "app/mappage.h"
+#include "model/background.h"
 #include "model/csvexport.h"
 #include "model/navigation.h"
 #include "widgets/heatmap/heatmapview.h"
@@ -153,6 +154,7 @@ void DeskExports::run(const QString &file, std::function<std::pair<QString, QStr
     // The pool is drained before this object goes, so `this` outlives the job; a result posted to an object that has
     // gone meanwhile is discarded by Qt with the object's events.
     m_pool.start([this, file, work = std::move(work)] {
+        runThisThreadInBackground();
         const auto [error, summary] = work();
         QMetaObject::invokeMethod(
             this,

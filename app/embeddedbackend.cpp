@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/embeddedbackend.h"
 
+#include "model/background.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
@@ -8,8 +10,11 @@
 #include <QStandardPaths>
 #include <QTimer>
 
+#include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 Q_LOGGING_CATEGORY(lcEmbedded, "fleetscope.embedded")
 
@@ -36,8 +41,17 @@ EmbeddedBackend::EmbeddedBackend(int gpus, quint64 seed, const QStringList &extr
     , m_extraArguments(extraArguments)
 {
     m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    // The backend must not outlive the console, even when the console is killed outright.
-    m_process.setChildProcessModifier([] { ::prctl(PR_SET_PDEATHSIG, SIGTERM); });
+    // In the child, before exec. The backend must not outlive the console, even when the console is killed outright.
+    // The simulator stands in for a backend on another machine; here it shares the console's cores, and yields them to
+    // the window as the console's own background threads do (model/background.h).
+    m_process.setChildProcessModifier([] {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        errno = 0;
+        const int nice = ::getpriority(PRIO_PROCESS, 0);
+        if (errno == 0) {
+            ::setpriority(PRIO_PROCESS, 0, std::min(19, nice + backgroundNice));
+        }
+    });
     connect(&m_process, &QProcess::readyReadStandardOutput, this, &EmbeddedBackend::onOutput);
     connect(&m_process, &QProcess::finished, this, &EmbeddedBackend::onFinished);
     connect(&m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {

@@ -18,6 +18,8 @@ public:
 
     void start();
     QString address() const { return m_address; }
+    // The backend process's id while it runs, else 0.
+    qint64 processId() const { return m_process.processId(); }
 
 Q_SIGNALS:
     void ready(const QString &address);

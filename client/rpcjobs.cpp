@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/rpcjobs.h"
 
+#include "model/background.h"
+
 #include <QThread>
 
 namespace fleetscope {
@@ -121,6 +123,7 @@ void RpcJobs::toQueueThread(std::function<void()> task)
 
 void RpcJobs::run()
 {
+    runThisThreadInBackground(); // decodes answers (at a million GPUs, tens of ms each)
     void *tag = nullptr;
     bool ok = false;
     while (m_cq.Next(&tag, &ok)) {

@@ -3,6 +3,7 @@
 
 #include "client/grpcstatus.h"
 #include "client/protodecode.h"
+#include "model/background.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -211,6 +212,7 @@ void TelemetryClient::deliverPendingFrame(quint64 session)
 void TelemetryClient::runSession(quint64 session, std::string address, ChannelSecurity security, Keepalive keepalive,
     std::vector<std::string> metrics, uint64_t lastGeneration, uint64_t resumeAfter)
 {
+    runThisThreadInBackground(); // below the GUI thread (model/background.h)
     namespace pb = fleetscope::telemetry::v1;
     auto newContext = [this](std::optional<std::chrono::seconds> deadline) -> std::shared_ptr<grpc::ClientContext> {
         auto context = std::make_shared<grpc::ClientContext>();
@@ -393,6 +395,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
 
 void TelemetryClient::runJobsPoll(quint64 session, std::string address, ChannelSecurity security, int intervalMs)
 {
+    runThisThreadInBackground(); // below the GUI thread (model/background.h)
     namespace pb = fleetscope::telemetry::v1;
     QString channelError;
     auto channel = createChannel(address, security, grpc::ChannelArguments(), &channelError);

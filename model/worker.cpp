@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "model/worker.h"
 
+#include "model/background.h"
+
 namespace fleetscope {
 
 Worker::Worker(QObject *parent)
@@ -39,6 +41,7 @@ void Worker::run(Job job)
 
 void Worker::loop()
 {
+    runThisThreadInBackground();
     std::unique_lock lock(m_mutex);
     for (;;) {
         m_wake.wait(lock, [this] { return m_stopping || !m_jobs.empty(); });

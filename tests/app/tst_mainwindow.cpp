@@ -8,6 +8,7 @@
 #include "app/wallwindow.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
+#include "model/background.h"
 #include "model/flightrecorder.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -33,8 +34,12 @@
 #include <QTabWidget>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace fleetscope;
 
@@ -74,6 +79,17 @@ private Q_SLOTS:
     {
         m_window.reset();
         m_backend.reset();
+    }
+
+    // The simulator the console starts for itself yields the cores to the window (nice over the console's), as
+    // the console's own background threads do; the GUI thread keeps its priority.
+    void theEmbeddedSimulatorRunsBelowTheWindow()
+    {
+        const qint64 pid = m_backend->processId();
+        QVERIFY(pid > 0);
+        const int console = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+        QCOMPARE(getpriority(PRIO_PROCESS, static_cast<id_t>(pid)), std::min(19, console + backgroundNice));
+        QVERIFY(!runsInBackground());
     }
 
     // A click on a GPU opens it in the detail panel and goes one level down towards it, each click one more level;

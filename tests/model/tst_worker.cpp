@@ -4,14 +4,20 @@
 // suite also checks that both hand-overs are visible to ThreadSanitizer (the reason the Worker exists).
 #include "model/worker.h"
 
+#include "model/background.h"
+
 #include <QDeadlineTimer>
 #include <QTest>
 #include <QThread>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace fleetscope;
 
@@ -116,6 +122,38 @@ private Q_SLOTS:
         worker.reset();
         QVERIFY(finished);
         releaser.join();
+    }
+
+    void jobsRunBelowTheOwnersPriority()
+    {
+        // The owner (the GUI thread) keeps its nice value; the worker's thread is backgroundNice over it, and a thread
+        // a lowered one starts is not lowered twice.
+        const auto niceOf = [](pid_t thread) { return getpriority(PRIO_PROCESS, static_cast<id_t>(thread)); };
+        const int owner = niceOf(gettid());
+        const int expected = std::min(19, owner + backgroundNice);
+        QVERIFY(!runsInBackground());
+        Worker worker;
+        std::atomic<int> jobNice { -100 };
+        std::atomic<int> childNice { -100 };
+        std::atomic<bool> lowered { false };
+        std::atomic<bool> done { false };
+        worker.run([&]() -> Worker::Result {
+            jobNice = niceOf(gettid());
+            lowered = runsInBackground();
+            std::thread child([&] {
+                runThisThreadInBackground();
+                childNice = niceOf(gettid());
+            });
+            child.join();
+            done = true;
+            return {};
+        });
+        QVERIFY(waitWithoutEvents(done));
+        QCOMPARE(niceOf(gettid()), owner);
+        QVERIFY(!runsInBackground());
+        QVERIFY(lowered);
+        QCOMPARE(jobNice.load(), expected);
+        QCOMPARE(childNice.load(), expected);
     }
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapcpupasses.h"
 
+#include "model/background.h"
+
 #include <QImage>
 #include <QThread>
 
@@ -22,11 +24,13 @@ HeatmapCpuPasses::HeatmapCpuPasses()
 {
     // The GUI thread works too: one helper fewer than cores.
     m_pool.setMaxThreadCount(std::max(1, QThread::idealThreadCount() - 1));
+    m_backgroundPool.setMaxThreadCount(m_pool.maxThreadCount());
 }
 
 HeatmapCpuPasses::~HeatmapCpuPasses()
 {
     m_pool.waitForDone();
+    m_backgroundPool.waitForDone();
 }
 
 void HeatmapCpuPasses::parallel(int count, const std::function<void(int)> &fn)
@@ -46,13 +50,18 @@ void HeatmapCpuPasses::parallel(int count, const std::function<void(int)> &fn)
             fn(c);
         }
     };
-    const int helpers = QThread::idealThreadCount() > 1 ? std::min(m_pool.maxThreadCount(), count - 1) : 0;
+    const bool background = runsInBackground();
+    QThreadPool &pool = background ? m_backgroundPool : m_pool;
+    const int helpers = QThread::idealThreadCount() > 1 ? std::min(pool.maxThreadCount(), count - 1) : 0;
     {
         const std::lock_guard<std::mutex> lock(shared.mutex);
         shared.running = helpers;
     }
     for (int i = 0; i < helpers; ++i) {
-        m_pool.start([&work, &shared] {
+        pool.start([&work, &shared, background] {
+            if (background) {
+                runThisThreadInBackground();
+            }
             {
                 const std::lock_guard<std::mutex> lock(shared.mutex); // after the starter's writes
             }

@@ -63,7 +63,10 @@ private:
     };
     void addRuns(int y, int first, int last, std::vector<Run> &runs) const;
 
+    // Helpers for the GUI thread (pass 3 in a paint) and for the preparation's thread, which runs below it
+    // (model/background.h): a helper lowered once stays lowered, so each kind of caller has its own.
     QThreadPool m_pool;
+    QThreadPool m_backgroundPool;
     size_t m_gpuCount = 0;
     int m_layoutWidth = 0;
     int m_layoutHeight = 0;

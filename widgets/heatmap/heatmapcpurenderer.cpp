@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapcpurenderer.h"
 
+#include "model/background.h"
+
+#include <cstring>
 #include <utility>
 
 namespace fleetscope {
@@ -33,13 +36,12 @@ void HeatmapCpuRenderer::allocate(size_t gpuCount)
     hand([gpuCount](HeatmapCpuPasses &passes) { passes.allocate(gpuCount); }, true);
 }
 
-void HeatmapCpuRenderer::uploadLayout(const HeatmapLayout &layout)
+void HeatmapCpuRenderer::uploadLayout(const std::shared_ptr<const HeatmapLayout> &layout)
 {
-    m_layoutSize = QSize(std::max(1, layout.width), std::max(1, layout.height));
-    // The cells alone (a memcpy), not the names and places a whole layout holds.
-    hand([cells = layout.cells, width = layout.width, height = layout.height](
-             HeatmapCpuPasses &passes) mutable { passes.setLayout(std::move(cells), width, height); },
-        true);
+    m_layoutSize = QSize(std::max(1, layout->width), std::max(1, layout->height));
+    // No copy here (6 MiB of cells at a million GPUs, faulted in afresh, was 15-20 ms of the GUI thread's): the worker
+    // copies the cells from the layout, which nobody changes.
+    hand([layout](HeatmapCpuPasses &passes) { passes.setLayout(layout->cells, layout->width, layout->height); }, true);
 }
 
 void HeatmapCpuRenderer::uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
@@ -113,6 +115,22 @@ void HeatmapCpuRenderer::finish(const HeatmapScene &drawn)
     m_screenCount = m_schedule.screenCount();
 }
 
+void HeatmapCpuRenderer::copyShown(double devicePixelRatio)
+{
+    // Into the buffer of the last copy when it has the size: a fresh one is a fresh allocation whose every page
+    // faults on first touch (on a virtual machine about 10 us each, 20 ms for a 1080p map) on the GUI thread.
+    if (m_shown.size() != m_image.size() || m_shown.format() != m_image.format() || !m_shown.isDetached()) {
+        m_shown = QImage(m_image.size(), m_image.format());
+    }
+    const qsizetype bytes = m_image.sizeInBytes();
+    if (m_shown.isNull() || m_shown.sizeInBytes() != bytes) {
+        m_showingCopy = false;
+        return;
+    }
+    std::memcpy(m_shown.bits(), m_image.constBits(), static_cast<size_t>(bytes));
+    m_shown.setDevicePixelRatio(devicePixelRatio);
+}
+
 const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double devicePixelRatio)
 {
     const int width = drawn.framebuffer.width();
@@ -123,7 +141,7 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
         return m_image;
     }
     if (m_running) {
-        return m_shown;
+        return m_showingCopy ? m_shown : m_none;
     }
     const HeatmapScene scene = withoutText(drawn);
     if (!m_inputs.empty() || m_schedule.wouldRun(scene, m_layoutSize)) {
@@ -135,13 +153,14 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
             const bool valid = m_image.size() == drawn.framebuffer
                 && m_image.constBits() == reinterpret_cast<const uchar *>(m_passes.image().data())
                 && m_passes.image().size() == static_cast<size_t>(width) * static_cast<size_t>(height);
-            m_shown = valid ? m_image.copy() : QImage();
-            if (!m_shown.isNull()) {
-                m_shown.setDevicePixelRatio(devicePixelRatio);
+            m_showingCopy = valid;
+            if (valid) {
+                copyShown(devicePixelRatio);
             }
             m_running = true;
             handOver();
             m_worker.start([this, inputs = std::exchange(m_inputs, {}), scene, layoutSize = m_layoutSize]() mutable {
+                runThisThreadInBackground();
                 handOver();
                 prepare(std::move(inputs), scene, layoutSize);
                 handOver();
@@ -156,7 +175,7 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
                     },
                     Qt::QueuedConnection);
             });
-            return m_shown;
+            return m_showingCopy ? m_shown : m_none;
         }
     }
     m_resolveCount = m_schedule.resolveCount();

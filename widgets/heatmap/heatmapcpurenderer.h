@@ -34,7 +34,7 @@ public:
     // Recorded in order and applied by the next preparation: a layout's cells and marks are copied, a frame's values
     // are not (the worker reads them from the frame, which owner keeps).
     void allocate(size_t gpuCount) override;
-    void uploadLayout(const HeatmapLayout &layout) override;
+    void uploadLayout(const std::shared_ptr<const HeatmapLayout> &layout) override;
     void uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
         const std::vector<uint8_t> &health, bool shift) override;
     void uploadMarks(const std::vector<uint8_t> &marks) override;
@@ -72,6 +72,7 @@ private:
     // paint. layoutSize: the layout's once the inputs are applied.
     void prepare(std::vector<Handed> inputs, const HeatmapScene &scene, QSize layoutSize);
     static HeatmapScene withoutText(const HeatmapScene &scene);
+    void copyShown(double devicePixelRatio); // m_image into m_shown
 
     std::function<void()> m_ready;
     bool m_asynchronous = true;
@@ -84,7 +85,9 @@ private:
     bool m_running = false;
     bool m_current = false;
     QImage m_image; // over m_passes' pixels
-    QImage m_shown; // a copy of it, shown while a preparation runs
+    QImage m_shown; // a copy of it, shown while a preparation runs if m_showingCopy; its buffer is kept
+    bool m_showingCopy = false;
+    const QImage m_none; // shown while a preparation runs and there is no copy: the map's background
     quint64 m_resolveCount = 0;
     quint64 m_screenCount = 0;
     std::mutex m_handover; // see handOver()

@@ -22,7 +22,8 @@ public:
     virtual ~HeatmapInputs() = default;
     // Room for a fleet of this size; frames and marks fill it.
     virtual void allocate(size_t gpuCount) = 0;
-    virtual void uploadLayout(const HeatmapLayout &layout) = 0;
+    // The layout, which a renderer may keep and read later (never changed once built).
+    virtual void uploadLayout(const std::shared_ptr<const HeatmapLayout> &layout) = 0;
     // A frame's plane and health bytes, which owner keeps (the frame: shared and never changed, so a renderer may
     // read them later); shift: the frame shown until now becomes the previous one (a new frame), else the current
     // one is replaced (a new metric).

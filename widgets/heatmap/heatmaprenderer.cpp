@@ -181,8 +181,9 @@ void HeatmapRenderer::allocate(size_t gpuCount)
     m_schedule.resolveAgain();
 }
 
-void HeatmapRenderer::uploadLayout(const HeatmapLayout &layout)
+void HeatmapRenderer::uploadLayout(const std::shared_ptr<const HeatmapLayout> &shared)
 {
+    const HeatmapLayout &layout = *shared; // uploaded at once
     static const int32_t none = HeatmapLayout::gap;
     const bool empty = layout.cells.empty();
     upload(m_layoutTexture, { GL_R32I, GL_RED_INTEGER, GL_INT, 4 }, empty ? 1 : layout.width,

@@ -50,7 +50,7 @@ public:
 
     // The dense-order textures for a fleet of this size; frames and marks fill them.
     void allocate(size_t gpuCount) override;
-    void uploadLayout(const HeatmapLayout &layout) override;
+    void uploadLayout(const std::shared_ptr<const HeatmapLayout> &layout) override;
     // shift: into the other texture, so the one shown until now becomes the previous frame.
     void uploadFrame(const std::shared_ptr<const void> &owner, const std::vector<float> &values,
         const std::vector<uint8_t> &health, bool shift) override;

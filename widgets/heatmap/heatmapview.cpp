@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapview.h"
 
+#include "model/background.h"
 #include "widgets/heatmap/heatmapcpurenderer.h"
 #include "widgets/heatmap/heatmapglsurface.h"
 
@@ -147,7 +148,7 @@ void HeatmapView::relayout()
     };
     if (!m_topology || m_topology->gpuCount <= syncLayoutGpus) {
         m_layoutPending = false;
-        applyLayout(build());
+        applyLayout(std::make_shared<const HeatmapLayout>(build()));
         return;
     }
     // 100-160 ms at a million GPUs: on the worker, the old layout drawn meanwhile. The pool runs one at a time and
@@ -155,16 +156,17 @@ void HeatmapView::relayout()
     // it runs is dropped on arrival.
     m_layoutPending = true;
     m_layoutPool.start([this, build, generation] {
+        runThisThreadInBackground();
         if (generation != m_layoutGeneration.load()) {
             return;
         }
-        auto layout = std::make_shared<HeatmapLayout>(build());
+        auto layout = std::make_shared<const HeatmapLayout>(build());
         QMetaObject::invokeMethod(
             this,
             [this, layout, generation] {
                 if (generation == m_layoutGeneration.load()) {
                     m_layoutPending = false;
-                    applyLayout(std::move(*layout));
+                    applyLayout(layout);
                     Q_EMIT layoutReady();
                 }
             },
@@ -172,7 +174,7 @@ void HeatmapView::relayout()
     });
 }
 
-void HeatmapView::applyLayout(HeatmapLayout layout)
+void HeatmapView::applyLayout(std::shared_ptr<const HeatmapLayout> layout)
 {
     m_layout = std::move(layout);
     m_layoutDirty = true;
@@ -188,7 +190,7 @@ const HeatmapCamera &HeatmapView::camera() const
     // Cheap, and always right: the window's size and pixel ratio, the layout and the margins the floor plan's
     // names need when fitted.
     m_camera.setViewport(QSizeF(size()), devicePixelRatioF());
-    m_camera.setLayoutSize(m_layout.width, m_layout.height);
+    m_camera.setLayoutSize(m_layout->width, m_layout->height);
     const bool floorPlan = m_arrangement == Arrangement::FloorPlan;
     m_camera.setFitMargins(floorPlan ? 64.0 * m_labelScale : 0.0, floorPlan ? 20.0 * m_labelScale : 0.0);
     return m_camera;
@@ -325,9 +327,9 @@ void HeatmapView::zoomToCells(const QRect &cells)
 QRect HeatmapView::cellsOf(uint32_t first, uint32_t count) const
 {
     QRect bounds;
-    const auto end = std::min<size_t>(static_cast<size_t>(first) + count, m_layout.gpuCells.size());
+    const auto end = std::min<size_t>(static_cast<size_t>(first) + count, m_layout->gpuCells.size());
     for (size_t g = first; g < end; ++g) {
-        bounds |= QRect(m_layout.gpuCells[g], QSize(1, 1));
+        bounds |= QRect(m_layout->gpuCells[g], QSize(1, 1));
     }
     return bounds;
 }
@@ -396,12 +398,12 @@ void HeatmapView::zoomToFit()
 
 int HeatmapView::gpuAt(const QPointF &pos) const
 {
-    return camera().gpuAt(m_layout, pos);
+    return camera().gpuAt(*m_layout, pos);
 }
 
 QRectF HeatmapView::cellRect(int gpu) const
 {
-    return camera().gpuRect(m_layout, gpu);
+    return camera().gpuRect(*m_layout, gpu);
 }
 
 float HeatmapView::valueOf(int gpu) const

@@ -70,7 +70,7 @@ public:
     FramePtr frame() const { return m_frame; }
     const MetricInfo &metric() const { return m_metric; }
     const ColorMap &colorMap() const { return m_colorMap; }
-    const HeatmapLayout &layout() const { return m_layout; }
+    const HeatmapLayout &layout() const { return *m_layout; }
     // A layout for the current topology, arrangement, jobs and window shape is being built on a worker thread; the
     // one shown until now stays until layoutReady. Never true for fleets up to syncLayoutGpus.
     bool isLayoutPending() const { return m_layoutPending; }
@@ -199,14 +199,15 @@ private:
     void updateOverlay(const HeatmapCamera::Placement &p); // the text over the map, for the renderer
     void pace(); // after a paint: the animation's rate from its measured cost
     void relayout(); // the layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
-    void applyLayout(HeatmapLayout layout);
+    void applyLayout(std::shared_ptr<const HeatmapLayout> layout);
     double layoutAspect() const;
 
     TopologyPtr m_topology;
     FramePtr m_frame;
     MetricInfo m_metric;
     ColorMap m_colorMap;
-    HeatmapLayout m_layout;
+    // Shared with the CPU renderer's preparation thread, which reads the cells (never changed once built).
+    std::shared_ptr<const HeatmapLayout> m_layout = std::make_shared<const HeatmapLayout>();
     Arrangement m_arrangement = Arrangement::FloorPlan;
     JobsPtr m_jobs;
     QTimer m_relayoutTimer; // coalesces the relayouts a window resize asks for

@@ -219,7 +219,7 @@ HeatmapScene HeatmapView::scene(const HeatmapCamera::Placement &p, QSize framebu
     scene.originX = p.originX;
     scene.originY = p.originY;
     scene.cellSize = p.cellSize;
-    scene.layoutSize = QSize(m_layout.width, m_layout.height);
+    scene.layoutSize = QSize(m_layout->width, m_layout->height);
     scene.mix = static_cast<float>(mix);
     scene.hasData = m_hasData;
     scene.hasPrevious = m_hasPrevious && m_animated;
@@ -230,8 +230,8 @@ HeatmapScene HeatmapView::scene(const HeatmapCamera::Placement &p, QSize framebu
     scene.hasMarks = m_markCount > 0;
     scene.focusFirst = m_focusFirst;
     scene.focusCount = m_focusCount;
-    if (m_selectedGpu >= 0 && static_cast<size_t>(m_selectedGpu) < m_layout.gpuCells.size()) {
-        const QPoint c = m_layout.gpuCells[static_cast<size_t>(m_selectedGpu)];
+    if (m_selectedGpu >= 0 && static_cast<size_t>(m_selectedGpu) < m_layout->gpuCells.size()) {
+        const QPoint c = m_layout->gpuCells[static_cast<size_t>(m_selectedGpu)];
         scene.ringCentre = QPointF(p.originX + (c.x() + 0.5) * p.cellSize, p.originY + (c.y() + 0.5) * p.cellSize);
         scene.ringRadius = static_cast<float>(std::max(6.0, p.cellSize * 0.75));
     }
@@ -330,7 +330,7 @@ void HeatmapView::updateOverlay(const HeatmapCamera::Placement &p)
 {
     const double dpr = devicePixelRatioF();
     HeatmapOverlay::Scene scene;
-    scene.layout = &m_layout;
+    scene.layout = m_layout.get();
     scene.widget = QSizeF(size());
     scene.originX = p.originX / dpr;
     scene.originY = p.originY / dpr;

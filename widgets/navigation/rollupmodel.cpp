@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/navigation/rollupmodel.h"
 
+#include "model/background.h"
+
 #include <QLocale>
 #include <QPointer>
 #include <QThread>
@@ -95,6 +97,7 @@ void RollupModel::computeInBackground()
     // QPointer: the pool is drained before this object goes, and a result for an object gone meanwhile is dropped.
     QPointer<RollupModel> self(this);
     m_pool.start([self, generation, topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id] {
+        runThisThreadInBackground();
         std::vector<Rollup> rollups = computeRollups(*topology, place, frame.get(), metric);
         QMetaObject::invokeMethod(
             self.data(),

@@ -146,7 +146,7 @@ private Q_SLOTS:
         frame->health.assign(16, health::Ok);
         std::vector<float> values(16, 50.0F);
         renderer.allocate(16);
-        renderer.uploadLayout(layout);
+        renderer.uploadLayout(std::make_shared<const HeatmapLayout>(layout));
         renderer.uploadFrame(frame, values, frame->health, false);
         renderer.uploadColorMap(ColorMap::byName(QStringLiteral("inferno")));
         const auto sceneOf = [](QSize size) {
