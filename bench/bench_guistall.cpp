@@ -2,19 +2,24 @@
 // How long the GUI thread stops, as a user of the desk would feel it: the lateness of a 1 ms timer (each firing's
 // gap beyond 1 ms is time the event loop could not run), while the whole console (MainWindow over a session, the
 // real client, a real backend process) starts at 1,048,576 GPUs, changes arrangement, is resized, replays at 60x
-// and compares two moments. Per phase: p99 and maximum lateness, and how much of it was the map's own paints
-// (paintGL runs on the GUI thread; under a software renderer it is the big part). Needs a display with OpenGL:
+// and compares two moments. Per phase: p99 and maximum lateness, and how much of it was the map's own paints. With
+// `bare`, the floor under those figures instead: a bare Qt window of the same size shown and resized alike (Qt and the
+// X server alone: a window's first show and a resize that reallocates its backing store cost what they cost on the
+// machine; run it on a fresh X server too, as the X server's first touch of its screen is part of a first show):
 //
 //   xvfb-run -a -s "-screen 0 1920x1080x24" build/dev/bin/bench_guistall [gpus] [nopaint]
+//   xvfb-run -a -s "-screen 0 1920x1080x24" build/dev/bin/bench_guistall bare
 //
 // With `nopaint` the map is hidden once the first frame is drawn: everything else the GUI thread does (decoding
 // hand-over, rollups, layouts, replay, comparison) is measured without the GL paints, which on a software renderer
 // dominate.
 //
 // With BENCH_GUISTALL_TRACE=MS set, every event the GUI thread spent longer than MS ms on is printed to stderr with its
-// receiver, its type, the widgets it painted and its start and end on CLOCK_MONOTONIC (perf record -k CLOCK_MONOTONIC
+// receiver, its type, the widgets it painted, how much of it the GUI thread ran, waited for a core or slept (the rest),
+// its page faults, and its start and end on CLOCK_MONOTONIC (perf record -k CLOCK_MONOTONIC
 // uses the same clock, so the samples inside a stall can be picked out of `perf script`).
 #include "app/consolesession.h"
+#include "common/heap.h"
 #include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
 #include "model/flightrecorder.h"
@@ -25,7 +30,14 @@
 #include <QElapsedTimer>
 #include <QEvent>
 #include <QOpenGLWidget>
+#include <QLabel>
+#include <QMainWindow>
+#include <QMenuBar>
+#include <QStatusBar>
+#include <QTableWidget>
+#include <QTime>
 #include <QTimer>
+#include <QToolBar>
 
 #include <QThread>
 
@@ -33,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <sys/resource.h>
 #include <functional>
 #include <string>
 #include <vector>
@@ -46,6 +59,34 @@ double monotonicMs()
     timespec t {};
     clock_gettime(CLOCK_MONOTONIC, &t);
     return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+// The GUI thread's own CPU time and minor page faults so far.
+// The rest of a stall it either waited for a core (the scheduler's run delay) or slept (blocked on something).
+struct ThreadUsage
+{
+    double cpuMs = 0;
+    double waitedMs = 0;
+    long faults = 0;
+};
+
+ThreadUsage threadUsage()
+{
+    rusage usage {};
+    getrusage(RUSAGE_THREAD, &usage);
+    ThreadUsage result { static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3
+            + static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3,
+        0, usage.ru_minflt };
+    // /proc/thread-self/schedstat: time on a core, time waiting on a run queue, timeslices (ns, ns, count).
+    if (FILE *file = std::fopen("/proc/thread-self/schedstat", "r")) {
+        unsigned long long ran = 0;
+        unsigned long long waited = 0;
+        if (std::fscanf(file, "%llu %llu", &ran, &waited) == 2) {
+            result.waitedMs = static_cast<double>(waited) / 1e6;
+        }
+        std::fclose(file);
+    }
+    return result;
 }
 
 double traceThresholdMs()
@@ -88,15 +129,21 @@ public:
         }
         m_painted.clear();
         ++m_depth;
+        const ThreadUsage before = threadUsage();
         const double start = monotonicMs();
         const QEvent::Type type = event->type(); // the event may be gone after delivery
         const bool result = QApplication::notify(receiver, event);
         const double end = monotonicMs();
         --m_depth;
         if (end - start > m_thresholdMs) {
+            const ThreadUsage after = threadUsage();
             const QObject *parent = receiver->parent();
-            std::fprintf(stderr, "STALL %.1f ms [%.3f, %.3f] event %d to %s '%s' (parent %s) painted: %s\n",
-                end - start, start, end, static_cast<int>(type), receiver->metaObject()->className(),
+            std::fprintf(stderr,
+                "STALL %.1f ms (on a core %.1f ms, waiting for one %.1f ms, %ld page faults) [%.3f, %.3f] event %d to "
+                "%s '%s' (parent %s) painted: %s\n",
+                end - start, after.cpuMs - before.cpuMs, after.waitedMs - before.waitedMs, after.faults - before.faults,
+                start, end,
+                static_cast<int>(type), receiver->metaObject()->className(),
                 qPrintable(receiver->objectName()), parent ? parent->metaObject()->className() : "-",
                 m_painted.constData());
         }
@@ -126,16 +173,18 @@ public:
         });
         // From the map's paint event (on OpenGL its child surface's: paintGL renders into its framebuffer there) to
         // the window's swap or flush after composing it: the map's whole cost on the GUI thread for one repaint.
-        map->installEventFilter(this);
-        if (auto *gl = map->findChild<QOpenGLWidget *>()) {
-            gl->installEventFilter(this);
-        }
-        connect(map, &HeatmapView::framePresented, this, [this] {
-            if (m_paintStart > 0) {
-                m_paints.push_back(static_cast<double>(m_clock.nsecsElapsed() - m_paintStart) / 1e6);
-                m_paintStart = 0;
+        if (map != nullptr) {
+            map->installEventFilter(this);
+            if (auto *gl = map->findChild<QOpenGLWidget *>()) {
+                gl->installEventFilter(this);
             }
-        });
+            connect(map, &HeatmapView::framePresented, this, [this] {
+                if (m_paintStart > 0) {
+                    m_paints.push_back(static_cast<double>(m_clock.nsecsElapsed() - m_paintStart) / 1e6);
+                    m_paintStart = 0;
+                }
+            });
+        }
         m_clock.start();
         m_timer.start();
     }
@@ -201,27 +250,70 @@ void run(int ms)
     waitFor([] { return false; }, ms);
 }
 
+const QSize windowSize(1900, 1040);
+const QSize resizes[] = { QSize(1200, 800), QSize(1600, 1000), windowSize };
+
+// The floor under the console's figures on this machine: Qt and the X server alone. A window of the console's size
+// with a menu bar, a toolbar, a table and a status bar whose clock changes ten times a second (as the console's
+// labels do), shown and resized as the console is below, before anything else runs.
+void measureBareWindow()
+{
+    QMainWindow window;
+    window.resize(windowSize);
+    window.menuBar()->addMenu(QStringLiteral("File"));
+    window.addToolBar(QStringLiteral("tools"))->addAction(QStringLiteral("action"));
+    auto *table = new QTableWidget(40, 12, &window);
+    for (int row = 0; row < 40; ++row) {
+        for (int column = 0; column < 12; ++column) {
+            table->setItem(row, column, new QTableWidgetItem(QString::number(row * column)));
+        }
+    }
+    window.setCentralWidget(table);
+    auto *clock = new QLabel(&window);
+    window.statusBar()->addPermanentWidget(clock);
+    QTimer tick;
+    QObject::connect(&tick, &QTimer::timeout, clock, [clock] { clock->setText(QTime::currentTime().toString()); });
+    tick.start(100);
+    StallMeter meter(nullptr);
+    window.show();
+    run(3000);
+    meter.report("bare Qt window: shown, 3 s");
+    meter.reset();
+    for (const QSize size : resizes) {
+        act("resize bare window", [&] { window.resize(size); });
+        run(2000);
+    }
+    meter.report("bare Qt window: resize x3");
+}
+
 } // namespace
 
 int main(int argc, char *argv[])
 {
+    heap::keepFreedMemory(); // as the console does (common/heap.h)
     HeatmapView::requestSurfaceFormat();
     TracingApplication app(argc, argv);
+    if (argc > 1 && std::string(argv[1]) == "bare") {
+        std::printf("GUI-thread lateness of a 1 ms timer, a bare Qt window of 1900x1040 (ms)\n");
+        std::printf("%-34s %8s %9s %9s %9s\n", "phase", "samples", "p50", "p99", "max");
+        measureBareWindow(); // no map: its columns stay 0
+        return 0;
+    }
     const int gpus = argc > 1 ? std::atoi(argv[1]) : 1048576;
     ConsoleOptions options;
     options.gpus = gpus;
     options.restoreLastView = false;
-    options.windowSize = QSize(1900, 1040);
+    options.windowSize = windowSize;
+    std::printf("GUI-thread lateness of a 1 ms timer at %d GPUs, window 1900x1040 (ms)%s\n", gpus,
+        argc > 2 && std::string(argv[2]) == "nopaint" ? ", map hidden after the first frame" : "");
+    std::printf(
+        "%-34s %8s %9s %9s %9s %7s %9s %9s\n", "phase", "samples", "p50", "p99", "max", "paints", "map avg", "map max");
     MainWindow window(options);
     window.show();
     StallMeter meter(window.heatmap());
     EmbeddedBackend backend(gpus, 1, { QStringLiteral("--interval-ms"), QStringLiteral("1000") });
     QObject::connect(&backend, &EmbeddedBackend::ready, &window, &MainWindow::connectTo);
     backend.start();
-    std::printf("GUI-thread lateness of a 1 ms timer at %d GPUs, window 1900x1040 (ms)%s\n", gpus,
-        argc > 2 && std::string(argv[2]) == "nopaint" ? ", map hidden after the first frame" : "");
-    std::printf(
-        "%-34s %8s %9s %9s %9s %7s %9s %9s\n", "phase", "samples", "p50", "p99", "max", "paints", "map avg", "map max");
 
     // Start: from the window shown to 10 s after the first frame drawn (topology, layout, textures, search index).
     if (!waitFor([&] { return window.heatmap()->frame() != nullptr; }, 180000)) {
@@ -249,7 +341,7 @@ int main(int argc, char *argv[])
     meter.report("arrangement x3 (3 s each)");
 
     meter.reset();
-    for (const QSize size : { QSize(1200, 800), QSize(1600, 1000), QSize(1900, 1040) }) {
+    for (const QSize size : resizes) {
         act("resize", [&] { window.resize(size); });
         run(2000);
     }
