@@ -129,6 +129,68 @@ private Q_SLOTS:
         QCOMPARE(differing, 0);
     }
 
+    // Below a pixel per GPU pass 2 reduces each pixel's GPUs mapped onto the colour range: a new range alone (no pass
+    // 1), new frames after it and a zoom in and out again draw what a fresh view draws.
+    void aggregatedPixelsFollowTheRange()
+    {
+        const auto topology = fleet(16, 32); // 8,192 GPUs: fitted, several to a pixel
+        const auto frameAt = [&topology](uint64_t sequence) {
+            auto f = std::make_shared<Frame>();
+            f->sequence = sequence;
+            f->sampleTimeMs = static_cast<int64_t>(sequence) * 1000;
+            f->topologyGeneration = 1;
+            std::vector<float> values(topology->gpuCount);
+            f->health.assign(topology->gpuCount, health::Ok);
+            for (uint32_t g = 0; g < topology->gpuCount; ++g) {
+                const uint32_t h = (g * 2654435761U) ^ static_cast<uint32_t>(sequence * 40503U);
+                values[g] = h % 29 == 0 ? std::numeric_limits<float>::quiet_NaN() : 20.0F + static_cast<float>(h % 80);
+            }
+            f->planes.push_back({ QStringLiteral("gpu_temp"), std::move(values) });
+            return FramePtr(f);
+        };
+        const auto setUp = [&](HeatmapView &view, uint64_t sequence) {
+            view.setAnimated(false);
+            view.resize(120, 80);
+            view.setTopology(topology);
+            view.setMetric(temperature());
+            view.setFrame(frameAt(sequence));
+            view.show();
+            return QTest::qWaitForWindowExposed(&view) && paint(view);
+        };
+        HeatmapView running;
+        if (running.passes() != HeatmapView::Passes::Cpu) {
+            QSKIP("the map draws through the shaders here (FLEETSCOPE_HEATMAP_PASSES or a graphics card)");
+        }
+        QVERIFY(setUp(running, 1));
+        QVERIFY(running.cellSize() < 1.0);
+        running.setRange(40, 70);
+        QVERIFY(paint(running));
+        running.setFrame(frameAt(2));
+        QVERIFY(paint(running));
+        running.zoomAt(QPointF(60, 40), 3.0 / running.cellSize()); // cells of pixels: pass 1 maps nothing
+        QVERIFY(paint(running));
+        running.setRange(30, 90);
+        running.setFrame(frameAt(3));
+        QVERIFY(paint(running));
+        running.zoomToFit();
+        QVERIFY(paint(running));
+        HeatmapView fresh;
+        QVERIFY(setUp(fresh, 3));
+        fresh.setRange(30, 90);
+        QVERIFY(paint(fresh));
+        QCOMPARE(fresh.cellSize(), running.cellSize());
+        const QImage a = running.grabMap().convertToFormat(QImage::Format_RGB32);
+        const QImage b = fresh.grabMap().convertToFormat(QImage::Format_RGB32);
+        QCOMPARE(a.size(), b.size());
+        int differing = 0;
+        for (int y = 0; y < a.height(); ++y) {
+            for (int x = 0; x < a.width(); ++x) {
+                differing += a.pixel(x, y) != b.pixel(x, y) ? 1 : 0;
+            }
+        }
+        QCOMPARE(differing, 0);
+    }
+
     // The CPU renderer on its own: while a frame is prepared on its worker, a paint shows the image shown last, or
     // none when that image is of another size or its pixels were given up by a preparation since (a window resized
     // and back while the worker ran: the image of the first size would read memory freed by the second).
