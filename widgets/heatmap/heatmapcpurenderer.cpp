@@ -117,18 +117,16 @@ void HeatmapCpuRenderer::finish(const HeatmapScene &drawn)
 
 void HeatmapCpuRenderer::copyShown(double devicePixelRatio)
 {
-    // Into the buffer of the last copy when it has the size: a fresh one is a fresh allocation whose every page
-    // faults on first touch (on a virtual machine about 10 us each, 20 ms for a 1080p map) on the GUI thread.
-    if (m_shown.size() != m_image.size() || m_shown.format() != m_image.format() || !m_shown.isDetached()) {
-        m_shown = QImage(m_image.size(), m_image.format());
-    }
+    // Into the buffer of the last copies (HeatmapImageBuffer): a fresh one is a fresh allocation whose every page
+    // faults on first touch on the GUI thread.
+    QImage &shown = m_shown.reshape(m_image.size(), m_image.format());
     const qsizetype bytes = m_image.sizeInBytes();
-    if (m_shown.isNull() || m_shown.sizeInBytes() != bytes) {
+    if (shown.isNull() || shown.bytesPerLine() != m_image.bytesPerLine() || shown.sizeInBytes() != bytes) {
         m_showingCopy = false;
         return;
     }
-    std::memcpy(m_shown.bits(), m_image.constBits(), static_cast<size_t>(bytes));
-    m_shown.setDevicePixelRatio(devicePixelRatio);
+    std::memcpy(shown.bits(), m_image.constBits(), static_cast<size_t>(bytes));
+    shown.setDevicePixelRatio(devicePixelRatio);
 }
 
 const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double devicePixelRatio)
@@ -141,7 +139,7 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
         return m_image;
     }
     if (m_running) {
-        return m_showingCopy ? m_shown : m_none;
+        return m_showingCopy ? m_shown.image() : m_none;
     }
     const HeatmapScene scene = withoutText(drawn);
     if (!m_inputs.empty() || m_schedule.wouldRun(scene, m_layoutSize)) {
@@ -175,7 +173,7 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
                     },
                     Qt::QueuedConnection);
             });
-            return m_showingCopy ? m_shown : m_none;
+            return m_showingCopy ? m_shown.image() : m_none;
         }
     }
     m_resolveCount = m_schedule.resolveCount();

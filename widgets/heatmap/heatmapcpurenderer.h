@@ -2,6 +2,7 @@
 #pragma once
 
 #include "widgets/heatmap/heatmapcpupasses.h"
+#include "widgets/heatmap/heatmapimagebuffer.h"
 #include "widgets/heatmap/heatmappassschedule.h"
 
 #include <QImage>
@@ -85,7 +86,7 @@ private:
     bool m_running = false;
     bool m_current = false;
     QImage m_image; // over m_passes' pixels
-    QImage m_shown; // a copy of it, shown while a preparation runs if m_showingCopy; its buffer is kept
+    HeatmapImageBuffer m_shown; // a copy of it, shown while a preparation runs if m_showingCopy
     bool m_showingCopy = false;
     const QImage m_none; // shown while a preparation runs and there is no copy: the map's background
     quint64 m_resolveCount = 0;

@@ -272,30 +272,28 @@ void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devi
         values ? scene.metric->rangeMin : 0.0F, values ? scene.metric->rangeMax : 0.0F,
         values && scene.colorMap != nullptr ? scene.colorMap->name() : QString(), scene.staleNote, scene.replayNote,
         scene.labelScale, scene.font };
-    if (key == m_key && !m_image.isNull()) {
+    if (key == m_key && !m_image.image().isNull()) {
         return;
     }
     m_key = key;
     ++m_revision;
     const QSize pixels = (scene.widget * devicePixelRatio).toSize().expandedTo(QSize(1, 1));
-    if (m_image.size() != pixels) {
-        m_image = QImage(pixels, QImage::Format_ARGB32_Premultiplied); // QPainter's own
-    }
-    m_image.setDevicePixelRatio(devicePixelRatio);
-    m_image.fill(Qt::transparent);
+    QImage &image = m_image.reshape(pixels, QImage::Format_ARGB32_Premultiplied); // QPainter's own
+    image.setDevicePixelRatio(devicePixelRatio);
+    image.fill(Qt::transparent);
     {
-        QPainter painter(&m_image);
+        QPainter painter(&image);
         painter.setFont(scene.font);
         HeatmapOverlay::paint(painter, scene);
     }
     // Text sits in a few places (or nowhere, zoomed out): the renderer only covers the bounding box.
-    int top = m_image.height();
+    int top = image.height();
     int bottom = -1;
-    int left = m_image.width();
+    int left = image.width();
     int right = -1;
-    for (int y = 0; y < m_image.height(); ++y) {
-        const auto *line = reinterpret_cast<const quint32 *>(m_image.constScanLine(y));
-        const auto *end = line + m_image.width();
+    for (int y = 0; y < image.height(); ++y) {
+        const auto *line = reinterpret_cast<const quint32 *>(image.constScanLine(y));
+        const auto *end = line + image.width();
         const auto *first = std::find_if(line, end, [](quint32 c) { return c != 0; });
         if (first == end) {
             continue;

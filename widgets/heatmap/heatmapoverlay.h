@@ -2,6 +2,7 @@
 #pragma once
 
 #include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapimagebuffer.h"
 #include "model/fleetmodel.h"
 #include "model/heatmaplayout.h"
 
@@ -64,7 +65,7 @@ public:
     // Redraws the image (Format_ARGB32_Premultiplied) if the scene differs from the last; devicePixelRatio: device
     // pixels per scene.widget pixel.
     void update(const HeatmapOverlay::Scene &scene, double devicePixelRatio);
-    const QImage &image() const { return m_image; }
+    const QImage &image() const { return m_image.image(); }
     // The part of the image with anything drawn, device pixels from the top-left; empty for none.
     QRect used() const { return m_used; }
     // Bumped on every redraw.
@@ -92,7 +93,7 @@ private:
         bool operator==(const Key &o) const;
     };
     Key m_key;
-    QImage m_image;
+    HeatmapImageBuffer m_image; // resized without a fresh allocation
     QRect m_used;
     quint64 m_revision = 0;
 };
