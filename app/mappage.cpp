@@ -206,17 +206,25 @@ void MapPage::applyPendingView()
     const ViewState view = *m_pendingView;
     m_pendingView.reset();
     const TopologyPtr topology = m_navigation->topology();
+    // Its place, GPU and zoom are indexes into the fleet it was made on: on another, they would show other GPUs.
+    const bool otherFleet = view.fleetGpus != 0 && view.fleetGpus != static_cast<qint64>(topology->gpuCount);
     QString error;
-    if (const auto place = Place::fromText(view.place, *topology, &error)) {
+    if (otherFleet) {
+        Q_EMIT message(tr("The view was made on a fleet of %L1 GPUs and this one has %L2: its place, GPU and zoom are "
+                          "left out")
+                           .arg(view.fleetGpus)
+                           .arg(topology->gpuCount),
+            15000);
+    } else if (const auto place = Place::fromText(view.place, *topology, &error)) {
         m_navigation->goTo(*place);
     } else {
         Q_EMIT message(tr("The view's place does not fit this fleet: %1").arg(error), 15000);
     }
-    if (view.selectedGpu >= 0 && static_cast<uint32_t>(view.selectedGpu) < topology->gpuCount) {
+    if (!otherFleet && view.selectedGpu >= 0 && static_cast<uint32_t>(view.selectedGpu) < topology->gpuCount) {
         m_view->setSelectedGpu(view.selectedGpu);
         Q_EMIT gpuChosen(view.selectedGpu);
     }
-    if (view.zoom > 0) {
+    if (!otherFleet && view.zoom > 0) {
         m_view->setViewPosition({ view.zoom, view.centreX, view.centreY });
     }
     if (!view.live) {
@@ -227,6 +235,9 @@ void MapPage::applyPendingView()
 ViewState MapPage::currentView() const
 {
     ViewState view;
+    if (const TopologyPtr topology = m_navigation->topology()) {
+        view.fleetGpus = static_cast<qint64>(topology->gpuCount);
+    }
     view.place = m_navigation->current().toText();
     view.selectedGpu = m_view->selectedGpu();
     view.metric = m_session->metricId();

@@ -160,6 +160,9 @@ QString ViewState::validate() const
     if (const QString problem = placeProblem(place); !problem.isEmpty()) {
         return problem;
     }
+    if (fleetGpus < 0 || fleetGpus > maxFleetGpus) {
+        return QStringLiteral("fleet of %1 GPUs is outside 0 to %2").arg(fleetGpus).arg(maxFleetGpus);
+    }
     if (selectedGpu < -1) {
         return QStringLiteral("negative selected GPU %1").arg(selectedGpu);
     }
@@ -216,6 +219,9 @@ QString ViewState::toString() const
     const auto add = [&text](char key, const QString &value) {
         text += QLatin1Char(';') + QLatin1Char(key) + QLatin1Char('=') + value;
     };
+    if (fleetGpus != 0) {
+        add('n', QString::number(fleetGpus));
+    }
     if (place != defaults.place) {
         add('p', place);
     }
@@ -283,7 +289,7 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
         }
         const QChar key = field.front();
         const QString value = field.mid(2);
-        if (!QStringLiteral("pgmctazrw").contains(key)) {
+        if (!QStringLiteral("npgmctazrw").contains(key)) {
             return fail(QStringLiteral("unknown key %1").arg(quoted(key)));
         }
         if (seen.contains(key)) {
@@ -307,6 +313,12 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
         case 'p':
             problem = placeProblem(value);
             state.place = value;
+            break;
+        case 'n':
+            problem = parseIndex(value, maxFleetGpus, &state.fleetGpus);
+            if (problem.isEmpty() && state.fleetGpus == 0) {
+                problem = QStringLiteral("a fleet of no GPUs");
+            }
             break;
         case 'g':
             problem = parseIndex(value, std::numeric_limits<int>::max(), &integer);
@@ -350,7 +362,7 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
 
 bool ViewState::operator==(const ViewState &other) const
 {
-    return place == other.place && selectedGpu == other.selectedGpu && metric == other.metric
+    return fleetGpus == other.fleetGpus && place == other.place && selectedGpu == other.selectedGpu && metric == other.metric
         && colourMap == other.colourMap && live == other.live && (live || timeMs == other.timeMs)
         && arrangement == other.arrangement && zoom == other.zoom && centreX == other.centreX
         && centreY == other.centreY && range == other.range && changeWindowS == other.changeWindowS;

@@ -10,8 +10,10 @@ namespace fleetscope {
 // Everything that makes a view, as one short text another engineer can open: "Copy view" puts it on the clipboard,
 // `fleetscope --view STRING` opens it, and the console keeps the last one in QSettings. The text is versioned
 // key=value pairs, each left out while it has its default, using only characters a URL carries unescaped:
-//     fs1;p=rack:37;g=3301;m=gpu_temp;t=2024-05-01T03:12:00Z;z=4.5@812.5,233;a=compact
-// A view string comes from outside (a chat message, a command line), so parse() checks every field.
+//     fs1;n=20000;p=rack:37;g=3301;m=gpu_temp;t=2024-05-01T03:12:00Z;z=4.5@812.5,233;a=compact
+// A view string comes from outside (a chat message, a command line), so parse() checks every field. Places, GPUs and
+// the zoom's centre are dense indexes into one fleet's topology: `n`, the fleet's GPU count, lets a console opening
+// the view on another fleet (grown, shrunk, another --gpus) leave them out rather than show other GPUs.
 struct ViewState
 {
     static constexpr int maxTextLength = 1024;
@@ -22,7 +24,9 @@ struct ViewState
     static constexpr double maxCentre = 1 << 30;
     static constexpr int maxIdLength = 64; // metric ids and colour map names: the longest view stays under 400 chars
     static constexpr qint64 maxTimeMs = 253402300799999; // 9999-12-31T23:59:59.999Z, the last four-digit year
+    static constexpr qint64 maxFleetGpus = qint64(1) << 31; // far over what a topology may hold (wire limits)
 
+    qint64 fleetGpus = 0; // the GPUs of the fleet that place, selectedGpu and the centre index; 0 = not said
     QString place = QStringLiteral("fleet"); // "fleet", or row/rack/node/gpu ':' dense index, e.g. "rack:37"
     int selectedGpu = -1; // dense index, -1 = none
     QString metric; // metric id, empty = the console's default

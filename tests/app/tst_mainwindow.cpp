@@ -314,6 +314,34 @@ private Q_SLOTS:
         QVERIFY(second.currentView().toString().contains(QStringLiteral("p=row:1")));
     }
 
+    // A view names the size of the fleet it was made on: opened on another fleet (a last view from a console started
+    // with another --gpus, a string from another site), its place, GPU and zoom are left out and the status bar says
+    // why; on the same fleet they apply, and views without it (written before) apply as they are.
+    void aViewOfAnotherFleetLeavesItsIndexesOut()
+    {
+        QVERIFY(m_window->currentView().toString().contains(QStringLiteral("n=2048")));
+        QSettings().setValue(QStringLiteral("lastView"), QStringLiteral("fs1;n=1024;p=rack:2;g=130;z=9@20,20"));
+        ConsoleOptions options;
+        options.animated = false;
+        options.restoreLastView = true;
+        MainWindow second(options);
+        second.connectTo(m_backend->address());
+        second.show();
+        QTRY_VERIFY_WITH_TIMEOUT(second.heatmap()->frame() != nullptr, 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(second.statusBar()->currentMessage().contains(
+                                     QStringLiteral("made on a fleet of 1,024 GPUs and this one has 2,048")),
+            10000);
+        QCOMPARE(second.navigation()->current(), Place::fleet());
+        QCOMPARE(second.heatmap()->selectedGpu(), -1);
+        QCOMPARE(second.currentView().zoom, 0.0);
+
+        const auto same = ViewState::parse(QStringLiteral("fs1;n=2048;p=rack:2;g=130"));
+        QVERIFY(same.has_value());
+        second.openView(*same);
+        QCOMPARE(second.navigation()->current(), Place::rack(2));
+        QCOMPARE(second.heatmap()->selectedGpu(), 130);
+    }
+
     // A time older than the recorder comes from the backend's history (QueryRange), with a progress indicator, and
     // the view string then names that time.
     void olderTimesComeFromTheBackend()
