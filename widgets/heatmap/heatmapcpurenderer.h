@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/handover.h"
 #include "widgets/heatmap/heatmapcpupasses.h"
 #include "widgets/heatmap/heatmapimagebuffer.h"
 #include "widgets/heatmap/heatmappassschedule.h"
@@ -93,7 +94,7 @@ private:
     quint64 m_screenCount = 0;
     std::mutex m_handover; // see handOver()
     QThreadPool m_worker;
-    QObject m_receiver; // the worker's results arrive through it
+    Handover m_receiver; // the worker's results arrive through it
 };
 
 } // namespace fleetscope
