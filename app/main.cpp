@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/commandline.h"
-#include "common/heap.h"
 #include "app/consolesession.h"
 #include "app/embeddedbackend.h"
 #include "app/livescreenshot.h"
 #include "app/mainwindow.h"
 #include "app/wallwindow.h"
+#include "common/heap.h"
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>

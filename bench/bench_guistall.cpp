@@ -19,9 +19,9 @@
 // its page faults, and its start and end on CLOCK_MONOTONIC (perf record -k CLOCK_MONOTONIC
 // uses the same clock, so the samples inside a stall can be picked out of `perf script`).
 #include "app/consolesession.h"
-#include "common/heap.h"
 #include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
+#include "common/heap.h"
 #include "model/flightrecorder.h"
 #include "model/replaycontroller.h"
 #include "widgets/heatmap/heatmapview.h"
@@ -29,10 +29,10 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QEvent>
-#include <QOpenGLWidget>
 #include <QLabel>
 #include <QMainWindow>
 #include <QMenuBar>
+#include <QOpenGLWidget>
 #include <QStatusBar>
 #include <QTableWidget>
 #include <QTime>
@@ -45,9 +45,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <sys/resource.h>
 #include <functional>
 #include <string>
+#include <sys/resource.h>
 #include <vector>
 
 using namespace fleetscope;
@@ -142,8 +142,7 @@ public:
                 "STALL %.1f ms (on a core %.1f ms, waiting for one %.1f ms, %ld page faults) [%.3f, %.3f] event %d to "
                 "%s '%s' (parent %s) painted: %s\n",
                 end - start, after.cpuMs - before.cpuMs, after.waitedMs - before.waitedMs, after.faults - before.faults,
-                start, end,
-                static_cast<int>(type), receiver->metaObject()->className(),
+                start, end, static_cast<int>(type), receiver->metaObject()->className(),
                 qPrintable(receiver->objectName()), parent ? parent->metaObject()->className() : "-",
                 m_painted.constData());
         }

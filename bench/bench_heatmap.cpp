@@ -5,8 +5,8 @@
 //
 //   xvfb-run -a -s "-screen 0 3840x2160x24" build/dev/bin/bench_heatmap [paints per row]
 #include "bench/timing.h"
-#include "common/heap.h"
 #include "client/protodecode.h"
+#include "common/heap.h"
 #include "model/autorange.h"
 #include "model/rateofchange.h"
 #include "service/frameencoder.h"

@@ -362,10 +362,11 @@ std::optional<ViewState> ViewState::parse(const QString &input, QString *error)
 
 bool ViewState::operator==(const ViewState &other) const
 {
-    return fleetGpus == other.fleetGpus && place == other.place && selectedGpu == other.selectedGpu && metric == other.metric
-        && colourMap == other.colourMap && live == other.live && (live || timeMs == other.timeMs)
-        && arrangement == other.arrangement && zoom == other.zoom && centreX == other.centreX
-        && centreY == other.centreY && range == other.range && changeWindowS == other.changeWindowS;
+    return fleetGpus == other.fleetGpus && place == other.place && selectedGpu == other.selectedGpu
+        && metric == other.metric && colourMap == other.colourMap && live == other.live
+        && (live || timeMs == other.timeMs) && arrangement == other.arrangement && zoom == other.zoom
+        && centreX == other.centreX && centreY == other.centreY && range == other.range
+        && changeWindowS == other.changeWindowS;
 }
 
 } // namespace fleetscope

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The facts both sides share (common/) against the wire contract and against themselves.
 #include "common/events.h"
-#include "common/heap.h"
 #include "common/health.h"
+#include "common/heap.h"
 #include "common/xid.h"
 
 #include "fleetscope/telemetry/v1/telemetry.pb.h"

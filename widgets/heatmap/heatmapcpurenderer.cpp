@@ -162,7 +162,8 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
                 handOver();
                 prepare(std::move(inputs), scene, layoutSize);
                 handOver();
-                // Through a Handover (a std::mutex), not a queued functor: ThreadSanitizer follows it (model/handover.h).
+                // Through a Handover (a std::mutex), not a queued functor: ThreadSanitizer follows it
+                // (model/handover.h).
                 m_receiver.post([this] {
                     handOver();
                     m_running = false;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "widgets/heatmap/colormap.h"
-#include "widgets/heatmap/heatmapimagebuffer.h"
 #include "model/fleetmodel.h"
 #include "model/heatmaplayout.h"
+#include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmapimagebuffer.h"
 
 #include <QFont>
 #include <QImage>
@@ -17,8 +17,9 @@ class QPainter;
 namespace fleetscope {
 
 // The text drawn over the heatmap's GL image, in logical pixels: row names beside the map, rack and job names in
-// the aisles above them (rack names named alike in every row once per column, above the top row), and, zoomed in, each GPU's value and its node's hostname. What shows depends on the
-// size of a cell on screen (semantic zoom), so a zoomed-out map stays clean.
+// the aisles above them (rack names named alike in every row once per column, above the top row), and, zoomed in, each
+// GPU's value and its node's hostname. What shows depends on the size of a cell on screen (semantic zoom), so a
+// zoomed-out map stays clean.
 class HeatmapOverlay
 {
 public:
