@@ -52,6 +52,18 @@ class TestMainWindow : public QObject
 
     TopologyPtr topology() { return m_window->client()->topology(); }
 
+    // Another desk on the same backend, started as a user would start it: without a view, so the last one opens.
+    std::unique_ptr<MainWindow> secondWindow()
+    {
+        ConsoleOptions options;
+        options.animated = false;
+        options.restoreLastView = true;
+        auto window = std::make_unique<MainWindow>(options);
+        window->connectTo(m_backend->address());
+        window->show();
+        return window;
+    }
+
 private Q_SLOTS:
     void initTestCase()
     {
@@ -294,12 +306,8 @@ private Q_SLOTS:
     void theLastViewIsRestored()
     {
         QSettings().setValue(QStringLiteral("lastView"), QStringLiteral("fs1;p=rack:2;g=130"));
-        ConsoleOptions options;
-        options.animated = false;
-        options.restoreLastView = true;
-        MainWindow second(options);
-        second.connectTo(m_backend->address());
-        second.show();
+        const auto window = secondWindow();
+        MainWindow &second = *window;
         QTRY_VERIFY_WITH_TIMEOUT(second.heatmap()->frame() != nullptr, 30000);
         QTRY_COMPARE(second.navigation()->current(), Place::rack(2));
         QCOMPARE(second.heatmap()->selectedGpu(), 130);
@@ -321,12 +329,8 @@ private Q_SLOTS:
     {
         QVERIFY(m_window->currentView().toString().contains(QStringLiteral("n=2048")));
         QSettings().setValue(QStringLiteral("lastView"), QStringLiteral("fs1;n=1024;p=rack:2;g=130;z=9@20,20"));
-        ConsoleOptions options;
-        options.animated = false;
-        options.restoreLastView = true;
-        MainWindow second(options);
-        second.connectTo(m_backend->address());
-        second.show();
+        const auto window = secondWindow();
+        MainWindow &second = *window;
         QTRY_VERIFY_WITH_TIMEOUT(second.heatmap()->frame() != nullptr, 30000);
         QTRY_VERIFY_WITH_TIMEOUT(second.statusBar()->currentMessage().contains(
                                      QStringLiteral("made on a fleet of 1,024 GPUs and this one has 2,048")),

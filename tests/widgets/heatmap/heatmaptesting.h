@@ -9,6 +9,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 
 namespace fleetscope::heatmaptesting {
@@ -71,6 +72,44 @@ inline FramePtr frameWith(uint64_t sequence, float base)
     f->planes.push_back(std::move(plane));
     f->health.assign(96, health::Ok);
     return f;
+}
+
+// A frame of scattered temperatures (20-99), a hash of the GPU and the sequence deciding: every 29th or so GPU
+// without a value and, with offline, every 31st or so offline.
+inline FramePtr scatteredFrame(const Topology &topology, uint64_t sequence, bool offline)
+{
+    auto f = std::make_shared<Frame>();
+    f->sequence = sequence;
+    f->sampleTimeMs = static_cast<int64_t>(sequence) * 1000;
+    f->topologyGeneration = 1;
+    std::vector<float> values(topology.gpuCount);
+    f->health.assign(topology.gpuCount, health::Ok);
+    for (uint32_t g = 0; g < topology.gpuCount; ++g) {
+        const uint32_t h = (g * 2654435761U) ^ static_cast<uint32_t>(sequence * 40503U);
+        values[g] = h % 29 == 0 ? std::numeric_limits<float>::quiet_NaN() : 20.0F + static_cast<float>(h % 80);
+        if (offline && h % 31 == 0) {
+            f->health[g] = health::Offline;
+        }
+    }
+    f->planes.push_back({ QStringLiteral("gpu_temp"), std::move(values) });
+    return FramePtr(f);
+}
+
+// How many pixels of two images of one size differ at all (-1 for images of different sizes).
+inline int differingPixels(const QImage &first, const QImage &second)
+{
+    const QImage a = first.convertToFormat(QImage::Format_RGB32);
+    const QImage b = second.convertToFormat(QImage::Format_RGB32);
+    if (a.size() != b.size()) {
+        return -1;
+    }
+    int differing = 0;
+    for (int y = 0; y < a.height(); ++y) {
+        for (int x = 0; x < a.width(); ++x) {
+            differing += a.pixel(x, y) != b.pixel(x, y) ? 1 : 0;
+        }
+    }
+    return differing;
 }
 
 inline bool closeTo(QRgb a, QRgb b)

@@ -60,23 +60,7 @@ private Q_SLOTS:
     void aPartialPassDrawsWhatAWholeOneDraws()
     {
         const auto topology = fleet(3, 4);
-        const auto frameAt = [&topology](uint64_t sequence) {
-            auto f = std::make_shared<Frame>();
-            f->sequence = sequence;
-            f->sampleTimeMs = static_cast<int64_t>(sequence) * 1000;
-            f->topologyGeneration = 1;
-            std::vector<float> values(topology->gpuCount);
-            f->health.assign(topology->gpuCount, health::Ok);
-            for (uint32_t g = 0; g < topology->gpuCount; ++g) {
-                const uint32_t h = (g * 2654435761U) ^ static_cast<uint32_t>(sequence * 40503U);
-                values[g] = h % 29 == 0 ? std::numeric_limits<float>::quiet_NaN() : 20.0F + static_cast<float>(h % 80);
-                if (h % 31 == 0) {
-                    f->health[g] = health::Offline;
-                }
-            }
-            f->planes.push_back({ QStringLiteral("gpu_temp"), std::move(values) });
-            return FramePtr(f);
-        };
+        const auto frameAt = [&topology](uint64_t sequence) { return scatteredFrame(*topology, sequence, true); };
         const auto marksAt = [&topology](uint64_t sequence) {
             std::vector<uint32_t> marked;
             for (uint32_t g = static_cast<uint32_t>(sequence); g < topology->gpuCount; g += 11) {
@@ -117,16 +101,7 @@ private Q_SLOTS:
         fresh.setFrame(frameAt(6));
         fresh.setMarkedGpus(marksAt(6));
         QVERIFY(paint(fresh));
-        const QImage a = running.grabMap().convertToFormat(QImage::Format_RGB32);
-        const QImage b = fresh.grabMap().convertToFormat(QImage::Format_RGB32);
-        QCOMPARE(a.size(), b.size());
-        int differing = 0;
-        for (int y = 0; y < a.height(); ++y) {
-            for (int x = 0; x < a.width(); ++x) {
-                differing += a.pixel(x, y) != b.pixel(x, y) ? 1 : 0;
-            }
-        }
-        QCOMPARE(differing, 0);
+        QCOMPARE(differingPixels(running.grabMap(), fresh.grabMap()), 0);
     }
 
     // Below a pixel per GPU pass 2 reduces each pixel's GPUs mapped onto the colour range: a new range alone (no pass
@@ -134,20 +109,7 @@ private Q_SLOTS:
     void aggregatedPixelsFollowTheRange()
     {
         const auto topology = fleet(16, 32); // 8,192 GPUs: fitted, several to a pixel
-        const auto frameAt = [&topology](uint64_t sequence) {
-            auto f = std::make_shared<Frame>();
-            f->sequence = sequence;
-            f->sampleTimeMs = static_cast<int64_t>(sequence) * 1000;
-            f->topologyGeneration = 1;
-            std::vector<float> values(topology->gpuCount);
-            f->health.assign(topology->gpuCount, health::Ok);
-            for (uint32_t g = 0; g < topology->gpuCount; ++g) {
-                const uint32_t h = (g * 2654435761U) ^ static_cast<uint32_t>(sequence * 40503U);
-                values[g] = h % 29 == 0 ? std::numeric_limits<float>::quiet_NaN() : 20.0F + static_cast<float>(h % 80);
-            }
-            f->planes.push_back({ QStringLiteral("gpu_temp"), std::move(values) });
-            return FramePtr(f);
-        };
+        const auto frameAt = [&topology](uint64_t sequence) { return scatteredFrame(*topology, sequence, false); };
         const auto setUp = [&](HeatmapView &view, uint64_t sequence) {
             view.setAnimated(false);
             view.resize(120, 80);
@@ -185,16 +147,7 @@ private Q_SLOTS:
         fresh.setViewPosition(aggregated);
         QVERIFY(paint(fresh));
         QCOMPARE(fresh.cellSize(), running.cellSize());
-        const QImage a = running.grabMap().convertToFormat(QImage::Format_RGB32);
-        const QImage b = fresh.grabMap().convertToFormat(QImage::Format_RGB32);
-        QCOMPARE(a.size(), b.size());
-        int differing = 0;
-        for (int y = 0; y < a.height(); ++y) {
-            for (int x = 0; x < a.width(); ++x) {
-                differing += a.pixel(x, y) != b.pixel(x, y) ? 1 : 0;
-            }
-        }
-        QCOMPARE(differing, 0);
+        QCOMPARE(differingPixels(running.grabMap(), fresh.grabMap()), 0);
     }
 
     // The CPU renderer on its own: while a frame is prepared on its worker, a paint shows the image shown last, or
