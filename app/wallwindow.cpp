@@ -83,6 +83,8 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     m_map = new MapPage(session, animated, m_stack);
     // Nobody points at a wall: a stray click (or a touch screen) must not select, zoom or open anything.
     m_map->heatmap()->setAttribute(Qt::WA_TransparentForMouseEvents);
+    // What the desk says in its status bar (a view whose place does not fit this fleet) goes to the header here.
+    connect(m_map, &MapPage::message, this, [this](const QString &text) { report(text); });
     m_stack->addWidget(m_map);
     m_summary = new SummaryView(m_stack);
     m_summary->useWallLayout();

@@ -316,6 +316,19 @@ private Q_SLOTS:
         QVERIFY(m_wall->header()->dataText().startsWith(QStringLiteral("data as of ")));
         qInfo("outage to fresh again: %lld ms", static_cast<long long>(outage.elapsed()));
     }
+
+    // A view page copied on a fleet of another size (the string says how many GPUs it was made on): the wall shows
+    // the fleet and says why in its banner, where the desk says it in its status bar.
+    void aViewOfAnotherFleetSaysSoInTheBanner()
+    {
+        WallPage view = page(WallPage::Kind::View);
+        view.view = QStringLiteral("fs1;n=7;p=rack:1");
+        WallWindow wall(m_session.get(), { view }, false, [this] { return m_now; });
+        QVERIFY(wall.showOnScreen(0));
+        QVERIFY(QTest::qWaitForWindowExposed(&wall));
+        QTRY_VERIFY_WITH_TIMEOUT(wall.header()->banner().contains(QStringLiteral("made on a fleet of 7 GPUs")), 10000);
+        QCOMPARE(wall.navigation()->current(), Place::fleet()); // not the rack the string names
+    }
 };
 
 QTEST_MAIN(TestWall)
