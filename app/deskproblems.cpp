@@ -2,7 +2,10 @@
 #include "app/deskproblems.h"
 
 #include "app/consolesession.h"
+#include "app/mappage.h"
 #include "app/problemsmodel.h"
+#include "model/navigation.h"
+#include "widgets/heatmap/heatmapview.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -15,9 +18,10 @@
 
 namespace fleetscope {
 
-DeskProblems::DeskProblems(ConsoleSession *session, QWidget *parent)
+DeskProblems::DeskProblems(ConsoleSession *session, MapPage *map, QWidget *parent)
     : QWidget(parent)
     , m_session(session)
+    , m_map(map)
     , m_model(new ProblemsModel(this))
     , m_kinds(new QComboBox(this))
     , m_count(new QLabel(this))
@@ -105,10 +109,21 @@ void DeskProblems::choose(const QModelIndex &index)
     if (p == nullptr || !topology) {
         return;
     }
-    const std::vector<uint32_t> &gpus = p->gpus;
-    if (!gpus.empty()) {
-        Q_EMIT problemChosen(*p, gpus); // a copy: the model may be refreshed before the receiver is done
+    if (p->gpus.empty()) {
+        return;
     }
+    const Problem problem = *p; // a copy: the model may be refreshed while the map moves
+    m_map->heatmap()->setMarkedGpus(problem.gpu >= 0 ? std::vector<uint32_t>() : problem.gpus);
+    Navigation *navigation = m_map->navigation();
+    if (problem.gpu >= 0) {
+        navigation->goTo(Place::gpu(static_cast<uint32_t>(problem.gpu)));
+    } else if (problem.node >= 0) {
+        navigation->goTo(Place::node(static_cast<uint32_t>(problem.node)));
+    } else {
+        navigation->goTo(Place::rack(topology->nodeOf(problem.gpus.front()).rack));
+    }
+    Q_EMIT message(
+        tr("%1 at %2").arg(ProblemsModel::summary(problem), ProblemsModel::placeName(problem, topology.get())), 10000);
 }
 
 } // namespace fleetscope

@@ -5,13 +5,12 @@
 #include "app/connectiondialog.h"
 #include "app/consolesession.h"
 #include "app/deskexports.h"
-#include "app/deskhelp.h"
+#include "app/deskmenus.h"
 #include "app/deskproblems.h"
 #include "app/desksearch.h"
 #include "app/deskstatus.h"
 #include "app/desktoolbar.h"
 #include "app/mappage.h"
-#include "app/problemsmodel.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
 #include "model/navigation.h"
@@ -26,14 +25,11 @@
 #include "widgets/timeline/timelinebar.h"
 
 #include <QAction>
-#include <QApplication>
-#include <QClipboard>
 #include <QCloseEvent>
 #include <QDateTime>
 #include <QDateTimeEdit>
 #include <QDockWidget>
 #include <QHBoxLayout>
-#include <QMenuBar>
 #include <QPainter>
 #include <QScrollArea>
 #include <QSettings>
@@ -90,7 +86,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
                     : tr("Could not export: %1").arg(error),
                 10000);
         });
-    makeMenus();
+    addDeskMenus(this, m_breadcrumbs,
+        { m_rollupDock->toggleViewAction(), m_problemsDock->toggleViewAction(), m_detailDock->toggleViewAction() });
 
     m_summaryTimer.setInterval(5 * 60 * 1000);
     connect(
@@ -244,24 +241,9 @@ void MainWindow::makeDocks()
     m_detailDock->setWidget(m_detail);
     addDockWidget(Qt::RightDockWidgetArea, m_detailDock);
     // What is wrong right now, under the rollups: a click shows the problem on the map.
-    m_problems = new DeskProblems(m_session, this);
-    connect(m_problems, &DeskProblems::problemChosen, this,
-        [this](const Problem &problem, const std::vector<uint32_t> &gpus) {
-            // A GPU's problem drills to the GPU; a node's or a rack's to it, with its GPUs outlined.
-            heatmap()->setMarkedGpus(problem.gpu >= 0 ? std::vector<uint32_t>() : gpus);
-            const TopologyPtr topology = m_session->client()->topology();
-            if (problem.gpu >= 0) {
-                navigation()->goTo(Place::gpu(static_cast<uint32_t>(problem.gpu)));
-            } else if (problem.node >= 0) {
-                navigation()->goTo(Place::node(static_cast<uint32_t>(problem.node)));
-            } else if (topology && !gpus.empty()) {
-                navigation()->goTo(Place::rack(topology->nodeOf(gpus.front()).rack));
-            }
-            statusBar()->showMessage(tr("%1 at %2")
-                                         .arg(ProblemsModel::summary(problem),
-                                             ProblemsModel::placeName(problem, m_session->client()->topology().get())),
-                10000);
-        });
+    m_problems = new DeskProblems(m_session, m_map, this);
+    connect(m_problems, &DeskProblems::message, this,
+        [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
     m_problemsDock = new QDockWidget(tr("Problems"), this);
     m_problemsDock->setObjectName(QStringLiteral("problems"));
     m_problemsDock->setWidget(m_problems);
@@ -270,58 +252,6 @@ void MainWindow::makeDocks()
     resizeDocks({ m_rollupDock, m_detailDock }, { 330, 480 }, Qt::Horizontal);
     // The map first: the detail opens with the first GPU or node chosen (View menu brings it back).
     m_detailDock->hide();
-}
-
-void MainWindow::makeMenus()
-{
-    QMenu *file = menuBar()->addMenu(tr("&File"));
-    file->addAction(tr("&Connect to backend…"), this, &MainWindow::openConnectionDialog);
-    file->addSeparator();
-    m_exports->addActionsTo(file);
-    m_exports->addSummaryActionsTo(file, m_summary);
-    file->addSeparator();
-    file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
-
-    QMenu *view = menuBar()->addMenu(tr("&View"));
-    view->addAction(tr("&Copy view"), this,
-            [this] {
-                const QString text = currentView().toString();
-                QApplication::clipboard()->setText(text);
-                statusBar()->showMessage(tr("Copied %1 — open it with fleetscope --view '%1'").arg(text), 10000);
-            })
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
-    view->addSeparator();
-    view->addAction(tr("&Map"), this, [this] { showSummary(false); })->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
-    QAction *summary = view->addAction(tr("&Executive summary"), this, [this] { showSummary(!isSummaryShown()); });
-    summary->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
-    view->addSeparator();
-    view->addAction(m_rollupDock->toggleViewAction());
-    view->addAction(m_problemsDock->toggleViewAction());
-    view->addAction(m_detailDock->toggleViewAction());
-
-    QMenu *go = menuBar()->addMenu(tr("&Go"));
-    QAction *up = go->addAction(tr("&Up a level"), navigation(), &Navigation::up);
-    up->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
-    m_breadcrumbs->backAction()->setShortcuts(QKeySequence::Back);
-    m_breadcrumbs->forwardAction()->setShortcuts(QKeySequence::Forward);
-    go->addAction(m_breadcrumbs->backAction());
-    go->addAction(m_breadcrumbs->forwardAction());
-    go->addAction(tr("&Whole fleet"), this, [this] {
-          navigation()->goTo(Place::fleet());
-      })->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Home));
-    go->addSeparator();
-    go->addAction(tr("&Find…"), this, [this] {
-          showSummary(false);
-          m_search->setFocus();
-          m_search->selectAll();
-      })->setShortcut(QKeySequence::Find);
-    go->addAction(tr("&Live"), m_session->replay(), &ReplayController::goLive)
-        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
-
-    QMenu *help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard shortcuts"), this, [this] { showKeyboardShortcuts(this, menuBar()); })
-        ->setShortcut(QKeySequence::HelpContents);
-    help->addAction(tr("&About Fleetscope"), this, [this] { showAbout(this, *m_session); });
 }
 
 void MainWindow::onGpuChosen(int gpu)

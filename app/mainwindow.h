@@ -72,7 +72,6 @@ public:
 private:
     QWidget *makeMapTab();
     void makeDocks();
-    void makeMenus();
     void onPlaceChanged();
     void onGpuChosen(int gpu);
     void showDetailDock();

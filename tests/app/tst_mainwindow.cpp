@@ -3,8 +3,10 @@
 // drill-down by click and keys, back and forward, search, a job's blast radius, rollups, view strings, the flight
 // recorder filling up. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "app/consolesession.h"
+#include "app/deskproblems.h"
 #include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
+#include "app/problemsmodel.h"
 #include "app/wallwindow.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
@@ -32,6 +34,7 @@
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTest>
 
 #include <algorithm>
@@ -320,6 +323,29 @@ private Q_SLOTS:
         second.close();
         QCOMPARE(QSettings().value(QStringLiteral("lastView")).toString(), second.currentView().toString());
         QVERIFY(second.currentView().toString().contains(QStringLiteral("p=row:1")));
+    }
+
+    // A problem activated in the Problems dock shows it on the map: the place it is at, its GPUs outlined when it is
+    // more than one GPU's, and the status bar says which.
+    void aProblemChosenIsShownOnTheMap()
+    {
+        auto *problems = m_window->findChild<DeskProblems *>();
+        QVERIFY(problems != nullptr);
+        QTRY_VERIFY_WITH_TIMEOUT(problems->model()->rowCount() > 0, 30000);
+        const Problem problem = *problems->model()->problemAt(0);
+        auto *table = problems->findChild<QTableView *>();
+        QVERIFY(table != nullptr);
+        m_window->navigation()->goTo(Place::fleet());
+        Q_EMIT table->activated(problems->model()->index(0, 0));
+        const Place expected = problem.gpu >= 0 ? Place::gpu(static_cast<uint32_t>(problem.gpu))
+            : problem.node >= 0                 ? Place::node(static_cast<uint32_t>(problem.node))
+                                                : Place::rack(topology()->nodeOf(problem.gpus.front()).rack);
+        QCOMPARE(m_window->navigation()->current(), expected);
+        QCOMPARE(m_window->heatmap()->markedGpuCount(), problem.gpu >= 0 ? size_t(0) : problem.gpus.size());
+        QVERIFY2(m_window->statusBar()->currentMessage().startsWith(ProblemsModel::summary(problem)),
+            qPrintable(m_window->statusBar()->currentMessage()));
+        m_window->heatmap()->setMarkedGpus({});
+        m_window->navigation()->goTo(Place::fleet());
     }
 
     // A view names the size of the fleet it was made on: opened on another fleet (a last view from a console started
