@@ -33,7 +33,7 @@ void checkRanges(const ViewState &s)
     if (!s.validate().isEmpty()) {
         __builtin_trap(); // accepted, but not a state toString() may write
     }
-    if (s.selectedGpu < -1 || s.changeWindowS < 0) {
+    if (s.selectedGpu < -1 || s.changeWindowS < 0 || s.fleetGpus < 0 || s.fleetGpus > ViewState::maxFleetGpus) {
         __builtin_trap();
     }
     if (!s.live && (s.timeMs < 0 || s.timeMs > ViewState::maxTimeMs)) {

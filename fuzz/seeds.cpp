@@ -457,6 +457,7 @@ std::vector<fleetscope::ViewState> sampleViews()
     using fleetscope::ViewState;
     ViewState incident; // the header's example
     incident.place = QStringLiteral("rack:37");
+    incident.fleetGpus = 20000;
     incident.selectedGpu = 3301;
     incident.metric = QStringLiteral("gpu_temp");
     incident.live = false;
@@ -467,6 +468,7 @@ std::vector<fleetscope::ViewState> sampleViews()
     incident.centreY = 233;
     ViewState everything = incident;
     everything.place = QStringLiteral("node:131071");
+    everything.fleetGpus = 1048576;
     everything.selectedGpu = 1048575;
     everything.metric = QStringLiteral("power_usage");
     everything.colourMap = QStringLiteral("coolwarm");
