@@ -6,30 +6,20 @@
 #include "client/wiretext.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"
+#include "tests/client/decodetesting.h"
 
 #include <QTest>
 
 #include <limits>
 
 using namespace fleetscope;
+using namespace fleetscope::decodetesting;
 namespace be = fleetscope::backend;
 namespace pb = fleetscope::telemetry::v1;
 
 class TestAnswerDecode : public QObject
 {
     Q_OBJECT
-
-    static constexpr uint64_t generation = 77;
-
-    TopologyPtr topologyFor(const be::Simulator &sim, uint32_t nodesPerPart = 20000)
-    {
-        QString error;
-        auto t = decodeTopology(be::encodeTopology(sim.shape(), generation, nodesPerPart), &error);
-        if (!t) {
-            qWarning("%s", qPrintable(error));
-        }
-        return t;
-    }
 
 private Q_SLOTS:
     // The catalogue names what views carry (metric ids), what labels show (names, units) and what the colour scale

@@ -5,6 +5,7 @@
 #include "model/heatmaplayout.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"
+#include "tests/client/decodetesting.h"
 
 #include <QTest>
 
@@ -12,24 +13,13 @@
 #include <cstring>
 
 using namespace fleetscope;
+using namespace fleetscope::decodetesting;
 namespace be = fleetscope::backend;
 namespace pb = fleetscope::telemetry::v1;
 
 class TestProtoDecode : public QObject
 {
     Q_OBJECT
-
-    static constexpr uint64_t generation = 77;
-
-    TopologyPtr topologyFor(const be::Simulator &sim, uint32_t nodesPerPart = 20000)
-    {
-        QString error;
-        auto t = decodeTopology(be::encodeTopology(sim.shape(), generation, nodesPerPart), &error);
-        if (!t) {
-            qWarning("%s", qPrintable(error));
-        }
-        return t;
-    }
 
 private Q_SLOTS:
     void topologyRoundTrip()

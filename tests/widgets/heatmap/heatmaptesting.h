@@ -74,6 +74,44 @@ inline FramePtr frameWith(uint64_t sequence, float base)
     return f;
 }
 
+// Jobs on the small fleet: job 7 on GPUs 0..23, job 9 on 40..47 and 60..67; the rest idle.
+inline JobsPtr someJobs()
+{
+    auto jobs = std::make_shared<JobList>();
+    jobs->topologyGeneration = 1;
+    Job a;
+    a.id = 7;
+    a.name = QStringLiteral("train-llm");
+    a.owner = QStringLiteral("ana");
+    for (uint32_t g = 0; g < 24; ++g) {
+        a.gpus.push_back(g);
+    }
+    Job b;
+    b.id = 9;
+    b.name = QStringLiteral("eval");
+    b.owner = QStringLiteral("bo");
+    for (uint32_t g = 40; g < 48; ++g) {
+        b.gpus.push_back(g);
+    }
+    for (uint32_t g = 60; g < 68; ++g) {
+        b.gpus.push_back(g);
+    }
+    Job ended;
+    ended.id = 3;
+    ended.name = QStringLiteral("old");
+    ended.gpus = { 90, 91 };
+    ended.endTimeMs = 5;
+    jobs->jobs = { a, b, ended };
+    jobs->runningJobOfGpu.assign(96, -1);
+    for (uint32_t g : jobs->jobs[0].gpus) {
+        jobs->runningJobOfGpu[g] = 0;
+    }
+    for (uint32_t g : jobs->jobs[1].gpus) {
+        jobs->runningJobOfGpu[g] = 1;
+    }
+    return jobs;
+}
+
 // A frame of scattered temperatures (20-99), a hash of the GPU and the sequence deciding: every 29th or so GPU
 // without a value and, with offline, every 31st or so offline.
 inline FramePtr scatteredFrame(const Topology &topology, uint64_t sequence, bool offline)
