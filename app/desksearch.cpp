@@ -7,10 +7,6 @@
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/search/searchbox.h"
 
-#include <QCoreApplication>
-#include <QPointer>
-#include <QThreadPool>
-
 #include <algorithm>
 
 namespace fleetscope {
@@ -45,20 +41,24 @@ void DeskSearch::rebuild()
     if (!topology) {
         return;
     }
-    // At a million GPUs the index takes about half a second: build it on a worker thread, latest wins.
+    // At a million GPUs the index takes about half a second: built on the desk's worker thread, below the GUI thread
+    // (it used to take Qt's global pool, whose threads run at the GUI thread's priority and took its core while the
+    // fleet's first frame was painted), latest wins.
     m_generation = topology->generation;
-    QPointer<DeskSearch> self(this);
     const JobsPtr jobs = m_session->client()->jobs();
-    QThreadPool::globalInstance()->start([self, topology, jobs] {
+    m_worker.run([this, topology, jobs]() -> Worker::Result {
+        if (topology->generation != m_generation) {
+            return {}; // a newer topology has come meanwhile; its own job follows
+        }
         FleetSearch search(topology, jobs);
-        QMetaObject::invokeMethod(QCoreApplication::instance(), [self, search = std::move(search)]() mutable {
-            if (self && self->m_generation == search.topology()->generation) {
-                search.setJobs(self->m_session->client()->jobs());
-                self->m_search = search;
-                self->m_box->setSearch(std::move(search));
-                self->m_box->setEnabled(true);
+        return [this, search = std::move(search)]() mutable {
+            if (m_generation == search.topology()->generation) {
+                search.setJobs(m_session->client()->jobs());
+                m_search = search;
+                m_box->setSearch(std::move(search));
+                m_box->setEnabled(true);
             }
-        });
+        };
     });
 }
 
@@ -76,8 +76,8 @@ void DeskSearch::open(const SearchResult &result)
     const JobsPtr jobs = m_session->client()->jobs();
     const Job *job = nullptr;
     if (jobs) {
-        const auto found = std::find_if(
-            jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
+        const auto found
+            = std::find_if(jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
         job = found != jobs->jobs.end() ? &*found : nullptr;
     }
     if (job == nullptr || job->gpus.empty()) {

@@ -2,8 +2,11 @@
 #pragma once
 
 #include "model/fleetsearch.h"
+#include "model/worker.h"
 
 #include <QObject>
+
+#include <atomic>
 
 namespace fleetscope {
 
@@ -31,7 +34,8 @@ private:
     MapPage *m_map;
     SearchBox *m_box;
     FleetSearch m_search;
-    quint64 m_generation = 0; // the topology generation the index is being built for
+    std::atomic<quint64> m_generation { 0 }; // the topology generation the index is being built for
+    Worker m_worker; // builds the index; last, so that it goes first
 };
 
 } // namespace fleetscope
