@@ -53,6 +53,8 @@ public:
     // call. While the worker prepares it, the image shown last (see isCurrent); a null image before the first, or for
     // an empty framebuffer.
     const QImage &paint(const HeatmapScene &scene, double devicePixelRatio);
+    // The memory of the copy shown while the worker prepares an image (HeatmapImageBuffer::adopt).
+    HeatmapImageBuffer &shownBuffer() { return m_shown; }
     // The last paint returned the scene asked for, not an earlier image while the worker prepared it.
     bool isCurrent() const { return m_current; }
     // Waits for the worker, then applies the inputs handed over (the copies the passes keep), no pass.

@@ -67,6 +67,8 @@ public:
     // pixels per scene.widget pixel.
     void update(const HeatmapOverlay::Scene &scene, double devicePixelRatio);
     const QImage &image() const { return m_image.image(); }
+    // Its image's memory (HeatmapImageBuffer::adopt); holds: whether it has enough for this many device pixels.
+    HeatmapImageBuffer &buffer() { return m_image; }
     // The part of the image with anything drawn, device pixels from the top-left; empty for none.
     QRect used() const { return m_used; }
     // Bumped on every redraw.

@@ -41,6 +41,9 @@ HeatmapView::HeatmapView(QWidget *parent)
     m_relayoutTimer.setSingleShot(true);
     m_relayoutTimer.setInterval(60);
     connect(&m_relayoutTimer, &QTimer::timeout, this, &HeatmapView::relayout);
+    m_reserveTimer.setSingleShot(true);
+    m_reserveTimer.setInterval(100);
+    connect(&m_reserveTimer, &QTimer::timeout, this, &HeatmapView::reserveBuffers);
     setFocusPolicy(Qt::StrongFocus); // + - 0 and the arrows zoom and pan
     setMinimumSize(320, 200);
     setPasses(Passes::Auto);
@@ -209,6 +212,32 @@ void HeatmapView::resizeEvent(QResizeEvent *event)
     if (m_arrangement != Arrangement::FloorPlan && m_topology) {
         m_relayoutTimer.start(); // once the resizing settles
     }
+    m_reserveTimer.start();
+}
+
+void HeatmapView::reserveBuffers()
+{
+    // The text overlay's image and the CPU renderer's shown copy grow to the map's new size here, their memory
+    // allocated and touched on a worker thread, rather than in the paints that first need them: at 1500 x 900 each is
+    // 1,250 fresh pages, 12 ms of page faults on the machines measured, which the fleet's first frame paid on the GUI
+    // thread (docs/PERFORMANCE.md).
+    const QSize framebuffer = framebufferSize();
+    const bool overlay = !m_overlay.buffer().holds(framebuffer);
+    const bool shown = m_cpu && !m_cpu->shownBuffer().holds(framebuffer);
+    if (!overlay && !shown) {
+        return;
+    }
+    m_bufferWorker.run([this, framebuffer, overlay, shown]() -> Worker::Result {
+        std::vector<uint32_t> forOverlay
+            = overlay ? HeatmapImageBuffer::pixelsFor(framebuffer) : std::vector<uint32_t>();
+        std::vector<uint32_t> forShown = shown ? HeatmapImageBuffer::pixelsFor(framebuffer) : std::vector<uint32_t>();
+        return [this, forOverlay = std::move(forOverlay), forShown = std::move(forShown)]() mutable {
+            m_overlay.buffer().adopt(std::move(forOverlay));
+            if (m_cpu) {
+                m_cpu->shownBuffer().adopt(std::move(forShown));
+            }
+        };
+    });
 }
 
 void HeatmapView::setFrame(const FramePtr &frame)

@@ -3,6 +3,7 @@
 
 #include "model/fleetmodel.h"
 #include "model/heatmaplayout.h"
+#include "model/worker.h"
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcamera.h"
 #include "widgets/heatmap/heatmapoverlay.h"
@@ -178,6 +179,7 @@ protected:
     void mouseReleaseEvent(QMouseEvent *event) override;
     void mouseDoubleClickEvent(QMouseEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
+    void reserveBuffers();
     void wheelEvent(QWheelEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     void leaveEvent(QEvent *event) override;
@@ -211,6 +213,7 @@ private:
     Arrangement m_arrangement = Arrangement::FloorPlan;
     JobsPtr m_jobs;
     QTimer m_relayoutTimer; // coalesces the relayouts a window resize asks for
+    QTimer m_reserveTimer; // coalesces growing the image buffers to the map's new size (reserveBuffers)
     // Layouts of big fleets: built one at a time on m_layoutPool; only the latest generation is applied.
     QThreadPool m_layoutPool;
     std::atomic<quint64> m_layoutGeneration { 0 }; // written on the GUI thread, read by the worker to skip stale work
@@ -259,6 +262,7 @@ private:
     std::clock_t m_paceStart = 0;
     int m_paceFrames = 0;
     double m_frameCpuMs = 0;
+    Worker m_bufferWorker; // allocates and touches the image buffers' memory (reserveBuffers); last, so first to go
 };
 
 } // namespace fleetscope

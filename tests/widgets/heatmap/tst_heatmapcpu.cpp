@@ -5,6 +5,7 @@
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcpurenderer.h"
 #include "widgets/heatmap/heatmapglsurface.h"
+#include "widgets/heatmap/heatmapimagebuffer.h"
 #include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/heatmap/heatmapview.h"
 
@@ -199,6 +200,69 @@ private Q_SLOTS:
         QVERIFY(renderer.isCurrent());
         QCOMPARE(shown.size(), QSize(64, 48));
         QCOMPARE(shown.pixel(12, 12), ColorMap::byName(QStringLiteral("inferno")).map(50, 20, 100));
+    }
+
+    // The image buffers grow off the paint: memory allocated and touched elsewhere is adopted with the image's size
+    // and pixels kept, a smaller one is refused, and a later reshape up to it allocates nothing.
+    void imageBuffersAdoptMemoryTouchedElsewhere()
+    {
+        HeatmapImageBuffer buffer;
+        QImage &image = buffer.reshape(QSize(4, 2), QImage::Format_RGB32);
+        for (int i = 0; i < 8; ++i) {
+            image.setPixel(i % 4, i / 4, 0xff000000U + static_cast<QRgb>(i));
+        }
+        image.setDevicePixelRatio(2);
+        QVERIFY(!buffer.holds(QSize(8, 8)));
+        buffer.adopt(HeatmapImageBuffer::pixelsFor(QSize(8, 8)));
+        QVERIFY(buffer.holds(QSize(8, 8)));
+        QCOMPARE(buffer.image().size(), QSize(4, 2));
+        QCOMPARE(buffer.image().devicePixelRatio(), 2.0);
+        for (int i = 0; i < 8; ++i) {
+            QCOMPARE(buffer.image().pixel(i % 4, i / 4), 0xff000000U + static_cast<QRgb>(i));
+        }
+        const uchar *adopted = buffer.image().constBits();
+        buffer.adopt(HeatmapImageBuffer::pixelsFor(QSize(4, 4))); // smaller: kept as it was
+        QCOMPARE(buffer.image().constBits(), adopted);
+        QCOMPARE(buffer.reshape(QSize(8, 8), QImage::Format_RGB32).constBits(), adopted);
+
+        // The CPU renderer's copy shown during a preparation keeps showing the same image when its buffer grows.
+        int ready = 0;
+        HeatmapCpuRenderer renderer([&ready] { ++ready; });
+        HeatmapLayout layout;
+        layout.width = 4;
+        layout.height = 4;
+        for (int32_t g = 0; g < 16; ++g) {
+            layout.cells.push_back(g);
+        }
+        const auto frame = std::make_shared<Frame>();
+        frame->health.assign(16, health::Ok);
+        std::vector<float> values(16, 50.0F);
+        renderer.allocate(16);
+        renderer.uploadLayout(std::make_shared<const HeatmapLayout>(layout));
+        renderer.uploadFrame(frame, values, frame->health, false);
+        renderer.uploadColorMap(ColorMap::byName(QStringLiteral("inferno")));
+        HeatmapScene scene;
+        scene.framebuffer = QSize(64, 48);
+        scene.cellSize = 8;
+        scene.layoutSize = QSize(4, 4);
+        scene.hasData = true;
+        scene.rangeMin = 20;
+        scene.rangeMax = 100;
+        renderer.paint(scene, 1.0);
+        QVERIFY(QTest::qWaitFor([&] { return ready > 0; }, 5000));
+        const QRgb fifty = ColorMap::byName(QStringLiteral("inferno")).map(50, 20, 100);
+        QCOMPARE(renderer.paint(scene, 1.0).pixel(12, 12), fifty);
+        std::vector<float> hotter(16, 90.0F);
+        renderer.uploadFrame(frame, hotter, frame->health, false);
+        QCOMPARE(renderer.paint(scene, 1.0).pixel(12, 12), fifty); // the copy, while the worker prepares
+        QVERIFY(!renderer.shownBuffer().holds(QSize(640, 480)));
+        renderer.shownBuffer().adopt(HeatmapImageBuffer::pixelsFor(QSize(640, 480)));
+        QVERIFY(renderer.shownBuffer().holds(QSize(640, 480)));
+        QCOMPARE(renderer.paint(scene, 1.0).pixel(12, 12), fifty);
+        QVERIFY(!renderer.isCurrent());
+        QVERIFY(QTest::qWaitFor([&] { return ready > 1; }, 5000));
+        QCOMPARE(
+            renderer.paint(scene, 1.0).pixel(12, 12), ColorMap::byName(QStringLiteral("inferno")).map(90, 20, 100));
     }
 
     // Where OpenGL rasterises on the CPU or is missing, the map draws with its CPU passes and the window holds no
