@@ -10,6 +10,7 @@
 #include "app/desksearch.h"
 #include "app/deskstatus.h"
 #include "app/desktoolbar.h"
+#include "app/firstpaint.h"
 #include "app/mappage.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
@@ -61,6 +62,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
 {
     setWindowTitle(tr("Fleetscope"));
     resize(options.windowSize);
+    prepareFirstPaintOnShow(this);
     m_pages = new QTabWidget(this);
     m_pages->setDocumentMode(true);
     m_pages->addTab(makeMapTab(), tr("Map"));

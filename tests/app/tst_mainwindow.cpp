@@ -14,6 +14,7 @@
 #include "model/flightrecorder.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
+#include "tests/widgets/heatmap/heatmaptesting.h"
 #include "widgets/detail/detailpanel.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/navigation/breadcrumbbar.h"
@@ -25,6 +26,7 @@
 #include "widgets/wall/wallheader.h"
 
 #include <QApplication>
+#include <QBackingStore>
 #include <QClipboard>
 #include <QDateTime>
 #include <QDockWidget>
@@ -494,6 +496,31 @@ private Q_SLOTS:
         // The desk goes on after the wall has gone.
         const qint64 before = m_window->heatmap()->frame()->sampleTimeMs;
         QTRY_VERIFY_WITH_TIMEOUT(m_window->heatmap()->frame()->sampleTimeMs > before, 10000);
+    }
+
+    // A desk shown is painted into its backing store before it is mapped (app/firstpaint.h), so that the first paint
+    // after mapping finds the memory touched and the fonts loaded: right after show(), before any event, the store
+    // already holds what the window draws.
+    void aWindowIsPaintedBeforeItIsMapped()
+    {
+        if (QGuiApplication::platformName() != QLatin1String("xcb")) {
+            QSKIP("prepared on X11 only");
+        }
+        ConsoleOptions options;
+        options.animated = false;
+        options.restoreLastView = false;
+        options.windowSize = QSize(800, 600);
+        MainWindow window(options, m_window->session());
+        window.show(); // no event processed after it: Qt has not painted the window yet
+        QPaintDevice *device = window.backingStore()->paintDevice();
+        QVERIFY(device != nullptr);
+        QCOMPARE(device->devType(), static_cast<int>(QInternal::Image));
+        const QImage stored = static_cast<QImage *>(device)->copy();
+        const QImage drawn = window.grab().toImage();
+        QCOMPARE(stored.size(), drawn.size());
+        const int pixels = stored.width() * stored.height();
+        const int differing = heatmaptesting::differingPixels(stored, drawn);
+        QVERIFY2(differing >= 0 && differing < pixels / 50, qPrintable(QString::number(differing)));
     }
 
     // Every frame received goes to the flight recorder.
