@@ -24,6 +24,38 @@ class TestHeatmapCpu : public QObject
 {
     Q_OBJECT
 
+    // 16 GPUs in a 4 x 4 layout, in inferno, handed to the renderer, which reads the values (the caller's) until it
+    // has prepared them.
+    static std::shared_ptr<Frame> feedSixteenGpus(HeatmapCpuRenderer &renderer, const std::vector<float> &values)
+    {
+        HeatmapLayout layout;
+        layout.width = 4;
+        layout.height = 4;
+        for (int32_t g = 0; g < 16; ++g) {
+            layout.cells.push_back(g);
+        }
+        const auto frame = std::make_shared<Frame>();
+        frame->health.assign(16, health::Ok);
+        renderer.allocate(16);
+        renderer.uploadLayout(std::make_shared<const HeatmapLayout>(layout));
+        renderer.uploadFrame(frame, values, frame->health, false);
+        renderer.uploadColorMap(ColorMap::byName(QStringLiteral("inferno")));
+        return frame;
+    }
+
+    // Those 16 GPUs, 8 pixels a cell, on a 20-100 range.
+    static HeatmapScene sixteenGpuScene(QSize framebuffer)
+    {
+        HeatmapScene scene;
+        scene.framebuffer = framebuffer;
+        scene.cellSize = 8;
+        scene.layoutSize = QSize(4, 4);
+        scene.hasData = true;
+        scene.rangeMin = 20;
+        scene.rangeMax = 100;
+        return scene;
+    }
+
 private Q_SLOTS:
     // On the CPU, a new frame runs pass 1 but not the whole per-pixel pass 2: where only values changed the colours
     // follow in pass 3, and a GPU that loses its value (hatched now) has its row's pixels redone. Both drawn right.
@@ -158,29 +190,9 @@ private Q_SLOTS:
     {
         int ready = 0;
         HeatmapCpuRenderer renderer([&ready] { ++ready; });
-        HeatmapLayout layout;
-        layout.width = 4;
-        layout.height = 4;
-        for (int32_t g = 0; g < 16; ++g) {
-            layout.cells.push_back(g);
-        }
-        const auto frame = std::make_shared<Frame>();
-        frame->health.assign(16, health::Ok);
-        std::vector<float> values(16, 50.0F);
-        renderer.allocate(16);
-        renderer.uploadLayout(std::make_shared<const HeatmapLayout>(layout));
-        renderer.uploadFrame(frame, values, frame->health, false);
-        renderer.uploadColorMap(ColorMap::byName(QStringLiteral("inferno")));
-        const auto sceneOf = [](QSize size) {
-            HeatmapScene scene;
-            scene.framebuffer = size;
-            scene.cellSize = 8;
-            scene.layoutSize = QSize(4, 4);
-            scene.hasData = true;
-            scene.rangeMin = 20;
-            scene.rangeMax = 100;
-            return scene;
-        };
+        const std::vector<float> values(16, 50.0F);
+        const auto frame = feedSixteenGpus(renderer, values);
+        const auto sceneOf = sixteenGpuScene;
         const auto settle = [&](QSize size) {
             const int before = ready;
             renderer.paint(sceneOf(size), 1.0); // starts the worker
@@ -228,26 +240,9 @@ private Q_SLOTS:
         // The CPU renderer's copy shown during a preparation keeps showing the same image when its buffer grows.
         int ready = 0;
         HeatmapCpuRenderer renderer([&ready] { ++ready; });
-        HeatmapLayout layout;
-        layout.width = 4;
-        layout.height = 4;
-        for (int32_t g = 0; g < 16; ++g) {
-            layout.cells.push_back(g);
-        }
-        const auto frame = std::make_shared<Frame>();
-        frame->health.assign(16, health::Ok);
-        std::vector<float> values(16, 50.0F);
-        renderer.allocate(16);
-        renderer.uploadLayout(std::make_shared<const HeatmapLayout>(layout));
-        renderer.uploadFrame(frame, values, frame->health, false);
-        renderer.uploadColorMap(ColorMap::byName(QStringLiteral("inferno")));
-        HeatmapScene scene;
-        scene.framebuffer = QSize(64, 48);
-        scene.cellSize = 8;
-        scene.layoutSize = QSize(4, 4);
-        scene.hasData = true;
-        scene.rangeMin = 20;
-        scene.rangeMax = 100;
+        const std::vector<float> values(16, 50.0F);
+        const auto frame = feedSixteenGpus(renderer, values);
+        const HeatmapScene scene = sixteenGpuScene(QSize(64, 48));
         renderer.paint(scene, 1.0);
         QVERIFY(QTest::qWaitFor([&] { return ready > 0; }, 5000));
         const QRgb fifty = ColorMap::byName(QStringLiteral("inferno")).map(50, 20, 100);
