@@ -210,6 +210,8 @@ void HeatmapCpuPasses::screen(const HeatmapScene &scene, bool changedRowsOnly)
     m_sourcesArePixels = pass.aggregate();
     if (pass.aggregate()) {
         m_pixelSources.resize(pixels, CpuCell { 0, 0, 0 });
+    }
+    if (pass.normalises()) {
         m_normalised.resize(m_resolved.size());
         const int first = pass.firstCellRow();
         const int rows = pass.endCellRow() - first;

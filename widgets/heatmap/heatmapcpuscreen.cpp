@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace fleetscope {
 
@@ -70,11 +71,35 @@ struct HeatmapCpuScreen::Transform
 
 HeatmapCpuScreen::Footprint HeatmapCpuScreen::reduce(int firstX, int lastX, int firstY, int lastY) const
 {
+    Footprint under;
+    const float span = m_rangeMax - m_rangeMin;
+    if (m_worstOfValues) {
+        // The worst value, then mapped: equal to the worst of the values mapped (normalises()).
+        float worst = -std::numeric_limits<float>::infinity();
+        float worstBefore = worst;
+        for (int cy = firstY; cy <= lastY; ++cy) {
+            const CpuCell *row = m_resolved.data() + static_cast<size_t>(cy) * static_cast<size_t>(m_resolvedWidth);
+            for (int c = firstX; c <= lastX; ++c) {
+                const CpuCell &cell = row[c];
+                under.any |= cell.flags;
+                if ((cell.flags & 3U) == 2U) {
+                    worst = std::max(worst, cell.value);
+                    worstBefore = std::max(worstBefore, cell.before);
+                    ++under.values;
+                }
+            }
+        }
+        if (under.values > 0) {
+            const float tc = std::clamp((worst - m_rangeMin) / span, 0.0F, 1.0F);
+            const float tb = std::clamp((worstBefore - m_rangeMin) / span, 0.0F, 1.0F);
+            under.reduced = { m_rangeMin + tc * span, m_rangeMin + tb * span, 2U };
+        }
+        return under;
+    }
     float worst = 0;
     float worstBefore = 0;
     float sum = 0;
     float sumBefore = 0;
-    Footprint under;
     for (int cy = firstY; cy <= lastY; ++cy) {
         const size_t start = static_cast<size_t>(cy) * static_cast<size_t>(m_resolvedWidth);
         for (int c = firstX; c <= lastX; ++c) {
@@ -94,7 +119,6 @@ HeatmapCpuScreen::Footprint HeatmapCpuScreen::reduce(int firstX, int lastX, int 
         // Back to values, so that pass 3 normalises both cases alike.
         const float tc = m_mean ? sum / static_cast<float>(under.values) : worst;
         const float tb = m_mean ? sumBefore / static_cast<float>(under.values) : worstBefore;
-        const float span = m_rangeMax - m_rangeMin;
         under.reduced = { m_rangeMin + tc * span, m_rangeMin + tb * span, 2U };
     }
     return under;
@@ -127,6 +151,8 @@ HeatmapCpuScreen::HeatmapCpuScreen(const HeatmapScene &scene, const std::vector<
     , m_rangeMax(scene.rangeMax)
     , m_mean(!scene.worst)
     , m_stale(scene.stale)
+    , m_worstOfValues(
+          scene.worst && scene.rangeMax - scene.rangeMin > 0.0F && std::isfinite(scene.rangeMax - scene.rangeMin))
     , m_ringX(static_cast<float>(scene.ringCentre.x()))
     , m_ringY(static_cast<float>(scene.ringCentre.y()))
     , m_ringRadius(scene.ringRadius)

@@ -59,12 +59,16 @@ public:
     static constexpr uint32_t general = 0x40000000U;
 
     // resolved: pass 1's cells, layoutWidth a row; normalised: per cell, the value and the value morphed from mapped
-    // onto 0..1 (aggregate() only, filled by normaliseRow).
+    // onto 0..1 (where normalises(), filled by normaliseRow).
     HeatmapCpuScreen(const HeatmapScene &scene, const std::vector<CpuCell> &resolved, int layoutWidth, int layoutHeight,
         std::vector<std::array<float, 2>> *normalised);
 
     bool aggregate() const { return m_aggregate; }
-    // The layout rows a pixel reads (aggregate: normaliseRow them first).
+    // Whether the aggregate pixels read the cells mapped onto the range (normaliseRow). Not for the worst of a
+    // footprint on a range of positive width: the mapping never lowers a value, so the worst mapped is the worst
+    // value mapped, exactly, and the footprint reads the values themselves (a pass over the cells less).
+    bool normalises() const { return m_aggregate && !m_worstOfValues; }
+    // The layout rows a pixel reads (normalises(): normaliseRow them first).
     int firstCellRow() const { return m_firstCellRow; }
     int endCellRow() const { return m_endCellRow; }
     void normaliseRow(int cellRow) const;
@@ -111,6 +115,7 @@ private:
     // The shader's uniforms, in single precision.
     float m_originX, m_originY, m_cellSize, m_rangeMin, m_rangeMax;
     bool m_mean, m_stale;
+    bool m_worstOfValues; // reduce() takes the worst of the cells' values, then maps it (see normalises())
     float m_ringX, m_ringY, m_ringRadius;
     // Per column: its cell (-1 outside the layout), p.x, the aggregate footprint, and which per-pixel effects may
     // apply there (bits: 1 edge, 2 stale dot, 4 ring).
