@@ -13,6 +13,7 @@
 #include <QOpenGLWidget>
 #include <QTest>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -181,6 +182,48 @@ private Q_SLOTS:
         QVERIFY(paint(fresh));
         QCOMPARE(fresh.cellSize(), running.cellSize());
         QCOMPARE(differingPixels(running.grabMap(), fresh.grabMap()), 0);
+    }
+
+    // Below a pixel per GPU, a pixel takes the worst value of the GPUs under it, mapped onto the range: a value
+    // beyond the range takes the range's end, GPUs without a value are left out (the reduction takes the worst value
+    // before mapping it, which the mapping cannot reorder).
+    void theWorstOfAFootprintIsItsWorstValueMapped()
+    {
+        int ready = 0;
+        HeatmapCpuRenderer renderer([&ready] { ++ready; });
+        HeatmapLayout layout;
+        layout.width = 4;
+        layout.height = 4;
+        for (int32_t g = 0; g < 16; ++g) {
+            layout.cells.push_back(g);
+        }
+        const float none = std::numeric_limits<float>::quiet_NaN();
+        // GPU g sits at cell (g % 4, g / 4); a pixel covers 2 x 2 cells.
+        const std::vector<float> values { 30, 40, 10, 20, //
+            50, 60, 25, 30, //
+            150, 0, none, none, //
+            0, 0, 45, none };
+        const auto frame = std::make_shared<Frame>();
+        frame->health.assign(16, health::Ok);
+        renderer.allocate(16);
+        renderer.uploadLayout(std::make_shared<const HeatmapLayout>(layout));
+        renderer.uploadFrame(frame, values, frame->health, false);
+        const ColorMap &inferno = ColorMap::byName(QStringLiteral("inferno"));
+        renderer.uploadColorMap(inferno);
+        HeatmapScene scene = sixteenGpuScene(QSize(2, 2));
+        scene.cellSize = 0.5;
+        scene.worst = true;
+        renderer.paint(scene, 1.0);
+        QVERIFY(QTest::qWaitFor([&] { return ready > 0; }, 5000));
+        const QImage &image = renderer.paint(scene, 1.0);
+        QVERIFY(renderer.isCurrent());
+        QCOMPARE(image.size(), QSize(2, 2));
+        QList<QRgb> drawn { image.pixel(0, 0), image.pixel(1, 0), image.pixel(0, 1), image.pixel(1, 1) };
+        QList<QRgb> expected { inferno.map(60, 20, 100), inferno.map(30, 20, 100), inferno.map(100, 20, 100),
+            inferno.map(45, 20, 100) };
+        std::sort(drawn.begin(), drawn.end());
+        std::sort(expected.begin(), expected.end());
+        QCOMPARE(drawn, expected);
     }
 
     // The CPU renderer on its own: while a frame is prepared on its worker, a paint shows the image shown last, or
