@@ -2,6 +2,7 @@
 #include "app/wallwindow.h"
 
 #include "app/consolesession.h"
+#include "app/firstpaint.h"
 #include "app/mappage.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -74,6 +75,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     , m_wallClock(wallClock ? std::move(wallClock) : [] { return QDateTime::currentMSecsSinceEpoch(); })
 {
     setWindowTitle(tr("Fleetscope wall"));
+    prepareFirstPaintOnShow(this); // laid out and painted at the screen's size before it is mapped
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);

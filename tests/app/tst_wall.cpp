@@ -8,6 +8,7 @@
 #include "app/wallwindow.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
+#include "tests/widgets/heatmap/heatmaptesting.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/summary/summaryview.h"
 #include "widgets/wall/eventsboard.h"
@@ -16,9 +17,11 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QBackingStore>
 #include <QDateTime>
 #include <QMenuBar>
 #include <QProcess>
+#include <QScreen>
 #include <QSignalSpy>
 #include <QStackedWidget>
 #include <QStandardPaths>
@@ -177,6 +180,27 @@ private Q_SLOTS:
         QTRY_VERIFY(m_wall->header()->health()[2].count == offlineShown());
         m_wall->header()->repaint();
         QCOMPARE(m_wall->header()->healthShown(), 5);
+    }
+
+    // As the desk (app/firstpaint.h): shown on its screen, the wall is painted into its backing store at the screen's
+    // size before it is mapped, so that its first paint there is a short one.
+    void aWallIsPaintedBeforeItIsMapped()
+    {
+        if (QGuiApplication::platformName() != QLatin1String("xcb")) {
+            QSKIP("prepared on X11 only");
+        }
+        WallWindow wall(m_session.get(), { page(WallPage::Kind::Fleet) }, false, [this] { return m_now; });
+        QVERIFY(wall.showOnScreen(0)); // no event processed after it: Qt has not painted the window yet
+        QCOMPARE(wall.size(), QGuiApplication::primaryScreen()->geometry().size());
+        QPaintDevice *device = wall.backingStore()->paintDevice();
+        QVERIFY(device != nullptr);
+        QCOMPARE(device->devType(), static_cast<int>(QInternal::Image));
+        const QImage stored = static_cast<QImage *>(device)->copy();
+        const QImage drawn = wall.grab().toImage();
+        QCOMPARE(stored.size(), drawn.size());
+        const int differing = heatmaptesting::differingPixels(stored, drawn);
+        QVERIFY2(differing >= 0 && differing < stored.width() * stored.height() / 50,
+            qPrintable(QString::number(differing)));
     }
 
     void aScreenThatDoesNotExistIsABannerNotADialog()
