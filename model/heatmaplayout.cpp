@@ -3,24 +3,31 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace fleetscope {
 
 namespace {
 // Racks named the same in every row (r01-k01 ... r40-k16 on most floors): each column's short name once, over the
-// top row, instead of the same sixteen names above every row. Empty when any row differs or lacks a rack.
+// top row, instead of the same sixteen names above every row. A row may have fewer racks (a floor's last row often
+// does) as long as the top row has every column. Empty when a column's racks are named differently or the top row
+// lacks one.
 std::vector<HeatmapLayout::Label> sharedRackColumns(
     const std::vector<HeatmapLayout::Label> &rackLabels, const Topology &topology, int columns, int blockWidth)
 {
     const size_t rows = topology.rows.size();
-    if (rows < 2 || topology.racks.size() != rows * static_cast<size_t>(columns)) {
+    if (rows < 2 || columns < 1 || topology.racks.size() > rows * static_cast<size_t>(columns)) {
         return {};
     }
     std::vector<HeatmapLayout::Label> shared(static_cast<size_t>(columns));
     std::vector<size_t> seen(static_cast<size_t>(columns), 0);
+    int topRow = std::numeric_limits<int>::max(); // the top row's aisle, in cells
     for (size_t i = 0; i < topology.racks.size(); ++i) {
         const auto &rack = topology.racks[i];
         const QString &name = rackLabels[i].shortText;
+        if (rack.position >= static_cast<uint32_t>(columns)) {
+            return {};
+        }
         auto &column = shared[rack.position];
         if (name.isEmpty() || (seen[rack.position] > 0 && column.text != name)) {
             return {};
@@ -30,9 +37,10 @@ std::vector<HeatmapLayout::Label> sharedRackColumns(
             column.shortText = name;
             column.cells = rackLabels[i].cells;
         }
+        topRow = std::min(topRow, rackLabels[i].cells.top());
     }
-    for (const size_t n : seen) {
-        if (n != rows) {
+    for (size_t c = 0; c < shared.size(); ++c) {
+        if (seen[c] == 0 || shared[c].cells.top() != topRow) {
             return {};
         }
     }

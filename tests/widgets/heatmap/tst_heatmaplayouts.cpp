@@ -294,7 +294,7 @@ private Q_SLOTS:
     }
 
     // Racks named alike in every row (r01-k01, r02-k01, ...): their short names once per column, above the top row,
-    // not above every row; the row names stay.
+    // not above every row, also when a lower row has fewer racks; the row names stay.
     void rackNamesSharedByAllRowsAreDrawnOnce()
     {
         auto topology = std::make_shared<Topology>(*fleet(3, 3));
@@ -314,6 +314,22 @@ private Q_SLOTS:
                 = QStringLiteral("%1-k%2").arg(odd->rows[rack.row].name).arg(rack.position + (rack.row == 2 ? 5 : 1));
         }
         QVERIFY(HeatmapLayout::floorPlan(*odd).rackColumnLabels.empty());
+        // The last row a rack short (its k03 missing): still once per column, above the top row.
+        auto shortLast = std::make_shared<Topology>(*topology);
+        shortLast->racks.pop_back();
+        shortLast->nodes.resize(shortLast->nodes.size() - 2);
+        shortLast->gpuCount -= 16;
+        shortLast->nodeOfGpu.resize(shortLast->gpuCount);
+        const auto shortLayout = HeatmapLayout::floorPlan(*shortLast);
+        QCOMPARE(shortLayout.rackColumnLabels.size(), size_t(3));
+        QCOMPARE(shortLayout.rackColumnLabels[2].text, QStringLiteral("k03"));
+        QCOMPARE(shortLayout.rackColumnLabels[2].cells.top(), 0);
+        // The short row on top: a name over it would sit over the row below; every row keeps its own names.
+        auto shortTop = std::make_shared<Topology>(*shortLast);
+        for (auto &rack : shortTop->racks) {
+            rack.row = static_cast<uint32_t>(shortTop->rows.size()) - 1 - rack.row;
+        }
+        QVERIFY(HeatmapLayout::floorPlan(*shortTop).rackColumnLabels.empty());
 
         HeatmapView view;
         view.resize(640, 400);
