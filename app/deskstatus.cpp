@@ -57,6 +57,14 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     bar->addPermanentWidget(m_gpus);
     bar->addPermanentWidget(m_age);
     bar->addPermanentWidget(m_fps);
+    // A message (a place that does not fit, a view made on another fleet, an export done) takes the room of what a
+    // glance can spare, the fleet's size and the frame rate, so that it reads in full in a window of the default
+    // width; the data's age and the health counts stay. The whole message is the status bar's tooltip meanwhile.
+    connect(bar, &QStatusBar::messageChanged, this, [this](const QString &message) {
+        m_gpus->setVisible(message.isEmpty());
+        m_fps->setVisible(message.isEmpty());
+        m_bar->setToolTip(message);
+    });
 
     TelemetryClient *client = session->client();
     connect(client, &TelemetryClient::stateChanged, this, [this](TelemetryClient::State state, const QString &detail) {

@@ -210,8 +210,7 @@ void MapPage::applyPendingView()
     const bool otherFleet = view.fleetGpus != 0 && view.fleetGpus != static_cast<qint64>(topology->gpuCount);
     QString error;
     if (otherFleet) {
-        Q_EMIT message(tr("The view was made on a fleet of %L1 GPUs and this one has %L2: its place, GPU and zoom are "
-                          "left out")
+        Q_EMIT message(tr("A view of a fleet of %L1 GPUs (this one has %L2): place, GPU and zoom left out")
                            .arg(view.fleetGpus)
                            .arg(topology->gpuCount),
             15000);

@@ -29,6 +29,7 @@
 #include <QClipboard>
 #include <QDateTime>
 #include <QDockWidget>
+#include <QLabel>
 #include <QMenuBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -359,12 +360,41 @@ private Q_SLOTS:
         const auto window = secondWindow();
         MainWindow &second = *window;
         QTRY_VERIFY_WITH_TIMEOUT(second.heatmap()->frame() != nullptr, 30000);
-        QTRY_VERIFY_WITH_TIMEOUT(second.statusBar()->currentMessage().contains(
-                                     QStringLiteral("made on a fleet of 1,024 GPUs and this one has 2,048")),
+        QTRY_VERIFY_WITH_TIMEOUT(
+            second.statusBar()->currentMessage().contains(QStringLiteral("a fleet of 1,024 GPUs (this one has 2,048)")),
             10000);
         QCOMPARE(second.navigation()->current(), Place::fleet());
         QCOMPARE(second.heatmap()->selectedGpu(), -1);
         QCOMPARE(second.currentView().zoom, 0.0);
+        // In a window of the default width the message reads in full: the fleet's size and the frame rate make room
+        // while it is shown (the data's age and the health counts stay), and come back after it.
+        QStatusBar *bar = second.statusBar();
+        const auto fleetSize = [bar]() -> QLabel * {
+            for (QLabel *label : bar->findChildren<QLabel *>()) {
+                if (label->text().contains(QStringLiteral(" GPUs · "))) {
+                    return label;
+                }
+            }
+            return nullptr;
+        };
+        const auto room = [bar] { // left of the first widget shown beside the message
+            int left = bar->width();
+            for (QWidget *w : bar->findChildren<QWidget *>(QString(), Qt::FindDirectChildrenOnly)) {
+                left = w->isVisible() ? std::min(left, w->x()) : left;
+            }
+            return left;
+        };
+        QVERIFY(fleetSize() != nullptr);
+        QCOMPARE(second.width(), 1280);
+        QTRY_VERIFY2(bar->fontMetrics().horizontalAdvance(bar->currentMessage()) < room(),
+            qPrintable(QStringLiteral("%1 px of room for %2")
+                           .arg(room())
+                           .arg(bar->fontMetrics().horizontalAdvance(bar->currentMessage()))));
+        QVERIFY(!fleetSize()->isVisible());
+        QCOMPARE(bar->toolTip(), bar->currentMessage());
+        bar->clearMessage();
+        QTRY_VERIFY(fleetSize()->isVisible());
+        QVERIFY(bar->toolTip().isEmpty());
 
         const auto same = ViewState::parse(QStringLiteral("fs1;n=2048;p=rack:2;g=130"));
         QVERIFY(same.has_value());
