@@ -40,6 +40,18 @@ inline TopologyPtr fleet(uint32_t rowCount, uint32_t racksPerRow)
     return t;
 }
 
+// fleet() with its racks named by row and column, as on most floors (r01-k01, r01-k02, ..., r02-k01, ...).
+inline std::shared_ptr<Topology> fleetWithRackColumns(uint32_t rowCount, uint32_t racksPerRow)
+{
+    auto topology = std::make_shared<Topology>(*fleet(rowCount, racksPerRow));
+    for (auto &rack : topology->racks) {
+        rack.name = QStringLiteral("%1-k%2")
+                        .arg(topology->rows[rack.row].name)
+                        .arg(rack.position + 1, 2, 10, QLatin1Char('0'));
+    }
+    return topology;
+}
+
 // 2 rows x 3 racks x 2 nodes x 8 GPUs = 96 GPUs.
 inline TopologyPtr smallFleet()
 {
@@ -77,25 +89,24 @@ inline FramePtr frameWith(uint64_t sequence, float base)
 // Jobs on the small fleet: job 7 on GPUs 0..23, job 9 on 40..47 and 60..67; the rest idle.
 inline JobsPtr someJobs()
 {
+    const auto addGpus = [](Job &job, uint32_t first, uint32_t end) {
+        for (uint32_t g = first; g < end; ++g) {
+            job.gpus.push_back(g);
+        }
+    };
     auto jobs = std::make_shared<JobList>();
     jobs->topologyGeneration = 1;
     Job a;
     a.id = 7;
     a.name = QStringLiteral("train-llm");
     a.owner = QStringLiteral("ana");
-    for (uint32_t g = 0; g < 24; ++g) {
-        a.gpus.push_back(g);
-    }
+    addGpus(a, 0, 24);
     Job b;
     b.id = 9;
     b.name = QStringLiteral("eval");
     b.owner = QStringLiteral("bo");
-    for (uint32_t g = 40; g < 48; ++g) {
-        b.gpus.push_back(g);
-    }
-    for (uint32_t g = 60; g < 68; ++g) {
-        b.gpus.push_back(g);
-    }
+    addGpus(b, 40, 48);
+    addGpus(b, 60, 68);
     Job ended;
     ended.id = 3;
     ended.name = QStringLiteral("old");
@@ -178,14 +189,46 @@ inline QRgb pixelOf(HeatmapView &view, const QImage &image, int gpu)
 }
 
 // The small fleet in a view of this size, its first frame shown and painted.
-inline bool showSmallFleet(HeatmapView &view, QSize size = QSize(640, 400))
+// The small fleet at frame 1 (20 degrees and up) in a view of this size, not yet shown; the frame given it.
+inline FramePtr setUpSmallFleet(HeatmapView &view, QSize size = QSize(640, 400))
 {
     view.resize(size);
     view.setTopology(smallFleet());
     view.setMetric(temperature());
-    view.setFrame(frameWith(1, 20));
+    FramePtr frame = frameWith(1, 20);
+    view.setFrame(frame);
+    return frame;
+}
+
+inline bool showSmallFleet(HeatmapView &view, QSize size = QSize(640, 400))
+{
+    setUpSmallFleet(view, size);
     view.show();
     return QTest::qWaitForWindowExposed(&view) && paint(view);
+}
+
+// How many pixels of the image in this rectangle are light: text over the dark map.
+inline int lightPixels(const QImage &image, const QRect &area)
+{
+    const QRect inside = area & image.rect();
+    int light = 0;
+    for (int y = inside.top(); y <= inside.bottom(); ++y) {
+        for (int x = inside.left(); x <= inside.right(); ++x) {
+            light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
+        }
+    }
+    return light;
+}
+
+// The aisle above the rack whose top-left cell is this GPU's, where the rack's name is drawn: 4 cells wide, 2 high, in
+// the view's device pixels.
+inline QRect aisleAbove(const HeatmapView &view, int gpu)
+{
+    const double dpr = view.devicePixelRatioF();
+    const QRectF rack = view.cellRect(gpu);
+    return QRectF(
+        QPointF(rack.left(), rack.top() - 2 * rack.height()) * dpr, QSizeF(4 * rack.width(), 2 * rack.height()) * dpr)
+        .toAlignedRect();
 }
 
 } // namespace fleetscope::heatmaptesting

@@ -201,11 +201,7 @@ private Q_SLOTS:
     void everyArrangementKeepsColoursAndPicking()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        const auto frame = frameWith(1, 20);
-        view.setFrame(frame);
+        const auto frame = setUpSmallFleet(view);
         view.setJobs(someJobs());
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -270,26 +266,10 @@ private Q_SLOTS:
     void rackNamesAreDrawnInTheAisles()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY(paint(view));
+        QVERIFY(showSmallFleet(view));
         const QImage image = view.grabMap();
-        const double dpr = view.devicePixelRatioF();
         // The aisle above rack 4 (row 1, the second rack): text pixels are much lighter than the aisle.
-        const QRectF rack = view.cellRect(64);
-        const QRect aisle = QRectF(QPointF(rack.left(), rack.top() - 2 * rack.height()) * dpr,
-            QSizeF(4 * rack.width(), 2 * rack.height()) * dpr)
-                                .toAlignedRect();
-        int light = 0;
-        for (int y = aisle.top(); y <= aisle.bottom(); ++y) {
-            for (int x = aisle.left(); x <= aisle.right(); ++x) {
-                light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
-            }
-        }
+        const int light = lightPixels(image, aisleAbove(view, 64));
         QVERIFY2(light > 10, qPrintable(QString::number(light)));
     }
 
@@ -297,12 +277,7 @@ private Q_SLOTS:
     // not above every row, also when a lower row has fewer racks; the row names stay.
     void rackNamesSharedByAllRowsAreDrawnOnce()
     {
-        auto topology = std::make_shared<Topology>(*fleet(3, 3));
-        for (auto &rack : topology->racks) {
-            rack.name = QStringLiteral("%1-k%2")
-                            .arg(topology->rows[rack.row].name)
-                            .arg(rack.position + 1, 2, 10, QLatin1Char('0'));
-        }
+        const auto topology = fleetWithRackColumns(3, 3);
         const auto layout = HeatmapLayout::floorPlan(*topology);
         QCOMPARE(layout.rackColumnLabels.size(), size_t(3));
         QCOMPARE(layout.rackColumnLabels[1].text, QStringLiteral("k02"));
@@ -340,32 +315,16 @@ private Q_SLOTS:
         QVERIFY(paint(view));
         const QImage image = view.grabMap();
         const double dpr = view.devicePixelRatioF();
-        const auto lightAbove = [&](int gpu) {
-            const QRectF rack = view.cellRect(gpu);
-            const QRect aisle = QRectF(QPointF(rack.left(), rack.top() - 2 * rack.height()) * dpr,
-                QSizeF(4 * rack.width(), 2 * rack.height()) * dpr)
-                                    .toAlignedRect();
-            int light = 0;
-            for (int y = std::max(0, aisle.top()); y <= aisle.bottom(); ++y) {
-                for (int x = aisle.left(); x <= aisle.right(); ++x) {
-                    light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
-                }
-            }
-            return light;
-        };
+        const auto lightAbove = [&](int gpu) { return lightPixels(image, aisleAbove(view, gpu)); };
         QVERIFY2(lightAbove(0) > 10, qPrintable(QString::number(lightAbove(0)))); // k01 over the top row
         QVERIFY2(lightAbove(48) == 0, qPrintable(QString::number(lightAbove(48)))); // none over the second row
         QVERIFY2(lightAbove(96 + 16) == 0, qPrintable(QString::number(lightAbove(112))));
         // The second row's name, left of the map.
         const QRectF row2 = view.cellRect(48);
-        int light = 0;
-        for (int y = static_cast<int>(row2.top() * dpr); y < static_cast<int>((row2.top() + 2 * row2.height()) * dpr);
-             ++y) {
-            for (int x = static_cast<int>((row2.left() - 56) * dpr); x < static_cast<int>((row2.left() - 4) * dpr);
-                 ++x) {
-                light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
-            }
-        }
+        const int light = lightPixels(image,
+            QRect(QPoint(static_cast<int>((row2.left() - 56) * dpr), static_cast<int>(row2.top() * dpr)),
+                QPoint(static_cast<int>((row2.left() - 4) * dpr) - 1,
+                    static_cast<int>((row2.top() + 2 * row2.height()) * dpr) - 1)));
         QVERIFY2(light > 10, qPrintable(QString::number(light)));
     }
 
@@ -373,12 +332,7 @@ private Q_SLOTS:
     // at or past the view's (zoomed in, a wall's row page): on a chip at the left of the view, over its cells.
     void rowNamesStayWhenTheMarginIsGone()
     {
-        auto topology = std::make_shared<Topology>(*fleet(3, 3));
-        for (auto &rack : topology->racks) {
-            rack.name = QStringLiteral("%1-k%2")
-                            .arg(topology->rows[rack.row].name)
-                            .arg(rack.position + 1, 2, 10, QLatin1Char('0'));
-        }
+        const auto topology = fleetWithRackColumns(3, 3);
         const auto layout = HeatmapLayout::floorPlan(*topology);
         QVERIFY(!layout.rackColumnLabels.empty());
         QVERIFY(layout.rowLabels.size() >= 2);
@@ -397,14 +351,8 @@ private Q_SLOTS:
                 HeatmapOverlay::paint(painter, scene);
             }
             const auto &row = layout.rowLabels[1].cells;
-            const QRect band(0, static_cast<int>(10 + row.top() * 6), 60, static_cast<int>(row.height() * 6));
-            int light = 0;
-            for (int y = band.top(); y <= band.bottom(); ++y) {
-                for (int x = band.left(); x <= band.right(); ++x) {
-                    light += qGray(image.pixel(x, y)) > 120 ? 1 : 0;
-                }
-            }
-            return light;
+            return lightPixels(
+                image, QRect(0, static_cast<int>(10 + row.top() * 6), 60, static_cast<int>(row.height() * 6)));
         };
         QVERIFY2(lightAtLeftOfRow(70) > 10, "the name beside the map, in the margin");
         QVERIFY2(lightAtLeftOfRow(0) > 10, "the name on a chip, the map at the view's left edge");

@@ -29,10 +29,7 @@ private Q_SLOTS:
     void drawsInPhysicalPixels()
     {
         HeatmapView view;
-        view.resize(400, 300);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
+        setUpSmallFleet(view, QSize(400, 300));
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         const double dpr = view.devicePixelRatioF();
@@ -51,14 +48,8 @@ private Q_SLOTS:
     void pixelsHaveTheColourOfTheirValue()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        const auto frame = frameWith(1, 20);
-        view.setFrame(frame);
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY(paint(view));
+        QVERIFY(showSmallFleet(view));
+        const FramePtr frame = view.frame();
         const QImage image = view.grabMap();
         const ColorMap map = ColorMap::byName(QStringLiteral("viridis"));
         for (int gpu : { 0, 7, 8, 31, 50, 64, 95 }) {
@@ -234,13 +225,7 @@ private Q_SLOTS:
     {
         HeatmapView view;
         view.setAnimated(false); // --no-animation: a new frame shows at once
-        view.resize(400, 300);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY(paint(view));
+        QVERIFY(showSmallFleet(view, QSize(400, 300)));
         const QRgb before = pixelOf(view, view.grabMap(), 5);
         view.setFrame(frameWith(2, 80));
         QVERIFY(paint(view));
@@ -255,11 +240,7 @@ private Q_SLOTS:
     void zoomAndPanKeepPickingAndColoursRight()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        const auto frame = frameWith(1, 20);
-        view.setFrame(frame);
+        const auto frame = setUpSmallFleet(view);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         const QRectF fitted = view.cellRect(50);
@@ -379,10 +360,7 @@ private Q_SLOTS:
     void staleDataIsPatternedNotJustColoured()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
+        setUpSmallFleet(view);
         view.setStaleNote(QStringLiteral("Data is 42 s old"));
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -423,10 +401,7 @@ private Q_SLOTS:
     void clickSelectsAGpuAndRingsIt()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
+        setUpSmallFleet(view);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QSignalSpy selected(&view, &HeatmapView::gpuSelected);
@@ -454,10 +429,7 @@ private Q_SLOTS:
     {
         HeatmapView view;
         view.setAnimated(false);
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
+        setUpSmallFleet(view);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         const QRect rack5 = view.cellsOf(80, 16); // the last rack, at the right of the second row
@@ -488,13 +460,7 @@ private Q_SLOTS:
         qint64 now = 0;
         HeatmapView view;
         view.setClock([&now] { return now; });
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
-        view.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&view));
-        QVERIFY(paint(view));
+        QVERIFY(showSmallFleet(view));
         auto second = std::make_shared<Frame>(*frameWith(2, 60));
         second->sampleTimeMs = 1000;
         view.setFrame(second);
@@ -530,10 +496,7 @@ private Q_SLOTS:
         qint64 now = 0;
         HeatmapView view;
         view.setClock([&now] { return now; });
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
+        setUpSmallFleet(view);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         const double fitted = view.cellSize();
@@ -582,10 +545,7 @@ private Q_SLOTS:
     void markedGpusAreOutlined()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
+        setUpSmallFleet(view);
         view.setMarkedGpus({ 5, 70, 500 }); // 500 is outside the fleet and ignored
         QCOMPARE(view.markedGpuCount(), size_t(2));
         view.show();
@@ -615,11 +575,7 @@ private Q_SLOTS:
     void gpusOutsideTheFocusAreDimmed()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        const auto frame = frameWith(1, 20);
-        view.setFrame(frame);
+        const auto frame = setUpSmallFleet(view);
         view.setFocusRange(64, 16);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -638,10 +594,7 @@ private Q_SLOTS:
     void enterActivatesTheSelectedGpu()
     {
         HeatmapView view;
-        view.resize(640, 400);
-        view.setTopology(smallFleet());
-        view.setMetric(temperature());
-        view.setFrame(frameWith(1, 20));
+        setUpSmallFleet(view);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QSignalSpy activated(&view, &HeatmapView::gpuActivated);
