@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <utility>
 
 namespace fleetscope {
 
@@ -237,13 +239,196 @@ std::vector<MetricInfo> decodeMetricCatalogue(const pb::ListMetricsResponse &res
     return metrics;
 }
 
+bool TopologyCollector::add(pb::TopologyPart &&part, QString *error)
+{
+    if (!m_refused.isEmpty()) {
+        *error = m_refused;
+        return false;
+    }
+    // What was gathered goes at once: the stream is cut, and nothing of it will be decoded.
+    const auto refuse = [this, error](const QString &why) {
+        m_refused = why;
+        m_parts.clear();
+        m_parts.shrink_to_fit();
+        *error = why;
+        return false;
+    };
+    const uint32_t index = static_cast<uint32_t>(m_parts.size());
+    if (m_parts.empty()) {
+        if (part.part_index() != 0) {
+            return refuse(
+                QStringLiteral("the topology stream began with part %1, not its header").arg(part.part_index()));
+        }
+        if (part.gpu_count() == 0 || part.gpu_count() > maxGpus) {
+            return refuse(QStringLiteral("the topology claims %1 GPUs (this console handles 1 to %2)")
+                              .arg(part.gpu_count())
+                              .arg(maxGpus));
+        }
+        if (part.part_count() == 0 || part.part_count() > uint64_t { part.gpu_count() } + 1) {
+            return refuse(QStringLiteral("the topology announces %1 parts for %2 GPUs (at most one more than its GPUs)")
+                              .arg(part.part_count())
+                              .arg(part.gpu_count()));
+        }
+        m_gpuCount = part.gpu_count();
+        m_partCount = part.part_count();
+        m_generation = part.generation();
+    } else {
+        if (index >= m_partCount) {
+            return refuse(
+                QStringLiteral("the topology stream goes on past the %1 parts its header announced").arg(m_partCount));
+        }
+        if (part.part_index() != index || part.generation() != m_generation) {
+            return refuse(QStringLiteral("topology part %1 is out of order or from another generation").arg(index));
+        }
+        if (part.nodes_size() == 0) {
+            return refuse(QStringLiteral("topology part %1 holds no node").arg(index));
+        }
+    }
+    m_bytes += part.ByteSizeLong();
+    if (m_bytes > maxTopologyBytes(m_gpuCount)) {
+        return refuse(QStringLiteral("the topology stream passes %1 bytes, more than its %2 GPUs can need (%3)")
+                          .arg(m_bytes)
+                          .arg(m_gpuCount)
+                          .arg(maxTopologyBytes(m_gpuCount)));
+    }
+    m_rows += static_cast<uint64_t>(part.rows_size());
+    m_racks += static_cast<uint64_t>(part.racks_size());
+    m_nodes += static_cast<uint64_t>(part.nodes_size());
+    const uint64_t mostRacks = maxFloorPlanCellsPerGpu * m_gpuCount + (uint64_t { 1 } << 20U);
+    if (m_rows > maxFloorPlanSide || m_racks > mostRacks || m_nodes > m_gpuCount) {
+        return refuse(
+            QStringLiteral("the topology lists %1 rows, %2 racks and %3 nodes so far for %4 GPUs (at most %5, "
+                           "%6 and %4)")
+                .arg(m_rows)
+                .arg(m_racks)
+                .arg(m_nodes)
+                .arg(m_gpuCount)
+                .arg(maxFloorPlanSide)
+                .arg(mostRacks));
+    }
+    for (const auto &node : part.nodes()) {
+        m_nodeGpus += node.gpu_count();
+        if (static_cast<uint64_t>(node.gpu_uuids_size()) > node.gpu_count()
+            || static_cast<uint64_t>(node.gpu_serials_size()) > node.gpu_count()) {
+            return refuse(QStringLiteral("node %1 lists more GPU identities than its %2 GPUs")
+                              .arg(quotedWireText(node.hostname()))
+                              .arg(node.gpu_count()));
+        }
+    }
+    if (m_nodeGpus > m_gpuCount) {
+        return refuse(QStringLiteral("the topology's nodes hold more than the %1 GPUs it claims").arg(m_gpuCount));
+    }
+    m_parts.push_back(std::move(part));
+    return true;
+}
+
+TopologyPtr TopologyCollector::finish(QString *error)
+{
+    if (!m_refused.isEmpty()) {
+        *error = m_refused;
+        return nullptr;
+    }
+    TopologyPtr topology = decodeTopology(m_parts, error);
+    m_parts.clear();
+    return topology;
+}
+
+namespace {
+// A job's GPUs as the wire gives them, checked without expanding anything: inside the fleet, ascending, none twice;
+// runs not empty, each starting past the end of the one before. Returns how many GPUs they are (at most the fleet),
+// or sets *problem.
+uint64_t claimedGpus(const pb::Job &j, uint32_t n, QString *problem)
+{
+    if (!j.gpus().empty() && !j.gpu_runs().empty()) {
+        *problem = QStringLiteral("lists its GPUs both one by one and as runs");
+        return 0;
+    }
+    uint64_t next = 0; // the least GPU the next one may be
+    uint64_t count = 0;
+    for (const auto &run : j.gpu_runs()) {
+        if (run.count() == 0 || run.first() >= n || run.count() > n - run.first()) {
+            *problem = QStringLiteral("names GPUs %1 to %2 of a fleet of %3")
+                           .arg(run.first())
+                           .arg(uint64_t { run.first() } + run.count())
+                           .arg(n);
+            return 0;
+        }
+        if (run.first() < next) {
+            *problem = QStringLiteral("lists its GPUs out of order or twice");
+            return 0;
+        }
+        next = uint64_t { run.first() } + run.count();
+        count += run.count();
+    }
+    for (const uint32_t gpu : j.gpus()) {
+        if (gpu >= n) {
+            *problem = QStringLiteral("names GPU %1 of a fleet of %2").arg(gpu).arg(n);
+            return 0;
+        }
+        if (gpu < next) {
+            *problem = QStringLiteral("lists its GPUs out of order or twice");
+            return 0;
+        }
+        next = uint64_t { gpu } + 1;
+        ++count;
+    }
+    return count;
+}
+
+// Calls f(gpu) for each GPU of a job whose GPUs claimedGpus accepted, in order, until f returns false.
+template <typename F> void forEachGpu(const pb::Job &j, F f)
+{
+    for (const auto &run : j.gpu_runs()) {
+        for (uint32_t g = run.first(); g < run.first() + run.count(); ++g) {
+            if (!f(g)) {
+                return;
+            }
+        }
+    }
+    for (const uint32_t gpu : j.gpus()) {
+        if (!f(gpu)) {
+            return;
+        }
+    }
+}
+} // namespace
+
 JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error)
 {
+    const uint32_t n = topology.gpuCount;
+    const uint64_t bound = maxJobGpuEntries(n);
+    const int count = response.jobs_size();
     auto list = std::make_shared<JobList>();
     list->topologyGeneration = topology.generation;
-    list->runningJobOfGpu.assign(topology.gpuCount, -1);
-    QStringList problems;
-    for (const auto &j : response.jobs()) {
+    list->runningJobOfGpu.assign(n, -1); // while decoding: the wire index of the running job holding the GPU
+    std::vector<std::optional<Job>> kept(static_cast<size_t>(count));
+    // The first maxJobProblemsSaid dropped jobs' wire indices and reasons, and how many were dropped in all.
+    std::vector<std::pair<int, QString>> problems;
+    size_t dropped = 0;
+    const auto drop = [&](int index, const QString &problem) {
+        if (problems.size() < static_cast<size_t>(maxJobProblemsSaid)) {
+            problems.emplace_back(index, problem);
+        }
+        ++dropped;
+    };
+    uint64_t spent = 0; // GPU entries looked at so far, of jobs kept or dropped
+    uint32_t runningPast = 0; // jobs left out past the bound
+    uint32_t endedPast = 0;
+    size_t keptCount = 0;
+
+    const auto decode = [&](int index) {
+        const pb::Job &j = response.jobs(index);
+        const bool running = j.end_time_ms() == 0;
+        QString problem;
+        const uint64_t gpus = claimedGpus(j, n, &problem);
+        if (!problem.isEmpty()) {
+            drop(index, problem);
+            return;
+        }
+        if (spent + gpus > bound) {
+            ++(running ? runningPast : endedPast);
+            return;
+        }
         Job job;
         job.id = j.id();
         job.name = wireText(j.name(), maxJobText);
@@ -251,81 +436,173 @@ JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topolog
         job.startTimeMs = j.start_time_ms();
         job.lastCheckpointMs = j.last_checkpoint_ms();
         job.endTimeMs = j.end_time_ms();
-        QString problem;
-        // Takes the next GPU of the job; false (with the problem said) when it cannot be.
-        const auto take = [&](uint32_t gpu) {
-            if (gpu >= topology.gpuCount) {
-                problem = QStringLiteral("names GPU %1 of a fleet of %2").arg(gpu).arg(topology.gpuCount);
+        job.gpus.reserve(static_cast<size_t>(gpus));
+        forEachGpu(j, [&](uint32_t g) {
+            ++spent;
+            if (running && list->runningJobOfGpu[g] >= 0) {
+                const auto holder = static_cast<size_t>(list->runningJobOfGpu[g]);
+                problem = QStringLiteral("holds GPU %1, which running job %2 holds too").arg(g).arg(kept[holder]->id);
                 return false;
             }
-            if (!job.gpus.empty() && gpu <= job.gpus.back()) {
-                problem = QStringLiteral("lists its GPUs out of order or twice");
-                return false;
-            }
-            if (job.isRunning() && list->runningJobOfGpu[gpu] >= 0) {
-                problem = QStringLiteral("holds GPU %1, which running job %2 holds too")
-                              .arg(gpu)
-                              .arg(list->jobs[static_cast<size_t>(list->runningJobOfGpu[gpu])].id);
-                return false;
-            }
-            job.gpus.push_back(gpu);
+            job.gpus.push_back(g);
             return true;
-        };
-        if (!j.gpus().empty() && !j.gpu_runs().empty()) {
-            problem = QStringLiteral("lists its GPUs both one by one and as runs");
-        } else if (!j.gpu_runs().empty()) {
-            for (const auto &run : j.gpu_runs()) {
-                // Each run checked against the fleet before it is expanded: a run never names more GPUs than there are.
-                if (run.count() == 0 || run.first() >= topology.gpuCount
-                    || run.count() > topology.gpuCount - run.first()) {
-                    problem = QStringLiteral("names GPUs %1 to %2 of a fleet of %3")
-                                  .arg(run.first())
-                                  .arg(uint64_t { run.first() } + run.count())
-                                  .arg(topology.gpuCount);
-                    break;
-                }
-                if (!job.gpus.empty() && run.first() <= job.gpus.back()) {
-                    problem = QStringLiteral("lists its GPUs out of order or twice");
-                    break;
-                }
-                bool taken = true;
-                for (uint32_t g = run.first(); g < run.first() + run.count() && taken; ++g) {
-                    taken = take(g);
-                }
-                if (!taken) {
-                    break;
-                }
-            }
-        } else {
-            job.gpus.reserve(static_cast<size_t>(j.gpus_size()));
-            for (const uint32_t gpu : j.gpus()) {
-                if (!take(gpu)) {
-                    break;
-                }
-            }
-        }
+        });
         if (!problem.isEmpty()) {
-            problems << QStringLiteral("job %1 (%2) %3").arg(job.id).arg(job.name, problem);
-            continue;
+            drop(index, problem);
+            return;
         }
-        if (job.isRunning()) {
-            for (const uint32_t gpu : job.gpus) {
-                list->runningJobOfGpu[gpu] = static_cast<int32_t>(list->jobs.size());
+        if (running) {
+            for (const uint32_t g : job.gpus) {
+                list->runningJobOfGpu[g] = index;
             }
         }
-        list->jobs.push_back(std::move(job));
+        kept[static_cast<size_t>(index)] = std::move(job);
+        ++keptCount;
+    };
+    // Running jobs first, in the wire's order; then the ended ones, newest first, so that the bound leaves out the
+    // oldest, as the backend does under its message limit.
+    for (int i = 0; i < count; ++i) {
+        if (response.jobs(i).end_time_ms() == 0) {
+            decode(i);
+        }
     }
-    list->runningJobsLeftOut = response.running_jobs_left_out();
-    list->endedJobsLeftOut = response.ended_jobs_left_out();
-    if (!problems.isEmpty()) {
-        *error = QStringLiteral("dropped %1 job(s): %2").arg(problems.size()).arg(problems.join(QStringLiteral("; ")));
+    for (int i = count - 1; i >= 0; --i) {
+        if (response.jobs(i).end_time_ms() != 0) {
+            decode(i);
+        }
+    }
+
+    // The jobs in the wire's order; the GPUs' holders from wire indices to the list's.
+    std::vector<int32_t> position(static_cast<size_t>(count), -1);
+    list->jobs.reserve(keptCount);
+    for (int i = 0; i < count; ++i) {
+        if (kept[static_cast<size_t>(i)]) {
+            position[static_cast<size_t>(i)] = static_cast<int32_t>(list->jobs.size());
+            list->jobs.push_back(std::move(*kept[static_cast<size_t>(i)]));
+        }
+    }
+    for (int32_t &holder : list->runningJobOfGpu) {
+        if (holder >= 0) {
+            holder = position[static_cast<size_t>(holder)];
+        }
+    }
+    const auto plus = [](uint32_t a, uint32_t b) {
+        return static_cast<uint32_t>(std::min<uint64_t>(uint64_t { a } + b, std::numeric_limits<uint32_t>::max()));
+    };
+    list->runningJobsLeftOut = plus(response.running_jobs_left_out(), runningPast);
+    list->endedJobsLeftOut = plus(response.ended_jobs_left_out(), endedPast);
+
+    QStringList said;
+    if (dropped > 0) {
+        std::sort(problems.begin(), problems.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        QStringList described;
+        for (const auto &[index, problem] : problems) {
+            const pb::Job &j = response.jobs(index);
+            described << QStringLiteral("job %1 (%2) %3").arg(j.id()).arg(wireText(j.name(), maxJobText), problem);
+        }
+        const QString more
+            = dropped > problems.size() ? QStringLiteral("; and %1 more").arg(dropped - problems.size()) : QString();
+        said << QStringLiteral("dropped %1 job(s): %2%3").arg(dropped).arg(described.join(QStringLiteral("; ")), more);
+    }
+    if (runningPast + endedPast > 0) {
+        said << QStringLiteral("left out %1 running and %2 ended job(s) past the %3 GPU entries a job list may hold "
+                               "for a fleet of %4 GPUs")
+                    .arg(runningPast)
+                    .arg(endedPast)
+                    .arg(bound)
+                    .arg(n);
+    }
+    if (!said.isEmpty()) {
+        *error = said.join(QStringLiteral("; "));
     }
     return list;
 }
 
-FrameAssembler::FrameAssembler(TopologyPtr topology)
+FrameAssembler::FrameAssembler(TopologyPtr topology, std::vector<std::string> subscribed)
     : m_topology(std::move(topology))
-{ }
+{
+    // The backend answers a metric named twice once (TelemetryService::resolveMetrics).
+    for (auto &id : subscribed) {
+        if (std::find(m_subscribed.begin(), m_subscribed.end(), id) == m_subscribed.end()) {
+            m_subscribed.push_back(std::move(id));
+        }
+    }
+}
+
+void FrameAssembler::reset()
+{
+    m_building.reset();
+    m_planeIds.clear();
+    m_nextPart = 0;
+    m_partCount = 0;
+    m_covered = 0;
+}
+
+QString FrameAssembler::checkPlanes(const pb::FramePart &part) const
+{
+    const int planes = part.planes_size();
+    if (m_building) {
+        // The frame's other parts: the planes of its first, in the same order.
+        if (static_cast<size_t>(planes) != m_planeIds.size()) {
+            return QStringLiteral("frame %1: a part of %2 planes in a frame of %3")
+                .arg(part.sequence())
+                .arg(planes)
+                .arg(m_planeIds.size());
+        }
+        for (int i = 0; i < planes; ++i) {
+            if (part.planes(i).metric_id() != m_planeIds[static_cast<size_t>(i)]) {
+                return QStringLiteral("frame %1: plane %2 changed between parts").arg(part.sequence()).arg(i);
+            }
+        }
+        return {};
+    }
+    if (!m_subscribed.empty()) {
+        // Exactly the subscription: as many planes, each one of it (so each once).
+        if (static_cast<size_t>(planes) != m_subscribed.size()) {
+            return QStringLiteral("frame %1 carries %2 planes, the subscription %3")
+                .arg(part.sequence())
+                .arg(planes)
+                .arg(m_subscribed.size());
+        }
+        std::vector<bool> seen(m_subscribed.size(), false);
+        for (int i = 0; i < planes; ++i) {
+            const std::string &id = part.planes(i).metric_id();
+            const auto at = std::find(m_subscribed.begin(), m_subscribed.end(), id);
+            const auto k = static_cast<size_t>(at - m_subscribed.begin());
+            if (at == m_subscribed.end() || seen[k]) {
+                return QStringLiteral("frame %1: plane %2 (%3) was not subscribed to, or comes twice")
+                    .arg(part.sequence())
+                    .arg(i)
+                    .arg(quotedWireText(id));
+            }
+            seen[k] = true;
+        }
+        return {};
+    }
+    // The default set: metric ids a view can carry, each once, no more than a catalogue lists.
+    if (planes > maxCatalogueMetrics) {
+        return QStringLiteral("frame %1 carries %2 planes, more than the %3 a catalogue may list")
+            .arg(part.sequence())
+            .arg(planes)
+            .arg(maxCatalogueMetrics);
+    }
+    for (int i = 0; i < planes; ++i) {
+        const std::string &id = part.planes(i).metric_id();
+        const bool identifier = id.size() <= static_cast<size_t>(ViewState::maxIdLength)
+            && ViewState::isIdentifier(QString::fromStdString(id));
+        bool repeated = false;
+        for (int k = 0; k < i && !repeated; ++k) {
+            repeated = part.planes(k).metric_id() == id;
+        }
+        if (!identifier || repeated) {
+            return QStringLiteral("frame %1: plane %2 (%3) is no metric id, or comes twice")
+                .arg(part.sequence())
+                .arg(i)
+                .arg(quotedWireText(id));
+        }
+    }
+    return {};
+}
 
 QString FrameAssembler::check(const pb::FramePart &part) const
 {
@@ -342,21 +619,24 @@ QString FrameAssembler::check(const pb::FramePart &part) const
             .arg(part.topology_generation())
             .arg(m_topology->generation);
     }
-    if (part.part_index() != m_nextPart || part.part_index() >= part.part_count() || part.first_gpu() != m_covered
+    // Each part covers at least one GPU, so a frame has at most n parts; all of them say the same count.
+    if (part.part_index() != m_nextPart || part.part_index() >= part.part_count() || part.part_count() > n
+        || (m_building && part.part_count() != m_partCount) || part.first_gpu() != m_covered || part.gpu_count() == 0
         || part.gpu_count() > n - m_covered) {
-        return QStringLiteral("frame %1: part %2 of %3 (GPUs %4+%5) is out of order")
+        return QStringLiteral("frame %1: part %2 of %3 (GPUs %4+%5) is out of order or covers no GPU")
             .arg(part.sequence())
             .arg(part.part_index())
             .arg(part.part_count())
             .arg(part.first_gpu())
             .arg(part.gpu_count());
     }
-    if (m_building
-        && (part.sequence() != m_building->sequence
-            || part.planes_size() != static_cast<int>(m_building->planes.size()))) {
+    if (m_building && part.sequence() != m_building->sequence) {
         return QStringLiteral("frame %1: a part of frame %2 is mixed in")
             .arg(m_building->sequence)
             .arg(part.sequence());
+    }
+    if (QString planes = checkPlanes(part); !planes.isEmpty()) {
+        return planes;
     }
     if (part.health().size() != part.gpu_count()) {
         return QStringLiteral("frame %1: %2 health bytes for %3 GPUs")
@@ -387,47 +667,60 @@ QString FrameAssembler::check(const pb::FramePart &part) const
                 .arg(plane.values().size() / width)
                 .arg(part.gpu_count());
         }
-        if (m_building && m_building->planes[i].metricId != qs(plane.metric_id())) {
-            return QStringLiteral("frame %1: plane %2 changed between parts").arg(part.sequence()).arg(i);
-        }
     }
     return {};
 }
+
+namespace {
+// Room for `size` elements, allocated as they arrive: at least twice what was there (a frame of k parts reallocates
+// about log2(k) times), never more than the fleet.
+template <typename T> void growTo(std::vector<T> &v, size_t size, size_t fleet)
+{
+    if (size > v.capacity()) {
+        v.reserve(std::min(fleet, std::max(size, 2 * v.capacity())));
+    }
+    v.resize(size);
+}
+} // namespace
 
 FrameAssembler::Result FrameAssembler::add(const pb::FramePart &part)
 {
     if (part.part_index() == 0) {
         // A new frame starts; whatever was half built is abandoned (the server moved on).
-        m_building.reset();
-        m_nextPart = 0;
-        m_covered = 0;
+        reset();
     }
     Result result;
     result.error = check(part);
     if (!result.error.isEmpty()) {
-        m_building.reset();
-        m_nextPart = 0;
-        m_covered = 0;
+        reset();
         return result;
     }
     const uint32_t n = m_topology->gpuCount;
+    const uint32_t first = part.first_gpu();
+    const uint32_t count = part.gpu_count();
     if (!m_building) {
         m_building = std::make_shared<Frame>();
         m_building->sequence = part.sequence();
         m_building->sampleTimeMs = part.sample_time_ms();
         m_building->topologyGeneration = part.topology_generation();
-        m_building->health.resize(n);
+        m_partCount = part.part_count();
+        // The planes, checked above, are few: the whole fleet's room at once, unless that is more than
+        // maxPlaneValuesUpFront (a default set of many metrics at a large fleet), which grows as values come.
+        const bool upFront = uint64_t { n } * static_cast<uint64_t>(part.planes_size()) <= maxPlaneValuesUpFront;
+        m_building->health.reserve(n);
         m_building->planes.resize(static_cast<size_t>(part.planes_size()));
+        m_planeIds.reserve(static_cast<size_t>(part.planes_size()));
         for (int i = 0; i < part.planes_size(); ++i) {
+            m_planeIds.push_back(part.planes(i).metric_id());
             m_building->planes[i].metricId = qs(part.planes(i).metric_id());
-            m_building->planes[i].values.resize(n);
+            m_building->planes[i].values.reserve(upFront ? n : count);
         }
     }
-    const uint32_t first = part.first_gpu();
-    const uint32_t count = part.gpu_count();
     for (int i = 0; i < part.planes_size(); ++i) {
         const auto &plane = part.planes(i);
-        float *out = m_building->planes[i].values.data() + first;
+        auto &values = m_building->planes[i].values;
+        growTo(values, size_t { first } + count, n);
+        float *out = values.data() + first;
         const char *bytes = plane.values().data();
         if (plane.encoding() == pb::PLANE_ENCODING_FLOAT32) {
             std::memcpy(out, bytes, count * sizeof(float));
@@ -441,19 +734,18 @@ FrameAssembler::Result FrameAssembler::add(const pb::FramePart &part)
             }
         }
     }
+    growTo(m_building->health, size_t { first } + count, n);
     std::memcpy(m_building->health.data() + first, part.health().data(), count);
     m_covered += count;
     ++m_nextPart;
-    if (m_nextPart == part.part_count()) {
+    if (m_nextPart == m_partCount) {
         if (m_covered != n) {
             result.error
                 = QStringLiteral("frame %1 ended after %2 of %3 GPUs").arg(part.sequence()).arg(m_covered).arg(n);
-            m_building.reset();
         } else {
             result.frame = std::move(m_building);
         }
-        m_nextPart = 0;
-        m_covered = 0;
+        reset();
     }
     return result;
 }

@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include <limits>
+#include <string>
 
 using namespace fleetscope;
 using namespace fleetscope::decodetesting;
@@ -243,6 +244,87 @@ private Q_SLOTS:
         QVERIFY2(error.contains(QStringLiteral("both one by one and as runs")), qPrintable(error));
         QCOMPARE(jobs->endedJobsLeftOut, 12U);
         QCOMPARE(jobs->runningJobsLeftOut, 0U);
+    }
+
+    // Ended jobs' GPUs are checked as running jobs' are, and the list's GPU entries are bounded: an answer of hundreds
+    // of ended jobs each run over the whole fleet once expanded to billions of entries (at 260,000 of them over 8,192
+    // GPUs), the session stuck for good. Past maxJobGpuEntries the oldest ended jobs are left out, counted and said.
+    void endedJobsAreBoundedByTheFleet()
+    {
+        QString why;
+        const auto topology = decodeTopology(be::encodeTopology(be::FleetShape::forGpuCount(8192), generation), &why);
+        QVERIFY(topology);
+        const uint64_t bound = maxJobGpuEntries(8192);
+        QCOMPARE(bound, uint64_t { 1U << 18U });
+        pb::ListJobsResponse response;
+        auto addJob = [&response](uint64_t id, uint32_t first, uint32_t count, int64_t end) {
+            auto *job = response.add_jobs();
+            job->set_id(id);
+            job->set_name("job-" + std::to_string(id));
+            job->set_start_time_ms(static_cast<int64_t>(id));
+            job->set_end_time_ms(end);
+            auto *run = job->add_gpu_runs();
+            run->set_first(first);
+            run->set_count(count);
+        };
+        addJob(1, 0, 8192, 0); // running, the whole fleet
+        for (uint64_t id = 2; id <= 301; ++id) {
+            addJob(id, 0, 8192, 5000); // ended, each over the whole fleet
+        }
+        response.set_ended_jobs_left_out(7);
+        QString error;
+        const auto jobs = decodeJobs(response, *topology, &error);
+        // The running job's 8,192 entries and 31 ended jobs' fill the bound exactly; the 269 oldest are left out.
+        const uint64_t endedKept = (bound - 8192) / 8192;
+        QCOMPARE(endedKept, uint64_t { 31 });
+        QCOMPARE(jobs->jobs.size(), size_t(1 + endedKept));
+        QCOMPARE(jobs->jobs[0].id, 1U);
+        QCOMPARE(jobs->jobs[1].id, 301U - endedKept + 1); // the newest kept, in the wire's order
+        QCOMPARE(jobs->jobs.back().id, 301U);
+        uint64_t entries = 0;
+        for (const auto &job : jobs->jobs) {
+            entries += job.gpus.size();
+        }
+        QVERIFY(entries <= bound);
+        QCOMPARE(jobs->endedJobsLeftOut, 7U + 300U - uint32_t(endedKept));
+        QCOMPARE(jobs->runningJobsLeftOut, 0U);
+        QCOMPARE(jobs->runningJobOn(8191)->id, 1U);
+        QVERIFY2(error.contains(QStringLiteral("left out 0 running and 269 ended job(s) past the 262144 GPU entries")),
+            qPrintable(error));
+    }
+
+    // Running jobs that each walk the fleet before the GPU another holds: the entries looked at count against the bound
+    // too, so the work of a listing stays a small multiple of the fleet whatever the backend sends; the dropped jobs
+    // are described ten at most, the rest counted.
+    void runningJobsLookedAtAreBounded()
+    {
+        QString why;
+        const auto topology = decodeTopology(be::encodeTopology(be::FleetShape::forGpuCount(8192), generation), &why);
+        QVERIFY(topology);
+        pb::ListJobsResponse response;
+        auto *holder = response.add_jobs();
+        holder->set_id(1);
+        holder->add_gpus(8191);
+        for (uint64_t id = 2; id <= 1001; ++id) {
+            auto *job = response.add_jobs();
+            job->set_id(id);
+            auto *run = job->add_gpu_runs();
+            run->set_first(0);
+            run->set_count(8192);
+        }
+        QString error;
+        const auto jobs = decodeJobs(response, *topology, &error);
+        QCOMPARE(jobs->jobs.size(), size_t(1));
+        QCOMPARE(jobs->runningJobOn(8191)->id, 1U);
+        QVERIFY(jobs->runningJobOn(0) == nullptr);
+        // 1 entry, then 8,192 looked at for each job until the bound: 31 jobs dropped for GPU 8191, 969 left out.
+        QCOMPARE(jobs->runningJobsLeftOut, 969U);
+        QVERIFY2(error.contains(QStringLiteral("dropped 31 job(s): job 2 () holds GPU 8191, which running job 1 "
+                                               "holds too")),
+            qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("; and 21 more")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("left out 969 running and 0 ended job(s)")), qPrintable(error));
+        QVERIFY(error.size() < 4000);
     }
 
     // GetSummary's repeat offenders, failure share and unit hours: what an untrusted backend sends is bounded.

@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <vector>
 
 using namespace fleetscope;
 using namespace fleetscope::decodetesting;
@@ -263,13 +265,278 @@ private Q_SLOTS:
         const auto mixed = assembler.add(second[1]);
         QVERIFY(!mixed.frame);
         QVERIFY(!mixed.error.isEmpty());
-        // A frame that ends short of the fleet is rejected too.
+        // A frame that ends short of the fleet is rejected too (its parts all saying 2; a part count that changes
+        // within a frame is refused as out of order).
+        auto shortStart = first[0];
+        shortStart.set_part_count(2);
         auto shortEnd = first[1];
         shortEnd.set_part_count(2);
-        QVERIFY(assembler.add(first[0]).error.isEmpty());
+        QVERIFY(assembler.add(shortStart).error.isEmpty());
         const auto r = assembler.add(shortEnd);
         QVERIFY(!r.frame);
         QVERIFY2(r.error.contains(QStringLiteral("ended after 2000 of 3000")), qPrintable(r.error));
+    }
+
+    // A part of a 64-GPU frame that covers no GPU with 100,000 empty planes passed every check, and its frame's planes
+    // were each sized to the fleet (at a million GPUs and a million planes, tens of GB from 4 MB on the wire). A part
+    // covers a GPU at least and carries the planes subscribed to, or, for the default set, distinct metric ids no
+    // more than a catalogue lists: both are refused before anything is allocated, and the next frame assembles.
+    void aPartOfNoGpuAndManyPlanesIsRefused_data()
+    {
+        QTest::addColumn<uint32_t>("gpus");
+        QTest::addColumn<bool>("subscribed");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("no GPU, default set") << 0U << false << QStringLiteral("covers no GPU");
+        QTest::newRow("no GPU, subscribed") << 0U << true << QStringLiteral("covers no GPU");
+        QTest::newRow("one GPU, default set") << 1U << false << QStringLiteral("more than the 256 a catalogue");
+        QTest::newRow("one GPU, subscribed")
+            << 1U << true << QStringLiteral("carries 100000 planes, the subscription 1");
+    }
+    void aPartOfNoGpuAndManyPlanesIsRefused()
+    {
+        QFETCH(uint32_t, gpus);
+        QFETCH(bool, subscribed);
+        QFETCH(QString, mentions);
+        be::Simulator sim(64, 1);
+        const auto topology = topologyFor(sim);
+        sim.step();
+        const auto good = be::encodeFrame(*sim.snapshot(), { be::MetricId::GpuTemp }, generation);
+        pb::FramePart part;
+        part.set_sequence(9);
+        part.set_topology_generation(generation);
+        part.set_fleet_gpu_count(64);
+        part.set_part_count(2); // not the last part: without the checks, nothing else finds fault with it
+        part.set_gpu_count(gpus);
+        part.set_health(std::string(gpus, '\0'));
+        for (int i = 0; i < 100000; ++i) {
+            auto *plane = part.add_planes();
+            plane->set_metric_id("m" + std::to_string(i));
+            plane->set_encoding(pb::PLANE_ENCODING_FLOAT32);
+            plane->set_values(std::string(4 * gpus, '\0'));
+        }
+        FrameAssembler assembler(
+            topology, subscribed ? std::vector<std::string> { "gpu_temp" } : std::vector<std::string> {});
+        const auto r = assembler.add(part);
+        QVERIFY(!r.frame);
+        QVERIFY2(r.error.contains(mentions), qPrintable(r.error));
+        const auto next = assembler.add(good[0]);
+        QVERIFY2(next.frame, qPrintable(next.error));
+    }
+
+    // With metrics named, a part carries exactly them, in any order, each once; without (the default set), metric
+    // ids a view can carry, each once. Later parts carry the first part's planes.
+    void planesAreThoseSubscribed_data()
+    {
+        QTest::addColumn<QStringList>("subscription");
+        QTest::addColumn<QStringList>("planes");
+        QTest::addColumn<QString>("mentions"); // empty: accepted
+        const QStringList two { QStringLiteral("gpu_temp"), QStringLiteral("power") };
+        QTest::newRow("as subscribed") << two << two << QString();
+        QTest::newRow("in another order")
+            << two << QStringList { QStringLiteral("power"), QStringLiteral("gpu_temp") } << QString();
+        QTest::newRow("a metric named twice counts once")
+            << QStringList { QStringLiteral("power"), QStringLiteral("gpu_temp"), QStringLiteral("power") } << two
+            << QString();
+        QTest::newRow("one missing") << two << QStringList { QStringLiteral("gpu_temp") }
+                                     << QStringLiteral("carries 1 planes, the subscription 2");
+        QTest::newRow("one more") << two << (two + QStringList { QStringLiteral("gpu_util") })
+                                  << QStringLiteral("carries 3 planes, the subscription 2");
+        QTest::newRow("one twice") << two << QStringList { QStringLiteral("power"), QStringLiteral("power") }
+                                   << QStringLiteral("was not subscribed to, or comes twice");
+        QTest::newRow("another") << two << QStringList { QStringLiteral("power"), QStringLiteral("fb_used") }
+                                 << QStringLiteral("('fb_used') was not subscribed to");
+        QTest::newRow("default set") << QStringList() << two << QString();
+        QTest::newRow("default set, one twice")
+            << QStringList() << QStringList { QStringLiteral("power"), QStringLiteral("power") }
+            << QStringLiteral("is no metric id, or comes twice");
+        QTest::newRow("default set, no id")
+            << QStringList() << QStringList { QStringLiteral("gpu temp") } << QStringLiteral("is no metric id");
+    }
+    void planesAreThoseSubscribed()
+    {
+        QFETCH(QStringList, subscription);
+        QFETCH(QStringList, planes);
+        QFETCH(QString, mentions);
+        be::Simulator sim(300, 1);
+        const auto topology = topologyFor(sim);
+        sim.step();
+        auto parts = be::encodeFrame(*sim.snapshot(), { be::MetricId::GpuTemp }, generation, 100);
+        QCOMPARE(parts.size(), size_t(3));
+        for (auto &part : parts) {
+            const auto plane = part.planes(0);
+            part.clear_planes();
+            for (const QString &id : std::as_const(planes)) {
+                *part.add_planes() = plane;
+                part.mutable_planes(part.planes_size() - 1)->set_metric_id(id.toStdString());
+            }
+        }
+        std::vector<std::string> ids;
+        for (const QString &id : std::as_const(subscription)) {
+            ids.push_back(id.toStdString());
+        }
+        FrameAssembler assembler(topology, ids);
+        const auto first = assembler.add(parts[0]);
+        if (!mentions.isEmpty()) {
+            QVERIFY2(first.error.contains(mentions), qPrintable(first.error));
+            return;
+        }
+        QVERIFY2(first.error.isEmpty(), qPrintable(first.error));
+        // A later part whose planes differ from the first's is refused, and the frame with it.
+        auto swapped = parts[1];
+        if (swapped.planes_size() > 1) {
+            swapped.mutable_planes()->SwapElements(0, 1);
+            const auto r = assembler.add(swapped);
+            QVERIFY2(r.error.contains(QStringLiteral("changed between parts")), qPrintable(r.error));
+            QVERIFY(assembler.add(parts[0]).error.isEmpty());
+        }
+        QVERIFY(assembler.add(parts[1]).error.isEmpty());
+        const auto last = assembler.add(parts[2]);
+        QVERIFY2(last.frame, qPrintable(last.error));
+        QCOMPARE(last.frame->planes.size(), size_t(planes.size()));
+        for (const auto &plane : last.frame->planes) {
+            QCOMPARE(plane.values.size(), size_t(300));
+        }
+    }
+
+    // A frame's part count: at most one part per GPU, the same in every part of the frame.
+    void partCountsAreBoundedAndKept()
+    {
+        be::Simulator sim(300, 1);
+        const auto topology = topologyFor(sim);
+        sim.step();
+        const auto parts = be::encodeFrame(*sim.snapshot(), { be::MetricId::Power }, generation, 100);
+        FrameAssembler assembler(topology, { "power" });
+        auto tooMany = parts[0];
+        tooMany.set_part_count(301);
+        auto r = assembler.add(tooMany);
+        QVERIFY2(r.error.contains(QStringLiteral("out of order or covers no GPU")), qPrintable(r.error));
+        QVERIFY(assembler.add(parts[0]).error.isEmpty());
+        auto changed = parts[1];
+        changed.set_part_count(2); // would end the frame short, or with another count
+        r = assembler.add(changed);
+        QVERIFY2(r.error.contains(QStringLiteral("part 1 of 2")), qPrintable(r.error));
+        for (size_t i = 0; i < parts.size(); ++i) {
+            r = assembler.add(parts[i]);
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        }
+        QVERIFY(r.frame);
+    }
+
+    // Planes past maxPlaneValuesUpFront (a default set of many metrics over a large fleet) grow as the parts bring
+    // values: the frame is whole and no plane holds more room than the fleet.
+    void manyPlanesOfALargeFleetGrowAsPartsCome()
+    {
+        be::Simulator sim(70000, 1);
+        const auto topology = topologyFor(sim);
+        QVERIFY(topology);
+        sim.step();
+        const auto snapshot = sim.snapshot();
+        auto parts = be::encodeFrame(*snapshot, { be::MetricId::GpuTemp }, generation, 7000);
+        QCOMPARE(parts.size(), size_t(10));
+        constexpr int planes = 256;
+        QVERIFY(uint64_t { 70000 } * planes > maxPlaneValuesUpFront);
+        for (auto &part : parts) {
+            const auto plane = part.planes(0);
+            for (int i = 1; i < planes; ++i) {
+                *part.add_planes() = plane;
+                part.mutable_planes(i)->set_metric_id("m" + std::to_string(i));
+            }
+        }
+        FrameAssembler assembler(topology);
+        FramePtr frame;
+        for (const auto &part : parts) {
+            auto r = assembler.add(part);
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            frame = r.frame;
+        }
+        QVERIFY(frame);
+        QCOMPARE(frame->planes.size(), size_t(planes));
+        const auto &temp = snapshot->plane(be::MetricId::GpuTemp);
+        for (const auto &plane : frame->planes) {
+            QCOMPARE(plane.values.size(), size_t(70000));
+            QCOMPARE(plane.values.capacity(), size_t(70000));
+        }
+        QVERIFY(frame->planes[0].values == temp);
+        QVERIFY(frame->planes[planes - 1].values == temp);
+        QCOMPARE(frame->health.size(), size_t(70000));
+    }
+
+    // GetTopology's parts are checked as they come against what the header's GPU count can need: a stream past that
+    // is refused at the part that passes it (the session cuts it then), not gathered for the 20 s of its deadline.
+    void topologyStreamsAreBoundedByTheirHeader()
+    {
+        be::Simulator sim(10240, 1);
+        const auto parts = be::encodeTopology(sim.shape(), generation, 100);
+        QVERIFY(parts.size() > 10);
+        QString error;
+        {
+            TopologyCollector collector;
+            for (auto part : parts) {
+                QVERIFY2(collector.add(std::move(part), &error), qPrintable(error));
+            }
+            const auto topology = collector.finish(&error);
+            QVERIFY2(topology, qPrintable(error));
+            QCOMPARE(topology->gpuCount, 10240U);
+            QCOMPARE(topology->nodes.size(), sim.shape().nodes.size());
+        }
+        const auto refusedAt = [&](const std::vector<pb::TopologyPart> &stream) -> int {
+            TopologyCollector collector;
+            for (size_t i = 0; i < stream.size(); ++i) {
+                auto part = stream[i];
+                if (!collector.add(std::move(part), &error)) {
+                    QString again;
+                    if (collector.finish(&again) || again != error) {
+                        return -2; // a refused stream must stay refused
+                    }
+                    return static_cast<int>(i);
+                }
+            }
+            return -1;
+        };
+        // Parts past those announced: refused at the first of them, however many follow.
+        auto endless = parts;
+        for (int i = 0; i < 1000; ++i) {
+            endless.push_back(parts[1]);
+            endless.back().set_part_index(static_cast<uint32_t>(endless.size() - 1));
+        }
+        QCOMPARE(refusedAt(endless), int(parts.size()));
+        QVERIFY2(error.contains(QStringLiteral("past the %1 parts").arg(parts.size())), qPrintable(error));
+        // A header announcing more parts than a fleet of its GPUs can need.
+        auto announced = parts;
+        announced[0].set_part_count(10242);
+        QCOMPARE(refusedAt(announced), 0);
+        QVERIFY2(error.contains(QStringLiteral("10242 parts for 10240 GPUs")), qPrintable(error));
+        // No GPU, or more than the console handles.
+        for (const uint32_t gpus : { 0U, maxGpus + 1 }) {
+            auto claim = parts;
+            claim[0].set_gpu_count(gpus);
+            QCOMPARE(refusedAt(claim), 0);
+        }
+        // A later part without a node (they would cost nothing on the wire, and something each in memory).
+        auto empty = parts;
+        empty[3].clear_nodes();
+        QCOMPARE(refusedAt(empty), 3);
+        QVERIFY2(error.contains(QStringLiteral("part 3 holds no node")), qPrintable(error));
+        // More nodes than GPUs, or nodes holding more GPUs than claimed.
+        auto nodes = parts;
+        nodes[0].set_gpu_count(800); // the first 100 nodes hold 800 GPUs
+        QCOMPARE(refusedAt(nodes), 1);
+        QVERIFY2(error.contains(QStringLiteral("more than the 800 GPUs it claims")), qPrintable(error));
+        // More identities than a node has GPUs.
+        auto identities = parts;
+        identities[2].mutable_nodes(0)->add_gpu_uuids("GPU-extra");
+        QCOMPARE(refusedAt(identities), 2);
+        QVERIFY2(error.contains(QStringLiteral("more GPU identities")), qPrintable(error));
+        // Bytes: past 16 MiB and 256 a GPU, however few the parts.
+        auto bytes = parts;
+        bytes[1].mutable_nodes(0)->set_model(std::string(maxTopologyBytes(10240) + 1, 'm'));
+        QCOMPARE(refusedAt(bytes), 1);
+        QVERIFY2(error.contains(QStringLiteral("bytes, more than its 10240 GPUs can need")), qPrintable(error));
+        // Out of order, or a stream that does not start with its header.
+        auto order = parts;
+        std::swap(order[1], order[2]);
+        QCOMPARE(refusedAt(order), 1);
+        QCOMPARE(refusedAt({ parts[1] }), 0);
     }
 };
 
