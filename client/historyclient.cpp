@@ -168,8 +168,7 @@ private:
         result->request = std::move(m_request);
         finish([client, result = RangeResultPtr(std::move(result))] {
             for (const auto &problem : result->problems) {
-                qCWarning(lcHistory, "%s", qPrintable(problem));
-                Q_EMIT client->errorOccurred(problem);
+                client->m_errors.report(QStringLiteral("range"), problem);
             }
             Q_EMIT client->rangeReady(result);
         });
@@ -225,7 +224,9 @@ private:
             const QString text = event
                 ? QStringLiteral("dropped event %1: its time goes backwards").arg(event->sequence)
                 : QStringLiteral("dropped %1").arg(problem);
-            deliver([client = m_client, text] { Q_EMIT client->errorOccurred(text); });
+            // Here, on the completion-queue thread: a stream of nothing but bad events once posted each one's error
+            // to the GUI thread. The client waits for its calls before its coalescer goes (~HistoryClient).
+            m_client->m_errors.report(QStringLiteral("event"), text);
             return;
         }
         m_lastTime = event->timeMs;
@@ -298,6 +299,15 @@ HistoryClient::HistoryClient(const QString &address, const ChannelSecurity &secu
 {
     qRegisterMetaType<RangeResultPtr>();
     qRegisterMetaType<EventBatchPtr>();
+    connect(&m_errors, &ErrorCoalescer::errorOccurred, this, [this](const QString &message) {
+        qCWarning(lcHistory, "%s", qPrintable(message));
+        Q_EMIT errorOccurred(message);
+    });
+}
+
+HistoryClient::~HistoryClient()
+{
+    stopCalls(); // the events calls report to m_errors from the completion-queue thread
 }
 
 void HistoryClient::setTopology(TopologyPtr topology)

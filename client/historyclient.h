@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "client/errorcoalescer.h"
 #include "client/rpcclient.h"
 #include "model/history.h"
 
@@ -42,6 +43,7 @@ class HistoryClient : public RpcClient
 public:
     explicit HistoryClient(const QString &address, QObject *parent = nullptr);
     HistoryClient(const QString &address, const ChannelSecurity &security, QObject *parent = nullptr);
+    ~HistoryClient() override;
     // The fleet the answers are checked against (GPU and node indices); null: columns are checked against the
     // request only.
     void setTopology(TopologyPtr topology);
@@ -58,7 +60,8 @@ Q_SIGNALS:
     void eventsReady(const fleetscope::EventBatchPtr &batch);
     void requestFinished(quint64 requestId);
     void requestFailed(quint64 requestId, const QString &message);
-    // Bad input that was dropped (a malformed part or event), for the log and status bar.
+    // Bad input that was dropped (a malformed part or event), for the log and status bar; at most one per kind (events,
+    // ranges) a second, the others of that second counted in the next (ErrorCoalescer).
     void errorOccurred(const QString &message);
 
 private:
@@ -67,6 +70,7 @@ private:
     template <typename F> quint64 refuse(F message);
 
     TopologyPtr m_topology; // owner thread; each call holds the topology it was started with
+    ErrorCoalescer m_errors { this }; // reported to from the completion-queue thread too
 };
 
 } // namespace fleetscope

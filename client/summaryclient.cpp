@@ -180,6 +180,10 @@ SummaryClient::SummaryClient(const QString &address, const ChannelSecurity &secu
     : RpcClient(address, security, parent)
 {
     qRegisterMetaType<SummaryPtr>();
+    connect(&m_errors, &ErrorCoalescer::errorOccurred, this, [this](const QString &message) {
+        qCWarning(lcSummary, "%s", qPrintable(message));
+        Q_EMIT errorOccurred(message);
+    });
 }
 
 quint64 SummaryClient::requestSummary(int64_t fromMs, int64_t toMs, uint32_t topOffenders)
@@ -219,9 +223,9 @@ void SummaryClient::deliver(quint64 id, const QString &failure, const SummaryPtr
         Q_EMIT requestFailed(id, failure);
         return;
     }
+    // An answer can list a problem for each of thousands of rollups and offenders: said coalesced, not one by one.
     for (const auto &problem : summary->problems) {
-        qCWarning(lcSummary, "%s", qPrintable(problem));
-        Q_EMIT errorOccurred(problem);
+        m_errors.report(QStringLiteral("summary"), problem);
     }
     Q_EMIT summaryReady(summary);
 }

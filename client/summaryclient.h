@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "client/errorcoalescer.h"
 #include "client/rpcclient.h"
 
 #include <QString>
@@ -108,11 +109,14 @@ public:
 Q_SIGNALS:
     void summaryReady(const fleetscope::SummaryPtr &summary);
     void requestFailed(quint64 requestId, const QString &message);
-    // Bad input that was dropped, for the log and status bar.
+    // Bad input that was dropped, for the log and status bar; at most one a second, the others of that second counted
+    // in the next (ErrorCoalescer).
     void errorOccurred(const QString &message);
 
 private:
     void deliver(quint64 id, const QString &failure, const SummaryPtr &summary);
+
+    ErrorCoalescer m_errors { this };
 };
 
 } // namespace fleetscope

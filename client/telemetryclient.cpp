@@ -51,6 +51,7 @@ template <typename Reader> grpc::Status finishStream(Reader &reader, grpc::Clien
 
 TelemetryClient::TelemetryClient(QObject *parent)
     : QObject(parent)
+    , m_errors(this)
     , m_handover(this)
 {
     qRegisterMetaType<TopologyPtr>();
@@ -58,6 +59,12 @@ TelemetryClient::TelemetryClient(QObject *parent)
     qRegisterMetaType<JobsPtr>();
     m_retryTimer.setSingleShot(true);
     connect(&m_retryTimer, &QTimer::timeout, this, &TelemetryClient::startSession);
+    // The sessions' errors come coalesced (a backend sending only bad parts would otherwise post one each): logged and
+    // said here, at most once per kind per second.
+    connect(&m_errors, &ErrorCoalescer::errorOccurred, this, [this](const QString &message) {
+        qCWarning(lcClient, "%s", qPrintable(message));
+        Q_EMIT errorOccurred(message);
+    });
 }
 
 TelemetryClient::~TelemetryClient()
@@ -254,24 +261,30 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
     if (!context) {
         return;
     }
-    std::vector<pb::TopologyPart> parts;
+    // The parts are checked as they come against what the header's GPU count can need (TopologyCollector): a stream
+    // past that is cut at once, not read for the 20 s of the deadline into memory.
+    TopologyCollector collector;
+    QString error;
     {
         auto reader = stub->GetTopology(context.get(), pb::GetTopologyRequest());
         pb::TopologyPart part;
-        while (reader->Read(&part)) {
-            parts.push_back(std::move(part));
+        bool refused = false;
+        while (!refused && reader->Read(&part)) {
+            refused = !collector.add(std::move(part), &error);
+            part.Clear();
+        }
+        if (refused) {
+            context->TryCancel();
         }
         const auto status = finishStream(*reader, *context);
-        if (!status.ok()) {
+        if (!status.ok() && !refused) {
             end(describeStatus(status), false);
             return;
         }
     }
-    QString error;
-    TopologyPtr topology = decodeTopology(parts, &error);
-    parts.clear();
+    TopologyPtr topology = collector.finish(&error);
     if (!topology) {
-        post([this, error] { Q_EMIT errorOccurred(QStringLiteral("rejected topology: %1").arg(error)); });
+        m_errors.report(QStringLiteral("topology"), QStringLiteral("rejected topology: %1").arg(error));
         end(QStringLiteral("the backend sent an inconsistent topology"), false);
         return;
     }
@@ -313,12 +326,10 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
         qCWarning(lcClient, "metric catalogue: %s", qPrintable(problem));
     }
     if (!problems.isEmpty()) {
-        post([this, problems] {
-            const QString more
-                = problems.size() > 3 ? QStringLiteral(" (and %1 more)").arg(problems.size() - 3) : QString();
-            Q_EMIT errorOccurred(
-                QStringLiteral("metric catalogue: %1%2").arg(problems.mid(0, 3).join(QStringLiteral("; ")), more));
-        });
+        const QString more
+            = problems.size() > 3 ? QStringLiteral(" (and %1 more)").arg(problems.size() - 3) : QString();
+        m_errors.report(QStringLiteral("catalogue"),
+            QStringLiteral("metric catalogue: %1%2").arg(problems.mid(0, 3).join(QStringLiteral("; ")), more));
     }
     post([this, session, infos = std::move(infos)] {
         if (session == m_session) {
@@ -341,31 +352,35 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
         request.set_topology_generation(topology->generation);
         request.set_resume_after_sequence(resumeAfter);
         auto reader = stub->Subscribe(context.get(), request);
-        FrameAssembler assembler(topology);
+        // Each part must carry exactly the planes subscribed to (the backend's default set when none are named).
+        FrameAssembler assembler(topology, metrics);
         pb::FramePart part;
         while (reader->Read(&part)) {
             auto result = assembler.add(part);
             if (!result.error.isEmpty()) {
                 ++m_framesRejected;
-                qCWarning(lcClient, "dropped a frame: %s", qPrintable(result.error));
-                post([this, error = result.error] {
-                    Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error));
-                });
+                m_errors.report(QStringLiteral("frame"), QStringLiteral("dropped a frame: %1").arg(result.error));
                 continue;
             }
             if (!result.frame) {
                 continue;
             }
-            const int64_t aheadMs = result.frame->sampleTimeMs - QDateTime::currentMSecsSinceEpoch();
-            if (aheadMs > maxClockAheadMs) {
+            // Compared without a difference, which a time near the int64 range's ends would overflow; a time before
+            // the epoch is no sample's.
+            const int64_t sampleMs = result.frame->sampleTimeMs;
+            const int64_t nowMs = QDateTime::currentMSecsSinceEpoch();
+            if (sampleMs < 0 || sampleMs > nowMs + maxClockAheadMs) {
                 ++m_framesRejected;
-                const QString error = QStringLiteral("frame %1 is stamped %2 s ahead of this console's clock (at most "
-                                                     "%3 s); check the backend's clock")
-                                          .arg(result.frame->sequence)
-                                          .arg(aheadMs / 1000)
-                                          .arg(maxClockAheadMs / 1000);
-                qCWarning(lcClient, "dropped a frame: %s", qPrintable(error));
-                post([this, error] { Q_EMIT errorOccurred(QStringLiteral("dropped a frame: %1").arg(error)); });
+                const QString error = sampleMs < 0
+                    ? QStringLiteral("frame %1 is stamped %2 ms, before the epoch")
+                          .arg(result.frame->sequence)
+                          .arg(sampleMs)
+                    : QStringLiteral("frame %1 is stamped %2 s ahead of this console's clock (at most %3 s); check "
+                                     "the backend's clock")
+                          .arg(result.frame->sequence)
+                          .arg((sampleMs - nowMs) / 1000)
+                          .arg(maxClockAheadMs / 1000);
+                m_errors.report(QStringLiteral("frame"), QStringLiteral("dropped a frame: %1").arg(error));
                 continue;
             }
             ++m_framesReceived;
@@ -436,8 +451,7 @@ void TelemetryClient::runJobsPoll(quint64 session, std::string address, ChannelS
                     return;
                 }
                 if (!error.isEmpty()) {
-                    qCWarning(lcClient, "%s", qPrintable(error));
-                    Q_EMIT errorOccurred(error);
+                    m_errors.report(QStringLiteral("jobs"), error);
                 }
                 m_jobs = jobs;
                 Q_EMIT jobsChanged(m_jobs);

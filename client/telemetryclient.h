@@ -2,6 +2,7 @@
 #pragma once
 
 #include "client/channelsecurity.h"
+#include "client/errorcoalescer.h"
 #include "common/keepalive.h"
 #include "model/fleetmodel.h"
 #include "model/handover.h"
@@ -87,7 +88,8 @@ Q_SIGNALS:
     void metricsChanged();
     void frameReady(const fleetscope::FramePtr &frame);
     void jobsChanged(const fleetscope::JobsPtr &jobs);
-    // A bad input that was dropped (a malformed frame, an inconsistent topology), for the log and status bar.
+    // A bad input that was dropped (a malformed frame, an inconsistent topology), for the log and status bar; at most
+    // one per kind (frames, topology, catalogue, jobs) a second, the others of that second counted in the next.
     void errorOccurred(const QString &message);
 
 private:
@@ -133,6 +135,7 @@ private:
     int m_jobsPollMs = 10000;
     Keepalive m_keepalive;
 
+    ErrorCoalescer m_errors; // the workers' errors, to this object's thread; a child, as m_handover
     Handover m_handover; // the workers' results, to this object's thread (a child: it moves with it)
 
     // Latest-wins hand-over: the worker replaces m_pending and queues one delivery if none is queued.

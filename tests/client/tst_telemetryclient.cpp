@@ -10,6 +10,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <QDateTime>
+#include <QRegularExpression>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTest>
@@ -63,7 +64,7 @@ std::shared_ptr<be::Frame> expectedFrame(uint32_t gpus, uint64_t seed, uint64_t 
 class MisbehavingBackend final : public fleetscope::telemetry::v1::Telemetry::Service
 {
 public:
-    enum class Fault { ShortPlane, FromTheFuture };
+    enum class Fault { ShortPlane, FromTheFuture, ManyShortPlanes };
     explicit MisbehavingBackend(Fault fault = Fault::ShortPlane)
         : m_fault(fault)
     { }
@@ -90,12 +91,14 @@ public:
         auto frame = m_sim.snapshot();
         frame->sampleTimeMs = now;
         auto bad = be::encodeFrame(*frame, { be::MetricId::GpuTemp }, generation);
-        if (m_fault == Fault::ShortPlane) {
-            bad[0].mutable_planes(0)->mutable_values()->resize(15 * sizeof(float));
-        } else {
+        if (m_fault == Fault::FromTheFuture) {
             bad[0].set_sample_time_ms(now + int64_t { 10 } * 365 * 24 * 3600 * 1000);
+        } else {
+            bad[0].mutable_planes(0)->mutable_values()->resize(15 * sizeof(float));
         }
-        writer->Write(bad[0]);
+        for (int i = 0; i < (m_fault == Fault::ManyShortPlanes ? manyBadParts : 1); ++i) {
+            writer->Write(bad[0]);
+        }
         m_sim.step();
         frame = m_sim.snapshot();
         frame->sampleTimeMs = now + 1000;
@@ -109,6 +112,7 @@ public:
         std::call_once(m_releasedOnce, [this] { m_release.set_value(); });
     }
     static constexpr uint64_t generation = 5;
+    static constexpr int manyBadParts = 5000;
 
 private:
     Fault m_fault;
@@ -226,6 +230,34 @@ private:
     std::unique_ptr<grpc::ServerCompletionQueue> m_queue;
     std::unique_ptr<grpc::Server> m_server;
     std::thread m_thread;
+};
+
+// A backend whose topology stream never ends: its header (16 GPUs, one part announced), then parts of one node each
+// until the client cuts the stream (or 100,000 of them). Before the client bounded the stream by its header, it read
+// them for the 20 s of its deadline, into memory.
+class EndlessTopologyBackend final : public fleetscope::telemetry::v1::Telemetry::Service
+{
+public:
+    grpc::Status GetTopology(grpc::ServerContext *context, const pb::GetTopologyRequest * /*request*/,
+        grpc::ServerWriter<pb::TopologyPart> *writer) override
+    {
+        auto parts = be::encodeTopology(be::FleetShape::forGpuCount(16), 3);
+        writer->Write(parts[0]);
+        pb::TopologyPart more;
+        more.set_generation(3);
+        *more.add_nodes() = parts[0].nodes(0);
+        for (uint32_t i = 1; i <= 100000 && !context->IsCancelled(); ++i) {
+            more.set_part_index(i);
+            if (!writer->Write(more)) {
+                break;
+            }
+            ++written;
+        }
+        cut = context->IsCancelled();
+        return grpc::Status::OK;
+    }
+    std::atomic<int> written { 0 };
+    std::atomic<bool> cut { false };
 };
 
 // A fake backend's server on a free loopback port.
@@ -370,6 +402,62 @@ private Q_SLOTS:
         QCOMPARE(client.framesRejected(), 1U);
         QCOMPARE(errors.count(), 1);
         QVERIFY2(errors.first().at(0).toString().contains(reason), qPrintable(errors.first().at(0).toString()));
+        client.stop();
+    }
+
+    // A stream of 5,000 bad parts, then a good one: each is dropped and counted, but said coalesced (one message at
+    // once, the rest with their count a second later), not 5,000 errors posted to the GUI thread.
+    void manyBadFramesAreSaidCoalesced()
+    {
+        MisbehavingBackend service(MisbehavingBackend::Fault::ManyShortPlanes);
+        int port = 0;
+        const auto server = startFake(&service, &port);
+        QVERIFY(server && port != 0);
+        const auto releaseOnExit = qScopeGuard([&service] { service.release(); });
+
+        TelemetryClient client;
+        QSignalSpy errors(&client, &TelemetryClient::errorOccurred);
+        QSignalSpy frames(&client, &TelemetryClient::frameReady);
+        client.setMetrics({ QStringLiteral("gpu_temp") });
+        client.start(QStringLiteral("127.0.0.1:%1").arg(port));
+        QVERIFY(frames.wait(20000));
+        QCOMPARE(frames.first().at(0).value<FramePtr>()->sequence, 2U);
+        QCOMPARE(client.framesRejected(), quint64 { MisbehavingBackend::manyBadParts });
+        // Every rejected part is in the count of what was said, in at most three messages (the burst may cross a
+        // second).
+        static const QRegularExpression more(QStringLiteral("\\(and (\\d+) more like it in the last 1 s\\)"));
+        const auto said = [&errors] {
+            quint64 sum = 0;
+            for (const auto &arguments : std::as_const(errors)) {
+                const auto match = more.match(arguments.at(0).toString());
+                sum += 1 + (match.hasMatch() ? match.captured(1).toULongLong() : 0);
+            }
+            return sum;
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(said(), quint64 { MisbehavingBackend::manyBadParts }, 5000);
+        QVERIFY2(errors.count() <= 3, qPrintable(QString::number(errors.count())));
+        QVERIFY2(errors.first().at(0).toString().contains(QStringLiteral("has 15 values, expected 16")),
+            qPrintable(errors.first().at(0).toString()));
+        client.stop();
+    }
+
+    // A topology stream past the parts its header announced is cut at the first part past them, with the reason,
+    // instead of being read for the 20 s of its deadline.
+    void anEndlessTopologyStreamIsCut()
+    {
+        EndlessTopologyBackend service;
+        int port = 0;
+        const auto server = startFake(&service, &port);
+        QVERIFY(server && port != 0);
+        TelemetryClient client;
+        QSignalSpy errors(&client, &TelemetryClient::errorOccurred);
+        client.start(QStringLiteral("127.0.0.1:%1").arg(port));
+        QTRY_VERIFY_WITH_TIMEOUT(errors.count() >= 1, 10000);
+        QVERIFY2(errors.first().at(0).toString().contains(QStringLiteral("goes on past the 1 parts")),
+            qPrintable(errors.first().at(0).toString()));
+        QTRY_VERIFY_WITH_TIMEOUT(service.cut, 10000);
+        QVERIFY(service.written < 100000);
+        QVERIFY(client.stateDetail().contains(QStringLiteral("inconsistent topology")));
         client.stop();
     }
 
