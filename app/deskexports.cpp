@@ -6,12 +6,15 @@
 #include "model/background.h"
 #include "model/csvexport.h"
 #include "model/navigation.h"
+#include "model/savefile.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/summary/summaryview.h"
 
+#include <QBuffer>
 #include <QDateTime>
-#include <QFile>
+#include <QFileDevice>
 #include <QFileDialog>
+#include <QImageWriter>
 #include <QMenu>
 #include <QThreadPool>
 
@@ -54,23 +57,33 @@ void DeskExports::addActionsTo(QMenu *menu)
 
 void DeskExports::addSummaryActionsTo(QMenu *menu, SummaryView *summary)
 {
-    menu->addAction(tr("Export the &offenders (most failures) as CSV…"), this, [this, summary] {
+    m_summary = summary;
+    menu->addAction(tr("Export the &offenders (most failures) as CSV…"), this, [this] {
         const QString file
             = askFile(tr("Export offenders"), QStringLiteral("fleetscope-offenders.csv"), tr("CSV files (*.csv)"));
         if (!file.isEmpty()) {
-            Q_EMIT finished(
-                file, summary->exportOffendersCsv(file), tr("%L1 GPUs").arg(summary->figures().worst.size()));
+            exportOffendersTo(file);
         }
     });
-    menu->addAction(tr("Export the &repeat offenders (lasting score) as CSV…"), this, [this, summary] {
+    menu->addAction(tr("Export the &repeat offenders (lasting score) as CSV…"), this, [this] {
         const QString file = askFile(
             tr("Export repeat offenders"), QStringLiteral("fleetscope-repeat-offenders.csv"), tr("CSV files (*.csv)"));
         if (!file.isEmpty()) {
-            const auto week = summary->weekSummary();
-            Q_EMIT finished(file, summary->exportRepeatOffendersCsv(file),
-                tr("%L1 GPUs").arg(week ? week->repeatOffenders.size() : 0));
+            exportRepeatOffendersTo(file);
         }
     });
+}
+
+void DeskExports::exportOffendersTo(const QString &file)
+{
+    Q_EMIT finished(file, m_summary->exportOffendersCsv(file), tr("%L1 GPUs").arg(m_summary->figures().worst.size()));
+}
+
+void DeskExports::exportRepeatOffendersTo(const QString &file)
+{
+    const auto week = m_summary->weekSummary();
+    Q_EMIT finished(
+        file, m_summary->exportRepeatOffendersCsv(file), tr("%L1 GPUs").arg(week ? week->repeatOffenders.size() : 0));
 }
 
 QString DeskExports::askFile(const QString &title, const QString &name, const QString &filter)
@@ -91,7 +104,15 @@ void DeskExports::exportMap()
     // PNG encoding is the slow part and runs on a worker.
     const QImage image = m_map->heatmap()->grabMap();
     run(file, [image, file] {
-        return std::pair { image.save(file, "PNG") ? QString() : tr("could not write %1").arg(file), QString() };
+        // Encoded in memory, then written whole (model/savefile.h): a few MB, and every byte's write is checked.
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        QImageWriter writer(&buffer, "PNG");
+        if (!writer.write(image)) {
+            return std::pair { tr("could not encode the map as PNG: %1").arg(writer.errorString()), QString() };
+        }
+        return std::pair { SaveFile::write(file, png), QString() };
     });
 }
 
@@ -106,10 +127,8 @@ void DeskExports::exportValuesTo(const QString &file)
     const std::vector<MetricInfo> metrics = m_session->client()->metrics();
     std::vector<uint32_t> gpus = m_map->gpusOfCurrentPlace();
     run(file, [file, topology, frame, metrics, gpus = std::move(gpus)] {
-        QFile out(file);
-        const QString error = out.open(QIODevice::WriteOnly | QIODevice::Truncate)
-            ? CsvExport::writeCurrentValues(out, *topology, *frame, metrics, gpus)
-            : out.errorString();
+        const QString error = SaveFile::write(file,
+            [&](QFileDevice &out) { return CsvExport::writeCurrentValues(out, *topology, *frame, metrics, gpus); });
         return std::pair { error, tr("%L1 GPUs").arg(gpus.size()) };
     });
 }
@@ -140,10 +159,8 @@ void DeskExports::exportTimeSeriesTo(const QString &file)
                 }
             }
         }
-        QFile out(file);
-        const QString error = out.open(QIODevice::WriteOnly | QIODevice::Truncate)
-            ? CsvExport::writeTimeSeries(out, *topology, frames, metrics, gpus)
-            : out.errorString();
+        const QString error = SaveFile::write(
+            file, [&](QFileDevice &out) { return CsvExport::writeTimeSeries(out, *topology, frames, metrics, gpus); });
         return std::pair { error, tr("%L1 samples").arg(frames.size()) };
     });
 }

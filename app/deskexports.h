@@ -19,7 +19,9 @@ class SummaryView;
 
 // File > Export: the map as PNG, the values of the current place as CSV, the time series of the selection from the
 // flight recorder as CSV, the summary's offender lists as CSV. The files are written on a worker thread (a million
-// rows, or hundreds of frames decoded from the recorder, take seconds); the result comes back as finished().
+// rows, or hundreds of frames decoded from the recorder, take seconds); the result comes back as finished(), which the
+// desk shows in its status bar. Each file is written whole or not at all (model/savefile.h): an export that fails
+// half way, on a full disk say, says why and leaves a file of the same name as it was.
 class DeskExports : public QObject
 {
     Q_OBJECT
@@ -35,6 +37,9 @@ public:
     // Without a dialog (tests, scripts): write to a file chosen beforehand.
     void exportValuesTo(const QString &file);
     void exportTimeSeriesTo(const QString &file);
+    // The summary's lists (addSummaryActionsTo first).
+    void exportOffendersTo(const QString &file);
+    void exportRepeatOffendersTo(const QString &file);
     bool isBusy() const { return m_running > 0; }
 
 Q_SIGNALS:
@@ -50,6 +55,7 @@ private:
     ConsoleSession *m_session;
     MapPage *m_map;
     QWidget *m_dialogParent;
+    SummaryView *m_summary = nullptr;
     int m_running = 0;
     QThreadPool m_pool; // last: drained before the rest goes
 };

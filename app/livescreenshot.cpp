@@ -2,8 +2,10 @@
 #include "app/livescreenshot.h"
 
 #include "app/consolesession.h"
+#include "model/savefile.h"
 #include "widgets/heatmap/heatmapview.h"
 
+#include <QBuffer>
 #include <QTimer>
 
 #include <cstdio>
@@ -40,11 +42,16 @@ void LiveScreenshot::onLiveFrame()
     connect(
         m_map, &HeatmapView::framePresented, this,
         [this] {
-            const bool saved = m_grab().save(m_file, "PNG");
-            if (!saved) {
-                std::fprintf(stderr, "fleetscope: cannot write %s\n", qPrintable(m_file));
+            // Whole or not at all, as the desk's exports: a script that checks the exit code gets a whole PNG.
+            QByteArray png;
+            QBuffer buffer(&png);
+            buffer.open(QIODevice::WriteOnly);
+            const QString error = m_grab().save(&buffer, "PNG") ? SaveFile::write(m_file, png)
+                                                                : QStringLiteral("cannot encode %1 as PNG").arg(m_file);
+            if (!error.isEmpty()) {
+                std::fprintf(stderr, "fleetscope: %s\n", qPrintable(error));
             }
-            Q_EMIT done(saved ? 0 : 1);
+            Q_EMIT done(error.isEmpty() ? 0 : 1);
         },
         Qt::SingleShotConnection);
     m_map->update();

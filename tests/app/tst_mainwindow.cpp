@@ -3,6 +3,7 @@
 // drill-down by click and keys, back and forward, search, a job's blast radius, rollups, view strings, the flight
 // recorder filling up. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "app/consolesession.h"
+#include "app/deskexports.h"
 #include "app/deskproblems.h"
 #include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
@@ -15,6 +16,7 @@
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "tests/app/firstpainttesting.h"
+#include "tests/model/fulldisktesting.h"
 #include "widgets/detail/detailpanel.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/navigation/breadcrumbbar.h"
@@ -29,7 +31,9 @@
 #include <QClipboard>
 #include <QDateTime>
 #include <QDockWidget>
+#include <QFile>
 #include <QLabel>
+#include <QLocale>
 #include <QMenuBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -37,6 +41,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
@@ -473,6 +478,51 @@ private Q_SLOTS:
         // Back to the map as the next tests expect it (the summary's page hides the detail the drill opened).
         m_window->showSummary(true);
         m_window->showSummary(false);
+    }
+
+    // An export on a full disk says why in the status bar and leaves the file of that name as it was: the values of
+    // a place (written on the export pool) and the summary's offenders (on the GUI thread). Before, both were written
+    // in place, truncated first; the summary's flush and close were not checked, so it left an empty file and said
+    // "Saved". With space again, both are written and said to be.
+    void exportsOnAFullDiskSayWhy()
+    {
+        m_window->navigation()->goTo(Place::fleet());
+        DeskExports *exports = m_window->exports();
+        QSignalSpy finished(exports, &DeskExports::finished);
+        QStringList messages;
+        {
+            fulldisktesting::FullDisk disk;
+            QVERIFY(disk.keep(QStringLiteral("values.csv"), "yesterday's values"));
+            QVERIFY(disk.keep(QStringLiteral("offenders.csv"), "last week's offenders"));
+            QVERIFY2(disk.fill(), qPrintable(disk.problem()));
+            exports->exportValuesTo(disk.path(QStringLiteral("values.csv")));
+            QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+            messages << m_window->statusBar()->currentMessage();
+            exports->exportOffendersTo(disk.path(QStringLiteral("offenders.csv")));
+            QCOMPARE(finished.count(), 2);
+            messages << m_window->statusBar()->currentMessage();
+            disk.undo();
+            for (const QString &message : std::as_const(messages)) {
+                QVERIFY2(message.startsWith(QStringLiteral("Could not export: ")), qPrintable(message));
+                QVERIFY2(message.contains(disk.expectedError()), qPrintable(message));
+            }
+            QCOMPARE(disk.contents(QStringLiteral("values.csv")), QByteArray("yesterday's values"));
+            QCOMPARE(disk.contents(QStringLiteral("offenders.csv")), QByteArray("last week's offenders"));
+            QCOMPARE(disk.names(), (QStringList { QStringLiteral("offenders.csv"), QStringLiteral("values.csv") }));
+        }
+        QTemporaryDir dir;
+        const QString values = dir.filePath(QStringLiteral("values.csv"));
+        exports->exportValuesTo(values);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 3, 30000);
+        QCOMPARE(m_window->statusBar()->currentMessage(),
+            QStringLiteral("Saved %1 (%2 GPUs)").arg(values, QLocale().toString(topology()->gpuCount)));
+        const QString offenders = dir.filePath(QStringLiteral("offenders.csv"));
+        exports->exportOffendersTo(offenders);
+        QVERIFY2(m_window->statusBar()->currentMessage().startsWith(QStringLiteral("Saved ") + offenders),
+            qPrintable(m_window->statusBar()->currentMessage()));
+        QFile written(offenders);
+        QVERIFY(written.open(QIODevice::ReadOnly));
+        QCOMPARE(written.readAll(), m_window->summary()->offendersCsv());
     }
 
     // Menus by desktop convention, and the backend names its version for the About box.

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // CSV export: exact bytes for a small fleet with a hostname that needs quoting, a GPU without a UUID, missing values
 // (NaN) and a metric without a unit, written under a German default locale (numbers must still use '.'); and each
-// kind of failure reported rather than written.
+// kind of failure reported rather than written. A file is written whole or not at all (model/savefile.h).
 #include "model/csvexport.h"
+#include "model/savefile.h"
+#include "tests/model/fulldisktesting.h"
 
 #include <QBuffer>
 #include <QFile>
@@ -74,6 +76,7 @@ private Q_SLOTS:
     void timeSeries();
     void failures();
     void writeErrorReported();
+    void aFileIsWrittenWholeOrNotAtAll();
 };
 
 void TestCsvExport::fields()
@@ -179,6 +182,45 @@ void TestCsvExport::writeErrorReported()
     const FramePtr f = frame(0, { { QStringLiteral("gpu_temp"), { 1, 2, 3, 4 } } });
     const QString error = CsvExport::writeCurrentValues(full, *topology(), *f, metrics(), { 0, 1, 2, 3 });
     QVERIFY2(error.startsWith(QLatin1String("could not write the CSV")), qPrintable(error));
+}
+
+// SaveFile, as every export writes: on a full disk the error comes back and the file that was there is as it was,
+// with no temporary file left beside it; an error of the writer's own leaves it as well; else the file is replaced.
+// In place (QFile truncated, as the exports wrote before), the same full disk left an empty file where the old one was.
+void TestCsvExport::aFileIsWrittenWholeOrNotAtAll()
+{
+    fulldisktesting::FullDisk disk;
+    const QByteArray before = "the export of yesterday\r\n";
+    QVERIFY(disk.keep(QStringLiteral("values.csv"), before));
+    const FramePtr f = frame(0, { { QStringLiteral("gpu_temp"), { 1, 2, 3, 4 } } });
+    auto writeValues = [&f](QFileDevice &out) {
+        return CsvExport::writeCurrentValues(out, *topology(), *f, metrics(), { 0, 1, 2, 3 });
+    };
+
+    // Space: the file is replaced.
+    QCOMPARE(SaveFile::write(disk.path(QStringLiteral("values.csv")), writeValues), QString());
+    QVERIFY(disk.contents(QStringLiteral("values.csv")).startsWith("hostname,gpu,fleet index,uuid,gpu_temp (°C)\r\n"));
+    QVERIFY(disk.keep(QStringLiteral("values.csv"), before));
+    // The writer's own error: said, and nothing replaced.
+    QCOMPARE(SaveFile::write(disk.path(QStringLiteral("values.csv")),
+                 [](QFileDevice &out) {
+                     out.write("half");
+                     return QStringLiteral("gave up");
+                 }),
+        QStringLiteral("gave up"));
+    QCOMPARE(disk.contents(QStringLiteral("values.csv")), before);
+    QCOMPARE(disk.names(), QStringList { QStringLiteral("values.csv") });
+
+    QVERIFY2(disk.fill(), qPrintable(disk.problem()));
+    const QString error = SaveFile::write(disk.path(QStringLiteral("values.csv")), writeValues);
+    QVERIFY2(error.contains(disk.expectedError()), qPrintable(error));
+    const QString bytesError = SaveFile::write(disk.path(QStringLiteral("values.csv")), QByteArray(100, 'x'));
+    const QString newError = SaveFile::write(disk.path(QStringLiteral("new.csv")), QByteArray(100, 'x'));
+    disk.undo();
+    QVERIFY2(bytesError.contains(disk.expectedError()), qPrintable(bytesError));
+    QVERIFY2(newError.contains(disk.expectedError()), qPrintable(newError));
+    QCOMPARE(disk.contents(QStringLiteral("values.csv")), before);
+    QCOMPARE(disk.names(), QStringList { QStringLiteral("values.csv") });
 }
 
 QTEST_GUILESS_MAIN(TestCsvExport)

@@ -2,9 +2,10 @@
 #include "widgets/summary/summaryreport.h"
 
 #include "model/csvexport.h"
+#include "model/savefile.h"
 
+#include <QBuffer>
 #include <QCoreApplication>
-#include <QFile>
 #include <QPageSize>
 #include <QPainter>
 #include <QPdfWriter>
@@ -67,19 +68,17 @@ QByteArray repeatOffendersCsv(const std::vector<SummaryRepeatOffender> &offender
 
 QString writeFile(const QString &path, const QByteArray &contents)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-        return file.errorString();
-    }
-    if (file.write(contents) != contents.size()) {
-        return file.errorString();
-    }
-    return {};
+    return SaveFile::write(path, contents);
 }
 
 QString writePdf(const QString &path, const PdfContent &content)
 {
-    QPdfWriter writer(path);
+    // Drawn into memory, then written as any other report: QPdfWriter given a path writes it in place, truncated
+    // first. Two pages with two charts: a few hundred KB.
+    QByteArray pdf;
+    QBuffer buffer(&pdf);
+    buffer.open(QIODevice::WriteOnly);
+    QPdfWriter writer(&buffer);
     writer.setPageSize(QPageSize(QPageSize::A4));
     writer.setPageOrientation(QPageLayout::Landscape);
     writer.setResolution(150);
@@ -125,15 +124,19 @@ QString writePdf(const QString &path, const PdfContent &content)
     if (!painter.end()) {
         return tr("cannot finish %1").arg(path);
     }
-    return {};
+    return SaveFile::write(path, pdf);
 }
 
 QString writePng(const QString &path, const QPixmap &page)
 {
-    if (!page.save(path, "PNG")) {
-        return tr("cannot write %1").arg(path);
+    // Encoded in memory (the page, a few MB at most), then written whole or not at all.
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    if (!page.save(&buffer, "PNG")) {
+        return tr("cannot encode %1 as PNG").arg(path);
     }
-    return {};
+    return SaveFile::write(path, png);
 }
 
 } // namespace fleetscope::SummaryReport

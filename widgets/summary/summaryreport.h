@@ -14,7 +14,8 @@
 namespace fleetscope {
 
 // The summary page's reports: the worst offenders as CSV, the page as a two-page PDF and as a PNG. Each write returns
-// an empty string on success, else what went wrong.
+// an empty string on success, else what went wrong; a file is written whole or not at all (model/savefile.h: on a full
+// disk the error comes back and a previous file of that name is left as it was).
 //
 // Sizes: every report is bounded whatever the fleet, so they are written on the GUI thread. The offenders CSV lists
 // the worst 1 % as far as GetSummary lists offenders, at most maxSummaryOffenders (1000) rows; the PDF holds the same

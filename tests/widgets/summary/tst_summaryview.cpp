@@ -3,6 +3,7 @@
 // The figures shown are checked against values computed here from the simulator's own frames and events.
 #include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
+#include "tests/model/fulldisktesting.h"
 #include "widgets/summary/summaryview.h"
 
 #include <QAbstractItemModelTester>
@@ -355,6 +356,30 @@ private Q_SLOTS:
         QVERIFY2(text.contains(QStringLiteral("last day: ") + shown), qPrintable(text.left(600)));
         QVERIFY(text.contains(labelText(*m_view, "idleCost")));
         QCOMPARE(text.count(QStringLiteral("Fleetscope executive summary")), 1);
+    }
+
+    // Every report on a full disk: the error comes back (the desk shows it in its status bar: tst_mainwindow) and the
+    // report of the same name written before is as it was, with nothing left beside it. Before, the CSV was truncated
+    // in place and its flush and close not checked: an empty file, reported as written.
+    void reportsOnAFullDiskSayWhyAndKeepTheLastOne()
+    {
+        fulldisktesting::FullDisk disk;
+        const QStringList names { QStringLiteral("offenders.csv"), QStringLiteral("repeat.csv"),
+            QStringLiteral("summary.pdf"), QStringLiteral("summary.png") };
+        for (const QString &name : names) {
+            QVERIFY(disk.keep(name, "last week's " + name.toUtf8()));
+        }
+        QVERIFY2(disk.fill(), qPrintable(disk.problem()));
+        const QStringList errors { m_view->exportOffendersCsv(disk.path(names[0])),
+            m_view->exportRepeatOffendersCsv(disk.path(names[1])), m_view->exportPdf(disk.path(names[2])),
+            m_view->exportPng(disk.path(names[3])) };
+        disk.undo();
+        for (int i = 0; i < names.size(); ++i) {
+            QVERIFY2(errors[i].contains(disk.expectedError()) && errors[i].contains(disk.path(names[i])),
+                qPrintable(names[i] + QStringLiteral(": ") + errors[i]));
+            QCOMPARE(disk.contents(names[i]), "last week's " + names[i].toUtf8());
+        }
+        QCOMPARE(disk.names(), QStringList(names));
     }
 };
 
