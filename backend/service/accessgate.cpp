@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <sys/stat.h>
+#include <time.h>
 
 #include <fmt/format.h>
 #include <grpcpp/server_context.h>
@@ -13,6 +14,8 @@
 #include <openssl/evp.h>
 
 namespace fleetscope::backend {
+
+using namespace std::chrono_literals;
 
 namespace {
 std::string_view trimmed(std::string_view text)
@@ -28,13 +31,35 @@ std::string_view trimmed(std::string_view text)
 constexpr size_t maxTokenBytes = 4096;
 constexpr size_t maxTokenFileBytes = 1 << 20;
 constexpr auto logEvery = std::chrono::minutes(1);
-// Client records kept for limits; past this, those with no stream open and a full bucket are forgotten.
-constexpr size_t maxClientsKept = 4096;
 constexpr std::string_view overflowClient = "(other addresses, past 4096)";
+constexpr std::string_view untrackedClients = "(addresses past the 16384 whose refusals are tracked)";
+
+int64_t nanoseconds(const struct timespec &t)
+{
+    return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+TokenFile::Stamp stampOf(const struct stat &info)
+{
+    return { nanoseconds(info.st_mtim), nanoseconds(info.st_ctim), static_cast<int64_t>(info.st_size),
+        static_cast<uint64_t>(info.st_ino), static_cast<uint32_t>(info.st_mode) };
+}
+
+void toStderr(const std::string &line)
+{
+    fmt::print(stderr, "fleetscope-backend: {}\n", line);
+}
+
+std::chrono::steady_clock::time_point steadyNow()
+{
+    return std::chrono::steady_clock::now();
+}
 } // namespace
 
-TokenFile::TokenFile(std::string path)
+TokenFile::TokenFile(std::string path, Log log, Clock clock)
     : m_path(std::move(path))
+    , m_log(log ? std::move(log) : Log(toStderr))
+    , m_clock(clock ? std::move(clock) : Clock(steadyNow))
 { }
 
 TokenFile::Digest TokenFile::digest(std::string_view text)
@@ -70,16 +95,26 @@ bool TokenFile::parse(std::string_view text, std::string_view path, std::vector<
     return true;
 }
 
-bool TokenFile::load(std::string *error)
+bool TokenFile::Stamp::fresh() const
 {
-    std::lock_guard lock(m_mutex);
+    struct timespec now
+    {
+    };
+    clock_gettime(CLOCK_REALTIME, &now);
+    return nanoseconds(now) - std::max(mtimeNs, ctimeNs) < 1'000'000'000;
+}
+
+bool TokenFile::read(std::vector<Digest> *digests, Stamp *stamp, std::string *error) const
+{
     struct stat info
     {
     };
+    *stamp = Stamp();
     if (::stat(m_path.c_str(), &info) != 0) {
         *error = fmt::format("cannot read the token file '{}'", m_path);
         return false;
     }
+    *stamp = stampOf(info);
     if (!S_ISREG(info.st_mode) || info.st_size > static_cast<off_t>(maxTokenFileBytes)) {
         *error = fmt::format("the token file '{}' is not a file of at most 1 MiB", m_path);
         return false;
@@ -91,55 +126,112 @@ bool TokenFile::load(std::string *error)
         *error = fmt::format("cannot read the token file '{}'", m_path);
         return false;
     }
+    return parse(text.str(), m_path, digests, error);
+}
+
+void TokenFile::warnIfOthersMayRead(const Stamp &stamp) const
+{
+    // Looked at from the mode, not from who we are: the question is who else on the host can read it.
+    if ((stamp.mode & (S_IRGRP | S_IROTH)) != 0) {
+        m_log(fmt::format("warning: the token file '{}' may be read by {} (mode {:04o}): whoever can read it can read "
+                          "the fleet; chmod 600 it (in Kubernetes, the secret volume's defaultMode 0400)",
+            m_path, (stamp.mode & S_IROTH) != 0 ? "every account on this host" : "its group", stamp.mode & 07777));
+    }
+}
+
+bool TokenFile::load(std::string *error)
+{
     std::vector<Digest> digests;
-    if (!parse(text.str(), m_path, &digests, error)) {
+    Stamp stamp;
+    const bool good = read(&digests, &stamp, error);
+    if (good) {
+        warnIfOthersMayRead(stamp);
+    }
+    std::lock_guard lock(m_mutex);
+    m_lastLook = m_clock();
+    m_stamp = stamp;
+    m_stampFresh = stamp.fresh();
+    if (!good) {
+        m_digests.clear();
+        m_problem = *error;
         return false;
     }
     m_digests = std::move(digests);
-    m_stamp = { static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec,
-        static_cast<int64_t>(info.st_size), static_cast<uint64_t>(info.st_ino) };
-    m_reportedBadFile = false;
+    m_problem.clear();
     return true;
 }
 
-void TokenFile::reloadIfChanged()
+void TokenFile::lookForChange()
 {
+    Stamp seen;
+    {
+        std::lock_guard lock(m_mutex);
+        const auto now = m_clock();
+        if (now - m_lastLook < lookEvery) {
+            return;
+        }
+        m_lastLook = now; // the one caller this second that looks; the others go on with what is held
+    }
     struct stat info
     {
     };
-    Stamp now;
+    if (::stat(m_path.c_str(), &info) == 0) {
+        seen = stampOf(info);
+    }
     {
         std::lock_guard lock(m_mutex);
-        if (::stat(m_path.c_str(), &info) == 0) {
-            now = { static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec,
-                static_cast<int64_t>(info.st_size), static_cast<uint64_t>(info.st_ino) };
-        }
-        if (now == m_stamp) {
+        // Read again also while the file is wrong (it may be put right within the stamp's granularity), and when the
+        // stamp read last was too fresh to trust.
+        if (seen == m_stamp && m_problem.empty() && !m_stampFresh) {
             return;
         }
     }
+    std::vector<Digest> digests;
+    Stamp stamp;
     std::string error;
-    if (!load(&error)) {
-        std::lock_guard lock(m_mutex);
-        if (!m_reportedBadFile) {
-            m_reportedBadFile = true;
-            fmt::print(
-                stderr, "fleetscope-backend: {}; keeping the {} token(s) read before\n", error, m_digests.size());
+    const bool good = read(&digests, &stamp, &error);
+    std::lock_guard lock(m_mutex);
+    const bool changed = !(stamp == m_stamp);
+    m_stamp = stamp;
+    m_stampFresh = stamp.fresh();
+    if (!good) {
+        m_digests.clear();
+        if (error != m_problem) {
+            m_log(fmt::format("{}: every call is refused until it is put right", error));
         }
-        m_stamp = now; // said once; read again when it changes again
+        m_problem = std::move(error);
+        return;
     }
+    if (changed || !m_problem.empty()) {
+        warnIfOthersMayRead(stamp);
+    }
+    if (!m_problem.empty()) {
+        m_log(fmt::format(
+            "the token file '{}' holds {} token(s) again: calls are admitted again", m_path, digests.size()));
+    }
+    m_problem.clear();
+    m_digests = std::move(digests);
 }
 
-bool TokenFile::accepts(std::string_view token)
+TokenFile::Verdict TokenFile::check(std::string_view token)
 {
-    reloadIfChanged();
+    lookForChange();
     const Digest presented = digest(token);
     std::lock_guard lock(m_mutex);
+    if (!m_problem.empty()) {
+        return Verdict::Unusable;
+    }
     int matches = 0;
     for (const auto &known : m_digests) { // every digest compared, in constant time each
         matches |= CRYPTO_memcmp(known.data(), presented.data(), presented.size()) == 0 ? 1 : 0;
     }
-    return matches != 0;
+    return matches != 0 ? Verdict::Accepted : Verdict::Refused;
+}
+
+std::string TokenFile::problem()
+{
+    std::lock_guard lock(m_mutex);
+    return m_problem;
 }
 
 size_t TokenFile::count()
@@ -152,18 +244,13 @@ AccessGate::AccessGate() = default;
 
 AccessGate::AccessGate(Options options, Log log, Clock clock)
     : m_options(std::move(options))
-    , m_log(std::move(log))
-    , m_clock(std::move(clock))
+    , m_log(log ? std::move(log) : Log(toStderr))
+    , m_clock(clock ? std::move(clock) : Clock(steadyNow))
+    , m_lineBudgetRefilled(m_clock())
     , m_open(false)
 {
-    if (!m_log) {
-        m_log = [](const std::string &line) { fmt::print(stderr, "fleetscope-backend: {}\n", line); };
-    }
-    if (!m_clock) {
-        m_clock = [] { return std::chrono::steady_clock::now(); };
-    }
     if (!m_options.tokenFile.empty()) {
-        m_tokens = std::make_unique<TokenFile>(m_options.tokenFile);
+        m_tokens = std::make_unique<TokenFile>(m_options.tokenFile, m_log, m_clock);
     }
 }
 
@@ -189,7 +276,7 @@ std::string AccessGate::clientAddress(std::string_view peer)
     return std::string(port == std::string_view::npos ? rest : rest.substr(0, port));
 }
 
-AccessGate::Admission AccessGate::admit(grpc::ServerContext *context, std::string_view method, Call call)
+AccessGate::Admission AccessGate::admit(grpc::ServerContextBase *context, std::string_view method, Call call)
 {
     if (m_open) {
         return {};
@@ -207,6 +294,47 @@ AccessGate::Admission AccessGate::admit(grpc::ServerContext *context, std::strin
     return admit(context->peer(), authorization, certificate, method, call);
 }
 
+grpc::Status AccessGate::checkCredentials(
+    std::string_view authorization, bool hasClientCertificate, std::string_view method, Reason *reason)
+{
+    if (m_options.requireClientCertificate && !hasClientCertificate) {
+        *reason = Reason::NoCertificate;
+        return { grpc::StatusCode::UNAUTHENTICATED,
+            fmt::format("this backend takes only clients with a certificate from its client CA; none was presented "
+                        "({})",
+                method) };
+    }
+    if (!m_tokens) {
+        return grpc::Status::OK;
+    }
+    constexpr std::string_view scheme = "bearer ";
+    const bool bearer = authorization.size() > scheme.size()
+        && std::equal(scheme.begin(), scheme.end(), authorization.begin(),
+            [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
+    // The file's state before the caller's part: while it is wrong, every call hears so, with a token or without.
+    const auto verdict = m_tokens->check(bearer ? trimmed(authorization.substr(scheme.size())) : std::string_view {});
+    if (verdict == TokenFile::Verdict::Unusable) {
+        *reason = Reason::TokenFileWrong;
+        // Not the path nor what is wrong with it: that is for the backend's log, not for whoever calls.
+        return { grpc::StatusCode::UNAVAILABLE,
+            fmt::format("this backend cannot check tokens now: its token file is missing, empty or unreadable, and "
+                        "every call is refused until its operator puts it right ({})",
+                method) };
+    }
+    if (!bearer) {
+        *reason = Reason::NoToken;
+        return { grpc::StatusCode::UNAUTHENTICATED,
+            fmt::format("this backend needs a token: 'authorization: Bearer TOKEN' (the console's --token-file) ({})",
+                method) };
+    }
+    if (verdict == TokenFile::Verdict::Refused) {
+        *reason = Reason::TokenRefused;
+        return { grpc::StatusCode::PERMISSION_DENIED,
+            fmt::format("the token is not one this backend accepts ({})", method) };
+    }
+    return grpc::Status::OK;
+}
+
 AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view authorization,
     bool hasClientCertificate, std::string_view method, Call call)
 {
@@ -216,37 +344,46 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
     }
     const std::string address = clientAddress(peer);
     const auto now = m_clock();
+    const double refusalsAMinute = m_options.maxRefusalsPerMinutePerClient;
 
-    // The credentials first, outside the lock (the token file may be read again).
-    grpc::StatusCode refusal = grpc::StatusCode::OK;
-    std::string reason;
-    std::string message;
-    if (m_options.requireClientCertificate && !hasClientCertificate) {
-        refusal = grpc::StatusCode::UNAUTHENTICATED;
-        reason = "no client certificate";
-        message = "this backend takes only clients with a certificate from its client CA; none was presented";
-    } else if (m_tokens) {
-        constexpr std::string_view scheme = "bearer ";
-        const bool bearer = authorization.size() > scheme.size()
-            && std::equal(scheme.begin(), scheme.end(), authorization.begin(),
-                [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
-        if (!bearer) {
-            refusal = grpc::StatusCode::UNAUTHENTICATED;
-            reason = "no token";
-            message = "this backend needs a token: 'authorization: Bearer TOKEN' (the console's --token-file)";
-        } else if (!m_tokens->accepts(trimmed(authorization.substr(scheme.size())))) {
-            refusal = grpc::StatusCode::PERMISSION_DENIED;
-            reason = "token refused";
-            message = "the token is not one this backend accepts";
+    // An address past its refusals is refused before its credentials are looked at: a guess answered there would tell
+    // a guesser whether it was right, and looking costs a digest (and, once a second, the token file).
+    if (refusalsAMinute > 0) {
+        std::lock_guard lock(m_mutex);
+        if (Refusals *refusals = refusalsOf(address, now); refusals && refusals->left < 1) {
+            const auto wait = std::chrono::ceil<std::chrono::seconds>(
+                std::chrono::duration<double>((1 - refusals->left) * 60 / refusalsAMinute));
+            logRefusal(&refusals->lastLogged, address, Reason::TooManyRefusals, now);
+            admission.m_status = { grpc::StatusCode::RESOURCE_EXHAUSTED,
+                fmt::format("more than {} refused calls a minute from {}: its calls are refused without a look at "
+                            "their credentials for the next {} s; {} refused",
+                    m_options.maxRefusalsPerMinutePerClient, address, wait.count(), method) };
+            return admission;
         }
+    }
+
+    // The credentials outside the lock (the token file may be read again).
+    Reason reason = Reason::Count;
+    if (auto refused = checkCredentials(authorization, hasClientCertificate, method, &reason); !refused.ok()) {
+        std::lock_guard lock(m_mutex);
+        if (reason == Reason::TokenFileWrong) {
+            // No caller's doing, so not held against the address; one line a minute, whoever calls.
+            logRefusal(&m_tokenFileLogged, address, reason, now);
+        } else if (Refusals *refusals = chargeRefusal(address, now)) {
+            logRefusal(&refusals->lastLogged, address, reason, now);
+        } else {
+            logRefusal(&m_untrackedLogged, std::string(untrackedClients), reason, now);
+        }
+        admission.m_status = std::move(refused);
+        return admission;
     }
 
     std::lock_guard lock(m_mutex);
     if (m_clients.size() >= maxClientsKept && m_clients.find(address) == m_clients.end()) {
         forgetIdleClients(now);
     }
-    // Past maxClientsKept busy addresses (a flood from many), the new ones share one record: memory stays bounded, and
-    // they are limited and logged together.
+    // Past maxClientsKept busy admitted addresses (only possible without credentials, or with that many consoles), the
+    // new ones share one record: memory stays bounded, and they are limited and logged together.
     const bool room = m_clients.size() < maxClientsKept || m_clients.find(address) != m_clients.end();
     const std::string key = room ? address : std::string(overflowClient);
     auto [found, added] = m_clients.try_emplace(key);
@@ -256,30 +393,26 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
         client.tokens = 2 * rate;
         client.refilled = now;
     }
-    if (refusal != grpc::StatusCode::OK) {
-        admission.m_status = refuse(client, key, refusal, reason, fmt::format("{} ({})", message, method), now);
-        return admission;
-    }
     if (rate > 0) {
         const double elapsed = std::chrono::duration<double>(now - client.refilled).count();
         client.tokens = std::min(2 * rate, client.tokens + elapsed * rate);
         client.refilled = now;
         if (client.tokens < 1) {
-            admission.m_status = refuse(client, address, grpc::StatusCode::RESOURCE_EXHAUSTED, "call rate",
+            logRefusal(&client.lastLogged, key, Reason::CallRate, now);
+            admission.m_status = { grpc::StatusCode::RESOURCE_EXHAUSTED,
                 fmt::format("more than {} calls a second from {} (--max-calls-per-second); {} refused",
-                    m_options.maxCallsPerSecondPerClient, address, method),
-                now);
+                    m_options.maxCallsPerSecondPerClient, address, method) };
             return admission;
         }
         client.tokens -= 1;
     }
     if (call == Call::Stream && m_options.maxStreamsPerClient > 0) {
         if (client.streams >= m_options.maxStreamsPerClient) {
-            admission.m_status = refuse(client, address, grpc::StatusCode::RESOURCE_EXHAUSTED, "streams",
+            logRefusal(&client.lastLogged, key, Reason::Streams, now);
+            admission.m_status = { grpc::StatusCode::RESOURCE_EXHAUSTED,
                 fmt::format("{} streams already open from {}, the most a client may have (--max-streams-per-client); "
                             "{} refused",
-                    m_options.maxStreamsPerClient, address, method),
-                now);
+                    m_options.maxStreamsPerClient, address, method) };
             return admission;
         }
         ++client.streams;
@@ -289,16 +422,73 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
     return admission;
 }
 
-grpc::Status AccessGate::refuse(Client &client, const std::string &address, grpc::StatusCode code, std::string reason,
-    std::string message, std::chrono::steady_clock::time_point now)
+AccessGate::Refusals *AccessGate::refusalsOf(const std::string &address, std::chrono::steady_clock::time_point now)
 {
-    auto [logged, first] = client.lastLogged.try_emplace(reason, now);
-    if (first || now - logged->second >= logEvery) {
-        logged->second = now;
-        m_log(
-            fmt::format("refused a call from {}: {} (said once a minute for this client and reason)", address, reason));
+    const auto found = m_refusals.find(address);
+    if (found == m_refusals.end()) {
+        return nullptr;
     }
-    return { code, std::move(message) };
+    Refusals &refusals = found->second;
+    const double burst = m_options.maxRefusalsPerMinutePerClient;
+    const double elapsed = std::chrono::duration<double>(now - refusals.refilled).count();
+    refusals.left = std::min(burst, refusals.left + elapsed * burst / 60);
+    refusals.refilled = now;
+    return &refusals;
+}
+
+AccessGate::Refusals *AccessGate::chargeRefusal(const std::string &address, std::chrono::steady_clock::time_point now)
+{
+    Refusals *refusals = refusalsOf(address, now);
+    if (!refusals) {
+        if (m_refusals.size() >= maxRefusalRecords) {
+            forgetQuietRefusals(now);
+        }
+        // An address that holds an admitted record gets one however full the table is (at most maxClientsKept more):
+        // a console's own address must not become a place to guess from without a limit.
+        if (m_refusals.size() >= maxRefusalRecords && m_clients.find(address) == m_clients.end()) {
+            return nullptr; // untracked: see the class comment
+        }
+        refusals = &m_refusals[address];
+        refusals->left = m_options.maxRefusalsPerMinutePerClient;
+        refusals->refilled = now;
+    }
+    refusals->left -= 1;
+    refusals->lastRefused = now;
+    return refusals;
+}
+
+void AccessGate::logRefusal(
+    LastLogged *lastLogged, const std::string &address, Reason reason, std::chrono::steady_clock::time_point now)
+{
+    static constexpr std::array<std::string_view, static_cast<size_t>(Reason::Count)> words {
+        "no client certificate",
+        "no token",
+        "token refused",
+        "the token file is wrong",
+        "too many refused calls",
+        "call rate",
+        "streams",
+    };
+    auto &logged = (*lastLogged)[static_cast<size_t>(reason)];
+    if (logged != std::chrono::steady_clock::time_point {} && now - logged < logEvery) {
+        return;
+    }
+    const double elapsed = std::chrono::duration<double>(now - m_lineBudgetRefilled).count();
+    m_lineBudget = std::min<double>(refusalLinesBurst, m_lineBudget + elapsed);
+    m_lineBudgetRefilled = now;
+    if (m_lineBudget < 1) {
+        ++m_linesLeftOut; // said with the next line written; this address and reason may be said then
+        return;
+    }
+    m_lineBudget -= 1;
+    logged = now;
+    std::string line = fmt::format("refused a call from {}: {} (said once a minute for this client and reason)",
+        address, words[static_cast<size_t>(reason)]);
+    if (m_linesLeftOut > 0) {
+        line += fmt::format("; {} more refusal line(s) left out before this one (at most one a second)",
+            std::exchange(m_linesLeftOut, 0));
+    }
+    m_log(line);
 }
 
 void AccessGate::release(const std::string &client)
@@ -316,9 +506,25 @@ void AccessGate::forgetIdleClients(std::chrono::steady_clock::time_point now)
         const Client &client = it->second;
         const double elapsed = std::chrono::duration<double>(now - client.refilled).count();
         const bool idle = client.streams == 0 && (rate <= 0 || client.tokens + elapsed * rate >= 2 * rate)
-            && std::all_of(client.lastLogged.begin(), client.lastLogged.end(),
-                [now](const auto &entry) { return now - entry.second >= logEvery; });
+            && std::all_of(client.lastLogged.begin(), client.lastLogged.end(), [now](const auto &when) {
+                   return when == std::chrono::steady_clock::time_point {} || now - when >= logEvery;
+               });
         it = idle ? m_clients.erase(it) : std::next(it);
+    }
+}
+
+void AccessGate::forgetQuietRefusals(std::chrono::steady_clock::time_point now)
+{
+    // At most once a second: a flood from many addresses would otherwise walk the whole table at every call.
+    if (m_lastRefusalSweep != std::chrono::steady_clock::time_point {} && now - m_lastRefusalSweep < 1s) {
+        return;
+    }
+    m_lastRefusalSweep = now;
+    // A record that has refused nothing for a minute has a full bucket again and has said its lines: it knows nothing a
+    // new one would not.
+    for (auto it = m_refusals.begin(); it != m_refusals.end();) {
+        const bool quiet = now - it->second.lastRefused >= logEvery;
+        it = quiet ? m_refusals.erase(it) : std::next(it);
     }
 }
 
@@ -327,6 +533,18 @@ size_t AccessGate::openStreams(const std::string &client)
     std::lock_guard lock(m_mutex);
     const auto found = m_clients.find(client);
     return found == m_clients.end() ? 0 : found->second.streams;
+}
+
+size_t AccessGate::clientRecords()
+{
+    std::lock_guard lock(m_mutex);
+    return m_clients.size();
+}
+
+size_t AccessGate::refusalRecords()
+{
+    std::lock_guard lock(m_mutex);
+    return m_refusals.size();
 }
 
 AccessGate::Admission::Admission(Admission &&other) noexcept
