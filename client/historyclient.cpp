@@ -3,6 +3,7 @@
 
 #include "client/grpcstatus.h"
 #include "client/historydecode.h"
+#include "client/protodecode.h"
 #include "client/rpcjobs.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
@@ -72,6 +73,12 @@ std::vector<RangeSeries> assembleRange(
             continue;
         }
         auto it = std::find_if(out.begin(), out.end(), [&](const RangeSeries &s) { return s.metricId == metric; });
+        if (it == out.end() && out.size() >= static_cast<size_t>(maxCatalogueMetrics)) {
+            // Only a request for the default set gets here (named metrics are checked above): no more than a
+            // catalogue lists, so that each part's look-up stays short.
+            reject(metric, QStringLiteral("more metrics than the %1 a catalogue may list").arg(maxCatalogueMetrics));
+            continue;
+        }
         if (it == out.end()) {
             out.push_back({ metric, part.gpus, {}, {}, {} });
             it = out.end() - 1;
@@ -125,6 +132,10 @@ public:
         const double metrics = m_request.metricIds.isEmpty() ? 64 : m_request.metricIds.size();
         const double expected = metrics * std::max(rows, 0.0) * (4.0 * static_cast<double>(m_request.gpus.size()) + 16);
         m_limit = static_cast<size_t>(std::min(2 * expected + 16.0 * (1 << 20), 1e12));
+        // Parts: a metric's rows come in parts of a row at least, and a metric without rows in one part. Bytes alone
+        // let parts of a dozen bytes each (a metric id and the GPUs, no rows) come in their millions, a couple of
+        // hundred bytes each once read.
+        m_partLimit = static_cast<size_t>(std::min(metrics * (std::max(rows, 0.0) + 1), 1e9));
     }
 
 private:
@@ -139,8 +150,13 @@ private:
         // The answer cannot hold more than the request asked for: past twice that (and 16 MiB of slack for the
         // parts' own fields) a backend is streaming without end, and the call is cut before memory runs out.
         m_received += part.ByteSizeLong();
-        if (m_received > m_limit) {
-            m_overflow = true;
+        ++m_parts;
+        if (m_received > m_limit || m_parts > m_partLimit) {
+            m_overflow = m_received > m_limit
+                ? QStringLiteral("the backend sent more than %1 bytes for this range; the answer was dropped")
+                      .arg(m_limit)
+                : QStringLiteral("the backend sent more than the %1 parts this range can take; the answer was dropped")
+                      .arg(m_partLimit);
             stop();
             return;
         }
@@ -151,11 +167,8 @@ private:
     {
         HistoryClient *client = m_client;
         const quint64 requestId = id();
-        if (m_overflow || !status.ok()) {
-            const QString message = m_overflow
-                ? QStringLiteral("the backend sent more than %1 bytes for this range; the answer was dropped")
-                      .arg(m_limit)
-                : describeStatus(status);
+        if (!m_overflow.isEmpty() || !status.ok()) {
+            const QString message = !m_overflow.isEmpty() ? m_overflow : describeStatus(status);
             finish([client, requestId, message] {
                 qCInfo(lcHistory, "history request %llu failed: %s", requestId, qPrintable(message));
                 Q_EMIT client->requestFailed(requestId, message);
@@ -182,7 +195,9 @@ private:
     std::vector<RawRangePart> m_raw;
     size_t m_received = 0; // bytes of parts read
     size_t m_limit = 0;
-    bool m_overflow = false;
+    size_t m_parts = 0; // parts read
+    size_t m_partLimit = 0;
+    QString m_overflow; // why the call was cut, when it was
 };
 
 // One StreamEvents. Events wait in a buffer shared with the owner thread; the completion-queue thread appends and

@@ -26,7 +26,8 @@ struct RawRangePart
 
 // Joins the parts of one QueryRange answer into one series per metric, checking each part: columns equal to the
 // requested GPUs and inside the fleet (gpuCount 0: unknown), values rows x columns, times ascending within and across
-// parts, and metrics among those requested. A metric with a bad part is dropped whole and described in *problems.
+// parts, and metrics among those requested (for the default set, no more than a catalogue lists). A metric with a bad
+// part is dropped whole and described in *problems.
 std::vector<RangeSeries> assembleRange(
     const std::vector<RawRangePart> &parts, const RangeRequest &request, uint32_t gpuCount, QStringList *problems);
 

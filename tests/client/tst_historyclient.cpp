@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <string>
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
@@ -172,6 +173,26 @@ private Q_SLOTS:
         problems.clear();
         QVERIFY(assembleRange({ good("sm_clock", { 10 }) }, request, 8, &problems).empty());
         QVERIFY(problems.value(0).contains(QStringLiteral("not asked for")));
+    }
+
+    // A request for the backend's default set takes any metric, but no more of them than a catalogue lists (a
+    // backend could send a part for each of millions of made-up metrics, each a series to look up for every part).
+    void aDefaultSetRangeHasNoMoreMetricsThanACatalogue()
+    {
+        RangeRequest request; // no metrics named: the default set
+        request.gpus = { 2 };
+        std::vector<RawRangePart> parts(300);
+        for (size_t i = 0; i < parts.size(); ++i) {
+            parts[i].metricId = "m" + std::to_string(i);
+            parts[i].gpus = request.gpus;
+        }
+        QStringList problems;
+        const auto series = assembleRange(parts, request, 8, &problems);
+        QCOMPARE(series.size(), size_t(256));
+        QCOMPARE(series.back().metricId, QStringLiteral("m255"));
+        QCOMPARE(problems.size(), 44);
+        QVERIFY2(problems[0].contains(QStringLiteral("dropped m256 history: more metrics than the 256 a catalogue")),
+            qPrintable(problems[0]));
     }
 
     // The service sends one part without rows for a metric that has none: an empty series, not a memcpy from a null
@@ -353,6 +374,52 @@ private Q_SLOTS:
         QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("more than")),
             qPrintable(failed.first().at(1).toString()));
         QVERIFY2(service.sent < 64, qPrintable(QString::number(service.sent))); // cut after about 16 MiB
+        QTRY_COMPARE(client.pendingRequests(), 0);
+        server->Shutdown(std::chrono::system_clock::now() + 2s);
+    }
+
+    // The same with parts of no rows at all, a dozen bytes each: they pass no byte limit for a long while, and each
+    // costs a couple of hundred bytes once read. A metric's rows come in parts of a row at least: past the request's
+    // metrics x (rows + 1) parts the call is cut.
+    void anEndlessRangeOfEmptyPartsIsCut()
+    {
+        class Endless final : public pb::Telemetry::Service
+        {
+            grpc::Status QueryRange(grpc::ServerContext *context, const pb::QueryRangeRequest *request,
+                grpc::ServerWriter<pb::QueryRangePart> *writer) override
+            {
+                pb::QueryRangePart part;
+                part.set_metric_id("gpu_temp");
+                part.add_gpus(request->gpus(0));
+                while (!context->IsCancelled() && sent < 1000000 && writer->Write(part)) {
+                    ++sent;
+                }
+                return grpc::Status::CANCELLED;
+            }
+
+        public:
+            std::atomic<int> sent { 0 };
+        } service;
+        int port = 0;
+        grpc::ServerBuilder builder;
+        builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+        builder.RegisterService(&service);
+        const auto server = builder.BuildAndStart();
+        QVERIFY(server && port > 0);
+
+        HistoryClient client(QStringLiteral("127.0.0.1:%1").arg(port));
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+        RangeRequest request;
+        request.metricIds = { QStringLiteral("gpu_temp") };
+        request.gpus = { 0 };
+        request.fromMs = 1'700'000'000'000;
+        request.toMs = request.fromMs + 60'000;
+        request.stepMs = 15'000; // 5 rows (and 2 to spare): at most 7 parts
+        client.queryRange(request);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
+        QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("more than the 7 parts this range can take")),
+            qPrintable(failed.first().at(1).toString()));
+        QVERIFY2(service.sent < 100000, qPrintable(QString::number(service.sent)));
         QTRY_COMPARE(client.pendingRequests(), 0);
         server->Shutdown(std::chrono::system_clock::now() + 2s);
     }
