@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "service/backendserver.h"
 
+#include "service/healthreport.h"
+#include "service/reflectiongate.h"
 #include "service/telemetryservice.h"
 
 #include "common/keepalive.h"
@@ -9,7 +11,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 
 #include <fmt/format.h>
@@ -161,9 +165,17 @@ bool BackendServer::start(const std::string &address, std::string *error)
         options.pem_key_cert_pairs.push_back({ key, certificate });
         credentials = grpc::SslServerCredentials(options);
     }
+    // gRPC's own health service, answered outside the Telemetry service and so outside the gate (see the class). The
+    // switch is process-wide and read when a server is built.
+    grpc::EnableDefaultHealthCheckService(true);
+    // Reflection likewise (a builder plugin, process-wide), but behind the gate.
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, credentials, &m_port);
     builder.RegisterService(m_service.get());
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(std::make_unique<ReflectionGate>(*m_gate));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
     // Frames are sent in parts under 4 MiB; keep gRPC's limit where the contract says it is.
     builder.SetMaxSendMessageSize(4 * 1024 * 1024);
     // Consoles probe a quiet stream with pings (their keepalive); accept them as often as a console may send them,
@@ -176,6 +188,17 @@ bool BackendServer::start(const std::string &address, std::string *error)
         *error = fmt::format("cannot listen on {} (address in use or not local?)", address);
         return false;
     }
+    // gRPC's health service starts out SERVING for the server as a whole (""); NOT_SERVING at once, a few
+    // microseconds after the port opened and long before a probe's handshake can finish, then as HealthReport says.
+    // The Telemetry service by its name says the same.
+    if (grpc::HealthCheckServiceInterface *health = m_server->GetHealthCheckService()) {
+        const auto report = [health](bool serving) {
+            health->SetServingStatus("", serving);
+            health->SetServingStatus(fleetscope::telemetry::v1::Telemetry::service_full_name(), serving);
+        };
+        report(false);
+        m_health = std::make_unique<HealthReport>(*m_source, report);
+    }
     return true;
 }
 
@@ -186,6 +209,10 @@ std::string BackendServer::listeningAddress() const
 
 void BackendServer::stop()
 {
+    if (m_health) {
+        m_health->stop(); // Shutdown() says NOT_SERVING for good
+        m_health.reset();
+    }
     if (m_server) {
         // Streams notice the shutdown within their 200 ms wake-up; after the deadline gRPC cancels what is left.
         m_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

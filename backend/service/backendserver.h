@@ -13,9 +13,15 @@ class Server;
 
 namespace fleetscope::backend {
 
+class HealthReport;
 class TelemetryService;
 
 // A running backend: the fleet's frame source (simulated or polled) and the gRPC server that serves it.
+//
+// Besides the Telemetry service, the server answers the standard health service (grpc.health.v1.Health, gRPC's own;
+// HealthReport says what it says) without a token or any other credential: Kubernetes' gRPC probes and load balancers
+// ask it, and have none to give. It tells nothing about the fleet but whether the backend serves. Every other call
+// passes the AccessGate, server reflection's (grpc.reflection.v1alpha, for grpcurl) too: see ReflectionGate.
 class BackendServer
 {
 public:
@@ -66,6 +72,7 @@ private:
     std::unique_ptr<FrameSource> m_source;
     std::unique_ptr<TelemetryService> m_service;
     std::unique_ptr<grpc::Server> m_server;
+    std::unique_ptr<HealthReport> m_health; // reports to m_server's health service: goes before it
 };
 
 } // namespace fleetscope::backend
