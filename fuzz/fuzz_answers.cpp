@@ -2,14 +2,16 @@
 // The console's decoders of the backend's unary and history answers, against a topology made by the backend's
 // encoder: QueryRange parts (rawRangePart, assembleRange), StreamEvents events (decodeEvent), ListJobs (decodeJobs)
 // GetSummary (decodeSummary) and ListMetrics (decodeMetricCatalogue). The first byte picks the answer (bits 0-1, or
-// bit 5 for the catalogue), the topology (bits 2-3: 8, 64 or 200 HGX GPUs, or 144 in NVL72 racks) and, bit 4, none (a
-// client not yet given one: events and range columns checked for sign only). Then messages with 16-bit length
-// prefixes (fuzzinput.h): a QueryRangeRequest and its QueryRangePart answer, Events, one ListJobsResponse, one Summary
-// or one ListMetricsResponse. A catalogue entry kept with an id a view cannot carry, an id seen before, a range with
-// no finite span, or a name, unit or field past its limit or holding a control character: trap. Whatever is kept must
-// index inside the topology: a GPU or node past it, a series whose values are not rows x columns or whose times go
-// backwards, a GPU held by two running jobs, trap. A summary is bounded by its own fleet rollup (decodeSummary is given
-// no topology; its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders' failures
+// bit 5 for the catalogue), the topology (bits 2-3: 8, 64 or 200 HGX GPUs, or 144 in NVL72 racks; with bit 6, 8,192,
+// 65,536 or 1,048,576 HGX GPUs, or 9,216 in NVL72 racks, where runs of GPUs multiply: 260,000 ended jobs each run over
+// 8,192 GPUs once expanded to billions of entries) and, bit 4, none (a client not yet given one: events and range
+// columns checked for sign only). Then messages with 16-bit length prefixes (fuzzinput.h): a QueryRangeRequest and its
+// QueryRangePart answer, Events, one ListJobsResponse, one Summary or one ListMetricsResponse. A catalogue entry kept
+// with an id a view cannot carry, an id seen before, a range with no finite span, or a name, unit or field past its
+// limit or holding a control character: trap. Whatever is kept must index inside the topology: a GPU or node past it, a
+// series whose values are not rows x columns or whose times go backwards, a GPU held by two running jobs, a job list of
+// more GPU entries than maxJobGpuEntries, trap. A summary is bounded by its own fleet rollup (decodeSummary is given no
+// topology; its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders' failures
 // over the total, trap.
 #include "client/historydecode.h"
 #include "client/protodecode.h"
@@ -41,6 +43,10 @@ TopologyPtr topologyOf(uint32_t gpus, backend::Hardware hardware)
     }
     return topology;
 }
+
+// Made once, before the first input: a million GPUs' topology takes seconds under the sanitizers, past libFuzzer's
+// time limit for one input.
+std::array<TopologyPtr, 8> g_topologies;
 
 void range(const std::vector<std::string_view> &messages, const Topology *topology)
 {
@@ -161,8 +167,13 @@ void jobs(const std::vector<std::string_view> &messages, const Topology &topolog
         __builtin_trap(); // a job dropped without a reason
     }
     std::vector<int32_t> holder(topology.gpuCount, -1);
+    uint64_t entries = 0;
     for (size_t j = 0; j < list->jobs.size(); ++j) {
         const Job &job = list->jobs[j];
+        entries += job.gpus.size();
+        if (entries > maxJobGpuEntries(topology.gpuCount)) {
+            __builtin_trap(); // the list expanded past its bound
+        }
         for (size_t k = 0; k < job.gpus.size(); ++k) {
             const uint32_t g = job.gpus[k];
             if (g >= topology.gpuCount || (k > 0 && g <= job.gpus[k - 1])) {
@@ -299,6 +310,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 {
     // A string field that is not UTF-8 fails the parse, as on the wire, without protobuf's line on stderr each time.
     google::protobuf::SetLogHandler(nullptr);
+    g_topologies = { topologyOf(8, backend::Hardware::HgxH100), topologyOf(64, backend::Hardware::HgxH100),
+        topologyOf(200, backend::Hardware::HgxH100), topologyOf(144, backend::Hardware::Gb200Nvl72),
+        topologyOf(8192, backend::Hardware::HgxH100), topologyOf(65536, backend::Hardware::HgxH100),
+        topologyOf(1U << 20U, backend::Hardware::HgxH100), topologyOf(9216, backend::Hardware::Gb200Nvl72) };
     return 0;
 }
 
@@ -307,10 +322,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1) {
         return 0;
     }
-    static const std::array<TopologyPtr, 4> topologies
-        = { topologyOf(8, backend::Hardware::HgxH100), topologyOf(64, backend::Hardware::HgxH100),
-              topologyOf(200, backend::Hardware::HgxH100), topologyOf(144, backend::Hardware::Gb200Nvl72) };
-    const Topology &topology = *topologies[(data[0] >> 2U) & 3U];
+    const Topology &topology = *g_topologies[((data[0] >> 2U) & 3U) | ((data[0] & 0x40U) != 0 ? 4U : 0U)];
     const bool withTopology = (data[0] & 0x10U) == 0;
     const auto messages = fuzz::splitParts(data + 1, size - 1, 64);
     if ((data[0] & 0x20U) != 0) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The console's reading of a GetTopology stream: decodeTopology joins and checks TopologyParts; a topology it accepts
-// is laid out every way the map can show it, and every layout must put every GPU in a cell of its own. The first
+// The console's reading of a GetTopology stream: TopologyCollector takes the parts as they come, bounded by what the
+// header's GPU count can need (a part past that refused, and everything after it), and decodeTopology joins and
+// checks them; a topology it accepts is laid out every way the map can show it, and every layout must put every GPU
+// in a cell of its own. The first
 // byte: its low 7 bits the map's aspect ratio for the compact and job layouts (1/8 to 16 times as wide as tall); its
 // high bit what the rest is:
 //   0: TopologyPart messages with length prefixes (fuzzinput.h), parsed as the wire gives them;
@@ -107,8 +109,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             parts.push_back(std::move(part));
         }
     }
+    TopologyCollector collector;
     QString error;
-    const TopologyPtr topology = decodeTopology(parts, &error);
+    bool refused = false;
+    for (auto &part : parts) {
+        const uint64_t before = collector.bytes();
+        if (!collector.add(std::move(part), &error)) {
+            refused = true;
+            if (error.isEmpty()) {
+                __builtin_trap(); // refused without a reason
+            }
+            break;
+        }
+        if (collector.parts() > uint64_t { maxGpus } + 1 || collector.bytes() < before) {
+            __builtin_trap();
+        }
+    }
+    const TopologyPtr topology = collector.finish(&error);
+    if (refused && topology) {
+        __builtin_trap(); // a stream refused part way, decoded all the same
+    }
+    if (topology && collector.bytes() > maxTopologyBytes(topology->gpuCount)) {
+        __builtin_trap(); // more bytes kept than the fleet can need
+    }
     if (!topology) {
         if (error.isEmpty()) {
             __builtin_trap(); // refused without a reason

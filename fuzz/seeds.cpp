@@ -155,7 +155,8 @@ void topologySeeds()
     }
 }
 
-// --- frameparts: FramePart messages with length prefixes, for the 64-GPU topology of fuzz_frameparts.cpp.
+// --- frameparts: a mode byte (fuzz_frameparts.cpp: bits 0-1 the fleet, 64, 8,192, 131,072 or 1,048,576 GPUs; bit 2 the
+// four metrics below named), then FramePart messages with length prefixes.
 
 Frame frameOf(uint64_t sequence, uint32_t gpus)
 {
@@ -183,20 +184,29 @@ void framePartSeeds()
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
         all.push_back(static_cast<MetricId>(m));
     }
-    const auto seed = [&](const char *name, const std::vector<std::vector<pb::FramePart>> &frames) {
-        std::string input;
-        for (const auto &parts : frames) {
-            for (const auto &part : parts) {
-                appendPart(&input, part.SerializeAsString());
+    // mode: the fuzzer's first byte; at most `parts` parts of each frame (the fuzzer reads 8 kB at most).
+    const auto seed = [&](const char *name, uint8_t mode, const std::vector<std::vector<pb::FramePart>> &frames,
+                          size_t parts = 64) {
+        std::string input(1, static_cast<char>(mode));
+        for (const auto &frame : frames) {
+            for (size_t i = 0; i < frame.size() && i < parts; ++i) {
+                appendPart(&input, frame[i].SerializeAsString());
             }
         }
         write("frameparts", name, input);
     };
-    seed("one-part", { encodeFrame(frameOf(1, gpus), few, generation) });
-    seed("four-parts", { encodeFrame(frameOf(2, gpus), few, generation, 16) });
-    seed("every-metric", { encodeFrame(frameOf(3, gpus), all, generation, 32) });
-    seed("two-frames",
+    seed("one-part", 4, { encodeFrame(frameOf(1, gpus), few, generation) });
+    seed("four-parts", 4, { encodeFrame(frameOf(2, gpus), few, generation, 16) });
+    seed("every-metric", 0, { encodeFrame(frameOf(3, gpus), all, generation, 32) });
+    seed("two-frames", 4,
         { encodeFrame(frameOf(4, gpus), few, generation, 32), encodeFrame(frameOf(5, gpus), few, generation, 32) });
+    // The first parts of frames of the large fleets, where a part's claims (its part count, GPU count and planes) are
+    // multiplied by the fleet: 8,192 GPUs in parts of 128, and a million.
+    seed("fleet-8192-subscribed", 5, { encodeFrame(frameOf(7, 8192), few, generation, 128) }, 2);
+    seed("fleet-8192-default", 1, { encodeFrame(frameOf(8, 8192), { MetricId::GpuTemp }, generation, 256) }, 2);
+    seed("fleet-1m-subscribed", 7, { encodeFrame(frameOf(9, 1U << 20U), few, generation, 96) }, 1);
+    seed("fleet-131072-default", 2,
+        { encodeFrame(frameOf(10, 131072), { MetricId::Power, MetricId::GpuUtil }, generation, 64) }, 3);
     // The 16-bit encoding, which the backend can send but the encoder above does not: 0xFFFF is no value.
     auto parts = encodeFrame(frameOf(6, gpus), { MetricId::GpuTemp }, generation, 32);
     for (auto &part : parts) {
@@ -212,7 +222,7 @@ void framePartSeeds()
         plane->set_offset(20.0F);
         plane->set_values(values);
     }
-    seed("uint16", { parts });
+    seed("uint16", 0, { parts });
 }
 
 // --- promjson: a mode byte (fuzz_promjson.cpp), then the answer's body.
@@ -379,6 +389,32 @@ void answerSeeds()
     write("answers", "jobs-64", jobsInput);
     jobsInput[0] = 2; // 8 GPUs
     write("answers", "jobs-8", jobsInput);
+
+    // ListJobs at 8,192 GPUs (bit 6), GPUs in runs as the encoder sends them: a running job on half the fleet, and
+    // ended ones each run over all of it (hundreds of them once expanded to billions of entries).
+    pb::ListJobsResponse runs;
+    const auto runJob = [&runs](uint64_t id, uint32_t first, uint32_t count, int64_t end) {
+        auto *j = runs.add_jobs();
+        j->set_id(id);
+        j->set_name("run-" + std::to_string(id));
+        j->set_owner("ada");
+        auto *run = j->add_gpu_runs();
+        run->set_first(first);
+        run->set_count(count);
+        j->set_start_time_ms(1'700'000'000'000 + static_cast<int64_t>(id));
+        j->set_end_time_ms(end);
+    };
+    runJob(1, 0, 4096, 0);
+    runJob(2, 4096, 8, 0);
+    for (uint64_t id = 3; id < 40; ++id) {
+        runJob(id, 0, 8192, 1'700'000'100'000);
+    }
+    runs.set_ended_jobs_left_out(3);
+    std::string runsInput(1, static_cast<char>(2 | 0x40)); // 8,192 GPUs
+    appendPart(&runsInput, runs.SerializeAsString());
+    write("answers", "jobs-8192-runs", runsInput);
+    runsInput[0] = static_cast<char>(2 | 0x40 | 8); // 1,048,576 GPUs
+    write("answers", "jobs-1m-runs", runsInput);
 
     // GetSummary: the backend's summarise over three frames of 64 GPUs, an XID and a job, with two repeat offenders.
     const FleetShape shape = FleetShape::forGpuCount(64);
