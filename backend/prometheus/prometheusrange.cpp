@@ -16,10 +16,26 @@ namespace {
 
 constexpr float nan = std::numeric_limits<float>::quiet_NaN();
 
-// Unix milliseconds as the HTTP API's seconds.
+// Unix milliseconds as the HTTP API's seconds. The magnitude as unsigned: std::abs(INT64_MIN) does not exist.
 std::string apiSeconds(int64_t ms)
 {
-    return fmt::format("{}{}.{:03}", ms < 0 ? "-" : "", std::abs(ms) / 1000, std::abs(ms) % 1000);
+    const uint64_t magnitude = ms < 0 ? uint64_t { 0 } - static_cast<uint64_t>(ms) : static_cast<uint64_t>(ms);
+    return fmt::format("{}{}.{:03}", ms < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
+}
+
+// The row of a point's time on the grid from, from + step, ... (rows of them), or -1 when it is not one of those
+// times. The time is an upstream's, any int64 (INT64_MIN included): compared before anything is subtracted from it.
+int64_t rowOnGrid(int64_t timeMs, int64_t from, int64_t step, int64_t rows)
+{
+    if (timeMs < from) {
+        return -1;
+    }
+    const auto offset = static_cast<uint64_t>(timeMs) - static_cast<uint64_t>(from); // exact: from <= timeMs
+    const auto step64 = static_cast<uint64_t>(step);
+    if (offset % step64 != 0 || offset / step64 >= static_cast<uint64_t>(rows)) {
+        return -1;
+    }
+    return static_cast<int64_t>(offset / step64);
 }
 
 } // namespace
@@ -61,19 +77,23 @@ bool PrometheusSource::rangeTimes(
 {
     times->clear();
     sampleTimes->clear();
-    if (range->stepMs < 1 || range->toMs < range->fromMs) {
-        *error = fmt::format("need from <= to and a step of at least 1 ms (got {} .. {} step {})", range->fromMs,
+    // The service refuses the same before it asks (from before 1970, reversed, step below 1 ms); here again, since
+    // these are any caller's int64s: with 0 <= from <= to, to - from is an int64 and no step below overflows.
+    if (range->stepMs < 1 || range->fromMs < 0 || range->toMs < range->fromMs) {
+        *error = fmt::format("need 0 <= from <= to and a step of at least 1 ms (got {} .. {} step {})", range->fromMs,
             range->toMs, range->stepMs);
         return false;
     }
     const int64_t maxPoints = std::max<int64_t>(2, m_options.maxRangePoints);
-    int64_t rows = (range->toMs - range->fromMs) / range->stepMs + 1;
-    if (rows > maxPoints) {
-        // Coarser, on the same grid: every k-th of the times asked for.
-        const int64_t k = (rows - 1 + maxPoints - 2) / (maxPoints - 1);
-        range->stepMs *= k;
-        rows = (range->toMs - range->fromMs) / range->stepMs + 1;
+    const int64_t span = range->toMs - range->fromMs;
+    // Rows less one: (span / step) + 1 overflows for a step of 1 ms over all of int64's positive times.
+    if (span / range->stepMs > maxPoints - 1) {
+        // Coarser, on the same grid: every k-th of the times asked for (k rounded up, so that at most maxPoints
+        // remain). k <= gaps, so k x step <= gaps x step <= to - from: no overflow.
+        const int64_t gaps = span / range->stepMs;
+        range->stepMs *= gaps / (maxPoints - 1) + (gaps % (maxPoints - 1) != 0 ? 1 : 0);
     }
+    const int64_t rows = span / range->stepMs + 1;
     const int64_t from = range->fromMs;
     const int64_t step = range->stepMs;
     std::vector<int64_t> sampleOfRow(static_cast<size_t>(rows), -1);
@@ -84,11 +104,12 @@ bool PrometheusSource::rangeTimes(
         m_options.historyTimeout, &json, static_cast<size_t>(rows) + 16,
         [](const PromSample &) { return int64_t { 0 }; },
         [&](int64_t, int64_t timeMs, double seconds) {
-            const int64_t offset = timeMs - from;
-            if (offset < 0 || offset % step != 0 || offset / step >= rows || !std::isfinite(seconds) || seconds <= 0) {
+            const int64_t row = rowOnGrid(timeMs, from, step, rows);
+            int64_t sampleMs = 0;
+            if (row < 0 || !PromJson::unixMs(seconds, &sampleMs) || sampleMs <= 0) {
                 return; // not a time asked for, or no time at all: that row stays without a sample
             }
-            sampleOfRow[static_cast<size_t>(offset / step)] = std::llround(seconds * 1000.0);
+            sampleOfRow[static_cast<size_t>(row)] = sampleMs;
         },
         error);
     if (!ok) {
@@ -160,11 +181,11 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
             return it->second;
         },
         [&](int64_t column, int64_t timeMs, double value) {
-            const int64_t offset = timeMs - from;
-            if (offset < 0 || offset % step != 0 || offset / step >= static_cast<int64_t>(rowOf.size())) {
+            const int64_t onGrid = rowOnGrid(timeMs, from, step, static_cast<int64_t>(rowOf.size()));
+            if (onGrid < 0) {
                 return;
             }
-            const int32_t row = rowOf[static_cast<size_t>(offset / step)];
+            const int32_t row = rowOf[static_cast<size_t>(onGrid)];
             if (row < 0) {
                 return;
             }
@@ -193,15 +214,18 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
 std::vector<TimedEvent> PrometheusSource::pastEvents(int64_t fromMs, int64_t toMs)
 {
     std::vector<TimedEvent> out;
+    // The frame source's clock less its --past-events; from before 1970 too would let to - from overflow.
+    fromMs = std::max<int64_t>(0, fromMs);
     if (toMs <= fromMs) {
         return out;
     }
     const auto &shape = m_topology.shape();
     const int64_t maxPoints = std::max<int64_t>(2, m_options.maxRangePoints);
-    const int64_t step
-        = std::max<int64_t>({ 1, m_options.eventStep.count(), (toMs - fromMs + maxPoints - 2) / (maxPoints - 1) });
+    const int64_t span = toMs - fromMs;
+    const int64_t step = std::max<int64_t>(
+        { 1, m_options.eventStep.count(), span / (maxPoints - 1) + (span % (maxPoints - 1) != 0 ? 1 : 0) });
     // The grid ends now, so that the first poll continues where it stops.
-    const int64_t start = toMs - (toMs - fromMs) / step * step;
+    const int64_t start = toMs - span / step * step;
     // Per GPU, whatever other labels its series have: a job's pod labels, and recent dcgm-exporters' err_code and
     // err_msg on the XID gauge, start a new series when they change, which a comparison of series with their own
     // past would miss. Two series of one GPU at once (two exporters) count as the higher one.

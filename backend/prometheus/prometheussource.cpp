@@ -355,10 +355,11 @@ std::shared_ptr<Frame> PrometheusSource::firstFrame()
     // before the start: consoles saw time go backwards, and the flight recorder refused that frame.
     auto frame = emptyFrame();
     std::string error;
+    int64_t sampleMs = 0;
     if (query(sampleTimeQuery(m_map), nowUnixMs(), std::chrono::steady_clock::now() + m_options.timeout, false,
             &m_samples, &error)
-        && !m_samples.empty() && std::isfinite(m_samples.front().value) && m_samples.front().value > 0) {
-        frame->sampleTimeMs = std::llround(m_samples.front().value * 1000.0) - 1;
+        && !m_samples.empty() && PromJson::unixMs(m_samples.front().value, &sampleMs) && sampleMs > 0) {
+        frame->sampleTimeMs = sampleMs - 1;
     }
     return frame;
 }
@@ -415,20 +416,21 @@ std::shared_ptr<Frame> PrometheusSource::poll()
     ++queriesDone;
     int64_t sampleMs = evalMs; // no series at all: a frame without data, as of now
     if (!m_samples.empty()) {
+        // A value, not a point's time, so not checked by the parser: a time after 1970 and before the year 10000.
         const double seconds = m_samples.front().value;
-        if (!std::isfinite(seconds) || seconds <= 0) {
+        if (!PromJson::unixMs(seconds, &sampleMs) || sampleMs <= 0) {
             return fail(fmt::format("query '{}': the newest sample time is '{}'", sampleTimeQuery(m_map), seconds));
         }
-        sampleMs = std::llround(seconds * 1000.0);
     }
     const bool anySeries = !m_samples.empty();
     // One host's own scrape time, for the interval: the fleet's newest sample moves on with every target's scrape.
     if (n > 0) {
         std::string ignored;
         const std::string refQuery = sampleTimeQuery(m_map, hostSelector({ 0 }));
+        int64_t scrapeMs = 0;
         if (query(refQuery, evalMs, deadline, false, &m_samples, &ignored) && m_samples.size() == 1
-            && std::isfinite(m_samples.front().value) && m_samples.front().value > 0) {
-            noteScrape(std::llround(m_samples.front().value * 1000.0));
+            && PromJson::unixMs(m_samples.front().value, &scrapeMs) && scrapeMs > 0) {
+            noteScrape(scrapeMs); // bounded: the interval and the next poll's time below stay inside int64
         }
     }
     if (anySeries && sampleMs <= m_lastSampleMs) {

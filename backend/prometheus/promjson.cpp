@@ -26,6 +26,17 @@ PromJson::PromJson()
 
 PromJson::~PromJson() = default;
 
+bool PromJson::unixMs(double seconds, int64_t *ms)
+{
+    // Compared before the product is rounded: NaN fails both comparisons.
+    constexpr double bound = static_cast<double>(maxUnixMs) / 1000.0;
+    if (!(seconds >= -bound && seconds <= bound)) {
+        return false;
+    }
+    *ms = std::llround(seconds * 1000.0);
+    return true;
+}
+
 bool PromJson::parseValue(std::string_view text, double *value)
 {
     if (!text.empty() && text.front() == '+') {
@@ -186,7 +197,11 @@ simdjson::error_code readPair(od::array pair, int64_t *timeMs, double *value, st
             if (auto e = item.get_double().get(seconds)) {
                 return e;
             }
-            *timeMs = std::llround(seconds * 1000.0);
+            if (!PromJson::unixMs(seconds, timeMs)) {
+                *error
+                    = fmt::format("sample time {} s is not a time (beyond the year 9999 either side of 1970)", seconds);
+                return simdjson::NUMBER_OUT_OF_RANGE;
+            }
         } else if (i == 1) {
             std::string_view text;
             if (auto e = item.get_string().get(text)) {

@@ -103,6 +103,14 @@ public:
     // Prometheus' sample values: decimal numbers, "NaN", "+Inf", "-Inf". False when text is none of these.
     static bool parseValue(std::string_view text, double *value);
 
+    // A Unix time in seconds from an upstream (a point's time, or a timestamp() query's value) as milliseconds. False
+    // unless it is finite and within maxUnixMs either side of 1970: no scrape is stamped after the year 9999, and a
+    // time beyond it is a broken answer, not a sample time. Without the bound, llround of a time past int64's
+    // milliseconds gave an unspecified value (LLONG_MIN here), which the range code then subtracted from (undefined
+    // behaviour); within it, sums and differences of a few such times stay far inside int64.
+    static constexpr int64_t maxUnixMs = 253'402'300'799'999; // 9999-12-31T23:59:59.999Z
+    static bool unixMs(double seconds, int64_t *ms);
+
 private:
     struct Parser;
     std::unique_ptr<Parser> m_parser;

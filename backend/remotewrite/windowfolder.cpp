@@ -76,12 +76,12 @@ WindowFolder::WindowFolder(const FleetShape &shape, const Options &options)
     , m_gpus(shape.gpuCount)
     , m_closedThrough(std::numeric_limits<int64_t>::min())
 {
-    m_options.windowMs = std::max<int64_t>(1, m_options.windowMs);
+    m_options.windowMs = std::clamp<int64_t>(m_options.windowMs, 1, maxWindowMs);
     if (m_options.startMs > 0) {
         m_firstWindow = windowOf(m_options.startMs, m_options.windowMs) + 1;
         m_closedThrough = m_firstWindow - 1;
     }
-    m_options.delayMs = std::max<int64_t>(0, m_options.delayMs);
+    m_options.delayMs = std::clamp<int64_t>(m_options.delayMs, 0, maxWindowMs);
     if (m_options.graceMs <= 0) {
         m_options.graceMs = 3 * m_options.windowMs;
     }
@@ -104,12 +104,22 @@ WindowFolder::~WindowFolder() = default;
 
 int64_t WindowFolder::windowOf(int64_t timeMs, int64_t windowMs)
 {
-    // Floor, also for times before 1970.
-    return timeMs >= 0 ? timeMs / windowMs : -((-timeMs + windowMs - 1) / windowMs);
+    // Floor, also for times before 1970, without negating the time: -INT64_MIN does not exist, and a sender's
+    // timestamp may be any int64 (it wrapped to a window far in the future before, counted as from the future instead
+    // of too old). Division truncates towards zero; a negative time with a remainder is one window further down.
+    const int64_t quotient = timeMs / windowMs;
+    return timeMs % windowMs < 0 ? quotient - 1 : quotient;
 }
 
 WindowFolder::Window *WindowFolder::windowFor(int64_t index, int64_t nowMs, Counts *counts)
 {
+    // No sender stamps a sample before 1970: such a time is too old for any window. Refused before anything is
+    // computed from it, so that every window's start, end and age below is a time after 1970 and before the clock's
+    // next window (index x window length could not even be represented for the window of INT64_MIN).
+    if (index < 0) {
+        ++counts->tooOld;
+        return nullptr;
+    }
     if (index < m_firstWindow) {
         ++counts->beforeStart;
         return nullptr;

@@ -43,12 +43,13 @@ struct MappedJob
 // and the network). Windows are aligned to multiples of their length, so each target's scrape falls into exactly one.
 //
 // Per window and GPU the newest sample of each field wins; an older one is out of order and a repeated one (a
-// sender's retry) a duplicate, both dropped and counted; so are samples for a window already published (too old) and
-// samples more than a window ahead of the clock (from the future). A GPU keeps its values from window to window and
-// turns to no data once it has sent nothing for the grace period. The counters (ECC, NVLink, PCIe, remapped rows)
-// become their increase over the last five minutes and the XID gauge its number of changes, as the Prometheus
-// source's increase(...[5m]) and changes(...[5m]); a counter that falls was reset and counts from zero. Events and
-// jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
+// sender's retry) a duplicate, both dropped and counted; so are samples for a window already published or from
+// before 1970 (too old) and samples more than a window ahead of the clock (from the future). A sample's time is any
+// int64 a sender wrote; it is placed in its window without overflow and refused before any other arithmetic. A GPU
+// keeps its values from window to window and turns to no data once it has sent nothing for the grace period. The
+// counters (ECC, NVLink, PCIe, remapped rows) become their increase over the last five minutes and the XID gauge its
+// number of changes, as the Prometheus source's increase(...[5m]) and changes(...[5m]); a counter that falls was reset
+// and counts from zero. Events and jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
 //
 // Memory: an open window holds 96 bytes per GPU (8 gauges as float, 7 raw counters as double, a time and a mask), the
 // folded state about the same; at most maxOpenWindows are open.
@@ -58,10 +59,16 @@ struct MappedJob
 class WindowFolder
 {
 public:
+    // The longest window and delay taken; longer ones are cut to it. A window length may come from the senders'
+    // timestamps (the interval they show, when none is given), and nothing bounds those; past a day it is not a
+    // scrape interval. Within it a sample's offset in its window fits the int32 kept per GPU, and a window's end plus
+    // the delay stays far inside int64 for every window a sample may open (from 1970 to the clock's next window).
+    static constexpr int64_t maxWindowMs = 24 * 3600 * 1000;
+
     struct Options
     {
-        int64_t windowMs = 1000;
-        int64_t delayMs = 2000;
+        int64_t windowMs = 1000; // 1 .. maxWindowMs
+        int64_t delayMs = 2000; // 0 .. maxWindowMs
         int64_t graceMs = 0; // 0: three windows
         size_t maxOpenWindows = 8;
         // The receiver's start: samples from before it are ignored (not counted as dropped) and the window it falls in

@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -910,6 +911,64 @@ private Q_SLOTS:
             (std::vector<int64_t> { range.fromMs, range.fromMs + 3000, range.fromMs + 6000, range.fromMs + 9000 }));
         QCOMPARE(sampleTimes, times);
         QCOMPARE(fake.lastRange(query).value(2), QStringLiteral("3.000"));
+    }
+
+    // Times at the ends of int64, from a caller and from the upstream. A range of every millisecond of int64's
+    // positive times had (to - from) / step + 1 rows overflow to a negative count (a vector of 2^63 rows: the test
+    // died); now it is coarsened to maxRangePoints. A point the upstream stamps past the year 9999 (1e19 s, or -1e19
+    // s) became LLONG_MIN through llround, which the grid's offset then subtracted from (undefined); now the answer
+    // is refused as broken. From before 1970 is refused as the service refuses it (std::abs(INT64_MIN) before).
+    void timesAtTheEndsOfInt64()
+    {
+        constexpr int64_t most = std::numeric_limits<int64_t>::max();
+        FakePrometheus fake;
+        answerFleet(fake);
+        auto source = std::make_unique<PrometheusSource>([](const std::string &) {});
+        PrometheusSource::Options options;
+        options.url = fake.url();
+        options.maxRangePoints = 5;
+        std::string error;
+        QVERIFY2(source->start(options, &error), error.c_str());
+        const std::vector<uint32_t> gpus { 3 };
+        const std::string query = PrometheusSource::sampleTimeQuery(hostnameProfile, source->hostSelector(gpus));
+        fake.setRange(query, { 200, matrixAnswer({}), 0 });
+
+        HistoryProvider::Range range;
+        range.fromMs = 0;
+        range.toMs = most;
+        range.stepMs = 1;
+        range.gpus = gpus;
+        std::vector<int64_t> times;
+        std::vector<int64_t> sampleTimes;
+        QVERIFY2(source->rangeTimes(&range, &times, &sampleTimes, &error), error.c_str());
+        // 2^63 - 1 gaps of 1 ms in at most 4: every 2^61-th.
+        QCOMPARE(range.stepMs, int64_t { 1 } << 61);
+        QCOMPARE(fake.lastRange(query),
+            (QStringList { QStringLiteral("0.000"), QStringLiteral("6917529027641081.856"),
+                QStringLiteral("2305843009213693.952") }));
+        QVERIFY(times.empty());
+
+        range.fromMs = std::numeric_limits<int64_t>::min();
+        range.toMs = 1700000000000;
+        range.stepMs = 1000;
+        QVERIFY(!source->rangeTimes(&range, &times, &sampleTimes, &error));
+        QVERIFY2(contains(error, "need 0 <= from <= to"), error.c_str());
+
+        // The upstream's points: one on the grid, then one stamped 1e19 s, and one -1e19 s.
+        range.fromMs = 1700000000000;
+        range.toMs = range.fromMs + 2000;
+        range.stepMs = 1000;
+        fake.setRange(query, { 200, matrixAnswer({ { {}, {}, { { range.fromMs, "1700000000" } }, {} } }), 0 });
+        QVERIFY2(source->rangeTimes(&range, &times, &sampleTimes, &error), error.c_str());
+        QCOMPARE(times, std::vector<int64_t> { range.fromMs });
+        for (const char *stamp : { "1e19", "-1e19" }) {
+            const std::string body = std::string(R"({"status":"success","data":{"resultType":"matrix","result":[)")
+                + R"({"metric":{},"values":[[1700000000,"1700000000"],[)" + stamp + R"(,"1700000000"]]}]}})";
+            fake.setRange(query, { 200, QByteArray::fromStdString(body), 0 });
+            error.clear();
+            QVERIFY(!source->rangeTimes(&range, &times, &sampleTimes, &error));
+            QVERIFY2(contains(error, "is not a time (beyond the year 9999"), error.c_str());
+        }
     }
 
     // Jobs come from the labels dcgm-exporter puts on each GPU's series: Kubernetes pods (numbered pods of one job

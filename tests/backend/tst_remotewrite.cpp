@@ -2,6 +2,7 @@
 // The remote-write receiver: how pushed samples become frames (WindowFolder), what the decoder refuses, and the
 // receiver over real HTTP with crafted requests: every bad input answered as the protocol says, counted, and nothing
 // already held lost.
+#include "backendoptions.h"
 #include "core/clock.h"
 #include "prometheusprocess.h"
 #include "rawhttp.h"
@@ -11,9 +12,11 @@
 #include "remotewritesender.h"
 #include "sim/exporterpage.h"
 #include "sim/simulator.h"
+#include "testcertificates.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QHostAddress>
 #include <QScopeGuard>
 #include <QTcpSocket>
@@ -24,6 +27,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -135,8 +139,8 @@ private:
 
 // Starts source on a free loopback port with twoNodesAt's layout from a topology file (so that its first push ends
 // the start), windows of 1 s published as they end; pushes until it has started.
-bool startWithTwoNodes(
-    be::RemoteWriteSource &source, be::RemoteWriteSource::Options options, const QString &dir, std::string *error)
+bool startWithTwoNodes(be::RemoteWriteSource &source, be::RemoteWriteSource::Options options, const QString &dir,
+    std::string *error, const PushDoor &door = {})
 {
     const QString topology = dir + QStringLiteral("/topology.json");
     if (!writeFile(topology,
@@ -154,7 +158,7 @@ bool startWithTwoNodes(
     bool started = false;
     std::thread starter([&] { started = source.start(options, error); });
     QDeadlineTimer deadline(20000);
-    while (!deadline.hasExpired() && push(port, writeBody(twoNodesAt(be::nowUnixMs(), 40))).status != 204) {
+    while (!deadline.hasExpired() && push(port, writeBody(twoNodesAt(be::nowUnixMs(), 40)), {}, door).status != 204) {
         QTest::qWait(20); // the listener comes up on the starter thread
     }
     starter.join();
@@ -429,6 +433,58 @@ private Q_SLOTS:
         QCOMPARE(counts.accepted, uint64_t { 2 });
         QCOMPARE(counts.windowsFull, uint64_t { 1 });
         QCOMPARE(folder.openWindows(), size_t { 2 });
+    }
+
+    // A sample's time is whatever int64 the sender wrote. The window of INT64_MIN was computed by negating it
+    // (undefined; in practice it wrapped to a window far ahead, so such samples were counted as from the future), and
+    // its start (index x length) is not an int64 at all. Now times before 1970 are too old, refused before any
+    // arithmetic; those past the clock's next window are from the future; the windows around them are untouched.
+    void timesAtTheEndsOfInt64()
+    {
+        constexpr int64_t least = std::numeric_limits<int64_t>::min();
+        constexpr int64_t most = std::numeric_limits<int64_t>::max();
+        QCOMPARE(be::WindowFolder::windowOf(least, 1000), least / 1000 - 1);
+        QCOMPARE(be::WindowFolder::windowOf(least + 1, 1000), least / 1000 - 1);
+        QCOMPARE(be::WindowFolder::windowOf(least, 1), least);
+        QCOMPARE(be::WindowFolder::windowOf(most, 1000), most / 1000);
+        QCOMPARE(be::WindowFolder::windowOf(-1, 1000), int64_t { -1 });
+        QCOMPARE(be::WindowFolder::windowOf(-1000, 1000), int64_t { -1 });
+        QCOMPARE(be::WindowFolder::windowOf(-1001, 1000), int64_t { -2 });
+        QCOMPARE(be::WindowFolder::windowOf(999, 1000), int64_t { 0 });
+
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 1000, 0, 0, 8 });
+        be::WindowFolder::Counts counts;
+        folder.add({ sample(0, be::MetricId::GpuTemp, least, 1), sample(1, be::MetricId::GpuTemp, least + 1, 2),
+                       sample(2, be::MetricId::GpuTemp, -1, 3), sample(0, be::MetricId::GpuTemp, most, 4),
+                       sample(3, be::MetricId::GpuTemp, base + 10, 40) },
+            {}, base, &counts);
+        QCOMPARE(counts.tooOld, uint64_t { 3 });
+        QCOMPARE(counts.future, uint64_t { 1 });
+        QCOMPARE(counts.accepted, uint64_t { 1 });
+        QCOMPARE(folder.openWindows(), size_t { 1 });
+        be::WindowFolder::Closed closed;
+        QVERIFY(folder.closeNext(base + 1000, &closed));
+        QCOMPARE(closed.frame->sampleTimeMs, base + 10);
+        QCOMPARE(closed.gpusReporting, size_t { 1 });
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 3), 40.0F);
+
+        // After the start too: INT64_MIN is too old, not a sender's backlog of before the start.
+        be::WindowFolder started(shape, { 1000, 0, 0, 8, base });
+        counts = {};
+        started.add({ sample(0, be::MetricId::GpuTemp, least, 1), sample(0, be::MetricId::GpuTemp, base - 5000, 1) },
+            {}, base, &counts);
+        QCOMPARE(counts.tooOld, uint64_t { 1 });
+        QCOMPARE(counts.beforeStart, uint64_t { 1 });
+        QCOMPARE(counts.future, uint64_t { 0 });
+
+        // A window length the senders' timestamps suggested past a day is cut to a day: its windows' ends and the
+        // delay stay inside int64, a sample's offset in its window inside the int32 kept for it.
+        be::WindowFolder longest(shape, { most, most, 0, 8 });
+        QCOMPARE(longest.options().windowMs, be::WindowFolder::maxWindowMs);
+        QCOMPARE(longest.options().delayMs, be::WindowFolder::maxWindowMs);
+        const int64_t day = be::WindowFolder::maxWindowMs;
+        QCOMPARE(longest.nextCloseMs(base), (base / day + 1) * day + day);
     }
 
     // A GPU's job labels make a job; when its GPUs no longer carry them, it ends.
@@ -837,8 +893,10 @@ private Q_SLOTS:
         reply = push(port, writeBody(fleetAt(now(), 50)), { { "Content-Encoding", "gzip" } });
         QCOMPARE(reply.status, 400);
         QVERIFY2(QString::fromStdString(reply.body).contains(QStringLiteral("snappy")), reply.body.c_str());
+        // Over the limit: 413 from its Content-Length, unread; a sender still writing its body may see the connection
+        // shut instead (the edge closes it after the answer, and the kernel resets a socket closed with bytes unread).
         reply = push(port, std::string((size_t { 100 } << 20U), 'x'));
-        QCOMPARE(reply.status, 413);
+        QVERIFY2(reply.status == 413 || reply.status == 0, qPrintable(QString::number(reply.status)));
 
         // GPUs not in the topology, ten times more series than the fleet: taken (204), counted, logged.
         std::vector<PushedSeries> strangers;
@@ -881,94 +939,43 @@ private Q_SLOTS:
         QCOMPARE(push(port, writeBody(fleetAt(now(), 70))).status, 204);
     }
 
-    // Past its threads and queue the receiver turns connections away at once (503 with Retry-After, the request
-    // unread, the connection closed), which senders retry after a backoff; the queued pushes are taken once a
-    // thread is free, nothing already held is lost, and pushes are taken as before.
-    void floodPastTheQueueIsTurnedAway()
+    // The finding this door was rebuilt for: with eight connections open that sent nothing, a valid push got no
+    // answer in 20 s at the default four threads. Now 64 silent sockets and 64 slow readers (pushes whose answers
+    // they never read) hold descriptors, not threads, and a push beside them is answered within 2 s and taken.
+    void silentSocketsDoNotStallPushes()
     {
         QTemporaryDir dir;
         be::RemoteWriteSource source([](const std::string &) {});
-        be::RemoteWriteSource::Options options;
-        options.threads = 1;
-        options.queued = 2;
         std::string error;
-        QVERIFY2(startWithTwoNodes(source, options, dir.path(), &error), error.c_str());
+        QVERIFY2(startWithTwoNodes(source, {}, dir.path(), &error), error.c_str());
         const int port = source.port();
-        const uint32_t first = source.shape().nodes[0].firstGpu;
-        std::shared_ptr<be::Frame> frame;
-        auto frameFrom = [&](int64_t from) {
-            while (auto f = source.poll()) {
-                frame = f;
-            }
-            return frame && frame->sampleTimeMs >= from;
-        };
-        // Held before the flood: a frame (the window the start fell in is not published).
-        QTRY_VERIFY_WITH_TIMEOUT(
-            push(port, writeBody(twoNodesAt(be::nowUnixMs(), 50))).status == 204 && frameFrom(0), 5000);
-        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[first], 50.0F);
-        const uint64_t requestsBefore = source.stats().requests;
-
-        // The one thread, held by a push begun and not finished (once the pushes above have closed their connections).
-        QTRY_COMPARE_WITH_TIMEOUT(source.httpLoad().serving, size_t(0), 10000);
-        QTcpSocket holder;
-        QVERIFY(connectTo(holder, port));
-        holder.write("POST /api/v1/write HTTP/1.1\r\n");
-        QVERIFY(holder.waitForBytesWritten(5000));
-        QTRY_COMPARE_WITH_TIMEOUT(source.httpLoad().serving, size_t(1), 10000);
-        // The queue's two places, each a whole push (a millisecond on: the last push above may be of this one, and
-        // would make these duplicates).
-        const int64_t t2 = be::nowUnixMs() + 1;
-        std::vector<std::unique_ptr<QTcpSocket>> queued;
-        for (int i = 0; i < 2; ++i) {
-            queued.push_back(std::make_unique<QTcpSocket>());
-            QVERIFY(connectTo(*queued.back(), port));
-            queued.back()->write(rawPush(writeBody(twoNodesAt(t2, 60))));
-            QVERIFY(queued.back()->waitForBytesWritten(5000));
+        std::vector<std::unique_ptr<QTcpSocket>> held;
+        const QByteArray bad = rawPush(std::string(64, '\xff')); // answered 400 with a reason, never read
+        for (int i = 0; i < 64; ++i) {
+            held.push_back(std::make_unique<QTcpSocket>());
+            held.back()->bind(QHostAddress(QStringLiteral("127.0.0.2")));
+            QVERIFY(connectTo(*held.back(), port));
+            held.push_back(std::make_unique<QTcpSocket>());
+            held.back()->bind(QHostAddress(QStringLiteral("127.0.0.3")));
+            QVERIFY(connectTo(*held.back(), port));
+            held.back()->setReadBufferSize(1);
+            held.back()->write(bad + bad + bad);
         }
-        QTRY_COMPARE_WITH_TIMEOUT(source.httpLoad().waiting, size_t(2), 10000);
-
-        // The flood, every push of it whole and all open at once: each answered at once without being read, and
-        // closed (plain sockets read to their end, as a sender reads an answer).
-        constexpr int flood = 32;
-        const QByteArray floodPush = rawPush(writeBody(twoNodesAt(t2, 99)));
-        std::vector<SenderSocket> flooders(flood);
-        for (auto &sender : flooders) {
-            QVERIFY(sender.connectAndSend(port, floodPush));
-        }
-        for (auto &sender : flooders) {
-            const QByteArray busy = sender.readToEnd(QDeadlineTimer(10000));
-            QVERIFY2(busy.startsWith("HTTP/1.1 503 Service Unavailable\r\n"), busy.constData());
-            const QByteArray head = busy.left(busy.indexOf("\r\n\r\n") + 2);
-            QVERIFY2(head.contains("\r\nRetry-After: 1\r\n"), head.constData());
-            QVERIFY(head.contains("\r\nConnection: close\r\n"));
-            QVERIFY(busy.endsWith("\r\n\r\n503 Service Unavailable\n"));
-        }
-        QCOMPARE(source.stats().turnedAway, uint64_t(flood));
-        QCOMPARE(source.stats().requests, requestsBefore); // not one of them reached the receiver
-        QCOMPARE(source.httpLoad().serving, size_t(1));
-        QCOMPARE(source.httpLoad().waiting, size_t(2));
-
-        // The thread freed: the queued pushes are taken, and their window's frame has their values.
-        holder.abort();
-        for (auto &socket : queued) {
-            const auto taken = readResponse(*socket, QDeadlineTimer(10000));
-            QVERIFY(taken.complete);
-            QCOMPARE(taken.status, 204);
-        }
-        QCOMPARE(source.stats().requests, requestsBefore + 2);
-        QTRY_VERIFY_WITH_TIMEOUT(frameFrom(t2), 5000);
-        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[first], 60.0F);
-        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[first + 9], 61.0F); // node-b, GPU 1
-        QCOMPARE(source.stats().samples.dropped(), source.stats().samples.duplicate); // the second queued push
-        // And pushes go on as before.
-        const int64_t t3 = be::nowUnixMs();
-        QCOMPARE(push(port, writeBody(twoNodesAt(t3, 70))).status, 204);
-        QTRY_VERIFY_WITH_TIMEOUT(frameFrom(t3), 5000);
-        QCOMPARE(frame->plane(be::MetricId::GpuTemp)[first + 15], 77.0F);
+        QTRY_VERIFY_WITH_TIMEOUT(source.httpLoad().connections >= 128, 10000);
+        const uint64_t before = source.stats().requests;
+        const int64_t t = be::nowUnixMs() + 1;
+        QElapsedTimer timer;
+        timer.start();
+        const auto reply = push(port, writeBody(twoNodesAt(t, 60)));
+        const qint64 ms = timer.elapsed();
+        QCOMPARE(reply.status, 204);
+        QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
+        QVERIFY(source.stats().requests > before);
+        qInfo("a push answered in %lld ms beside 64 silent sockets and 64 slow readers", ms);
     }
 
-    // A sender that trickles its body in has requestTimeout from its first byte, however steadily it sends: then it
-    // is answered 408 and the thread is free again; a push that waited in the queue meanwhile is taken.
+    // A sender that trickles its body in has requestTimeout from its head, however steadily it sends: then its
+    // connection is shut (the edge cannot answer in the middle of a body), and a whole push meanwhile is taken at once.
     void slowSenderIsTimedOut()
     {
         QTemporaryDir dir;
@@ -979,39 +986,86 @@ private Q_SLOTS:
         std::string error;
         QVERIFY2(startWithTwoNodes(source, options, dir.path(), &error), error.c_str());
         const int port = source.port();
-
+        const uint64_t before = source.stats().requests;
         const std::string body = writeBody(twoNodesAt(be::nowUnixMs(), 50));
         const QByteArray raw = rawPush(body);
         qsizetype sent = raw.indexOf("\r\n\r\n") + 4 + 8;
-        QTRY_COMPARE_WITH_TIMEOUT(source.httpLoad().serving, size_t(0), 10000); // the start's pushes have closed
         QTcpSocket slow;
         QVERIFY(connectTo(slow, port));
-        QElapsedTimer sinceFirstByte;
-        sinceFirstByte.start();
+        QElapsedTimer sinceHead;
+        sinceHead.start();
         slow.write(raw.left(sent));
         QVERIFY(slow.waitForBytesWritten(5000));
-        QTRY_COMPARE_WITH_TIMEOUT(source.httpLoad().serving, size_t(1), 10000);
-        // A whole push waits for the thread meanwhile.
-        std::atomic<int> waitedStatus { -1 };
-        std::thread waiting([&] { waitedStatus = push(port, body).status; });
-        const auto joinWaiting = qScopeGuard([&] { waiting.join(); });
-        QTRY_COMPARE_WITH_TIMEOUT(source.httpLoad().waiting, size_t(1), 10000);
-        // Eight bytes every 100 ms until answered.
+        // A whole push is taken meanwhile, on the one thread.
+        QCOMPARE(push(port, body).status, 204);
+        QCOMPARE(source.stats().requests, before + 1);
+        // Eight bytes every 100 ms until shut.
         QDeadlineTimer giveUp(10000);
-        while (slow.bytesAvailable() == 0 && slow.state() == QAbstractSocket::ConnectedState && !giveUp.hasExpired()
-            && sent < raw.size()) {
+        while (slow.state() == QAbstractSocket::ConnectedState && !giveUp.hasExpired() && sent < raw.size()) {
             slow.write(raw.mid(sent, 8));
             sent += 8;
-            slow.waitForReadyRead(100);
+            slow.waitForDisconnected(100);
         }
-        const auto timedOut = readResponse(slow, QDeadlineTimer(10000));
-        QVERIFY(timedOut.complete);
-        QCOMPARE(timedOut.status, 408);
-        QVERIFY2(sinceFirstByte.elapsed() < 4000, "each piece the sender trickled in gave it more time");
+        QCOMPARE(slow.state(), QAbstractSocket::UnconnectedState);
+        QVERIFY2(sinceHead.elapsed() < 4000, "each piece the sender trickled in gave it more time");
         QVERIFY2(sent < raw.size(), "the push was sent whole before the time-out: trickle slower");
-        QTRY_COMPARE_WITH_TIMEOUT(waitedStatus.load(), 204, 10000);
-        QTRY_COMPARE_WITH_TIMEOUT(source.httpLoad().serving, size_t(0), 10000);
-        QCOMPARE(source.stats().requests, uint64_t { 2 }); // the start's push and the one that waited
+        QCOMPARE(source.stats().requests, before + 1);
+        QVERIFY(source.stats().timedOut >= 1);
+    }
+
+    // The door of a receiver on TLS with a token file (--remote-write-tls-cert/-key, --remote-write-token-file): a
+    // push without the token, or with another, is answered 401 with WWW-Authenticate before its body is read and
+    // never reaches the receiver; one with it is taken. The options say the same, and a routable address without
+    // them is refused at start.
+    void pushesNeedTheirToken()
+    {
+        TestCertificates certs;
+        QVERIFY2(certs.make(), qPrintable(certs.error()));
+        const QString tokens = certs.write(QStringLiteral("tokens"), "# senders\nvmagent-7f3a\n");
+        QVERIFY(!tokens.isEmpty());
+        QFile::setPermissions(tokens, QFile::ReadOwner | QFile::WriteOwner);
+        const auto parsed = be::parseBackendOptions({ "--source", "remote-write", "--remote-write-tls-cert",
+            certs.crt(QStringLiteral("server")).toStdString(), "--remote-write-tls-key",
+            certs.key(QStringLiteral("server")).toStdString(), "--remote-write-token-file", tokens.toStdString() });
+        QVERIFY2(parsed.error.empty(), parsed.error.c_str());
+        auto options = parsed.options.remoteWrite;
+        std::string error;
+        QVERIFY2(be::attachTokenFile(&options.security, &error), error.c_str());
+        QTemporaryDir dir;
+        be::RemoteWriteSource source([](const std::string &) {});
+        const PushDoor door { certs.crt(QStringLiteral("ca")).toStdString(), "vmagent-7f3a" };
+        QVERIFY2(startWithTwoNodes(source, options, dir.path(), &error, door), error.c_str());
+        const int port = source.port();
+        const uint64_t before = source.stats().requests;
+        const std::string body = writeBody(twoNodesAt(be::nowUnixMs() + 1, 50));
+        for (const std::string token : { "", "vmagent-guess" }) {
+            const auto refused = push(port, body, {}, { door.caFile, token });
+            QCOMPARE(refused.status, 401);
+        }
+        QCOMPARE(push(port, body).status, 0); // plain HTTP to a TLS door: no answer
+        QCOMPARE(source.stats().requests, before);
+        QVERIFY(source.stats().unauthorized >= 2);
+        QCOMPARE(push(port, body, {}, door).status, 204);
+        QCOMPARE(source.stats().requests, before + 1);
+
+        // The rule at start, through the options: a routable address without TLS and a token is refused; with them, or
+        // with --insecure-listen, it is not (checked by parsing; starting one would listen on every interface).
+        for (const auto &args : std::vector<std::vector<std::string>> {
+                 { "--source", "remote-write", "--remote-write-token-file", tokens.toStdString() },
+                 { "--source", "remote-write", "--remote-write-client-ca", certs.crt(QStringLiteral("ca")).toStdString() } }) {
+            const auto r = be::parseBackendOptions(args);
+            QVERIFY2(r.error.find("--remote-write-tls-cert") != std::string::npos, r.error.c_str());
+        }
+        be::RemoteWriteSource open([](const std::string &) {});
+        be::RemoteWriteSource::Options routable;
+        routable.listen = "0.0.0.0:0";
+        routable.startTimeout = std::chrono::milliseconds(100);
+        QVERIFY(!open.start(routable, &error));
+        QVERIFY2(error.find("--remote-write-listen: 0.0.0.0:0 is not a loopback address") != std::string::npos
+                && error.find("--remote-write-token-file") != std::string::npos,
+            error.c_str());
+        QVERIFY(be::parseBackendOptions({ "--source", "remote-write", "--insecure-listen" })
+                    .options.remoteWrite.security.insecureListen);
     }
 
     // A body over the limit is refused from its Content-Length (413 and closed) before a byte of it has been sent, so
