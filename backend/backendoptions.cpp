@@ -161,6 +161,33 @@ CLI::Validator readableFile(const char *what)
     });
 }
 
+// An HTTP door's TLS and credentials, --PREFIX-tls-cert, -tls-key, -client-ca, -token-file, as the gRPC door's are.
+void addDoorOptions(CLI::App &app, const std::string &prefix, const char *door, BoundedHttpServer::Security *security)
+{
+    security->optionPrefix = prefix;
+    auto *cert = app.add_option(prefix + "-tls-cert", security->tlsCertFile,
+                        fmt::format("serve {} over TLS (1.2 or later) with this PEM certificate chain", door))
+                     ->type_name("FILE")
+                     ->check(pemFile());
+    auto *key = app.add_option(prefix + "-tls-key", security->tlsKeyFile,
+                       "the certificate's private key (PEM, no passphrase)")
+                    ->type_name("FILE")
+                    ->check(readableFile("key file"));
+    cert->needs(key);
+    key->needs(cert);
+    app.add_option(prefix + "-client-ca", security->clientCaFile,
+           "mutual TLS: only clients with a certificate signed by a CA in this PEM bundle (403 for others)")
+        ->type_name("FILE")
+        ->needs(cert)
+        ->check(pemFile());
+    app.add_option(prefix + "-token-file", security->tokenFile,
+           "every request must carry 'Authorization: Bearer TOKEN' with a token of FILE (one a line; 401 for others), "
+           "as vmagent's -remoteWrite.bearerTokenFile and Prometheus' authorization.credentials_file send it; read "
+           "again when it changes")
+        ->type_name("FILE")
+        ->needs(cert);
+}
+
 // The options of --source remote-write alone.
 const char *const remoteWriteGroup = "Remote write (--source remote-write)";
 
@@ -241,8 +268,8 @@ void addOptions(CLI::App &app, BackendOptions &o)
         ->type_name("FILE")
         ->needs(tlsCert);
     app.add_flag("--insecure-listen", security.insecureListen,
-        "serve a non-loopback address without TLS and a token or client CA: anyone who reaches the port reads the "
-        "whole fleet");
+        "serve non-loopback addresses without TLS and a token or client CA (the gRPC API, the exporter pages, remote "
+        "write): anyone who reaches a port reads the whole fleet, or pushes made-up values");
     addNumber<uint32_t>(
         app, "--max-streams-per-client", 1, 100000, [&o](uint32_t n) { o.security.access.maxStreamsPerClient = n; },
         fmt::format("streams one client address may hold open at once (default {})",
@@ -326,12 +353,16 @@ void addOptions(CLI::App &app, BackendOptions &o)
         ->check(checkWith([](const std::string &file) { return file.empty() ? "the file name is empty" : ""; }));
     app.add_flag("--exporter-topology-labels", o.exporterTopologyLabels,
         "add the simulator's row and rack labels to that page (dcgm-exporter has none)");
+    addDoorOptions(app, "--exporter", "the exporter pages", &o.exporterSecurity);
 
     app.option_defaults()->group(remoteWriteGroup);
     app.add_option("--remote-write-listen", o.remoteWrite.listen,
-           fmt::format("where to take POST /api/v1/write (default {})", defaults.remoteWrite.listen))
+           fmt::format("where to take POST /api/v1/write (default {}); any address but loopback needs TLS and a token "
+                       "or client CA",
+               defaults.remoteWrite.listen))
         ->type_name("ADDR")
         ->check(listenAddress());
+    addDoorOptions(app, "--remote-write", "remote write", &o.remoteWrite.security);
     addNumber<int64_t>(
         app, "--remote-write-interval-ms", 100, 600000, [&o](int64_t ms) { o.remoteWrite.windowMs = ms; },
         "the scrape interval: one frame per interval of sample time, 100 to 600000 (default: detected from the first "
@@ -351,10 +382,11 @@ void addOptions(CLI::App &app, BackendOptions &o)
         fmt::format("pushes read, decoded and taken at once, 1 to 256 (default {})", defaults.remoteWrite.threads),
         "N");
     addNumber<size_t>(
-        app, "--remote-write-queue", 0, 65536, [&o](size_t n) { o.remoteWrite.queued = n; },
-        fmt::format("connections that may wait for a thread, 0 to 65536 (default {}); the next are answered 503 with "
-                    "Retry-After, which senders retry",
-            defaults.remoteWrite.queued),
+        app, "--remote-write-max-connections-per-address", 1, 65536,
+        [&o](size_t n) { o.remoteWrite.maxConnectionsPerAddress = n; },
+        fmt::format("connections one sender's address may hold open, 1 to 65536 (default {}); more are closed as "
+                    "they come",
+            defaults.remoteWrite.maxConnectionsPerAddress),
         "N");
 
     app.option_defaults()->group("Prometheus (--source prometheus; for remote-write, history and the layout)");
@@ -485,6 +517,21 @@ std::optional<int64_t> parseDuration(const std::string &text)
     }
 }
 
+bool attachTokenFile(BoundedHttpServer::Security *security, std::string *error)
+{
+    if (security->tokenFile.empty()) {
+        return true;
+    }
+    auto tokens = std::make_shared<TokenFile>(security->tokenFile);
+    if (!tokens->load(error)) {
+        *error = fmt::format("{}-token-file: {}", security->optionPrefix, *error);
+        return false;
+    }
+    security->acceptsToken
+        = [tokens](std::string_view token) { return tokens->check(token) == TokenFile::Verdict::Accepted; };
+    return true;
+}
+
 std::string backendUsage()
 {
     BackendOptions options;
@@ -556,6 +603,9 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args, const std:
             fmt::format("WARNING: --insecure-listen: serving {} {}; anyone who reaches the port reads the whole fleet",
                 o.listen, o.security.tls() ? "without a token or client CA" : "without TLS or credentials"));
     }
+    // --insecure-listen is one rule for every door.
+    o.exporterSecurity.insecureListen = o.security.insecureListen;
+    o.remoteWrite.security.insecureListen = o.security.insecureListen;
     if (credentials && o.prometheus.url.rfind("https://", 0) != 0) {
         result.warnings.emplace_back("WARNING: the Prometheus credentials go over plain http:// in clear text; use "
                                      "an https:// URL");

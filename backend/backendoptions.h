@@ -21,6 +21,7 @@ struct BackendOptions
     bool exporterTopologyLabels = false; // add the simulator's row and rack labels to that page
     // Where to write the node pages' targets (Prometheus file_sd JSON) once the exporter listens; empty: nowhere.
     std::string exporterTargetsFile;
+    BoundedHttpServer::Security exporterSecurity; // TLS, client certificates and tokens of the exporter pages
     SimulationOptions source; // the frame source's options, and the fleet when simulated
     // --source prometheus: frames from a Prometheus-compatible server instead of the simulator.
     bool fromPrometheus = false;
@@ -42,6 +43,10 @@ struct ParseResult
     std::string error; // empty when the command line was valid
     std::vector<std::string> warnings; // to print at start: valid, but unsafe
 };
+
+// Reads an HTTP door's token file (security->tokenFile, if any) and has the door check tokens against it, read again
+// when it changes. False with the reason when it cannot be read or holds no token.
+bool attachTokenFile(BoundedHttpServer::Security *security, std::string *error);
 
 // "90s", "30m", "6h", "2d" -> seconds.
 std::optional<int64_t> parseDuration(const std::string &text);

@@ -61,6 +61,10 @@ int main(int argc, char **argv)
     } else if (options.fromRemoteWrite) {
         auto receiver = std::make_unique<RemoteWriteSource>();
         auto remoteWrite = options.remoteWrite;
+        if (!attachTokenFile(&remoteWrite.security, &error)) {
+            fmt::print(stderr, "fleetscope-backend: {}\n", error);
+            return 1;
+        }
         remoteWrite.topologyFile = options.prometheus.topologyFile;
         remoteWrite.metricMap = options.prometheus.metricMap;
         if (!receiver->start(remoteWrite, &error)) {
@@ -104,7 +108,14 @@ int main(int argc, char **argv)
         const auto &hardware = HardwareSpec::of(server.source().shape().hardware);
         page.modelName = hardware.model;
         page.driverVersion = hardware.driverVersion;
-        exporter = std::make_unique<ExporterServer>(server.source(), page);
+        auto exporterSecurity = options.exporterSecurity;
+        if (!attachTokenFile(&exporterSecurity, &error)) {
+            fmt::print(stderr, "fleetscope-backend: {}\n", error);
+            server.stop();
+            return 1;
+        }
+        exporter = std::make_unique<ExporterServer>(
+            server.source(), page, ExporterServer::Limits(), std::move(exporterSecurity));
         if (!exporter->start(options.exporterListen, &error)) {
             fmt::print(stderr, "fleetscope-backend: --exporter-listen: {}\n", error);
             server.stop();

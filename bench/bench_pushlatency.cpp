@@ -256,8 +256,8 @@ int synthetic(int windows, uint32_t gpus, int64_t windowMs)
         all.push_back(timesOf(*arrived, due, *poll, *published, *received));
     }
     const auto stats = timed.receiver().stats();
-    fmt::print("  samples taken {}, dropped {}, requests refused {}, turned away {}\n", stats.samples.accepted,
-        stats.samples.dropped(), stats.refused, stats.turnedAway);
+    fmt::print("  samples taken {}, dropped {}, requests refused {}, connections past a deadline {}\n",
+        stats.samples.accepted, stats.samples.dropped(), stats.refused, stats.timedOut);
     printTimes(all);
     printBaselines(*server.source().latest(), server.source().shape());
     client.stop();
@@ -347,8 +347,9 @@ int withVmagent(int seconds, uint32_t gpus, int64_t scrapeMs, int64_t delayMs)
         all.push_back(timesOf(steadyAt(sampleTimeMs), steadyAt(due), *poll, *published, received));
     }
     const auto stats = timed.receiver().stats();
-    fmt::print("  {} frames; {} requests, samples taken {}, dropped {} ({} too old), turned away {}\n", all.size(),
-        stats.requests, stats.samples.accepted, stats.samples.dropped(), stats.samples.tooOld, stats.turnedAway);
+    fmt::print("  {} frames; {} requests, samples taken {}, dropped {} ({} too old), connections past a deadline {}\n",
+        all.size(), stats.requests, stats.samples.accepted, stats.samples.dropped(), stats.samples.tooOld,
+        stats.timedOut);
     fmt::print("  (wait: from the window's newest sample to its publication time; total: sample -> decoded)\n");
     printTimes(all);
     printBaselines(*server.source().latest(), server.source().shape());

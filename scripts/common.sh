@@ -20,7 +20,9 @@ FLEETSCOPE_PACKAGES=(
     openssl  # the TLS test makes its self-signed certificates with the openssl tool
     libyaml-cpp-dev  # YAML topology files (--topology fleet.yaml)
     poppler-utils  # pdftotext: the summary view's test reads the PDF report back
-    libsnappy-dev libcpp-httplib-dev  # the remote-write receiver: snappy bodies over HTTP
+    libsnappy-dev  # the remote-write receiver: snappy bodies
+    libmicrohttpd-dev libgnutls28-dev  # the backend's HTTP doors (remote write, exporter pages) and their TLS
+    libcpp-httplib-dev  # the tests' and benchmarks' HTTP client towards those doors
     libcli11-dev  # the backend's command line
 )
 

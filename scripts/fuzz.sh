@@ -5,7 +5,7 @@
 # once as there are cores (FLEETSCOPE_FUZZ_JOBS=N to change it). Prints per target the executions, the edges covered
 # (cov) and the time; exits non-zero when any target crashed, leaked, timed out or ran out of memory, with the input
 # that did it under build/fuzz/runs/<target>/.
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: remotewrite topology frameparts promjson topologyfile httphead
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: remotewrite topology frameparts promjson topologyfile
 #                                             answers tokenfile configfile viewstring playlist
 FLEETSCOPE_PRESET=fuzz
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -20,10 +20,10 @@ if ! [[ "$duration" =~ ^[0-9]+$ ]] || [ "$duration" -lt 1 ]; then
 fi
 # The longest input each target is given: a few times its largest seed, small enough to stay fast.
 declare -A max_len=([remotewrite]=16384 [topology]=32768 [frameparts]=8192 [promjson]=4096 [topologyfile]=4096
-    [httphead]=4096 [answers]=4096 [tokenfile]=8192 [configfile]=8192 [viewstring]=2048 [playlist]=8192)
+    [answers]=4096 [tokenfile]=8192 [configfile]=8192 [viewstring]=2048 [playlist]=8192)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(remotewrite topology frameparts promjson topologyfile httphead answers tokenfile configfile viewstring
+    targets=(remotewrite topology frameparts promjson topologyfile answers tokenfile configfile viewstring
         playlist)
 fi
 for t in "${targets[@]}"; do

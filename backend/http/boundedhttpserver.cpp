@@ -1,469 +1,635 @@
 // SPDX-License-Identifier: Apache-2.0
-// The connection handling of the backend's HTTP endpoints. httplib 0.11 (Debian's) parses and routes each request and
-// writes its answer; the connection around the requests is ours, because httplib's own keeps a pool thread for as
-// long as the connection stays open (the idle connections of a thousand scrape targets or remote-write senders would
-// hold every thread), queues accepted connections without limit (under overload they pile up instead of being told
-// to come back), reads a request line or header of any length into memory, and drops a pipelined request read past
-// the one before. So a connection here reads each request whole, within the limits, checks its framing strictly and
-// hands httplib the head; the handler gets the body as it was received.
+// The backend's HTTP doors on GNU libmicrohttpd. The library reads, parses and answers; this file holds the door's
+// rule, the credentials, the deadlines it counts only as inactivity, the body's bounds, and the glue.
 #include "http/boundedhttpserver.h"
 
 #include "core/listenaddress.h"
-#include "http/requesthead.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
-#include <deque>
+#include <strings.h>
+#include <fstream>
+#include <map>
 #include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_set>
 
-#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <httplib.h>
+#include <gnutls/gnutls.h>
+#include <microhttpd.h>
 
 namespace fleetscope::backend {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+constexpr Clock::time_point never = Clock::time_point::max();
 
-// Appends what has arrived on fd, if anything, reading at most chunk bytes; false once the peer has closed the
-// connection or it broke.
-bool receive(int fd, std::string *buffer, size_t chunk = 16384)
+std::string_view reasonPhrase(int status)
 {
-    const size_t at = buffer->size();
-    buffer->resize(at + chunk);
-    const ssize_t got = recv(fd, buffer->data() + at, chunk, MSG_DONTWAIT);
-    buffer->resize(at + static_cast<size_t>(std::max<ssize_t>(got, 0)));
-    return got > 0 || (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK));
+    switch (status) {
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Content Too Large";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return status < 400 ? "OK" : "Error";
+    }
 }
 
-// Set on the listener's thread while it runs a connection the pool has no room for: that one is answered 503.
-thread_local bool t_refusing = false;
-// The body of the request being answered on this thread, for the handler (httplib's pre-routing handler, through
-// which every request is answered, is given the head alone).
-thread_local std::string_view t_body;
-
-// The pool httplib's listener hands each accepted connection to. httplib's ThreadPool queues them without limit;
-// this one keeps at most `queued` waiting, and runs any past that at once on the listener's thread, which answers
-// it 503 without reading it (t_refusing), so that a flood costs a write and a close each.
-class BoundedPool final : public httplib::TaskQueue
+// A PEM file the door needs, read whole (certificates and keys are a few kilobytes; 1 MiB is far past any).
+bool readPem(const std::string &path, const char *what, std::string *out, std::string *error)
 {
-public:
-    BoundedPool(size_t threads, size_t queued)
-        : m_queued(queued)
-    {
-        for (size_t i = 0; i < std::max<size_t>(1, threads); ++i) {
-            m_threads.emplace_back([this] { work(); });
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        *error = fmt::format("cannot read the {} '{}': {}", what, path, std::strerror(errno));
+        return false;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    *out = text.str();
+    if (out->size() > (1u << 20) || out->find("-----BEGIN ") == std::string::npos) {
+        *error = fmt::format("the {} '{}' is not a PEM file", what, path);
+        return false;
+    }
+    return true;
+}
+
+gnutls_datum_t datum(const std::string &text)
+{
+    return { reinterpret_cast<unsigned char *>(const_cast<char *>(text.data())), static_cast<unsigned>(text.size()) };
+}
+
+// The certificate, key and client CA checked with GnuTLS itself, so that a bad file is named at start instead of
+// libmicrohttpd failing to start without a reason.
+bool checkTls(const std::string &cert, const std::string &key, const std::string &ca,
+    const BoundedHttpServer::Security &security, std::string *error)
+{
+    gnutls_certificate_credentials_t credentials = nullptr;
+    if (gnutls_certificate_allocate_credentials(&credentials) != GNUTLS_E_SUCCESS) {
+        *error = "cannot set up TLS (GnuTLS)";
+        return false;
+    }
+    const gnutls_datum_t c = datum(cert);
+    const gnutls_datum_t k = datum(key);
+    int rc = gnutls_certificate_set_x509_key_mem(credentials, &c, &k, GNUTLS_X509_FMT_PEM);
+    if (rc < 0) {
+        *error = fmt::format("{}-tls-cert {} and {}-tls-key {}: {}", security.optionPrefix, security.tlsCertFile,
+            security.optionPrefix, security.tlsKeyFile, gnutls_strerror(rc));
+    } else if (!ca.empty()) {
+        const gnutls_datum_t a = datum(ca);
+        rc = gnutls_certificate_set_x509_trust_mem(credentials, &a, GNUTLS_X509_FMT_PEM);
+        if (rc <= 0) {
+            *error = fmt::format("{}-client-ca {}: {}", security.optionPrefix, security.clientCaFile,
+                rc == 0 ? "holds no certificate" : gnutls_strerror(rc));
+            rc = -1;
         }
     }
-    ~BoundedPool() override { shutdown(); }
+    gnutls_certificate_free_credentials(credentials);
+    return rc >= 0;
+}
 
-    void enqueue(std::function<void()> job) override
-    {
-        {
-            std::lock_guard lock(m_mutex);
-            if (m_jobs.size() < m_queued && !m_shutdown) {
-                m_jobs.push_back(std::move(job));
-                m_ready.notify_one();
-                return;
-            }
-            ++m_turnedAway;
+// The listening socket, made here rather than by libmicrohttpd: SO_REUSEADDR alone (with SO_REUSEPORT a second
+// server on a port in use would start and take half the connections), close-on-exec, a backlog for a thousand scrape
+// targets connecting at once.
+int listenOn(const std::string &host, int port, int *family, std::string *error)
+{
+    addrinfo hints {};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    addrinfo *found = nullptr;
+    const std::string service = std::to_string(port);
+    if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0 || found == nullptr) {
+        *error = fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc));
+        return -1;
+    }
+    const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
+        || (found->ai_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0)
+        || bind(fd, found->ai_addr, found->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
+        *error = fmt::format("cannot listen on {}:{}: {}", host, port, std::strerror(errno));
+        if (fd >= 0) {
+            close(fd);
         }
-        t_refusing = true;
-        job();
-        t_refusing = false;
+        freeaddrinfo(found);
+        return -1;
     }
+    *family = found->ai_family;
+    freeaddrinfo(found);
+    return fd;
+}
 
-    // Runs what is queued, then joins the threads; safe to call twice.
-    void shutdown() override
-    {
-        {
-            std::lock_guard lock(m_mutex);
-            m_shutdown = true;
-        }
-        m_ready.notify_all();
-        for (auto &thread : m_threads) {
-            if (thread.joinable()) {
-                thread.join();
-            }
-        }
+std::string addressOf(const sockaddr *address)
+{
+    char text[INET6_ADDRSTRLEN] = {};
+    if (address == nullptr) {
+        return {};
     }
-
-    BoundedHttpServer::Load load()
-    {
-        std::lock_guard lock(m_mutex);
-        return { m_busy, m_jobs.size(), m_turnedAway };
+    if (address->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(address)->sin_addr, text, sizeof text);
+    } else if (address->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(address)->sin6_addr, text, sizeof text);
     }
+    return text;
+}
 
-    // Whether a connection may stay open after its answer: while none waits, and at most half the threads hold one
-    // (an idle kept-alive connection keeps its thread, so the other half is there for the rest).
-    bool mayKeepAlive()
-    {
-        std::lock_guard lock(m_mutex);
-        return m_jobs.empty() && m_busy * 2 <= m_threads.size();
-    }
+unsigned seconds(std::chrono::milliseconds ms)
+{
+    return static_cast<unsigned>(std::max<int64_t>(1, (ms.count() + 999) / 1000));
+}
 
-private:
-    void work()
-    {
-        std::unique_lock lock(m_mutex);
-        for (;;) {
-            m_ready.wait(lock, [&] { return !m_jobs.empty() || m_shutdown; });
-            if (m_jobs.empty()) {
-                return;
-            }
-            auto job = std::move(m_jobs.front());
-            m_jobs.pop_front();
-            ++m_busy;
-            lock.unlock();
-            job();
-            lock.lock();
-            --m_busy;
-        }
-    }
-
-    const size_t m_queued;
-    std::mutex m_mutex; // guards m_jobs, m_busy, m_turnedAway and m_shutdown
-    std::condition_variable m_ready;
-    std::deque<std::function<void()>> m_jobs;
-    size_t m_busy = 0; // threads serving a connection
-    uint64_t m_turnedAway = 0;
-    bool m_shutdown = false;
-    std::vector<std::thread> m_threads;
+// What libmicrohttpd keeps for us per connection (its socket context) and per request.
+struct Connection
+{
+    int fd = -1;
+    std::string peer;
+    Clock::time_point deadline = never; // the head, or the body, must be whole by then (guarded by the edge's mutex)
+    bool shut = false;
 };
 
-// What httplib's listener is given as its queue: the pool is the server's, so that load() can look at it, but the
-// listener deletes what new_task_queue returns.
-class QueueOf final : public httplib::TaskQueue
+struct Request
 {
-public:
-    explicit QueueOf(BoundedPool &pool)
-        : m_pool(pool)
-    { }
-    void enqueue(std::function<void()> job) override { m_pool.enqueue(std::move(job)); }
-    void shutdown() override { m_pool.shutdown(); }
-
-private:
-    BoundedPool &m_pool;
+    std::string body;
+    size_t reserved = 0; // of the edge's budget of buffered bodies
+    bool answered = false; // refused before its body was read whole; the rest of it is not read
 };
 } // namespace
 
-class BoundedHttpServer::Http final : public httplib::Server
+bool isLoopbackHost(std::string_view host)
+{
+    if (host == "localhost" || host == "::1" || host == "[::1]") {
+        return true;
+    }
+    in_addr v4 {};
+    const std::string text(host);
+    return inet_pton(AF_INET, text.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+}
+
+std::string BoundedHttpServer::refusalText(int status)
+{
+    return fmt::format("{} {}\n", status, reasonPhrase(status));
+}
+
+std::string_view HttpRequest::header(const char *name) const
+{
+    const char *value = connection ? MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name) : nullptr;
+    return value ? std::string_view(value) : std::string_view();
+}
+
+class BoundedHttpServer::Edge
 {
 public:
-    Http(const Limits &limits, std::vector<std::string> methods, BoundedHttpServer::Handler handler)
-        : m_limits(limits)
+    Edge(BoundedHttpServer &server, std::vector<std::string> methods, Handler handler, Log log)
+        : m_server(server)
         , m_methods(std::move(methods))
         , m_handler(std::move(handler))
-        , m_wakeFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
-        , m_pool(limits.threads, limits.queued)
+        , m_log(std::move(log))
     {
-        for (const auto &method : m_methods) {
-            m_allow += (m_allow.empty() ? "Allow: " : ", ") + method;
+        for (const auto &m : m_methods) {
+            m_allow += (m_allow.empty() ? "" : ", ") + m;
         }
-        m_allow += "\r\n";
-        new_task_queue = [this] { return new QueueOf(m_pool); };
-        set_socket_options([](socket_t fd) {
-            const int one = 1;
-            setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        });
-        set_payload_max_length(limits.maxBodyBytes);
-        set_error_handler([](const httplib::Request &, httplib::Response &response) {
-            if (response.body.empty()) {
-                response.set_content(refusalText(response.status), "text/plain; charset=utf-8");
-            }
-        });
-        // The connection's fate is the one serve() decided, said as HTTP/1.1 says it; httplib's Keep-Alive counts are
-        // not ours, and neither are byte ranges.
-        set_post_routing_handler([](const httplib::Request &, httplib::Response &response) {
-            response.headers.erase("Keep-Alive");
-            response.headers.erase("Accept-Ranges");
-            if (!response.has_header("Connection")) {
-                response.set_header("Connection", "keep-alive");
-            }
-        });
-        // Every request is answered here, before httplib's routes: those match with std::regex, whose matcher recurses
-        // once per character of the path and so is no place for a path the network chose.
-        set_pre_routing_handler([this](const httplib::Request &request, httplib::Response &response) {
-            m_handler(request, t_body, response);
-            return httplib::Server::HandlerResponse::Handled;
-        });
-    }
-    ~Http() override
-    {
-        m_pool.shutdown();
-        if (m_wakeFd >= 0) {
-            close(m_wakeFd);
-        }
+        // The bodies being read at once, together: a few pushes' worth, so that many slow senders cannot hold the
+        // memory of a body each.
+        m_budget = std::max(m_server.m_limits.maxBodyBytes, m_server.m_limits.maxBodyBytes * m_server.m_limits.threads * 2);
     }
 
-    int wakeFd() const { return m_wakeFd; }
+    ~Edge() { stop(); }
 
-    // httplib listens with a backlog of 5: a thousand targets scraped at once would see their connections dropped
-    // and retried a second later. listen() again sets a longer one.
-    void widenBacklog() { ::listen(svr_sock_, 1024); }
-
-    // Wakes every connection's wait for good, and closes the listener. What Server::stop() does, without its wait for
-    // the listener to have started (a stop right after start would find it not yet running, do nothing, and leave it
-    // accepting for ever).
-    void stop()
+    bool start(int listenFd, int family, std::string *error)
     {
-        m_stopping = true;
-        const uint64_t one = 1;
-        [[maybe_unused]] const auto written = write(m_wakeFd, &one, sizeof one);
-        const socket_t fd = svr_sock_.exchange(INVALID_SOCKET);
-        if (fd != INVALID_SOCKET) {
-            ::shutdown(fd, SHUT_RDWR);
-            ::close(fd);
+        const auto &limits = m_server.m_limits;
+        const auto &security = m_server.m_security;
+        unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC;
+        if (family == AF_INET6) {
+            flags |= MHD_USE_IPv6;
         }
-    }
-
-    Load load() { return m_pool.load(); }
-
-private:
-    class HeadStream;
-    enum class Wait { Ready, TimedOut, GiveUp };
-
-    bool process_and_close_socket(socket_t fd) override
-    {
-        fcntl(fd, F_SETFD, FD_CLOEXEC); // httplib accepts without it: a child process would hold the connection
-        const int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); // an answer is its head, then its body
-        if (t_refusing) {
-            refuseBusy(fd);
-        } else if (!m_stopping) {
-            serve(fd);
-        }
-        ::close(fd);
-        return true;
-    }
-
-    // Waits until fd is ready for events, or until the deadline or stop().
-    Wait waitFor(int fd, short events, Clock::time_point deadline) const
-    {
-        pollfd fds[2] = { { fd, events, 0 }, { m_wakeFd, POLLIN, 0 } };
-        for (;;) {
-            const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-            if (left <= 0) {
-                return Wait::TimedOut;
-            }
-            const int rc = poll(fds, 2, static_cast<int>(std::min<int64_t>(left, INT32_MAX)));
-            if ((rc < 0 && errno != EINTR) || fds[1].revents != 0) {
-                return Wait::GiveUp;
-            }
-            if (rc > 0 && fds[0].revents != 0) {
-                return Wait::Ready;
-            }
-        }
-    }
-
-    bool sendAll(int fd, const char *data, size_t size) const
-    {
-        while (size > 0) {
-            const ssize_t sent = send(fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (sent > 0) {
-                data += sent;
-                size -= static_cast<size_t>(sent);
-            } else if (sent < 0 && errno != EINTR
-                && (!(errno == EAGAIN || errno == EWOULDBLOCK)
-                    || waitFor(fd, POLLOUT, Clock::now() + m_limits.sendTimeout) != Wait::Ready)) {
+        std::vector<MHD_OptionItem> options {
+            { MHD_OPTION_LISTEN_SOCKET, listenFd, nullptr },
+            { MHD_OPTION_THREAD_POOL_SIZE, static_cast<intptr_t>(std::max<size_t>(1, limits.threads)), nullptr },
+            { MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(limits.maxConnections), nullptr },
+            { MHD_OPTION_PER_IP_CONNECTION_LIMIT, static_cast<intptr_t>(limits.maxConnectionsPerAddress), nullptr },
+            // A head larger than this is refused by the library (431); the rest of the pool is its read buffer.
+            { MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(limits.maxHeaderBytes + 16 * 1024), nullptr },
+            { MHD_OPTION_CONNECTION_TIMEOUT, static_cast<intptr_t>(seconds(limits.sendTimeout)), nullptr },
+            { MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&Edge::onConnection), this },
+            { MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&Edge::onCompleted), this },
+            // Paths reach the handler as sent: the exporter decodes a node's name strictly itself.
+            { MHD_OPTION_UNESCAPE_CALLBACK, reinterpret_cast<intptr_t>(&Edge::keepEscapes), this },
+        };
+        if (security.tls()) {
+            flags |= MHD_USE_TLS;
+            if (!readPem(security.tlsCertFile, "certificate", &m_cert, error)
+                || !readPem(security.tlsKeyFile, "key", &m_key, error)
+                || (!security.clientCaFile.empty() && !readPem(security.clientCaFile, "client CA", &m_ca, error))
+                || !checkTls(m_cert, m_key, m_ca, security, error)) {
+                close(listenFd);
                 return false;
             }
+            options.push_back({ MHD_OPTION_HTTPS_MEM_CERT, 0, m_cert.data() });
+            options.push_back({ MHD_OPTION_HTTPS_MEM_KEY, 0, m_key.data() });
+            options.push_back({ MHD_OPTION_HTTPS_PRIORITIES, 0,
+                const_cast<char *>("NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1") });
+            if (!m_ca.empty()) {
+                options.push_back({ MHD_OPTION_HTTPS_MEM_TRUST, 0, m_ca.data() });
+            }
         }
+        options.push_back({ MHD_OPTION_END, 0, nullptr });
+        m_daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &Edge::onRequest, this, MHD_OPTION_ARRAY,
+            options.data(), MHD_OPTION_END);
+        if (m_daemon == nullptr) {
+            *error = "libmicrohttpd could not start";
+            close(listenFd);
+            return false;
+        }
+        m_reaper = std::thread([this] { reap(); });
         return true;
     }
 
-    bool sendAll(int fd, std::string_view text) const { return sendAll(fd, text.data(), text.size()); }
-
-    // A connection past the pool's queue: told to come back, on the listener's thread, so without waiting for it.
-    void refuseBusy(int fd) const
+    void stop()
     {
-        const auto busy = refusalResponse(503, false, "Retry-After: 1\r\n");
-        [[maybe_unused]] const auto sent = send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        // What of the request has come is read, so that the close is a FIN after the answer and not a reset.
-        std::string ignored;
-        for (size_t before = 1; ignored.size() < m_limits.maxHeaderBytes && ignored.size() != before;) {
-            before = ignored.size();
-            if (!receive(fd, &ignored)) {
-                break;
-            }
+        {
+            std::lock_guard lock(m_mutex);
+            m_stopping = true;
+        }
+        m_wake.notify_all();
+        if (m_reaper.joinable()) {
+            m_reaper.join();
+        }
+        if (m_daemon) {
+            MHD_stop_daemon(m_daemon); // closes the listener and every connection, joins its threads
+            m_daemon = nullptr;
         }
     }
 
-    // After an answer that ends a connection whose request was not read whole (a body over the limit, a head too
-    // slow): what the client still sends is dropped unread for a moment, until it closes or at most a second, so that
-    // the close is a FIN after the answer rather than a reset, and a client still writing its body gets to read why.
-    void linger(int fd) const
+    Load load() const
     {
-        ::shutdown(fd, SHUT_WR);
-        const auto deadline = Clock::now() + std::min<std::chrono::milliseconds>(m_limits.requestTimeout, lingerTime);
-        char scratch[16384];
-        while (waitFor(fd, POLLIN, deadline) == Wait::Ready) {
-            const ssize_t got = recv(fd, scratch, sizeof scratch, MSG_DONTWAIT);
-            if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
-                return;
-            }
-        }
+        Load load;
+        std::lock_guard lock(m_mutex);
+        load.connections = m_connections.size();
+        load.timedOut = m_timedOut;
+        load.unauthorized = m_unauthorized;
+        return load;
     }
-
-    bool serves(std::string_view method) const
-    {
-        return std::find(m_methods.begin(), m_methods.end(), method) != m_methods.end();
-    }
-
-    void serve(int fd);
-    bool answer(int fd, std::string_view head, std::string_view body, bool keepAlive);
-
-    static constexpr std::chrono::milliseconds lingerTime { 1000 };
-
-    const Limits &m_limits;
-    const std::vector<std::string> m_methods;
-    std::string m_allow; // "Allow: GET, HEAD\r\n"
-    const BoundedHttpServer::Handler m_handler;
-    const int m_wakeFd; // an eventfd, written once by stop(): readable from then on, it wakes every connection's poll
-    std::atomic<bool> m_stopping { false };
-    BoundedPool m_pool;
-};
-
-// What httplib reads of a request: its head, received whole before; and the socket its answer goes to.
-class BoundedHttpServer::Http::HeadStream final : public httplib::Stream
-{
-public:
-    HeadStream(const Http &http, int fd, std::string_view head)
-        : m_http(http)
-        , m_fd(fd)
-        , m_head(head)
-    { }
-    bool is_readable() const override { return !m_head.empty(); }
-    bool is_writable() const override { return true; }
-    ssize_t read(char *ptr, size_t size) override
-    {
-        size = std::min(size, m_head.size());
-        m_head.copy(ptr, size);
-        m_head.remove_prefix(size);
-        return static_cast<ssize_t>(size);
-    }
-    ssize_t write(const char *ptr, size_t size) override
-    {
-        return m_http.sendAll(m_fd, ptr, size) ? static_cast<ssize_t>(size) : -1;
-    }
-    // Peer and local addresses are for httplib's REMOTE_ADDR headers, which nothing here reads.
-    void get_remote_ip_and_port(std::string &, int &) const override { }
-    void get_local_ip_and_port(std::string &, int &) const override { }
-    socket_t socket() const override { return m_fd; }
 
 private:
-    const Http &m_http;
-    const int m_fd;
-    std::string_view m_head;
+    static size_t keepEscapes(void *, MHD_Connection *, char *text) { return std::strlen(text); }
+
+    static void onConnection(void *cls, MHD_Connection *connection, void **context, MHD_ConnectionNotificationCode code)
+    {
+        auto *edge = static_cast<Edge *>(cls);
+        if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+            auto *c = new Connection;
+            c->fd = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
+            c->peer = addressOf(MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS)->client_addr);
+            c->deadline = Clock::now() + edge->m_server.m_limits.requestTimeout;
+            std::lock_guard lock(edge->m_mutex);
+            edge->m_connections.insert(c);
+            *context = c;
+        } else if (auto *c = static_cast<Connection *>(*context)) {
+            // Before libmicrohttpd closes the descriptor: the reaper never shuts a number given to another connection.
+            std::lock_guard lock(edge->m_mutex);
+            edge->m_connections.erase(c);
+            delete c;
+            *context = nullptr;
+        }
+    }
+
+    static void onCompleted(void *cls, MHD_Connection *connection, void **requestContext, MHD_RequestTerminationCode)
+    {
+        auto *edge = static_cast<Edge *>(cls);
+        if (auto *request = static_cast<Request *>(*requestContext)) {
+            edge->release(request->reserved);
+            delete request;
+            *requestContext = nullptr;
+        }
+        // Kept alive: the next head within the idle timeout, counted by us in total and by the library as inactivity.
+        const auto &limits = edge->m_server.m_limits;
+        edge->setDeadline(connection, Clock::now() + limits.idleTimeout);
+        MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds(limits.idleTimeout));
+    }
+
+    static Connection *connectionOf(MHD_Connection *connection)
+    {
+        const auto *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        return info ? static_cast<Connection *>(info->socket_context) : nullptr;
+    }
+
+    void setDeadline(MHD_Connection *connection, Clock::time_point deadline)
+    {
+        if (Connection *c = connectionOf(connection)) {
+            std::lock_guard lock(m_mutex);
+            c->deadline = deadline;
+        }
+    }
+
+    // Shuts the connections past their deadline: libmicrohttpd then finds them closed and ends them itself (a
+    // descriptor is never closed behind its back).
+    void reap()
+    {
+        std::unique_lock lock(m_mutex);
+        while (!m_stopping) {
+            m_wake.wait_for(lock, std::chrono::milliseconds(100));
+            const auto now = Clock::now();
+            for (Connection *c : m_connections) {
+                if (!c->shut && c->deadline <= now) {
+                    shutdown(c->fd, SHUT_RDWR);
+                    c->shut = true;
+                    ++m_timedOut;
+                }
+            }
+        }
+    }
+
+    bool reserve(size_t bytes)
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_buffered + bytes > m_budget) {
+            return false;
+        }
+        m_buffered += bytes;
+        return true;
+    }
+
+    void release(size_t bytes)
+    {
+        std::lock_guard lock(m_mutex);
+        m_buffered -= std::min(bytes, m_buffered);
+    }
+
+    // Logged at most once a minute per client address and reason; the table is bounded, and past it refusals are
+    // counted, not logged, until old entries age out.
+    void logRefusal(const std::string &peer, std::string_view reason)
+    {
+        const auto now = Clock::now();
+        std::string key = peer + '\n' + std::string(reason);
+        {
+            std::lock_guard lock(m_mutex);
+            if (m_logged.size() >= 4096) {
+                for (auto it = m_logged.begin(); it != m_logged.end();) {
+                    it = now - it->second >= std::chrono::minutes(1) ? m_logged.erase(it) : std::next(it);
+                }
+                if (m_logged.size() >= 4096) {
+                    return;
+                }
+            }
+            auto [it, fresh] = m_logged.try_emplace(std::move(key), now);
+            if (!fresh && now - it->second < std::chrono::minutes(1)) {
+                return;
+            }
+            it->second = now;
+        }
+        const std::string line = fmt::format("{}: refused {}: {} (logged once a minute per address)",
+            m_server.m_security.optionPrefix.substr(2), peer, reason);
+        if (m_log) {
+            m_log(line);
+        } else {
+            fmt::print(stderr, "fleetscope-backend: {}\n", line);
+        }
+    }
+
+    static MHD_Result queue(MHD_Connection *connection, HttpResponse &response)
+    {
+        MHD_Response *r = nullptr;
+        if (response.shared) {
+            auto *page = new std::shared_ptr<const std::string>(std::move(response.shared));
+            r = MHD_create_response_from_callback(
+                (*page)->size(), 64 * 1024,
+                [](void *cls, uint64_t position, char *buffer, size_t max) -> ssize_t {
+                    const auto &text = **static_cast<std::shared_ptr<const std::string> *>(cls);
+                    if (position >= text.size()) {
+                        return MHD_CONTENT_READER_END_OF_STREAM;
+                    }
+                    const size_t n = std::min<uint64_t>(max, text.size() - position);
+                    std::memcpy(buffer, text.data() + position, n);
+                    return static_cast<ssize_t>(n);
+                },
+                page, [](void *cls) { delete static_cast<std::shared_ptr<const std::string> *>(cls); });
+            if (r == nullptr) {
+                delete page;
+            }
+        } else {
+            if (response.body.empty() && response.status >= 400) {
+                response.body = refusalText(response.status);
+                response.contentType = "text/plain; charset=utf-8";
+            }
+            if (response.status == 204 || response.status == 304) {
+                response.body.clear();
+            }
+            r = MHD_create_response_from_buffer(response.body.size(), response.body.data(), MHD_RESPMEM_MUST_COPY);
+        }
+        if (r == nullptr) {
+            return MHD_NO;
+        }
+        if (!response.body.empty() || response.shared || response.status == 200) {
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, response.contentType.c_str());
+        }
+        for (const auto &[name, value] : response.headers) {
+            MHD_add_response_header(r, name.c_str(), value.c_str());
+        }
+        const MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned>(response.status), r);
+        MHD_destroy_response(r);
+        return queued;
+    }
+
+    // A refusal before the body is read: the library then reads no more of this connection and closes it after
+    // the answer.
+    MHD_Result refuse(MHD_Connection *connection, Request *request, int status,
+        std::vector<std::pair<std::string, std::string>> headers = {})
+    {
+        request->answered = true;
+        HttpResponse response;
+        response.status = status;
+        response.headers = std::move(headers);
+        return queue(connection, response);
+    }
+
+    // A body framed one way only: libmicrohttpd takes the first of two Content-Lengths, and chunking over a length,
+    // where a proxy in front may take another; the ambiguity a request smuggler needs is refused instead.
+    static bool framedOnce(MHD_Connection *connection)
+    {
+        struct Count
+        {
+            int lengths = 0;
+            int encodings = 0;
+        } count;
+        MHD_get_connection_values(
+            connection, MHD_HEADER_KIND,
+            [](void *cls, MHD_ValueKind, const char *key, const char *) -> MHD_Result {
+                auto *c = static_cast<Count *>(cls);
+                c->lengths += strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0;
+                c->encodings += strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0;
+                return MHD_YES;
+            },
+            &count);
+        return count.lengths + count.encodings <= 1;
+    }
+
+    // The credentials, checked once the head is in and before any of the body is read. 0: admitted.
+    int checkCredentials(MHD_Connection *connection, const std::string &peer,
+        std::vector<std::pair<std::string, std::string>> *headers)
+    {
+        const auto &security = m_server.m_security;
+        if (!m_ca.empty()) {
+            const auto *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+            auto *session = info ? static_cast<gnutls_session_t>(info->tls_session) : nullptr;
+            unsigned int status = 0;
+            if (session == nullptr || gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS
+                || status != 0) {
+                logRefusal(peer, "no client certificate from the client CA");
+                return 403;
+            }
+        }
+        if (!security.acceptsToken) {
+            return 0;
+        }
+        const char *value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        const std::string_view authorization = value ? value : "";
+        constexpr std::string_view scheme = "bearer ";
+        const bool bearer = authorization.size() > scheme.size()
+            && std::equal(scheme.begin(), scheme.end(), authorization.begin(),
+                [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
+        if (!bearer) {
+            logRefusal(peer, "no bearer token");
+            headers->emplace_back(MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"fleetscope-backend\"");
+            return 401;
+        }
+        if (!security.acceptsToken(authorization.substr(scheme.size()))) {
+            logRefusal(peer, "a token that is not in the token file");
+            headers->emplace_back(
+                MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"fleetscope-backend\", error=\"invalid_token\"");
+            return 401;
+        }
+        return 0;
+    }
+
+    static MHD_Result onRequest(void *cls, MHD_Connection *connection, const char *url, const char *method,
+        const char *, const char *upload, size_t *uploadSize, void **requestContext)
+    {
+        auto *edge = static_cast<Edge *>(cls);
+        const auto &limits = edge->m_server.m_limits;
+        auto *request = static_cast<Request *>(*requestContext);
+        Connection *c = connectionOf(connection);
+        const std::string peer = c ? c->peer : std::string();
+        if (request == nullptr) {
+            // The head is in: the body has requestTimeout from now, and libmicrohttpd's inactivity timeout is the
+            // send timeout again (an idle connection had the idle one).
+            request = new Request;
+            *requestContext = request;
+            edge->setDeadline(connection, Clock::now() + limits.requestTimeout);
+            MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds(limits.sendTimeout));
+            if (std::find(edge->m_methods.begin(), edge->m_methods.end(), method) == edge->m_methods.end()) {
+                return edge->refuse(connection, request, 405, { { MHD_HTTP_HEADER_ALLOW, edge->m_allow } });
+            }
+            if (!framedOnce(connection)) {
+                return edge->refuse(connection, request, 400);
+            }
+            std::vector<std::pair<std::string, std::string>> headers;
+            if (const int status = edge->checkCredentials(connection, peer, &headers); status != 0) {
+                {
+                    std::lock_guard lock(edge->m_mutex);
+                    ++edge->m_unauthorized;
+                }
+                return edge->refuse(connection, request, status, std::move(headers));
+            }
+            if (const char *length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                    MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+                // libmicrohttpd has checked it is a number; whether it fits is ours.
+                const unsigned long long bytes = std::strtoull(length, nullptr, 10);
+                if (bytes > limits.maxBodyBytes) {
+                    return edge->refuse(connection, request, 413);
+                }
+                if (!edge->reserve(bytes)) {
+                    return edge->refuse(connection, request, 503, { { MHD_HTTP_HEADER_RETRY_AFTER, "1" } });
+                }
+                request->reserved = bytes;
+                request->body.reserve(bytes);
+            }
+            return MHD_YES;
+        }
+        if (*uploadSize > 0) {
+            const size_t size = *uploadSize;
+            *uploadSize = 0;
+            if (request->answered) {
+                return MHD_YES;
+            }
+            if (request->body.size() + size > limits.maxBodyBytes) {
+                // A chunked body past the limit: the library takes no answer in the middle of a body, so the
+                // connection is closed.
+                return MHD_NO;
+            }
+            if (request->body.size() + size > request->reserved) {
+                const size_t more = request->body.size() + size - request->reserved;
+                if (!edge->reserve(more)) {
+                    return MHD_NO;
+                }
+                request->reserved += more;
+            }
+            request->body.append(upload, size);
+            return MHD_YES;
+        }
+        if (request->answered) {
+            return MHD_YES;
+        }
+        // Whole: handled now, with no deadline while the handler runs or the answer goes out (inactivity alone).
+        edge->setDeadline(connection, never);
+        HttpRequest in;
+        in.method = method;
+        in.path = url;
+        in.body = request->body;
+        in.peer = peer;
+        in.connection = connection;
+        HttpResponse out;
+        edge->m_handler(in, out);
+        return queue(connection, out);
+    }
+
+    BoundedHttpServer &m_server;
+    const std::vector<std::string> m_methods;
+    std::string m_allow;
+    const Handler m_handler;
+    const Log m_log;
+    std::string m_cert, m_key, m_ca; // alive while the daemon runs: it reads them from here
+    MHD_Daemon *m_daemon = nullptr;
+
+    mutable std::mutex m_mutex; // the members below
+    std::condition_variable m_wake;
+    bool m_stopping = false;
+    std::unordered_set<Connection *> m_connections;
+    uint64_t m_timedOut = 0;
+    uint64_t m_unauthorized = 0;
+    size_t m_buffered = 0;
+    size_t m_budget = 0;
+    std::map<std::string, Clock::time_point> m_logged;
+    std::thread m_reaper;
 };
 
-void BoundedHttpServer::Http::serve(int fd)
-{
-    std::string buffer;
-    // An answer that ends the connection: the request cannot be served.
-    auto refuse = [&](int status, std::string_view extraHeaders = {}) {
-        if (sendAll(fd, refusalResponse(status, false, extraHeaders))) {
-            linger(fd);
-        }
-    };
-    for (;;) {
-        // An idle connection waits idleTimeout for a request; a request once begun has requestTimeout in all to come
-        // whole, however slowly its bytes trickle in.
-        auto deadline = Clock::now() + (buffer.empty() ? m_limits.idleTimeout : m_limits.requestTimeout);
-        size_t headEnd = std::string::npos;
-        while ((headEnd = buffer.find("\r\n\r\n")) == std::string::npos && buffer.size() <= m_limits.maxHeaderBytes) {
-            const Wait wait = waitFor(fd, POLLIN, deadline);
-            if (wait == Wait::TimedOut && !buffer.empty()) {
-                return refuse(408);
-            }
-            const bool idle = buffer.empty();
-            if (wait != Wait::Ready || !receive(fd, &buffer)) {
-                return;
-            }
-            if (idle && !buffer.empty()) {
-                deadline = Clock::now() + m_limits.requestTimeout;
-            }
-        }
-        if (headEnd == std::string::npos || headEnd > m_limits.maxHeaderBytes) {
-            return refuse(431);
-        }
-        RequestHead request;
-        if (!RequestHead::parse(std::string_view(buffer).substr(0, headEnd), &request)) {
-            return refuse(400);
-        }
-        if (request.chunked) {
-            return refuse(501);
-        }
-        // Refused from its length alone: none of a body over the limit is read.
-        if (request.contentLength > m_limits.maxBodyBytes) {
-            return refuse(413);
-        }
-        const bool served = serves(request.method);
-        const size_t requestEnd = headEnd + 4 + request.contentLength;
-        if (request.expectContinue && buffer.size() < requestEnd) {
-            // The client waits to hear whether to send its body (curl does, for large ones).
-            if (!served) {
-                return refuse(405, m_allow);
-            }
-            if (!sendAll(fd, "HTTP/1.1 100 Continue\r\n\r\n")) {
-                return;
-            }
-        }
-        // Read whole, body and all (one not served is read past, so that the next request on the connection starts
-        // where it should).
-        buffer.reserve(requestEnd);
-        while (buffer.size() < requestEnd) {
-            const Wait wait = waitFor(fd, POLLIN, deadline);
-            if (wait == Wait::TimedOut) {
-                return refuse(408);
-            }
-            if (wait != Wait::Ready
-                || !receive(fd, &buffer, std::clamp<size_t>(requestEnd - buffer.size(), 16384, 1 << 20))) {
-                return;
-            }
-        }
-        // The server closes a connection only when an answer says so (or after idleTimeout): a client reusing one
-        // closed under it would lose that request (vmagent does not retry a scrape).
-        const bool keepAlive = request.keepAlive && !m_stopping && m_pool.mayKeepAlive();
-        const std::string_view whole(buffer);
-        const bool ok = served
-            ? answer(fd, whole.substr(0, headEnd + 4), whole.substr(headEnd + 4, request.contentLength), keepAlive)
-            : sendAll(fd, refusalResponse(405, keepAlive, m_allow));
-        if (!ok || !keepAlive) {
-            return;
-        }
-        buffer.erase(0, requestEnd);
-    }
-}
-
-bool BoundedHttpServer::Http::answer(int fd, std::string_view head, std::string_view body, bool keepAlive)
-{
-    HeadStream stream(*this, fd, head);
-    bool closed = false;
-    t_body = body;
-    const bool ok = process_request(stream, !keepAlive, closed, [](httplib::Request &request) {
-        // Answers go out whole and as they are: no byte ranges (a hundred ranges of a large page would be a hundred
-        // pages), no compression (it would cost more than the answer); a 100 Continue was sent before the body.
-        request.ranges.clear();
-        request.headers.erase("Accept-Encoding");
-        request.headers.erase("Expect");
-    });
-    t_body = {};
-    return ok;
-}
-
 BoundedHttpServer::BoundedHttpServer(const Limits &limits, std::vector<std::string> methods, Handler handler)
+    : BoundedHttpServer(limits, Security(), std::move(methods), std::move(handler))
+{ }
+
+BoundedHttpServer::BoundedHttpServer(
+    const Limits &limits, Security security, std::vector<std::string> methods, Handler handler, Log log)
     : m_limits(limits)
-    , m_http(std::make_unique<Http>(m_limits, std::move(methods), std::move(handler)))
+    , m_security(std::move(security))
+    , m_edge(std::make_unique<Edge>(*this, std::move(methods), std::move(handler), std::move(log)))
 { }
 
 BoundedHttpServer::~BoundedHttpServer()
@@ -473,55 +639,61 @@ BoundedHttpServer::~BoundedHttpServer()
 
 bool BoundedHttpServer::start(const std::string &address, std::string *error)
 {
-    int requestedPort = 0;
     std::string host;
-    if (!splitListenAddress(address, &host, &requestedPort, error)) {
+    int port = 0;
+    if (!splitListenAddress(address, &host, &port, error)) {
         return false;
     }
-    if (m_http->wakeFd() < 0) {
-        *error = fmt::format("eventfd: {}", std::strerror(errno));
+    const auto &s = m_security;
+    const std::string &p = s.optionPrefix;
+    if (!s.tls() && (s.acceptsToken || !s.clientCaFile.empty())) {
+        *error = fmt::format("{}-token-file and {}-client-ca need {}-tls-cert: a token or certificate check over "
+                             "plain HTTP protects nothing",
+            p, p, p);
         return false;
     }
-    if (m_listenThread.joinable() || m_stopping) {
-        *error = "the server was started before";
+    if (!isLoopbackHost(host) && !(s.tls() && s.authenticates()) && !s.insecureListen) {
+        *error = fmt::format("{} is not a loopback address: anyone who reaches it could {}. Serve it with {}-tls-cert "
+                             "and {}-tls-key and a credential ({}-token-file or {}-client-ca), or give "
+                             "--insecure-listen to serve it as it is",
+            address, p == "--remote-write" ? "push any GPU's values" : "read the fleet", p, p, p, p);
         return false;
     }
-    errno = 0;
-    m_port = requestedPort == 0 ? m_http->bind_to_any_port(host)
-                                : (m_http->bind_to_port(host, requestedPort) ? requestedPort : -1);
-    if (m_port <= 0) {
-        *error
-            = fmt::format("cannot listen on {}{}", address, errno != 0 ? ": " + std::string(std::strerror(errno)) : "");
-        m_port = 0;
+    int family = AF_INET;
+    const int fd = listenOn(host, port, &family, error);
+    if (fd < 0) {
         return false;
     }
-    m_http->widenBacklog();
+    sockaddr_storage bound {};
+    socklen_t length = sizeof bound;
+    getsockname(fd, reinterpret_cast<sockaddr *>(&bound), &length);
+    m_port = ntohs(family == AF_INET6 ? reinterpret_cast<sockaddr_in6 *>(&bound)->sin6_port
+                                      : reinterpret_cast<sockaddr_in *>(&bound)->sin_port);
     m_host = host;
-    m_listenThread = std::thread([this] { m_http->listen_after_bind(); });
-    return true;
+    return m_edge->start(fd, family, error);
 }
 
 std::string BoundedHttpServer::listeningAddress() const
 {
-    return m_host.find(':') == std::string::npos ? fmt::format("{}:{}", m_host, m_port)
-                                                 : fmt::format("[{}]:{}", m_host, m_port);
+    return m_host.find(':') != std::string::npos ? fmt::format("[{}]:{}", m_host, m_port)
+                                                 : fmt::format("{}:{}", m_host, m_port);
 }
 
-BoundedHttpServer::Load BoundedHttpServer::load() const
+std::string BoundedHttpServer::url() const
 {
-    return m_http->load();
+    return fmt::format("{}://{}", m_security.tls() ? "https" : "http", listeningAddress());
 }
 
 void BoundedHttpServer::stop()
 {
-    if (m_stopping.exchange(true)) {
-        return;
+    if (m_edge) {
+        m_edge->stop();
     }
-    m_http->stop();
-    // The listener returns once its pool has run every connection: those still queued close at once.
-    if (m_listenThread.joinable()) {
-        m_listenThread.join();
-    }
+}
+
+BoundedHttpServer::Load BoundedHttpServer::load() const
+{
+    return m_edge->load();
 }
 
 } // namespace fleetscope::backend

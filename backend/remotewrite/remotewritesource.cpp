@@ -3,8 +3,6 @@
 
 #include "core/clock.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -113,35 +111,39 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
     }
     BoundedHttpServer::Limits http;
     http.threads = static_cast<size_t>(std::max(1, options.threads));
-    http.queued = options.queued;
+    http.maxConnections = options.maxConnections;
+    http.maxConnectionsPerAddress = options.maxConnectionsPerAddress;
     http.requestTimeout = options.requestTimeout;
     http.idleTimeout = options.idleTimeout;
     http.maxBodyBytes = options.limits.maxBodyBytes;
-    m_server = std::make_unique<BoundedHttpServer>(http, std::vector<std::string> { "POST" },
-        [this](const httplib::Request &request, std::string_view body, httplib::Response &response) {
+    auto security = options.security;
+    security.optionPrefix = "--remote-write";
+    m_server = std::make_unique<BoundedHttpServer>(http, std::move(security), std::vector<std::string> { "POST" },
+        [this](const HttpRequest &request, HttpResponse &response) {
             if (request.path != "/api/v1/write") {
                 response.status = 404;
                 return;
             }
             std::string reason;
-            const std::string encoding = request.get_header_value("Content-Encoding");
-            const std::string type = request.get_header_value("Content-Type");
-            const std::string version = request.get_header_value("X-Prometheus-Remote-Write-Version");
-            response.status = take({ encoding, type, version }, body, nowUnixMs(), &reason);
+            response.status = take({ request.header("Content-Encoding"), request.header("Content-Type"),
+                                       request.header("X-Prometheus-Remote-Write-Version") },
+                request.body, nowUnixMs(), &reason);
             if (response.status == 503) {
-                response.set_header("Retry-After", "1");
+                response.headers.emplace_back("Retry-After", "1");
             }
             if (!reason.empty()) {
-                response.set_content(reason + "\n", "text/plain");
+                response.body = reason + "\n";
             }
-        });
+        },
+        m_log);
     if (!m_server->start(options.listen, error)) {
         *error = fmt::format("--remote-write-listen: {}", *error);
         return false;
     }
     m_port = m_server->port();
     const std::string &host = m_server->host();
-    log(fmt::format("remote write: listening on http://{}/api/v1/write", m_server->listeningAddress()));
+    log(fmt::format("remote write: listening on {}/api/v1/write{}", m_server->url(),
+        options.security.authenticates() ? " (a token or client certificate needed)" : ""));
 
     // What the first pushes teach: the interval, and the layout when there is no file.
     std::vector<std::string> adopted;
@@ -429,10 +431,11 @@ std::vector<TimedEvent> RemoteWriteSource::pastEvents(int64_t fromMs, int64_t to
 
 RemoteWriteSource::Stats RemoteWriteSource::stats() const
 {
-    const uint64_t turnedAway = httpLoad().turnedAway;
+    const auto load = httpLoad();
     std::lock_guard lock(m_mutex);
     Stats stats = m_stats;
-    stats.turnedAway = turnedAway;
+    stats.unauthorized = load.unauthorized;
+    stats.timedOut = load.timedOut;
     return stats;
 }
 
@@ -496,7 +499,7 @@ void RemoteWriteSource::logDrops()
         return;
     }
     const Stats s = stats();
-    const uint64_t drops = s.refused + s.overloaded + s.turnedAway + s.unknownGpuSeries + s.unnamedSeries
+    const uint64_t drops = s.refused + s.overloaded + s.unauthorized + s.timedOut + s.unknownGpuSeries + s.unnamedSeries
         + s.samples.dropped() + s.samples.sentinelValues + s.samples.nanValues;
     if (drops == m_loggedDrops) {
         return;
@@ -504,11 +507,11 @@ void RemoteWriteSource::logDrops()
     m_loggedDrops = drops;
     m_lastDropLog = now;
     log(fmt::format("remote write: so far {} requests, {} refused (last: {}), {} answered 503 (frames behind), {} "
-                    "connections turned away (503: every thread busy); {} series of GPUs not "
+                    "pushes without a valid credential (401/403), {} connections past a deadline; {} series of GPUs not "
                     "in the topology (e.g. {}), {} without hostname/gpu, {} of other metrics; samples: {} "
                     "taken, {} too old, {} from the future, {} out of order, {} duplicates, {} with no window free; "
                     "{} DCGM blanks and {} NaN/Inf read as no data",
-        s.requests, s.refused, s.lastRefusal.empty() ? std::string("none") : s.lastRefusal, s.overloaded, s.turnedAway,
+        s.requests, s.refused, s.lastRefusal.empty() ? std::string("none") : s.lastRefusal, s.overloaded, s.unauthorized, s.timedOut,
         s.unknownGpuSeries, s.unknownGpuExample.empty() ? std::string("none") : s.unknownGpuExample, s.unnamedSeries,
         s.unknownMetricSeries, s.samples.accepted, s.samples.tooOld, s.samples.future, s.samples.outOfOrder,
         s.samples.duplicate, s.samples.windowsFull, s.samples.sentinelValues, s.samples.nanValues));

@@ -32,9 +32,10 @@ namespace fleetscope::backend {
 // write 2.0, 503 with Retry-After while the frames are not keeping up or every thread is busy and the queue full
 // (the spec has senders retry 5xx with a backoff; 429 they only may). See WindowFolder for how samples become frames.
 //
-// The connections are a BoundedHttpServer's (http/): Options::threads read and take requests, at most
-// Options::queued connections wait for one (the next are answered 503 unread), each request is read whole within
-// Options::requestTimeout, and idle kept-alive connections hold at most half the threads.
+// The connections are a BoundedHttpServer's (http/): its door's rule (loopback, or TLS and a token or client
+// certificate, or --insecure-listen; a push without its credential is answered 401 unread), Options::threads decode
+// and take requests, connections are bounded in all and per sender address, each request is read whole within
+// Options::requestTimeout, and bodies being read share a bounded budget (503 with Retry-After past it).
 //
 // Start-up: listens at once, then learns from the first pushes what it needs: the scrape interval (from the time
 // between two samples of the same series, unless given) and, without a topology file, the fleet's layout (the GPUs
@@ -58,8 +59,11 @@ public:
         std::chrono::milliseconds dropLogInterval { 10000 }; // what was not used is logged at most this often
         RemoteWriteLimits limits;
         std::optional<MetricMap> metricMap; // --metric-map; without, chosen from the series pushed
-        int threads = 4; // requests read, decoded and taken at once
-        size_t queued = 64; // connections waiting for a thread; more are answered 503
+        int threads = 4; // requests decoded and taken at once (the HTTP edge's threads)
+        size_t maxConnections = 1024; // open at once, from all senders; more are closed as they come
+        size_t maxConnectionsPerAddress = 256; // open at once from one sender's address
+        // Who may push: TLS, a bearer token or client certificate (--remote-write-tls-cert, -token-file, -client-ca).
+        BoundedHttpServer::Security security;
         // From a request's first byte to its last: a 32 MiB body at 10 Mbit/s takes 27 s. A sender slower than that
         // is answered 408 and its thread freed.
         std::chrono::milliseconds requestTimeout { 30000 };
@@ -72,7 +76,8 @@ public:
         uint64_t requests = 0;
         uint64_t refused = 0; // 4xx
         uint64_t overloaded = 0; // 503: the frames behind
-        uint64_t turnedAway = 0; // connections answered 503 unread: every HTTP thread busy and the queue full
+        uint64_t unauthorized = 0; // 401 or 403: no valid token or client certificate
+        uint64_t timedOut = 0; // connections shut for a head or body not whole in time
         uint64_t series = 0;
         uint64_t unknownGpuSeries = 0; // (hostname, gpu) not in the topology
         uint64_t unknownMetricSeries = 0; // not a field of the catalogue

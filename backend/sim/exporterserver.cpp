@@ -5,8 +5,6 @@
 
 #include <algorithm>
 
-#include <httplib.h>
-
 namespace fleetscope::backend {
 
 ExporterServer::ExporterServer(const FrameSource &source, ExporterPage::Options options)
@@ -14,12 +12,15 @@ ExporterServer::ExporterServer(const FrameSource &source, ExporterPage::Options 
 { }
 
 ExporterServer::ExporterServer(const FrameSource &source, ExporterPage::Options options, const Limits &limits)
+    : ExporterServer(source, std::move(options), limits, Security())
+{ }
+
+ExporterServer::ExporterServer(
+    const FrameSource &source, ExporterPage::Options options, const Limits &limits, Security security)
     : m_source(source)
     , m_options(std::move(options))
-    , m_http(limits, { "GET", "HEAD" },
-          [this](const httplib::Request &request, std::string_view, httplib::Response &response) {
-              answerScrape(request.target, &response);
-          })
+    , m_http(limits, std::move(security), { "GET", "HEAD" },
+          [this](const HttpRequest &request, HttpResponse &response) { answerScrape(request.path, &response); })
 {
     const auto &nodes = m_source.shape().nodes;
     m_nodesByHostname.resize(nodes.size());
@@ -37,11 +38,22 @@ ExporterServer::~ExporterServer()
 
 bool ExporterServer::start(const std::string &address, std::string *error)
 {
-    return m_http.start(address, error);
+    if (!m_http.start(address, error)) {
+        return false;
+    }
+    m_renderAheadThread = std::thread([this] { renderAhead(); });
+    return true;
 }
 
 void ExporterServer::stop()
 {
+    {
+        std::lock_guard lock(m_renderMutex);
+        m_stopping = true;
+    }
+    if (m_renderAheadThread.joinable()) {
+        m_renderAheadThread.join();
+    }
     m_http.stop();
 }
 

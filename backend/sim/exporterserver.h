@@ -10,29 +10,29 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
-
-namespace httplib {
-struct Response;
-}
 
 namespace fleetscope::backend {
 
-// Serves the simulated fleet as dcgm-exporter pages over plain HTTP/1.1, so that a real Prometheus (or anything that
+// Serves the simulated fleet as dcgm-exporter pages over HTTP/1.1 (HTTPS with a certificate), so that a real Prometheus (or anything that
 // scrapes dcgm-exporter) can scrape the simulator. GET and HEAD of /metrics answer the whole fleet's page of the
 // latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
 // dcgm-exporter would serve it, so that a scraper sees one target per node as in a real fleet (fileSdTargets lists
 // them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405.
 //
-// The connections are a BoundedHttpServer's (http/): a pool of Limits::threads, at most Limits::queued waiting (the
-// next answered 503 with Retry-After), heads within 16 KiB and bodies within 64 KiB, keep-alive only while at most
-// half the threads are busy, so that the idle connections of a thousand node targets never hold every thread. What
-// is served: exportertargets.cpp.
+// The connections are a BoundedHttpServer's (http/): its door's rule (loopback, or TLS and a token or client
+// certificate, or --insecure-listen), connections bounded in all and per address, heads within 16 KiB, deadlines for
+// heads and idle connections; an idle node target's connection holds no thread. What is served: exportertargets.cpp.
 //
 // The fleet's page is rendered once per frame, with the offsets of every node's lines, and shared by every scrape of
-// that frame, whole or per node (m_renderMutex guards m_page, m_pageSequence, m_renders and m_rendering; the render
-// itself runs outside it); connection threads touch nothing else of the server but the hostname index (const once
-// built).
+// that frame, whole or per node. Once a page has been scraped, the next frame's is rendered ahead, on a thread of the
+// exporter's, as soon as the frame is published: a render takes a while (a third of a second at 102,400 GPUs), and
+// a scrape that rendered would hold up the other connections of its HTTP thread (the edge's threads each serve many
+// connections). A frame nobody scraped the page before is not rendered ahead. Scrapes during a render are answered
+// the page in hand, one frame old. (m_renderMutex guards m_page, m_pageSequence, m_renders, m_rendering,
+// m_servedSinceRender and m_stopping; the render itself runs outside it.) Connection threads touch nothing else of the
+// server but the hostname index (const once built).
 class ExporterServer
 {
 public:
@@ -41,6 +41,9 @@ public:
 
     ExporterServer(const FrameSource &source, ExporterPage::Options options);
     ExporterServer(const FrameSource &source, ExporterPage::Options options, const Limits &limits);
+    // Who may scrape (the door's TLS, token and client CA; --exporter-*).
+    using Security = BoundedHttpServer::Security;
+    ExporterServer(const FrameSource &source, ExporterPage::Options options, const Limits &limits, Security security);
     ~ExporterServer();
     ExporterServer(const ExporterServer &) = delete;
     ExporterServer &operator=(const ExporterServer &) = delete;
@@ -49,6 +52,7 @@ public:
     bool start(const std::string &address, std::string *error);
     int port() const { return m_http.port(); }
     std::string listeningAddress() const { return m_http.listeningAddress(); }
+    std::string url() const { return m_http.url(); }
     // Closes the listener and every connection, and joins their threads; safe to call twice.
     void stop();
 
@@ -59,7 +63,8 @@ public:
     // The page of the latest frame (rendered for it if no scrape has yet), or while another caller renders that, the
     // page before; and the sequence of the frame it is of.
     std::shared_ptr<const ExporterPage::Rendered> page(uint64_t *sequence = nullptr);
-    // How many times a page has been rendered: once per frame scraped, however many scrapes and nodes.
+    // How many times a page has been rendered: once per frame scraped (or following one scraped), however many
+    // scrapes and nodes.
     uint64_t renderCount();
 
     // The node with this hostname (exactly; hostnames are unique in a fleet), or -1.
@@ -74,8 +79,10 @@ public:
     bool writeTargetsFile(const std::string &path, std::string *error) const;
 
 private:
-    // Answers a GET or HEAD of target (its path and query, as sent): the fleet's page, a node's, or a status alone.
-    void answerScrape(std::string_view target, httplib::Response *response);
+    std::shared_ptr<const ExporterPage::Rendered> pageFor(bool served, uint64_t *sequence);
+    void renderAhead(); // the render-ahead thread's loop
+    // Answers a GET or HEAD of path (as sent, without the query): the fleet's page, a node's, or a status alone.
+    void answerScrape(std::string_view path, HttpResponse *response);
 
     const FrameSource &m_source;
     ExporterPage::Options m_options;
@@ -90,6 +97,9 @@ private:
     uint64_t m_pageSequence = 0;
     uint64_t m_renders = 0;
     bool m_rendering = false; // a caller of page() renders outside the lock
+    bool m_servedSinceRender = false; // the page in hand was served: the next frame's is rendered ahead
+    bool m_stopping = false;
+    std::thread m_renderAheadThread;
 
     BoundedHttpServer m_http; // last: its threads read the members above
 };

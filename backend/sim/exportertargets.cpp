@@ -13,13 +13,12 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 namespace fleetscope::backend {
 
 namespace {
 // A path segment with its %XX escapes decoded (a scraper escapes what a path cannot hold); false when an escape is
-// malformed, which httplib's decoding would let through as it is. What it decodes to is only ever compared with
+// malformed, which a lenient decoding would let through as it is (the HTTP edge hands paths on undecoded). What it decodes to is only ever compared with
 // hostnames, never used as a path.
 bool percentDecode(std::string_view segment, std::string *out)
 {
@@ -56,7 +55,39 @@ uint64_t ExporterServer::renderCount()
 
 std::shared_ptr<const ExporterPage::Rendered> ExporterServer::page(uint64_t *sequence)
 {
+    return pageFor(true, sequence);
+}
+
+void ExporterServer::renderAhead()
+{
+    uint64_t seen = 0;
+    for (;;) {
+        {
+            std::lock_guard lock(m_renderMutex);
+            if (m_stopping) {
+                return;
+            }
+        }
+        const auto frame = m_source.waitForFrameAfter(seen, std::chrono::milliseconds(200));
+        if (!frame) {
+            continue;
+        }
+        seen = frame->sequence;
+        bool wanted = false;
+        {
+            std::lock_guard lock(m_renderMutex);
+            wanted = m_servedSinceRender && !m_stopping;
+        }
+        if (wanted) {
+            pageFor(false, nullptr);
+        }
+    }
+}
+
+std::shared_ptr<const ExporterPage::Rendered> ExporterServer::pageFor(bool served, uint64_t *sequence)
+{
     std::unique_lock lock(m_renderMutex);
+    m_servedSinceRender = m_servedSinceRender || served;
     // Only the first page is waited for. While one scrape renders a new frame the others are answered the page in
     // hand, one frame old: a large fleet takes a while to render (a third of a second at 102,400 GPUs), and a
     // thousand node targets scraped meanwhile would otherwise queue up behind it.
@@ -88,6 +119,7 @@ std::shared_ptr<const ExporterPage::Rendered> ExporterServer::page(uint64_t *seq
     m_pageSequence = frame->sequence;
     ++m_renders;
     m_rendering = false;
+    m_servedSinceRender = served;
     m_rendered.notify_all();
     if (sequence) {
         *sequence = m_pageSequence;
@@ -95,19 +127,16 @@ std::shared_ptr<const ExporterPage::Rendered> ExporterServer::page(uint64_t *seq
     return m_page;
 }
 
-void ExporterServer::answerScrape(std::string_view target, httplib::Response *response)
+void ExporterServer::answerScrape(std::string_view path, HttpResponse *response)
 {
     static const std::string pageType = "text/plain; version=0.0.4; charset=utf-8";
     static constexpr std::string_view nodePrefix = "/metrics/";
-    const std::string_view path = target.substr(0, target.find('?'));
     std::string hostname;
     if (path == "/metrics") {
         // Sent from the shared page, not copied out of it: 3.5 GB at a million GPUs.
         auto rendered = page();
-        response->set_content_provider(
-            rendered->text.size(), pageType, [rendered](size_t offset, size_t length, httplib::DataSink &sink) {
-                return sink.write(rendered->text.data() + offset, length);
-            });
+        response->contentType = pageType;
+        response->shared = std::shared_ptr<const std::string>(rendered, &rendered->text);
     } else if (path.substr(0, nodePrefix.size()) != nodePrefix) {
         response->status = 404;
     } else if (!percentDecode(path.substr(nodePrefix.size()), &hostname)) {
@@ -116,7 +145,8 @@ void ExporterServer::answerScrape(std::string_view target, httplib::Response *re
         response->status = 404;
     } else {
         // A few dozen kilobytes cut from the shared page; the fleet is not rendered again.
-        response->set_content(page()->nodePage(static_cast<uint32_t>(node)), pageType);
+        response->contentType = pageType;
+        response->body = page()->nodePage(static_cast<uint32_t>(node));
     }
 }
 

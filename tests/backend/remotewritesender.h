@@ -7,6 +7,7 @@
 #include <snappy.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,16 +72,35 @@ struct PushReply
     std::string body;
 };
 
+// How a push reaches a receiver that asks for TLS and a token: the CA its certificate is checked with (empty: plain
+// HTTP), and the bearer token sent (empty: none).
+struct PushDoor
+{
+    std::string caFile;
+    std::string token;
+};
+
 // POSTs body to /api/v1/write as a remote write 1.0 sender does (headers overridable).
-inline PushReply push(int port, const std::string &body, httplib::Headers headers = {})
+inline PushReply push(int port, const std::string &body, httplib::Headers headers = {}, const PushDoor &door = {})
 {
     if (headers.empty()) {
         headers = { { "Content-Encoding", "snappy" }, { "X-Prometheus-Remote-Write-Version", "0.1.0" } };
     }
-    httplib::Client client("127.0.0.1", port);
-    client.set_read_timeout(10, 0);
-    client.set_write_timeout(10, 0);
-    const auto result = client.Post("/api/v1/write", headers, body, "application/x-protobuf");
+    if (!door.token.empty()) {
+        headers.emplace("Authorization", "Bearer " + door.token);
+    }
+    std::unique_ptr<httplib::ClientImpl> client;
+    if (door.caFile.empty()) {
+        client = std::make_unique<httplib::ClientImpl>("127.0.0.1", port);
+    } else {
+        auto tls = std::make_unique<httplib::SSLClient>("127.0.0.1", port);
+        tls->set_ca_cert_path(door.caFile.c_str());
+        tls->enable_server_certificate_verification(true);
+        client = std::move(tls);
+    }
+    client->set_read_timeout(10, 0);
+    client->set_write_timeout(10, 0);
+    const auto result = client->Post("/api/v1/write", headers, body, "application/x-protobuf");
     if (!result) {
         return {};
     }

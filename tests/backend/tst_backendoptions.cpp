@@ -147,10 +147,13 @@ private Q_SLOTS:
         }
         {
             const auto r = parseBackendOptions(
-                { "--source", "remote-write", "--remote-write-threads", "8", "--remote-write-queue", "256" });
+                { "--source", "remote-write", "--remote-write-threads", "8", "--remote-write-max-connections-per-address",
+                    "512" });
             QVERIFY2(r.error.empty(), r.error.c_str());
             QCOMPARE(r.options.remoteWrite.threads, 8);
-            QCOMPARE(r.options.remoteWrite.queued, size_t { 256 });
+            QCOMPARE(r.options.remoteWrite.maxConnectionsPerAddress, size_t { 512 });
+            // Gone with the thread-per-connection server it sized.
+            QVERIFY(!parseBackendOptions({ "--source", "remote-write", "--remote-write-queue", "256" }).error.empty());
             QVERIFY(!parseBackendOptions({ "--source", "remote-write", "--remote-write-threads", "0" }).error.empty());
         }
         const auto r = parseBackendOptions({ "--source", "remote-write", "--remote-write-listen", "0.0.0.0:9201",

@@ -10,11 +10,13 @@
 #include "core/framesource.h"
 #include "prometheusprocess.h"
 #include "sim/exporterserver.h"
+#include "testcertificates.h"
 
 #include "fleetscope/telemetry/v1/telemetry.grpc.pb.h"
 
 #include <grpcpp/grpcpp.h>
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -158,6 +160,68 @@ private Q_SLOTS:
         ProcessGuard server;
         QVERIFY(testing::startPrometheus(
             &server, prometheus, config, m_dir.filePath(QStringLiteral("prometheus-data")), freePort()));
+        const auto topology = subscribe(backend);
+        QVERIFY2(topology, server.process.readAll().constData());
+        checkFrame(*topology);
+    }
+
+    // The door locked: the backend takes pushes only over TLS with a token (--remote-write-tls-cert, -tls-key,
+    // -token-file), and real senders push through it as operators configure them: vmagent with
+    // -remoteWrite.bearerTokenFile and -remoteWrite.tlsCAFile, Prometheus with authorization.credentials_file and
+    // tls_config.ca_file. A vmagent with another token gets nothing in (401, logged without the token).
+    void sendersPushOverTlsWithAToken()
+    {
+        testing::TestCertificates certs;
+        QVERIFY2(certs.make(), qPrintable(certs.error()));
+        const QString tokens = certs.write(QStringLiteral("tokens"), "vmagent-e2e-token\nprometheus-e2e-token\n");
+        const QString vmagentToken = certs.write(QStringLiteral("vmagent.token"), "vmagent-e2e-token\n");
+        const QString prometheusToken = certs.write(QStringLiteral("prometheus.token"), "prometheus-e2e-token\n");
+        const QString wrongToken = certs.write(QStringLiteral("wrong.token"), "guessed\n");
+        for (const QString &file : { tokens, vmagentToken, prometheusToken, wrongToken }) {
+            QVERIFY(QFile::setPermissions(file, QFile::ReadOwner | QFile::WriteOwner));
+        }
+        const QStringList door = { QStringLiteral("--remote-write-tls-cert"), certs.crt(QStringLiteral("server")),
+            QStringLiteral("--remote-write-tls-key"), certs.key(QStringLiteral("server")),
+            QStringLiteral("--remote-write-token-file"), tokens };
+        const QString ca = certs.crt(QStringLiteral("ca"));
+        {
+            const int port = freePort();
+            ProcessGuard backend;
+            startBackend(&backend, port, door);
+            const QString url = QStringLiteral("https://127.0.0.1:%1/api/v1/write").arg(port);
+            ProcessGuard stranger;
+            startVmagent(&stranger, { url },
+                { QStringLiteral("-remoteWrite.bearerTokenFile=") + wrongToken,
+                    QStringLiteral("-remoteWrite.tlsCAFile=") + ca });
+            ProcessGuard agent;
+            startVmagent(&agent, { url },
+                { QStringLiteral("-remoteWrite.bearerTokenFile=") + vmagentToken,
+                    QStringLiteral("-remoteWrite.tlsCAFile=") + ca });
+            const auto topology = subscribe(backend);
+            QVERIFY(topology);
+            checkFrame(*topology);
+            QVERIFY2(m_backendLog.contains("refused 127.0.0.1: a token that is not in the token file"),
+                m_backendLog.constData());
+            QVERIFY(!m_backendLog.contains("guessed") && !m_backendLog.contains("vmagent-e2e-token"));
+            QVERIFY2(m_backendLog.contains("listening on https://"), m_backendLog.constData());
+        }
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (prometheus.isEmpty()) {
+            QSKIP("the prometheus binary is not installed (Debian package 'prometheus')");
+        }
+        const int port = freePort();
+        ProcessGuard backend;
+        startBackend(&backend, port, door);
+        const QString config = m_dir.filePath(QStringLiteral("prometheus-tls.yml"));
+        QVERIFY(testing::writeFile(config,
+            testing::scrapeConfig(m_exporter->port()) + "remote_write:\n  - url: https://127.0.0.1:"
+                + QByteArray::number(port)
+                + "/api/v1/write\n    authorization:\n      credentials_file: " + prometheusToken.toUtf8()
+                + "\n    tls_config:\n      ca_file: " + ca.toUtf8()
+                + "\n    queue_config:\n      batch_send_deadline: 200ms\n      min_backoff: 100ms\n"));
+        ProcessGuard server;
+        QVERIFY(testing::startPrometheus(
+            &server, prometheus, config, m_dir.filePath(QStringLiteral("prometheus-tls-data")), freePort()));
         const auto topology = subscribe(backend);
         QVERIFY2(topology, server.process.readAll().constData());
         checkFrame(*topology);
