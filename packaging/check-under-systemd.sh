@@ -3,7 +3,8 @@
 # The installed fleetscope-backend.service under a real systemd, which CI's container cannot run: boots this machine's
 # own root, behind a throw-away overlay, as a systemd-nspawn container, and there
 #   1. starts the packaged unit with the packaged settings, checks that it serves, as a user of its own with no
-#      capabilities, no new privileges and a system call filter, and takes a console screenshot against it;
+#      capabilities, no new privileges and a system call filter, within its memory, task and descriptor limits, and
+#      takes a console screenshot against it;
 #   2. adds examples/credentials.conf with a root-only (0600) certificate, key and token file, serves 0.0.0.0:50051,
 #      and checks that a console with the CA and the token draws the fleet and one without the token is refused;
 #   3. stops it and checks that it ended cleanly.
@@ -68,6 +69,10 @@ grep -q '^CapEff:[[:space:]]*0000000000000000$' "/proc/$pid/status" && ok "no ef
 grep -q '^CapBnd:[[:space:]]*0000000000000000$' "/proc/$pid/status" && ok "empty bounding set" || bad "bounding set"
 grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$pid/status" && ok "no new privileges" || bad "NoNewPrivs"
 grep -q '^Seccomp:[[:space:]]*2$' "/proc/$pid/status" && ok "system call filter on" || bad "no seccomp filter"
+# The resource limits (packaging/README.md, "Resources") as systemd applied them: the cgroup's and the process's own.
+limits="$(show MemoryHigh) $(show MemoryMax) $(show TasksMax)"
+[ "$limits" = "4294967296 6442450944 4096" ] && ok "MemoryHigh 4G, MemoryMax 6G, TasksMax 4096" || bad "limits: $limits"
+grep -Eq '^Max open files +16384 +16384 ' "/proc/$pid/limits" && ok "16384 file descriptors" || bad "LimitNOFILE"
 "${xvfb[@]}" "${console[@]}" --screenshot /out/plain.png && ok "console screenshot (plain, loopback)" || bad "console (plain)"
 [ "$(show NRestarts)" = 0 ] && [ "$(show ActiveState)" = active ] && ok "still running, never restarted" || bad "it restarted or stopped"
 
