@@ -765,17 +765,34 @@ std::shared_ptr<Summary> decodeSummary(const pb::Summary &answer, QString *failu
     summary->toMs = answer.to_ms();
     summary->frames = answer.frames();
     summary->fleet = decodeRollup(answer.fleet());
-    for (const auto &r : answer.rows()) {
-        summary->rows.push_back(decodeRollup(r));
+    // Copied no further than validateSummary keeps (a list's rollups share the fleet; offenders are the request's top
+    // ones), so that a 16 MiB answer of empty entries of two bytes each is not first made a list of millions.
+    const int most = static_cast<int>(std::min(answer.fleet().gpu_count(), maxGpus));
+    const auto rollups = [&](const auto &list, std::vector<SummaryRollup> *out, const char *kind) {
+        const int count = std::min(list.size(), most);
+        if (list.size() > count) {
+            summary->problems << QStringLiteral("dropped %1 %2 rollups past the fleet's %3 GPUs")
+                                     .arg(list.size() - count)
+                                     .arg(QLatin1String(kind))
+                                     .arg(most);
+        }
+        out->reserve(static_cast<size_t>(count));
+        for (int i = 0; i < count; ++i) {
+            out->push_back(decodeRollup(list.Get(i)));
+        }
+    };
+    rollups(answer.rows(), &summary->rows, "row");
+    rollups(answer.racks(), &summary->racks, "rack");
+    rollups(answer.jobs(), &summary->jobs, "job");
+    const int offenders = std::min<int>(answer.offenders_size(), static_cast<int>(maxOffenders));
+    if (answer.offenders_size() > offenders) {
+        summary->problems << QStringLiteral("dropped %1 offenders past the first %2")
+                                 .arg(answer.offenders_size() - offenders)
+                                 .arg(maxOffenders);
     }
-    for (const auto &r : answer.racks()) {
-        summary->racks.push_back(decodeRollup(r));
-    }
-    for (const auto &r : answer.jobs()) {
-        summary->jobs.push_back(decodeRollup(r));
-    }
-    for (const auto &o : answer.offenders()) {
-        summary->offenders.push_back({ o.gpu(), o.failures() });
+    summary->offenders.reserve(static_cast<size_t>(offenders));
+    for (int i = 0; i < offenders; ++i) {
+        summary->offenders.push_back({ answer.offenders(i).gpu(), answer.offenders(i).failures() });
     }
     summary->totalFailures = answer.total_failures();
     const int repeat = std::min<int>(answer.repeat_offenders_size(), static_cast<int>(maxRepeatOffenders));

@@ -23,6 +23,37 @@ namespace fleetscope {
 namespace pb = fleetscope::telemetry::v1;
 
 namespace {
+// The problems of one summary: the first maxSummaryProblems said, the rest counted.
+class Notes
+{
+public:
+    explicit Notes(Summary *summary)
+        : m_summary(summary)
+    { }
+    ~Notes()
+    {
+        if (m_more > 0) {
+            m_summary->problems << QStringLiteral("and %1 more problems like these").arg(m_more);
+        }
+    }
+    Notes(const Notes &) = delete;
+    Notes &operator=(const Notes &) = delete;
+
+    Notes &operator<<(const QString &problem)
+    {
+        if (m_summary->problems.size() < maxSummaryProblems) {
+            m_summary->problems << problem;
+        } else {
+            ++m_more;
+        }
+        return *this;
+    }
+
+private:
+    Summary *m_summary;
+    quint64 m_more = 0;
+};
+
 // Empty when the rollup holds together for a fleet of fleetGpus GPUs.
 QString checkRollup(const SummaryRollup &r, uint32_t fleetGpus)
 {
@@ -44,12 +75,12 @@ QString checkRollup(const SummaryRollup &r, uint32_t fleetGpus)
     }
     return {};
 }
-void validateRepeatOffenders(Summary *s, uint32_t n)
+void validateRepeatOffenders(Summary *s, uint32_t n, Notes &notes)
 {
     if (s->repeatOffenders.size() > maxRepeatOffenders) {
-        s->problems << QStringLiteral("dropped %1 repeat offenders past the first %2")
-                           .arg(s->repeatOffenders.size() - maxRepeatOffenders)
-                           .arg(maxRepeatOffenders);
+        notes << QStringLiteral("dropped %1 repeat offenders past the first %2")
+                     .arg(s->repeatOffenders.size() - maxRepeatOffenders)
+                     .arg(maxRepeatOffenders);
         s->repeatOffenders.resize(maxRepeatOffenders);
     }
     std::vector<SummaryRepeatOffender> kept;
@@ -67,8 +98,7 @@ void validateRepeatOffenders(Summary *s, uint32_t n)
             why = QStringLiteral("listed twice");
         }
         if (!why.isEmpty()) {
-            s->problems
-                << QStringLiteral("dropped repeat offender GPU %1 (score %2): %3").arg(o.gpu).arg(o.score).arg(why);
+            notes << QStringLiteral("dropped repeat offender GPU %1 (score %2): %3").arg(o.gpu).arg(o.score).arg(why);
             continue;
         }
         seen.insert(o.gpu);
@@ -76,13 +106,13 @@ void validateRepeatOffenders(Summary *s, uint32_t n)
     }
     s->repeatOffenders = std::move(kept);
     if (!std::isfinite(s->topPercentFailureShare) || s->topPercentFailureShare < 0 || s->topPercentFailureShare > 1) {
-        s->problems
+        notes
             << QStringLiteral("dropped the worst 1 %'s failure share %1: outside 0..1").arg(s->topPercentFailureShare);
         s->topPercentFailureShare = 0;
     }
 }
 
-void validateUnitHours(Summary *s, uint32_t n)
+void validateUnitHours(Summary *s, uint32_t n, Notes &notes)
 {
     const auto &u = s->unitHours;
     // Every GPU of the fleet lost for the whole range is the most there can be (a little slack for rounding).
@@ -103,10 +133,10 @@ void validateUnitHours(Summary *s, uint32_t n)
                   .arg(n);
     }
     if (!why.isEmpty()) {
-        s->problems << QStringLiteral("dropped the GPU-hours lost in units (%1 lost, %2 stranded): %3")
-                           .arg(u.lostGpuHours)
-                           .arg(u.strandedGpuHours)
-                           .arg(why);
+        notes << QStringLiteral("dropped the GPU-hours lost in units (%1 lost, %2 stranded): %3")
+                     .arg(u.lostGpuHours)
+                     .arg(u.strandedGpuHours)
+                     .arg(why);
         s->unitHours = {};
     }
 }
@@ -114,24 +144,36 @@ void validateUnitHours(Summary *s, uint32_t n)
 
 bool validateSummary(Summary *s)
 {
+    Notes notes(s);
     const uint32_t n = s->fleet.gpuCount;
-    if (const QString why = checkRollup(s->fleet, n); !why.isEmpty() || n == 0) {
-        s->problems << QStringLiteral("summary rejected: the fleet rollup is bad (%1)")
-                           .arg(why.isEmpty() ? QStringLiteral("no GPUs") : why);
+    if (const QString why = checkRollup(s->fleet, n); !why.isEmpty() || n == 0 || n > maxGpus) {
+        notes << QStringLiteral("summary rejected: the fleet rollup is bad (%1)")
+                     .arg(!why.isEmpty() ? why
+                             : n == 0
+                             ? QStringLiteral("no GPUs")
+                             : QStringLiteral("%1 GPUs, more than a topology may have (%2)").arg(n).arg(maxGpus));
         return false;
     }
     if (s->fleet.failures != s->totalFailures) {
-        s->problems << QStringLiteral("summary: the fleet's %1 failures differ from the total %2; using the fleet's")
-                           .arg(s->fleet.failures)
-                           .arg(s->totalFailures);
+        notes << QStringLiteral("summary: the fleet's %1 failures differ from the total %2; using the fleet's")
+                     .arg(s->fleet.failures)
+                     .arg(s->totalFailures);
         s->totalFailures = s->fleet.failures;
     }
+    // Rows and racks divide the fleet, running jobs hold distinct GPUs: a list holds no more rollups than the fleet
+    // has GPUs, nor more GPUs added up.
     auto filter = [&](std::vector<SummaryRollup> &list, const QString &kind) {
         std::vector<SummaryRollup> kept;
+        uint64_t gpus = 0;
         for (auto &r : list) {
-            if (const QString why = checkRollup(r, n); !why.isEmpty()) {
-                s->problems << QStringLiteral("dropped %1 %2: %3").arg(kind, r.name, why);
+            QString why = checkRollup(r, n);
+            if (why.isEmpty() && (kept.size() >= n || gpus + r.gpuCount > n)) {
+                why = QStringLiteral("past the fleet's %1 GPUs, which the %2s share").arg(n).arg(kind);
+            }
+            if (!why.isEmpty()) {
+                notes << QStringLiteral("dropped %1 %2: %3").arg(kind, r.name, why);
             } else {
+                gpus += r.gpuCount;
                 kept.push_back(std::move(r));
             }
         }
@@ -158,8 +200,7 @@ bool validateSummary(Summary *s)
             why = QStringLiteral("more failures than the total %1").arg(s->totalFailures);
         }
         if (!why.isEmpty()) {
-            s->problems
-                << QStringLiteral("dropped offender GPU %1 (%2 failures): %3").arg(o.gpu).arg(o.failures).arg(why);
+            notes << QStringLiteral("dropped offender GPU %1 (%2 failures): %3").arg(o.gpu).arg(o.failures).arg(why);
             continue;
         }
         seen.insert(o.gpu);
@@ -167,8 +208,8 @@ bool validateSummary(Summary *s)
         kept.push_back(o);
     }
     s->offenders = std::move(kept);
-    validateRepeatOffenders(s, n);
-    validateUnitHours(s, n);
+    validateRepeatOffenders(s, n, notes);
+    validateUnitHours(s, n, notes);
     return true;
 }
 

@@ -46,8 +46,13 @@ struct SummaryRepeatOffender
     double throttleHours = 0;
 };
 
-// The most repeat offenders a summary keeps (the backend lists at most as many).
+// The most repeat offenders a summary keeps (the backend lists at most as many), and the most offenders: a request's
+// top_offenders is at most as many too.
 constexpr size_t maxRepeatOffenders = 1000;
+constexpr size_t maxOffenders = 1000;
+// The most problems a summary describes one by one; the rest are counted in a last line. A 16 MiB answer can hold
+// millions of bad entries of a few bytes each, each a line of a hundred characters once described.
+constexpr int maxSummaryProblems = 50;
 
 // Capacity lost in schedulable units (an HGX node, an NVL72 rack) over the summary's range.
 struct SummaryUnitHours
@@ -86,8 +91,11 @@ using SummaryPtr = std::shared_ptr<const Summary>;
 // repeated; and offenders whose failures add up to more than the total; repeat offenders outside the fleet, repeated,
 // past the first maxRepeatOffenders or with a non-finite or negative score or part; a failure share outside 0..1 (0
 // then); unit hours that are not finite, negative, more than the fleet's GPU-hours over the range or fewer than their
-// stranded part, and more healthy units than units (all unit figures zeroed then). Returns false when the fleet rollup
-// itself is bad (nothing of the summary can be trusted then).
+// stranded part, and more healthy units than units (all unit figures zeroed then). Rows, racks and jobs each share the
+// fleet (rows and racks divide it, running jobs hold distinct GPUs): a list's rollups past the fleet's GPUs in number
+// or in GPUs added up are dropped. At most maxSummaryProblems problems are described, the rest counted. Returns false
+// when the fleet rollup itself is bad or claims more GPUs than a topology may (nothing of the summary can be trusted
+// then).
 bool validateSummary(Summary *summary);
 
 // GetSummary on a channel of its own to HOST:PORT (cancel, pending requests and the deadline: RpcClient).

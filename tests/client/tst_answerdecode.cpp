@@ -390,6 +390,49 @@ private Q_SLOTS:
         QCOMPARE(decodeSummary(many, &failure)->topPercentFailureShare, 0.0);
     }
 
+    // A 16 MiB summary can hold millions of entries of two bytes each: rows, racks and jobs are copied no further than
+    // the fleet's GPUs, and kept while their GPUs add up to no more than it (rows and racks divide the fleet, running
+    // jobs hold distinct GPUs); offenders no further than the 1,000 a request may ask for; a fleet rollup of more GPUs
+    // than a topology may have is no summary; and at most 50 problems are described, the rest counted.
+    void summaryListsAreBoundedByTheFleet()
+    {
+        pb::Summary answer = summaryOf(64, 1);
+        for (int i = 0; i < 100000; ++i) {
+            answer.add_rows(); // empty: no name, no GPUs
+        }
+        for (int i = 0; i < 10; ++i) {
+            auto *rack = answer.add_racks();
+            rack->set_name("k" + std::to_string(i));
+            rack->set_gpu_count(8); // 80 GPUs in racks of a fleet of 64: the last two dropped
+        }
+        for (uint32_t g = 0; g < 5000; ++g) {
+            auto *o = answer.add_offenders();
+            o->set_gpu(g % 64);
+            o->set_failures(1);
+        }
+        answer.mutable_fleet()->set_failures(3);
+        answer.set_total_failures(3);
+        QString failure;
+        const auto s = decodeSummary(answer, &failure);
+        QVERIFY2(failure.isEmpty(), qPrintable(failure));
+        QCOMPARE(s->rows.size(), size_t(64));
+        QCOMPARE(s->racks.size(), size_t(8));
+        QCOMPARE(s->offenders.size(), size_t(3));
+        QCOMPARE(s->problems.size(), maxSummaryProblems + 1);
+        QCOMPARE(s->problems[0], QStringLiteral("dropped 99936 row rollups past the fleet's 64 GPUs"));
+        QCOMPARE(s->problems[1], QStringLiteral("dropped 4000 offenders past the first 1000"));
+        QVERIFY2(
+            s->problems[2].contains(QStringLiteral("dropped rack k8: past the fleet's 64 GPUs, which the racks share")),
+            qPrintable(s->problems[2]));
+        // The two racks, then 997 offenders (64 of them listed twice, the rest past the total of 3).
+        QCOMPARE(s->problems.back(),
+            QStringLiteral("and %1 more problems like these").arg(2 + 997 - (maxSummaryProblems - 2)));
+
+        pb::Summary huge = summaryOf(maxGpus + 1, 1);
+        const auto h = decodeSummary(huge, &failure);
+        QVERIFY2(failure.contains(QStringLiteral("more than a topology may have")), qPrintable(failure));
+    }
+
     void summaryUnitHoursAreChecked_data()
     {
         QTest::addColumn<double>("lost");
