@@ -29,25 +29,46 @@ void appendBytes(std::string *out, uint32_t field, const std::string &bytes)
     *out += bytes;
 }
 
+} // namespace
+
 // One reflection call's: its admission (held for the call's life, as a stream's slot), and while it is refused the
 // rewriting described in the header.
 class ReflectionCall final : public grpc::experimental::Interceptor
 {
 public:
-    ReflectionCall(AccessGate &gate, grpc::experimental::ServerRpcInfo *info)
-        : m_gate(gate)
+    ReflectionCall(ReflectionGate &owner, grpc::experimental::ServerRpcInfo *info)
+        : m_owner(owner)
         , m_info(info)
     { }
+    ~ReflectionCall() override
+    {
+        if (m_counted) {
+            --m_owner.m_refusedOpen;
+        }
+    }
+    ReflectionCall(const ReflectionCall &) = delete;
+    ReflectionCall &operator=(const ReflectionCall &) = delete;
 
     void Intercept(grpc::experimental::InterceptorBatchMethods *methods) override
     {
         if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_INITIAL_METADATA)) {
             // Before the handler runs: the sync server runs this batch, then the method.
-            m_admission = m_gate.admit(m_info->server_context(), "ServerReflectionInfo", AccessGate::Call::Stream);
+            m_admission
+                = m_owner.m_gate.admit(m_info->server_context(), "ServerReflectionInfo", AccessGate::Call::Stream);
+            if (!m_admission.ok()) {
+                if (++m_owner.m_refusedOpen > ReflectionGate::maxRefusedOpen) {
+                    --m_owner.m_refusedOpen;
+                    // Runs this interceptor again with a cancel batch, which the checks below let through.
+                    m_info->server_context()->TryCancel();
+                } else {
+                    m_counted = true;
+                }
+            }
         }
         if (!m_admission.ok()) {
             if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
-                // The request, deserialized, as a message of the generated type (a protobuf Message first of all).
+                // The request, deserialized: a ServerReflectionRequest, whose one base is google::protobuf::Message
+                // (at its start, single inheritance), which is all that is needed to empty it without its header.
                 if (void *request = methods->GetRecvMessage()) {
                     static_cast<google::protobuf::Message *>(request)->Clear();
                 }
@@ -67,18 +88,18 @@ public:
     }
 
 private:
-    AccessGate &m_gate;
+    ReflectionGate &m_owner;
     grpc::experimental::ServerRpcInfo *m_info;
     AccessGate::Admission m_admission;
+    bool m_counted = false; // one of the refused calls open
 };
-} // namespace
 
 grpc::experimental::Interceptor *ReflectionGate::CreateServerInterceptor(grpc::experimental::ServerRpcInfo *info)
 {
     if (std::strcmp(info->method(), method) != 0) {
         return nullptr;
     }
-    return new ReflectionCall(m_gate, info); // gRPC owns it for the call
+    return new ReflectionCall(*this, info); // gRPC owns it for the call
 }
 
 std::string ReflectionGate::errorResponse(const grpc::Status &status)

@@ -878,6 +878,55 @@ private Q_SLOTS:
         }
     }
 
+    // A refused reflection call stays open while its caller keeps it, and holds a thread of the server: past 16 at once
+    // the next is cancelled at once, and one closed makes room.
+    void refusedReflectionCallsAreBounded()
+    {
+        QString error;
+        auto server = serve(tlsWithTokens(), &error);
+        QVERIFY2(server, qPrintable(error));
+        ChannelSecurity console; // no token
+        console.caFile = m_certificates.crt(QStringLiteral("ca"));
+        const auto channel
+            = fleetscope::createChannel(server->listeningAddress(), console, grpc::ChannelArguments(), &error);
+        QVERIFY2(channel, qPrintable(error));
+        grpc::GenericStub stub(channel);
+        grpc::CompletionQueue queue;
+        void *tag = nullptr;
+        bool ok = false;
+        struct Held
+        {
+            grpc::ClientContext context;
+            std::unique_ptr<grpc::GenericClientAsyncReaderWriter> call;
+            grpc::Status status;
+        };
+        std::vector<Held> held(be::ReflectionGate::maxRefusedOpen);
+        for (auto &call : held) { // opened, and then nothing sent
+            call.context.set_deadline(std::chrono::system_clock::now() + 60s);
+            call.call = stub.PrepareCall(&call.context, be::ReflectionGate::method, &queue);
+            call.call->StartCall(nullptr);
+            QVERIFY(queue.Next(&tag, &ok) && ok);
+        }
+        // They reach the server in their own time: once it holds the 16, the next is cancelled.
+        QTRY_COMPARE_WITH_TIMEOUT(listServices(channel).status.error_code(), grpc::StatusCode::CANCELLED, 10000);
+        held.front().context.TryCancel();
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                const auto status = listServices(channel).status;
+                return !status.ok() && status.error_code() != grpc::StatusCode::CANCELLED;
+            }(),
+            10000);
+        for (auto &call : held) {
+            call.context.TryCancel();
+            call.call->Finish(&call.status, nullptr);
+        }
+        for (size_t i = 0; i < held.size(); ++i) {
+            QVERIFY(queue.Next(&tag, &ok));
+        }
+        queue.Shutdown();
+        while (queue.Next(&tag, &ok)) { }
+    }
+
     void clientAddresses()
     {
         QCOMPARE(be::AccessGate::clientAddress("ipv4:10.0.0.7:53122"), std::string("10.0.0.7"));
