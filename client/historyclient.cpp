@@ -252,6 +252,13 @@ private:
         }
         if (m_filter.matches(*event)) {
             std::lock_guard lock(m_buffer->mutex);
+            if (m_buffer->pending.size() >= maxPendingEvents) {
+                // The receiver has not taken the events for that long: a backend sending faster than the console
+                // can take them would otherwise fill memory. What is pending is delivered, and the stream fails.
+                m_flooded = true;
+                stop();
+                return;
+            }
             m_buffer->pending.push_back(std::move(*event));
             if (!m_buffer->deliveryQueued) {
                 m_buffer->deliveryQueued = true;
@@ -266,9 +273,15 @@ private:
         // never will). A closed range ends at its deadline when no event after it came: complete if the backend had
         // opened the stream, a failure if it never answered (a hung backend must not look like a quiet GPU).
         const bool opened = context()->GetServerInitialMetadata().count("fleetscope-events") > 0;
-        const bool complete
-            = m_reachedEnd || (m_untilMs != 0 && opened && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED);
-        finish([client = m_client, id = id(), buffer = m_buffer, complete, message = describeStatus(status)] {
+        const bool complete = !m_flooded
+            && (m_reachedEnd
+                || (m_untilMs != 0 && opened && status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED));
+        const QString message = m_flooded
+            ? QStringLiteral("the backend sent more than %1 events before the console could take them; the stream was "
+                             "cut")
+                  .arg(maxPendingEvents)
+            : describeStatus(status);
+        finish([client = m_client, id = id(), buffer = m_buffer, complete, message] {
             deliverEvents(client, id, *buffer); // what is still pending goes before the end
             if (complete) {
                 Q_EMIT client->requestFinished(id);
@@ -302,6 +315,7 @@ private:
     pb::StreamEventsRequest m_query;
     int64_t m_lastTime = std::numeric_limits<int64_t>::min();
     bool m_reachedEnd = false;
+    bool m_flooded = false; // cut: maxPendingEvents were waiting for the receiver
     std::shared_ptr<Buffer> m_buffer = std::make_shared<Buffer>();
 };
 

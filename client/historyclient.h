@@ -53,8 +53,11 @@ public:
     quint64 queryRange(const RangeRequest &request);
     // Starts a StreamEvents from sinceMs, keeping the events that match the filter: eventsReady with each batch (a
     // burst is delivered as one). With untilMs 0 it follows new events until cancelled; otherwise it finishes
-    // (requestFinished) once the events up to untilMs have all been seen.
+    // (requestFinished) once the events up to untilMs have all been seen. When maxPendingEvents wait for this thread
+    // to take them, they are delivered and the stream fails (requestFailed).
     quint64 streamEvents(const EventFilter &filter, int64_t sinceMs, int64_t untilMs = 0);
+    // A fleet's hour of events replayed at once is thousands; this many decoded events are 100 MB or so at most.
+    static constexpr size_t maxPendingEvents = 200000;
 
 Q_SIGNALS:
     void rangeReady(const fleetscope::RangeResultPtr &result);

@@ -109,8 +109,9 @@ constexpr int maxJobProblemsSaid = 10;
 JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error);
 
 // GetSummary's answer in plain types, checked by validateSummary (what was dropped is in problems; at most
-// maxRepeatOffenders repeat offenders are copied). *failure is set when nothing of it can be shown. The request's id
-// and range are left to the caller.
+// maxRepeatOffenders repeat offenders and maxOffenders offenders are copied, and no more rows, racks or jobs than the
+// fleet rollup's GPUs, up to maxGpus). *failure is set when nothing of it can be shown. The request's id and range are
+// left to the caller.
 std::shared_ptr<Summary> decodeSummary(const pb::Summary &answer, QString *failure);
 
 // Planes of a frame allocated for the whole fleet at its first part: up to this many values (64 MiB, a million GPUs

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <thread>
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
@@ -420,6 +421,67 @@ private Q_SLOTS:
         QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("more than the 7 parts this range can take")),
             qPrintable(failed.first().at(1).toString()));
         QVERIFY2(service.sent < 100000, qPrintable(QString::number(service.sent)));
+        QTRY_COMPARE(client.pendingRequests(), 0);
+        server->Shutdown(std::chrono::system_clock::now() + 2s);
+    }
+
+    // Events faster than the receiver takes them: past maxPendingEvents waiting, what is pending is delivered and the
+    // stream fails with the reason, instead of growing until memory runs out.
+    void eventsFasterThanTheyAreTakenAreCut()
+    {
+        class Flood final : public pb::Telemetry::Service
+        {
+            grpc::Status StreamEvents(grpc::ServerContext *context, const pb::StreamEventsRequest * /*request*/,
+                grpc::ServerWriter<pb::Event> *writer) override
+            {
+                pb::Event e;
+                e.set_kind(pb::EVENT_KIND_XID);
+                e.set_gpu(-1);
+                e.set_node(-1);
+                e.set_time_ms(1'700'000'000'000);
+                while (!context->IsCancelled() && sent < 1000000) {
+                    e.set_sequence(static_cast<uint64_t>(sent) + 1);
+                    if (!writer->Write(e)) {
+                        break;
+                    }
+                    ++sent;
+                }
+                done = true;
+                return grpc::Status::CANCELLED;
+            }
+
+        public:
+            std::atomic<int> sent { 0 };
+            std::atomic<bool> done { false };
+        } service;
+        int port = 0;
+        grpc::ServerBuilder builder;
+        builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+        builder.RegisterService(&service);
+        const auto server = builder.BuildAndStart();
+        QVERIFY(server && port > 0);
+
+        HistoryClient client(QStringLiteral("127.0.0.1:%1").arg(port));
+        QSignalSpy failed(&client, &HistoryClient::requestFailed);
+        QSignalSpy batches(&client, &HistoryClient::eventsReady);
+        EventFilter everything;
+        everything.everything = true;
+        client.streamEvents(everything, 1);
+        // This thread takes nothing until the backend's stream has ended: cut by the client, or all sent.
+        const auto deadline = std::chrono::steady_clock::now() + 30s;
+        while (!service.done && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::yield();
+        }
+        QVERIFY(service.done);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
+        QVERIFY2(failed.first().at(1).toString().contains(QStringLiteral("more than 200000 events")),
+            qPrintable(failed.first().at(1).toString()));
+        size_t delivered = 0;
+        for (const auto &arguments : std::as_const(batches)) {
+            delivered += arguments.at(0).value<EventBatchPtr>()->events.size();
+        }
+        QVERIFY(delivered >= 1 && delivered <= HistoryClient::maxPendingEvents);
+        QVERIFY2(service.sent < 1000000, qPrintable(QString::number(service.sent)));
         QTRY_COMPARE(client.pendingRequests(), 0);
         server->Shutdown(std::chrono::system_clock::now() + 2s);
     }
