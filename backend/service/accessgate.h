@@ -24,20 +24,22 @@ namespace fleetscope::backend {
 // dropped). Only SHA-256 digests of the tokens are held, and a presented token is compared with each in constant time.
 //
 // Rotation without a restart: the file is looked at (one stat()) at most once a second, by the first call after the
-// second is up, and read again when its modification or change time, size or inode differ from the last read. A
-// stat() per call, as before, made every call of a token-guessing flood a system call on a path; once a second bounds
-// that whatever the call rate, needs no thread of its own, and sees every way a file is replaced: written in place,
-// renamed over, chmod'ed, or swapped under a symbolic link as Kubernetes does with a mounted secret (its ..data link),
-// which an inotify watch on the file misses unless it watches the directory too. The price is that a new token takes
-// effect up to a second after it is written.
+// second is up, and read again when its modification or change time, size, inode or mode differ from the last read
+// (or when that read came too soon after a change to trust the stamp: Stamp::fresh). A stat() per call, as before, made
+// every call of a token-guessing flood a system call on a path; once a second bounds that whatever the call rate, needs
+// no thread of its own, and sees every way a file is replaced: written in place, renamed over, chmod'ed, or swapped
+// under a symbolic link as Kubernetes does with a mounted secret (its ..data link), which an inotify watch on the file
+// misses unless it watches the directory too. The price is that a new token takes effect up to a second after it is
+// written.
 //
 // Fail closed: a file that becomes empty, missing or unreadable, or holds a line that is not a token, refuses every
 // call until it is put right (a file emptied by mistake must not leave the old tokens working, nor, worse, read as
 // "no token needed"). It is said once each time what is wrong changes, and the file is read again every second while
 // it is wrong, so that it is taken back as soon as it is put right.
 //
-// A file that its group or others may read is a warning (each time it is read), not a refusal: a packager may have
-// reasons (a group of operators), but usually it is a mistake that lets every account on the host read the fleet.
+// A file that its group or others may read is a warning (at start, and again when the file changes), not a refusal: a
+// packager may have reasons (a group of operators), but usually it is a mistake that lets every account on the host
+// read the fleet.
 class TokenFile
 {
 public:
@@ -147,7 +149,7 @@ public:
 
     // Records kept for admitted addresses; past this, those with no stream open and a full bucket are forgotten.
     static constexpr size_t maxClientsKept = 4096;
-    // Addresses whose refusals are tracked (about 150 bytes each).
+    // Addresses whose refusals are tracked (about 200 bytes each with the map's node and the key: some 3 MiB at most).
     static constexpr size_t maxRefusalRecords = 16384;
     // Lines about refusals: a burst of this many, then one a second.
     static constexpr int refusalLinesBurst = 60;
