@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The executables end to end, as a user runs them: the console with its embedded backend, the backend alone.
 #include "../backend/testcertificates.h"
+#include "../model/fulldisktesting.h"
 
 #include <QDeadlineTimer>
 #include <QImage>
@@ -68,6 +69,29 @@ private Q_SLOTS:
         QVERIFY(!shot.isNull());
         QVERIFY(shot.width() >= 800 && shot.height() >= 500);
         QVERIFY2(colourCount(shot) > 100, qPrintable(QString::number(colourCount(shot))));
+    }
+
+    // --screenshot onto a full disk: exit code 1 and why on stderr, and a shot taken before under that name is left as
+    // it was (the PNG is written whole or not at all, model/savefile.h). Before, QPixmap::save wrote it in place.
+    void screenshotOnAFullDiskFailsAndKeepsTheLastOne()
+    {
+        fleetscope::fulldisktesting::FullDisk disk;
+        QVERIFY(disk.keep(QStringLiteral("shot.png"), "yesterday's shot"));
+        QVERIFY2(disk.fill(), qPrintable(disk.problem()));
+        QProcess console;
+        console.start(bin("fleetscope"),
+            { QStringLiteral("--gpus"), QStringLiteral("2048"), QStringLiteral("--screenshot"),
+                disk.path(QStringLiteral("shot.png")) });
+        QVERIFY2(console.waitForFinished(60000), "the console did not finish");
+        disk.undo();
+        const QString error = QString::fromLocal8Bit(console.readAllStandardError());
+        QCOMPARE(console.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(console.exitCode() == 1, qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("fleetscope: cannot write ") + disk.path(QStringLiteral("shot.png")))
+                && error.contains(disk.expectedError()),
+            qPrintable(error));
+        QCOMPARE(disk.contents(QStringLiteral("shot.png")), QByteArray("yesterday's shot"));
+        QCOMPARE(disk.names(), QStringList { QStringLiteral("shot.png") });
     }
 
     // The whole console against a backend that takes TLS and a token only: with the CA and the token file, a live
