@@ -281,6 +281,14 @@ void addOptions(CLI::App &app, BackendOptions &o)
         fmt::format("calls a second from one client address, with bursts of twice that (default {})",
             defaults.security.access.maxCallsPerSecondPerClient),
         "N");
+    addNumber<uint32_t>(
+        app, "--max-refusals-per-minute", 1, 1000000,
+        [&o](uint32_t n) { o.security.access.maxRefusalsPerMinutePerClient = n; },
+        fmt::format("refused calls (no token, a wrong one, no client certificate) a minute from one client address; "
+                    "past them its calls are refused without a look at their credentials, until the minute's rate "
+                    "allows one more (default {})",
+            defaults.security.access.maxRefusalsPerMinutePerClient),
+        "N");
 
     app.option_defaults()->group("Simulator");
     addNumber<uint32_t>(

@@ -117,7 +117,10 @@ private:
 // together), before the credentials are looked at: past maxRefusalsPerMinutePerClient refused calls (a bucket of that
 // many, refilled over a minute), an address's calls are refused RESOURCE_EXHAUSTED without a look at their credentials
 // until the bucket refills, so that a guesser from one address learns nothing from the answers past the limit. A
-// console with a wrong token retries with a backoff (0.5 s, doubling to 10 s) and stays well under it. What tracks
+// console with a wrong token retries with a backoff (0.5 s, doubling to 10 s), one refused call a try, and stays well
+// under the default of 60 even with a few of them behind one NAT address, whose consoles share its limit: a limit of
+// one a second leaves guessing as hopeless as any (86,400 guesses a day at a token of 128 random bits) and stops the
+// cheap floods that try a list of weak tokens. What tracks
 // refusals is a table of its own, of at most maxRefusalRecords addresses: an address in it that has refused nothing for
 // a minute is forgotten when room is needed. Past that many busy addresses, refusals from further ones are not
 // tracked, so not limited: a guesser needs more than 16,384 addresses at once, each kept busy, to get past the limit,
@@ -142,7 +145,8 @@ public:
         bool requireClientCertificate = false;
         uint32_t maxStreamsPerClient = 256;
         uint32_t maxCallsPerSecondPerClient = 500;
-        uint32_t maxRefusalsPerMinutePerClient = 20; // 0: refusals not limited
+        // A bucket of this many, one back every 60 / N s (--max-refusals-per-minute); 0: refusals not limited.
+        uint32_t maxRefusalsPerMinutePerClient = 60;
     };
     using Log = std::function<void(const std::string &)>;
     using Clock = std::function<std::chrono::steady_clock::time_point()>;

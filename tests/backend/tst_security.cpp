@@ -4,6 +4,7 @@
 // and must read, for people, as what is wrong (no token, token refused, certificate not trusted, hostname mismatch);
 // good credentials must get the whole API; a rotated token needs no restart; the per-client limits answer
 // RESOURCE_EXHAUSTED naming the limit.
+#include "backendoptions.h"
 #include "client/channelsecurity.h"
 #include "client/telemetryclient.h"
 #include "service/accessgate.h"
@@ -580,33 +581,34 @@ private Q_SLOTS:
                      .ok());
     }
 
-    // A token guesser from one address: past 20 refusals a minute its calls are refused before their token is looked
-    // at, the right one too (an answer there would tell it that it guessed right), one refusal won back every 3 s.
-    // Other addresses are not affected.
+    // A token guesser from one address: past 60 refusals a minute (the default) its calls are refused before their
+    // token is looked at, the right one too (an answer there would tell it that it guessed right), one refusal won
+    // back every second. Other addresses are not affected. The limit is --max-refusals-per-minute.
     void guessingIsRateLimitedPerAddress()
     {
         GateProbe probe;
         be::AccessGate::Options options;
         options.tokenFile = m_backendTokens.toStdString();
+        QCOMPARE(options.maxRefusalsPerMinutePerClient, uint32_t { 60 });
         be::AccessGate gate(options, probe.log(), probe.clock());
         std::string error;
         QVERIFY2(gate.load(&error), error.c_str());
         const auto admit = [&gate](const char *peer, const std::string &authorization) {
             return gate.admit(peer, authorization, false, "ListMetrics", be::AccessGate::Call::Unary).status();
         };
-        for (int i = 0; i < 20; ++i) {
+        for (int i = 0; i < 60; ++i) {
             QCOMPARE(admit("ipv4:10.0.0.7:1", fmt::format("Bearer guess-{}", i)).error_code(),
                 grpc::StatusCode::PERMISSION_DENIED);
         }
         const auto locked = admit("ipv4:10.0.0.7:2", "Bearer s3cret-one");
         QCOMPARE(locked.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
-        QVERIFY2(locked.error_message().find("more than 20 refused calls a minute from 10.0.0.7") != std::string::npos
-                && locked.error_message().find("for the next 3 s") != std::string::npos,
+        QVERIFY2(locked.error_message().find("more than 60 refused calls a minute from 10.0.0.7") != std::string::npos
+                && locked.error_message().find("for the next 1 s") != std::string::npos,
             locked.error_message().c_str());
         QCOMPARE(admit("ipv4:10.0.0.7:2", "").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
         QVERIFY(admit("ipv4:10.0.0.8:1", "Bearer s3cret-one").ok());
-        probe.now += 3s;
-        QCOMPARE(admit("ipv4:10.0.0.7:3", "Bearer guess-20").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+        probe.now += 1s;
+        QCOMPARE(admit("ipv4:10.0.0.7:3", "Bearer guess-60").error_code(), grpc::StatusCode::PERMISSION_DENIED);
         QCOMPARE(admit("ipv4:10.0.0.7:3", "Bearer s3cret-one").error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
         probe.now += 60s;
         QVERIFY(admit("ipv4:10.0.0.7:4", "Bearer s3cret-one").ok());
@@ -614,6 +616,23 @@ private Q_SLOTS:
         QCOMPARE(probe.lines.size(), size_t { 2 });
         QVERIFY2(probe.lines[0].find("10.0.0.7: token refused") != std::string::npos, probe.lines[0].c_str());
         QVERIFY2(probe.lines[1].find("10.0.0.7: too many refused calls") != std::string::npos, probe.lines[1].c_str());
+
+        // Another limit from the command line: 5 a minute, one back every 12 s.
+        const auto parsed = be::parseBackendOptions({ "--max-refusals-per-minute", "5" });
+        QVERIFY2(parsed.error.empty(), parsed.error.c_str());
+        auto access = parsed.options.security.access;
+        access.tokenFile = m_backendTokens.toStdString();
+        be::AccessGate strict(access, probe.log(), probe.clock());
+        QVERIFY2(strict.load(&error), error.c_str());
+        for (int i = 0; i < 5; ++i) {
+            QVERIFY(!strict.admit("ipv4:10.0.0.9:1", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
+        }
+        const auto past = strict.admit("ipv4:10.0.0.9:1", "", false, "ListJobs", be::AccessGate::Call::Unary);
+        QVERIFY2(
+            past.status().error_message().find("more than 5 refused calls a minute from 10.0.0.9") != std::string::npos
+                && past.status().error_message().find("for the next 12 s") != std::string::npos,
+            past.status().error_message().c_str());
+        QVERIFY(!be::parseBackendOptions({ "--max-refusals-per-minute", "0" }).error.empty());
     }
 
     // Refusals from many addresses (a guesser with a botnet, or a scanner) make no records of admitted clients: the
