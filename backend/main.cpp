@@ -40,6 +40,9 @@ int main(int argc, char **argv)
         fmt::print(stderr, "fleetscope-backend: {}\n", warning);
     }
 
+    // A peer that goes away while an answer is written is an error on that connection, never the end of the process
+    // (libmicrohttpd and gRPC send with MSG_NOSIGNAL where they can; this covers every other path).
+    std::signal(SIGPIPE, SIG_IGN);
     // Block the stop signals in every thread (gRPC's included) and take them synchronously below.
     sigset_t stopSignals;
     sigemptyset(&stopSignals);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <strings.h>
@@ -20,6 +21,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -165,9 +167,86 @@ struct Connection
     bool shut = false;
 };
 
+// A request's body. Past 1 MiB it is mapped from the kernel and unmapped when the request ends: the backend keeps
+// the memory malloc frees up to 32 MiB for reuse (common/heap.h), which for bodies of tens of megabytes read by
+// several threads left the peak of a burst of pushes resident for good.
+class Body
+{
+public:
+    Body() = default;
+    Body(const Body &) = delete;
+    Body &operator=(const Body &) = delete;
+    ~Body() { release(); }
+
+    bool reserve(size_t capacity)
+    {
+        if (capacity <= m_capacity) {
+            return true;
+        }
+        if (capacity < mapFrom) {
+            auto *grown = static_cast<char *>(std::realloc(m_mapped ? nullptr : m_data, capacity));
+            if (grown == nullptr) {
+                return false;
+            }
+            m_data = grown;
+            m_capacity = capacity;
+            return true;
+        }
+        const size_t rounded = (capacity + 4095) & ~size_t { 4095 };
+        void *mapped = m_mapped ? mremap(m_data, m_capacity, rounded, MREMAP_MAYMOVE)
+                                : mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (mapped == MAP_FAILED) {
+            return false;
+        }
+        if (!m_mapped && m_size > 0) {
+            std::memcpy(mapped, m_data, m_size);
+        }
+        if (!m_mapped) {
+            std::free(m_data);
+        }
+        m_data = static_cast<char *>(mapped);
+        m_capacity = rounded;
+        m_mapped = true;
+        return true;
+    }
+
+    bool append(const char *bytes, size_t n)
+    {
+        if (m_size + n > m_capacity && !reserve(std::max(m_size + n, m_capacity * 2))) {
+            return false;
+        }
+        std::memcpy(m_data + m_size, bytes, n);
+        m_size += n;
+        return true;
+    }
+
+    size_t size() const { return m_size; }
+    std::string_view view() const { return { m_data, m_size }; }
+
+private:
+    static constexpr size_t mapFrom = size_t { 1 } << 20U;
+
+    void release()
+    {
+        if (m_mapped) {
+            munmap(m_data, m_capacity);
+        } else {
+            std::free(m_data);
+        }
+        m_data = nullptr;
+        m_capacity = m_size = 0;
+        m_mapped = false;
+    }
+
+    char *m_data = nullptr;
+    size_t m_size = 0;
+    size_t m_capacity = 0;
+    bool m_mapped = false;
+};
+
 struct Request
 {
-    std::string body;
+    Body body;
     size_t reserved = 0; // of the edge's budget of buffered bodies
     bool answered = false; // refused before its body was read whole; the rest of it is not read
 };
@@ -560,7 +639,9 @@ private:
                     return edge->refuse(connection, request, 503, { { MHD_HTTP_HEADER_RETRY_AFTER, "1" } });
                 }
                 request->reserved = bytes;
-                request->body.reserve(bytes);
+                if (!request->body.reserve(bytes)) {
+                    return edge->refuse(connection, request, 503, { { MHD_HTTP_HEADER_RETRY_AFTER, "1" } });
+                }
             }
             return MHD_YES;
         }
@@ -582,8 +663,7 @@ private:
                 }
                 request->reserved += more;
             }
-            request->body.append(upload, size);
-            return MHD_YES;
+            return request->body.append(upload, size) ? MHD_YES : MHD_NO;
         }
         if (request->answered) {
             return MHD_YES;
@@ -593,7 +673,7 @@ private:
         HttpRequest in;
         in.method = method;
         in.path = url;
-        in.body = request->body;
+        in.body = request->body.view();
         in.peer = peer;
         in.connection = connection;
         HttpResponse out;

@@ -106,8 +106,11 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
 {
     m_options = options;
     TopologyFile file;
-    if (!options.topologyFile.empty() && !TopologyFile::load(options.topologyFile, &file, error)) {
-        return false;
+    if (!options.topologyFile.empty()) {
+        if (!TopologyFile::load(options.topologyFile, &file, error)) {
+            return false;
+        }
+        m_topology = PrometheusTopology::fromFile(file); // before the first push: discovery reads it
     }
     BoundedHttpServer::Limits http;
     http.threads = static_cast<size_t>(std::max(1, options.threads));
@@ -141,34 +144,36 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         return false;
     }
     m_port = m_server->port();
-    const std::string &host = m_server->host();
     log(fmt::format("remote write: listening on {}/api/v1/write{}", m_server->url(),
         options.security.authenticates() ? " (a token or client certificate needed)" : ""));
 
-    // What the first pushes teach: the interval, and the layout when there is no file.
+    // What the first pushes teach: the interval, and the layout when there is no file. A sender cannot keep the
+    // discovery open (a new hostname every half second did, until the start failed and systemd restarted it in a
+    // loop): past startTimeout the receiver serves what it has learnt, and fails only when no GPU pushed at all.
     std::vector<std::string> adopted;
     {
         std::unique_lock lock(m_mutex);
         const auto deadline = std::chrono::steady_clock::now() + options.startTimeout;
-        while (!discoveryDone(nowUnixMs())) {
-            if (m_discoveryChanged.wait_until(
-                    lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)))
-                    == std::cv_status::timeout
-                && std::chrono::steady_clock::now() >= deadline) {
-                *error = m_discovered.empty()
-                    ? fmt::format(
-                        "no GPU series ({}) pushed to http://{}:{}/api/v1/write in {} s; point the "
-                        "scraper's remote write there (vmagent -remoteWrite.url=..., Prometheus remote_write)",
-                        gpuTempNames().front(), host, m_port, options.startTimeout.count() / 1000)
-                    : fmt::format("{} GPUs pushed in {} s, but not two samples of any one yet, so the scrape interval "
-                                  "is unknown; give it with --remote-write-interval-ms",
-                        m_discovered.size(), options.startTimeout.count() / 1000);
-                lock.unlock();
-                stop();
-                return false;
-            }
+        while (!discoveryDone(nowUnixMs()) && std::chrono::steady_clock::now() < deadline) {
+            m_discoveryChanged.wait_until(
+                lock, std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(100)));
         }
-        m_windowMs = options.windowMs > 0 ? options.windowMs : intervalOf(m_deltas);
+        if (m_discovered.empty()) {
+            *error = fmt::format("no GPU series ({}) pushed to {}/api/v1/write in {} s; point the scraper's remote "
+                                 "write there (vmagent -remoteWrite.url=..., Prometheus remote_write)",
+                gpuTempNames().front(), m_server->url(), options.startTimeout.count() / 1000);
+            lock.unlock();
+            stop();
+            return false;
+        }
+        const int64_t learnt = learntInterval();
+        if (options.windowMs <= 0 && learnt <= 0) {
+            log(fmt::format("remote write: {} GPUs pushed in {} s, but not two samples of any one yet: windows of {} "
+                            "ms (Prometheus' default scrape interval) until told otherwise with "
+                            "--remote-write-interval-ms",
+                m_discovered.size(), options.startTimeout.count() / 1000, fallbackIntervalMs));
+        }
+        m_windowMs = options.windowMs > 0 ? options.windowMs : learnt > 0 ? learnt : fallbackIntervalMs;
         m_map = options.metricMap
             ? *options.metricMap
             : MetricMap::choose(std::vector<std::string>(m_namesSeen.begin(), m_namesSeen.end()),
@@ -179,14 +184,10 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
             gpus.push_back(std::move(d.labels));
         }
         m_discovered.clear();
-        if (options.topologyFile.empty()) {
-            if (!PrometheusTopology::fromLabels(gpus, &m_topology, error)) {
-                lock.unlock();
-                stop();
-                return false;
-            }
-        } else {
-            m_topology = PrometheusTopology::fromFile(file);
+        if (options.topologyFile.empty() && !PrometheusTopology::fromLabels(gpus, &m_topology, error)) {
+            lock.unlock();
+            stop();
+            return false;
         }
         if (const size_t unknown = m_topology.applyIdentity(gpus); unknown > 0) {
             log(fmt::format("remote write: {} GPUs pushed are not in the topology file; they are ignored", unknown));
@@ -213,15 +214,23 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
     return true;
 }
 
+int64_t RemoteWriteSource::learntInterval() const
+{
+    const size_t wantedDeltas = std::min<size_t>(32, m_discovered.size());
+    if (m_deltas.empty() || m_deltas.size() < wantedDeltas) {
+        return 0;
+    }
+    // No frames faster than one a second from what senders' timestamps say: samples 10 ms apart gave windows of 10
+    // ms for good. --remote-write-interval-ms sets a faster one knowingly.
+    return std::max(minimumLearntIntervalMs, intervalOf(m_deltas));
+}
+
 bool RemoteWriteSource::discoveryDone(int64_t nowMs) const
 {
     if (m_discovered.empty()) {
         return false;
     }
-    const size_t wantedDeltas = std::min<size_t>(32, m_discovered.size());
-    const int64_t window = m_options.windowMs > 0 ? m_options.windowMs
-        : m_deltas.size() >= wantedDeltas         ? intervalOf(m_deltas)
-                                                  : 0;
+    const int64_t window = m_options.windowMs > 0 ? m_options.windowMs : learntInterval();
     if (window <= 0) {
         return false;
     }
@@ -284,7 +293,16 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
     for (auto &name : names) {
         m_namesSeen.insert(std::move(name));
     }
+    const bool fromFile = !m_options.topologyFile.empty();
     for (auto &[gpu, times] : temps) {
+        // With a topology file nothing is discovered: only its GPUs' samples teach the interval, so that a sender
+        // of other hosts cannot set it.
+        if (fromFile) {
+            const int64_t node = m_topology.nodeOf(gpu.hostname);
+            if (node < 0 || m_topology.indexOn(static_cast<uint32_t>(node), gpu.gpu) < 0) {
+                continue;
+            }
+        }
         ++m_hostnameLabelUses[gpu.hostnameRank == 0 ? 0 : 1];
         std::string key = gpu.hostname + '\0' + gpu.gpu;
         auto it = m_discovered.find(key);
@@ -297,7 +315,10 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
         }
         m_lastAcceptedMs = nowMs; // the sender is there: no upstream error once the frames start
         for (const int64_t t : times) {
-            if (it->second.lastMs > 0 && t > it->second.lastMs && m_deltas.size() < 4096) {
+            // Both after 1970, so the difference cannot overflow; one past the longest interval the option takes
+            // (10 minutes) is no scrape interval, and would overflow the arithmetic on windows.
+            if (it->second.lastMs > 0 && t > it->second.lastMs && t - it->second.lastMs <= maxIntervalMs
+                && m_deltas.size() < 4096) {
                 m_deltas.push_back(t - it->second.lastMs);
             }
             it->second.lastMs = std::max(it->second.lastMs, t);
@@ -388,7 +409,7 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
         }
         if (metric->id == MetricId::GpuTemp && newest > 0 && key.hasJobLabels) {
             readSeries(reader.labels(), PromLabelReader::Jobs, m_map.labels(), &labels);
-            jobs.push_back({ static_cast<uint32_t>(g), newest, labels });
+            jobs.push_back({ static_cast<uint32_t>(g), newest, MappedJob::jobKey(labels) });
         }
     }
     if (!reader.error().empty()) {

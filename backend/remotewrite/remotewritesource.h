@@ -38,9 +38,11 @@ namespace fleetscope::backend {
 // Options::requestTimeout, and bodies being read share a bounded budget (503 with Retry-After past it).
 //
 // Start-up: listens at once, then learns from the first pushes what it needs: the scrape interval (from the time
-// between two samples of the same series, unless given) and, without a topology file, the fleet's layout (the GPUs
-// that send; done when no new one has appeared for one and a half intervals, at least 2 s). start() returns when
-// both are known; pushes before then only teach it.
+// between two samples of the same series, at least 1 s, unless given) and, without a topology file, the fleet's
+// layout (the GPUs that send; done when no new one has appeared for one and a half intervals, at least 2 s). With a
+// topology file nothing is discovered: only its GPUs' samples teach the interval. start() returns when both are
+// known, or at startTimeout with what it has learnt (windows of 15 s when no interval was), failing only when no GPU
+// pushed at all; pushes before then only teach it.
 //
 // Threads: the HTTP server's pool decodes and maps requests and hands them to the folder; FrameSource's ticker calls
 // poll(). The topology is fixed once start() returns.
@@ -125,6 +127,12 @@ public:
 
     // The interval the samples show: the median of the times between two samples of a series, rounded to 10 ms.
     static int64_t intervalOf(std::vector<int64_t> deltas);
+    // Learnt intervals are at least this (a faster one only from --remote-write-interval-ms); without one learnt by
+    // startTimeout, windows are this long (Prometheus' default scrape interval).
+    static constexpr int64_t minimumLearntIntervalMs = 1000;
+    static constexpr int64_t fallbackIntervalMs = 15000;
+    // The longest interval learnt (as --remote-write-interval-ms takes): longer gaps between samples are not counted.
+    static constexpr int64_t maxIntervalMs = 600000;
 
 private:
     struct Discovered
@@ -135,6 +143,7 @@ private:
 
     bool discover(std::string_view bytes, int64_t nowMs, std::string *error);
     bool discoveryDone(int64_t nowMs) const;
+    int64_t learntInterval() const; // 0 until enough samples came twice; m_mutex held
     void log(const std::string &line) const;
     void logDrops();
 

@@ -30,16 +30,6 @@ bool isPushed(MetricId id)
     return id != MetricId::HealthState && id != MetricId::Count;
 }
 
-std::string jobKey(const PromSample &s)
-{
-    std::string key;
-    for (const std::string *part : { &s.nameSpace, &s.pod, &s.container, &s.hpcJob, &s.hpcUser }) {
-        key += *part;
-        key += '\x1f';
-    }
-    return key;
-}
-
 } // namespace
 
 // One window's samples: per GPU the newest sample time in it (ms after the window's start, plus one; 0: none yet)
@@ -149,25 +139,71 @@ WindowFolder::Window *WindowFolder::windowFor(int64_t index, int64_t nowMs, Coun
     return m_open.emplace(index, std::move(window)).first->second.get();
 }
 
-uint32_t WindowFolder::internJob(const PromSample &labels)
+std::string MappedJob::jobKey(const PromSample &s)
 {
-    auto key = jobKey(labels);
+    std::string key;
+    for (const std::string *part : { &s.nameSpace, &s.pod, &s.container, &s.hpcJob, &s.hpcUser }) {
+        key += *part;
+        key += '\x1f';
+    }
+    return key;
+}
+
+uint32_t WindowFolder::internJob(const std::string &key, int64_t window)
+{
     if (const auto it = m_jobIds.find(key); it != m_jobIds.end()) {
+        int64_t &last = m_jobLastWindow[it->second - 1];
+        last = std::max(last, window);
         return it->second;
     }
-    if (m_jobLabels.size() >= maxJobLabelSets) {
+    uint32_t id = 0;
+    if (!m_freeJobIds.empty()) {
+        id = m_freeJobIds.back();
+        m_freeJobIds.pop_back();
+    } else if (m_jobLabels.size() >= maxJobLabelSets) {
         return 0; // a fleet does not run a million jobs at once; a sender that makes up labels gets no more
+    } else {
+        m_jobLabels.emplace_back();
+        m_jobLastWindow.push_back(0);
+        id = static_cast<uint32_t>(m_jobLabels.size());
     }
-    PromSample kept;
-    kept.nameSpace = labels.nameSpace;
-    kept.pod = labels.pod;
-    kept.container = labels.container;
-    kept.hpcJob = labels.hpcJob;
-    kept.hpcUser = labels.hpcUser;
-    m_jobLabels.push_back(std::move(kept));
-    const auto id = static_cast<uint32_t>(m_jobLabels.size());
-    m_jobIds.emplace(std::move(key), id);
+    // The key holds the five labels in order, each ended by the separator.
+    PromSample &kept = m_jobLabels[id - 1];
+    size_t at = 0;
+    for (std::string *part : { &kept.nameSpace, &kept.pod, &kept.container, &kept.hpcJob, &kept.hpcUser }) {
+        const size_t end = std::min(key.find('\x1f', at), key.size());
+        part->assign(key, at, end - at);
+        at = std::min(end + 1, key.size());
+    }
+    m_jobLastWindow[id - 1] = window;
+    m_jobIds.emplace(key, id);
     return id;
+}
+
+void WindowFolder::forgetJobs(int64_t closedWindow)
+{
+    // Held by a GPU (m_gpuJobs) or pushed for a window after closedWindow - jobForgetWindows (every open window's
+    // are): kept. The table is swept once a window, a pass over the sets held (a few thousand in a real fleet).
+    std::vector<bool> held(m_jobLabels.size() + 1, false);
+    for (const auto &gpuJob : m_gpuJobs) {
+        held[gpuJob.second] = true;
+    }
+    for (auto it = m_jobIds.begin(); it != m_jobIds.end();) {
+        const uint32_t id = it->second;
+        if (!held[id] && m_jobLastWindow[id - 1] <= closedWindow - jobForgetWindows) {
+            m_jobLabels[id - 1] = PromSample();
+            m_freeJobIds.push_back(id);
+            it = m_jobIds.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+size_t WindowFolder::jobLabelSets() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_jobIds.size();
 }
 
 void WindowFolder::add(
@@ -231,7 +267,7 @@ void WindowFolder::add(
         }
         Window *w = windowFor(windowOf(j.timeMs, m_options.windowMs), nowMs, &ignored);
         if (w != nullptr) {
-            if (const uint32_t id = internJob(j.labels); id != 0) {
+            if (const uint32_t id = internJob(j.key, w->index); id != 0) {
                 w->jobs.emplace_back(j.gpu, id);
             }
         }
@@ -381,10 +417,15 @@ void WindowFolder::fold(Window &w, Closed *closed)
 
     // Jobs and events as the Prometheus source finds them, from the raw values of the GPUs heard from.
     m_jobs.begin(m_gpus);
-    for (const auto &[gpu, id] : m_gpuJobs) {
-        if (current[gpu]) {
-            m_jobs.add(gpu, m_jobLabels[id - 1]);
+    {
+        // The job table is the HTTP threads' too (add() interns into it, growing it or reusing a forgotten id).
+        std::lock_guard lock(m_mutex);
+        for (const auto &[gpu, id] : m_gpuJobs) {
+            if (current[gpu]) {
+                m_jobs.add(gpu, m_jobLabels[id - 1]);
+            }
         }
+        forgetJobs(w.index);
     }
     m_jobs.finish(frame->sampleTimeMs, m_shape, &closed->events);
     std::vector<double> xid(m_gpus, nanD);

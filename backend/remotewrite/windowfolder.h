@@ -31,11 +31,16 @@ struct MappedSample
 };
 
 // A GPU's job labels as one series showed them, at that series' sample time.
+// A GPU's job as a push labels it: the job's labels joined (jobKey), not the series' whole label set, so that a push
+// holds a few dozen bytes per GPU series instead of a copy of every label (about half a kilobyte).
 struct MappedJob
 {
     uint32_t gpu = 0;
     int64_t timeMs = 0;
-    PromSample labels; // nameSpace, pod, container, hpcJob, hpcUser
+    std::string key; // jobKey(nameSpace, pod, container, hpcJob, hpcUser)
+
+    // The labels of a job joined with a separator no label value holds here (0x1f), in that order.
+    static std::string jobKey(const PromSample &labels);
 };
 
 // Turns pushed samples into frames: one per window of sample time (the scrape interval), published once the window
@@ -127,7 +132,8 @@ public:
 private:
     struct Window;
     Window *windowFor(int64_t index, int64_t nowMs, Counts *counts);
-    uint32_t internJob(const PromSample &labels);
+    uint32_t internJob(const std::string &key, int64_t window);
+    void forgetJobs(int64_t closedWindow);
     void fold(Window &window, Closed *closed);
 
     const FleetShape &m_shape;
@@ -138,8 +144,21 @@ private:
     std::map<int64_t, std::unique_ptr<Window>> m_open;
     int64_t m_closedThrough; // the newest window published (or skipped)
     int64_t m_firstWindow = std::numeric_limits<int64_t>::min(); // the first that may be published
+    // The job label sets pushed, by id - 1, and the window each was last pushed for. A set not pushed for
+    // jobForgetWindows windows, and held by no GPU, is forgotten and its id reused: pods come and go by the million
+    // over weeks, and the table would otherwise grow for ever (past its bound, new jobs would get no id).
     std::unordered_map<std::string, uint32_t> m_jobIds;
-    std::vector<PromSample> m_jobLabels; // by id - 1
+    std::vector<PromSample> m_jobLabels;
+    std::vector<int64_t> m_jobLastWindow;
+    std::vector<uint32_t> m_freeJobIds;
+
+public:
+    // Windows after its last push that a job's labels are kept for when no GPU holds them any more.
+    static constexpr int64_t jobForgetWindows = 10;
+    // Job label sets held now (for the tests and the log).
+    size_t jobLabelSets() const;
+
+private:
 
     // Folded state: the ticker's only.
     std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> m_values;

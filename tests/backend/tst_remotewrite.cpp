@@ -25,6 +25,8 @@
 
 #include <poll.h>
 
+#include <csignal>
+
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -139,6 +141,14 @@ private:
 
 // Starts source on a free loopback port with twoNodesAt's layout from a topology file (so that its first push ends
 // the start), windows of 1 s published as they end; pushes until it has started.
+be::MappedJob jobOn(uint32_t gpu, int64_t timeMs, const char *nameSpace, const char *pod)
+{
+    fleetscope::backend::PromSample labels;
+    labels.nameSpace = nameSpace;
+    labels.pod = pod;
+    return { gpu, timeMs, be::MappedJob::jobKey(labels) };
+}
+
 bool startWithTwoNodes(be::RemoteWriteSource &source, be::RemoteWriteSource::Options options, const QString &dir,
     std::string *error, const PushDoor &door = {})
 {
@@ -172,6 +182,10 @@ class TestRemoteWrite : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // A sender whose connection the receiver shut while it was still writing (a body refused unread) must see an
+    // error, not die of SIGPIPE: as senders do, the tests' own client ignores it.
+    void initTestCase() { std::signal(SIGPIPE, SIG_IGN); }
+
     // Samples of one window become one frame once the window's end + delay has passed; GPUs that sent nothing have
     // no data; the frame's time is the newest sample's.
     void oneWindowOneFrame()
@@ -500,12 +514,7 @@ private Q_SLOTS:
             for (uint32_t g = 0; g < 8; ++g) {
                 samples.push_back(sample(g, be::MetricId::GpuTemp, base + w * 1000, 50));
                 if (w < 2) {
-                    be::MappedJob job;
-                    job.gpu = g;
-                    job.timeMs = base + w * 1000;
-                    job.labels.nameSpace = "research";
-                    job.labels.pod = "train-llm-3";
-                    jobs.push_back(job);
+                    jobs.push_back(jobOn(g, base + w * 1000, "research", "train-llm-3"));
                 }
             }
             folder.add(samples, jobs, base + w * 1000, &counts);
@@ -528,12 +537,7 @@ private Q_SLOTS:
         be::WindowFolder::Counts counts;
         be::WindowFolder::Closed closed;
         auto jobOn = [](uint32_t gpu, int64_t timeMs, const char *pod) {
-            be::MappedJob job;
-            job.gpu = gpu;
-            job.timeMs = timeMs;
-            job.labels.nameSpace = "research";
-            job.labels.pod = pod;
-            return job;
+            return ::jobOn(gpu, timeMs, "research", pod);
         };
         // Window 0: GPU 0 serves train-a and eval-b (each series twice: repeats are one), GPU 1 train-a.
         folder.add({ sample(0, be::MetricId::GpuTemp, base, 50), sample(1, be::MetricId::GpuTemp, base, 50) },
@@ -565,6 +569,49 @@ private Q_SLOTS:
         QVERIFY(folder.closeNext(base + 3000, &closed));
         QCOMPARE(gpusOf("train-a"), (std::vector<uint32_t> { 0, 1 }));
         QVERIFY(gpusOf("eval-b").empty());
+    }
+
+    // Pod churn: a simulated day of 10 s windows on 1,024 GPUs where 116 GPUs start a new pod every window, 1,002,240
+    // distinct pods. A job's labels are forgotten jobForgetWindows windows after no GPU holds them, so the table
+    // holds the jobs running and the last few windows' (it held every pod ever pushed, and past a million new jobs
+    // got no id), and the jobs of the last window are still right.
+    void podChurnIsForgotten()
+    {
+        const auto shape = be::FleetShape::forGpuCount(1024);
+        be::WindowFolder folder(shape, { 10000, 0, 0, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        std::vector<uint64_t> podOf(1024, 0);
+        uint64_t pods = 0;
+        size_t most = 0;
+        constexpr int64_t windows = 8640;
+        for (int64_t w = 0; w < windows; ++w) {
+            const int64_t t = base + w * 10000;
+            std::vector<be::MappedSample> samples;
+            std::vector<be::MappedJob> jobs;
+            for (uint32_t g = 0; g < 1024; ++g) {
+                if ((g + w * 116) % 1024 < 116) {
+                    podOf[g] = ++pods;
+                }
+                samples.push_back(sample(g, be::MetricId::GpuTemp, t, 50));
+                jobs.push_back(jobOn(g, t, "churn", ("job-" + std::to_string(podOf[g] % 997) + "-"
+                    + std::to_string(podOf[g])).c_str()));
+            }
+            folder.add(samples, jobs, t, &counts);
+            QVERIFY(folder.closeNext(t + 10000, &closed));
+            most = std::max(most, folder.jobLabelSets());
+        }
+        QVERIFY(pods > 1000000);
+        // At most a pod per GPU held, plus those that ended in the last jobForgetWindows windows.
+        const size_t bound = 1024 + 116 * (be::WindowFolder::jobForgetWindows + 1);
+        QVERIFY2(most <= bound, qPrintable(QStringLiteral("%1 job label sets held (bound %2)").arg(most).arg(bound)));
+        size_t running = 0;
+        for (const auto &job : folder.jobs()) {
+            running += job.endMs == 0 ? job.gpuList().size() : 0;
+        }
+        QCOMPARE(running, size_t { 1024 });
+        qInfo("%llu distinct pods in a simulated day: at most %zu job label sets held at once",
+            static_cast<unsigned long long>(pods), most);
     }
 
     // The decoder refuses, with a reason and the status the protocol asks for, anything it cannot use.
@@ -778,14 +825,14 @@ private Q_SLOTS:
             }
             return series;
         };
-        // Scrapes 500 ms apart in sample time, pushed as fast as the receiver takes them until it has learnt enough.
+        // Scrapes 1.5 s apart in sample time, pushed as fast as the receiver takes them until it has learnt enough.
         for (int64_t k = 0; !done; ++k) {
-            push(port, writeBody(scrape(t0 + k * 500, 40)));
+            push(port, writeBody(scrape(t0 + k * 1500, 40)));
             QTest::qWait(20);
         }
         starter.join();
         QVERIFY2(started, error.c_str());
-        QCOMPARE(source.windowMs(), int64_t { 500 });
+        QCOMPARE(source.windowMs(), int64_t { 1500 });
         QCOMPARE(source.shape().gpuCount, 8U);
         QCOMPARE(source.shape().nodes[1].hostname, std::string("gb-2"));
         {
@@ -794,7 +841,7 @@ private Q_SLOTS:
                     != std::string::npos,
                 log.c_str());
             QVERIFY2(
-                log.find("windows of 500 ms (the scrape interval the samples show)") != std::string::npos, log.c_str());
+                log.find("windows of 1500 ms (the scrape interval the samples show)") != std::string::npos, log.c_str());
         }
         // Live samples by hostname reach the frames.
         std::shared_ptr<be::Frame> frame;
@@ -814,6 +861,68 @@ private Q_SLOTS:
             5000);
         QCOMPARE(frame->plane(be::MetricId::GpuTemp)[5], 61.0F); // gb-2, GPU 1
         QCOMPARE(frame->plane(be::MetricId::Power)[5], 700.0F);
+    }
+
+    // A sender cannot steer the start: samples 10 ms apart do not make frames faster than one a second, and a new
+    // hostname every push does not keep the discovery open for ever (it did, until the start failed after 120 s and
+    // systemd restarted the backend in a loop): at startTimeout the receiver serves the GPUs it has learnt.
+    void discoveryCannotBeSteered()
+    {
+        const int port = freePort();
+        be::RemoteWriteSource source([](const std::string &) {});
+        be::RemoteWriteSource::Options options;
+        options.listen = "127.0.0.1:" + std::to_string(port);
+        options.startTimeout = std::chrono::seconds(3);
+        std::atomic<bool> done { false };
+        bool started = false;
+        std::string error;
+        std::thread starter([&] {
+            started = source.start(options, &error);
+            done = true;
+        });
+        const int64_t t0 = 1'800'000'000'000;
+        std::vector<std::string> hosts;
+        for (int64_t k = 0; !done; ++k) {
+            hosts.push_back("steer-" + std::to_string(k));
+            std::vector<PushedSeries> series;
+            for (const auto &host : hosts) {
+                series.push_back(dcgmSeries("DCGM_FI_DEV_GPU_TEMP", host, 0, t0 + k * 10, 40));
+            }
+            push(port, writeBody(series));
+            QTest::qWait(100);
+        }
+        starter.join();
+        QVERIFY2(started, error.c_str());
+        QCOMPARE(source.windowMs(), be::RemoteWriteSource::minimumLearntIntervalMs);
+        QVERIFY(source.shape().gpuCount >= 10);
+        QVERIFY(source.shape().gpuCount <= hosts.size());
+
+        // With a topology file nothing is discovered: a sender of other hosts does not set the interval, and with
+        // none learnt by startTimeout the windows are the fallback's.
+        QTemporaryDir dir;
+        const QString topology = dir.filePath(QStringLiteral("topology.json"));
+        QVERIFY(writeFile(topology,
+            R"({"site": "test", "gpusPerNode": 8, "halls": [{"name": "h", "rows": [{"name": "r", "racks": [)"
+            R"({"name": "k", "hosts": ["node-a", "node-b"]}]}]}]})"));
+        be::RemoteWriteSource filed([](const std::string &) {});
+        options.listen = "127.0.0.1:" + std::to_string(freePort());
+        options.topologyFile = topology.toStdString();
+        done = false;
+        std::thread second([&] {
+            started = filed.start(options, &error);
+            done = true;
+        });
+        const int filedPort = std::stoi(options.listen.substr(options.listen.rfind(':') + 1));
+        for (int64_t k = 0; !done; ++k) {
+            // The stranger's samples a second apart, node-a's always the same one: no interval to learn from the file's.
+            push(filedPort, writeBody({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "stranger", 0, t0 + k * 1000, 40),
+                                dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-a", 0, t0, 40) }));
+            QTest::qWait(100);
+        }
+        second.join();
+        QVERIFY2(started, error.c_str());
+        QCOMPARE(filed.windowMs(), be::RemoteWriteSource::fallbackIntervalMs);
+        QCOMPARE(filed.shape().gpuCount, 16U);
     }
 
     // The receiver over HTTP: it learns the layout from the first pushes, then takes good requests (204), refuses bad
