@@ -3,16 +3,17 @@
 // encoder: QueryRange parts (rawRangePart, assembleRange), StreamEvents events (decodeEvent), ListJobs (decodeJobs)
 // GetSummary (decodeSummary) and ListMetrics (decodeMetricCatalogue). The first byte picks the answer (bits 0-1, or
 // bit 5 for the catalogue), the topology (bits 2-3: 8, 64 or 200 HGX GPUs, or 144 in NVL72 racks; with bit 6, 8,192,
-// 65,536 or 1,048,576 HGX GPUs, or 9,216 in NVL72 racks, where runs of GPUs multiply: 260,000 ended jobs each run over
-// 8,192 GPUs once expanded to billions of entries) and, bit 4, none (a client not yet given one: events and range
-// columns checked for sign only). Then messages with 16-bit length prefixes (fuzzinput.h): a QueryRangeRequest and its
-// QueryRangePart answer, Events, one ListJobsResponse, one Summary or one ListMetricsResponse. A catalogue entry kept
-// with an id a view cannot carry, an id seen before, a range with no finite span, or a name, unit or field past its
-// limit or holding a control character: trap. Whatever is kept must index inside the topology: a GPU or node past it, a
-// series whose values are not rows x columns or whose times go backwards, a GPU held by two running jobs, a job list of
-// more GPU entries than maxJobGpuEntries, trap. A summary is bounded by its own fleet rollup (decodeSummary is given no
-// topology; its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders' failures
-// over the total, trap.
+// 65,536 or 131,072 HGX GPUs, or 9,216 in NVL72 racks, where runs of GPUs multiply: 260,000 ended jobs each run over
+// 8,192 GPUs once expanded to billions of entries; not a million, where a list at its bound is 8 million entries, 32
+// MB an input, and the fuzzer ran at 300 inputs a second) and, bit 4, none (a client not yet given one: events and
+// range columns checked for sign only). Then messages with 16-bit length prefixes (fuzzinput.h): a QueryRangeRequest
+// and its QueryRangePart answer, Events, one ListJobsResponse, one Summary or one ListMetricsResponse. A catalogue
+// entry kept with an id a view cannot carry, an id seen before, a range with no finite span, or a name, unit or field
+// past its limit or holding a control character: trap. Whatever is kept must index inside the topology: a GPU or node
+// past it, a series whose values are not rows x columns or whose times go backwards, a GPU held by two running jobs, a
+// job list of more GPU entries than maxJobGpuEntries, trap. A summary is bounded by its own fleet rollup (decodeSummary
+// is given no topology; its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders'
+// failures over the total, trap.
 #include "client/historydecode.h"
 #include "client/protodecode.h"
 #include "fuzz/fuzzinput.h"
@@ -313,7 +314,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
     g_topologies = { topologyOf(8, backend::Hardware::HgxH100), topologyOf(64, backend::Hardware::HgxH100),
         topologyOf(200, backend::Hardware::HgxH100), topologyOf(144, backend::Hardware::Gb200Nvl72),
         topologyOf(8192, backend::Hardware::HgxH100), topologyOf(65536, backend::Hardware::HgxH100),
-        topologyOf(1U << 20U, backend::Hardware::HgxH100), topologyOf(9216, backend::Hardware::Gb200Nvl72) };
+        topologyOf(131072, backend::Hardware::HgxH100), topologyOf(9216, backend::Hardware::Gb200Nvl72) };
     return 0;
 }
 

@@ -413,8 +413,8 @@ void answerSeeds()
     std::string runsInput(1, static_cast<char>(2 | 0x40)); // 8,192 GPUs
     appendPart(&runsInput, runs.SerializeAsString());
     write("answers", "jobs-8192-runs", runsInput);
-    runsInput[0] = static_cast<char>(2 | 0x40 | 8); // 1,048,576 GPUs
-    write("answers", "jobs-1m-runs", runsInput);
+    runsInput[0] = static_cast<char>(2 | 0x40 | 8); // 131,072 GPUs
+    write("answers", "jobs-131072-runs", runsInput);
 
     // GetSummary: the backend's summarise over three frames of 64 GPUs, an XID and a job, with two repeat offenders.
     const FleetShape shape = FleetShape::forGpuCount(64);
