@@ -8,10 +8,12 @@
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
+#include "testcertificates.h"
 
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -26,6 +28,8 @@
 #include <map>
 #include <set>
 #include <thread>
+
+#include <httplib.h>
 
 namespace be = fleetscope::backend;
 using fleetscope::testing::connectTo;
@@ -1078,6 +1082,73 @@ private Q_SLOTS:
             const auto labels = entry.toObject().value(QStringLiteral("metric")).toObject();
             QCOMPARE(labels.value(QStringLiteral("instance")), labels.value(QStringLiteral("Hostname")));
         }
+    }
+
+    // The exporter's door locked (--exporter-tls-cert, -tls-key, -token-file): a real Prometheus scrapes it over TLS
+    // with a token (scheme https, tls_config.ca_file, authorization.credentials_file) and has every GPU; a scrape
+    // without the token is 401 with WWW-Authenticate, and plain HTTP gets no page.
+    void prometheusScrapesOverTlsWithAToken()
+    {
+        fleetscope::testing::TestCertificates certs;
+        QVERIFY2(certs.make(), qPrintable(certs.error()));
+        const QString tokens = certs.write(QStringLiteral("tokens"), "scraper-token-1\n");
+        const QString token = certs.write(QStringLiteral("scraper.token"), "scraper-token-1\n");
+        QVERIFY(QFile::setPermissions(tokens, QFile::ReadOwner | QFile::WriteOwner));
+        const auto parsed = be::parseBackendOptions({ "--exporter-listen", "127.0.0.1:0", "--exporter-tls-cert",
+            certs.crt(QStringLiteral("server")).toStdString(), "--exporter-tls-key",
+            certs.key(QStringLiteral("server")).toStdString(), "--exporter-token-file", tokens.toStdString() });
+        QVERIFY2(parsed.error.empty(), parsed.error.c_str());
+        auto security = parsed.options.exporterSecurity;
+        std::string error;
+        QVERIFY2(be::attachTokenFile(&security, &error), error.c_str());
+        be::ExporterServer exporter(*m_source, be::ExporterPage::Options(), be::ExporterServer::Limits(), security);
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        QVERIFY(exporter.url().rfind("https://", 0) == 0);
+        QVERIFY(!get(exporter.port(), "/metrics").complete); // plain HTTP: no page
+
+        httplib::SSLClient client("127.0.0.1", exporter.port());
+        client.set_ca_cert_path(certs.crt(QStringLiteral("ca")).toStdString().c_str());
+        client.enable_server_certificate_verification(true);
+        const auto refused = client.Get("/metrics");
+        QVERIFY(refused);
+        QCOMPARE(refused->status, 401);
+        QVERIFY(refused->get_header_value("WWW-Authenticate").rfind("Bearer", 0) == 0);
+        const auto page = client.Get("/metrics", { { "Authorization", "Bearer scraper-token-1" } });
+        QVERIFY(page);
+        QCOMPARE(page->status, 200);
+        QCOMPARE(QByteArray::fromStdString(page->body), get(m_exporter->port(), "/metrics").body);
+
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (prometheus.isEmpty()) {
+            QSKIP("the prometheus binary is not installed (Debian package 'prometheus')");
+        }
+        QTemporaryDir dir;
+        const QString config = dir.filePath(QStringLiteral("prometheus.yml"));
+        QVERIFY(fleetscope::testing::writeFile(config,
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: dcgm\n"
+            "    scheme: https\n    tls_config:\n      ca_file: "
+                + certs.crt(QStringLiteral("ca")).toUtf8() + "\n    authorization:\n      credentials_file: "
+                + token.toUtf8() + "\n    static_configs:\n      - targets: ['127.0.0.1:"
+                + QByteArray::number(exporter.port()) + "']\n"));
+        const int port = fleetscope::testing::freePort();
+        fleetscope::testing::ProcessGuard server;
+        QVERIFY(fleetscope::testing::startPrometheus(
+            &server, prometheus, config, dir.filePath(QStringLiteral("data")), port));
+        const Page served = parsePage(QByteArray::fromStdString(page->body));
+        const auto gpus = static_cast<double>(std::count_if(served.samples.begin(), served.samples.end(),
+            [](const Sample &x) { return x.name == "DCGM_FI_DEV_GPU_TEMP"; }));
+        QDeadlineTimer deadline(30000);
+        double scraped = -1;
+        while (!deadline.hasExpired()) {
+            const auto result
+                = fleetscope::testing::instantQuery(port, QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
+            scraped = result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
+            if (scraped == gpus) {
+                break;
+            }
+            QTest::qWait(200);
+        }
+        QVERIFY2(scraped == gpus && gpus > 0, qPrintable(QString::fromUtf8(server.process.readAll())));
     }
 
     void listenOption()
