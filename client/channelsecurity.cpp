@@ -2,6 +2,7 @@
 #include "client/channelsecurity.h"
 
 #include "client/grpcstatus.h"
+#include "client/wiretext.h"
 
 #include <QFile>
 
@@ -102,7 +103,7 @@ std::shared_ptr<grpc::Channel> createChannel(
 
 QString describeRefusal(const grpc::Status &status, const ChannelSecurity &security)
 {
-    const QString detail = QString::fromStdString(status.error_message());
+    const QString detail = wireText(status.error_message(), maxMessageText); // the backend's text, or gRPC's
     switch (status.error_code()) {
     case grpc::StatusCode::UNAUTHENTICATED:
         if (detail.contains(QLatin1String("certificate"))) {

@@ -19,7 +19,7 @@ RpcClient::RpcClient(const QString &address, const ChannelSecurity &security, QO
     , m_jobs(std::make_unique<RpcJobs>())
 {
     grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
+    args.SetMaxReceiveMessageSize(maxReceiveMessageBytes);
     m_channel = createChannel(address.toStdString(), security, args, &m_channelError);
     if (!m_channel) {
         // A credentials file could not be read (the live stream says which): no call may go out without them, so every

@@ -238,7 +238,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
     };
 
     grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(16 * 1024 * 1024);
+    args.SetMaxReceiveMessageSize(maxReceiveMessageBytes);
     // Notice a backend that vanished without closing the connection (a pulled cable, a frozen VM).
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive.timeMs);
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive.timeoutMs);

@@ -260,6 +260,28 @@ public:
     std::atomic<bool> cut { false };
 };
 
+// A backend whose topology is one part of 6 MiB (a node's model name of that size): past the contract's 4 MiB, which
+// the console once took up to 16 MiB of (and each byte of empty entries cost its parser fifty), though the topology's
+// own bounds (16 MiB and 256 bytes a GPU) would have let it through.
+class OversizedTopologyBackend final : public fleetscope::telemetry::v1::Telemetry::Service
+{
+public:
+    grpc::Status GetTopology(grpc::ServerContext * /*context*/, const pb::GetTopologyRequest * /*request*/,
+        grpc::ServerWriter<pb::TopologyPart> *writer) override
+    {
+        auto parts = be::encodeTopology(be::FleetShape::forGpuCount(16), 4);
+        parts[0].mutable_nodes(0)->set_model(std::string(6 << 20, 'm'));
+        writer->Write(parts[0]);
+        return grpc::Status::OK;
+    }
+    grpc::Status ListMetrics(grpc::ServerContext * /*context*/, const pb::ListMetricsRequest * /*request*/,
+        pb::ListMetricsResponse *response) override
+    {
+        be::fillMetricCatalog(response);
+        return grpc::Status::OK;
+    }
+};
+
 // A fake backend's server on a free loopback port.
 std::unique_ptr<grpc::Server> startFake(grpc::Service *service, int *port)
 {
@@ -458,6 +480,22 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(service.cut, 10000);
         QVERIFY(service.written < 100000);
         QVERIFY(client.stateDetail().contains(QStringLiteral("inconsistent topology")));
+        client.stop();
+    }
+
+    // A message past maxReceiveMessageBytes is refused by the channel: the session ends saying so, no topology taken.
+    void aMessagePastTheContractsSizeIsRefused()
+    {
+        OversizedTopologyBackend service;
+        int port = 0;
+        const auto server = startFake(&service, &port);
+        QVERIFY(server && port != 0);
+        TelemetryClient client;
+        QSignalSpy topologies(&client, &TelemetryClient::topologyChanged);
+        client.start(QStringLiteral("127.0.0.1:%1").arg(port));
+        QTRY_COMPARE_WITH_TIMEOUT(client.state(), TelemetryClient::State::Reconnecting, 10000);
+        QVERIFY2(client.stateDetail().contains(QStringLiteral("larger than max")), qPrintable(client.stateDetail()));
+        QCOMPARE(topologies.count(), 0);
         client.stop();
     }
 
