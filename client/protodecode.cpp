@@ -339,6 +339,13 @@ namespace {
 // or sets *problem.
 uint64_t claimedGpus(const pb::Job &j, uint32_t n, QString *problem)
 {
+    // Its times too: views subtract them from the clock (how long a version has run, say), which a time near the int64
+    // range's lower end would overflow.
+    if (j.start_time_ms() < 0 || j.last_checkpoint_ms() < 0 || j.end_time_ms() < 0
+        || (j.end_time_ms() != 0 && j.end_time_ms() < j.start_time_ms())) {
+        *problem = QStringLiteral("has a time before the epoch, or ends before it starts");
+        return 0;
+    }
     if (!j.gpus().empty() && !j.gpu_runs().empty()) {
         *problem = QStringLiteral("lists its GPUs both one by one and as runs");
         return 0;

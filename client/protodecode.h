@@ -100,7 +100,8 @@ constexpr uint64_t maxJobGpuEntries(uint32_t gpuCount)
 constexpr int maxJobProblemsSaid = 10;
 
 // Jobs against the topology they were listed for. Every job's GPUs are checked before any is expanded, running and
-// ended jobs alike: inside the topology, ascending, none twice (runs: not empty, each past the one before). A job
+// ended jobs alike: inside the topology, ascending, none twice (runs: not empty, each past the one before); and its
+// times: none before the epoch, and an end, when there is one, not before the start. A job
 // failing that, or a running job holding a GPU that an earlier running job holds, is dropped and described in *error
 // (the rest are kept). The GPU entries looked at, kept or not, stay within maxJobGpuEntries: running jobs come first,
 // then the ended ones newest first (the wire lists them by start time); those past the bound are left out, counted

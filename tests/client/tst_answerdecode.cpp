@@ -293,6 +293,38 @@ private Q_SLOTS:
             qPrintable(error));
     }
 
+    // A job's times are the clock's to subtract from (how long a driver version has run): none before the epoch, and
+    // an end not before its start. A start of 0 (not known) is fine.
+    void jobTimesAreChecked()
+    {
+        QString why;
+        const auto topology = decodeTopology(be::encodeTopology(be::FleetShape::forGpuCount(64), generation), &why);
+        QVERIFY(topology);
+        pb::ListJobsResponse response;
+        auto addJob = [&response](uint64_t id, int64_t start, int64_t checkpoint, int64_t end) {
+            auto *job = response.add_jobs();
+            job->set_id(id);
+            job->set_start_time_ms(start);
+            job->set_last_checkpoint_ms(checkpoint);
+            job->set_end_time_ms(end);
+            job->add_gpus(static_cast<uint32_t>(id));
+        };
+        addJob(1, 0, 0, 0);
+        addJob(2, std::numeric_limits<int64_t>::min(), 0, 0);
+        addJob(3, 1000, -5, 0);
+        addJob(4, 1000, 0, 999);
+        addJob(5, 1000, 0, std::numeric_limits<int64_t>::min());
+        addJob(6, 1000, 1500, 2000);
+        QString error;
+        const auto jobs = decodeJobs(response, *topology, &error);
+        QCOMPARE(jobs->jobs.size(), size_t(2));
+        QCOMPARE(jobs->jobs[0].id, 1U);
+        QCOMPARE(jobs->jobs[1].id, 6U);
+        QVERIFY2(error.startsWith(QStringLiteral("dropped 4 job(s): job 2 () has a time before the epoch, or ends "
+                                                 "before it starts")),
+            qPrintable(error));
+    }
+
     // Running jobs that each walk the fleet before the GPU another holds: the entries looked at count against the bound
     // too, so the work of a listing stays a small multiple of the fleet whatever the backend sends; the dropped jobs
     // are described ten at most, the rest counted.
