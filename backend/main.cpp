@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
+#include "common/heap.h"
 #include "service/backendserver.h"
 #include "service/heaptrim.h"
 #include "sim/exporterserver.h"
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
     std::string error;
     std::unique_ptr<BackendServer> served;
     if (options.fromPrometheus) {
-        PrometheusSource::keepLargeAnswersInTheHeap();
+        fleetscope::heap::keepLargeAnswers(); // a poll's answers stay mapped for the next (common/heap.h)
         auto poller = std::make_unique<PrometheusSource>();
         if (!poller->start(options.prometheus, &error)) {
             fmt::print(stderr, "fleetscope-backend: --source prometheus: {}\n", error);

@@ -14,6 +14,7 @@
 #include "bench/timing.h"
 #include "bench/wiredecode.h"
 #include "client/protodecode.h"
+#include "common/heap.h"
 #include "core/framesource.h"
 #include "prometheus/prometheushttp.h"
 #include "prometheus/prometheussource.h"
@@ -510,7 +511,7 @@ int main(int argc, char **argv)
             }
         }
         // The same polls with the answers' memory kept in the heap between polls, as fleetscope-backend runs them.
-        be::PrometheusSource::keepLargeAnswersInTheHeap();
+        fleetscope::heap::keepLargeAnswers();
         live.poll(); // not timed: the first poll maps the heap's peak
         for (int i = 0; i < reps; ++i) {
             const auto start = std::chrono::steady_clock::now();

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <malloc.h>
 #include <map>
 #include <unordered_map>
 
@@ -574,14 +573,6 @@ std::chrono::steady_clock::time_point PrometheusSource::nextPollAt(
     const auto expected
         = now + std::chrono::milliseconds(std::clamp<int64_t>(landedMs - nowUnixMs(), 0, m_scrapeIntervalMs));
     return std::max(scheduled, expected);
-}
-
-void PrometheusSource::keepLargeAnswersInTheHeap()
-{
-    // Blocks up to 1 GiB (the largest answer accepted) come from the heap, and freed memory at its top is given back
-    // only past 2 GiB: the peak of one poll stays mapped between polls.
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    mallopt(M_TRIM_THRESHOLD, 2147483647);
 }
 
 } // namespace fleetscope::backend

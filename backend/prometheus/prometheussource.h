@@ -131,11 +131,6 @@ public:
     static std::string profileNamesQuery(const std::string &hostnameLabel, const std::string &host);
     // NaN for DCGM's sentinels (int64, int32 and fp64 blanks, 0x...F0 to F3) and for non-finite values; counts which.
     static double clean(double value, size_t *sentinels, size_t *nans);
-    // Keeps large blocks (the answers: tens of MB at 100k GPUs) in the heap once freed, for the next poll to reuse.
-    // By default glibc maps each block over 32 MiB afresh and unmaps it on free, so every poll paid a page fault per
-    // 4 KiB it touched: about 1.3 s of a 1.4 s poll at 100k GPUs on the development machine (docs/PERFORMANCE.md).
-    // Process-wide, so the executable calls it, not start().
-    static void keepLargeAnswersInTheHeap();
 
 private:
     bool query(const std::string &promql, int64_t evalMs, std::chrono::steady_clock::time_point deadline,

@@ -61,9 +61,10 @@ public:
     // more than its trim threshold there, both of which it moves as buffers are freed. With 100 streams at 102,400
     // GPUs the streams' 0.2-4 MiB buffers were then mapped or faulted in afresh every frame (about 15,000 page faults
     // a second, most of the backend's CPU time). Buffers up to 32 MiB now come from the arenas and stay there until
-    // calls end and a trim gives them back. The trim threshold stays finite (32 MiB): malloc_trim gives back the free
-    // pages inside every arena but the top of the threads' arenas only through a free that leaves more than the
-    // threshold there; with none, those tops kept up to 200 MB resident after a storm of calls for good.
+    // calls end and a trim gives them back. The trim threshold stays finite (32 MiB; 2 GiB when polling Prometheus,
+    // common/heap.h): malloc_trim gives back the free pages inside every arena but the top of the threads' arenas
+    // only through a free that leaves more than the threshold there; with none, those tops kept up to 200 MB resident
+    // after a storm of calls for good.
     static void keepFreedMemoryUntilTrimmed();
     // Trims run so far.
     uint64_t trims() const;
