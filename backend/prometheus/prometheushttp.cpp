@@ -4,11 +4,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <charconv>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <curl/curl.h>
 #include <openssl/err.h>
@@ -91,51 +92,83 @@ bool PrometheusHttp::checkCaFile(const Options &options, std::string *error)
     return true;
 }
 
+namespace {
+
+struct UrlFree
+{
+    void operator()(CURLU *u) const { curl_url_cleanup(u); }
+    void operator()(char *part) const { curl_free(part); }
+};
+using Url = std::unique_ptr<CURLU, UrlFree>;
+
+// A part of a parsed URL; nullopt when it has none.
+std::optional<std::string> urlPart(CURLU *url, CURLUPart what, unsigned flags = 0)
+{
+    char *part = nullptr;
+    if (curl_url_get(url, what, &part, flags) != CURLUE_OK || part == nullptr) {
+        return std::nullopt;
+    }
+    const std::unique_ptr<char, UrlFree> owned(part);
+    return std::string(part);
+}
+
+} // namespace
+
 bool PrometheusHttp::setBaseUrl(const std::string &url, const Options &options, std::string *error)
 {
-    const bool tls = url.rfind("https://", 0) == 0;
-    const std::string scheme = tls ? "https://" : "http://";
-    if (url.rfind(scheme, 0) != 0) {
+    // libcurl's parser, the one that will make the requests: what it takes apart here is what it connects to.
+    const Url parsed(curl_url());
+    if (!parsed) {
+        *error = "cannot set up libcurl";
+        return false;
+    }
+    const CURLUcode parsedAs = curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), CURLU_DISALLOW_USER);
+    const auto scheme = urlPart(parsed.get(), CURLUPART_SCHEME);
+    const bool tls = scheme == "https";
+    if ((parsedAs == CURLUE_OK && !tls && scheme != "http")
+        || (parsedAs != CURLUE_OK && url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)) {
         *error = fmt::format("'{}' is not an http:// or https:// URL", url);
         return false;
     }
-    const std::string rest = url.substr(scheme.size());
-    const size_t slash = rest.find('/');
-    const std::string authority = rest.substr(0, slash);
-    std::string prefix = slash == std::string::npos ? std::string() : rest.substr(slash);
+    const std::string need = tls || url.rfind("https://", 0) == 0 ? "https://" : "http://";
+    if (parsedAs == CURLUE_USER_NOT_ALLOWED) {
+        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH] (credentials never go in the URL: give a user and a "
+                             "password file)",
+            url, need);
+        return false;
+    }
+    const auto port = urlPart(parsed.get(), CURLUPART_PORT);
+    if (parsedAs == CURLUE_BAD_PORT_NUMBER || port == "0") {
+        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH] with a port from 1 to 65535", url, need);
+        return false;
+    }
+    if (parsedAs != CURLUE_OK) {
+        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH] ({})", url, need, curl_url_strerror(parsedAs));
+        return false;
+    }
+    // The API's paths and queries are appended to the prefix: one of the URL's own would end up in the middle.
+    if (urlPart(parsed.get(), CURLUPART_QUERY) || urlPart(parsed.get(), CURLUPART_FRAGMENT)) {
+        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH], without a query or fragment", url, need);
+        return false;
+    }
+    std::string host = urlPart(parsed.get(), CURLUPART_HOST).value_or(std::string());
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') { // IPv6 literal
+        host = host.substr(1, host.size() - 2);
+    }
+    std::string prefix = urlPart(parsed.get(), CURLUPART_PATH).value_or(std::string());
     while (!prefix.empty() && prefix.back() == '/') {
         prefix.pop_back();
     }
-    if (authority.empty() || authority.find('@') != std::string::npos) {
-        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH] (credentials never go in the URL: give a user and a "
-                             "password file)",
-            url, scheme);
-        return false;
+    // scheme://host[:port]/, as libcurl writes it back, without the path.
+    std::string origin;
+    if (curl_url_set(parsed.get(), CURLUPART_PATH, nullptr, 0) == CURLUE_OK) {
+        origin = urlPart(parsed.get(), CURLUPART_URL).value_or(std::string());
     }
-    std::string host = authority;
-    std::string port = tls ? "443" : "80";
-    if (authority.front() == '[') { // IPv6 literal
-        const size_t close = authority.find(']');
-        if (close == std::string::npos) {
-            *error = fmt::format("'{}': unterminated IPv6 address", url);
-            return false;
-        }
-        host = authority.substr(1, close - 1);
-        if (close + 1 < authority.size()) {
-            if (authority[close + 1] != ':') {
-                *error = fmt::format("'{}': bad port", url);
-                return false;
-            }
-            port = authority.substr(close + 2);
-        }
-    } else if (const size_t colon = authority.rfind(':'); colon != std::string::npos) {
-        host = authority.substr(0, colon);
-        port = authority.substr(colon + 1);
+    while (!origin.empty() && origin.back() == '/') {
+        origin.pop_back();
     }
-    unsigned number = 0;
-    const auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), number);
-    if (host.empty() || ec != std::errc() || ptr != port.data() + port.size() || number == 0 || number > 65535) {
-        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH] with a port from 1 to 65535", url, scheme);
+    if (host.empty() || origin.empty()) {
+        *error = fmt::format("'{}': need {}HOST[:PORT][/PATH]", url, need);
         return false;
     }
 
@@ -151,7 +184,7 @@ bool PrometheusHttp::setBaseUrl(const std::string &url, const Options &options, 
         return false;
     }
     m_baseUrl = url;
-    m_origin = scheme + authority;
+    m_origin = origin;
     m_host = host;
     m_prefix = prefix;
     m_options = options;
@@ -161,35 +194,10 @@ bool PrometheusHttp::setBaseUrl(const std::string &url, const Options &options, 
 
 std::string PrometheusHttp::encode(const std::string &value)
 {
-    std::string out;
-    out.reserve(value.size() * 3);
-    for (const char c : value) {
-        const auto u = static_cast<unsigned char>(c);
-        if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out += c;
-        } else {
-            out += fmt::format("%{:02X}", u);
-        }
-    }
-    return out;
-}
-
-std::string PrometheusHttp::base64(const std::string &data)
-{
-    static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    out.reserve((data.size() + 2) / 3 * 4);
-    for (size_t i = 0; i < data.size(); i += 3) {
-        const size_t n = std::min<size_t>(3, data.size() - i);
-        uint32_t bits = 0;
-        for (size_t k = 0; k < 3; ++k) {
-            bits = (bits << 8U) | (k < n ? static_cast<unsigned char>(data[i + k]) : 0U);
-        }
-        for (size_t k = 0; k < 4; ++k) {
-            out += k <= n ? alphabet[(bits >> (18 - 6 * k)) & 0x3FU] : '=';
-        }
-    }
-    return out;
+    // Everything but RFC 3986's unreserved characters, as %XX.
+    const std::unique_ptr<char, UrlFree> escaped(
+        curl_easy_escape(nullptr, value.data(), static_cast<int>(std::min<size_t>(value.size(), INT_MAX))));
+    return escaped ? std::string(escaped.get()) : std::string();
 }
 
 bool PrometheusHttp::readSecret(const std::string &path, const char *what, std::string *out, std::string *error)
@@ -232,20 +240,14 @@ bool PrometheusHttp::readSecret(const std::string &path, const char *what, std::
     return true;
 }
 
-bool PrometheusHttp::authorization(std::string *header, std::string *error) const
+bool PrometheusHttp::readCredential(std::string *secret, std::string *error) const
 {
-    header->clear();
-    std::string secret;
+    secret->clear();
     if (!m_options.bearerTokenFile.empty()) {
-        if (!readSecret(m_options.bearerTokenFile, "bearer token file", &secret, error)) {
-            return false;
-        }
-        *header = fmt::format("Authorization: Bearer {}", secret);
-    } else if (!m_options.user.empty()) {
-        if (!readSecret(m_options.passwordFile, "password file", &secret, error)) {
-            return false;
-        }
-        *header = fmt::format("Authorization: Basic {}", base64(m_options.user + ':' + secret));
+        return readSecret(m_options.bearerTokenFile, "bearer token file", secret, error);
+    }
+    if (!m_options.user.empty()) {
+        return readSecret(m_options.passwordFile, "password file", secret, error);
     }
     return true;
 }
@@ -306,8 +308,8 @@ bool PrometheusHttp::get(
     const std::string &target, std::chrono::milliseconds timeout, Response *out, std::string *error) const
 {
     const std::string where = fmt::format("{}{}", m_baseUrl, target.substr(0, target.find('?')));
-    std::string authorizationHeader;
-    if (!authorization(&authorizationHeader, error)) {
+    std::string secret;
+    if (!readCredential(&secret, error)) {
         *error = fmt::format("{}: {}", where, *error);
         return false;
     }
@@ -316,10 +318,7 @@ bool PrometheusHttp::get(
         *error = fmt::format("{}: cannot set up libcurl", where);
         return false;
     }
-    std::unique_ptr<curl_slist, CurlFree> headers(curl_slist_append(nullptr, "Accept: application/json"));
-    if (!authorizationHeader.empty()) {
-        headers.reset(curl_slist_append(headers.release(), authorizationHeader.c_str()));
-    }
+    const std::unique_ptr<curl_slist, CurlFree> headers(curl_slist_append(nullptr, "Accept: application/json"));
     const std::string url = m_origin + m_prefix + target;
     char detail[CURL_ERROR_SIZE] = {};
     Transfer transfer { curl.get(), &out->body, maxBodyBytes };
@@ -327,6 +326,16 @@ bool PrometheusHttp::get(
     CURL *c = curl.get();
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    // Sent with the first request (one method each, nothing to negotiate); no redirect is followed, so to this
+    // server only.
+    if (!m_options.bearerTokenFile.empty()) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+        curl_easy_setopt(c, CURLOPT_XOAUTH2_BEARER, secret.c_str());
+    } else if (!m_options.user.empty()) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+        curl_easy_setopt(c, CURLOPT_USERNAME, m_options.user.c_str());
+        curl_easy_setopt(c, CURLOPT_PASSWORD, secret.c_str());
+    }
     curl_easy_setopt(c, CURLOPT_USERAGENT, "fleetscope-backend");
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); // a worker thread: no SIGALRM for name resolution's time-out

@@ -37,8 +37,9 @@ public:
         std::string body;
     };
 
-    // Takes "http[s]://host[:port][/prefix]"; false with an error for anything else, for inconsistent options, an
-    // unreadable secret or a CA bundle without a certificate.
+    // Takes "http[s]://host[:port][/prefix]", parsed by libcurl (curl_url); false with an error for anything else
+    // (credentials, a query or a fragment in the URL included), for inconsistent options, an unreadable secret or a CA
+    // bundle without a certificate.
     bool setBaseUrl(const std::string &url, const Options &options, std::string *error);
     bool setBaseUrl(const std::string &url, std::string *error) { return setBaseUrl(url, Options(), error); }
     const std::string &baseUrl() const { return m_baseUrl; }
@@ -51,17 +52,16 @@ public:
 
     size_t maxBodyBytes = size_t { 1 } << 30U;
 
-    // Percent-encodes a query parameter's value.
+    // Percent-encodes a query parameter's value (libcurl's curl_easy_escape).
     static std::string encode(const std::string &value);
-    // RFC 4648 base64, for basic authentication.
-    static std::string base64(const std::string &data);
     // A secret file's content without surrounding white space; false with an error when it cannot be read or is
     // empty. `what` names the secret in the error ("password file").
     static bool readSecret(const std::string &path, const char *what, std::string *out, std::string *error);
 
 private:
     static bool checkCaFile(const Options &options, std::string *error);
-    bool authorization(std::string *header, std::string *error) const;
+    // The password or bearer token, read from its file for this request; empty without authentication.
+    bool readCredential(std::string *secret, std::string *error) const;
     // A failed transfer in an operator's words (handle: the CURL easy handle; code: its CURLcode; state: what the
     // transfer's callbacks saw).
     std::string describe(void *handle, int code, const char *detail, const void *state) const;

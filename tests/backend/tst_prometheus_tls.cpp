@@ -192,15 +192,45 @@ private Q_SLOTS:
         QVERIFY(writeFile(QString::fromStdString(m_wrongPasswordFile), "guess\n"));
     }
 
-    void base64()
+    // libcurl's escaping: RFC 3986's unreserved characters as they are, every other byte as %XX.
+    void encode()
     {
-        // RFC 4648, section 10.
-        const std::map<std::string, std::string> vectors = { { "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" },
-            { "foo", "Zm9v" }, { "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" } };
-        for (const auto &[in, out] : vectors) {
-            QCOMPARE(PrometheusHttp::base64(in), out);
+        QCOMPARE(PrometheusHttp::encode("AZaz09-._~"), std::string("AZaz09-._~"));
+        QCOMPARE(PrometheusHttp::encode(R"(max by (h) (up{a=~"b|c"}) / 2 + 1)"),
+            std::string("max%20by%20%28h%29%20%28up%7Ba%3D~%22b%7Cc%22%7D%29%20%2F%202%20%2B%201"));
+        QCOMPARE(PrometheusHttp::encode(std::string("&?#%\xff\x00", 6)), std::string("%26%3F%23%25%FF%00"));
+        QCOMPARE(PrometheusHttp::encode(""), std::string());
+    }
+
+    // The base URL as libcurl parses it: a path prefix goes before every request's path (without its trailing
+    // slashes), an IPv6 literal and the default ports are taken, and anything the requests could not be appended to
+    // is refused with what is needed.
+    void baseUrls()
+    {
+        FakeServer server(okAnswer);
+        PrometheusHttp http;
+        std::string error;
+        QVERIFY2(http.setBaseUrl(server.url() + "/prom//", &error), error.c_str());
+        PrometheusHttp::Response response;
+        QVERIFY2(http.get("/api/v1/query?query=up", 2000ms, &response, &error), error.c_str());
+        QCOMPARE(server.received().size(), size_t { 1 });
+        QVERIFY2(server.received()[0].rfind("GET /prom/api/v1/query?query=up HTTP/1.1\r\n", 0) == 0,
+            server.received()[0].c_str());
+
+        for (const char *good : { "http://[::1]:9090", "https://[::1]", "http://vm:8428/select/0/prometheus/",
+                 "HTTPS://Prometheus.example:443" }) {
+            QVERIFY2(http.setBaseUrl(good, &error), (std::string(good) + ": " + error).c_str());
         }
-        QCOMPARE(PrometheusHttp::base64(std::string("\xff\xfe\x00", 3)), std::string("//4A"));
+        QVERIFY(http.isTls());
+        const std::vector<std::pair<const char *, const char *>> bad = { { "ftp://p:9090", "not an http" },
+            { "p:9090", "not an http" }, { "//p:9090", "not an http" }, { "http://", "need http://HOST" },
+            { "http://p:0", "port from 1 to 65535" }, { "https://p:65536", "port from 1 to 65535" },
+            { "http://p:x", "port from 1 to 65535" }, { "http://p:9090/?a=1", "without a query or fragment" },
+            { "http://p:9090/prom#x", "without a query or fragment" }, { "http://u@p:9090", "never go in the URL" } };
+        for (const auto &[url, why] : bad) {
+            QVERIFY2(!http.setBaseUrl(url, &error), url);
+            QVERIFY2(contains(error, why), (std::string(url) + ": " + error).c_str());
+        }
     }
 
     // The token goes out as a bearer Authorization header, read from its file for every request: a rotated token
