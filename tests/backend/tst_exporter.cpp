@@ -9,6 +9,7 @@
 #include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
 #include "testcertificates.h"
+#include "../realparts.h"
 
 #include <QDeadlineTimer>
 #include <QDir>
@@ -1027,7 +1028,7 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            QSKIP("the prometheus binary is not installed (Debian package 'prometheus'): the node targets are not "
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'): the node targets are not "
                   "scraped by a real Prometheus here");
         }
         const Page whole = parsePage(get(m_exporter->port(), "/metrics").body);
@@ -1120,7 +1121,7 @@ private Q_SLOTS:
 
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            QSKIP("the prometheus binary is not installed (Debian package 'prometheus')");
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus')");
         }
         QTemporaryDir dir;
         const QString config = dir.filePath(QStringLiteral("prometheus.yml"));

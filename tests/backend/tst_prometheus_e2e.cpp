@@ -12,6 +12,7 @@
 #include "service/backendserver.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
+#include "../realparts.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>
@@ -89,7 +90,7 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            QSKIP("the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
                   "it for CI): the simulator-to-Prometheus-to-client chain is not tested here");
         }
 

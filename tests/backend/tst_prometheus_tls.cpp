@@ -11,6 +11,7 @@
 #include "prometheusprocess.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
+#include "../realparts.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
@@ -349,7 +350,7 @@ private Q_SLOTS:
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         const QString openssl = QStandardPaths::findExecutable(QStringLiteral("openssl"));
         if (prometheus.isEmpty() || openssl.isEmpty()) {
-            QSKIP("prometheus or openssl is not installed (Debian packages 'prometheus' and 'openssl'; "
+            FLEETSCOPE_SKIP_WITHOUT("prometheus or openssl is not installed (Debian packages 'prometheus' and 'openssl'; "
                   "scripts/common.sh installs them for CI): TLS and authentication against a real server are not "
                   "tested here");
         }
@@ -530,7 +531,7 @@ private:
     void requirePrometheus()
     {
         if (m_port == 0) {
-            QSKIP("no real Prometheus (see realPrometheusSetUp)");
+            FLEETSCOPE_SKIP_WITHOUT("no real Prometheus (see realPrometheusSetUp)");
         }
     }
     PrometheusHttp::Options trusted() const

@@ -11,6 +11,7 @@
 #include "prometheusprocess.h"
 #include "sim/exporterserver.h"
 #include "testcertificates.h"
+#include "../realparts.h"
 
 #include "fleetscope/telemetry/v1/telemetry.grpc.pb.h"
 
@@ -54,7 +55,7 @@ private Q_SLOTS:
     {
         m_vmagent = QStandardPaths::findExecutable(QStringLiteral("vmagent"));
         if (m_vmagent.isEmpty()) {
-            QSKIP("the vmagent binary is not installed (Debian package 'victoria-metrics'; scripts/common.sh installs "
+            FLEETSCOPE_SKIP_WITHOUT("the vmagent binary is not installed (Debian package 'victoria-metrics'; scripts/common.sh installs "
                   "it for CI): the push path with real senders is not tested here");
         }
         m_simulator = frozenNodeFlapFleet(); // a node down, every scrape the same page
@@ -142,7 +143,7 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            QSKIP("the prometheus binary is not installed (Debian package 'prometheus')");
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus')");
         }
         const int port = freePort();
         ProcessGuard backend;
@@ -207,7 +208,7 @@ private Q_SLOTS:
         }
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            QSKIP("the prometheus binary is not installed (Debian package 'prometheus')");
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus')");
         }
         const int port = freePort();
         ProcessGuard backend;
@@ -233,7 +234,7 @@ private Q_SLOTS:
     {
         const QString victoriaMetrics = QStandardPaths::findExecutable(QStringLiteral("victoria-metrics"));
         if (victoriaMetrics.isEmpty()) {
-            QSKIP("the victoria-metrics binary is not installed");
+            FLEETSCOPE_SKIP_WITHOUT("the victoria-metrics binary is not installed");
         }
         const int vmPort = freePort();
         ProcessGuard vm;

@@ -13,6 +13,7 @@
 #include "service/reflectiongate.h"
 #include "sim/simulatedfleet.h"
 #include "testcertificates.h"
+#include "../realparts.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <fmt/format.h>
@@ -237,7 +238,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         if (!m_certificates.make()) {
-            QSKIP(qPrintable(m_certificates.error()));
+            FLEETSCOPE_SKIP_WITHOUT(qPrintable(m_certificates.error()));
         }
         m_goodToken = m_certificates.write(QStringLiteral("console.token"), "# the wall's token\n s3cret-one \n");
         m_wrongToken = m_certificates.write(QStringLiteral("wrong.token"), "not-the-token\n");

@@ -9,6 +9,7 @@
 #include "core/framesource.h"
 #include "prometheusprocess.h"
 #include "sim/exporterserver.h"
+#include "../realparts.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>
@@ -65,7 +66,7 @@ private Q_SLOTS:
     {
         const QString victoriaMetrics = QStandardPaths::findExecutable(QStringLiteral("victoria-metrics"));
         if (victoriaMetrics.isEmpty()) {
-            QSKIP("the victoria-metrics binary is not installed (Debian package 'victoria-metrics'; "
+            FLEETSCOPE_SKIP_WITHOUT("the victoria-metrics binary is not installed (Debian package 'victoria-metrics'; "
                   "scripts/common.sh installs it for CI): the chain through VictoriaMetrics is not tested here");
         }
 

@@ -7,6 +7,7 @@
 // fails, the session goes stale, and is fresh again once Prometheus scrapes anew. Figures in docs/RELIABILITY.md.
 #include "../backend/prometheusprocess.h"
 #include "app/consolesession.h"
+#include "../realparts.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -292,7 +293,7 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            QSKIP("the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
                   "it for CI): the upstream's outage is not tested here");
         }
         QTemporaryDir dir;

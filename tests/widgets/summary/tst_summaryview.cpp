@@ -4,6 +4,7 @@
 #include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
 #include "tests/model/fulldisktesting.h"
+#include "tests/realparts.h"
 #include "widgets/summary/summaryview.h"
 
 #include <QAbstractItemModelTester>
@@ -344,7 +345,7 @@ private Q_SLOTS:
 
         const QString pdftotext = QStandardPaths::findExecutable(QStringLiteral("pdftotext"));
         if (pdftotext.isEmpty()) {
-            QSKIP("pdftotext (poppler-utils) is not installed");
+            FLEETSCOPE_SKIP_WITHOUT("pdftotext (poppler-utils) is not installed");
         }
         QProcess process;
         process.start(pdftotext, { pdf, QStringLiteral("-") });
