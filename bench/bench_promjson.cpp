@@ -16,9 +16,10 @@
 #include "client/protodecode.h"
 #include "common/heap.h"
 #include "core/framesource.h"
+#include "dcgm/dcgmvalue.h"
+#include "dcgm/prometheustopology.h"
 #include "prometheus/prometheushttp.h"
 #include "prometheus/prometheussource.h"
-#include "prometheus/prometheustopology.h"
 #include "prometheus/promjson.h"
 #include "service/frameencoder.h"
 #include "sim/exporterpage.h"
@@ -119,7 +120,7 @@ void assemblePlane(const be::PrometheusTopology &topology, const std::vector<be:
             continue;
         }
         (*got)[static_cast<size_t>(g)] = 1;
-        const double value = be::PrometheusSource::clean(s.value, &sentinels, &nans);
+        const double value = be::cleanDcgmValue(s.value, &sentinels, &nans);
         (*plane)[static_cast<size_t>(g)] = static_cast<float>(value);
         (*hasData)[static_cast<size_t>(g)] |= std::isfinite(value) ? 1 : 0;
     }

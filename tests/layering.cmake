@@ -14,14 +14,16 @@ set(rules
     "widgets|(\"(app|backend)/|fleetscope/telemetry|grpc|google/protobuf)"
     "backend|(\"(model|client|widgets|app)/|<QtWidgets|<QWidget)"
     # The backend's parts (backend/CMakeLists.txt): core under everything, http (the endpoints' connections) over
-    # core alone and under the two producers that serve HTTP, the producers and the service beside one another
-    # (remote write reuses the Prometheus part's naming and history).
-    "backend/core|\"(http|sim|prometheus|remotewrite|service)/"
-    "backend/http|\"(sim|prometheus|remotewrite|service)/"
-    "backend/sim|\"(prometheus|remotewrite|service)/"
+    # core alone and under the two producers that serve HTTP, dcgm (dcgm-exporter's vocabulary) over core alone and
+    # under the two producers that read dcgm-exporter's series, the producers and the service beside one another
+    # (remote write still takes its history from the Prometheus part).
+    "backend/core|\"(http|sim|dcgm|prometheus|remotewrite|service)/"
+    "backend/http|\"(sim|dcgm|prometheus|remotewrite|service)/"
+    "backend/dcgm|\"(http|sim|prometheus|remotewrite|service)/"
+    "backend/sim|\"(dcgm|prometheus|remotewrite|service)/"
     "backend/prometheus|\"(http|sim|remotewrite|service)/"
     "backend/remotewrite|\"(sim|service)/"
-    "backend/service|\"(http|sim|prometheus|remotewrite)/")
+    "backend/service|\"(http|sim|dcgm|prometheus|remotewrite)/")
 
 set(violations "")
 foreach(rule IN LISTS rules)

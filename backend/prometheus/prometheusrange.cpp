@@ -2,6 +2,8 @@
 // PrometheusSource's history: range queries (QueryRange) and the events before the backend started.
 #include "prometheus/prometheussource.h"
 
+#include "dcgm/dcgmvalue.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -194,7 +196,7 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
                 ++duplicates;
                 return;
             }
-            const double cleaned = clean(value, &sentinels, &nans);
+            const double cleaned = cleanDcgmValue(value, &sentinels, &nans);
             (*values)[at]
                 = static_cast<float>(windowCount ? conversion.applyToDifference(cleaned) : conversion.apply(cleaned));
         },

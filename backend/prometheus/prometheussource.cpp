@@ -2,7 +2,8 @@
 #include "prometheus/prometheussource.h"
 
 #include "core/clock.h"
-#include "prometheus/dcgmgrade.h"
+#include "dcgm/dcgmgrade.h"
+#include "dcgm/dcgmvalue.h"
 
 #include <algorithm>
 #include <cmath>
@@ -216,24 +217,6 @@ void PrometheusSource::chooseProfile(
                         "before and after 4.8.3); both are read, and history asks for the whole fleet's series",
             lower, upper));
     }
-}
-
-double PrometheusSource::clean(double value, size_t *sentinels, size_t *nans)
-{
-    if (!std::isfinite(value)) {
-        ++*nans;
-        return std::numeric_limits<double>::quiet_NaN();
-    }
-    // DCGM's blank / not found / not supported / not permissioned: 0x7FFFFFFFFFFFFFF0..F3 for int64 fields (all
-    // 2^63 once a double), 0x7FFFFFF0..F3 for int32 fields, 2^47 + 0..3 for fp64 fields.
-    const bool int64Blank = value >= 9.2233720368547e18;
-    const bool int32Blank = value >= 2147483632.0 && value <= 2147483635.0;
-    const bool fp64Blank = value >= 140737488355328.0 && value <= 140737488355331.0;
-    if (int64Blank || int32Blank || fp64Blank) {
-        ++*sentinels;
-        return std::numeric_limits<double>::quiet_NaN();
-    }
-    return value;
 }
 
 bool PrometheusSource::start(const Options &options, std::string *error)
@@ -475,7 +458,7 @@ std::shared_ptr<Frame> PrometheusSource::poll()
                 continue;
             }
             got[index] = 1;
-            const double value = clean(s.value, &m_report.sentinelValues, &m_report.nanValues);
+            const double value = cleanDcgmValue(s.value, &m_report.sentinelValues, &m_report.nanValues);
             plane[index]
                 = static_cast<float>(windowCount ? conversion.applyToDifference(value) : conversion.apply(value));
             hasData[index] |= std::isfinite(value) ? 1 : 0;
@@ -505,7 +488,7 @@ std::shared_ptr<Frame> PrometheusSource::poll()
                 target = &dbeNow;
             }
             if (g >= 0 && target && std::isnan((*target)[static_cast<size_t>(g)])) {
-                (*target)[static_cast<size_t>(g)] = clean(s.value, &ignoredSentinels, &ignoredNans);
+                (*target)[static_cast<size_t>(g)] = cleanDcgmValue(s.value, &ignoredSentinels, &ignoredNans);
             }
         }
         const auto &reasons = frame->plane(MetricId::ThrottleReasons);

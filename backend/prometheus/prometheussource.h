@@ -3,11 +3,11 @@
 
 #include "core/framepoller.h"
 #include "core/metriccatalog.h"
-#include "prometheus/metricmap.h"
-#include "prometheus/prometheusevents.h"
+#include "dcgm/metricmap.h"
+#include "dcgm/prometheusevents.h"
+#include "dcgm/prometheusjobs.h"
+#include "dcgm/prometheustopology.h"
 #include "prometheus/prometheushttp.h"
-#include "prometheus/prometheusjobs.h"
-#include "prometheus/prometheustopology.h"
 #include "prometheus/promjson.h"
 
 #include <chrono>
@@ -129,8 +129,6 @@ public:
     static std::string profileDiscoveryQuery();
     // Which of the built-in profiles' series names a node's series carry (one series per name).
     static std::string profileNamesQuery(const std::string &hostnameLabel, const std::string &host);
-    // NaN for DCGM's sentinels (int64, int32 and fp64 blanks, 0x...F0 to F3) and for non-finite values; counts which.
-    static double clean(double value, size_t *sentinels, size_t *nans);
 
 private:
     bool query(const std::string &promql, int64_t evalMs, std::chrono::steady_clock::time_point deadline,

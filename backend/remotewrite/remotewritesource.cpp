@@ -2,6 +2,7 @@
 #include "remotewrite/remotewritesource.h"
 
 #include "core/clock.h"
+#include "dcgm/dcgmvalue.h"
 
 #include <algorithm>
 #include <cmath>
@@ -402,7 +403,7 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
         for (const auto &sample : reader.samples()) {
             // DCGM's blanks and NaN stay as they are, for the windows to tell them apart.
             size_t ignored = 0;
-            const bool usable = !std::isnan(PrometheusSource::clean(sample.value, &ignored, &ignored));
+            const bool usable = !std::isnan(cleanDcgmValue(sample.value, &ignored, &ignored));
             const double value = convert && usable ? metric->conversion.apply(sample.value) : sample.value;
             samples.push_back({ static_cast<uint32_t>(g), metric->id, sample.timestampMs, value });
             newest = std::max(newest, sample.timestampMs);

@@ -2,10 +2,10 @@
 #pragma once
 
 #include "core/framepoller.h"
+#include "dcgm/metricmap.h"
+#include "dcgm/prometheustopology.h"
 #include "http/boundedhttpserver.h"
-#include "prometheus/metricmap.h"
 #include "prometheus/prometheussource.h"
-#include "prometheus/prometheustopology.h"
 #include "remotewrite/remotewritedecoder.h"
 #include "remotewrite/windowfolder.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remotewrite/windowfolder.h"
 
-#include "prometheus/dcgmgrade.h"
-#include "prometheus/prometheussource.h"
+#include "dcgm/dcgmgrade.h"
+#include "dcgm/dcgmvalue.h"
 
 #include <algorithm>
 #include <cmath>
@@ -241,7 +241,7 @@ void WindowFolder::add(
         // Read before a gauge is narrowed to a float, where DCGM's int32 blanks would no longer be told apart.
         size_t sentinels = 0;
         size_t nans = 0;
-        const double value = PrometheusSource::clean(s.value, &sentinels, &nans);
+        const double value = cleanDcgmValue(s.value, &sentinels, &nans);
         counts->sentinelValues += sentinels;
         counts->nanValues += nans;
         if (isCount(s.metric)) {

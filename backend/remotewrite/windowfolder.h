@@ -5,9 +5,9 @@
 #include "core/frame.h"
 #include "core/framepoller.h"
 #include "core/metriccatalog.h"
-#include "prometheus/prometheusevents.h"
-#include "prometheus/prometheusjobs.h"
-#include "prometheus/promjson.h"
+#include "dcgm/prometheusevents.h"
+#include "dcgm/prometheusjobs.h"
+#include "dcgm/promsample.h"
 
 #include <cstdint>
 #include <deque>

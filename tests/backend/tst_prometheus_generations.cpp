@@ -3,8 +3,8 @@
 // that generation writes, give the layout and the values, and are recognised at start; a site's --metric-map
 // converts units; a bad map is refused with its line number.
 #include "backendoptions.h"
+#include "dcgm/metricmap.h"
 #include "fakeprometheus.h"
-#include "prometheus/metricmap.h"
 #include "prometheus/prometheussource.h"
 
 #include <QFile>

@@ -3,7 +3,7 @@
 // file is refused with the place (and, in YAML, the line) named, whichever syntax it is written in.
 #include "core/fleetshape.h"
 #include "core/topologyfile.h"
-#include "prometheus/prometheustopology.h"
+#include "dcgm/prometheustopology.h"
 
 #include <QFile>
 #include <QTemporaryDir>

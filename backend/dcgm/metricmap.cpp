@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "prometheus/metricmap.h"
+#include "dcgm/metricmap.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "prometheus/dcgmgrade.h"
+#include "dcgm/dcgmgrade.h"
 
 #include <cmath>
 #include <limits>

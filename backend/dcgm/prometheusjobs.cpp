@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "prometheus/prometheusjobs.h"
+#include "dcgm/prometheusjobs.h"
 
 #include <algorithm>
 #include <cctype>

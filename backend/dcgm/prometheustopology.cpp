@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "prometheus/prometheustopology.h"
+#include "dcgm/prometheustopology.h"
 
 #include <algorithm>
 #include <cctype>

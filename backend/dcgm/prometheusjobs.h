@@ -2,7 +2,7 @@
 #pragma once
 
 #include "core/framepoller.h"
-#include "prometheus/promjson.h"
+#include "dcgm/promsample.h"
 
 #include <cstdint>
 #include <map>

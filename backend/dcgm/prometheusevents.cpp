@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "prometheus/prometheusevents.h"
+#include "dcgm/prometheusevents.h"
 
 #include <cmath>
 
