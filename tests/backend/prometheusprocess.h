@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the tests that start a real Prometheus or VictoriaMetrics share: a free port to give it, a scrape
-// configuration, a plain HTTP GET of its API (which answers chunked), starting the server, reading a process's
-// announcement, and a guard that stops the process however the test ends.
+// configuration, a plain HTTP GET of its API (which answers chunked), starting the server, waiting until it answers,
+// reading a process's announcement, and a guard that stops the process however the test ends.
 #pragma once
 
 #include <QByteArray>
@@ -10,12 +10,14 @@
 #include <QProcess>
 #include <QStringList>
 #include <QTcpSocket>
+#include <QTest>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace fleetscope::testing {
 
@@ -152,6 +154,26 @@ struct ProcessGuard
         }
     }
 };
+
+// Polls ready() every intervalMs until it says yes, the server's process ends, or timeoutMs passes: the one loop of
+// "wait until this external server answers" the end-to-end suites share. Empty when ready; else why not, for QVERIFY2:
+// `what` did not answer in time, what ready() last put in *detail, and the server's output.
+inline QString waitForServer(ProcessGuard &server, const QString &what, int timeoutMs,
+    const std::function<bool(QString *detail)> &ready, int intervalMs = 200)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    QString detail;
+    for (;;) {
+        if (ready(&detail)) {
+            return {};
+        }
+        if (deadline.hasExpired() || server.process.state() == QProcess::NotRunning) {
+            return QStringLiteral("%1 did not answer in time (%2); its log:\n%3")
+                .arg(what, detail, QString::fromUtf8(server.process.readAll()));
+        }
+        QTest::qWait(intervalMs);
+    }
+}
 
 // Debian's `prometheus` (2.42 in bookworm) on 127.0.0.1:port, storing under dataDir; extra arguments appended
 // (--web.config.file=...). Started, not yet ready: poll its API.

@@ -1057,24 +1057,14 @@ private Q_SLOTS:
             const auto result = fleetscope::testing::instantQuery(port, query);
             return result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
         };
-        QDeadlineTimer deadline(30000);
-        for (;;) {
-            const double up = count(QStringLiteral("count(up{job=\"dcgm\"} == 1)"));
-            const double scraped = count(QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
-            if (up == static_cast<double>(nodes) && scraped == static_cast<double>(gpus)) {
-                break;
-            }
-            if (deadline.hasExpired() || server.process.state() == QProcess::NotRunning) {
-                QFAIL(
-                    qPrintable(QStringLiteral("Prometheus has %1 of %2 node targets up and %3 of %4 GPUs; its log:\n%5")
-                                   .arg(up)
-                                   .arg(nodes)
-                                   .arg(scraped)
-                                   .arg(gpus)
-                                   .arg(QString::fromUtf8(server.process.readAll()))));
-            }
-            QTest::qWait(200);
-        }
+        const QString late = fleetscope::testing::waitForServer(
+            server, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+                const double up = count(QStringLiteral("count(up{job=\"dcgm\"} == 1)"));
+                const double scraped = count(QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
+                *detail = QStringLiteral("%1 of %2 node targets up, %3 of %4 GPUs").arg(up).arg(nodes).arg(scraped).arg(gpus);
+                return up == static_cast<double>(nodes) && scraped == static_cast<double>(gpus);
+            });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
         // Every target is one node's, none down, and each GPU came from its own node's page.
         QCOMPARE(count(QStringLiteral("count(up{job=\"dcgm\"})")), static_cast<double>(nodes));
         const auto series = fleetscope::testing::instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
@@ -1138,18 +1128,16 @@ private Q_SLOTS:
         const Page served = parsePage(QByteArray::fromStdString(page->body));
         const auto gpus = static_cast<double>(std::count_if(served.samples.begin(), served.samples.end(),
             [](const Sample &x) { return x.name == "DCGM_FI_DEV_GPU_TEMP"; }));
-        QDeadlineTimer deadline(30000);
-        double scraped = -1;
-        while (!deadline.hasExpired()) {
-            const auto result
-                = fleetscope::testing::instantQuery(port, QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
-            scraped = result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
-            if (scraped == gpus) {
-                break;
-            }
-            QTest::qWait(200);
-        }
-        QVERIFY2(scraped == gpus && gpus > 0, qPrintable(QString::fromUtf8(server.process.readAll())));
+        QVERIFY(gpus > 0);
+        const QString late = fleetscope::testing::waitForServer(
+            server, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+                const auto result
+                    = fleetscope::testing::instantQuery(port, QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
+                const double scraped = result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
+                *detail = QStringLiteral("%1 of %2 GPUs scraped over TLS").arg(scraped).arg(gpus);
+                return scraped == gpus;
+            });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
     }
 
     void listenOption()

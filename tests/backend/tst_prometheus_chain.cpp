@@ -103,18 +103,14 @@ private Q_SLOTS:
         QVERIFY(online > 0);
 
         // The first scrape lands a few seconds after the start: poll until every GPU's temperature is there.
-        QDeadlineTimer deadline(60000);
         QJsonArray temps;
-        while (static_cast<size_t>(temps.size()) < online) {
-            if (deadline.hasExpired() || guard.process.state() == QProcess::NotRunning) {
-                QFAIL(qPrintable(QStringLiteral("Prometheus did not answer all %1 GPUs in time (has %2); its log:\n%3")
-                                     .arg(online)
-                                     .arg(temps.size())
-                                     .arg(QString::fromUtf8(guard.process.readAll()))));
-            }
-            QTest::qWait(250);
-            temps = instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
-        }
+        const QString late = fleetscope::testing::waitForServer(
+            guard, QStringLiteral("Prometheus"), 60000, [&](QString *detail) {
+                temps = instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+                *detail = QStringLiteral("%1 of %2 GPUs").arg(temps.size()).arg(online);
+                return static_cast<size_t>(temps.size()) >= online;
+            });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
 
         std::map<std::pair<QString, QString>, uint32_t> gpuByHostAndIndex;
         for (uint32_t g = 0; g < shape.gpuCount; ++g) {

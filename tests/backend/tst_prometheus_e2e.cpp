@@ -137,20 +137,13 @@ private Q_SLOTS:
                            .arg(m_frame->sequence)));
 
         // The first scrape lands a few seconds after the start: poll until every online GPU's temperature is there.
-        QDeadlineTimer deadline(30000);
-        for (;;) {
-            const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
-            if (static_cast<uint32_t>(temps.size()) == m_online) {
-                break;
-            }
-            if (deadline.hasExpired() || m_prometheus.process.state() == QProcess::NotRunning) {
-                QFAIL(qPrintable(QStringLiteral("Prometheus did not answer all %1 GPUs in time (has %2); its log:\n%3")
-                                     .arg(m_online)
-                                     .arg(temps.size())
-                                     .arg(QString::fromUtf8(m_prometheus.process.readAll()))));
-            }
-            QTest::qWait(200);
-        }
+        const QString late
+            = waitForServer(m_prometheus, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+                  const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+                  *detail = QStringLiteral("%1 of %2 GPUs").arg(temps.size()).arg(m_online);
+                  return static_cast<uint32_t>(temps.size()) == m_online;
+              });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
     }
 
     // No topology file: the layout comes from the series' labels, one node per Hostname with its online GPUs.
@@ -320,18 +313,16 @@ private Q_SLOTS:
         const auto &first = simulator.shape().nodes.front();
         const QString oneSeries = QStringLiteral("count_over_time(DCGM_FI_DEV_GPU_TEMP{Hostname=\"%1\",gpu=\"0\"}[5m])")
                                       .arg(QString::fromStdString(first.hostname));
-        QDeadlineTimer deadline(90000);
-        for (;;) {
-            const auto count = instantQuery(port, oneSeries);
-            if (!count.isEmpty() && sampleValue(count.at(0)) >= 32) {
-                break;
-            }
-            if (deadline.hasExpired() || server.process.state() == QProcess::NotRunning) {
-                QFAIL(qPrintable(QStringLiteral("Prometheus did not scrape for half a minute in time; its log:\n%1")
-                                     .arg(QString::fromUtf8(server.process.readAll()))));
-            }
-            QTest::qWait(500);
-        }
+        const QString late = fleetscope::testing::waitForServer(
+            server, QStringLiteral("Prometheus"), 90000,
+            [&](QString *detail) {
+                const auto count = instantQuery(port, oneSeries);
+                *detail = QStringLiteral("%1 scrapes of one GPU, 32 wanted")
+                              .arg(count.isEmpty() ? 0.0 : sampleValue(count.at(0)));
+                return !count.isEmpty() && sampleValue(count.at(0)) >= 32;
+            },
+            500);
+        QVERIFY2(late.isEmpty(), qPrintable(late));
 
         const QString path = m_dir.filePath(QStringLiteral("topology-moving.json"));
         QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(simulator.shape())));

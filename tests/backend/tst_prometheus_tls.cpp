@@ -400,20 +400,15 @@ private Q_SLOTS:
         // Ready when it answers, over TLS with the credentials, with every GPU.
         PrometheusHttp http;
         QVERIFY2(http.setBaseUrl(url("localhost"), trusted(), &error), error.c_str());
-        QDeadlineTimer deadline(30000);
-        for (;;) {
-            PrometheusHttp::Response response;
-            if (http.get("/api/v1/query?query=count(DCGM_FI_DEV_GPU_TEMP)", 2000ms, &response, &error)
-                && response.status == 200 && contains(response.body, R"(,"64"])")) {
-                break;
-            }
-            if (deadline.hasExpired() || m_prometheus.process.state() == QProcess::NotRunning) {
-                QFAIL(qPrintable(
-                    QStringLiteral("Prometheus did not answer in time (%1); its log:\n%2")
-                        .arg(QString::fromStdString(error), QString::fromUtf8(m_prometheus.process.readAll()))));
-            }
-            QTest::qWait(200);
-        }
+        const QString late = fleetscope::testing::waitForServer(
+            m_prometheus, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+                PrometheusHttp::Response response;
+                const bool answered = http.get("/api/v1/query?query=count(DCGM_FI_DEV_GPU_TEMP)", 2000ms, &response,
+                    &error);
+                *detail = QString::fromStdString(error);
+                return answered && response.status == 200 && contains(response.body, R"(,"64"])");
+            });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
     }
 
     // The right CA and credentials: the source starts and its frame holds the simulator's values.

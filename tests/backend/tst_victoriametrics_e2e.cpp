@@ -92,25 +92,15 @@ private Q_SLOTS:
             qPrintable(m_victoria.process.errorString()));
 
         // Scraped samples reach the searchable storage in the background; the flush makes them searchable now.
-        QDeadlineTimer deadline(30000);
-        for (;;) {
-            int status = 0;
-            httpGet(m_port, "/internal/force_flush", 2000, &status);
-            const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
-            if (status == 200 && static_cast<uint32_t>(temps.size()) == m_online) {
-                break;
-            }
-            if (deadline.hasExpired() || m_victoria.process.state() == QProcess::NotRunning) {
-                QFAIL(qPrintable(
-                    QStringLiteral("VictoriaMetrics did not answer all %1 GPUs in time (has %2, flush status %3); "
-                                   "its log:\n%4")
-                        .arg(m_online)
-                        .arg(temps.size())
-                        .arg(status)
-                        .arg(QString::fromUtf8(m_victoria.process.readAll()))));
-            }
-            QTest::qWait(200);
-        }
+        const QString late
+            = testing::waitForServer(m_victoria, QStringLiteral("VictoriaMetrics"), 30000, [&](QString *detail) {
+                  int status = 0;
+                  httpGet(m_port, "/internal/force_flush", 2000, &status);
+                  const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+                  *detail = QStringLiteral("%1 of %2 GPUs, flush status %3").arg(temps.size()).arg(m_online).arg(status);
+                  return status == 200 && static_cast<uint32_t>(temps.size()) == m_online;
+              });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
     }
 
     // No topology file: the layout comes from the series' labels, one node per Hostname with its online GPUs.
