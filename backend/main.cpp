@@ -75,9 +75,13 @@ int main(int argc, char **argv)
             fmt::print(stderr, "fleetscope-backend: --source remote-write: {}\n", error);
             return 1;
         }
-        if (!options.prometheus.url.empty() && !receiver->useHistoryFrom(options.prometheus, &error)) {
-            fmt::print(stderr, "fleetscope-backend: --prometheus-url: {}\n", error);
-            return 1;
+        if (!options.prometheus.url.empty()) {
+            auto history = std::make_unique<PrometheusSource>();
+            if (!history->startForHistory(options.prometheus, receiver->topology(), receiver->metricMap(), &error)) {
+                fmt::print(stderr, "fleetscope-backend: --prometheus-url: {}\n", error);
+                return 1;
+            }
+            receiver->useHistory(std::move(history), options.prometheus.url);
         }
         // One frame per window: the history's accounting (coarse frames, memory) counts in windows.
         auto source = options.source;

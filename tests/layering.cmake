@@ -16,13 +16,13 @@ set(rules
     # The backend's parts (backend/CMakeLists.txt): core under everything, http (the endpoints' connections) over
     # core alone and under the two producers that serve HTTP, dcgm (dcgm-exporter's vocabulary) over core alone and
     # under the two producers that read dcgm-exporter's series, the producers and the service beside one another
-    # (remote write still takes its history from the Prometheus part).
+    # (remote write's history from a Prometheus-compatible server is a core UpstreamHistory that main hands it).
     "backend/core|\"(http|sim|dcgm|prometheus|remotewrite|service)/"
     "backend/http|\"(sim|dcgm|prometheus|remotewrite|service)/"
     "backend/dcgm|\"(http|sim|prometheus|remotewrite|service)/"
     "backend/sim|\"(dcgm|prometheus|remotewrite|service)/"
     "backend/prometheus|\"(http|sim|remotewrite|service)/"
-    "backend/remotewrite|\"(sim|service)/"
+    "backend/remotewrite|\"(sim|prometheus|service)/"
     "backend/service|\"(http|sim|dcgm|prometheus|remotewrite)/")
 
 set(violations "")

@@ -74,6 +74,16 @@ public:
         std::vector<float> *values, std::string *error) const = 0;
 };
 
+// The past as an upstream keeps it, for a source whose own frames begin at its start (the remote-write receiver beside
+// a Prometheus-compatible server that holds the same series): QueryRange's values (HistoryProvider) and the events
+// from before the start. The program makes and starts one and hands it to the source.
+class UpstreamHistory : public HistoryProvider
+{
+public:
+    // As FramePoller::pastEvents: the events of [fromMs, toMs], oldest first, asked from the ticker thread.
+    virtual std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) = 0;
+};
+
 // Where FrameSource's frames come from: something that, once per interval, produces the fleet's current state (a
 // simulation's next step, a poll of a Prometheus-compatible server, the windows a remote-write receiver closed).
 // FrameSource calls it from its constructor (pastFrames, firstFrame) and then from its ticker thread only (history()

@@ -33,7 +33,7 @@ namespace fleetscope::backend {
 // thread calls it, except the HistoryProvider methods, which any thread may call at any time (they share nothing
 // that changes after start() but the log, which is locked). lastReport() is for the ticker thread (and for tests
 // that poll by hand).
-class PrometheusSource final : public FramePoller, public HistoryProvider
+class PrometheusSource final : public FramePoller, public UpstreamHistory
 {
 public:
     struct Options
@@ -78,8 +78,8 @@ public:
     // there is no file, and the GPUs' identity either way), choosing the metric map from them unless the options
     // give one. False with an error when there is no layout.
     bool start(const Options &options, std::string *error);
-    // For history only (QueryRange, past events), over a layout known elsewhere (the remote-write receiver's): no
-    // discovery and no polls.
+    // For history only (QueryRange, past events: an UpstreamHistory), over a layout known elsewhere (the remote-write
+    // receiver's): no discovery and no polls.
     bool startForHistory(
         const Options &options, const PrometheusTopology &topology, const MetricMap &map, std::string *error);
     // The names, units and labels the queries use (after start()).

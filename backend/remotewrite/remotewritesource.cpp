@@ -435,15 +435,10 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
     return 204;
 }
 
-bool RemoteWriteSource::useHistoryFrom(const PrometheusSource::Options &options, std::string *error)
+void RemoteWriteSource::useHistory(std::unique_ptr<UpstreamHistory> history, const std::string &from)
 {
-    auto history = std::make_unique<PrometheusSource>(m_log);
-    if (!history->startForHistory(options, m_topology, m_map, error)) {
-        return false;
-    }
     m_history = std::move(history);
-    log(fmt::format("remote write: history from {}", options.url));
-    return true;
+    log(fmt::format("remote write: history from {}", from));
 }
 
 std::vector<TimedEvent> RemoteWriteSource::pastEvents(int64_t fromMs, int64_t toMs)

@@ -5,7 +5,6 @@
 #include "dcgm/metricmap.h"
 #include "dcgm/prometheustopology.h"
 #include "http/boundedhttpserver.h"
-#include "prometheus/prometheussource.h"
 #include "remotewrite/remotewritedecoder.h"
 #include "remotewrite/windowfolder.h"
 
@@ -113,9 +112,14 @@ public:
     std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
     std::vector<JobInfo> jobs() const override;
     std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const override;
-    // History (QueryRange, the events before the start) from a Prometheus-compatible server that holds the same
-    // series (VictoriaMetrics written to by the same vmagent); after start(). Without it, history is the frames held.
-    bool useHistoryFrom(const PrometheusSource::Options &options, std::string *error);
+    // The layout and names learnt (or read) by start(), for an UpstreamHistory over the same series.
+    const PrometheusTopology &topology() const { return m_topology; }
+    const MetricMap &metricMap() const { return m_map; }
+    // History (QueryRange, the events before the start) from an upstream that holds the same series
+    // (VictoriaMetrics written to by the same vmagent, read by a PrometheusSource started for history over
+    // topology() and metricMap()); `from` names it in the log. After start(), before the source is handed to
+    // FrameSource. Without it, history is the frames held.
+    void useHistory(std::unique_ptr<UpstreamHistory> history, const std::string &from);
     std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
     const HistoryProvider *history() const override { return m_history.get(); }
 
@@ -167,7 +171,7 @@ private:
     MetricMap m_map;
     int64_t m_windowMs = 0;
     std::unique_ptr<WindowFolder> m_folder;
-    std::unique_ptr<PrometheusSource> m_history;
+    std::unique_ptr<UpstreamHistory> m_history;
     std::atomic<bool> m_ready { false };
 
     // The ticker's.
