@@ -16,6 +16,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <arpa/inet.h>
@@ -48,6 +49,7 @@ std::string_view reasonPhrase(int status)
     case 408: return "Request Timeout";
     case 413: return "Content Too Large";
     case 415: return "Unsupported Media Type";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 503: return "Service Unavailable";
@@ -561,8 +563,68 @@ private:
         return count.lengths + count.encodings <= 1;
     }
 
+    // Whether peer may be refused once more: a bucket of Limits::refusalsPerMinute per address, one back every
+    // 60 / N s, spent by each refusal. An empty bucket means the next requests are answered 429 before their
+    // credentials are looked at, so that guessing a token is as slow here as at the gRPC door. The table holds at most
+    // 16,384 addresses; a full bucket is forgotten when room is needed, and past that new addresses are not limited
+    // (rather than shared: a flood from many addresses must not lock out a sender).
+    bool mayRefuse(const std::string &peer)
+    {
+        const size_t perMinute = m_server.m_limits.refusalsPerMinute;
+        if (perMinute == 0) {
+            return true;
+        }
+        const auto now = Clock::now();
+        const double refill = static_cast<double>(perMinute) / 60.0; // a second
+        std::lock_guard lock(m_mutex);
+        auto it = m_refusals.find(peer);
+        if (it == m_refusals.end()) {
+            if (m_refusals.size() >= 16384) {
+                for (auto old = m_refusals.begin(); old != m_refusals.end();) {
+                    const double seconds = std::chrono::duration<double>(now - old->second.refilled).count();
+                    old = old->second.tokens + seconds * refill >= static_cast<double>(perMinute)
+                        ? m_refusals.erase(old)
+                        : std::next(old);
+                }
+                if (m_refusals.size() >= 16384) {
+                    return true;
+                }
+            }
+            it = m_refusals.emplace(peer, Bucket { static_cast<double>(perMinute), now }).first;
+        }
+        Bucket &bucket = it->second;
+        const double seconds = std::chrono::duration<double>(now - bucket.refilled).count();
+        bucket.tokens = std::min(static_cast<double>(perMinute), bucket.tokens + seconds * refill);
+        bucket.refilled = now;
+        return bucket.tokens >= 1.0;
+    }
+
+    void spendRefusal(const std::string &peer)
+    {
+        std::lock_guard lock(m_mutex);
+        if (auto it = m_refusals.find(peer); it != m_refusals.end()) {
+            it->second.tokens = std::max(0.0, it->second.tokens - 1.0);
+        }
+    }
+
     // The credentials, checked once the head is in and before any of the body is read. 0: admitted.
     int checkCredentials(MHD_Connection *connection, const std::string &peer,
+        std::vector<std::pair<std::string, std::string>> *headers)
+    {
+        const auto &security = m_server.m_security;
+        if ((!m_ca.empty() || security.acceptsToken) && !mayRefuse(peer)) {
+            logRefusal(peer, "too many refusals: its requests are refused unheard for a while");
+            headers->emplace_back(MHD_HTTP_HEADER_RETRY_AFTER, "60");
+            return 429;
+        }
+        const int status = checkCredentialsOf(connection, peer, headers);
+        if (status != 0) {
+            spendRefusal(peer);
+        }
+        return status;
+    }
+
+    int checkCredentialsOf(MHD_Connection *connection, const std::string &peer,
         std::vector<std::pair<std::string, std::string>> *headers)
     {
         const auto &security = m_server.m_security;
@@ -698,6 +760,13 @@ private:
     size_t m_buffered = 0;
     size_t m_budget = 0;
     std::map<std::string, Clock::time_point> m_logged;
+    struct Bucket
+    {
+        double tokens = 0; // refusals left
+        Clock::time_point refilled;
+    };
+    std::unordered_map<std::string, Bucket> m_refusals; // by client address
+
     std::thread m_reaper;
 };
 

@@ -50,8 +50,10 @@ struct HttpResponse
 //   token file, or a client certificate from the client CA), or insecureListen said out loud. start() refuses any
 //   other.
 // - Credentials: a request without a valid token (when tokens are asked for) is answered 401 with WWW-Authenticate
-//   before its body is read; without a verified client certificate (when a client CA is given) 403. Refusals are
-//   logged at most once a minute per client address and reason, never with what was sent.
+//   before its body is read; without a verified client certificate (when a client CA is given) 403. Past
+//   Limits::refusalsPerMinute refusals from one address its requests are answered 429 unheard, as the gRPC door
+//   does, so that guessing a token is slow. Refusals are logged at most once a minute per client address and
+//   reason, never with what was sent.
 // - Deadlines that libmicrohttpd counts only as inactivity: a request's head must arrive whole within
 //   requestTimeout of the connection's start (and a kept-alive connection's next head within idleTimeout of the last
 //   answer), its body within requestTimeout of its head, however slowly either trickles in; past that the connection
@@ -74,6 +76,9 @@ public:
         std::chrono::milliseconds sendTimeout { 30000 }; // a client that takes nothing of the answer for this long
         size_t maxHeaderBytes = 16 * 1024; // the request line and headers
         size_t maxBodyBytes = 64 * 1024;
+        // Requests refused a credential a minute from one address (one back every 60 / N s); past them its requests
+        // are answered 429 before their credentials are looked at. 0: not limited.
+        size_t refusalsPerMinute = 60;
     };
 
     // Who may come in (see the class comment). Files are read by start().

@@ -80,10 +80,13 @@ struct CurlAnswer
 // One request with libcurl: over TLS when url is https (the test CA trusted), with a token and a client certificate
 // when given.
 CurlAnswer curlRequest(const std::string &url, const TestCertificates *certs, const std::string &token = {},
-    const QString &clientName = {}, const std::string &body = {})
+    const QString &clientName = {}, const std::string &body = {}, const char *from = nullptr)
 {
     CurlAnswer answer;
     CURL *curl = curl_easy_init();
+    if (from != nullptr) {
+        curl_easy_setopt(curl, CURLOPT_INTERFACE, from);
+    }
     char error[CURL_ERROR_SIZE] = {};
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
@@ -232,6 +235,26 @@ private Q_SLOTS:
         }
         // Plain HTTP to a TLS door gets no answer.
         QVERIFY(curlRequest("http://" + door.server.listeningAddress() + "/x", nullptr).status != 200);
+    }
+
+    // Guessing is slow: past refusalsPerMinute refusals from one address its requests are answered 429 before their
+    // token is looked at (the right token too), while another address is served as before.
+    void refusalsAreLimitedPerAddress()
+    {
+        be::BoundedHttpServer::Limits limits;
+        limits.refusalsPerMinute = 3;
+        Door door(limits, withToken(m_certs, "right-token"));
+        QVERIFY(door.start());
+        const std::string url = door.server.url() + "/x";
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(curlRequest(url, &m_certs, "guess-" + std::to_string(i), {}, {}, "127.0.0.2").status, 401L);
+        }
+        const auto held = curlRequest(url, &m_certs, "right-token", {}, {}, "127.0.0.2");
+        QCOMPARE(held.status, 429L);
+        QVERIFY2(held.headers.find("Retry-After: 60") != std::string::npos, held.headers.c_str());
+        QCOMPARE(door.handled.load(), 0);
+        QCOMPARE(curlRequest(url, &m_certs, "right-token", {}, {}, "127.0.0.1").status, 200L);
+        QCOMPARE(door.handled.load(), 1);
     }
 
     // Mutual TLS: a certificate from the client CA is let in, none or one from another CA is not.
