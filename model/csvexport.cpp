@@ -110,6 +110,12 @@ QByteArray valueOf(const MetricPlane *plane, uint32_t gpu)
 QByteArray CsvExport::field(QStringView text)
 {
     QByteArray bytes = text.toUtf8();
+    // Names come from the backend (hostnames, job names): one that begins as a formula would be run by the
+    // spreadsheet the file is opened in (=HYPERLINK(...), +cmd|...). It is written as text, after a quote, as the
+    // OWASP advice on CSV injection has it.
+    if (!bytes.isEmpty() && QByteArrayView("=+-@\t\r").contains(bytes.front())) {
+        bytes.prepend('\'');
+    }
     if (bytes.contains(',') || bytes.contains('"') || bytes.contains('\n') || bytes.contains('\r')) {
         bytes.replace('"', QByteArrayLiteral("\"\""));
         bytes.prepend('"');

@@ -86,6 +86,12 @@ void TestCsvExport::fields()
     QCOMPARE(CsvExport::field(u"a,b"), QByteArray("\"a,b\""));
     QCOMPARE(CsvExport::field(u"say \"hi\""), QByteArray("\"say \"\"hi\"\"\""));
     QCOMPARE(CsvExport::field(u"two\nlines"), QByteArray("\"two\nlines\""));
+    // A backend's name that a spreadsheet would run as a formula is written as text.
+    QCOMPARE(CsvExport::field(u"=HYPERLINK(\"http://x\",\"r01\")"), QByteArray("\"'=HYPERLINK(\"\"http://x\"\",\"\"r01\"\")\""));
+    QCOMPARE(CsvExport::field(u"+cmd"), QByteArray("'+cmd"));
+    QCOMPARE(CsvExport::field(u"-2+3"), QByteArray("'-2+3"));
+    QCOMPARE(CsvExport::field(u"@SUM(A1)"), QByteArray("'@SUM(A1)"));
+    QCOMPARE(CsvExport::field(u"r01-k03-n03"), QByteArray("r01-k03-n03"));
     QCOMPARE(CsvExport::field(u"cr\r"), QByteArray("\"cr\r\""));
     QCOMPARE(CsvExport::field(u"°C"), QByteArray("\xc2\xb0\x43"));
     QCOMPARE(CsvExport::number(45.5F), QByteArray("45.5"));
