@@ -3,11 +3,10 @@
 
 #include "configfile.h"
 #include "core/listenaddress.h"
+#include "helpformatter.h"
+#include "optionchecks.h"
 
-#include <charconv>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -15,178 +14,8 @@
 namespace fleetscope::backend {
 
 namespace {
-template <typename T> bool parseNumber(const std::string &text, T *out)
-{
-    const char *end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, *out);
-    return ec == std::errc() && ptr == end;
-}
 
-// CLI11's help in groups, with one blank line between them; an option's name and value beside its description, which
-// is wrapped to the help's width and says which options it needs or excludes.
-class HelpFormatter : public CLI::Formatter
-{
-public:
-    static constexpr size_t width = 110;
-
-    HelpFormatter() { column_width(36); }
-
-    std::string make_help(const CLI::App *app, std::string name, CLI::AppFormatMode mode) const override
-    {
-        std::string text = CLI::Formatter::make_help(app, std::move(name), mode);
-        for (size_t at = text.find("\n\n\n"); at != std::string::npos; at = text.find("\n\n\n", at)) {
-            text.erase(at, 1);
-        }
-        return text;
-    }
-
-    std::string make_footer(const CLI::App *app) const override { return wrap(app->get_footer(), width) + "\n"; }
-
-    std::string make_option_opts(const CLI::Option *option) const override
-    {
-        const std::string value = option->get_type_name();
-        return option->get_type_size() == 0 || value.empty() ? std::string() : " " + value;
-    }
-
-    std::string make_option_desc(const CLI::Option *option) const override
-    {
-        std::string text = option->get_description();
-        for (const CLI::Option *needed : option->get_needs()) {
-            text += "; needs " + needed->get_name();
-        }
-        for (const CLI::Option *excluded : option->get_excludes()) {
-            text += "; not with " + excluded->get_name();
-        }
-        return wrap(text, width - column_width_);
-    }
-
-private:
-    static std::string wrap(const std::string &text, size_t lineWidth)
-    {
-        std::string wrapped;
-        size_t lineLength = 0;
-        std::istringstream words(text);
-        for (std::string word; words >> word;) {
-            if (lineLength > 0 && lineLength + 1 + word.size() > lineWidth) {
-                wrapped += '\n';
-                lineLength = 0;
-            } else if (lineLength > 0) {
-                wrapped += ' ';
-                ++lineLength;
-            }
-            wrapped += word;
-            lineLength += word.size();
-        }
-        return wrapped;
-    }
-};
-
-// A CLI11 check from a function that says what is wrong with a value, or returns nothing; CLI11 puts the option's
-// name before it ("--gpus: ..."). The empty description keeps the check out of the help's column of names.
-CLI::Validator checkWith(std::function<std::string(const std::string &)> why)
-{
-    return { [why = std::move(why)](std::string &value) { return why(value); }, std::string() };
-}
-
-// The number as from_chars reads it (CLI11 would read "010" as octal), from min to max; NaN is none.
-template <typename T> CLI::Validator numberFrom(T min, T max)
-{
-    return checkWith([min, max](const std::string &text) {
-        T value {};
-        if (parseNumber(text, &value) && value >= min && value <= max) {
-            return std::string();
-        }
-        return fmt::format("'{}' is not a number from {} to {}", text, min, max);
-    });
-}
-
-// An option whose value, a number from min to max, is given to set.
-template <typename T>
-CLI::Option *addNumber(CLI::App &app, const std::string &name, T min, T max, std::function<void(T)> set,
-    const std::string &description, const char *label)
-{
-    auto convert = [set = std::move(set)](const std::string &text) {
-        T value {};
-        parseNumber(text, &value); // checked by numberFrom
-        set(value);
-    };
-    return app.add_option_function<std::string>(name, convert, description)
-        ->type_name(label)
-        ->check(numberFrom(min, max));
-}
-
-CLI::Validator listenAddress()
-{
-    return checkWith([](const std::string &address) {
-        std::string host;
-        int port = 0;
-        std::string why;
-        splitListenAddress(address, &host, &port, &why);
-        return why;
-    });
-}
-
-// A secret file, read now so that a wrong path is found at start (and again for every request).
-CLI::Validator secretFile(const char *what)
-{
-    return checkWith([what](const std::string &path) {
-        std::string secret;
-        std::string why;
-        PrometheusHttp::readSecret(path, what, &secret, &why);
-        return why;
-    });
-}
-
-CLI::Validator pemFile()
-{
-    return checkWith([](const std::string &path) {
-        std::ifstream in(path, std::ios::binary);
-        std::ostringstream text;
-        text << in.rdbuf();
-        if (!in) {
-            return fmt::format("cannot read '{}'", path);
-        }
-        if (text.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
-            return fmt::format("'{}' holds no PEM certificate", path);
-        }
-        return std::string();
-    });
-}
-
-CLI::Validator readableFile(const char *what)
-{
-    return checkWith([what](const std::string &path) {
-        std::ifstream in(path, std::ios::binary);
-        return in ? std::string() : fmt::format("cannot read the {} '{}'", what, path);
-    });
-}
-
-// An HTTP door's TLS and credentials, --PREFIX-tls-cert, -tls-key, -client-ca, -token-file, as the gRPC door's are.
-void addDoorOptions(CLI::App &app, const std::string &prefix, const char *door, BoundedHttpServer::Security *security)
-{
-    security->optionPrefix = prefix;
-    auto *cert = app.add_option(prefix + "-tls-cert", security->tlsCertFile,
-                        fmt::format("serve {} over TLS (1.2 or later) with this PEM certificate chain", door))
-                     ->type_name("FILE")
-                     ->check(pemFile());
-    auto *key = app.add_option(prefix + "-tls-key", security->tlsKeyFile,
-                       "the certificate's private key (PEM, no passphrase)")
-                    ->type_name("FILE")
-                    ->check(readableFile("key file"));
-    cert->needs(key);
-    key->needs(cert);
-    app.add_option(prefix + "-client-ca", security->clientCaFile,
-           "mutual TLS: only clients with a certificate signed by a CA in this PEM bundle (403 for others)")
-        ->type_name("FILE")
-        ->needs(cert)
-        ->check(pemFile());
-    app.add_option(prefix + "-token-file", security->tokenFile,
-           "every request must carry 'Authorization: Bearer TOKEN' with a token of FILE (one a line; 401 for others), "
-           "as vmagent's -remoteWrite.bearerTokenFile and Prometheus' authorization.credentials_file send it; read "
-           "again when it changes")
-        ->type_name("FILE")
-        ->needs(cert);
-}
+using namespace cli;
 
 // The options of --source remote-write alone.
 const char *const remoteWriteGroup = "Remote write (--source remote-write)";
