@@ -4,7 +4,7 @@
 // (PrometheusTopology::fromFile), and must describe 1 to FleetShape::maxGpus GPUs in racks of at least one host.
 #include "core/fleetshape.h"
 #include "core/topologyfile.h"
-#include "prometheus/prometheustopology.h"
+#include "dcgm/prometheustopology.h"
 
 #include <string>
 
