@@ -4,25 +4,21 @@
 #include "http/boundedhttpserver.h"
 
 #include "core/listenaddress.h"
+#include "http/edgetls.h"
+#include "http/listensocket.h"
+#include "http/refusals.h"
+#include "http/requestbody.h"
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
-#include <strings.h>
-#include <fstream>
-#include <map>
 #include <mutex>
-#include <sstream>
 #include <thread>
-#include <unordered_map>
 #include <unordered_set>
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
-#include <sys/mman.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -57,104 +53,6 @@ std::string_view reasonPhrase(int status)
     }
 }
 
-// A PEM file the door needs, read whole (certificates and keys are a few kilobytes; 1 MiB is far past any).
-bool readPem(const std::string &path, const char *what, std::string *out, std::string *error)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        *error = fmt::format("cannot read the {} '{}': {}", what, path, std::strerror(errno));
-        return false;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    *out = text.str();
-    if (out->size() > (1u << 20) || out->find("-----BEGIN ") == std::string::npos) {
-        *error = fmt::format("the {} '{}' is not a PEM file", what, path);
-        return false;
-    }
-    return true;
-}
-
-gnutls_datum_t datum(const std::string &text)
-{
-    return { reinterpret_cast<unsigned char *>(const_cast<char *>(text.data())), static_cast<unsigned>(text.size()) };
-}
-
-// The certificate, key and client CA checked with GnuTLS itself, so that a bad file is named at start instead of
-// libmicrohttpd failing to start without a reason.
-bool checkTls(const std::string &cert, const std::string &key, const std::string &ca,
-    const BoundedHttpServer::Security &security, std::string *error)
-{
-    gnutls_certificate_credentials_t credentials = nullptr;
-    if (gnutls_certificate_allocate_credentials(&credentials) != GNUTLS_E_SUCCESS) {
-        *error = "cannot set up TLS (GnuTLS)";
-        return false;
-    }
-    const gnutls_datum_t c = datum(cert);
-    const gnutls_datum_t k = datum(key);
-    int rc = gnutls_certificate_set_x509_key_mem(credentials, &c, &k, GNUTLS_X509_FMT_PEM);
-    if (rc < 0) {
-        *error = fmt::format("{}-tls-cert {} and {}-tls-key {}: {}", security.optionPrefix, security.tlsCertFile,
-            security.optionPrefix, security.tlsKeyFile, gnutls_strerror(rc));
-    } else if (!ca.empty()) {
-        const gnutls_datum_t a = datum(ca);
-        rc = gnutls_certificate_set_x509_trust_mem(credentials, &a, GNUTLS_X509_FMT_PEM);
-        if (rc <= 0) {
-            *error = fmt::format("{}-client-ca {}: {}", security.optionPrefix, security.clientCaFile,
-                rc == 0 ? "holds no certificate" : gnutls_strerror(rc));
-            rc = -1;
-        }
-    }
-    gnutls_certificate_free_credentials(credentials);
-    return rc >= 0;
-}
-
-// The listening socket, made here rather than by libmicrohttpd: SO_REUSEADDR alone (with SO_REUSEPORT a second
-// server on a port in use would start and take half the connections), close-on-exec, a backlog for a thousand scrape
-// targets connecting at once.
-int listenOn(const std::string &host, int port, int *family, std::string *error)
-{
-    addrinfo hints {};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    addrinfo *found = nullptr;
-    const std::string service = std::to_string(port);
-    if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0 || found == nullptr) {
-        *error = fmt::format("cannot resolve '{}': {}", host, gai_strerror(rc));
-        return -1;
-    }
-    const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0
-        || (found->ai_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0)
-        || bind(fd, found->ai_addr, found->ai_addrlen) != 0 || listen(fd, 1024) != 0) {
-        *error = fmt::format("cannot listen on {}:{}: {}", host, port, std::strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-        }
-        freeaddrinfo(found);
-        return -1;
-    }
-    *family = found->ai_family;
-    freeaddrinfo(found);
-    return fd;
-}
-
-std::string addressOf(const sockaddr *address)
-{
-    char text[INET6_ADDRSTRLEN] = {};
-    if (address == nullptr) {
-        return {};
-    }
-    if (address->sa_family == AF_INET) {
-        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(address)->sin_addr, text, sizeof text);
-    } else if (address->sa_family == AF_INET6) {
-        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(address)->sin6_addr, text, sizeof text);
-    }
-    return text;
-}
-
 unsigned seconds(std::chrono::milliseconds ms)
 {
     return static_cast<unsigned>(std::max<int64_t>(1, (ms.count() + 999) / 1000));
@@ -169,100 +67,13 @@ struct Connection
     bool shut = false;
 };
 
-// A request's body. Past 1 MiB it is mapped from the kernel and unmapped when the request ends: the backend keeps
-// the memory malloc frees up to 32 MiB for reuse (common/heap.h), which for bodies of tens of megabytes read by
-// several threads left the peak of a burst of pushes resident for good.
-class Body
-{
-public:
-    Body() = default;
-    Body(const Body &) = delete;
-    Body &operator=(const Body &) = delete;
-    ~Body() { release(); }
-
-    bool reserve(size_t capacity)
-    {
-        if (capacity <= m_capacity) {
-            return true;
-        }
-        if (capacity < mapFrom) {
-            auto *grown = static_cast<char *>(std::realloc(m_mapped ? nullptr : m_data, capacity));
-            if (grown == nullptr) {
-                return false;
-            }
-            m_data = grown;
-            m_capacity = capacity;
-            return true;
-        }
-        const size_t rounded = (capacity + 4095) & ~size_t { 4095 };
-        void *mapped = m_mapped ? mremap(m_data, m_capacity, rounded, MREMAP_MAYMOVE)
-                                : mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (mapped == MAP_FAILED) {
-            return false;
-        }
-        if (!m_mapped && m_size > 0) {
-            std::memcpy(mapped, m_data, m_size);
-        }
-        if (!m_mapped) {
-            std::free(m_data);
-        }
-        m_data = static_cast<char *>(mapped);
-        m_capacity = rounded;
-        m_mapped = true;
-        return true;
-    }
-
-    bool append(const char *bytes, size_t n)
-    {
-        if (m_size + n > m_capacity && !reserve(std::max(m_size + n, m_capacity * 2))) {
-            return false;
-        }
-        std::memcpy(m_data + m_size, bytes, n);
-        m_size += n;
-        return true;
-    }
-
-    size_t size() const { return m_size; }
-    std::string_view view() const { return { m_data, m_size }; }
-
-private:
-    static constexpr size_t mapFrom = size_t { 1 } << 20U;
-
-    void release()
-    {
-        if (m_mapped) {
-            munmap(m_data, m_capacity);
-        } else {
-            std::free(m_data);
-        }
-        m_data = nullptr;
-        m_capacity = m_size = 0;
-        m_mapped = false;
-    }
-
-    char *m_data = nullptr;
-    size_t m_size = 0;
-    size_t m_capacity = 0;
-    bool m_mapped = false;
-};
-
 struct Request
 {
-    Body body;
+    RequestBody body;
     size_t reserved = 0; // of the edge's budget of buffered bodies
     bool answered = false; // refused before its body was read whole; the rest of it is not read
 };
 } // namespace
-
-bool isLoopbackHost(std::string_view host)
-{
-    if (host == "localhost" || host == "::1" || host == "[::1]") {
-        return true;
-    }
-    in_addr v4 {};
-    const std::string text(host);
-    return inet_pton(AF_INET, text.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
-}
 
 std::string BoundedHttpServer::refusalText(int status)
 {
@@ -289,6 +100,7 @@ public:
         }
         // The bodies being read at once, together: a few pushes' worth, so that many slow senders cannot hold the
         // memory of a body each.
+        m_refusals.setPerMinute(m_server.m_limits.refusalsPerMinute);
         m_budget = std::max(m_server.m_limits.maxBodyBytes, m_server.m_limits.maxBodyBytes * m_server.m_limits.threads * 2);
     }
 
@@ -320,7 +132,9 @@ public:
             if (!readPem(security.tlsCertFile, "certificate", &m_cert, error)
                 || !readPem(security.tlsKeyFile, "key", &m_key, error)
                 || (!security.clientCaFile.empty() && !readPem(security.clientCaFile, "client CA", &m_ca, error))
-                || !checkTls(m_cert, m_key, m_ca, security, error)) {
+                || !checkTls(m_cert, m_key, m_ca,
+                    { security.optionPrefix, security.tlsCertFile, security.tlsKeyFile, security.clientCaFile },
+                    error)) {
                 close(listenFd);
                 return false;
             }
@@ -455,27 +269,11 @@ private:
         m_buffered -= std::min(bytes, m_buffered);
     }
 
-    // Logged at most once a minute per client address and reason; the table is bounded, and past it refusals are
-    // counted, not logged, until old entries age out.
+    // Logged at most once a minute per client address and reason (Refusals), never with what was sent.
     void logRefusal(const std::string &peer, std::string_view reason)
     {
-        const auto now = Clock::now();
-        std::string key = peer + '\n' + std::string(reason);
-        {
-            std::lock_guard lock(m_mutex);
-            if (m_logged.size() >= 4096) {
-                for (auto it = m_logged.begin(); it != m_logged.end();) {
-                    it = now - it->second >= std::chrono::minutes(1) ? m_logged.erase(it) : std::next(it);
-                }
-                if (m_logged.size() >= 4096) {
-                    return;
-                }
-            }
-            auto [it, fresh] = m_logged.try_emplace(std::move(key), now);
-            if (!fresh && now - it->second < std::chrono::minutes(1)) {
-                return;
-            }
-            it->second = now;
+        if (!m_refusals.shouldLog(peer, reason)) {
+            return;
         }
         const std::string line = fmt::format("{}: refused {}: {} (logged once a minute per address)",
             m_server.m_security.optionPrefix.substr(2), peer, reason);
@@ -563,63 +361,19 @@ private:
         return count.lengths + count.encodings <= 1;
     }
 
-    // Whether peer may be refused once more: a bucket of Limits::refusalsPerMinute per address, one back every
-    // 60 / N s, spent by each refusal. An empty bucket means the next requests are answered 429 before their
-    // credentials are looked at, so that guessing a token is as slow here as at the gRPC door. The table holds at most
-    // 16,384 addresses; a full bucket is forgotten when room is needed, and past that new addresses are not limited
-    // (rather than shared: a flood from many addresses must not lock out a sender).
-    bool mayRefuse(const std::string &peer)
-    {
-        const size_t perMinute = m_server.m_limits.refusalsPerMinute;
-        if (perMinute == 0) {
-            return true;
-        }
-        const auto now = Clock::now();
-        const double refill = static_cast<double>(perMinute) / 60.0; // a second
-        std::lock_guard lock(m_mutex);
-        auto it = m_refusals.find(peer);
-        if (it == m_refusals.end()) {
-            if (m_refusals.size() >= 16384) {
-                for (auto old = m_refusals.begin(); old != m_refusals.end();) {
-                    const double seconds = std::chrono::duration<double>(now - old->second.refilled).count();
-                    old = old->second.tokens + seconds * refill >= static_cast<double>(perMinute)
-                        ? m_refusals.erase(old)
-                        : std::next(old);
-                }
-                if (m_refusals.size() >= 16384) {
-                    return true;
-                }
-            }
-            it = m_refusals.emplace(peer, Bucket { static_cast<double>(perMinute), now }).first;
-        }
-        Bucket &bucket = it->second;
-        const double seconds = std::chrono::duration<double>(now - bucket.refilled).count();
-        bucket.tokens = std::min(static_cast<double>(perMinute), bucket.tokens + seconds * refill);
-        bucket.refilled = now;
-        return bucket.tokens >= 1.0;
-    }
-
-    void spendRefusal(const std::string &peer)
-    {
-        std::lock_guard lock(m_mutex);
-        if (auto it = m_refusals.find(peer); it != m_refusals.end()) {
-            it->second.tokens = std::max(0.0, it->second.tokens - 1.0);
-        }
-    }
-
     // The credentials, checked once the head is in and before any of the body is read. 0: admitted.
     int checkCredentials(MHD_Connection *connection, const std::string &peer,
         std::vector<std::pair<std::string, std::string>> *headers)
     {
         const auto &security = m_server.m_security;
-        if ((!m_ca.empty() || security.acceptsToken) && !mayRefuse(peer)) {
+        if ((!m_ca.empty() || security.acceptsToken) && !m_refusals.mayRefuse(peer)) {
             logRefusal(peer, "too many refusals: its requests are refused unheard for a while");
             headers->emplace_back(MHD_HTTP_HEADER_RETRY_AFTER, "60");
             return 429;
         }
         const int status = checkCredentialsOf(connection, peer, headers);
         if (status != 0) {
-            spendRefusal(peer);
+            m_refusals.spend(peer);
         }
         return status;
     }
@@ -759,14 +513,8 @@ private:
     uint64_t m_unauthorized = 0;
     size_t m_buffered = 0;
     size_t m_budget = 0;
-    std::map<std::string, Clock::time_point> m_logged;
-    struct Bucket
-    {
-        double tokens = 0; // refusals left
-        Clock::time_point refilled;
-    };
-    std::unordered_map<std::string, Bucket> m_refusals; // by client address
 
+    Refusals m_refusals; // who was refused, for the limit and the log
     std::thread m_reaper;
 };
 

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "http/listensocket.h" // isLoopbackHost, which start() applies
+
 struct MHD_Connection;
 
 namespace fleetscope::backend {
@@ -145,8 +147,5 @@ private:
     int m_port = 0;
     std::unique_ptr<Edge> m_edge;
 };
-
-// Whether host names this machine's loopback only ("127.0.0.1" and the rest of 127/8, "::1", "localhost").
-bool isLoopbackHost(std::string_view host);
 
 } // namespace fleetscope::backend
