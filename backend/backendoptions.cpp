@@ -176,9 +176,10 @@ void addOptions(CLI::App &app, BackendOptions &o)
     app.option_defaults()->group("Exporter (the simulated fleet as dcgm-exporter pages)");
     auto *exporterListen
         = app.add_option("--exporter-listen", o.exporterListen,
-                 "also serve the fleet as a dcgm-exporter /metrics page (plain HTTP) on ADDR, for Prometheus to "
-                 "scrape, and each node's own page at /metrics/HOSTNAME, as one dcgm-exporter per node would; port 0 "
-                 "picks a free port, and 'exporter listening on HOST:PORT' is printed when ready")
+                 "also serve the fleet as a dcgm-exporter /metrics page on ADDR (any but loopback needs "
+                 "--exporter-tls-* and a token or client CA), for Prometheus to scrape, and each node's own page at "
+                 "/metrics/HOSTNAME, as one dcgm-exporter per node would; port 0 picks a free port, and 'exporter "
+                 "listening on HOST:PORT' is printed when ready")
               ->type_name("ADDR")
               ->check(listenAddress());
     app.add_option("--exporter-targets-file", o.exporterTargetsFile,

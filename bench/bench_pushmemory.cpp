@@ -153,7 +153,8 @@ int main(int argc, char **argv)
         std::string next = request.SerializeAsString();
         std::string compressed;
         snappy::Compress(next.data(), next.size(), &compressed);
-        if (compressed.size() > limits.maxBodyBytes - (1U << 20U) || next.size() > limits.maxDecodedBytes - (2U << 20U)) {
+        if (compressed.size() > limits.maxBodyBytes - (1U << 20U)
+            || next.size() > limits.maxDecodedBytes - (2U << 20U)) {
             full = true;
         } else {
             bytes = std::move(next);
@@ -200,8 +201,7 @@ int main(int argc, char **argv)
     for (auto &thread : threads) {
         thread.join();
     }
-    const double seconds
-        = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     sampling = false;
     sampler.join();
     fmt::print("  taken {} of {} in {:.1f} s ({} answers 503 or cut, retried; {} gave up)\n", taken.load(), senders,

@@ -8,6 +8,7 @@
 #include "http/listensocket.h"
 #include "http/refusals.h"
 #include "http/requestbody.h"
+#include "http/responses.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -32,27 +33,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr Clock::time_point never = Clock::time_point::max();
 
-std::string_view reasonPhrase(int status)
-{
-    switch (status) {
-    case 200: return "OK";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 415: return "Unsupported Media Type";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return status < 400 ? "OK" : "Error";
-    }
-}
-
 unsigned seconds(std::chrono::milliseconds ms)
 {
     return static_cast<unsigned>(std::max<int64_t>(1, (ms.count() + 999) / 1000));
@@ -75,10 +55,6 @@ struct Request
 };
 } // namespace
 
-std::string BoundedHttpServer::refusalText(int status)
-{
-    return fmt::format("{} {}\n", status, reasonPhrase(status));
-}
 
 std::string_view HttpRequest::header(const char *name) const
 {
@@ -101,7 +77,8 @@ public:
         // The bodies being read at once, together: a few pushes' worth, so that many slow senders cannot hold the
         // memory of a body each.
         m_refusals.setPerMinute(m_server.m_limits.refusalsPerMinute);
-        m_budget = std::max(m_server.m_limits.maxBodyBytes, m_server.m_limits.maxBodyBytes * m_server.m_limits.threads * 2);
+        const auto &limits = m_server.m_limits;
+        m_budget = std::max(limits.maxBodyBytes, limits.maxBodyBytes * limits.threads * 2);
     }
 
     ~Edge() { stop(); }
@@ -222,7 +199,8 @@ private:
         }
     }
 
-    static void onCompleted(void *cls, MHD_Connection *connection, void **requestContext, MHD_RequestTerminationCode code)
+    static void onCompleted(
+        void *cls, MHD_Connection *connection, void **requestContext, MHD_RequestTerminationCode code)
     {
         auto *edge = static_cast<Edge *>(cls);
         if (auto *request = static_cast<Request *>(*requestContext)) {
@@ -302,49 +280,6 @@ private:
         }
     }
 
-    static MHD_Result queue(MHD_Connection *connection, HttpResponse &response)
-    {
-        MHD_Response *r = nullptr;
-        if (response.shared) {
-            auto *page = new std::shared_ptr<const std::string>(std::move(response.shared));
-            r = MHD_create_response_from_callback(
-                (*page)->size(), 64 * 1024,
-                [](void *cls, uint64_t position, char *buffer, size_t max) -> ssize_t {
-                    const auto &text = **static_cast<std::shared_ptr<const std::string> *>(cls);
-                    if (position >= text.size()) {
-                        return MHD_CONTENT_READER_END_OF_STREAM;
-                    }
-                    const size_t n = std::min<uint64_t>(max, text.size() - position);
-                    std::memcpy(buffer, text.data() + position, n);
-                    return static_cast<ssize_t>(n);
-                },
-                page, [](void *cls) { delete static_cast<std::shared_ptr<const std::string> *>(cls); });
-            if (r == nullptr) {
-                delete page;
-            }
-        } else {
-            if (response.body.empty() && response.status >= 400) {
-                response.body = refusalText(response.status);
-                response.contentType = "text/plain; charset=utf-8";
-            }
-            if (response.status == 204 || response.status == 304) {
-                response.body.clear();
-            }
-            r = MHD_create_response_from_buffer(response.body.size(), response.body.data(), MHD_RESPMEM_MUST_COPY);
-        }
-        if (r == nullptr) {
-            return MHD_NO;
-        }
-        if (!response.body.empty() || response.shared || response.status == 200) {
-            MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, response.contentType.c_str());
-        }
-        for (const auto &[name, value] : response.headers) {
-            MHD_add_response_header(r, name.c_str(), value.c_str());
-        }
-        const MHD_Result queued = MHD_queue_response(connection, static_cast<unsigned>(response.status), r);
-        MHD_destroy_response(r);
-        return queued;
-    }
 
     // A refusal before the body is read: the library then reads no more of this connection and closes it after
     // the answer.
@@ -355,7 +290,7 @@ private:
         HttpResponse response;
         response.status = status;
         response.headers = std::move(headers);
-        return queue(connection, response);
+        return queueResponse(connection, response);
     }
 
     // A body framed one way only: libmicrohttpd takes the first of two Content-Lengths, and chunking over a length,
@@ -512,7 +447,7 @@ private:
         in.connection = connection;
         HttpResponse out;
         edge->m_handler(in, out);
-        return queue(connection, out);
+        return queueResponse(connection, out);
     }
 
     BoundedHttpServer &m_server;

@@ -28,7 +28,7 @@ namespace fleetscope::backend {
 // a snappy-compressed WriteRequest of dcgm-exporter's series. Answers 204 when the request was taken (samples it could
 // not use are counted and logged, not refused: the sender must not resend them), 400 with the reason for a body it
 // cannot read (the sender drops it), 413 for a body over the limit (from its Content-Length, unread), 415 for remote
-// write 2.0, 503 with Retry-After while the frames are not keeping up or every thread is busy and the queue full
+// write 2.0, 503 with Retry-After while the frames are not keeping up or the bodies being read fill their budget
 // (the spec has senders retry 5xx with a backoff; 429 they only may). See WindowFolder for how samples become frames.
 //
 // The connections are a BoundedHttpServer's (http/): its door's rule (loopback, or TLS and a token or client
@@ -66,7 +66,7 @@ public:
         // Who may push: TLS, a bearer token or client certificate (--remote-write-tls-cert, -token-file, -client-ca).
         BoundedHttpServer::Security security;
         // From a request's first byte to its last: a 32 MiB body at 10 Mbit/s takes 27 s. A sender slower than that
-        // is answered 408 and its thread freed.
+        // has its connection shut.
         std::chrono::milliseconds requestTimeout { 30000 };
         std::chrono::milliseconds idleTimeout { 120000 }; // a kept-alive connection without a request
     };
@@ -99,7 +99,7 @@ public:
     int port() const { return m_port; }
     int64_t windowMs() const { return m_windowMs; }
     Stats stats() const;
-    // The HTTP pool's connections being served and waiting.
+    // The HTTP door's open connections, and those shut for a deadline or refused a credential.
     BoundedHttpServer::Load httpLoad() const;
 
     const FleetShape &shape() const override { return m_topology.shape(); }

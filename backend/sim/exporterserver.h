@@ -36,7 +36,7 @@ namespace fleetscope::backend {
 class ExporterServer
 {
 public:
-    // How many connections are served at once, how many may wait, how long a client may take, how large a request.
+    // How many connections may be open (in all, per address), how long a client may take, how large a request.
     using Limits = BoundedHttpServer::Limits;
 
     ExporterServer(const FrameSource &source, ExporterPage::Options options);
@@ -53,10 +53,10 @@ public:
     int port() const { return m_http.port(); }
     std::string listeningAddress() const { return m_http.listeningAddress(); }
     std::string url() const { return m_http.url(); }
-    // Closes the listener and every connection, and joins their threads; safe to call twice.
+    // Closes the listener and every connection, and joins the threads; safe to call twice.
     void stop();
 
-    // Connections being served (a thread each) and waiting for a thread. From the thread that starts and stops.
+    // Connections open, and those shut for a deadline or refused a credential. From the thread that starts and stops.
     using Load = BoundedHttpServer::Load;
     Load load() const { return m_http.load(); }
 

@@ -29,16 +29,17 @@ namespace {
 struct Door
 {
     explicit Door(const be::BoundedHttpServer::Limits &limits = {}, be::BoundedHttpServer::Security security = {})
-        : server(limits, std::move(security), { "GET", "POST" },
-              [this](const be::HttpRequest &request, be::HttpResponse &response) {
-                  ++handled;
-                  response.status = request.path == "/x" ? 200 : 404;
-                  response.body = "ok " + std::to_string(request.body.size()) + "\n";
-              },
-              [this](const std::string &line) {
-                  std::lock_guard lock(mutex);
-                  logged.push_back(line);
-              })
+        : server(
+            limits, std::move(security), { "GET", "POST" },
+            [this](const be::HttpRequest &request, be::HttpResponse &response) {
+                ++handled;
+                response.status = request.path == "/x" ? 200 : 404;
+                response.body = "ok " + std::to_string(request.body.size()) + "\n";
+            },
+            [this](const std::string &line) {
+                std::lock_guard lock(mutex);
+                logged.push_back(line);
+            })
     { }
     bool start(const std::string &address = "127.0.0.1:0")
     {
@@ -229,8 +230,8 @@ private Q_SLOTS:
         const auto log = door.log();
         QCOMPARE(log.size(), size_t(2)); // no token; a wrong token (twice, logged once)
         for (const auto &line : log) {
-            QVERIFY2(line.find("guessed") == std::string::npos && line.find("s3cret") == std::string::npos,
-                line.c_str());
+            QVERIFY2(
+                line.find("guessed") == std::string::npos && line.find("s3cret") == std::string::npos, line.c_str());
             QVERIFY2(line.find("127.0.0.1") != std::string::npos, line.c_str());
         }
         // Plain HTTP to a TLS door gets no answer.
@@ -414,8 +415,8 @@ private Q_SLOTS:
         QTest::newRow("garbage") << QByteArray("GARBAGE\r\n\r\n");
         QTest::newRow("bad version") << QByteArray("GET /x HTTP/9.9\r\n\r\n");
         QTest::newRow("binary") << QByteArray("\x00\x01\x02\xff\r\n\r\n", 8);
-        QTest::newRow("head past the limit") << QByteArray("GET /x HTTP/1.1\r\nX: ") + QByteArray(40000, 'a')
-                + "\r\n\r\n";
+        QTest::newRow("head past the limit")
+            << QByteArray("GET /x HTTP/1.1\r\nX: ") + QByteArray(40000, 'a') + "\r\n\r\n";
         QTest::newRow("request line past the limit") << "GET /" + QByteArray(40000, 'a') + " HTTP/1.1\r\n\r\n";
         QTest::newRow("bad content length") << QByteArray("POST /x HTTP/1.1\r\nContent-Length: x\r\n\r\n");
         QTest::newRow("two content lengths")
