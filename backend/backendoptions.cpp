@@ -441,9 +441,22 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args, const std:
             fmt::format("WARNING: --insecure-listen: serving {} {}; anyone who reaches the port reads the whole fleet",
                 o.listen, o.security.tls() ? "without a token or client CA" : "without TLS or credentials"));
     }
-    // --insecure-listen is one rule for every door.
+    // --insecure-listen is one rule for every door, and each HTTP door it opens is warned about as the gRPC one is.
     o.exporterSecurity.insecureListen = o.security.insecureListen;
     o.remoteWrite.security.insecureListen = o.security.insecureListen;
+    const std::pair<const std::string *, const BoundedHttpServer::Security *> doors[] = {
+        { &o.exporterListen, &o.exporterSecurity },
+        { o.fromRemoteWrite ? &o.remoteWrite.listen : nullptr, &o.remoteWrite.security },
+    };
+    for (const auto &[address, door] : doors) {
+        if (o.security.insecureListen && address && !address->empty() && !(door->tls() && door->authenticates())
+            && splitListenAddress(*address, &host, &port, &why) && !isLoopbackHost(host)) {
+            result.warnings.emplace_back(fmt::format("WARNING: --insecure-listen: serving {} {}; anyone who reaches the "
+                                                     "port can {}",
+                *address, door->tls() ? "without a token or client CA" : "without TLS or credentials",
+                door == &o.remoteWrite.security ? "push made-up values" : "read the fleet"));
+        }
+    }
     if (credentials && o.prometheus.url.rfind("https://", 0) != 0) {
         result.warnings.emplace_back("WARNING: the Prometheus credentials go over plain http:// in clear text; use "
                                      "an https:// URL");

@@ -20,8 +20,12 @@ bool Refusals::mayRefuse(const std::string &peer, Clock::time_point now)
     auto it = m_buckets.find(peer);
     if (it == m_buckets.end()) {
         if (m_buckets.size() >= maxAddresses) {
-            for (auto old = m_buckets.begin(); old != m_buckets.end();) {
-                old = tokensAt(old->second) >= full ? m_buckets.erase(old) : std::next(old);
+            // Swept at most once a second: past the bound, each new address must not cost a pass over the table.
+            if (now - m_lastSweep >= std::chrono::seconds(1)) {
+                m_lastSweep = now;
+                for (auto old = m_buckets.begin(); old != m_buckets.end();) {
+                    old = tokensAt(old->second) >= full ? m_buckets.erase(old) : std::next(old);
+                }
             }
             if (m_buckets.size() >= maxAddresses) {
                 return true;
@@ -48,6 +52,10 @@ bool Refusals::shouldLog(const std::string &peer, std::string_view reason, Clock
     std::string key = peer + '\n' + std::string(reason);
     std::lock_guard lock(m_mutex);
     if (m_logged.size() >= maxLogged) {
+        if (now - m_lastLogSweep < std::chrono::seconds(1)) {
+            return false;
+        }
+        m_lastLogSweep = now;
         for (auto it = m_logged.begin(); it != m_logged.end();) {
             it = now - it->second >= std::chrono::minutes(1) ? m_logged.erase(it) : std::next(it);
         }

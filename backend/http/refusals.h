@@ -44,6 +44,8 @@ private:
     std::mutex m_mutex;
     std::unordered_map<std::string, Bucket> m_buckets;
     std::map<std::string, Clock::time_point> m_logged; // address \n reason -> when
+    Clock::time_point m_lastSweep {}; // of m_buckets, past maxAddresses
+    Clock::time_point m_lastLogSweep {}; // of m_logged, past maxLogged
 };
 
 } // namespace fleetscope::backend

@@ -510,6 +510,12 @@ private Q_SLOTS:
             error.c_str());
         QVERIFY(be::parseBackendOptions({ "--source", "remote-write", "--insecure-listen" })
                     .options.remoteWrite.security.insecureListen);
+        // Said out loud at start, as for the gRPC door.
+        const auto insecure = be::parseBackendOptions(
+            { "--source", "remote-write", "--remote-write-listen", "0.0.0.0:9201", "--insecure-listen" });
+        QVERIFY(std::any_of(insecure.warnings.begin(), insecure.warnings.end(), [](const std::string &w) {
+            return w.find("0.0.0.0:9201") != std::string::npos && w.find("push made-up values") != std::string::npos;
+        }));
     }
 
     // A body over the limit is refused from its Content-Length (413 and closed) before a byte of it has been sent, so
