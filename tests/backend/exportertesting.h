@@ -2,10 +2,10 @@
 #pragma once
 // What tst_exporter (the pages) and tst_exporter_http (how they are served) share: a GET over a connection of its
 // own, the text format parsed strictly, a simulated fleet and an exporter over a live one.
-#include "rawhttp.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
+#include "tests/backend/testing/rawhttp.h"
 
 #include <QByteArray>
 #include <QRegularExpression>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Contract tests: the real backend on loopback, spoken to with the generated gRPC stub, as any client would.
 #include "client/protodecode.h"
-#include "jobgpus.h"
 #include "servedbackend.h"
 #include "service/backendserver.h"
 #include "service/frameencoder.h"
 #include "service/summary.h"
 #include "sim/simulatedfleet.h"
+#include "tests/backend/testing/jobgpus.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

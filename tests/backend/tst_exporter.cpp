@@ -2,8 +2,8 @@
 // The dcgm-exporter page: fetched over real HTTP from an exporter on loopback, parsed here, and held against the
 // simulator's frame it was rendered from; node pages cut from it; rendered once per frame, and ahead; the targets
 // file. How the pages are served (paths, methods, clients fast, slow and many, the door): tst_exporter_http.
-#include "chaincheck.h"
 #include "exportertesting.h"
+#include "tests/backend/testing/chaincheck.h"
 
 #include <QDeadlineTimer>
 #include <QDir>

@@ -2,12 +2,12 @@
 // The exporter's pages as they are served: paths and methods, malformed and slow clients, keep-alive, many scrapes
 // at once, a real Prometheus scraping the node targets, the door over TLS with a token, the listen option. What the
 // pages hold: tst_exporter.
-#include "../realparts.h"
 #include "backendoptions.h"
-#include "chaincheck.h"
 #include "exportertesting.h"
-#include "prometheusprocess.h"
-#include "testcertificates.h"
+#include "tests/backend/testing/chaincheck.h"
+#include "tests/backend/testing/prometheusprocess.h"
+#include "tests/backend/testing/testcertificates.h"
+#include "tests/realparts.h"
 
 #include <QDeadlineTimer>
 #include <QDir>

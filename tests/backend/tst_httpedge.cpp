@@ -5,8 +5,8 @@
 // limit. Clients come from other loopback addresses (127.0.0.2, 127.0.0.3) where a test needs them told apart.
 #include "http/boundedhttpserver.h"
 
-#include "rawhttp.h"
-#include "testcertificates.h"
+#include "tests/backend/testing/rawhttp.h"
+#include "tests/backend/testing/testcertificates.h"
 
 #include <QElapsedTimer>
 #include <QHostAddress>

@@ -2,10 +2,10 @@
 // A real chain: a real Prometheus (Debian's `prometheus`) scrapes the simulator's dcgm-exporter page, and what it
 // stored is what the simulator's frame holds, GPU by GPU. The simulation is frozen on one frame so that every scrape
 // sees the same page.
-#include "prometheusprocess.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
-#include "../realparts.h"
+#include "tests/backend/testing/prometheusprocess.h"
+#include "tests/realparts.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>

@@ -3,16 +3,16 @@
 // read back by the backend's Prometheus source and served over gRPC to the real client library. What the client
 // receives is what the simulator holds, for the same GPUs, stamped with the scrape time Prometheus reports. The
 // simulation is frozen on one frame so that every scrape sees the same page.
-#include "chaincheck.h"
 #include "client/telemetryclient.h"
 #include "core/framesource.h"
-#include "jobgpus.h"
 #include "prometheus/prometheussource.h"
-#include "prometheusprocess.h"
 #include "service/backendserver.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
-#include "../realparts.h"
+#include "tests/backend/testing/chaincheck.h"
+#include "tests/backend/testing/jobgpus.h"
+#include "tests/backend/testing/prometheusprocess.h"
+#include "tests/realparts.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

@@ -4,8 +4,8 @@
 // converts units; a bad map is refused with its line number.
 #include "backendoptions.h"
 #include "dcgm/metricmap.h"
-#include "fakeprometheus.h"
 #include "prometheus/prometheussource.h"
+#include "tests/backend/testing/fakeprometheus.h"
 
 #include <QFile>
 #include <QTemporaryDir>

@@ -8,10 +8,10 @@
 #include "core/framesource.h"
 #include "prometheus/prometheushttp.h"
 #include "prometheus/prometheussource.h"
-#include "prometheusprocess.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
-#include "../realparts.h"
+#include "tests/backend/testing/prometheusprocess.h"
+#include "tests/realparts.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>

@@ -2,10 +2,10 @@
 // The Prometheus source against a fake Prometheus HTTP API (a QTcpServer on its own thread answering
 // /api/v1/query with canned JSON per query): layout, values, sample times, and every kind of bad answer.
 #include "core/framesource.h"
-#include "fakeprometheus.h"
-#include "jobgpus.h"
 #include "prometheus/prometheussource.h"
 #include "service/backendserver.h"
+#include "tests/backend/testing/fakeprometheus.h"
+#include "tests/backend/testing/jobgpus.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

@@ -4,12 +4,12 @@
 // and what the decoder refuses: tst_windowfolder.
 #include "backendoptions.h"
 #include "core/clock.h"
-#include "prometheusprocess.h"
-#include "rawhttp.h"
 #include "remotewrite/remotewritedecoder.h"
 #include "remotewrite/remotewritesource.h"
 #include "remotewritesender.h"
-#include "testcertificates.h"
+#include "tests/backend/testing/prometheusprocess.h"
+#include "tests/backend/testing/rawhttp.h"
+#include "tests/backend/testing/testcertificates.h"
 
 #include <QDeadlineTimer>
 #include <QElapsedTimer>

@@ -5,13 +5,13 @@
 // the simulator holds, for the same GPUs. With vmagent writing to VictoriaMetrics too, QueryRange is answered from
 // VictoriaMetrics. The simulation is frozen on one frame so that every scrape sees the same page. Loopback only,
 // ports picked free, storage in a temporary directory.
-#include "chaincheck.h"
 #include "client/telemetryclient.h"
 #include "core/framesource.h"
-#include "prometheusprocess.h"
 #include "sim/exporterserver.h"
-#include "testcertificates.h"
-#include "../realparts.h"
+#include "tests/backend/testing/chaincheck.h"
+#include "tests/backend/testing/prometheusprocess.h"
+#include "tests/backend/testing/testcertificates.h"
+#include "tests/realparts.h"
 
 #include "fleetscope/telemetry/v1/telemetry.grpc.pb.h"
 

@@ -12,8 +12,8 @@
 #include "service/healthreport.h"
 #include "service/reflectiongate.h"
 #include "sim/simulatedfleet.h"
-#include "testcertificates.h"
-#include "../realparts.h"
+#include "tests/backend/testing/testcertificates.h"
+#include "tests/realparts.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <fmt/format.h>

@@ -4,12 +4,12 @@
 // operator would (--source prometheus --prometheus-url), and served over gRPC to the real client library. What the
 // client receives is what the simulator holds, for the same GPUs, stamped with the scrape time VictoriaMetrics
 // reports. The simulation is frozen on one frame so that every scrape sees the same page.
-#include "chaincheck.h"
 #include "client/telemetryclient.h"
 #include "core/framesource.h"
-#include "prometheusprocess.h"
 #include "sim/exporterserver.h"
-#include "../realparts.h"
+#include "tests/backend/testing/chaincheck.h"
+#include "tests/backend/testing/prometheusprocess.h"
+#include "tests/realparts.h"
 
 #include <QDeadlineTimer>
 #include <QJsonArray>

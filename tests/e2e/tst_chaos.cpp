@@ -5,7 +5,7 @@
 // itself, never show a frame older than one already shown, and keep its memory flat. Then a real Prometheus under a
 // backend run with --source prometheus is killed and started again: the backend keeps serving and says its upstream
 // fails, the session goes stale, and is fresh again once Prometheus scrapes anew. Figures in docs/RELIABILITY.md.
-#include "../backend/prometheusprocess.h"
+#include "../backend/testing/prometheusprocess.h"
 #include "app/consolesession.h"
 #include "../realparts.h"
 

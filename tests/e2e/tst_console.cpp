@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The executables end to end, as a user runs them: the console with its embedded backend, the backend alone.
-#include "../backend/testcertificates.h"
+#include "../backend/testing/testcertificates.h"
 #include "../model/fulldisktesting.h"
 #include "../realparts.h"
 
