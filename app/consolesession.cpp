@@ -4,7 +4,7 @@
 #include "client/historyclient.h"
 #include "client/summaryclient.h"
 #include "model/autorange.h"
-#include "model/background.h"
+#include "jobs/background.h"
 #include "model/framediff.h"
 #include "model/replaycontroller.h"
 #include "widgets/heatmap/colormap.h"

@@ -3,7 +3,7 @@
 
 #include "app/consolesession.h"
 #include "app/mappage.h"
-#include "model/background.h"
+#include "jobs/background.h"
 #include "model/csvexport.h"
 #include "model/navigation.h"
 #include "model/savefile.h"

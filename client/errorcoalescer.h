@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "model/handover.h"
+#include "jobs/handover.h"
 
 #include <QObject>
 #include <QString>

@@ -3,7 +3,7 @@
 
 #include "client/grpcstatus.h"
 #include "client/protodecode.h"
-#include "model/background.h"
+#include "jobs/background.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 #include <grpcpp/grpcpp.h>

@@ -5,7 +5,7 @@
 #include "client/errorcoalescer.h"
 #include "common/keepalive.h"
 #include "model/fleetmodel.h"
-#include "model/handover.h"
+#include "jobs/handover.h"
 
 #include <QObject>
 #include <QStringList>

@@ -3,7 +3,7 @@
 
 #include "model/autorange.h"
 #include "model/fleetmodel.h"
-#include "model/worker.h"
+#include "jobs/worker.h"
 
 #include <QObject>
 

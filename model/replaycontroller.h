@@ -2,7 +2,7 @@
 #pragma once
 
 #include "model/fleetmodel.h"
-#include "model/worker.h"
+#include "jobs/worker.h"
 
 #include <QObject>
 #include <QTimer>

@@ -8,11 +8,12 @@ endif()
 
 # folder glob -> regular expression of includes it must not have
 set(rules
-    "common|(\"(model|client|widgets|app|backend|proto)/|<Q|fleetscope/telemetry|grpc)"
+    "common|(\"(jobs|model|client|widgets|app|backend|proto)/|<Q|fleetscope/telemetry|grpc)"
+    "jobs|(\"(model|client|widgets|app|backend|proto)/|<Qt(Gui|Widgets|OpenGL|Charts|Network)/|<QWidget|fleetscope/telemetry|grpc)"
     "model|(\"(client|widgets|app|backend)/|<Qt(Gui|Widgets|OpenGL|Charts|Network)/|<QOpenGL|<QWidget|<QColor|<QImage|<QPainter|fleetscope/telemetry|grpc|google/protobuf)"
     "client|(\"(widgets|app|backend)/|<Qt(Gui|Widgets)/|<QWidget)"
     "widgets|(\"(app|backend)/|fleetscope/telemetry|grpc|google/protobuf)"
-    "backend|(\"(model|client|widgets|app)/|<QtWidgets|<QWidget)"
+    "backend|(\"(jobs|model|client|widgets|app)/|<QtWidgets|<QWidget)"
     # The backend's parts (backend/CMakeLists.txt): core under everything, http (the endpoints' connections) over
     # core alone and under the two producers that serve HTTP, dcgm (dcgm-exporter's vocabulary) over core alone and
     # under the two producers that read dcgm-exporter's series, the producers and the service beside one another

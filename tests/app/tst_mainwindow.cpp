@@ -11,7 +11,7 @@
 #include "app/wallwindow.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
-#include "model/background.h"
+#include "jobs/background.h"
 #include "model/flightrecorder.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"

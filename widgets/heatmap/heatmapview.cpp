@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapview.h"
 
-#include "model/background.h"
+#include "jobs/background.h"
 #include "widgets/heatmap/heatmapcpurenderer.h"
 #include "widgets/heatmap/heatmapglsurface.h"
 

@@ -3,7 +3,7 @@
 
 #include "model/fleetmodel.h"
 #include "model/heatmaplayout.h"
-#include "model/worker.h"
+#include "jobs/worker.h"
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcamera.h"
 #include "widgets/heatmap/heatmapoverlay.h"

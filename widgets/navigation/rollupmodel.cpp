@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/navigation/rollupmodel.h"
 
-#include "model/background.h"
+#include "jobs/background.h"
 
 #include <QLocale>
 #include <QPointer>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "model/background.h"
+#include "jobs/background.h"
 
 #if defined(__linux__)
 #include <sys/resource.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "model/handover.h"
+#include "jobs/handover.h"
 
 #include <QCoreApplication>
 #include <QEvent>

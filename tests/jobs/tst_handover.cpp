@@ -3,7 +3,7 @@
 // many are queued; none runs after the Handover is gone, also when a task destroys it. Under the tsan preset this suite
 // also checks that the hand-over is visible to ThreadSanitizer (what each task captured is written on the poster's
 // thread and read, then freed, on the owner's).
-#include "model/handover.h"
+#include "jobs/handover.h"
 
 #include <QCoreApplication>
 #include <QEvent>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "model/worker.h"
+#include "jobs/worker.h"
 
-#include "model/background.h"
+#include "jobs/background.h"
 
 namespace fleetscope {
 

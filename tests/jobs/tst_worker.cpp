@@ -2,9 +2,9 @@
 // Worker: jobs run one at a time, in order, on a thread of their own; their results run on the owner's thread, in the
 // same order; a Worker going away waits for the job under way and delivers nothing after. Under the tsan preset this
 // suite also checks that both hand-overs are visible to ThreadSanitizer (the reason the Worker exists).
-#include "model/worker.h"
+#include "jobs/worker.h"
 
-#include "model/background.h"
+#include "jobs/background.h"
 
 #include <QDeadlineTimer>
 #include <QTest>
