@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/historyclient.h"
 
+#include "client/answerdecode.h"
 #include "client/grpcstatus.h"
 #include "client/historydecode.h"
-#include "client/protodecode.h"
 #include "client/rpcjobs.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>

@@ -2,8 +2,8 @@
 #pragma once
 
 // Internal to client/ (and its tests and fuzz targets): the history answers' wire messages in plain types, as
-// HistoryClient's calls read them on its completion-queue thread (protodecode.h holds the topology, frame and job
-// decoders).
+// HistoryClient's calls read them on its completion-queue thread (topologydecode.h, framedecode.h and answerdecode.h
+// hold the others).
 
 #include "client/historyclient.h"
 #include "model/fleetmodel.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/summaryclient.h"
 
+#include "client/answerdecode.h"
 #include "client/grpcstatus.h"
-#include "client/protodecode.h"
 #include "client/rpcjobs.h"
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>

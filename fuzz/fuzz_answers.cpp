@@ -14,8 +14,9 @@
 // job list of more GPU entries than maxJobGpuEntries, trap. A summary is bounded by its own fleet rollup (decodeSummary
 // is given no topology; its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders'
 // failures over the total, trap.
+#include "client/answerdecode.h"
 #include "client/historydecode.h"
-#include "client/protodecode.h"
+#include "client/topologydecode.h"
 #include "fuzz/fuzzinput.h"
 #include "model/viewstate.h"
 #include "service/frameencoder.h"

@@ -9,7 +9,7 @@
 //   1: a fleet's shape (rows, racks and their places, nodes and their GPUs) read from the bytes and sent as one part,
 //      nearly always consistent: random wire bytes rarely make a topology the decoder accepts, so this is what
 //      reaches the layouts with many shapes.
-#include "client/protodecode.h"
+#include "client/topologydecode.h"
 #include "fuzz/fuzzinput.h"
 #include "model/heatmaplayout.h"
 

@@ -3,7 +3,7 @@
 // What the decoders' suites (tst_protodecode, tst_answerdecode) share: a simulated fleet's topology, encoded by the
 // backend and decoded by the console as the wire carries it.
 
-#include "client/protodecode.h"
+#include "client/topologydecode.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"
 

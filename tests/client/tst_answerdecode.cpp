@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wire -> model for the answers besides topology and frames (tst_protodecode's): the metric catalogue, text meant for
 // people, job listings and the executive summary, and every kind of malformed entry we drop.
+#include "client/answerdecode.h"
 #include "client/historydecode.h"
-#include "client/protodecode.h"
 #include "client/wiretext.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wire -> model: topology and frame decoding, reassembly of parts, and every kind of malformed topology or frame we
 // drop. The other answers (catalogue, text for people, jobs, summary) are tst_answerdecode's.
-#include "client/protodecode.h"
+#include "client/framedecode.h"
+#include "client/topologydecode.h"
 #include "model/heatmaplayout.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "client/answerdecode.h"
+
+#include "client/wiretext.h"
+
+#include "model/viewstate.h"
+
+#include <QStringList>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+namespace fleetscope {
+
+namespace {
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+} // namespace
+
+MetricInfo decodeMetricInfo(const pb::MetricInfo &info)
+{
+    MetricInfo m;
+    m.id = qs(info.id());
+    m.name = qs(info.name());
+    m.unit = qs(info.unit());
+    m.dcgmField = qs(info.dcgm_field());
+    m.colourMap = qs(info.colour_map());
+    m.rangeMin = info.range_min();
+    m.rangeMax = info.range_max() > info.range_min() ? info.range_max() : info.range_min() + 1;
+    m.isRate = info.kind() == pb::METRIC_KIND_RATE;
+    return m;
+}
+
+std::vector<MetricInfo> decodeMetricCatalogue(const pb::ListMetricsResponse &response, QStringList *problems)
+{
+    std::vector<MetricInfo> metrics;
+    if (response.metrics_size() > maxCatalogueMetrics) {
+        *problems << QStringLiteral("the metric catalogue lists %1 metrics: the first %2 kept")
+                         .arg(response.metrics_size())
+                         .arg(maxCatalogueMetrics);
+    }
+    const int count = std::min(response.metrics_size(), maxCatalogueMetrics);
+    metrics.reserve(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        const auto &info = response.metrics(i);
+        const QString id = info.id().size() <= static_cast<size_t>(ViewState::maxIdLength) ? qs(info.id()) : QString();
+        if (!ViewState::isIdentifier(id)) {
+            *problems << QStringLiteral("metric %1 dropped: its id %2 is not letters, digits, '_', '-' and '.' (at "
+                                        "most %3)")
+                             .arg(i)
+                             .arg(quotedWireText(info.id()))
+                             .arg(ViewState::maxIdLength);
+            continue;
+        }
+        if (std::any_of(metrics.begin(), metrics.end(), [&id](const MetricInfo &m) { return m.id == id; })) {
+            *problems << QStringLiteral("metric %1 dropped: %2 is listed before it").arg(i).arg(id);
+            continue;
+        }
+        MetricInfo m = decodeMetricInfo(info); // an empty or reversed range becomes min .. min + 1
+        // The colour scale divides by the span: it must be finite and more than nothing in single precision.
+        if (!std::isfinite(m.rangeMin) || !std::isfinite(m.rangeMax) || !(m.rangeMax > m.rangeMin)
+            || !std::isfinite(m.rangeMax - m.rangeMin)) {
+            *problems << QStringLiteral("metric %1 dropped: its range %2 .. %3 is no finite span")
+                             .arg(id)
+                             .arg(info.range_min())
+                             .arg(info.range_max());
+            continue;
+        }
+        m.id = id;
+        m.name = wireText(info.name(), maxMetricNameLength);
+        if (m.name.isEmpty()) {
+            m.name = id;
+        }
+        m.unit = wireText(info.unit(), maxMetricUnitLength);
+        m.dcgmField = wireText(info.dcgm_field(), maxMetricFieldLength);
+        if (!m.colourMap.isEmpty() && !ViewState::isIdentifier(m.colourMap)) {
+            m.colourMap.clear();
+        }
+        metrics.push_back(std::move(m));
+    }
+    return metrics;
+}
+
+namespace {
+// A job's GPUs as the wire gives them, checked without expanding anything: inside the fleet, ascending, none twice;
+// runs not empty, each starting past the end of the one before. Returns how many GPUs they are (at most the fleet),
+// or sets *problem.
+uint64_t claimedGpus(const pb::Job &j, uint32_t n, QString *problem)
+{
+    // Its times too: views subtract them from the clock (how long a version has run, say), which a time near the int64
+    // range's lower end would overflow.
+    if (j.start_time_ms() < 0 || j.last_checkpoint_ms() < 0 || j.end_time_ms() < 0
+        || (j.end_time_ms() != 0 && j.end_time_ms() < j.start_time_ms())) {
+        *problem = QStringLiteral("has a time before the epoch, or ends before it starts");
+        return 0;
+    }
+    if (!j.gpus().empty() && !j.gpu_runs().empty()) {
+        *problem = QStringLiteral("lists its GPUs both one by one and as runs");
+        return 0;
+    }
+    uint64_t next = 0; // the least GPU the next one may be
+    uint64_t count = 0;
+    for (const auto &run : j.gpu_runs()) {
+        if (run.count() == 0 || run.first() >= n || run.count() > n - run.first()) {
+            *problem = QStringLiteral("names GPUs %1 to %2 of a fleet of %3")
+                           .arg(run.first())
+                           .arg(uint64_t { run.first() } + run.count())
+                           .arg(n);
+            return 0;
+        }
+        if (run.first() < next) {
+            *problem = QStringLiteral("lists its GPUs out of order or twice");
+            return 0;
+        }
+        next = uint64_t { run.first() } + run.count();
+        count += run.count();
+    }
+    for (const uint32_t gpu : j.gpus()) {
+        if (gpu >= n) {
+            *problem = QStringLiteral("names GPU %1 of a fleet of %2").arg(gpu).arg(n);
+            return 0;
+        }
+        if (gpu < next) {
+            *problem = QStringLiteral("lists its GPUs out of order or twice");
+            return 0;
+        }
+        next = uint64_t { gpu } + 1;
+        ++count;
+    }
+    return count;
+}
+
+// Calls f(gpu) for each GPU of a job whose GPUs claimedGpus accepted, in order, until f returns false.
+template <typename F> void forEachGpu(const pb::Job &j, F f)
+{
+    for (const auto &run : j.gpu_runs()) {
+        for (uint32_t g = run.first(); g < run.first() + run.count(); ++g) {
+            if (!f(g)) {
+                return;
+            }
+        }
+    }
+    for (const uint32_t gpu : j.gpus()) {
+        if (!f(gpu)) {
+            return;
+        }
+    }
+}
+} // namespace
+
+JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error)
+{
+    const uint32_t n = topology.gpuCount;
+    const uint64_t bound = maxJobGpuEntries(n);
+    const int count = response.jobs_size();
+    auto list = std::make_shared<JobList>();
+    list->topologyGeneration = topology.generation;
+    list->runningJobOfGpu.assign(n, -1); // while decoding: the wire index of the running job holding the GPU
+    std::vector<std::optional<Job>> kept(static_cast<size_t>(count));
+    // The first maxJobProblemsSaid dropped jobs' wire indices and reasons, and how many were dropped in all.
+    std::vector<std::pair<int, QString>> problems;
+    size_t dropped = 0;
+    const auto drop = [&](int index, const QString &problem) {
+        if (problems.size() < static_cast<size_t>(maxJobProblemsSaid)) {
+            problems.emplace_back(index, problem);
+        }
+        ++dropped;
+    };
+    uint64_t spent = 0; // GPU entries looked at so far, of jobs kept or dropped
+    uint32_t runningPast = 0; // jobs left out past the bound
+    uint32_t endedPast = 0;
+    size_t keptCount = 0;
+
+    const auto decode = [&](int index) {
+        const pb::Job &j = response.jobs(index);
+        const bool running = j.end_time_ms() == 0;
+        QString problem;
+        const uint64_t gpus = claimedGpus(j, n, &problem);
+        if (!problem.isEmpty()) {
+            drop(index, problem);
+            return;
+        }
+        if (spent + gpus > bound) {
+            ++(running ? runningPast : endedPast);
+            return;
+        }
+        Job job;
+        job.id = j.id();
+        job.name = wireText(j.name(), maxJobText);
+        job.owner = wireText(j.owner(), maxJobText);
+        job.startTimeMs = j.start_time_ms();
+        job.lastCheckpointMs = j.last_checkpoint_ms();
+        job.endTimeMs = j.end_time_ms();
+        job.gpus.reserve(static_cast<size_t>(gpus));
+        forEachGpu(j, [&](uint32_t g) {
+            ++spent;
+            if (running && list->runningJobOfGpu[g] >= 0) {
+                const auto holder = static_cast<size_t>(list->runningJobOfGpu[g]);
+                problem = QStringLiteral("holds GPU %1, which running job %2 holds too").arg(g).arg(kept[holder]->id);
+                return false;
+            }
+            job.gpus.push_back(g);
+            return true;
+        });
+        if (!problem.isEmpty()) {
+            drop(index, problem);
+            return;
+        }
+        if (running) {
+            for (const uint32_t g : job.gpus) {
+                list->runningJobOfGpu[g] = index;
+            }
+        }
+        kept[static_cast<size_t>(index)] = std::move(job);
+        ++keptCount;
+    };
+    // Running jobs first, in the wire's order; then the ended ones, newest first, so that the bound leaves out the
+    // oldest, as the backend does under its message limit.
+    for (int i = 0; i < count; ++i) {
+        if (response.jobs(i).end_time_ms() == 0) {
+            decode(i);
+        }
+    }
+    for (int i = count - 1; i >= 0; --i) {
+        if (response.jobs(i).end_time_ms() != 0) {
+            decode(i);
+        }
+    }
+
+    // The jobs in the wire's order; the GPUs' holders from wire indices to the list's.
+    std::vector<int32_t> position(static_cast<size_t>(count), -1);
+    list->jobs.reserve(keptCount);
+    for (int i = 0; i < count; ++i) {
+        if (kept[static_cast<size_t>(i)]) {
+            position[static_cast<size_t>(i)] = static_cast<int32_t>(list->jobs.size());
+            list->jobs.push_back(std::move(*kept[static_cast<size_t>(i)]));
+        }
+    }
+    for (int32_t &holder : list->runningJobOfGpu) {
+        if (holder >= 0) {
+            holder = position[static_cast<size_t>(holder)];
+        }
+    }
+    const auto plus = [](uint32_t a, uint32_t b) {
+        return static_cast<uint32_t>(std::min<uint64_t>(uint64_t { a } + b, std::numeric_limits<uint32_t>::max()));
+    };
+    list->runningJobsLeftOut = plus(response.running_jobs_left_out(), runningPast);
+    list->endedJobsLeftOut = plus(response.ended_jobs_left_out(), endedPast);
+
+    QStringList said;
+    if (dropped > 0) {
+        std::sort(problems.begin(), problems.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        QStringList described;
+        for (const auto &[index, problem] : problems) {
+            const pb::Job &j = response.jobs(index);
+            described << QStringLiteral("job %1 (%2) %3").arg(j.id()).arg(wireText(j.name(), maxJobText), problem);
+        }
+        const QString more
+            = dropped > problems.size() ? QStringLiteral("; and %1 more").arg(dropped - problems.size()) : QString();
+        said << QStringLiteral("dropped %1 job(s): %2%3").arg(dropped).arg(described.join(QStringLiteral("; ")), more);
+    }
+    if (runningPast + endedPast > 0) {
+        said << QStringLiteral("left out %1 running and %2 ended job(s) past the %3 GPU entries a job list may hold "
+                               "for a fleet of %4 GPUs")
+                    .arg(runningPast)
+                    .arg(endedPast)
+                    .arg(bound)
+                    .arg(n);
+    }
+    if (!said.isEmpty()) {
+        *error = said.join(QStringLiteral("; "));
+    }
+    return list;
+}
+
+namespace {
+SummaryRollup decodeRollup(const pb::Rollup &r)
+{
+    return { wireText(r.name(), maxNameText), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
+        r.idle_gpu_hours(), r.unhealthy_gpus(), r.availability(), r.failures() };
+}
+} // namespace
+
+std::shared_ptr<Summary> decodeSummary(const pb::Summary &answer, QString *failure)
+{
+    auto summary = std::make_shared<Summary>();
+    summary->fromMs = answer.from_ms();
+    summary->toMs = answer.to_ms();
+    summary->frames = answer.frames();
+    summary->fleet = decodeRollup(answer.fleet());
+    // Copied no further than validateSummary keeps (a list's rollups share the fleet; offenders are the request's top
+    // ones), so that a 16 MiB answer of empty entries of two bytes each is not first made a list of millions.
+    const int most = static_cast<int>(std::min(answer.fleet().gpu_count(), maxGpus));
+    const auto rollups = [&](const auto &list, std::vector<SummaryRollup> *out, const char *kind) {
+        const int count = std::min(list.size(), most);
+        if (list.size() > count) {
+            summary->problems << QStringLiteral("dropped %1 %2 rollups past the fleet's %3 GPUs")
+                                     .arg(list.size() - count)
+                                     .arg(QLatin1String(kind))
+                                     .arg(most);
+        }
+        out->reserve(static_cast<size_t>(count));
+        for (int i = 0; i < count; ++i) {
+            out->push_back(decodeRollup(list.Get(i)));
+        }
+    };
+    rollups(answer.rows(), &summary->rows, "row");
+    rollups(answer.racks(), &summary->racks, "rack");
+    rollups(answer.jobs(), &summary->jobs, "job");
+    const int offenders = std::min<int>(answer.offenders_size(), static_cast<int>(maxOffenders));
+    if (answer.offenders_size() > offenders) {
+        summary->problems << QStringLiteral("dropped %1 offenders past the first %2")
+                                 .arg(answer.offenders_size() - offenders)
+                                 .arg(maxOffenders);
+    }
+    summary->offenders.reserve(static_cast<size_t>(offenders));
+    for (int i = 0; i < offenders; ++i) {
+        summary->offenders.push_back({ answer.offenders(i).gpu(), answer.offenders(i).failures() });
+    }
+    summary->totalFailures = answer.total_failures();
+    const int repeat = std::min<int>(answer.repeat_offenders_size(), static_cast<int>(maxRepeatOffenders));
+    if (answer.repeat_offenders_size() > repeat) {
+        summary->problems << QStringLiteral("dropped %1 repeat offenders past the first %2")
+                                 .arg(answer.repeat_offenders_size() - repeat)
+                                 .arg(maxRepeatOffenders);
+    }
+    summary->repeatOffenders.reserve(static_cast<size_t>(repeat));
+    for (int i = 0; i < repeat; ++i) {
+        const auto &o = answer.repeat_offenders(i);
+        summary->repeatOffenders.push_back({ o.gpu(), o.score(), o.xids(), o.serious_xids(), o.ecc_double_bit(),
+            o.remapped_rows(), o.remapped_rows_correctable(), o.pcie_replays(), o.throttle_hours() });
+    }
+    summary->topPercentFailureShare = answer.top_percent_failure_share();
+    summary->unitHours
+        = { answer.unit_gpu_hours_lost(), answer.stranded_gpu_hours(), answer.units(), answer.healthy_units_at_end() };
+    if (!validateSummary(summary.get())) {
+        *failure = summary->problems.join(QStringLiteral("; "));
+    }
+    return summary;
+}
+
+} // namespace fleetscope
