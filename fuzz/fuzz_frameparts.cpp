@@ -23,7 +23,7 @@ namespace {
 
 using namespace fleetscope;
 
-// The seeds (seeds.cpp) are frames for these topologies.
+// The seeds (wireseeds.cpp) are frames for these topologies.
 constexpr std::array<uint32_t, 4> fleetGpus = { 64, 8192, 131072, 1U << 20U };
 constexpr uint64_t generation = 7;
 

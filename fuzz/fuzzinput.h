@@ -2,7 +2,7 @@
 #pragma once
 
 // How the fuzz targets cut one input into several messages: each is a 16-bit little-endian length and that many
-// bytes; a length past the end takes what is left. The seeds (seeds.cpp) are written the same way.
+// bytes; a length past the end takes what is left. The seeds (wireseeds.cpp) are written the same way.
 
 #include <cstddef>
 #include <cstdint>
