@@ -38,12 +38,6 @@ long rssMiB()
     return -1;
 }
 
-int64_t nowMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 // POSTs body over a connection of its own; the answer's status, 0 when none came.
 int post(int port, const std::string &head, const std::string &body)
 {
@@ -84,32 +78,20 @@ int main(int argc, char **argv)
     // The receiver, its layout learnt from one push of the page, windows of 10 s.
     be::RemoteWriteSource receiver([](const std::string &) {});
     be::RemoteWriteSource::Options rw;
-    const int port = 20000 + static_cast<int>(nowMs() % 1000);
+    const int port = 20000 + static_cast<int>(be::nowUnixMs() % 1000);
     rw.listen = fmt::format("127.0.0.1:{}", port);
     rw.windowMs = 10000;
     rw.delayMs = 0;
-    bool started = false;
     std::string error;
-    std::thread starter([&] { started = receiver.start(rw, &error); });
-    {
-        size_t raw = 0;
-        size_t count = 0;
-        const auto discovery = pushedBlocks(page, nowMs(), &raw, &count);
-        for (int attempt = 0; attempt < 200; ++attempt) {
-            bool all = true;
-            for (const auto &block : discovery) {
-                const std::string head = fmt::format("POST /api/v1/write HTTP/1.1\r\nHost: x\r\nContent-Encoding: "
-                                                     "snappy\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    block.size());
-                all = all && post(port, head, block) == 204;
-            }
-            if (all) {
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the listener is coming up
-        }
-    }
-    starter.join();
+    const bool started = startLearningFrom(
+        receiver, rw, page,
+        [port](const std::string &block) {
+            const std::string head = fmt::format("POST /api/v1/write HTTP/1.1\r\nHost: x\r\nContent-Encoding: "
+                                                 "snappy\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                block.size());
+            return post(port, head, block) == 204;
+        },
+        &error);
     if (!started) {
         fmt::print(stderr, "receiver: {}\n", error);
         return 1;
@@ -119,7 +101,7 @@ int main(int argc, char **argv)
     const be::RemoteWriteLimits limits;
     prometheus::WriteRequest request;
     std::mt19937_64 random(7);
-    const int64_t t = (nowMs() / 10000 + 1) * 10000 + 1;
+    const int64_t t = (be::nowUnixMs() / 10000 + 1) * 10000 + 1;
     std::string body;
     std::string bytes;
     PageSeries series;

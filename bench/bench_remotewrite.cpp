@@ -40,12 +40,6 @@ long peakRssMiB()
     return usage.ru_maxrss / 1024;
 }
 
-int64_t nowMs()
-{
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -60,7 +54,7 @@ int main(int argc, char **argv)
     // One window's pushes per run, each in a window of its own (after the start's).
     constexpr int64_t windowMs = 10000;
     // An hour ahead: after the receiver's start whenever the data is ready (take() is given these times as its clock).
-    const int64_t first = (nowMs() / windowMs + 360) * windowMs;
+    const int64_t first = (be::nowUnixMs() / windowMs + 360) * windowMs;
     std::vector<std::vector<std::string>> windows;
     size_t rawBytes = 0;
     size_t samples = 0;
@@ -86,32 +80,20 @@ int main(int argc, char **argv)
     // The receiver, its layout learnt from one push of every GPU's temperature over HTTP, windows of 10 s.
     be::RemoteWriteSource receiver([](const std::string &) {});
     be::RemoteWriteSource::Options rw;
-    const int port = 19000 + static_cast<int>(nowMs() % 1000);
+    const int port = 19000 + static_cast<int>(be::nowUnixMs() % 1000);
     rw.listen = fmt::format("127.0.0.1:{}", port);
     rw.windowMs = windowMs;
     rw.delayMs = 0;
-    bool started = false;
     std::string error;
-    std::thread starter([&] { started = receiver.start(rw, &error); });
-    {
-        size_t raw = 0;
-        size_t count = 0;
-        const auto discovery = pushedBlocks(page, nowMs(), &raw, &count);
-        httplib::Client client("127.0.0.1", port);
-        for (int attempt = 0; attempt < 200; ++attempt) {
-            bool all = true;
-            for (const auto &block : discovery) {
-                const auto r = client.Post(
-                    "/api/v1/write", { { "Content-Encoding", "snappy" } }, block, "application/x-protobuf");
-                all = all && r && r->status == 204;
-            }
-            if (all) {
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50)); // the listener is coming up
-        }
-    }
-    starter.join();
+    httplib::Client client("127.0.0.1", port);
+    const bool started = startLearningFrom(
+        receiver, rw, page,
+        [&client](const std::string &block) {
+            const auto r
+                = client.Post("/api/v1/write", { { "Content-Encoding", "snappy" } }, block, "application/x-protobuf");
+            return r && r->status == 204;
+        },
+        &error);
     if (!started) {
         fmt::print(stderr, "receiver: {}\n", error);
         return 1;

@@ -2,8 +2,10 @@
 #pragma once
 // What the remote-write benchmarks push: the simulator's dcgm-exporter page (8 fields a GPU, the pod labels of its
 // running jobs) cut into WriteRequests as vmagent pushes them.
+#include "core/clock.h"
 #include "core/framesource.h"
 #include "promanswer.h"
+#include "remotewrite/remotewritesource.h"
 #include "sim/exporterpage.h"
 #include "sim/simulatedfleet.h"
 
@@ -14,8 +16,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 namespace fleetscope::bench {
@@ -99,6 +103,30 @@ inline std::vector<std::string> pushedBlocks(const std::string &page, int64_t ti
         flush();
     }
     return blocks;
+}
+
+// Starts receiver on options (its start() returns once it has learnt the fleet's layout) while pushing page's blocks
+// through post (which says whether one was taken) until they all are: the listener comes up meanwhile.
+inline bool startLearningFrom(backend::RemoteWriteSource &receiver, const backend::RemoteWriteSource::Options &options,
+    const std::string &page, const std::function<bool(const std::string &block)> &post, std::string *error)
+{
+    bool started = false;
+    std::thread starter([&] { started = receiver.start(options, error); });
+    size_t raw = 0;
+    size_t count = 0;
+    const auto discovery = pushedBlocks(page, backend::nowUnixMs(), &raw, &count);
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        bool all = true;
+        for (const auto &block : discovery) {
+            all = all && post(block);
+        }
+        if (all) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    starter.join();
+    return started;
 }
 
 } // namespace fleetscope::bench
