@@ -102,6 +102,8 @@ void ConsoleSession::connectTo(const QString &address)
     m_history->setTopology(m_client.topology());
     delete m_summaryClient;
     m_summaryClient = new SummaryClient(address, m_security, this);
+    m_historyService.setClient(m_history);
+    m_summaries.setClient(m_summaryClient);
     m_eventStream = 0;
     if (m_historyRequest != 0) {
         m_historyRequest = 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "app/session/historyservice.h"
+#include "app/session/summaryfetcher.h"
 #include "client/telemetryclient.h"
 #include "model/flightrecorder.h"
 #include "model/framecomparer.h"
@@ -52,8 +54,10 @@ public:
     const ChannelSecurity &channelSecurity() const { return m_security; }
     TelemetryClient *client() { return &m_client; }
     const TelemetryClient *client() const { return &m_client; }
-    HistoryClient *history() const { return m_history; } // null before connectTo
-    SummaryClient *summaryClient() const { return m_summaryClient; } // null before connectTo
+    // History and events for views (the detail panel), over the connection of the moment.
+    HistorySource *historySource() { return &m_historyService; }
+    // The executive summary's answers for views: refresh() asks, fetched() hands them over (nothing before connectTo).
+    SummaryFetcher *summaries() { return &m_summaries; }
     const FlightRecorder &recorder() const { return m_recorder; }
     ReplayController *replay() const { return m_replay; }
     // What can be shown: the backend's metrics, then the console's own layers (VersionDrift's); empty until the
@@ -126,7 +130,7 @@ Q_SIGNALS:
     // Information for the status bar, shown for timeoutMs.
     void message(const QString &text, int timeoutMs);
     void historyLoadingChanged(bool loading);
-    // connectTo made new history and summary clients.
+    // connectTo made new connections: views that show what was fetched fetch again.
     void clientsChanged();
     // setMetric, setChangeWindow, setColourMap or setAutoRange changed what the controls should show.
     void displayOptionsChanged();
@@ -156,6 +160,8 @@ private:
     TelemetryClient m_client;
     HistoryClient *m_history = nullptr;
     SummaryClient *m_summaryClient = nullptr;
+    HistoryService m_historyService; // over m_history
+    SummaryFetcher m_summaries; // over m_summaryClient
     // Every frame received, compressed, for replay and export; recorded in order on one worker thread (a million
     // GPUs cost tens of ms a frame). The pool is declared after the recorder so it is drained first.
     FlightRecorder m_recorder;

@@ -12,7 +12,6 @@
 #include "app/desktoolbar.h"
 #include "app/firstpaint.h"
 #include "app/mappage.h"
-#include "client/historyclient.h"
 #include "client/telemetryclient.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -92,18 +91,16 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         { m_rollupDock->toggleViewAction(), m_problemsDock->toggleViewAction(), m_detailDock->toggleViewAction() });
 
     m_summaryTimer.setInterval(5 * 60 * 1000);
-    connect(
-        &m_summaryTimer, &QTimer::timeout, this, [this] { m_summary->refresh(QDateTime::currentMSecsSinceEpoch()); });
+    connect(&m_summaryTimer, &QTimer::timeout, this,
+        [this] { m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch()); });
     connect(m_pages, &QTabWidget::currentChanged, this, [this] {
         const bool summary = isSummaryShown();
         // The docks belong to the map.
         m_rollupDock->setVisible(!summary);
         if (summary) {
             m_detailDock->hide();
-            if (m_session->summaryClient() != nullptr) {
-                m_summary->refresh(QDateTime::currentMSecsSinceEpoch());
-                m_summaryTimer.start();
-            }
+            m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch());
+            m_summaryTimer.start();
         } else {
             m_summaryTimer.stop();
         }
@@ -117,7 +114,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         showSummary(false);
         navigation()->goTo(Place::gpu(gpu));
     });
-    connect(m_summary, &SummaryView::errorOccurred, this,
+    connect(m_session->summaries(), &SummaryFetcher::fetched, m_summary, &SummaryView::showFetch);
+    connect(m_session->summaries(), &SummaryFetcher::errorOccurred, this,
         [this](const QString &message) { statusBar()->showMessage(message, 15000); });
 
     TelemetryClient *client = m_session->client();
@@ -130,10 +128,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         [this] { m_detail->setMetrics(m_session->client()->metrics()); });
     connect(client, &TelemetryClient::jobsChanged, this, [this] { m_detail->setJobs(m_session->client()->jobs()); });
     connect(m_session, &ConsoleSession::clientsChanged, this, [this] {
-        m_detail->setHistoryClient(m_session->history());
-        m_summary->setClient(m_session->summaryClient());
         if (isSummaryShown()) {
-            m_summary->refresh(QDateTime::currentMSecsSinceEpoch());
+            m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch());
         }
     });
     connect(m_session, &ConsoleSession::metricShown, this,
@@ -237,7 +233,7 @@ void MainWindow::makeDocks()
     m_rollupDock->setWidget(table);
     addDockWidget(Qt::LeftDockWidgetArea, m_rollupDock);
 
-    m_detail = new DetailPanel(nullptr, this);
+    m_detail = new DetailPanel(m_session->historySource(), this);
     m_detailDock = new QDockWidget(tr("Detail"), this);
     m_detailDock->setObjectName(QStringLiteral("detail"));
     m_detailDock->setWidget(m_detail);

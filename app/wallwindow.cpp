@@ -127,9 +127,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     connect(client, &TelemetryClient::topologyChanged, m_summary, &SummaryView::setTopology);
     m_events->setTopology(client->topology());
     m_summary->setTopology(client->topology());
-    m_summary->setClient(session->summaryClient());
-    connect(
-        session, &ConsoleSession::clientsChanged, this, [this] { m_summary->setClient(m_session->summaryClient()); });
+    connect(session->summaries(), &SummaryFetcher::fetched, m_summary, &SummaryView::showFetch);
     connect(session, &ConsoleSession::liveFrame, this, [this](const FramePtr &frame) {
         if (m_stack->currentWidget() == m_summary) {
             m_summary->setLiveState(frame, m_session->client()->jobs());
@@ -147,7 +145,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     });
     connect(m_session, &ConsoleSession::metricsChanged, this, &WallWindow::refresh);
     connect(client, &TelemetryClient::topologyChanged, this, &WallWindow::refresh);
-    connect(m_summary, &SummaryView::errorOccurred, this, &WallWindow::report);
+    connect(session->summaries(), &SummaryFetcher::errorOccurred, this, &WallWindow::report);
     connect(m_summary, &SummaryView::refreshed, this, [this] { m_summaryClock.start(); });
     connect(session->replay(), &ReplayController::modeChanged, this, [this](ReplayController::Mode mode) {
         // A replay page that caught up with now plays its minutes again.
@@ -349,7 +347,7 @@ void WallWindow::showPage(int index)
         const qint64 now = m_wallClock();
         // Every five minutes at most; until one has succeeded (the backend away), each time the page comes round.
         if (!m_summary->hasData() || !m_summaryClock.isValid() || m_summaryClock.elapsed() >= summaryRefreshMs) {
-            m_summary->refresh(now);
+            m_session->summaries()->refresh(now);
         }
         m_stack->setCurrentWidget(m_summary);
         break;

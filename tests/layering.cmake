@@ -12,7 +12,7 @@ set(rules
     "jobs|(\"(model|client|widgets|app|backend|proto)/|<Qt(Gui|Widgets|OpenGL|Charts|Network)/|<QWidget|fleetscope/telemetry|grpc)"
     "model|(\"(client|widgets|app|backend)/|<Qt(Gui|Widgets|OpenGL|Charts|Network)/|<QOpenGL|<QWidget|<QColor|<QImage|<QPainter|fleetscope/telemetry|grpc|google/protobuf)"
     "client|(\"(widgets|app|backend)/|<Qt(Gui|Widgets)/|<QWidget)"
-    "widgets|(\"(app|backend)/|fleetscope/telemetry|grpc|google/protobuf)"
+    "widgets|(\"(app|backend|client)/|fleetscope/telemetry|grpc|google/protobuf)"
     "backend|(\"(jobs|model|client|widgets|app)/|<QtWidgets|<QWidget)"
     # The backend's parts (backend/CMakeLists.txt): core under everything, http (the endpoints' connections) over
     # core alone and under the two producers that serve HTTP, dcgm (dcgm-exporter's vocabulary) over core alone and

@@ -60,7 +60,7 @@ const std::vector<qint64> &DetailPanel::windows()
     return w;
 }
 
-DetailPanel::DetailPanel(HistoryClient *history, QWidget *parent)
+DetailPanel::DetailPanel(HistorySource *history, QWidget *parent)
     : QWidget(parent)
     , m_title(new QLabel(this))
     , m_valuesTable(new QTableWidget(this))
@@ -177,7 +177,7 @@ DetailPanel::DetailPanel(HistoryClient *history, QWidget *parent)
             requery(false);
         }
     });
-    setHistoryClient(history);
+    setHistorySource(history);
     select(-1, -1);
 }
 
@@ -186,7 +186,7 @@ DetailPanel::~DetailPanel()
     cancelRequests();
 }
 
-void DetailPanel::setHistoryClient(HistoryClient *history)
+void DetailPanel::setHistorySource(HistorySource *history)
 {
     cancelRequests();
     for (const auto &c : std::as_const(m_historyConnections)) {
@@ -195,10 +195,15 @@ void DetailPanel::setHistoryClient(HistoryClient *history)
     m_historyConnections.clear();
     m_history = history;
     if (history) {
-        m_historyConnections << connect(history, &HistoryClient::rangeReady, this, &DetailPanel::onRange)
-                             << connect(history, &HistoryClient::eventsReady, this, &DetailPanel::onEvents)
-                             << connect(history, &HistoryClient::requestFailed, this, &DetailPanel::onFailed);
-        history->setTopology(m_topology);
+        m_historyConnections << connect(history, &HistorySource::rangeReady, this, &DetailPanel::onRange)
+                             << connect(history, &HistorySource::eventsReady, this, &DetailPanel::onEvents)
+                             << connect(history, &HistorySource::requestFailed, this, &DetailPanel::onFailed)
+                             << connect(history, &HistorySource::reset, this, [this] {
+                                    // Another connection: what was asked is gone with the old one; ask again.
+                                    m_rangeRequest = 0;
+                                    m_eventsRequest = 0;
+                                    select(m_gpu, m_node);
+                                });
     }
     select(m_gpu, m_node);
 }
@@ -221,9 +226,6 @@ void DetailPanel::setTopology(const TopologyPtr &topology)
     const bool changed = !m_topology || !topology || topology->generation != m_topology->generation;
     m_topology = topology;
     m_eventModel->setTopology(topology);
-    if (m_history) {
-        m_history->setTopology(topology);
-    }
     if (changed) {
         select(-1, -1); // indices of another layout mean other GPUs
     }
@@ -371,6 +373,9 @@ void DetailPanel::requery(bool showBusy)
     request.fromMs = request.toMs - window;
     request.stepMs = window / pointsPerWindow;
     m_rangeRequest = m_history->queryRange(request);
+    if (m_rangeRequest == 0) {
+        return; // not connected: nothing will answer
+    }
     const int interval
         = m_refreshMs >= 0 ? m_refreshMs : static_cast<int>(std::clamp<qint64>(request.stepMs, 2000, 30000));
     if (interval > 0) {
@@ -386,7 +391,7 @@ void DetailPanel::requery(bool showBusy)
 void DetailPanel::onRange(const RangeResultPtr &result)
 {
     if (result->requestId != m_rangeRequest) {
-        return; // superseded, or another user's request on a shared client
+        return; // superseded, or another user's request on a shared source
     }
     m_rangeRequest = 0;
     m_shownRange = result->request;

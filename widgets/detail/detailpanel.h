@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "client/historyclient.h"
 #include "model/fleetmodel.h"
+#include "model/historysource.h"
 
 #include <QPointer>
 #include <QTimer>
@@ -28,7 +28,7 @@ class MetricChart;
 // The detail panel for one GPU or node (the main window docks it): identity, the current value of every metric,
 // charts of its history against its rack peers over a chosen window, its events and the jobs it served.
 //
-// History comes from a HistoryClient, re-queried while shown so that the charts follow the fleet live; a new
+// History comes from a HistorySource (the session's), re-queried while shown so that the charts follow the fleet live; a new
 // selection or window cancels the request it supersedes. Nothing here waits on the network.
 class DetailPanel : public QWidget
 {
@@ -41,10 +41,11 @@ public:
     // Output rows per window.
     static constexpr int pointsPerWindow = 240;
 
-    explicit DetailPanel(HistoryClient *history, QWidget *parent = nullptr);
+    explicit DetailPanel(HistorySource *history, QWidget *parent = nullptr);
     ~DetailPanel() override;
 
-    void setHistoryClient(HistoryClient *history);
+    // Where history is asked (not owned); the panel follows its reset().
+    void setHistorySource(HistorySource *history);
     void setTopology(const TopologyPtr &topology);
     void setMetrics(const std::vector<MetricInfo> &metrics);
     void setFrame(const FramePtr &frame);
@@ -93,7 +94,7 @@ private:
     void cancelRequests();
     QString subjectName() const;
 
-    QPointer<HistoryClient> m_history;
+    QPointer<HistorySource> m_history;
     QList<QMetaObject::Connection> m_historyConnections;
     TopologyPtr m_topology;
     std::vector<MetricInfo> m_metrics;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "client/summaryclient.h"
+#include "model/summary.h"
 #include "model/fleetmodel.h"
 
 #include <QWidget>

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "client/summaryclient.h"
+#include "model/summary.h"
 
+#include <QMetaType>
 #include <QString>
 
 #include <cstdint>
@@ -15,6 +16,16 @@ struct SummaryTrendPoint
 {
     int64_t endMs = 0; // the bucket's end
     double utilisation = 0; // percent
+};
+
+// What one refresh brought: the day's and the week's summaries (null when that call failed) and the trend buckets
+// that answered, oldest first.
+struct SummaryFetch
+{
+    SummaryPtr day;
+    SummaryPtr week;
+    std::vector<SummaryTrendPoint> dayTrend;
+    std::vector<SummaryTrendPoint> weekTrend;
 };
 
 // What the summary page shows, derived from the day and week summaries alone.
@@ -47,3 +58,5 @@ QString formatSummaryMoney(double amount);
 constexpr uint32_t maxSummaryOffenders = 1000;
 
 } // namespace fleetscope
+
+Q_DECLARE_METATYPE(fleetscope::SummaryFetch)

@@ -3,7 +3,6 @@
 
 #include "widgets/style/fontscale.h"
 #include "widgets/summary/repeatoffenderspanel.h"
-#include "widgets/summary/summaryfetcher.h"
 #include "widgets/summary/summaryreport.h"
 #include "widgets/summary/summarytables.h"
 
@@ -68,10 +67,7 @@ void replaceChart(QChartView *view, QChart *chart)
 
 SummaryView::SummaryView(QWidget *parent)
     : QWidget(parent)
-    , m_fetcher(new SummaryFetcher(this))
 {
-    connect(m_fetcher, &SummaryFetcher::fetched, this, &SummaryView::onFetched);
-    connect(m_fetcher, &SummaryFetcher::errorOccurred, this, &SummaryView::errorOccurred);
     QFont base = font();
     if (base.pixelSize() <= 0) {
         base.setPointSizeF(std::max(base.pointSizeF(), 9.0));
@@ -318,20 +314,9 @@ void SummaryView::setDark(bool dark)
     updateParetoChart();
 }
 
-void SummaryView::setClient(SummaryClient *client)
+void SummaryView::showFetch(const SummaryFetch &result)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    m_fetcher->setClient(client);
-}
-
-void SummaryView::refresh(int64_t nowMs)
-{
-    Q_ASSERT(QThread::currentThread() == thread());
-    m_fetcher->refresh(nowMs);
-}
-
-void SummaryView::onFetched(const SummaryFetch &result)
-{
     // A refresh that got no trend at all (the backend away) keeps the one shown rather than blanking the charts.
     if (!result.dayTrend.empty() || !result.weekTrend.empty()) {
         setTrend(result.dayTrend, result.weekTrend);

@@ -2,9 +2,8 @@
 #pragma once
 
 #include "model/capacityrisk.h"
+#include "model/summary.h"
 #include "widgets/summary/summaryfigures.h"
-
-#include "client/summaryclient.h"
 
 #include <QWidget>
 
@@ -22,15 +21,13 @@ class QTableView;
 namespace fleetscope {
 
 class RepeatOffendersPanel;
-class SummaryFetcher;
-struct SummaryFetch;
 
 // The executive summary: fleet utilisation over the last day and week against the 85 % target, idle GPU-hours and
 // their cost, availability, where failures concentrate (Pareto), and utilisation by row and by job.
 //
-// The page only shows: SummaryFetcher asks the backend and assembles the answers (the trend lines are built from one
-// call per bucket), computeSummaryFigures derives the figures, SummaryReport writes the reports.
-// Threads: GUI thread only; answers of a superseded refresh are dropped.
+// The page only shows what it is handed (the session's SummaryFetcher asks the backend and assembles the answers),
+// computeSummaryFigures derives the figures, SummaryReport writes the reports.
+// Threads: GUI thread only.
 class SummaryView : public QWidget
 {
     Q_OBJECT
@@ -53,10 +50,8 @@ public:
     explicit SummaryView(QWidget *parent = nullptr);
     ~SummaryView() override;
 
-    // The client the view asks; not owned. Null: refresh() does nothing.
-    void setClient(SummaryClient *client);
-    // Asks for the day and week ending at nowMs and for the trend buckets; refreshed() once all have answered.
-    void refresh(int64_t nowMs);
+    // Shows what a refresh brought (the trend, and the day's and week's summaries where both came); refreshed().
+    void showFetch(const SummaryFetch &result);
     // Shows summaries obtained elsewhere (the day's and the week's); the trend is left as it is.
     void setSummaries(SummaryPtr day, SummaryPtr week);
     void setTrend(std::vector<TrendPoint> day, std::vector<TrendPoint> week);
@@ -99,10 +94,8 @@ Q_SIGNALS:
     void refreshed();
     // A GPU clicked in a list of offenders (fleet index), for the map to drill to.
     void gpuChosen(uint32_t gpu);
-    void errorOccurred(const QString &message);
 
 private:
-    void onFetched(const SummaryFetch &result);
     void updateFigures();
     void updateTrendChart();
     void updateParetoChart();
@@ -114,7 +107,6 @@ private:
     QString gpuName(uint32_t gpu) const;
     QStringList reportLines() const;
 
-    SummaryFetcher *m_fetcher = nullptr;
     SummaryPtr m_day;
     SummaryPtr m_week;
     std::vector<TrendPoint> m_dayTrend;

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The detail panel against a real simulator backend (bad-gpu scenario, two hours of history) on loopback.
+// The detail panel against a real simulator backend (bad-gpu scenario, two hours of history) on loopback, asking
+// through the session's HistoryService as the console does.
+#include "app/session/historyservice.h"
 #include "client/historyclient.h"
 #include "client/telemetryclient.h"
 #include "service/backendserver.h"
@@ -75,9 +77,14 @@ private:
         return nullptr;
     }
 
+    std::unique_ptr<HistoryService> m_service; // the panel's source, over the test's client
+
     std::unique_ptr<DetailPanel> makePanel(HistoryClient *history)
     {
-        auto panel = std::make_unique<DetailPanel>(history);
+        history->setTopology(m_telemetry->topology()); // as the session does
+        m_service = std::make_unique<HistoryService>();
+        m_service->setClient(history);
+        auto panel = std::make_unique<DetailPanel>(m_service.get());
         panel->setRefreshInterval(0); // the test compares one answer; live refresh is checked on its own
         panel->setTopology(m_telemetry->topology());
         panel->setMetrics(m_telemetry->metrics());
@@ -109,6 +116,7 @@ private Q_SLOTS:
 
     void cleanupTestCase()
     {
+        m_service.reset();
         m_telemetry.reset();
         m_server.reset();
     }

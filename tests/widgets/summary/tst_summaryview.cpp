@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// SummaryClient and SummaryView against a real backend on 127.0.0.1 with an ephemeral port and simulated history.
+// SummaryClient, the session's SummaryFetcher and SummaryView against a real backend on 127.0.0.1 with an ephemeral port and simulated history.
 // The figures shown are checked against values computed here from the simulator's own frames and events.
+#include "app/session/summaryfetcher.h"
+#include "client/summaryclient.h"
 #include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
 #include "tests/model/fulldisktesting.h"
@@ -101,6 +103,7 @@ class TestSummaryView : public QObject
 private:
     std::unique_ptr<be::BackendServer> m_server;
     std::unique_ptr<SummaryClient> m_client;
+    std::unique_ptr<SummaryFetcher> m_fetcher;
     std::unique_ptr<SummaryView> m_view;
     int64_t m_now = 0;
 
@@ -119,11 +122,13 @@ private Q_SLOTS:
         m_client = std::make_unique<SummaryClient>(QString::fromStdString(m_server->listeningAddress()));
         m_view = std::make_unique<SummaryView>();
         m_view->resize(1600, 1000);
-        m_view->setClient(m_client.get());
+        m_fetcher = std::make_unique<SummaryFetcher>();
+        m_fetcher->setClient(m_client.get());
+        connect(m_fetcher.get(), &SummaryFetcher::fetched, m_view.get(), &SummaryView::showFetch);
         QSignalSpy refreshed(m_view.get(), &SummaryView::refreshed);
-        QSignalSpy errors(m_view.get(), &SummaryView::errorOccurred);
+        QSignalSpy errors(m_fetcher.get(), &SummaryFetcher::errorOccurred);
         m_now = m_server->source().latest()->sampleTimeMs; // in the past from now on: the answers are stable
-        m_view->refresh(m_now);
+        m_fetcher->refresh(m_now);
         QVERIFY(refreshed.wait(30000));
         QCOMPARE(errors.count(), 0);
         QVERIFY(m_view->hasData());
@@ -133,6 +138,7 @@ private Q_SLOTS:
     void cleanupTestCase()
     {
         m_view.reset();
+        m_fetcher.reset();
         m_client.reset();
         m_server.reset();
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "widgets/summary/summaryfetcher.h"
+#include "app/session/summaryfetcher.h"
 
 #include <QThread>
 

@@ -3,7 +3,7 @@
 // supersedes the one before it. Against a listener that accepts connections and never answers, and a real backend.
 #include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
-#include "widgets/summary/summaryfetcher.h"
+#include "app/session/summaryfetcher.h"
 
 #include <QDateTime>
 #include <QDir>

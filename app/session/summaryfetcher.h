@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "widgets/summary/summaryfigures.h"
-
 #include "client/summaryclient.h"
+#include "widgets/summary/summaryfigures.h"
 
 #include <QObject>
 #include <QPointer>
@@ -15,20 +14,11 @@
 
 namespace fleetscope {
 
-// What one refresh brought: the day's and the week's summaries (null when that call failed) and the trend buckets
-// that answered, oldest first.
-struct SummaryFetch
-{
-    SummaryPtr day;
-    SummaryPtr week;
-    std::vector<SummaryTrendPoint> dayTrend;
-    std::vector<SummaryTrendPoint> weekTrend;
-};
-
 // Asks GetSummary for what the summary page shows and assembles the answers. GetSummary gives aggregates over one
 // range, not time series, so the trend lines take one call per bucket: the last day in hourly buckets and the last
 // week in daily ones, with the day and the week themselves 2 + 24 + 7 calls, all in flight together on the client's
-// channel. A bucket the backend holds no frame for fails and is left out.
+// channel. A bucket the backend holds no frame for fails and is left out. The session owns one, over its client of the
+// moment; the summary views are handed what it fetched.
 //
 // Threads: the object's thread only (the client's). A refresh cancels the one before it, whose answers are dropped.
 class SummaryFetcher : public QObject
@@ -66,5 +56,3 @@ private:
 };
 
 } // namespace fleetscope
-
-Q_DECLARE_METATYPE(fleetscope::SummaryFetch)
