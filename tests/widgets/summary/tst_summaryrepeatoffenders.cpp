@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The summary page's repeat offenders (table, sort, click, CSV, the worst 1 %'s share) and the GPU-hours lost in
-// schedulable units, from constructed summaries.
+// The summary page's repeat offenders (table, sort, click, CSV, the worst 1 %'s share, hostnames in the CSV), the
+// GPU-hours lost in schedulable units, from constructed summaries, and the capacity at risk of a live frame.
 #include "tests/model/testtopology.h"
 #include "widgets/summary/repeatoffenderspanel.h"
 #include "widgets/summary/summaryview.h"
@@ -164,6 +164,33 @@ private Q_SLOTS:
         old->unitHours = {};
         view.setSummaries(old, week);
         QCOMPARE(labelText(view, "unitGpuHoursLost"), QString());
+    }
+
+    void summaryShowsRiskAndNamesOffenders()
+    {
+        const TopologyPtr topology = makeTopology();
+        SummaryView view;
+        view.setTopology(topology);
+        auto frame = std::make_shared<Frame>();
+        frame->topologyGeneration = topology->generation;
+        frame->health.assign(topology->gpuCount, health::Ok);
+        frame->health[17] = health::Critical;
+        view.setLiveState(frame, nullptr);
+        QCOMPARE(view.capacityAtRisk().gpusAtRisk, 16U);
+        const auto *units = view.findChild<QLabel *>(QStringLiteral("schedulableUnits"));
+        QVERIFY(units != nullptr);
+        QCOMPARE(units->text(),
+            QStringLiteral("Schedulable units: 5 of 6 nodes fully healthy (83.3 %) · 7 healthy GPUs stranded in the "
+                           "others"));
+        auto day = std::make_shared<Summary>();
+        day->fleet.gpuCount = topology->gpuCount;
+        day->offenders = { { 9, 4 }, { 40, 2 } };
+        day->totalFailures = 6;
+        auto week = std::make_shared<Summary>(*day);
+        view.setSummaries(day, week);
+        const QByteArray csv = view.offendersCsv();
+        QVERIFY2(csv.startsWith("gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n"), csv.constData());
+        QVERIFY2(csv.contains("\r\n9,r01-k01-n02,1,4,"), csv.constData());
     }
 };
 

@@ -1,108 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fleet search: each kind of key finds its row, rack, node, GPU or job; prefix matches rank before matches inside a
-// name; the limit holds; the completer's model is a sound item model; choosing in the popup emits the result; and a
-// million-GPU index builds and answers (times logged, not asserted: CI machines vary).
+// name; the limit holds; jobs of another topology are not searched; and a million-GPU index builds and answers
+// (times logged, not asserted: CI machines vary). The find box over it: tests/widgets/search/tst_searchbox.cpp.
 #include "model/fleetsearch.h"
-#include "widgets/search/searchbox.h"
-#include "widgets/search/searchresultmodel.h"
+#include "tests/model/searchtesting.h"
 
-#include <QAbstractItemModelTester>
-#include <QAbstractItemView>
-#include <QCompleter>
 #include <QElapsedTimer>
-#include <QSignalSpy>
 #include <QTest>
 
 #include <algorithm>
-#include <cstdio>
-#include <random>
 
 using namespace fleetscope;
+using namespace fleetscope::testing;
 using Kind = SearchResult::Kind;
 
 namespace {
-
-// rows × racks per row × nodes per rack × GPUs per node, named as the simulator names them (r01-k02-n03); serials
-// and UUIDs from a fixed seed.
-std::shared_ptr<Topology> makeTopology(uint32_t rows, uint32_t racksPerRow, uint32_t nodesPerRack, uint32_t gpusPerNode)
-{
-    auto t = std::make_shared<Topology>();
-    t->generation = 7;
-    std::mt19937_64 random(42);
-    char name[32];
-    for (uint32_t r = 0; r < rows; ++r) {
-        std::snprintf(name, sizeof name, "r%02u", r + 1);
-        t->rows.push_back({ QString::fromLatin1(name), QStringLiteral("hall-a") });
-        for (uint32_t k = 0; k < racksPerRow; ++k) {
-            Topology::Rack rack;
-            std::snprintf(name, sizeof name, "r%02u-k%02u", r + 1, k + 1);
-            rack.name = QString::fromLatin1(name);
-            rack.row = r;
-            rack.position = k;
-            rack.firstNode = static_cast<uint32_t>(t->nodes.size());
-            rack.nodeCount = nodesPerRack;
-            for (uint32_t n = 0; n < nodesPerRack; ++n) {
-                Topology::Node node;
-                std::snprintf(name, sizeof name, "r%02u-k%02u-n%02u", r + 1, k + 1, n + 1);
-                node.hostname = QString::fromLatin1(name);
-                node.rack = static_cast<uint32_t>(t->racks.size());
-                node.firstGpu = t->gpuCount;
-                node.gpuCount = gpusPerNode;
-                for (uint32_t g = 0; g < gpusPerNode; ++g) {
-                    t->nodeOfGpu.push_back(static_cast<uint32_t>(t->nodes.size()));
-                    // Unique: multiplying by a number coprime to 10^9 permutes 0 .. 10^9 - 1.
-                    const uint64_t serial = (uint64_t { t->gpuCount + g } * 2654435761ULL + 12345U) % 1000000000U;
-                    std::snprintf(name, sizeof name, "1654%09u", static_cast<unsigned>(serial));
-                    t->gpuSerials.emplace_back(name);
-                    const uint64_t a = random();
-                    const uint64_t b = random();
-                    t->gpuUuids.emplace_back(static_cast<uint32_t>(a >> 32U), static_cast<uint16_t>(a >> 16U),
-                        static_cast<uint16_t>(0x4000U | (a & 0xfffU)),
-                        static_cast<uint8_t>(0x80U | ((b >> 56U) & 0x3fU)), static_cast<uint8_t>(b >> 48U),
-                        static_cast<uint8_t>(b >> 40U), static_cast<uint8_t>(b >> 32U), static_cast<uint8_t>(b >> 24U),
-                        static_cast<uint8_t>(b >> 16U), static_cast<uint8_t>(b >> 8U), static_cast<uint8_t>(b));
-                }
-                t->gpuCount += gpusPerNode;
-                t->nodes.push_back(std::move(node));
-            }
-            t->racks.push_back(std::move(rack));
-        }
-    }
-    return t;
-}
-
-// 2 rows × 2 racks × 2 nodes × 4 GPUs; the last rack's nodes renamed to exercise names found inside.
-TopologyPtr smallTopology()
-{
-    auto t = makeTopology(2, 2, 2, 4);
-    t->nodes[6].hostname = QStringLiteral("alpha-1");
-    t->nodes[7].hostname = QStringLiteral("GPU-Box-Alpha");
-    return t;
-}
-
-JobsPtr smallJobs(uint64_t generation = 7)
-{
-    auto jobs = std::make_shared<JobList>();
-    jobs->topologyGeneration = generation;
-    Job llama;
-    llama.id = 4711;
-    llama.name = QStringLiteral("llama-train");
-    llama.owner = QStringLiteral("alice");
-    llama.gpus = { 0, 1, 2, 3, 4, 5, 6, 7 };
-    Job repro;
-    repro.id = 47;
-    repro.name = QStringLiteral("4711-repro");
-    repro.owner = QStringLiteral("bob");
-    repro.gpus = { 8, 9 };
-    Job bert;
-    bert.id = 815;
-    bert.name = QStringLiteral("bert-eval");
-    bert.gpus = { 20 };
-    bert.endTimeMs = 1000;
-    jobs->jobs = { llama, repro, bert };
-    jobs->runningJobOfGpu.assign(32, -1);
-    return jobs;
-}
 
 QString describe(const std::vector<SearchResult> &results)
 {
@@ -129,9 +41,6 @@ private Q_SLOTS:
     void nothingForGarbage_data();
     void nothingForGarbage();
     void jobsOfAnotherGeneration();
-    void modelIsSound();
-    void choosingACompletionEmits();
-    void enterTakesTheBestAndEscClears();
     void millionGpus();
 };
 
@@ -294,99 +203,12 @@ void TestFleetSearch::jobsOfAnotherGeneration()
     QCOMPARE(copy.find(QStringLiteral("r01-k01-n01"), 10).size(), size_t(1));
 }
 
-void TestFleetSearch::modelIsSound()
-{
-    SearchResultModel model;
-    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
-    QCOMPARE(model.rowCount(), 0);
-    model.setQuery(QStringLiteral("r01"));
-    QCOMPARE(model.rowCount(), 0); // no index yet
-    model.setSearch(FleetSearch(smallTopology(), smallJobs()));
-    QCOMPARE(model.rowCount(), 7); // r01, its 2 racks and 4 nodes
-    model.setLimit(3);
-    QCOMPARE(model.rowCount(), 3);
-    const QModelIndex first = model.index(0, 0);
-    QCOMPARE(first.data(Qt::EditRole).toString(), QStringLiteral("r01"));
-    QCOMPARE(first.data(SearchResultModel::KindRole).toInt(), int(Kind::Row));
-    QCOMPARE(first.data(SearchResultModel::IdRole).toULongLong(), 0ULL);
-    QVERIFY(first.data(Qt::DisplayRole).toString().contains(QLatin1String("2 racks")));
-    QCOMPARE(first.data(SearchResultModel::ResultRole).value<SearchResult>(), model.results().front());
-    model.setQuery(QStringLiteral("llama"));
-    QCOMPARE(model.rowCount(), 1);
-    model.setQuery(QStringLiteral("zzqx"));
-    QCOMPARE(model.rowCount(), 0);
-    QCOMPARE(resets.count(), 5);
-}
-
-void TestFleetSearch::choosingACompletionEmits()
-{
-    SearchBox box;
-    box.setSearch(FleetSearch(smallTopology(), smallJobs()));
-    box.show();
-    box.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&box));
-    QSignalSpy chosen(&box, &SearchBox::resultChosen);
-
-    QTest::keyClicks(&box, QStringLiteral("r02-k0"));
-    QAbstractItemView *popup = box.completer()->popup();
-    QTRY_VERIFY(popup->isVisible());
-    QCOMPARE(box.resultModel()->query(), QStringLiteral("r02-k0"));
-    QCOMPARE(popup->model()->rowCount(), int(box.resultModel()->results().size()));
-    QVERIFY(popup->model()->rowCount() >= 3);
-
-    // Down to the second row below the current one (or to the second row when none is current), then Enter.
-    QTest::keyClick(popup, Qt::Key_Down);
-    QTest::keyClick(popup, Qt::Key_Down);
-    const int row = popup->currentIndex().row();
-    QVERIFY(row >= 1);
-    const SearchResult expected = box.resultModel()->results()[size_t(row)];
-    QTest::keyClick(popup, Qt::Key_Return);
-    QTRY_COMPARE(chosen.count(), 1);
-    QCOMPARE(chosen.at(0).at(0).value<SearchResult>(), expected);
-    QTRY_VERIFY(!popup->isVisible());
-    QCOMPARE(box.text(), expected.text);
-}
-
-void TestFleetSearch::enterTakesTheBestAndEscClears()
-{
-    SearchBox box;
-    box.setSearch(FleetSearch(smallTopology(), smallJobs()));
-    box.show();
-    box.activateWindow();
-    QVERIFY(QTest::qWaitForWindowActive(&box));
-    QSignalSpy chosen(&box, &SearchBox::resultChosen);
-
-    box.setText(QStringLiteral("llama")); // pasted: no popup
-    QVERIFY(!box.completer()->popup()->isVisible());
-    QTest::keyClick(&box, Qt::Key_Return);
-    QCOMPARE(chosen.count(), 1);
-    QCOMPARE(chosen.at(0).at(0).value<SearchResult>().id, 4711ULL);
-
-    box.setText(QStringLiteral("zzqx"));
-    QTest::keyClick(&box, Qt::Key_Return);
-    QCOMPARE(chosen.count(), 1); // nothing found, nothing chosen
-
-    QTest::keyClick(&box, Qt::Key_Escape);
-    QVERIFY(box.text().isEmpty());
-
-    // Esc with the popup open closes it first; the second clears.
-    QTest::keyClicks(&box, QStringLiteral("r01"));
-    QTRY_VERIFY(box.completer()->popup()->isVisible());
-    QTest::keyClick(box.completer()->popup(), Qt::Key_Escape);
-    QTRY_VERIFY(!box.completer()->popup()->isVisible());
-    QCOMPARE(box.text(), QStringLiteral("r01"));
-    QTest::keyClick(&box, Qt::Key_Escape);
-    QVERIFY(box.text().isEmpty());
-    QCOMPARE(chosen.count(), 1);
-}
-
 void TestFleetSearch::millionGpus()
 {
     // 64 rows × 32 racks × 64 nodes × 8 GPUs = 1,048,576 GPUs on 131,072 nodes.
     QElapsedTimer timer;
     timer.start();
-    const TopologyPtr t = makeTopology(64, 32, 64, 8);
+    const TopologyPtr t = gridTopology(64, 32, 64, 8);
     QCOMPARE(t->gpuCount, 1048576U);
     qInfo("synthetic topology: %lld ms", static_cast<long long>(timer.restart()));
 
@@ -429,5 +251,5 @@ void TestFleetSearch::millionGpus()
     }
 }
 
-QTEST_MAIN(TestFleetSearch)
+QTEST_GUILESS_MAIN(TestFleetSearch)
 #include "tst_fleetsearch.moc"

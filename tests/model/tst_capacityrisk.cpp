@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Capacity at risk: which racks are in trouble from the health bytes, every GPU of those racks counted, the running
-// jobs with GPUs there; frames and job lists of another generation count nothing. And the summary's offenders by
-// hostname in its CSV.
+// jobs with GPUs there, schedulable units and the healthy GPUs stranded in them; frames and job lists of another
+// generation count nothing. The summary page showing it: tests/widgets/summary/tst_summaryrepeatoffenders.cpp.
 #include "model/capacityrisk.h"
 #include "tests/model/testtopology.h"
-#include "widgets/summary/summaryview.h"
 
-#include <QLabel>
 #include <QTest>
 
 using namespace fleetscope;
@@ -113,34 +111,7 @@ private Q_SLOTS:
         QCOMPARE(risk.gpusAtRisk, 16U);
         QVERIFY(risk.jobs.empty());
     }
-
-    void summaryShowsRiskAndNamesOffenders()
-    {
-        const TopologyPtr topology = makeTopology();
-        SummaryView view;
-        view.setTopology(topology);
-        auto frame = std::make_shared<Frame>();
-        frame->topologyGeneration = topology->generation;
-        frame->health.assign(topology->gpuCount, health::Ok);
-        frame->health[17] = health::Critical;
-        view.setLiveState(frame, nullptr);
-        QCOMPARE(view.capacityAtRisk().gpusAtRisk, 16U);
-        const auto *units = view.findChild<QLabel *>(QStringLiteral("schedulableUnits"));
-        QVERIFY(units != nullptr);
-        QCOMPARE(units->text(),
-            QStringLiteral("Schedulable units: 5 of 6 nodes fully healthy (83.3 %) · 7 healthy GPUs stranded in the "
-                           "others"));
-        auto day = std::make_shared<Summary>();
-        day->fleet.gpuCount = topology->gpuCount;
-        day->offenders = { { 9, 4 }, { 40, 2 } };
-        day->totalFailures = 6;
-        auto week = std::make_shared<Summary>(*day);
-        view.setSummaries(day, week);
-        const QByteArray csv = view.offendersCsv();
-        QVERIFY2(csv.startsWith("gpu,hostname,gpu_on_node,failures,share_of_week_failures\r\n"), csv.constData());
-        QVERIFY2(csv.contains("\r\n9,r01-k01-n02,1,4,"), csv.constData());
-    }
 };
 
-QTEST_MAIN(TestCapacityRisk)
+QTEST_GUILESS_MAIN(TestCapacityRisk)
 #include "tst_capacityrisk.moc"
