@@ -68,11 +68,13 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
             applyMetric();
         }
     });
-    connect(&m_client, &TelemetryClient::stateChanged, this,
-        [this](TelemetryClient::State state) { onStateChanged(state); });
+    connect(&m_client, &TelemetryClient::stateChanged, this, &ConsoleSession::onStateChanged);
     connect(&m_client, &TelemetryClient::topologyChanged, this, &ConsoleSession::onTopologyChanged);
     connect(&m_client, &TelemetryClient::metricsChanged, this, &ConsoleSession::onMetricsChanged);
-    connect(&m_client, &TelemetryClient::jobsChanged, this, &ConsoleSession::updateDrift);
+    connect(&m_client, &TelemetryClient::jobsChanged, this, [this](const JobsPtr &jobs) {
+        updateDrift();
+        Q_EMIT jobsChanged(jobs);
+    });
     connect(&m_client, &TelemetryClient::frameReady, this, &ConsoleSession::onFrame);
     connect(&m_client, &TelemetryClient::errorOccurred, this, &ConsoleSession::problemReported);
 }
@@ -134,12 +136,13 @@ void ConsoleSession::connectTo(const QString &address)
     }
 }
 
-void ConsoleSession::onStateChanged(TelemetryClient::State state)
+void ConsoleSession::onStateChanged(TelemetryClient::State state, const QString &detail)
 {
     // The fleet's event stream ends with the backend; back live, it is followed again.
     if (state == TelemetryClient::State::Live && m_eventStream == 0 && m_client.topology()) {
         followFleetEvents();
     }
+    Q_EMIT connectionChanged(state, detail);
 }
 
 void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
@@ -149,6 +152,7 @@ void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
     }
     followFleetEvents();
     updateDrift();
+    Q_EMIT topologyChanged(topology);
 }
 
 void ConsoleSession::followFleetEvents()

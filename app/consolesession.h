@@ -52,8 +52,18 @@ public:
     // The credentials and CA for the connections connectTo makes (the embedded backend's need none).
     void setChannelSecurity(const ChannelSecurity &security) { m_security = security; }
     const ChannelSecurity &channelSecurity() const { return m_security; }
-    TelemetryClient *client() { return &m_client; }
-    const TelemetryClient *client() const { return &m_client; }
+    // The fleet and what runs on it as the backend last said (null before its first answer), and the newest live
+    // frame: views take them from here (topologyChanged, jobsChanged), never from a client.
+    TopologyPtr topology() const { return m_client.topology(); }
+    JobsPtr jobs() const { return m_client.jobs(); }
+    FramePtr latestFrame() const { return m_client.latestFrame(); }
+    // The backend's catalogue alone; metrics() adds the console's own layers.
+    const std::vector<MetricInfo> &backendMetrics() const { return m_client.metrics(); }
+    // The live connection: where to, its state, and the transport's words for it.
+    using ConnectionState = TelemetryClient::State;
+    QString address() const { return m_client.address(); }
+    ConnectionState connectionState() const { return m_client.state(); }
+    QString connectionDetail() const { return m_client.stateDetail(); }
     // History and events for views (the detail panel), over the connection of the moment.
     HistorySource *historySource() { return &m_historyService; }
     // The executive summary's answers for views: refresh() asks, fetched() hands them over (nothing before connectTo).
@@ -130,13 +140,17 @@ Q_SIGNALS:
     // Information for the status bar, shown for timeoutMs.
     void message(const QString &text, int timeoutMs);
     void historyLoadingChanged(bool loading);
+    // The backend's fleet changed (a new layout, a restarted backend): after the session's own state followed it.
+    void topologyChanged(const fleetscope::TopologyPtr &topology);
+    void jobsChanged(const fleetscope::JobsPtr &jobs);
+    void connectionChanged(fleetscope::TelemetryClient::State state, const QString &detail);
     // connectTo made new connections: views that show what was fetched fetch again.
     void clientsChanged();
     // setMetric, setChangeWindow, setColourMap or setAutoRange changed what the controls should show.
     void displayOptionsChanged();
 
 private:
-    void onStateChanged(TelemetryClient::State state);
+    void onStateChanged(TelemetryClient::State state, const QString &detail);
     void onTopologyChanged(const TopologyPtr &topology);
     void onMetricsChanged();
     void rebuildMetrics();

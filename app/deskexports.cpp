@@ -119,12 +119,12 @@ void DeskExports::exportMap()
 void DeskExports::exportValuesTo(const QString &file)
 {
     const TopologyPtr topology = m_map->navigation()->topology();
-    const FramePtr frame = m_session->client()->latestFrame();
+    const FramePtr frame = m_session->latestFrame();
     if (!topology || !frame) {
         Q_EMIT finished(file, tr("nothing to export yet: no frame has arrived"), {});
         return;
     }
-    const std::vector<MetricInfo> metrics = m_session->client()->metrics();
+    const std::vector<MetricInfo> metrics = m_session->backendMetrics();
     std::vector<uint32_t> gpus = m_map->gpusOfCurrentPlace();
     run(file, [file, topology, frame, metrics, gpus = std::move(gpus)] {
         const QString error = SaveFile::write(file,
@@ -143,7 +143,7 @@ void DeskExports::exportTimeSeriesTo(const QString &file)
     }
     const std::vector<uint32_t> gpus
         = selected >= 0 ? std::vector<uint32_t> { static_cast<uint32_t>(selected) } : m_map->gpusOfCurrentPlace();
-    const std::vector<MetricInfo> metrics = m_session->client()->metrics();
+    const std::vector<MetricInfo> metrics = m_session->backendMetrics();
     const FlightRecorder *recorder = &m_session->recorder(); // outlives the pool: see ~DeskExports
     run(file, [file, topology, gpus, metrics, recorder] {
         // The recorded frames of the last 15 minutes, at most 900 of them, decoded here rather than on the GUI thread.

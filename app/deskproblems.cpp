@@ -58,8 +58,8 @@ DeskProblems::DeskProblems(ConsoleSession *session, MapPage *map, QWidget *paren
     layout->addWidget(m_table, 1);
 
     connect(m_session, &ConsoleSession::fleetEventsChanged, this, &DeskProblems::refresh);
-    connect(m_session->client(), &TelemetryClient::jobsChanged, this, &DeskProblems::refresh);
-    connect(m_session->client(), &TelemetryClient::topologyChanged, this, &DeskProblems::refresh);
+    connect(m_session, &ConsoleSession::jobsChanged, this, &DeskProblems::refresh);
+    connect(m_session, &ConsoleSession::topologyChanged, this, &DeskProblems::refresh);
     // Bursts end and durations grow with time alone.
     m_clock.setInterval(30000);
     connect(&m_clock, &QTimer::timeout, this, &DeskProblems::refresh);
@@ -77,7 +77,7 @@ void DeskProblems::refresh()
         }
     }
     const int64_t now = QDateTime::currentMSecsSinceEpoch();
-    m_model->setProblems(m_session->problems(now), m_session->client()->topology(), m_session->client()->jobs(), now);
+    m_model->setProblems(m_session->problems(now), m_session->topology(), m_session->jobs(), now);
     if (chosen) {
         if (const int row = m_model->rowOf(*chosen); row >= 0) {
             m_table->selectRow(row);
@@ -105,7 +105,7 @@ void DeskProblems::applyFilter()
 void DeskProblems::choose(const QModelIndex &index)
 {
     const Problem *p = m_model->problemAt(index.row());
-    const TopologyPtr topology = m_session->client()->topology();
+    const TopologyPtr topology = m_session->topology();
     if (p == nullptr || !topology) {
         return;
     }

@@ -18,26 +18,25 @@ DeskSearch::DeskSearch(ConsoleSession *session, MapPage *map, SearchBox *box)
     , m_box(box)
 {
     m_box->setEnabled(false); // until the fleet's index is built
-    TelemetryClient *client = session->client();
-    connect(client, &TelemetryClient::topologyChanged, this, [this] {
+    connect(session, &ConsoleSession::topologyChanged, this, [this] {
         m_box->setEnabled(false);
         rebuild();
     });
-    connect(client, &TelemetryClient::jobsChanged, this, [this] {
+    connect(session, &ConsoleSession::jobsChanged, this, [this] {
         if (m_search.topology()) {
-            m_search.setJobs(m_session->client()->jobs());
+            m_search.setJobs(m_session->jobs());
             m_box->setSearch(m_search);
         }
     });
     connect(m_box, &SearchBox::resultChosen, this, &DeskSearch::open);
-    if (client->topology()) {
+    if (session->topology()) {
         rebuild();
     }
 }
 
 void DeskSearch::rebuild()
 {
-    const TopologyPtr topology = m_session->client()->topology();
+    const TopologyPtr topology = m_session->topology();
     if (!topology) {
         return;
     }
@@ -45,7 +44,7 @@ void DeskSearch::rebuild()
     // (it used to take Qt's global pool, whose threads run at the GUI thread's priority and took its core while the
     // fleet's first frame was painted), latest wins.
     m_generation = topology->generation;
-    const JobsPtr jobs = m_session->client()->jobs();
+    const JobsPtr jobs = m_session->jobs();
     m_worker.run([this, topology, jobs]() -> Worker::Result {
         if (topology->generation != m_generation) {
             return {}; // a newer topology has come meanwhile; its own job follows
@@ -53,7 +52,7 @@ void DeskSearch::rebuild()
         FleetSearch search(topology, jobs);
         return [this, search = std::move(search)]() mutable {
             if (m_generation == search.topology()->generation) {
-                search.setJobs(m_session->client()->jobs());
+                search.setJobs(m_session->jobs());
                 m_search = search;
                 m_box->setSearch(std::move(search));
                 m_box->setEnabled(true);
@@ -73,7 +72,7 @@ void DeskSearch::open(const SearchResult &result)
         return;
     }
     // A job's blast radius: its GPUs outlined wherever they are, and the view fitted around them.
-    const JobsPtr jobs = m_session->client()->jobs();
+    const JobsPtr jobs = m_session->jobs();
     const Job *job = nullptr;
     if (jobs) {
         const auto found

@@ -66,14 +66,13 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
         m_bar->setToolTip(message);
     });
 
-    TelemetryClient *client = session->client();
-    connect(client, &TelemetryClient::stateChanged, this, [this](TelemetryClient::State state, const QString &detail) {
+    connect(session, &ConsoleSession::connectionChanged, this, [this](TelemetryClient::State state, const QString &detail) {
         showConnection(QStringLiteral("● ") + detail,
             state == TelemetryClient::State::Live               ? QStringLiteral("#4caf50")
                 : state == TelemetryClient::State::Reconnecting ? QStringLiteral("#e0603a")
                                                                 : QStringLiteral("#d6a400"));
     });
-    connect(client, &TelemetryClient::topologyChanged, this, [this](const TopologyPtr &topology) {
+    connect(session, &ConsoleSession::topologyChanged, this, [this](const TopologyPtr &topology) {
         m_gpus->setText(tr("%L1 GPUs · %L2 nodes · %L3 racks")
                             .arg(topology->gpuCount)
                             .arg(topology->nodes.size())
@@ -131,7 +130,7 @@ void DeskStatus::refresh()
     const bool stale = m_session->isStale();
     const qint64 silentS = m_session->msSinceNewData() / 1000;
     const bool live = m_page->showDataNote(stale,
-        tr("No new data for %1 s (as of %2) · %3").arg(silentS).arg(when, m_session->client()->stateDetail()),
+        tr("No new data for %1 s (as of %2) · %3").arg(silentS).arg(when, m_session->connectionDetail()),
         tr(" (LIVE returns to now)"));
     m_age->setStyleSheet(live && stale ? QStringLiteral("color: #e0603a; font-weight: bold;") : QString());
 }

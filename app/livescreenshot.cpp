@@ -25,7 +25,7 @@ LiveScreenshot::LiveScreenshot(ConsoleSession *session, HeatmapView *map, std::f
         if (m_armed) {
             m_armed = false;
             std::fprintf(stderr, "fleetscope: no live frame arrived within %d s (%s); no screenshot taken\n", timeoutS,
-                qPrintable(m_session->client()->stateDetail()));
+                qPrintable(m_session->connectionDetail()));
             Q_EMIT done(1);
         }
     });

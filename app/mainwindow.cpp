@@ -12,7 +12,6 @@
 #include "app/desktoolbar.h"
 #include "app/firstpaint.h"
 #include "app/mappage.h"
-#include "client/telemetryclient.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "widgets/detail/detailpanel.h"
@@ -107,7 +106,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     });
     // A GPU clicked in the summary's offender lists: the map drills to it, as the problems list does.
     connect(m_summary, &SummaryView::gpuChosen, this, [this](uint32_t gpu) {
-        const TopologyPtr topology = m_session->client()->topology();
+        const TopologyPtr topology = m_session->topology();
         if (!topology || gpu >= topology->gpuCount) {
             return;
         }
@@ -118,15 +117,16 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     connect(m_session->summaries(), &SummaryFetcher::errorOccurred, this,
         [this](const QString &message) { statusBar()->showMessage(message, 15000); });
 
-    TelemetryClient *client = m_session->client();
-    connect(client, &TelemetryClient::topologyChanged, this, [this](const TopologyPtr &topology) {
-        m_summary->setTopology(topology);
+    connect(m_session, &ConsoleSession::topologyChanged, m_summary, &SummaryView::setTopology);
+    // The rollups and the detail show the map's places: they take a new fleet from the map, before a view's place
+    // is opened on it.
+    connect(m_map, &MapPage::topologyChanged, this, [this](const TopologyPtr &topology) {
         m_rollups->setTopology(topology);
         m_detail->setTopology(topology);
     });
-    connect(client, &TelemetryClient::metricsChanged, this,
-        [this] { m_detail->setMetrics(m_session->client()->metrics()); });
-    connect(client, &TelemetryClient::jobsChanged, this, [this] { m_detail->setJobs(m_session->client()->jobs()); });
+    connect(m_session, &ConsoleSession::metricsChanged, this,
+        [this] { m_detail->setMetrics(m_session->backendMetrics()); });
+    connect(m_session, &ConsoleSession::jobsChanged, m_detail, &DetailPanel::setJobs);
     connect(m_session, &ConsoleSession::clientsChanged, this, [this] {
         if (isSummaryShown()) {
             m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch());
@@ -144,7 +144,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         // Capacity at risk is a pass over every GPU: every few seconds, and only while someone can see it.
         if (isSummaryShown() && (!m_riskClock.isValid() || m_riskClock.elapsed() >= 5000)) {
             m_riskClock.start();
-            m_summary->setLiveState(frame, m_session->client()->jobs());
+            m_summary->setLiveState(frame, m_session->jobs());
         }
     });
     connect(m_session, &ConsoleSession::fleetEventsChanged, this,
@@ -254,7 +254,7 @@ void MainWindow::makeDocks()
 
 void MainWindow::onGpuChosen(int gpu)
 {
-    const TopologyPtr topology = m_session->client()->topology();
+    const TopologyPtr topology = m_session->topology();
     if (gpu < 0 || !topology || static_cast<uint32_t>(gpu) >= topology->gpuCount) {
         statusBar()->clearMessage();
         return;
@@ -309,11 +309,6 @@ void MainWindow::closeEvent(QCloseEvent *event)
     QMainWindow::closeEvent(event);
 }
 
-TelemetryClient *MainWindow::client()
-{
-    return m_session->client();
-}
-
 HeatmapView *MainWindow::heatmap() const
 {
     return m_map->heatmap();
@@ -352,7 +347,7 @@ void MainWindow::connectTo(const QString &address)
 
 void MainWindow::openConnectionDialog()
 {
-    const QString current = m_session->client()->address();
+    const QString current = m_session->address();
     ConnectionDialog dialog(current, m_session->channelSecurity(), this);
     if (dialog.exec() != QDialog::Accepted) {
         return;

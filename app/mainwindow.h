@@ -28,7 +28,6 @@ class ReplayController;
 class RollupModel;
 class SearchBox;
 class SummaryView;
-class TelemetryClient;
 class TimelineBar;
 
 // The desk: the console for an engineer at a desk, composed of pages over a ConsoleSession. The map page (place
@@ -43,7 +42,6 @@ public:
     ~MainWindow() override;
 
     ConsoleSession *session() const { return m_session; }
-    TelemetryClient *client();
     HeatmapView *heatmap() const;
     MapPage *mapPage() const { return m_map; }
     void connectTo(const QString &address); // the session to HOST:PORT

@@ -8,7 +8,6 @@
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QDateTime>
-#include <QTimer>
 #include <QVBoxLayout>
 
 #include <utility>
@@ -68,15 +67,15 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
         m_legend->setMetric(m_session->shownMetric(), m_view->colorMap());
     });
     connect(session, &ConsoleSession::frameShown, m_view, [this](const FramePtr &shown) { m_view->setFrame(shown); });
-    TelemetryClient *client = session->client();
-    connect(client, &TelemetryClient::topologyChanged, this, [this](const TopologyPtr &topology) {
+    connect(session, &ConsoleSession::topologyChanged, this, [this](const TopologyPtr &topology) {
         m_view->setTopology(topology);
         m_navigation->setTopology(topology);
-        // After every other receiver of the new topology (the desk's rollups and detail) has taken it: a view's
-        // place and selection go to them too.
-        QTimer::singleShot(0, this, &MapPage::applyPendingView);
+        // What shows places of this map (the desk's rollups and detail) takes the fleet before a view's place and
+        // selection go to it.
+        Q_EMIT topologyChanged(topology);
+        applyPendingView();
     });
-    connect(client, &TelemetryClient::jobsChanged, this, [this] { m_view->setJobs(m_session->client()->jobs()); });
+    connect(session, &ConsoleSession::jobsChanged, m_view, &HeatmapView::setJobs);
     connect(m_navigation, &Navigation::placeChanged, this, &MapPage::onPlaceChanged);
     // Past 100k GPUs a layout is built on a worker: the place and a pending view are placed on the new one.
     connect(m_view, &HeatmapView::layoutReady, this, [this] {
@@ -95,10 +94,10 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
         }
     });
     // A session already running (a second window over it) shows what it has at once.
-    if (const TopologyPtr topology = client->topology()) {
+    if (const TopologyPtr topology = session->topology()) {
         m_view->setTopology(topology);
         m_navigation->setTopology(topology);
-        m_view->setJobs(client->jobs());
+        m_view->setJobs(session->jobs());
     }
     if (!session->shownMetric().id.isEmpty()) {
         m_view->setMetric(session->shownMetric());

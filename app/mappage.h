@@ -50,6 +50,8 @@ Q_SIGNALS:
     void gpuChosen(int gpu);
     // openView changed what is shown and the arrangement.
     void viewOpened();
+    // The map took another fleet (before it opens a pending view's place on it): views of this map's places follow.
+    void topologyChanged(const fleetscope::TopologyPtr &topology);
     void message(const QString &text, int timeoutMs);
 
 private:

@@ -122,15 +122,14 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
             showProblems();
         }
     });
-    TelemetryClient *client = session->client();
-    connect(client, &TelemetryClient::topologyChanged, m_events, &EventsBoard::setTopology);
-    connect(client, &TelemetryClient::topologyChanged, m_summary, &SummaryView::setTopology);
-    m_events->setTopology(client->topology());
-    m_summary->setTopology(client->topology());
+    connect(session, &ConsoleSession::topologyChanged, m_events, &EventsBoard::setTopology);
+    connect(session, &ConsoleSession::topologyChanged, m_summary, &SummaryView::setTopology);
+    m_events->setTopology(session->topology());
+    m_summary->setTopology(session->topology());
     connect(session->summaries(), &SummaryFetcher::fetched, m_summary, &SummaryView::showFetch);
     connect(session, &ConsoleSession::liveFrame, this, [this](const FramePtr &frame) {
         if (m_stack->currentWidget() == m_summary) {
-            m_summary->setLiveState(frame, m_session->client()->jobs());
+            m_summary->setLiveState(frame, m_session->jobs());
         }
     });
     // The header says what the map shows from the first drawn frame: refreshed as soon as anything it names changes.
@@ -144,7 +143,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
         }
     });
     connect(m_session, &ConsoleSession::metricsChanged, this, &WallWindow::refresh);
-    connect(client, &TelemetryClient::topologyChanged, this, &WallWindow::refresh);
+    connect(session, &ConsoleSession::topologyChanged, this, &WallWindow::refresh);
     connect(session->summaries(), &SummaryFetcher::errorOccurred, this, &WallWindow::report);
     connect(m_summary, &SummaryView::refreshed, this, [this] { m_summaryClock.start(); });
     connect(session->replay(), &ReplayController::modeChanged, this, [this](ReplayController::Mode mode) {
@@ -360,7 +359,7 @@ void WallWindow::showPage(int index)
     case WallPage::Kind::Events:
         m_title = tr("Events · the last hour");
         m_events->setEvents(m_session->fleetEvents(), m_wallClock());
-        m_events->setLiveFrame(m_session->client()->latestFrame());
+        m_events->setLiveFrame(m_session->latestFrame());
         m_stack->setCurrentWidget(m_events);
         break;
     }
@@ -374,9 +373,9 @@ void WallWindow::showMapPage(const WallPage &page, bool hottestRow)
     m_title = tr("Whole fleet · %1").arg(metricLabel(metric));
     // Shown again once the metrics' names (and for the hottest row, a frame) have arrived.
     m_waiting = m_session->metrics().empty();
-    const TopologyPtr topology = m_session->client()->topology();
+    const TopologyPtr topology = m_session->topology();
     // The newest live frame, not the one the map shows (which may be a replayed or loaded past one).
-    const FramePtr frame = m_session->client()->latestFrame();
+    const FramePtr frame = m_session->latestFrame();
     if (hottestRow) {
         // The row with the highest 99th percentile: a row with a few hot GPUs outranks one evenly warm, which is
         // what an operator walking to the floor wants to see.
@@ -482,11 +481,11 @@ void WallWindow::refresh()
         m_playlist.isPaused());
     {
         // The quiet line under the title: what is shown, from where, and what comes next.
-        const TopologyPtr topology = m_session->client()->topology();
+        const TopologyPtr topology = m_session->topology();
         const auto &pages = m_playlist.pages();
         const WallPage &next = pages[static_cast<size_t>((m_playlist.current() + 1) % static_cast<int>(pages.size()))];
         QString status = topology ? tr("%L1 GPUs").arg(topology->gpuCount) : tr("no fleet yet");
-        status += tr(" · backend %1").arg(m_session->client()->address());
+        status += tr(" · backend %1").arg(m_session->address());
         status += m_playlist.isPaused()
             ? tr(" · paused (Space resumes)")
             : tr(" · next: %1 in %2 s").arg(WallPage::kindName(next.kind)).arg((m_playlist.remainingMs() + 999) / 1000);
@@ -494,17 +493,16 @@ void WallWindow::refresh()
     }
 
     // The banner: stale data first, then whatever went wrong last, for half a minute.
-    const TelemetryClient *client = m_session->client();
     if (stale) {
         const qint64 age = silentMs / 1000;
         // The client's own detail names the gRPC error in full: too much for a wall, and it is in the log.
-        const QString why = client->state() == TelemetryClient::State::Live
+        const QString why = m_session->connectionState() == TelemetryClient::State::Live
             ? tr("the backend sends nothing new")
-            : tr("backend %1 unreachable, retrying").arg(client->address());
+            : tr("backend %1 unreachable, retrying").arg(m_session->address());
         m_header->setBanner(tr("No new data for %1 s: the map shows the last known state · %2").arg(age).arg(why),
             WallHeader::Tone::Critical);
-    } else if (sample == 0 && client->state() != TelemetryClient::State::Live) {
-        m_header->setBanner(client->stateDetail(), WallHeader::Tone::Warning);
+    } else if (sample == 0 && m_session->connectionState() != TelemetryClient::State::Live) {
+        m_header->setBanner(m_session->connectionDetail(), WallHeader::Tone::Warning);
     } else if (!m_problem.isEmpty() && m_problemClock.isValid() && m_problemClock.elapsed() < problemShownMs) {
         m_header->setBanner(m_problem, WallHeader::Tone::Warning);
     } else {
@@ -512,7 +510,7 @@ void WallWindow::refresh()
     }
     if (m_stack->currentWidget() == m_events) {
         m_events->setEvents(m_session->fleetEvents(), now);
-        m_events->setLiveFrame(m_session->client()->latestFrame());
+        m_events->setLiveFrame(m_session->latestFrame());
     }
     if (m_stack->currentWidget() == m_problems) {
         showProblems();
@@ -523,7 +521,7 @@ void WallWindow::showProblems()
 {
     const qint64 now = m_wallClock();
     m_problems->setProblems(
-        wallProblems(m_session->problems(now)), m_session->client()->topology(), m_session->client()->jobs(), now);
+        wallProblems(m_session->problems(now)), m_session->topology(), m_session->jobs(), now);
 }
 
 void WallWindow::refreshMapNotes(bool stale)

@@ -60,7 +60,7 @@ class TestMainWindow : public QObject
     std::unique_ptr<MainWindow> m_window;
     std::unique_ptr<EmbeddedBackend> m_backend;
 
-    TopologyPtr topology() { return m_window->client()->topology(); }
+    TopologyPtr topology() { return m_window->session()->topology(); }
 
     // Another desk on the same backend, started as a user would start it: without a view, so the last one opens.
     std::unique_ptr<MainWindow> secondWindow()
@@ -172,8 +172,8 @@ private Q_SLOTS:
         QVERIFY2(m_window->navigation()->current() == Place::node(37),
             qPrintable(m_window->navigation()->current().toText() + QLatin1Char(' ') + node.hostname));
 
-        QTRY_VERIFY_WITH_TIMEOUT(m_window->client()->jobs() != nullptr, 30000);
-        const JobsPtr jobs = m_window->client()->jobs();
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->jobs() != nullptr, 30000);
+        const JobsPtr jobs = m_window->session()->jobs();
         const Job *running = nullptr;
         for (const auto &job : jobs->jobs) {
             if (job.isRunning()) {
@@ -288,8 +288,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(!view->replayNote().isEmpty(), 5000);
         QVERIFY(view->staleNote().isEmpty());
         // Live frames keep arriving but do not replace the replayed one.
-        const quint64 before = m_window->client()->latestFrame()->sequence;
-        QTRY_VERIFY_WITH_TIMEOUT(m_window->client()->latestFrame()->sequence > before, 10000);
+        const quint64 before = m_window->session()->latestFrame()->sequence;
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->session()->latestFrame()->sequence > before, 10000);
         QCOMPARE(view->frame()->sampleTimeMs, target);
 
         const FramePtr older = m_window->recorder().frameAt(times.front());
@@ -599,7 +599,7 @@ private Q_SLOTS:
     void framesAreRecorded()
     {
         QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().frameCount() >= 3, 30000);
-        const FramePtr latest = m_window->client()->latestFrame();
+        const FramePtr latest = m_window->session()->latestFrame();
         QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder().latestMs() >= latest->sampleTimeMs, 10000);
         const FramePtr recorded = m_window->recorder().frameAt(latest->sampleTimeMs);
         QVERIFY(recorded != nullptr);

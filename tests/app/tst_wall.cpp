@@ -214,7 +214,7 @@ private Q_SLOTS:
 
         nextPage(); // the hottest row, by p99 of the temperature, computed here from the frame shown
         QCOMPARE(playlist->current(), 1);
-        const TopologyPtr topology = m_session->client()->topology();
+        const TopologyPtr topology = m_session->topology();
         const FramePtr frame = m_window->heatmap()->frame();
         const MetricPlane *temp = frame->plane(QStringLiteral("gpu_temp"));
         QVERIFY(temp != nullptr);
@@ -268,7 +268,7 @@ private Q_SLOTS:
         QCOMPARE(rows.size(), static_cast<qsizetype>(open.size()));
         for (qsizetype i = 0; i < rows.size(); ++i) {
             QVERIFY2(
-                rows[i].startsWith(problemPlace(open[static_cast<size_t>(i)], m_session->client()->topology().get())),
+                rows[i].startsWith(problemPlace(open[static_cast<size_t>(i)], m_session->topology().get())),
                 qPrintable(rows[i]));
         }
         QVERIFY(!m_wall->problems()->grab().isNull());
