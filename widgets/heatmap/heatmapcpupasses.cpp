@@ -4,13 +4,10 @@
 #include "jobs/background.h"
 
 #include <QImage>
-#include <QThread>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <utility>
 
 namespace fleetscope {
@@ -20,61 +17,14 @@ constexpr uint32_t notPlain = HeatmapCpuScreen::notPlain;
 constexpr uint32_t general = HeatmapCpuScreen::general;
 } // namespace
 
-HeatmapCpuPasses::HeatmapCpuPasses()
-{
-    // The GUI thread works too: one helper fewer than cores.
-    m_pool.setMaxThreadCount(std::max(1, QThread::idealThreadCount() - 1));
-    m_backgroundPool.setMaxThreadCount(m_pool.maxThreadCount());
-}
+HeatmapCpuPasses::HeatmapCpuPasses() = default;
 
-HeatmapCpuPasses::~HeatmapCpuPasses()
-{
-    m_pool.waitForDone();
-    m_backgroundPool.waitForDone();
-}
+HeatmapCpuPasses::~HeatmapCpuPasses() = default;
 
 void HeatmapCpuPasses::parallel(int count, const std::function<void(int)> &fn)
 {
-    // The helpers take their share and say they are done under a std::mutex: everything this thread wrote before
-    // is visible to them, and everything they wrote is visible here after, in a way ThreadSanitizer sees too (Qt's
-    // own locks are futexes it does not).
-    struct Shared
-    {
-        std::mutex mutex;
-        std::condition_variable finished;
-        int running = 0;
-    } shared;
-    std::atomic<int> next { 0 };
-    const auto work = [&] {
-        for (int c = next.fetch_add(1); c < count; c = next.fetch_add(1)) {
-            fn(c);
-        }
-    };
-    const bool background = runsInBackground();
-    QThreadPool &pool = background ? m_backgroundPool : m_pool;
-    const int helpers = QThread::idealThreadCount() > 1 ? std::min(pool.maxThreadCount(), count - 1) : 0;
-    {
-        const std::lock_guard<std::mutex> lock(shared.mutex);
-        shared.running = helpers;
-    }
-    for (int i = 0; i < helpers; ++i) {
-        pool.start([&work, &shared, background] {
-            if (background) {
-                runThisThreadInBackground();
-            }
-            {
-                const std::lock_guard<std::mutex> lock(shared.mutex); // after the starter's writes
-            }
-            work();
-            const std::lock_guard<std::mutex> lock(shared.mutex);
-            if (--shared.running == 0) {
-                shared.finished.notify_one();
-            }
-        });
-    }
-    work();
-    std::unique_lock<std::mutex> lock(shared.mutex);
-    shared.finished.wait(lock, [&shared] { return shared.running == 0; });
+    // The GUI thread works too, with one helper fewer than cores; the preparation's thread with its own, lowered.
+    (runsInBackground() ? m_backgroundPool : m_pool).run(count, fn);
 }
 
 int HeatmapCpuPasses::chunkRows(int chunk, int *end) const

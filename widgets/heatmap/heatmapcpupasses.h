@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "jobs/parallelrows.h"
 #include "model/heatmaplayout.h"
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcpuscreen.h"
+#include "widgets/heatmap/heatmappassschedule.h"
 #include "widgets/heatmap/heatmapscene.h"
-
-#include <QThreadPool>
 
 #include <array>
 #include <functional>
@@ -19,8 +19,9 @@ namespace fleetscope {
 // CPU's threads, where OpenGL is a software renderer (Mesa's llvmpipe, softpipe, swrast) or missing. There a
 // full-screen fragment shader that only fetches one texel costs more than filling every pixel here and painting the
 // image with QPainter. Same inputs, the same single-precision arithmetic in the same order, so the same
-// pixels (tst_heatmapview draws every case both ways and compares). HeatmapRenderer decides when each pass runs.
-class HeatmapCpuPasses
+// pixels (tst_heatmapview draws every case both ways and compares). HeatmapPassSchedule decides when passes 1 and 2
+// run; HeatmapCpuRenderer runs pass 3.
+class HeatmapCpuPasses final : public HeatmapPasses
 {
 public:
     HeatmapCpuPasses();
@@ -38,10 +39,10 @@ public:
 
     // Pass 1 over these layout cells; true when a cell's kind or flags changed (which alone pass 2 reads where a GPU
     // covers a pixel or more: else only the values changed, and the colours follow in pass 3).
-    bool resolve(const HeatmapScene &scene, const QRect &cells);
+    bool resolve(const HeatmapScene &scene, const QRect &cells) override;
     // Pass 2 over the whole framebuffer; changedRowsOnly: where a GPU covers a pixel or more, only over the pixels of
     // the layout rows whose kind or flags the last resolve changed (the caller knows nothing else changed).
-    void screen(const HeatmapScene &scene, bool changedRowsOnly = false);
+    void screen(const HeatmapScene &scene, bool changedRowsOnly = false) override;
     // Pass 3 at the scene's mix: the framebuffer as QImage::Format_RGB32 pixels (cpuPack), rows from the top.
     // [*firstRow, *endRow): the rows that may differ from the image the previous call returned.
     const std::vector<uint32_t> &compose(const HeatmapScene &scene, int *firstRow, int *endRow);
@@ -64,9 +65,9 @@ private:
     void addRuns(int y, int first, int last, std::vector<Run> &runs) const;
 
     // Helpers for the GUI thread (pass 3 in a paint) and for the preparation's thread, which runs below it
-    // (model/background.h): a helper lowered once stays lowered, so each kind of caller has its own.
-    QThreadPool m_pool;
-    QThreadPool m_backgroundPool;
+    // (jobs/background.h): a helper lowered once stays lowered, so each kind of caller has its own.
+    ParallelRows m_pool;
+    ParallelRows m_backgroundPool { ParallelRows::defaultHelpers(), ParallelRows::Priority::Background };
     size_t m_gpuCount = 0;
     int m_layoutWidth = 0;
     int m_layoutHeight = 0;

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapcpurenderer.h"
 
-#include "jobs/background.h"
-
 #include <cstring>
 #include <utility>
 
@@ -10,20 +8,15 @@ namespace fleetscope {
 
 HeatmapCpuRenderer::HeatmapCpuRenderer(std::function<void()> ready)
     : m_ready(std::move(ready))
-{
-    m_worker.setMaxThreadCount(1);
-}
+{ }
 
-HeatmapCpuRenderer::~HeatmapCpuRenderer()
-{
-    m_worker.waitForDone(); // its result, posted to m_receiver, is dropped with it
-}
+HeatmapCpuRenderer::~HeatmapCpuRenderer() = default; // m_worker waits for its job; its result is dropped
 
-void HeatmapCpuRenderer::handOver()
+void HeatmapCpuRenderer::waitForWorker()
 {
-    // An empty critical section: what one thread wrote before it is visible to the next thread through it, in a way
-    // ThreadSanitizer follows too (Qt's thread pool and event queue lock with futexes it does not see).
-    const std::lock_guard<std::mutex> lock(m_handover);
+    // What the worker wrote before it said it was done is visible here after (through m_mutex).
+    std::unique_lock lock(m_mutex);
+    m_prepared.wait(lock, [this] { return !m_preparing; });
 }
 
 void HeatmapCpuRenderer::hand(Input input, bool resolves)
@@ -86,7 +79,7 @@ void HeatmapCpuRenderer::apply(const std::vector<Handed> &inputs)
 
 void HeatmapCpuRenderer::applyInputs()
 {
-    m_worker.waitForDone();
+    waitForWorker();
     m_running = false;
     apply(std::exchange(m_inputs, {}));
 }
@@ -94,18 +87,12 @@ void HeatmapCpuRenderer::applyInputs()
 void HeatmapCpuRenderer::prepare(std::vector<Handed> inputs, const HeatmapScene &scene, QSize layoutSize)
 {
     apply(inputs);
-    const QRect cells = m_schedule.resolveCells(scene, layoutSize);
-    const bool flagsChanged = !cells.isEmpty() && m_passes.resolve(scene, cells);
-    if (m_schedule.screenNow(scene, !cells.isEmpty())) {
-        m_passes.screen(scene);
-    } else if (flagsChanged) {
-        m_passes.screen(scene, true); // the pixels of the rows where a GPU's kind or flags changed
-    }
+    m_schedule.run(scene, layoutSize, m_passes);
 }
 
 void HeatmapCpuRenderer::finish(const HeatmapScene &drawn)
 {
-    m_worker.waitForDone();
+    waitForWorker();
     m_running = false;
     const HeatmapScene scene = withoutText(drawn);
     if (!m_inputs.empty() || m_schedule.wouldRun(scene, m_layoutSize)) {
@@ -156,21 +143,30 @@ const QImage &HeatmapCpuRenderer::paint(const HeatmapScene &drawn, double device
                 copyShown(devicePixelRatio);
             }
             m_running = true;
-            handOver();
-            m_worker.start([this, inputs = std::exchange(m_inputs, {}), scene, layoutSize = m_layoutSize]() mutable {
-                runThisThreadInBackground();
-                handOver();
+            const quint64 preparation = ++m_preparation;
+            {
+                const std::lock_guard lock(m_mutex);
+                m_preparing = true;
+            }
+            // On the Worker's thread (lowered, jobs/background.h); its one result comes back on this one, unless
+            // finish() or another preparation came first.
+            m_worker.run([this, preparation, inputs = std::exchange(m_inputs, {}), scene,
+                             layoutSize = m_layoutSize]() mutable -> Worker::Result {
                 prepare(std::move(inputs), scene, layoutSize);
-                handOver();
-                // Through a Handover (a std::mutex), not a queued functor: ThreadSanitizer follows it
-                // (model/handover.h).
-                m_receiver.post([this] {
-                    handOver();
+                {
+                    const std::lock_guard lock(m_mutex);
+                    m_preparing = false;
+                }
+                m_prepared.notify_all();
+                return [this, preparation] {
+                    if (preparation != m_preparation) {
+                        return; // finish() or applyInputs() waited for it, and another was started since
+                    }
                     m_running = false;
                     m_resolveCount = m_schedule.resolveCount();
                     m_screenCount = m_schedule.screenCount();
                     m_ready();
-                });
+                };
             });
             return m_showingCopy ? m_shown.image() : m_none;
         }

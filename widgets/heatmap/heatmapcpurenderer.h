@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "jobs/handover.h"
+#include "jobs/worker.h"
 #include "widgets/heatmap/heatmapcpupasses.h"
 #include "widgets/heatmap/heatmapimagebuffer.h"
 #include "widgets/heatmap/heatmappassschedule.h"
 
 #include <QImage>
-#include <QObject>
-#include <QThreadPool>
 
+#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -17,14 +16,15 @@
 namespace fleetscope {
 
 // The heatmap drawn without OpenGL: the three passes on the CPU's threads (HeatmapCpuPasses) into an image that
-// HeatmapView paints with QPainter. Chosen where OpenGL is a software renderer or missing: there the window is
+// HeatmapCpuSurface paints with QPainter. Chosen where OpenGL is a software renderer or missing: there the window is
 // composed by Qt's raster engine instead of through OpenGL, and no paint waits for a software rasteriser.
 //
-// What a new frame, layout or view costs (the inputs handed over, pass 1, pass 2: HeatmapPassSchedule) runs on a
-// worker thread of its own, so that the GUI thread never waits for it: meanwhile a paint shows the image as it was,
-// and `ready` is called (on the thread that made this object) when the new one can be shown. Pass 3, the colours
-// at the paint's point of the morph, runs in the paint itself: a few ms, so an animation repaint or a hover costs
-// only that. Inputs are copied when handed over, so the caller's may change at once.
+// What a new frame, layout or view costs (the inputs handed over, pass 1, pass 2: HeatmapPassSchedule runs them on
+// HeatmapCpuPasses) runs on a Worker of its own, so that the GUI thread never waits for it: meanwhile a paint shows
+// the image as it was, and `ready` is called (on the thread that made this object) when the new one can be shown, the
+// preparation's one result handed back through the Worker. Pass 3, the colours at the paint's point of the morph,
+// runs in the paint itself: a few ms, so an animation repaint or a hover costs only that. Inputs are copied when
+// handed over, so the caller's may change at once.
 class HeatmapCpuRenderer final : public HeatmapInputs
 {
 public:
@@ -70,8 +70,8 @@ private:
         bool resolves; // pass 1 reads what it changes
     };
     void hand(Input input, bool resolves);
-    void handOver(); // between the GUI thread and the worker, both ways
     void apply(const std::vector<Handed> &inputs);
+    void waitForWorker(); // until no preparation runs there
     // Applies the inputs, runs passes 1 and 2 as the schedule says; on the worker, or in finish or a synchronous
     // paint. layoutSize: the layout's once the inputs are applied.
     void prepare(std::vector<Handed> inputs, const HeatmapScene &scene, QSize layoutSize);
@@ -80,13 +80,18 @@ private:
 
     std::function<void()> m_ready;
     bool m_asynchronous = true;
-    // Owned by the worker while a preparation runs (m_running), else by the GUI thread.
+    // Owned by the worker while a preparation runs (m_preparing), else by the GUI thread; handed over through the
+    // Worker's mutex one way and m_mutex the other.
     HeatmapCpuPasses m_passes;
     HeatmapPassSchedule m_schedule;
+    std::mutex m_mutex;
+    std::condition_variable m_prepared;
+    bool m_preparing = false; // guarded by m_mutex
     // The GUI thread's.
     QSize m_layoutSize { 1, 1 }; // once the inputs handed over are applied
     std::vector<Handed> m_inputs; // handed over since the last preparation, in order
-    bool m_running = false;
+    bool m_running = false; // a preparation's result is still to come
+    quint64 m_preparation = 0; // the latest one started
     bool m_current = false;
     QImage m_image; // over m_passes' pixels
     HeatmapImageBuffer m_shown; // a copy of it, shown while a preparation runs if m_showingCopy
@@ -94,9 +99,7 @@ private:
     const QImage m_none; // shown while a preparation runs and there is no copy: the map's background
     quint64 m_resolveCount = 0;
     quint64 m_screenCount = 0;
-    std::mutex m_handover; // see handOver()
-    QThreadPool m_worker;
-    Handover m_receiver; // the worker's results arrive through it
+    Worker m_worker; // last: goes first, waiting for the preparation under way
 };
 
 } // namespace fleetscope

@@ -66,6 +66,17 @@ bool HeatmapPassSchedule::screenNow(const HeatmapScene &scene, bool cellsOnly)
     return true;
 }
 
+void HeatmapPassSchedule::run(const HeatmapScene &scene, const QSize &layout, HeatmapPasses &passes)
+{
+    const QRect cells = resolveCells(scene, layout);
+    const bool flagsChanged = !cells.isEmpty() && passes.resolve(scene, cells);
+    if (screenNow(scene, !cells.isEmpty())) {
+        passes.screen(scene, false);
+    } else if (flagsChanged) {
+        passes.screen(scene, true); // the pixels of the rows where a GPU's kind or flags changed
+    }
+}
+
 bool HeatmapPassSchedule::wouldRun(const HeatmapScene &scene, const QSize &layout) const
 {
     const QRect visible = visibleCells(scene, layout);

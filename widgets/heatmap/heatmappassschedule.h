@@ -37,6 +37,17 @@ public:
     virtual quint64 screenCount() const = 0;
 };
 
+// The passes as the CPU runs them (HeatmapCpuPasses), for HeatmapPassSchedule::run to drive.
+class HeatmapPasses
+{
+public:
+    virtual ~HeatmapPasses() = default;
+    // Pass 1 over these layout cells; true when a cell's kind or flags changed.
+    virtual bool resolve(const HeatmapScene &scene, const QRect &cells) = 0;
+    // Pass 2 over the whole framebuffer, or only over the rows whose cells' kind or flags the last resolve changed.
+    virtual void screen(const HeatmapScene &scene, bool changedRowsOnly) = 0;
+};
+
 // When the heatmap's passes run, the same for the shaders and the CPU: pass 1 (one result per layout cell) when the
 // data, layout, marks or focus changed or cells it has not resolved come on screen; pass 2 (one per pixel) when that,
 // the placement, the range, the selection or the text over the map changed; pass 3 on every paint.
@@ -59,6 +70,9 @@ public:
     // for this paint, and the caller redoes pass 2 itself where it changed a cell's kind or flags, which alone pass 2
     // reads of a cell where a GPU covers a pixel or more (the CPU's passes; the shaders run it whole).
     bool screenNow(const HeatmapScene &scene, bool cellsOnly = false);
+    // Runs passes 1 and 2 as this scene needs them, pass 2 only over the rows where pass 1 changed a cell's kind or
+    // flags when nothing else it reads changed (the CPU's passes; the shaders use resolveCells and screenNow).
+    void run(const HeatmapScene &scene, const QSize &layout, HeatmapPasses &passes);
     // Whether resolveCells or screenNow would run anything for this scene now (counting nothing).
     bool wouldRun(const HeatmapScene &scene, const QSize &layout) const;
     quint64 resolveCount() const { return m_resolveCount; }
