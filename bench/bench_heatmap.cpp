@@ -66,24 +66,47 @@ double elapsedMs(const QElapsedTimer &timer)
 }
 
 // The map's paint as the console runs it (the shaders on OpenGL, or the CPU's passes and QPainter), plus glFinish
-// on OpenGL so that the time is the GPU's (or llvmpipe's) work, not just the time to queue it.
+// on OpenGL so that the time is the GPU's (or llvmpipe's) work, not just the time to queue it: from the paint event of
+// the map's surface (the view's child) to mapPainted, which the surface's paint emits once it has drawn.
 class TimedHeatmapView : public HeatmapView
 {
 public:
-    TimedHeatmapView() { setBackgroundPreparation(false); } // all of a new frame's work inside the paint timed
+    TimedHeatmapView()
+    {
+        setBackgroundPreparation(false); // all of a new frame's work inside the paint timed
+        for (QWidget *surface : findChildren<QWidget *>(Qt::FindDirectChildrenOnly)) {
+            surface->installEventFilter(this);
+        }
+        connect(this, &HeatmapView::mapPainted, this, [this] {
+            if (QOpenGLContext *context = QOpenGLContext::currentContext()) {
+                context->functions()->glFinish();
+            }
+            if (m_timer.isValid()) {
+                paintMs.push_back(elapsedMs(m_timer));
+                m_timer.invalidate();
+            }
+        });
+    }
     std::vector<double> paintMs;
 
 protected:
-    void paintMap() override
+    bool eventFilter(QObject *watched, QEvent *event) override
     {
-        QElapsedTimer timer;
-        timer.start();
-        HeatmapView::paintMap();
-        if (QOpenGLContext *context = QOpenGLContext::currentContext()) {
-            context->functions()->glFinish();
+        if (event->type() == QEvent::Paint) {
+            m_timer.start();
         }
-        paintMs.push_back(elapsedMs(timer));
+        return HeatmapView::eventFilter(watched, event);
     }
+    void childEvent(QChildEvent *event) override
+    {
+        if (event->added() && event->child()->isWidgetType()) {
+            event->child()->installEventFilter(this); // the surface
+        }
+        HeatmapView::childEvent(event);
+    }
+
+private:
+    QElapsedTimer m_timer;
 };
 
 // The naive baseline: the whole layout as a QImage (one pixel per cell) filled on the CPU for each frame, drawn

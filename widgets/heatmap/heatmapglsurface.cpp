@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapglsurface.h"
 
-#include "widgets/heatmap/heatmapview.h"
-
 #include <QLoggingCategory>
 #include <QOffscreenSurface>
 #include <QOpenGLContext>
 #include <QOpenGLFunctions>
+#include <QPainter>
 
 #include <utility>
 
@@ -14,9 +13,9 @@ Q_DECLARE_LOGGING_CATEGORY(lcHeatmap)
 
 namespace fleetscope {
 
-HeatmapGlSurface::HeatmapGlSurface(HeatmapView *view)
-    : QOpenGLWidget(view)
-    , m_view(view)
+HeatmapGlSurface::HeatmapGlSurface(HeatmapSceneSource &source, QWidget *parent)
+    : QOpenGLWidget(parent)
+    , m_source(source)
 {
     // The view under it takes the mouse, the keyboard and the tooltips.
     setAttribute(Qt::WA_TransparentForMouseEvents);
@@ -58,6 +57,22 @@ QString HeatmapGlSurface::probe()
     return found;
 }
 
+QString HeatmapGlSurface::description() const
+{
+    return m_ready ? tr("shaders on %1").arg(m_renderer.description()) : tr("shaders (OpenGL not ready)");
+}
+
+void HeatmapGlSurface::uploadPending()
+{
+    if (!m_source.hasMap() || !m_ready) {
+        return;
+    }
+    makeCurrent();
+    m_source.upload(m_renderer);
+    context()->functions()->glFinish();
+    doneCurrent();
+}
+
 bool HeatmapGlSurface::probeIsSoftware()
 {
     const QString r = probe().toLower();
@@ -78,12 +93,26 @@ void HeatmapGlSurface::initializeGL()
     if (m_ready && !std::exchange(said, true)) {
         qCInfo(lcHeatmap, "heatmap drawn by shaders on %s", qPrintable(m_renderer.description()));
     }
-    m_view->surfaceReset(m_ready);
+    m_source.uploadAgain();
+    if (!m_ready) {
+        Q_EMIT shadersFailed();
+    }
 }
 
 void HeatmapGlSurface::paintGL()
 {
-    m_view->paintMap();
+    if (!m_ready || !m_source.hasMap()) {
+        QPainter painter(this);
+        paintPlaceholder(painter, rect(), font(),
+            m_ready ? tr("Waiting for the fleet's topology…") : tr("OpenGL 3.3 or ES 3.0 is needed"));
+        painter.end();
+        Q_EMIT painted(false, false);
+        return;
+    }
+    m_source.upload(m_renderer);
+    const HeatmapScene scene = m_source.scene(size(), devicePixelRatioF(), font());
+    m_renderer.paint(scene);
+    Q_EMIT painted(true, scene.morphing);
 }
 
 void HeatmapGlSurface::release()

@@ -2,24 +2,30 @@
 #pragma once
 
 #include "widgets/heatmap/heatmaprenderer.h"
+#include "widgets/heatmap/heatmapsurface.h"
 
 #include <QOpenGLWidget>
 
 namespace fleetscope {
 
-class HeatmapView;
-
-// The map's OpenGL surface, used where OpenGL runs on a graphics card: a QOpenGLWidget child filling HeatmapView
-// (which keeps the input, the camera and the state) and painting through HeatmapView::paintMap. It owns the GL
-// objects (HeatmapRenderer) for its context's life.
-class HeatmapGlSurface final : public QOpenGLWidget
+// The map's OpenGL surface, used where OpenGL runs on a graphics card: a QOpenGLWidget that pulls each paint's scene
+// from its source and draws it with the shaders. It owns the GL objects (HeatmapRenderer) for its context's life, and
+// has the source hand everything over again when a context is made.
+class HeatmapGlSurface final : public QOpenGLWidget, public HeatmapSurface
 {
     Q_OBJECT
 public:
-    explicit HeatmapGlSurface(HeatmapView *view);
+    HeatmapGlSurface(HeatmapSceneSource &source, QWidget *parent);
     ~HeatmapGlSurface() override;
 
-    HeatmapRenderer &renderer() { return m_renderer; }
+    Kind kind() const override { return Kind::Gpu; }
+    QWidget *widget() override { return this; }
+    void requestPaint() override { update(); }
+    void uploadPending() override;
+    QImage grabMap() override { return grabFramebuffer(); }
+    QString description() const override;
+    quint64 resolveCount() const override { return m_renderer.resolveCount(); }
+    quint64 screenCount() const override { return m_renderer.screenCount(); }
     // The shaders compiled and the textures exist.
     bool isReady() const { return m_ready; }
 
@@ -29,6 +35,12 @@ public:
     // Whether that OpenGL rasterises on the CPU (Mesa's llvmpipe, softpipe, swrast) or is missing.
     static bool probeIsSoftware();
 
+Q_SIGNALS:
+    // After each paint; map: the fleet was drawn (not a placeholder), morphing: at a point of a morph before its end.
+    void painted(bool map, bool morphing);
+    // The shaders failed to build in a new context: nothing but a placeholder can be drawn here.
+    void shadersFailed();
+
 protected:
     void initializeGL() override;
     void paintGL() override;
@@ -36,7 +48,7 @@ protected:
 private:
     void release();
 
-    HeatmapView *m_view;
+    HeatmapSceneSource &m_source;
     HeatmapRenderer m_renderer;
     bool m_ready = false;
     QMetaObject::Connection m_contextDestroyed;

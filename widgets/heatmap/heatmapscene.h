@@ -11,8 +11,8 @@ class QImage;
 
 namespace fleetscope {
 
-// What the heatmap draws in one paint, as HeatmapView hands it to HeatmapRenderer: where the layout sits in the
-// framebuffer, the morph between two frames, the range and what is drawn over the cells.
+// What the heatmap draws in one paint, as a surface pulls it (HeatmapSceneSource) and hands it to its renderer: where
+// the layout sits in the framebuffer, the morph between two frames, the range and what is drawn over the cells.
 struct HeatmapScene
 {
     QSize framebuffer; // physical pixels
@@ -21,6 +21,7 @@ struct HeatmapScene
     double cellSize = 1; // physical pixels per cell
     QSize layoutSize;
     float mix = 1; // 0 = the previous frame .. 1 = the current one
+    bool morphing = false; // mix < 1: the next paint differs
     bool hasData = false;
     bool hasPrevious = false;
     float rangeMin = 0;

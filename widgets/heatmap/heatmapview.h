@@ -1,36 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "jobs/worker.h"
 #include "model/fleetmodel.h"
 #include "model/heatmaplayout.h"
-#include "jobs/worker.h"
 #include "widgets/heatmap/colormap.h"
 #include "widgets/heatmap/heatmapcamera.h"
-#include "widgets/heatmap/heatmapoverlay.h"
-#include "widgets/heatmap/heatmapscene.h"
+#include "widgets/heatmap/heatmaplayoutjob.h"
+#include "widgets/heatmap/heatmapmapstate.h"
+#include "widgets/heatmap/heatmapscenebuilder.h"
 
 #include <QImage>
-#include <QThreadPool>
 #include <QTimer>
 #include <QWidget>
 
-#include <atomic>
 #include <ctime>
 #include <functional>
 #include <memory>
 
 namespace fleetscope {
 
-class HeatmapCpuRenderer;
-class HeatmapGlSurface;
-class HeatmapInputs;
+class HeatmapSurface;
 
-// The fleet heatmap: every GPU one cell. This widget is the glue: input, tooltip, animation pacing, the layout
-// (built on a worker thread for big fleets); HeatmapCamera places the layout in the window, and one of two renderers
-// draws it: the shaders (HeatmapRenderer, on a QOpenGLWidget child, HeatmapGlSurface) where OpenGL runs on a
-// graphics card, else the same passes on the CPU's threads (HeatmapCpuRenderer) painted with QPainter, so that the
-// window holds no OpenGL at all and Qt composes it without a software rasteriser. A new frame is one contiguous
-// copy of the selected metric's plane and the health bytes; the layout is handed over once per topology generation.
+// The fleet heatmap: every GPU one cell. This widget is the glue: input and tooltip, the camera (HeatmapCamera places
+// the layout in the window), the text over the map, animation pacing, and which surface draws: the shaders on a
+// QOpenGLWidget child (HeatmapGlSurface) where OpenGL runs on a graphics card, else the same passes on the CPU's
+// threads (HeatmapCpuSurface), so that the window holds no OpenGL at all and Qt composes it without a software
+// rasteriser. What is shown is HeatmapMapState; its layout is built by HeatmapLayoutJob (on a worker thread for big
+// fleets); a surface pulls its scene from HeatmapSceneBuilder when it paints.
 class HeatmapView : public QWidget
 {
     Q_OBJECT
@@ -39,7 +36,7 @@ public:
     static constexpr double maxCellSize = HeatmapCamera::maxCellSize;
     // Fleets up to this size are laid out at once, on the GUI thread (a few ms); bigger ones on a worker thread,
     // the old layout drawn meanwhile (see isLayoutPending).
-    static constexpr uint32_t syncLayoutGpus = 100'000;
+    static constexpr uint32_t syncLayoutGpus = HeatmapLayoutJob::syncGpus;
 
     explicit HeatmapView(QWidget *parent = nullptr);
     // Asks for the OpenGL the shaders need (3.3 core, or ES 3.0 where Qt uses GLES); call before QApplication.
@@ -60,21 +57,21 @@ public:
     // Where GPUs sit: the floor plan (rows and racks as on the floor), compact (fleet order, filling the window), or
     // grouped by job (each running job's GPUs together, idle GPUs last). Compact and by-job follow the window's
     // shape; by-job follows the jobs.
-    enum class Arrangement { FloorPlan, Compact, ByJob };
+    using Arrangement = HeatmapArrangement;
     void setArrangement(Arrangement arrangement);
-    Arrangement arrangement() const { return m_arrangement; }
+    Arrangement arrangement() const { return m_state.arrangement(); }
     // The jobs running on the fleet: the tooltip names a GPU's job, and the by-job arrangement groups by them.
     void setJobs(const JobsPtr &jobs);
-    JobsPtr jobs() const { return m_jobs; }
+    JobsPtr jobs() const { return m_state.jobs(); }
 
-    TopologyPtr topology() const { return m_topology; }
-    FramePtr frame() const { return m_frame; }
-    const MetricInfo &metric() const { return m_metric; }
-    const ColorMap &colorMap() const { return m_colorMap; }
-    const HeatmapLayout &layout() const { return *m_layout; }
+    TopologyPtr topology() const { return m_state.topology(); }
+    FramePtr frame() const { return m_state.frame(); }
+    const MetricInfo &metric() const { return m_state.metric(); }
+    const ColorMap &colorMap() const { return m_state.colorMap(); }
+    const HeatmapLayout &layout() const { return m_state.layout(); }
     // A layout for the current topology, arrangement, jobs and window shape is being built on a worker thread; the
     // one shown until now stays until layoutReady. Never true for fleets up to syncLayoutGpus.
-    bool isLayoutPending() const { return m_layoutPending; }
+    bool isLayoutPending() const { return m_layoutJob.isPending(); }
 
     // Geometry, in widget (logical) coordinates: the GPU under a point (-1 for none) and a GPU's cell.
     int gpuAt(const QPointF &pos) const;
@@ -112,28 +109,27 @@ public:
     void setMarkedGpus(const std::vector<uint32_t> &gpus);
     // GPUs [first, first + count) in focus (a drill-down's place), the others dimmed; count 0 = all in focus.
     void setFocusRange(uint32_t first, uint32_t count);
-    size_t markedGpuCount() const { return m_markCount; }
-    // When a pixel covers several GPUs (more GPUs than pixels), it shows the worst of them or their mean.
-    enum class Aggregation { Worst, Mean };
+    size_t markedGpuCount() const { return m_state.markedGpuCount(); }
+    using Aggregation = HeatmapAggregation;
     // Between two frames the map morphs from one to the other at the display's rate (thermal waves move instead of
     // jumping); off for weak wall-display machines.
     void setAnimated(bool animated);
-    bool isAnimated() const { return m_animated; }
+    bool isAnimated() const { return m_state.isAnimated(); }
     // How far the displayed state is from the previous frame to the current one, 0..1 (1 when not animating).
     double interpolation() const;
     // Text over the map (row, rack and job names, values) up to this many times its usual size: a wall display is
     // read from across a room. 1 by default.
     void setLabelScale(double scale);
-    double labelScale() const { return m_labelScale; }
+    double labelScale() const { return m_state.labelScale(); }
     // Marks the data shown as old (a dot pattern over the map and a banner with the note); empty = fresh.
     void setStaleNote(const QString &note);
-    QString staleNote() const { return m_staleNote; }
+    QString staleNote() const { return m_state.staleNote(); }
     // Marks the data shown as a replay or a comparison on purpose (a blue banner, no pattern); empty = none.
     void setReplayNote(const QString &note);
-    QString replayNote() const { return m_replayNote; }
+    QString replayNote() const { return m_state.replayNote(); }
     // The selected GPU (-1 for none), drawn with a ring; a click selects, and emits gpuSelected.
     void setSelectedGpu(int gpu);
-    int selectedGpu() const { return m_selectedGpu; }
+    int selectedGpu() const { return m_state.selectedGpu(); }
     // Monotonic milliseconds used for the interpolation; tests drive it.
     void setClock(std::function<qint64()> clock);
     // Wall-clock milliseconds since the epoch, for the data's age in the tooltip; tests drive it.
@@ -142,7 +138,7 @@ public:
     // does (a software renderer), so that animating costs at most about a third of a core.
     int animationInterval() const { return m_animationTimer.interval(); }
     void setAggregation(Aggregation aggregation);
-    Aggregation aggregation() const { return m_aggregation; }
+    Aggregation aggregation() const { return m_state.aggregation(); }
     bool isFitted() const { return camera().isFitted(); }
     // Physical pixels per GPU cell now.
     double cellSize() const { return camera().placement().cellSize; }
@@ -168,11 +164,11 @@ Q_SIGNALS:
     void layoutReady();
     // A paint of the map has reached the window (after the swap on OpenGL, after the paint event on the CPU).
     void framePresented();
+    // The map has been drawn on its surface, in that surface's paint (before it reaches the window; with OpenGL's
+    // context current): benchmarks time the paint up to here.
+    void mapPainted();
 
 protected:
-    // One paint of the map, on whichever surface draws it (the OpenGL child's paintGL, this widget's paint event);
-    // benchmarks time it.
-    virtual void paintMap();
     void paintEvent(QPaintEvent *event) override;
     void mouseMoveEvent(QMouseEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
@@ -186,82 +182,41 @@ protected:
     bool event(QEvent *event) override;
 
 private:
-    friend class HeatmapGlSurface;
     const HeatmapCamera &camera() const; // m_camera, told the window's size and the layout's first
     HeatmapCamera &camera();
-    void redraw(); // a repaint of whichever surface draws
-    // The OpenGL surface's context is (re)initialised: everything is to be handed over again; ready false: no
-    // shaders there, so the CPU draws unless the shaders were asked for by name.
-    void surfaceReset(bool ready);
-    HeatmapInputs *inputs(); // the renderer in use, null while OpenGL is not initialised
-    void uploadDirty(); // whatever changed since the last upload
-    void finishCpuPasses(); // on the CPU, the current state prepared now, for the next paint
-    HeatmapScene scene(const HeatmapCamera::Placement &p, QSize framebuffer, double mix) const;
+    void redraw(); // a paint of the surface
+    template <typename Surface> void adopt(Surface *surface); // the new surface, filling the view
+    void surfacePainted(bool map, bool morphing); // after each paint of the surface: counts, pacing
     QSize framebufferSize() const; // physical pixels
-    void updateOverlay(const HeatmapCamera::Placement &p); // the text over the map, for the renderer
     void pace(); // after a paint: the animation's rate from its measured cost
     void relayout(); // the layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
-    void applyLayout(std::shared_ptr<const HeatmapLayout> layout);
+    void applyLayout(std::shared_ptr<const HeatmapLayout> layout, bool builtOffThread);
     double layoutAspect() const;
 
-    TopologyPtr m_topology;
-    FramePtr m_frame;
-    MetricInfo m_metric;
-    ColorMap m_colorMap;
-    // Shared with the CPU renderer's preparation thread, which reads the cells (never changed once built).
-    std::shared_ptr<const HeatmapLayout> m_layout = std::make_shared<const HeatmapLayout>();
-    Arrangement m_arrangement = Arrangement::FloorPlan;
-    JobsPtr m_jobs;
+    HeatmapMapState m_state; // what is shown
+    mutable HeatmapCamera m_camera;
+    HeatmapSceneBuilder m_scenes { m_state, m_camera }; // what the surface pulls, the text over the map with it
     QTimer m_relayoutTimer; // coalesces the relayouts a window resize asks for
     QTimer m_reserveTimer; // coalesces growing the image buffers to the map's new size (reserveBuffers)
-    // Layouts of big fleets: built one at a time on m_layoutPool; only the latest generation is applied.
-    QThreadPool m_layoutPool;
-    std::atomic<quint64> m_layoutGeneration { 0 }; // written on the GUI thread, read by the worker to skip stale work
-    bool m_layoutPending = false;
     bool m_hasPendingPosition = false; // setViewPosition while a layout is pending: applied with it
     ViewPosition m_pendingPosition;
-    mutable HeatmapCamera m_camera;
     int m_hoveredGpu = -1;
-    QString m_staleNote;
-    double m_labelScale = 1;
-    QString m_replayNote;
-    int m_selectedGpu = -1;
     QPointF m_pressedAt;
-    Aggregation m_aggregation = Aggregation::Worst;
     QPointF m_dragFrom;
     bool m_dragging = false;
     quint64 m_paintCount = 0;
 
-    // One of the two renderers: the OpenGL child (its GL state touched only with its context current), or the CPU.
+    // What draws: a child filling the view, the shaders' or the CPU's.
     Passes m_requestedPasses = Passes::Auto;
-    HeatmapGlSurface *m_glSurface = nullptr;
-    std::unique_ptr<HeatmapCpuRenderer> m_cpu;
+    HeatmapSurface *m_surface = nullptr;
     bool m_backgroundPreparation = true;
-    HeatmapOverlayCache m_overlay; // the text over the map, redrawn only when it changes
-    std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
-    size_t m_markCount = 0;
-    uint32_t m_focusFirst = 0;
-    uint32_t m_focusCount = 0;
-    bool m_marksDirty = false;
-    bool m_topologyDirty = false; // (re)allocate the dense-order textures for the fleet size
-    bool m_layoutDirty = false;
-    bool m_frameDirty = false;
-    bool m_colorMapDirty = true;
-    bool m_hasData = false;
-    bool m_hasPrevious = false; // the other data texture holds the previous frame of the same metric
-    bool m_frameIsNew = false; // the pending upload is a new frame (shift textures), not a new metric
 
-    // Interpolation between the previous and the current frame, over the time between their samples.
-    bool m_animated = true;
-    std::function<qint64()> m_clock;
-    qint64 m_transitionStart = 0;
-    qint64 m_transitionMs = 1000;
     QTimer m_animationTimer;
-    std::function<qint64()> m_wallClock;
     // Pacing of the animation by its CPU cost (see pace()).
     std::clock_t m_paceStart = 0;
     int m_paceFrames = 0;
     double m_frameCpuMs = 0;
+    HeatmapLayoutJob m_layoutJob; // calls applyLayout; goes before the state it writes
     Worker m_bufferWorker; // allocates and touches the image buffers' memory (reserveBuffers); last, so first to go
 };
 

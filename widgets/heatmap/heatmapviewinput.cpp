@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // HeatmapView's input: mouse, wheel, keys and pinch zoom and pan through the camera, hover and click pick a GPU, and
-// the tooltip that describes it. The rest of the widget is in heatmapview.cpp.
+// the tooltip that describes it (HeatmapMapState::describeGpu). The rest of the widget is in heatmapview.cpp.
 #include "widgets/heatmap/heatmapview.h"
 
-#include <QDateTime>
 #include <QHelpEvent>
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -14,60 +13,6 @@
 #include <cmath>
 
 namespace fleetscope {
-
-namespace {
-QString formatValue(float value, const QString &unit)
-{
-    if (std::isnan(value)) {
-        return QStringLiteral("no value");
-    }
-    const int decimals = std::abs(value) >= 100 ? 0 : 1;
-    return QString::number(value, 'f', decimals) + QLatin1Char(' ') + unit;
-}
-} // namespace
-
-QString HeatmapView::describeGpu(int gpu) const
-{
-    if (!m_topology || gpu < 0 || static_cast<uint32_t>(gpu) >= m_topology->gpuCount) {
-        return {};
-    }
-    const auto &node = m_topology->nodeOf(static_cast<uint32_t>(gpu));
-    const float value = valueOf(gpu);
-    // A layer of categories names the GPU's; a metric gives its value.
-    const auto category = static_cast<qsizetype>(std::isnan(value) ? -1.0F : std::round(value));
-    const QString shown = !m_metric.categories.isEmpty() && category >= 0 && category < m_metric.categories.size()
-        ? m_metric.categories[category]
-        : formatValue(value, m_metric.unit);
-    QString text = QStringLiteral("<b>%1</b> GPU %2<br>%3: %4")
-                       .arg(node.hostname)
-                       .arg(static_cast<uint32_t>(gpu) - node.firstGpu)
-                       .arg(m_metric.name.toHtmlEscaped(), shown.toHtmlEscaped());
-    if (m_frame) {
-        text += QStringLiteral("<br>health: %1").arg(health::describe(m_frame->health[static_cast<size_t>(gpu)]));
-    }
-    if (const Job *job = m_jobs ? m_jobs->runningJobOn(static_cast<uint32_t>(gpu)) : nullptr) {
-        text += QStringLiteral("<br>job: %1 #%2 (%3, %L4 GPUs)")
-                    .arg(job->name.toHtmlEscaped())
-                    .arg(job->id)
-                    .arg(job->owner.toHtmlEscaped())
-                    .arg(job->gpus.size());
-    } else if (m_jobs) {
-        text += QStringLiteral("<br>job: none (idle)");
-    }
-    if (m_frame) {
-        const qint64 ageMs = std::max<qint64>(0, m_wallClock() - m_frame->sampleTimeMs);
-        const QString when = QDateTime::fromMSecsSinceEpoch(m_frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));
-        text += QStringLiteral("<br>data as of %1 (%2 s old)")
-                    .arg(when)
-                    .arg(static_cast<double>(ageMs) / 1000.0, 0, 'f', 1);
-    }
-    const QString uuid = m_topology->uuidText(static_cast<uint32_t>(gpu));
-    if (!uuid.isEmpty()) {
-        text += QStringLiteral("<br><small>%1</small>").arg(uuid);
-    }
-    text += QStringLiteral("<br><small>fleet index %1 · %2</small>").arg(gpu).arg(node.model.toHtmlEscaped());
-    return text;
-}
 
 void HeatmapView::mouseMoveEvent(QMouseEvent *event)
 {
@@ -109,7 +54,7 @@ void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
         if ((event->position() - m_pressedAt).manhattanLength() < 4) {
             const int gpu = gpuAt(event->position());
             setSelectedGpu(gpu);
-            Q_EMIT gpuSelected(m_selectedGpu);
+            Q_EMIT gpuSelected(m_state.selectedGpu());
         }
     }
     QWidget::mouseReleaseEvent(event);
@@ -152,7 +97,7 @@ void HeatmapView::keyPressEvent(QKeyEvent *event)
         break;
     case Qt::Key_Return:
     case Qt::Key_Enter:
-        if (const int gpu = m_selectedGpu >= 0 ? m_selectedGpu : m_hoveredGpu; gpu >= 0) {
+        if (const int gpu = m_state.selectedGpu() >= 0 ? m_state.selectedGpu() : m_hoveredGpu; gpu >= 0) {
             Q_EMIT gpuActivated(gpu);
         }
         break;

@@ -5,6 +5,7 @@
 #include "model/heatmaplayout.h"
 #include "tests/widgets/heatmap/heatmaptesting.h"
 #include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmaplayoutjob.h"
 #include "widgets/heatmap/heatmapoverlay.h"
 #include "widgets/heatmap/heatmapview.h"
 
@@ -259,6 +260,34 @@ private Q_SLOTS:
         for (int gpu : { 0, 8 * 63, 1048576 / 2, 1048576 - 64, 1048576 - 1 }) {
             QVERIFY2(all.contains(view.cellRect(gpu)), qPrintable(QString::number(gpu)));
         }
+    }
+
+    // The layout asked for last is the one shown: a big fleet's, still being built when a small fleet's is asked for,
+    // never arrives after it, and of two big ones asked for in a row only the second does.
+    void theLayoutAskedForLastWins()
+    {
+        std::vector<std::pair<size_t, bool>> shown; // GPUs laid out, built off the GUI thread
+        HeatmapLayoutJob job([&shown](std::shared_ptr<const HeatmapLayout> layout, bool offThread) {
+            shown.emplace_back(layout->gpuCells.size(), offThread);
+        });
+        const auto big = fleet(64, 100); // 102,400 GPUs: past HeatmapLayoutJob::syncGpus
+        const auto bigger = fleet(66, 100);
+        QVERIFY(big->gpuCount > HeatmapLayoutJob::syncGpus);
+        job.request({ big, nullptr, HeatmapArrangement::FloorPlan, 1.6 });
+        QVERIFY(job.isPending());
+        QVERIFY(shown.empty());
+        job.request({ smallFleet(), nullptr, HeatmapArrangement::Compact, 1.6 });
+        QVERIFY(!job.isPending());
+        QCOMPARE(shown.size(), size_t(1));
+        QCOMPARE(shown[0], std::make_pair(size_t(96), false));
+        job.request({ big, nullptr, HeatmapArrangement::FloorPlan, 1.6 });
+        job.request({ bigger, nullptr, HeatmapArrangement::FloorPlan, 1.6 });
+        QTRY_COMPARE_WITH_TIMEOUT(shown.size(), size_t(2), 10000);
+        QCOMPARE(shown[1], std::make_pair(size_t(bigger->gpuCount), true));
+        QVERIFY(!job.isPending());
+        // The jobs run in order and hand back in order: anything of the earlier ones arrived before, and was dropped.
+        QCoreApplication::processEvents();
+        QCOMPARE(shown.size(), size_t(2));
     }
 
     // Semantic zoom: rack names appear in the aisle above each rack once cells are a few pixels, and not where
