@@ -42,8 +42,12 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     // How many GPUs are critical, warning, offline, throttled, anomalous; a click outlines them on the map.
     m_health = new HealthStrip(bar);
     bar->addPermanentWidget(m_health);
-    connect(session, &ConsoleSession::frameShown, m_health,
-        [this](const FramePtr &shown, const FramePtr &raw) { m_health->setFrame(raw ? raw : shown); });
+    connect(session, &ConsoleSession::shownChanged, m_health,
+        [this](const ShownState &shown, ShownState::Changes changes) {
+            if (changes & ShownState::Frame) {
+                m_health->setFrame(shown.raw ? shown.raw : shown.frame);
+            }
+        });
     connect(session, &ConsoleSession::fleetEventsChanged, m_health,
         [this] { m_health->setAnomalousGpus(m_session->anomalousGpus()); });
     connect(m_health, &HealthStrip::gpusChosen, this, [this](const std::vector<uint32_t> &gpus, const QString &what) {
@@ -85,7 +89,11 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     connect(session, &ConsoleSession::historyLoadingChanged, m_loading, &QWidget::setVisible);
     connect(session, &ConsoleSession::liveFrame, this, &DeskStatus::refresh);
     connect(session->replay(), &ReplayController::modeChanged, this, &DeskStatus::refresh);
-    connect(session, &ConsoleSession::metricShown, this, &DeskStatus::refresh);
+    connect(session, &ConsoleSession::shownChanged, this, [this](const ShownState &, ShownState::Changes changes) {
+        if (changes & ShownState::Metric) {
+            refresh();
+        }
+    });
     // Every 1.1 s without a frame: each frame refreshes at once and starts the wait again, so that with frames a
     // second apart the age changes with the frame's other news, in one repaint (on a software renderer every repaint
     // of the window recomposites the whole GL map).

@@ -132,12 +132,15 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
             m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch());
         }
     });
-    connect(m_session, &ConsoleSession::metricShown, this,
-        [this](const MetricInfo &metric) { m_rollups->setMetric(metric); });
-    connect(m_session, &ConsoleSession::frameShown, this, [this](const FramePtr &shown, const FramePtr &raw) {
-        m_rollups->setFrame(shown);
-        if (raw) {
-            m_detail->setFrame(raw);
+    connect(m_session, &ConsoleSession::shownChanged, this, [this](const ShownState &shown, ShownState::Changes changes) {
+        if (changes & ShownState::Metric) {
+            m_rollups->setMetric(shown.metric);
+        }
+        if (changes & ShownState::Frame) {
+            m_rollups->setFrame(shown.frame);
+            if (shown.raw) {
+                m_detail->setFrame(shown.raw);
+            }
         }
     });
     connect(m_session, &ConsoleSession::liveFrame, this, [this](const FramePtr &frame) {

@@ -56,17 +56,8 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
     m_layout->addWidget(m_legend);
     m_navigation = new Navigation(this);
 
-    connect(session, &ConsoleSession::metricShown, this, [this](const MetricInfo &metric) {
-        m_view->setMetric(metric);
-        m_legend->setMetric(metric, m_view->colorMap());
-        markDrift();
-    });
+    connect(session, &ConsoleSession::shownChanged, this, &MapPage::drawShown);
     connect(session, &ConsoleSession::driftChanged, this, &MapPage::markDrift);
-    connect(session, &ConsoleSession::rangeShown, this, [this](float rangeMin, float rangeMax) {
-        m_view->setRange(rangeMin, rangeMax);
-        m_legend->setMetric(m_session->shownMetric(), m_view->colorMap());
-    });
-    connect(session, &ConsoleSession::frameShown, m_view, [this](const FramePtr &shown) { m_view->setFrame(shown); });
     connect(session, &ConsoleSession::topologyChanged, this, [this](const TopologyPtr &topology) {
         m_view->setTopology(topology);
         m_navigation->setTopology(topology);
@@ -100,9 +91,22 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
         m_view->setJobs(session->jobs());
     }
     if (!session->shownMetric().id.isEmpty()) {
-        m_view->setMetric(session->shownMetric());
-        m_legend->setMetric(session->shownMetric(), m_view->colorMap());
-        m_view->setFrame(session->shownFrame());
+        drawShown(session->shown(), ShownState::Metric | ShownState::Frame);
+    }
+}
+
+void MapPage::drawShown(const ShownState &shown, ShownState::Changes changes)
+{
+    if (changes & ShownState::Metric) { // a new metric resets the map's transition
+        m_view->setMetric(shown.metric);
+        m_legend->setMetric(shown.metric, m_view->colorMap());
+        markDrift();
+    } else if (changes & ShownState::Range) { // the range alone keeps it
+        m_view->setRange(shown.metric.rangeMin, shown.metric.rangeMax);
+        m_legend->setMetric(shown.metric, m_view->colorMap());
+    }
+    if ((changes & ShownState::Frame) && shown.frame) {
+        m_view->setFrame(shown.frame);
     }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "app/session/display.h"
 #include "model/place.h"
 #include "model/viewstate.h"
 
@@ -55,6 +56,8 @@ Q_SIGNALS:
     void message(const QString &text, int timeoutMs);
 
 private:
+    // Draws what the session shows.
+    void drawShown(const ShownState &shown, ShownState::Changes changes);
     // Outlines the GPUs off their job's or rack's versions while the version layer is shown.
     void markDrift();
     void onPlaceChanged(Place place);

@@ -133,8 +133,8 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
         }
     });
     // The header says what the map shows from the first drawn frame: refreshed as soon as anything it names changes.
-    connect(session, &ConsoleSession::frameShown, this, [this] {
-        if (!m_refreshQueued) {
+    connect(session, &ConsoleSession::shownChanged, this, [this](const ShownState &, ShownState::Changes changes) {
+        if ((changes & ShownState::Frame) && !m_refreshQueued) {
             m_refreshQueued = true;
             QTimer::singleShot(0, this, [this] {
                 m_refreshQueued = false;

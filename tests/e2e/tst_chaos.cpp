@@ -121,7 +121,7 @@ private:
     QProcess m_process;
 };
 
-// What the session showed: every frameShown's sample time against the newest before it.
+// What the session showed: every frame shown's sample time against the newest before it.
 struct ShownFrames
 {
     int count = 0;
@@ -132,7 +132,11 @@ struct ShownFrames
     void watch(ConsoleSession *session, QObject *context)
     {
         QObject::connect(
-            session, &ConsoleSession::frameShown, context, [this](const FramePtr &shown, const FramePtr &) {
+            session, &ConsoleSession::shownChanged, context, [this](const ShownState &state, ShownState::Changes changes) {
+                if (!(changes & ShownState::Frame)) {
+                    return;
+                }
+                const FramePtr &shown = state.frame;
                 ++count;
                 if (shown->sampleTimeMs < newestMs) {
                     if (backwards++ == 0) {
@@ -213,7 +217,7 @@ private Q_SLOTS:
         shown.watch(session.get(), this);
         session->connectTo(address);
         QVERIFY2(waitUntil([&] { return freshAfter(*session, 0) && shown.count >= 10; }, 30000) >= 0,
-            qPrintable(session->client()->stateDetail()));
+            qPrintable(session->connectionDetail()));
         // The interval the session learnt (the median gap between samples): the backend's, unless a busy machine
         // coalesced frames.
         const qint64 interval = session->liveIntervalMs();
@@ -257,14 +261,14 @@ private Q_SLOTS:
                 = waitUntil([&] { return freshAfter(*session, lastBefore) && shown.newestMs > lastBefore; }, 30000);
             QVERIFY2(fresh >= 0,
                 qPrintable(where + QStringLiteral(": not fresh again 30 s after the restart; the client says: ")
-                    + session->client()->stateDetail()));
+                    + session->connectionDetail()));
             toFresh.push_back(sinceRestart.elapsed());
             outage.push_back(sinceKill.elapsed());
             if (cycle == 1) {
                 residentAfterFirst = residentKiB();
             }
         }
-        QVERIFY(session->client()->state() == TelemetryClient::State::Live);
+        QVERIFY(session->connectionState() == TelemetryClient::State::Live);
         QVERIFY2(shown.backwards == 0, qPrintable(shown.firstBackwards));
         const long residentAtEnd = residentKiB();
         QVERIFY(residentAfterFirst > 0 && residentAtEnd > 0);
@@ -334,11 +338,11 @@ private Q_SLOTS:
         QStringList said; // the client's states, as a person reads them
         auto session = makeSession();
         shown.watch(session.get(), this);
-        connect(session->client(), &TelemetryClient::stateChanged, this,
+        connect(session.get(), &ConsoleSession::connectionChanged, this,
             [&said](TelemetryClient::State, const QString &detail) { said << detail; });
         session->connectTo(address);
         QVERIFY2(waitUntil([&] { return freshAfter(*session, 0) && shown.count >= 5; }, 30000) >= 0,
-            qPrintable(session->client()->stateDetail()));
+            qPrintable(session->connectionDetail()));
 
         std::vector<qint64> toStale;
         std::vector<qint64> toFresh;
@@ -377,7 +381,7 @@ private Q_SLOTS:
                 = waitUntil([&] { return freshAfter(*session, lastBefore) && shown.newestMs > lastBefore; }, 40000);
             QVERIFY2(fresh >= 0,
                 qPrintable(where + QStringLiteral(": not fresh 40 s after Prometheus restarted; the client says: ")
-                    + session->client()->stateDetail() + QStringLiteral("; the backend's log:\n")
+                    + session->connectionDetail() + QStringLiteral("; the backend's log:\n")
                     + QString::fromUtf8(served.log())));
             toFresh.push_back(sinceRestart.elapsed());
         }
