@@ -3,7 +3,6 @@
 
 #include "app/consolesession.h"
 #include "app/mappage.h"
-#include "jobs/background.h"
 #include "model/csvexport.h"
 #include "model/navigation.h"
 #include "model/savefile.h"
@@ -16,7 +15,6 @@
 #include <QFileDialog>
 #include <QImageWriter>
 #include <QMenu>
-#include <QThreadPool>
 
 #include <algorithm>
 #include <utility>
@@ -30,10 +28,7 @@ DeskExports::DeskExports(ConsoleSession *session, MapPage *map, QWidget *dialogP
     , m_dialogParent(dialogParent)
 { }
 
-DeskExports::~DeskExports()
-{
-    m_pool.waitForDone();
-}
+DeskExports::~DeskExports() = default;
 
 void DeskExports::addActionsTo(QMenu *menu)
 {
@@ -144,7 +139,7 @@ void DeskExports::exportTimeSeriesTo(const QString &file)
     const std::vector<uint32_t> gpus
         = selected >= 0 ? std::vector<uint32_t> { static_cast<uint32_t>(selected) } : m_map->gpusOfCurrentPlace();
     const std::vector<MetricInfo> metrics = m_session->backendMetrics();
-    const FlightRecorder *recorder = &m_session->recorder(); // outlives the pool: see ~DeskExports
+    const FlightRecorder *recorder = &m_session->recorder(); // outlives the worker: see ~MainWindow
     run(file, [file, topology, gpus, metrics, recorder] {
         // The recorded frames of the last 15 minutes, at most 900 of them, decoded here rather than on the GUI thread.
         std::vector<FramePtr> frames;
@@ -168,18 +163,13 @@ void DeskExports::exportTimeSeriesTo(const QString &file)
 void DeskExports::run(const QString &file, std::function<std::pair<QString, QString>()> work)
 {
     ++m_running;
-    // The pool is drained before this object goes, so `this` outlives the job; a result posted to an object that has
-    // gone meanwhile is discarded by Qt with the object's events.
-    m_pool.start([this, file, work = std::move(work)] {
-        runThisThreadInBackground();
-        const auto [error, summary] = work();
-        QMetaObject::invokeMethod(
-            this,
-            [this, file, error = error, summary = summary] {
-                --m_running;
-                Q_EMIT finished(file, error, summary);
-            },
-            Qt::QueuedConnection);
+    // The worker goes before this object does and delivers no result after it: `this` outlives the job.
+    m_worker.run([this, file, work = std::move(work)]() -> Worker::Result {
+        std::pair<QString, QString> result = work();
+        return [this, file, result = std::move(result)] {
+            --m_running;
+            Q_EMIT finished(file, result.first, result.second);
+        };
     });
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "jobs/worker.h"
+
 #include <QObject>
 #include <QString>
-#include <QThreadPool>
 
 #include <functional>
 #include <utility>
@@ -20,14 +21,15 @@ class SummaryView;
 // File > Export: the map as PNG, the values of the current place as CSV, the time series of the selection from the
 // flight recorder as CSV, the summary's offender lists as CSV. The files are written on a worker thread (a million
 // rows, or hundreds of frames decoded from the recorder, take seconds); the result comes back as finished(), which the
-// desk shows in its status bar. Each file is written whole or not at all (model/savefile.h): an export that fails
+// desk shows in its status bar. The exports run one at a time, in the order asked, on a Worker of their own; an
+// export not yet begun when the desk closes is dropped (the one under way finishes). Each file is written whole or not at all (model/savefile.h): an export that fails
 // half way, on a full disk say, says why and leaves a file of the same name as it was.
 class DeskExports : public QObject
 {
     Q_OBJECT
 public:
     DeskExports(ConsoleSession *session, MapPage *map, QWidget *dialogParent);
-    // Waits for the exports under way: they read the session's recorder.
+    // Waits for the export under way: it may read the session's recorder.
     ~DeskExports() override;
 
     void addActionsTo(QMenu *menu);
@@ -48,7 +50,7 @@ Q_SIGNALS:
 
 private:
     void exportMap();
-    // Runs work (returning the error, empty on success, and what was written) on the pool; finished() follows.
+    // Runs work (returning the error, empty on success, and what was written) on the worker; finished() follows.
     void run(const QString &file, std::function<std::pair<QString, QString>()> work);
     QString askFile(const QString &title, const QString &name, const QString &filter);
 
@@ -57,7 +59,7 @@ private:
     QWidget *m_dialogParent;
     SummaryView *m_summary = nullptr;
     int m_running = 0;
-    QThreadPool m_pool; // last: drained before the rest goes
+    Worker m_worker; // last: the export under way ends before the rest goes
 };
 
 } // namespace fleetscope

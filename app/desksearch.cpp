@@ -43,22 +43,14 @@ void DeskSearch::rebuild()
     // At a million GPUs the index takes about half a second: built on the desk's worker thread, below the GUI thread
     // (it used to take Qt's global pool, whose threads run at the GUI thread's priority and took its core while the
     // fleet's first frame was painted), latest wins.
-    m_generation = topology->generation;
     const JobsPtr jobs = m_session->jobs();
-    m_worker.run([this, topology, jobs]() -> Worker::Result {
-        if (topology->generation != m_generation) {
-            return {}; // a newer topology has come meanwhile; its own job follows
-        }
-        FleetSearch search(topology, jobs);
-        return [this, search = std::move(search)]() mutable {
-            if (m_generation == search.topology()->generation) {
-                search.setJobs(m_session->jobs());
-                m_search = search;
-                m_box->setSearch(std::move(search));
-                m_box->setEnabled(true);
-            }
-        };
-    });
+    m_index.start([topology, jobs](const JobTracker::Ticket &) { return FleetSearch(topology, jobs); },
+        [this](FleetSearch search) {
+            search.setJobs(m_session->jobs()); // the newest, which may have come meanwhile
+            m_search = search;
+            m_box->setSearch(std::move(search));
+            m_box->setEnabled(true);
+        });
 }
 
 void DeskSearch::open(const SearchResult &result)

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "jobs/jobtracker.h"
 #include "model/fleetsearch.h"
-#include "jobs/worker.h"
 
 #include <QObject>
-
-#include <atomic>
 
 namespace fleetscope {
 
@@ -34,8 +32,7 @@ private:
     MapPage *m_map;
     SearchBox *m_box;
     FleetSearch m_search;
-    std::atomic<quint64> m_generation { 0 }; // the topology generation the index is being built for
-    Worker m_worker; // builds the index; last, so that it goes first
+    JobTracker m_index; // builds the index, latest topology wins; last, so that it goes first
 };
 
 } // namespace fleetscope

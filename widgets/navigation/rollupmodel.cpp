@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/navigation/rollupmodel.h"
 
-#include "jobs/background.h"
-
 #include <QLocale>
-#include <QPointer>
 #include <QThread>
 
 #include <algorithm>
@@ -17,10 +14,9 @@ RollupModel::RollupModel(QObject *parent)
     : QAbstractTableModel(parent)
 {
     qRegisterMetaType<Place>();
-    m_pool.setMaxThreadCount(1);
     m_frameTimer.setSingleShot(true);
     connect(&m_frameTimer, &QTimer::timeout, this, [this] {
-        if (m_framePending) {
+        if (m_framePending && !m_jobs.running()) {
             computeInBackground();
         }
     });
@@ -69,12 +65,12 @@ void RollupModel::setFrame(FramePtr frame)
 void RollupModel::scheduleFrame()
 {
     const qint64 since = m_lastStart.isValid() ? m_lastStart.elapsed() : m_frameIntervalMs;
-    if (!m_computing && since >= m_frameIntervalMs) {
+    if (!m_jobs.running() && since >= m_frameIntervalMs) {
         computeInBackground();
         return;
     }
     m_framePending = true; // the newest frame when the one under way is done or the interval has passed
-    if (!m_computing && !m_frameTimer.isActive()) {
+    if (!m_jobs.running() && !m_frameTimer.isActive()) {
         m_frameTimer.start(static_cast<int>(m_frameIntervalMs - since));
     }
 }
@@ -84,43 +80,23 @@ void RollupModel::computeInBackground()
     if (!m_topology) {
         return;
     }
-    if (m_computing) {
-        m_framePending = true; // computed when the one under way is done: latest wins
-        return;
-    }
-    m_computing = true;
     m_framePending = false;
     m_frameTimer.stop();
     m_lastStart.start();
-    const quint64 generation = m_generation;
-    // The job reads only what it was handed (shared, immutable). Its result goes to the GUI thread through a
-    // QPointer: the pool is drained before this object goes, and a result for an object gone meanwhile is dropped.
-    QPointer<RollupModel> self(this);
-    m_pool.start([self, generation, topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id] {
-        runThisThreadInBackground();
-        std::vector<Rollup> rollups = computeRollups(*topology, place, frame.get(), metric);
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, generation, rollups = std::move(rollups)]() mutable {
-                if (self) {
-                    self->onComputed(generation, std::move(rollups));
-                }
-            },
-            Qt::QueuedConnection);
-    });
+    // The job reads only what it was handed (shared, immutable); a later start drops its result.
+    m_jobs.start(
+        [topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id](const JobTracker::Ticket &) {
+            return computeRollups(*topology, place, frame.get(), metric);
+        },
+        [this](std::vector<Rollup> rollups) { onComputed(std::move(rollups)); });
 }
 
-void RollupModel::onComputed(quint64 generation, std::vector<Rollup> rollups)
+void RollupModel::onComputed(std::vector<Rollup> rollups)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    m_computing = false;
-    if (generation == m_generation) {
-        m_valuesPending = false;
-        apply(std::move(rollups));
-    }
-    if (generation != m_generation) {
-        computeInBackground(); // rows since replaced: theirs at once
-    } else if (m_framePending) {
+    m_valuesPending = false;
+    apply(std::move(rollups));
+    if (m_framePending) {
         scheduleFrame(); // a newer frame: in its turn
     }
 }
@@ -157,7 +133,7 @@ std::vector<Rollup> RollupModel::compute() const
 
 void RollupModel::recomputeWithReset()
 {
-    ++m_generation; // rollups under way are of the old rows
+    m_jobs.cancel(); // rollups under way are of the old rows
     beginResetModel();
     const bool background = computesInBackground() && m_frame;
     // Past syncRollupGpus the rows come at once without statistics (a pass over the children, not their GPUs), and

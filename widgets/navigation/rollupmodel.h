@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "jobs/jobtracker.h"
 #include "model/fleetmodel.h"
 #include "model/place.h"
 #include "model/rollup.h"
 
 #include <QAbstractTableModel>
 #include <QElapsedTimer>
-#include <QThreadPool>
 #include <QTimer>
 
 #include <algorithm>
@@ -44,7 +44,7 @@ public:
     // ones at once.
     static constexpr uint32_t syncRollupGpus = 100'000;
     // A computation is under way on the worker, or a frame's waits for its turn.
-    bool isComputing() const { return m_computing || m_framePending; }
+    bool isComputing() const { return m_jobs.running() || m_framePending; }
     // Past syncRollupGpus a new frame's rollups are computed at most this often (a replay at 60x shows 20 frames a
     // second; a table of numbers changing that fast cannot be read, and each change is a repaint of the window), the
     // newest frame winning; a new place, metric or topology is computed at once.
@@ -71,7 +71,7 @@ private:
     // A new frame's computation, once the interval since the last one has passed.
     void scheduleFrame();
     void computeInBackground();
-    void onComputed(quint64 generation, std::vector<Rollup> rollups);
+    void onComputed(std::vector<Rollup> rollups);
     void recomputeWithReset();
     QString formatValue(float value) const;
     // What a cell holds before formatting: the name (QString), a count (uint) or a statistic (float, NaN: none).
@@ -83,14 +83,15 @@ private:
     Place m_place;
     std::vector<Rollup> m_rollups;
     std::vector<QString> m_names; // per row, taken when the rows are set so data() never looks up the topology
-    bool m_computing = false; // rollups are being computed on m_pool
     bool m_valuesPending = false; // the rows' statistics are not computed yet
     bool m_framePending = false; // a newer frame came meanwhile, or waits for the interval
     int m_frameIntervalMs = defaultFrameIntervalMs;
     QElapsedTimer m_lastStart; // when the last computation began
     QTimer m_frameTimer; // single shot: the interval has passed
-    quint64 m_generation = 0; // grows with each change of topology, place or metric: older results are dropped
-    QThreadPool m_pool; // one worker; last member, so that it is drained first
+    // Past syncRollupGpus, the rollups on a worker: a change of topology, place or metric starts a job at once (the
+    // one under way is of the old rows, its result dropped); a frame waits for the one under way. Last member: its
+    // jobs read only what they are handed, and no result is applied after it goes.
+    JobTracker m_jobs;
 };
 
 } // namespace fleetscope
