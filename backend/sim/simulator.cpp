@@ -164,7 +164,15 @@ bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
         if (node == 0) {
             run = 0; // a job's nodes are a contiguous index range: never wrap around
         }
-        run = (m_jobOfNode[node] < 0 && !m_faults.nodeDown(node)) ? run + 1 : 0;
+        if (const int32_t holder = m_jobOfNode[node]; holder >= 0) {
+            // Busy through the end of the job holding it: on from there, as the node-by-node walk would (at step 0 a
+            // million GPUs' 16,000 placements walked most of 131,072 nodes each, a quarter of the backend's start).
+            const Job &job = m_jobs[static_cast<size_t>(holder)];
+            k += job.firstNode + job.nodeCount - 1 - node;
+            run = 0;
+            continue;
+        }
+        run = m_faults.nodeDown(node) ? 0 : run + 1;
         if (run == nodeCount) {
             const uint32_t first = node + 1 - nodeCount;
             Job job;
