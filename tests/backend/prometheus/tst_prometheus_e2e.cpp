@@ -90,102 +90,51 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
-                  "it for CI): the simulator-to-Prometheus-to-client chain is not tested here");
+            FLEETSCOPE_SKIP_WITHOUT(
+                "the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
+                "it for CI): the simulator-to-Prometheus-to-client chain is not tested here");
         }
 
-        m_simulator = frozenNodeFlapFleet(); // a node down, every scrape the same page
-        QVERIFY(m_simulator);
-        m_frame = m_simulator->latest();
-        m_exporter = std::make_unique<be::ExporterServer>(*m_simulator, be::ExporterPage::Options());
-        std::string error;
-        QVERIFY2(m_exporter->start("127.0.0.1:0", &error), error.c_str());
+        const QString unserved = m_fleet.serve(); // a node down, every scrape the same page
+        QVERIFY2(unserved.isEmpty(), qPrintable(unserved));
 
         QVERIFY(m_dir.isValid());
         const QString config = m_dir.filePath(QStringLiteral("prometheus.yml"));
-        {
-            QFile file(config);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(QStringLiteral("global:\n"
-                                      "  scrape_interval: 1s\n"
-                                      "  scrape_timeout: 1s\n"
-                                      "scrape_configs:\n"
-                                      "  - job_name: dcgm\n"
-                                      "    static_configs:\n"
-                                      "      - targets: ['127.0.0.1:%1']\n")
-                           .arg(m_exporter->port())
-                           .toUtf8());
-        }
+        QVERIFY(fleetscope::testing::writeFile(config, fleetscope::testing::scrapeConfig(m_fleet.exporter->port())));
         m_port = freePort();
         QVERIFY(m_port > 0);
-        m_prometheus.process.setProcessChannelMode(QProcess::MergedChannels);
-        m_prometheus.process.start(prometheus,
-            { QStringLiteral("--config.file=") + config,
-                QStringLiteral("--storage.tsdb.path=") + m_dir.filePath(QStringLiteral("data")),
-                QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(m_port), QStringLiteral("--log.level=warn") });
-        QVERIFY2(m_prometheus.process.waitForStarted(10000), qPrintable(m_prometheus.process.errorString()));
-
-        const auto &shape = m_simulator->shape();
-        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
-            m_online += online(*m_frame, g) ? 1 : 0;
-        }
-        QVERIFY2(m_online == shape.gpuCount - be::FleetShape::gpusPerNode,
-            qPrintable(QStringLiteral("%1 of %2 GPUs online in the frozen frame (sequence %3); expected all but the "
-                                      "flapping node's")
-                           .arg(m_online)
-                           .arg(shape.gpuCount)
-                           .arg(m_frame->sequence)));
+        QVERIFY2(fleetscope::testing::startPrometheus(
+                     &m_prometheus, prometheus, config, m_dir.filePath(QStringLiteral("data")), m_port),
+            qPrintable(m_prometheus.process.errorString()));
 
         // The first scrape lands a few seconds after the start: poll until every online GPU's temperature is there.
-        const QString late
-            = waitForServer(m_prometheus, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
-                  const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
-                  *detail = QStringLiteral("%1 of %2 GPUs").arg(temps.size()).arg(m_online);
-                  return static_cast<uint32_t>(temps.size()) == m_online;
-              });
+        const QString late = waitForServer(m_prometheus, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+            const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+            *detail = QStringLiteral("%1 of %2 GPUs").arg(temps.size()).arg(m_fleet.online);
+            return static_cast<uint32_t>(temps.size()) == m_fleet.online;
+        });
         QVERIFY2(late.isEmpty(), qPrintable(late));
     }
 
     // No topology file: the layout comes from the series' labels, one node per Hostname with its online GPUs.
     void layoutFromLabels()
     {
-        const auto &shape = m_simulator->shape();
+        const auto &shape = m_fleet.simulator->shape();
         const auto topology = subscribe({});
         QVERIFY(topology);
 
-        // Nodes whose every GPU is offline have no series, so no place in the derived layout.
-        std::vector<std::pair<QString, uint32_t>> expectedNodes;
-        for (const auto &node : shape.nodes) {
-            uint32_t count = 0;
-            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
-                count += online(*m_frame, g) ? 1 : 0;
-            }
-            if (count > 0) {
-                expectedNodes.emplace_back(QString::fromStdString(node.hostname), count);
-            }
-        }
+        const auto expectedNodes = nodesWithSeries(shape, *m_fleet.frame);
         QCOMPARE(topology->nodes.size(), expectedNodes.size());
-        // The simulator's hostnames (r01-k01-n01, ...) are in natural order, as the derived layout puts them.
         for (size_t n = 0; n < expectedNodes.size(); ++n) {
             QCOMPARE(topology->nodes[n].hostname, expectedNodes[n].first);
             QCOMPARE(topology->nodes[n].gpuCount, expectedNodes[n].second);
             QCOMPARE(topology->nodes[n].model, QStringLiteral("NVIDIA H100 80GB HBM3"));
         }
-        QCOMPARE(topology->gpuCount, m_online);
+        QCOMPARE(topology->gpuCount, m_fleet.online);
 
-        // A derived GPU is the simulator's GPU with the same UUID, on the same host.
-        std::map<QString, uint32_t> simulatorGpuByUuid;
-        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
-            simulatorGpuByUuid[QString::fromStdString(shape.gpuUuid(g)).toLower()] = g;
-        }
-        std::vector<int64_t> simulatorGpu(topology->gpuCount, -1);
-        for (uint32_t i = 0; i < topology->gpuCount; ++i) {
-            const auto it = simulatorGpuByUuid.find(topology->uuidText(i).toLower());
-            QVERIFY2(it != simulatorGpuByUuid.end(), qPrintable(topology->uuidText(i)));
-            QCOMPARE(topology->nodeOf(i).hostname,
-                QString::fromStdString(shape.nodes[shape.nodeOfGpu[it->second]].hostname));
-            simulatorGpu[i] = it->second;
-        }
+        std::vector<int64_t> simulatorGpu;
+        const QString mismatch = matchGpusByUuid(*topology, shape, &simulatorGpu);
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
         checkFrame(simulatorGpu);
     }
 
@@ -193,39 +142,19 @@ private Q_SLOTS:
     // and offline GPUs kept in place as "no data".
     void layoutFromFile()
     {
-        const auto &shape = m_simulator->shape();
+        const auto &shape = m_fleet.simulator->shape();
         const QString path = m_dir.filePath(QStringLiteral("topology.json"));
-        {
-            QFile file(path);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(topologyFileOf(shape));
-        }
+        QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(shape)));
         const auto topology = subscribe(path.toStdString());
         QVERIFY(topology);
 
-        QCOMPARE(topology->gpuCount, shape.gpuCount);
-        QCOMPARE(topology->rows.size(), shape.rows.size());
-        for (size_t r = 0; r < shape.rows.size(); ++r) {
-            QCOMPARE(topology->rows[r].name, QString::fromStdString(shape.rows[r].name));
-            QCOMPARE(topology->rows[r].hall, QString::fromStdString(shape.rows[r].hall));
-        }
-        QCOMPARE(topology->racks.size(), shape.racks.size());
-        for (size_t r = 0; r < shape.racks.size(); ++r) {
-            QCOMPARE(topology->racks[r].name, QString::fromStdString(shape.racks[r].name));
-            QCOMPARE(topology->racks[r].row, shape.racks[r].row);
-            QCOMPARE(topology->racks[r].nodeCount, shape.racks[r].nodeCount);
-        }
-        QCOMPARE(topology->nodes.size(), shape.nodes.size());
-        for (size_t n = 0; n < shape.nodes.size(); ++n) {
-            QCOMPARE(topology->nodes[n].hostname, QString::fromStdString(shape.nodes[n].hostname));
-            QCOMPARE(topology->nodes[n].gpuCount, shape.nodes[n].gpuCount);
-            QCOMPARE(topology->nodes[n].firstGpu, shape.nodes[n].firstGpu);
-        }
+        const QString difference = layoutDifference(*topology, shape);
+        QVERIFY2(difference.isEmpty(), qPrintable(difference));
         // Same layout, same dense order: GPU i is the simulator's GPU i, and its UUID says so where it reports.
         std::vector<int64_t> simulatorGpu(shape.gpuCount);
         for (uint32_t g = 0; g < shape.gpuCount; ++g) {
             simulatorGpu[g] = g;
-            if (online(*m_frame, g)) {
+            if (online(*m_fleet.frame, g)) {
                 QCOMPARE(topology->uuidText(g).toLower(), QString::fromStdString(shape.gpuUuid(g)).toLower());
             } else {
                 QVERIFY(topology->uuidText(g).isEmpty());
@@ -238,19 +167,19 @@ private Q_SLOTS:
     // its nodes that report (the flapping node's do not).
     void jobsFromPodLabels()
     {
-        const auto &shape = m_simulator->shape();
+        const auto &shape = m_fleet.simulator->shape();
         const QString path = m_dir.filePath(QStringLiteral("topology-jobs.json"));
         QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(shape)));
         QVERIFY(subscribe(path.toStdString()));
 
         std::map<std::string, std::pair<std::string, std::vector<uint32_t>>> expected; // name -> owner, GPUs
-        for (const auto &job : m_simulator->jobs()) {
+        for (const auto &job : m_fleet.simulator->jobs()) {
             if (job.endMs != 0) {
                 continue;
             }
             std::vector<uint32_t> gpus;
             for (const uint32_t g : job.gpuList()) {
-                if (online(*m_frame, g)) {
+                if (online(*m_fleet.frame, g)) {
                     gpus.push_back(g);
                 }
             }
@@ -525,44 +454,21 @@ private:
         return m_client->topology();
     }
 
-    // Every GPU of the received frame against the frozen simulator frame (simulatorGpu: received index -> simulator
-    // index), and its sample time against the scrape times Prometheus holds.
+    // Every GPU of the received frame against the frozen simulator frame, and its sample time against the scrape
+    // times the server holds (chainDifference).
     void checkFrame(const std::vector<int64_t> &simulatorGpu)
     {
-        const auto frame = m_received;
-        QVERIFY(frame);
-        size_t compared = 0;
-        const QString difference = frameDifference(*frame, *m_frame, simulatorGpu, &compared);
+        QVERIFY(m_received);
+        const QString difference = chainDifference(m_port, *m_received, m_fleet, simulatorGpu);
         QVERIFY2(difference.isEmpty(), qPrintable(difference));
-        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics().size());
-
-        // The frame's time is a scrape's: evaluated at that very millisecond, every GPU's newest sample was taken
-        // then. A query time (or any other time) would find the scrape before it instead.
-        const int64_t t = frame->sampleTimeMs;
-        QVERIFY(t > 0);
-        const auto stamps = instantQuery(m_port, QStringLiteral("timestamp(DCGM_FI_DEV_GPU_TEMP)"), t);
-        QCOMPARE(static_cast<uint32_t>(stamps.size()), m_online);
-        for (const auto &stamp : stamps) {
-            QCOMPARE(std::llround(sampleValue(stamp) * 1000.0), t);
-        }
-        // And it is a recent scrape: no newer than the newest Prometheus holds now, and a few intervals behind it
-        // at most.
-        const auto newest = instantQuery(m_port, QStringLiteral("max(timestamp(DCGM_FI_DEV_GPU_TEMP))"));
-        QCOMPARE(newest.size(), 1);
-        const int64_t newestMs = std::llround(sampleValue(newest.at(0)) * 1000.0);
-        QVERIFY2(t <= newestMs && newestMs - t < 15000,
-            qPrintable(QStringLiteral("frame time %1, newest scrape %2").arg(t).arg(newestMs)));
     }
 
     // Destroyed in reverse: the client, the backend (before the log it writes to), Prometheus, then the exporter and
     // the simulator it serves.
-    std::unique_ptr<be::FrameSource> m_simulator;
-    std::shared_ptr<const be::Frame> m_frame;
-    std::unique_ptr<be::ExporterServer> m_exporter;
+    FrozenFleetPage m_fleet;
     QTemporaryDir m_dir;
     ProcessGuard m_prometheus;
     int m_port = 0;
-    uint32_t m_online = 0;
     std::mutex m_logMutex; // the source logs from the backend's ticker thread
     std::string m_log;
     std::unique_ptr<be::BackendServer> m_backend;

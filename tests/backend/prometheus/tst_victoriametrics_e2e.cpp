@@ -66,25 +66,17 @@ private Q_SLOTS:
     {
         const QString victoriaMetrics = QStandardPaths::findExecutable(QStringLiteral("victoria-metrics"));
         if (victoriaMetrics.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("the victoria-metrics binary is not installed (Debian package 'victoria-metrics'; "
-                  "scripts/common.sh installs it for CI): the chain through VictoriaMetrics is not tested here");
+            FLEETSCOPE_SKIP_WITHOUT(
+                "the victoria-metrics binary is not installed (Debian package 'victoria-metrics'; "
+                "scripts/common.sh installs it for CI): the chain through VictoriaMetrics is not tested here");
         }
 
-        m_simulator = frozenNodeFlapFleet(); // a node down, every scrape the same page
-        QVERIFY(m_simulator);
-        m_frame = m_simulator->latest();
-        m_exporter = std::make_unique<be::ExporterServer>(*m_simulator, be::ExporterPage::Options());
-        std::string error;
-        QVERIFY2(m_exporter->start("127.0.0.1:0", &error), error.c_str());
-        const auto &shape = m_simulator->shape();
-        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
-            m_online += online(*m_frame, g) ? 1 : 0;
-        }
-        QCOMPARE(m_online, shape.gpuCount - be::FleetShape::gpusPerNode);
+        const QString unserved = m_fleet.serve(); // a node down, every scrape the same page
+        QVERIFY2(unserved.isEmpty(), qPrintable(unserved));
 
         QVERIFY(m_dir.isValid());
         const QString config = m_dir.filePath(QStringLiteral("scrape.yml"));
-        QVERIFY(testing::writeFile(config, testing::scrapeConfig(m_exporter->port())));
+        QVERIFY(testing::writeFile(config, testing::scrapeConfig(m_fleet.exporter->port())));
         m_port = freePort();
         QVERIFY(m_port > 0);
         QVERIFY2(testing::startVictoriaMetrics(
@@ -97,8 +89,11 @@ private Q_SLOTS:
                   int status = 0;
                   httpGet(m_port, "/internal/force_flush", 2000, &status);
                   const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
-                  *detail = QStringLiteral("%1 of %2 GPUs, flush status %3").arg(temps.size()).arg(m_online).arg(status);
-                  return status == 200 && static_cast<uint32_t>(temps.size()) == m_online;
+                  *detail = QStringLiteral("%1 of %2 GPUs, flush status %3")
+                                .arg(temps.size())
+                                .arg(m_fleet.online)
+                                .arg(status);
+                  return status == 200 && static_cast<uint32_t>(temps.size()) == m_fleet.online;
               });
         QVERIFY2(late.isEmpty(), qPrintable(late));
     }
@@ -106,39 +101,21 @@ private Q_SLOTS:
     // No topology file: the layout comes from the series' labels, one node per Hostname with its online GPUs.
     void layoutFromLabels()
     {
-        const auto &shape = m_simulator->shape();
+        const auto &shape = m_fleet.simulator->shape();
         const auto topology = subscribe({});
         QVERIFY(topology);
 
-        std::vector<std::pair<QString, uint32_t>> expectedNodes;
-        for (const auto &node : shape.nodes) {
-            uint32_t count = 0;
-            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
-                count += online(*m_frame, g) ? 1 : 0;
-            }
-            if (count > 0) {
-                expectedNodes.emplace_back(QString::fromStdString(node.hostname), count);
-            }
-        }
+        const auto expectedNodes = nodesWithSeries(shape, *m_fleet.frame);
         QCOMPARE(topology->nodes.size(), expectedNodes.size());
         for (size_t n = 0; n < expectedNodes.size(); ++n) {
             QCOMPARE(topology->nodes[n].hostname, expectedNodes[n].first);
             QCOMPARE(topology->nodes[n].gpuCount, expectedNodes[n].second);
         }
-        QCOMPARE(topology->gpuCount, m_online);
+        QCOMPARE(topology->gpuCount, m_fleet.online);
 
-        std::map<QString, uint32_t> simulatorGpuByUuid;
-        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
-            simulatorGpuByUuid[QString::fromStdString(shape.gpuUuid(g)).toLower()] = g;
-        }
-        std::vector<int64_t> simulatorGpu(topology->gpuCount, -1);
-        for (uint32_t i = 0; i < topology->gpuCount; ++i) {
-            const auto it = simulatorGpuByUuid.find(topology->uuidText(i).toLower());
-            QVERIFY2(it != simulatorGpuByUuid.end(), qPrintable(topology->uuidText(i)));
-            QCOMPARE(topology->nodeOf(i).hostname,
-                QString::fromStdString(shape.nodes[shape.nodeOfGpu[it->second]].hostname));
-            simulatorGpu[i] = it->second;
-        }
+        std::vector<int64_t> simulatorGpu;
+        const QString mismatch = matchGpusByUuid(*topology, shape, &simulatorGpu);
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
         checkFrame(simulatorGpu);
     }
 
@@ -147,32 +124,18 @@ private Q_SLOTS:
     // vmselect URLs have one.
     void layoutFromYamlFile()
     {
-        const auto &shape = m_simulator->shape();
+        const auto &shape = m_fleet.simulator->shape();
         const QString path = m_dir.filePath(QStringLiteral("topology.yaml"));
         QVERIFY(testing::writeFile(path, yamlTopologyOf(shape)));
         const auto topology = subscribe(path, QStringLiteral("/prometheus"));
         QVERIFY(topology);
 
-        QCOMPARE(topology->gpuCount, shape.gpuCount);
-        QCOMPARE(topology->rows.size(), shape.rows.size());
-        for (size_t r = 0; r < shape.rows.size(); ++r) {
-            QCOMPARE(topology->rows[r].name, QString::fromStdString(shape.rows[r].name));
-            QCOMPARE(topology->rows[r].hall, QString::fromStdString(shape.rows[r].hall));
-        }
-        QCOMPARE(topology->racks.size(), shape.racks.size());
-        for (size_t r = 0; r < shape.racks.size(); ++r) {
-            QCOMPARE(topology->racks[r].name, QString::fromStdString(shape.racks[r].name));
-            QCOMPARE(topology->racks[r].nodeCount, shape.racks[r].nodeCount);
-        }
-        QCOMPARE(topology->nodes.size(), shape.nodes.size());
-        for (size_t n = 0; n < shape.nodes.size(); ++n) {
-            QCOMPARE(topology->nodes[n].hostname, QString::fromStdString(shape.nodes[n].hostname));
-            QCOMPARE(topology->nodes[n].firstGpu, shape.nodes[n].firstGpu);
-        }
+        const QString difference = layoutDifference(*topology, shape);
+        QVERIFY2(difference.isEmpty(), qPrintable(difference));
         std::vector<int64_t> simulatorGpu(shape.gpuCount);
         for (uint32_t g = 0; g < shape.gpuCount; ++g) {
             simulatorGpu[g] = g;
-            if (online(*m_frame, g)) {
+            if (online(*m_fleet.frame, g)) {
                 QCOMPARE(topology->uuidText(g).toLower(), QString::fromStdString(shape.gpuUuid(g)).toLower());
             }
         }
@@ -242,42 +205,20 @@ private:
         return m_client->topology();
     }
 
-    // Every GPU of the received frame against the frozen simulator frame (simulatorGpu: received index -> simulator
-    // index), and its sample time against the scrape times VictoriaMetrics holds.
+    // Every GPU of the received frame against the frozen simulator frame, and its sample time against the scrape
+    // times the server holds (chainDifference).
     void checkFrame(const std::vector<int64_t> &simulatorGpu)
     {
-        const auto frame = m_received;
-        QVERIFY(frame);
-        size_t compared = 0;
-        const QString difference = frameDifference(*frame, *m_frame, simulatorGpu, &compared);
+        QVERIFY(m_received);
+        const QString difference = chainDifference(m_port, *m_received, m_fleet, simulatorGpu, "/internal/force_flush");
         QVERIFY2(difference.isEmpty(), qPrintable(difference));
-        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics().size());
-
-        // The frame's time is a scrape's: evaluated at that very millisecond, every GPU's newest sample was taken
-        // then.
-        const int64_t t = frame->sampleTimeMs;
-        QVERIFY(t > 0);
-        const auto stamps = instantQuery(m_port, QStringLiteral("timestamp(DCGM_FI_DEV_GPU_TEMP)"), t);
-        QCOMPARE(static_cast<uint32_t>(stamps.size()), m_online);
-        for (const auto &stamp : stamps) {
-            QCOMPARE(std::llround(sampleValue(stamp) * 1000.0), t);
-        }
-        httpGet(m_port, "/internal/force_flush");
-        const auto newest = instantQuery(m_port, QStringLiteral("max(timestamp(DCGM_FI_DEV_GPU_TEMP))"));
-        QCOMPARE(newest.size(), 1);
-        const int64_t newestMs = std::llround(sampleValue(newest.at(0)) * 1000.0);
-        QVERIFY2(t <= newestMs && newestMs - t < 15000,
-            qPrintable(QStringLiteral("frame time %1, newest scrape %2").arg(t).arg(newestMs)));
     }
 
     // Destroyed in reverse: the client, the backend, VictoriaMetrics, then the exporter and the simulator it serves.
-    std::unique_ptr<be::FrameSource> m_simulator;
-    std::shared_ptr<const be::Frame> m_frame;
-    std::unique_ptr<be::ExporterServer> m_exporter;
+    FrozenFleetPage m_fleet;
     QTemporaryDir m_dir;
     ProcessGuard m_victoria;
     int m_port = 0;
-    uint32_t m_online = 0;
     std::unique_ptr<ProcessGuard> m_backend;
     std::unique_ptr<TelemetryClient> m_client;
     FramePtr m_received;

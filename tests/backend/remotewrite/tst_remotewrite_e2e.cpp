@@ -55,23 +55,15 @@ private Q_SLOTS:
     {
         m_vmagent = QStandardPaths::findExecutable(QStringLiteral("vmagent"));
         if (m_vmagent.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("the vmagent binary is not installed (Debian package 'victoria-metrics'; scripts/common.sh installs "
-                  "it for CI): the push path with real senders is not tested here");
+            FLEETSCOPE_SKIP_WITHOUT(
+                "the vmagent binary is not installed (Debian package 'victoria-metrics'; scripts/common.sh installs "
+                "it for CI): the push path with real senders is not tested here");
         }
-        m_simulator = frozenNodeFlapFleet(); // a node down, every scrape the same page
-        QVERIFY(m_simulator);
-        m_frame = m_simulator->latest();
-        m_exporter = std::make_unique<be::ExporterServer>(*m_simulator, be::ExporterPage::Options());
-        std::string error;
-        QVERIFY2(m_exporter->start("127.0.0.1:0", &error), error.c_str());
-        const auto &shape = m_simulator->shape();
-        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
-            m_online += online(*m_frame, g) ? 1 : 0;
-        }
-        QCOMPARE(m_online, shape.gpuCount - be::FleetShape::gpusPerNode);
+        const QString unserved = m_fleet.serve(); // a node down, every scrape the same page
+        QVERIFY2(unserved.isEmpty(), qPrintable(unserved));
         QVERIFY(m_dir.isValid());
         m_scrapeConfig = m_dir.filePath(QStringLiteral("scrape.yml"));
-        QVERIFY(testing::writeFile(m_scrapeConfig, testing::scrapeConfig(m_exporter->port())));
+        QVERIFY(testing::writeFile(m_scrapeConfig, testing::scrapeConfig(m_fleet.exporter->port())));
     }
 
     // vmagent scrapes the exporter every second and remote-writes to the backend; the backend learns the layout and
@@ -99,7 +91,7 @@ private Q_SLOTS:
     {
         const QString targets = m_dir.filePath(QStringLiteral("targets.json"));
         std::string error;
-        QVERIFY2(m_exporter->writeTargetsFile(targets.toStdString(), &error), error.c_str());
+        QVERIFY2(m_fleet.exporter->writeTargetsFile(targets.toStdString(), &error), error.c_str());
         const QString config = m_dir.filePath(QStringLiteral("nodes.yml"));
         QVERIFY(testing::writeFile(config,
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: dcgm\n"
@@ -130,11 +122,11 @@ private Q_SLOTS:
                                                     .value(QStringLiteral("activeTargets"))
                                                     .toArray()
                                                     .size());
-            QVERIFY2(active > 0 && active < static_cast<int>(m_simulator->shape().nodes.size()),
+            QVERIFY2(active > 0 && active < static_cast<int>(m_fleet.simulator->shape().nodes.size()),
                 qPrintable(QStringLiteral("member %1 scrapes %2 targets").arg(member).arg(active)));
             total += active;
         }
-        QCOMPARE(total, static_cast<int>(m_simulator->shape().nodes.size()));
+        QCOMPARE(total, static_cast<int>(m_fleet.simulator->shape().nodes.size()));
     }
 
     // The same with a real Prometheus 2.42 as the sender: its remote_write queue, with a batch deadline under the
@@ -150,7 +142,7 @@ private Q_SLOTS:
         startBackend(&backend, port);
         const QString config = m_dir.filePath(QStringLiteral("prometheus.yml"));
         QVERIFY(testing::writeFile(config,
-            testing::scrapeConfig(m_exporter->port())
+            testing::scrapeConfig(m_fleet.exporter->port())
                 + "remote_write:\n"
                   "  - url: http://127.0.0.1:"
                 + QByteArray::number(port)
@@ -215,10 +207,9 @@ private Q_SLOTS:
         startBackend(&backend, port, door);
         const QString config = m_dir.filePath(QStringLiteral("prometheus-tls.yml"));
         QVERIFY(testing::writeFile(config,
-            testing::scrapeConfig(m_exporter->port()) + "remote_write:\n  - url: https://127.0.0.1:"
-                + QByteArray::number(port)
-                + "/api/v1/write\n    authorization:\n      credentials_file: " + prometheusToken.toUtf8()
-                + "\n    tls_config:\n      ca_file: " + ca.toUtf8()
+            testing::scrapeConfig(m_fleet.exporter->port()) + "remote_write:\n  - url: https://127.0.0.1:"
+                + QByteArray::number(port) + "/api/v1/write\n    authorization:\n      credentials_file: "
+                + prometheusToken.toUtf8() + "\n    tls_config:\n      ca_file: " + ca.toUtf8()
                 + "\n    queue_config:\n      batch_send_deadline: 200ms\n      min_backoff: 100ms\n"));
         ProcessGuard server;
         QVERIFY(testing::startPrometheus(
@@ -298,7 +289,7 @@ private Q_SLOTS:
             QTest::qWait(200);
         }
         QVERIFY2(rowsBefore > 0, "VictoriaMetrics answered no row from before the backend's first frame");
-        const auto &temps = m_frame->plane(be::MetricId::GpuTemp);
+        const auto &temps = m_fleet.frame->plane(be::MetricId::GpuTemp);
         size_t compared = 0;
         for (const auto &p : parts) {
             QCOMPARE(p.metric_id(), std::string("gpu_temp"));
@@ -315,7 +306,7 @@ private Q_SLOTS:
                 }
             }
         }
-        QVERIFY(compared >= m_online);
+        QVERIFY(compared >= m_fleet.online);
     }
 
 private:
@@ -385,7 +376,7 @@ private:
     // Received index -> simulator index, by UUID (the layout comes from the labels: online GPUs only).
     std::vector<int64_t> simulatorGpus(const Topology &topology)
     {
-        const auto &shape = m_simulator->shape();
+        const auto &shape = m_fleet.simulator->shape();
         std::map<QString, uint32_t> byUuid;
         for (uint32_t g = 0; g < shape.gpuCount; ++g) {
             byUuid[QString::fromStdString(shape.gpuUuid(g)).toLower()] = g;
@@ -402,27 +393,24 @@ private:
 
     void checkFrame(const Topology &topology)
     {
-        QCOMPARE(topology.gpuCount, m_online);
+        QCOMPARE(topology.gpuCount, m_fleet.online);
         const auto map = simulatorGpus(topology);
         for (uint32_t i = 0; i < topology.gpuCount; ++i) {
             QVERIFY2(map[i] >= 0, qPrintable(topology.uuidText(i)));
         }
         size_t compared = 0;
-        const QString difference = frameDifference(*m_received, *m_frame, map, &compared);
+        const QString difference = frameDifference(*m_received, *m_fleet.frame, map, &compared);
         QVERIFY2(difference.isEmpty(), qPrintable(difference));
-        QCOMPARE(compared, static_cast<size_t>(m_online) * comparedMetrics().size());
+        QCOMPARE(compared, static_cast<size_t>(m_fleet.online) * comparedMetrics().size());
         QVERIFY(m_received->sampleTimeMs > 0 && std::llabs(m_received->sampleTimeMs - nowMs()) < 30000);
     }
 
     // Destroyed in reverse: the client, then the exporter and the simulator it serves.
-    std::unique_ptr<be::FrameSource> m_simulator;
-    std::shared_ptr<const be::Frame> m_frame;
-    std::unique_ptr<be::ExporterServer> m_exporter;
+    FrozenFleetPage m_fleet;
     QTemporaryDir m_dir;
     QString m_scrapeConfig;
     QString m_vmagent;
     int m_agents = 0;
-    uint32_t m_online = 0;
     QByteArray m_backendLog;
     QString m_address;
     std::unique_ptr<TelemetryClient> m_client;

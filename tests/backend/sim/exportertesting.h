@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What tst_exporter (the pages) and tst_exporter_http (how they are served) share: a GET over a connection of its
-// own, the text format parsed strictly, a simulated fleet and an exporter over a live one.
+// own, the text format parsed strictly, a simulated fleet, the suites' frozen fleet served, and an exporter over a live
+// one.
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
 #include "tests/backend/testing/rawhttp.h"
 
 #include <QByteArray>
+#include <QObject>
 #include <QRegularExpression>
 
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace fleetscope::testing {
@@ -173,6 +176,28 @@ inline be::SimulationOptions fleet(uint32_t gpus)
     o.history = std::chrono::minutes(2);
     return o;
 }
+
+// The suites' fixture: a 1,024-GPU fleet frozen on one frame, so that the page stays the one of that frame for a whole
+// suite, and an exporter of it on a free loopback port.
+class FrozenExporterSuite : public QObject
+{
+protected:
+    // Empty when the exporter serves; else why not.
+    std::string serveFrozenFleet()
+    {
+        m_source = be::simulatedSource(fleet(1024));
+        m_source->stop();
+        m_exporter = std::make_unique<be::ExporterServer>(*m_source, be::ExporterPage::Options());
+        std::string error;
+        if (!m_exporter->start("127.0.0.1:0", &error)) {
+            return error;
+        }
+        return m_exporter->port() > 0 ? std::string() : std::string("the exporter has no port");
+    }
+
+    std::unique_ptr<be::FrameSource> m_source;
+    std::unique_ptr<be::ExporterServer> m_exporter;
+};
 
 // A live fleet, a frame every interval, and an exporter of it (not yet started).
 struct LiveExporter

@@ -27,20 +27,15 @@
 namespace be = fleetscope::backend;
 using namespace fleetscope::testing;
 
-class TestExporter : public QObject
+class TestExporter : public FrozenExporterSuite
 {
     Q_OBJECT
 
 private Q_SLOTS:
     void initTestCase()
     {
-        m_source = be::simulatedSource(fleet(1024));
-        // Frozen: the page stays the one of this frame for the whole suite.
-        m_source->stop();
-        m_exporter = std::make_unique<be::ExporterServer>(*m_source, be::ExporterPage::Options());
-        std::string error;
-        QVERIFY2(m_exporter->start("127.0.0.1:0", &error), error.c_str());
-        QVERIFY(m_exporter->port() > 0);
+        const std::string error = serveFrozenFleet();
+        QVERIFY2(error.empty(), error.c_str());
     }
 
     void cleanupTestCase()
@@ -489,10 +484,6 @@ private Q_SLOTS:
                 QString::fromStdString(odd.nodes[static_cast<size_t>(k)].hostname));
         }
     }
-
-private:
-    std::unique_ptr<be::FrameSource> m_source;
-    std::unique_ptr<be::ExporterServer> m_exporter;
 };
 
 QTEST_GUILESS_MAIN(TestExporter)

@@ -33,20 +33,15 @@
 namespace be = fleetscope::backend;
 using namespace fleetscope::testing;
 
-class TestExporterHttp : public QObject
+class TestExporterHttp : public FrozenExporterSuite
 {
     Q_OBJECT
 
 private Q_SLOTS:
     void initTestCase()
     {
-        m_source = be::simulatedSource(fleet(1024));
-        // Frozen: the page stays the one of this frame for the whole suite.
-        m_source->stop();
-        m_exporter = std::make_unique<be::ExporterServer>(*m_source, be::ExporterPage::Options());
-        std::string error;
-        QVERIFY2(m_exporter->start("127.0.0.1:0", &error), error.c_str());
-        QVERIFY(m_exporter->port() > 0);
+        const std::string error = serveFrozenFleet();
+        QVERIFY2(error.empty(), error.c_str());
     }
 
     void cleanupTestCase()
@@ -539,10 +534,6 @@ private Q_SLOTS:
         // Port taken: the running exporter's.
         QVERIFY(!exporter.start("127.0.0.1:" + std::to_string(m_exporter->port()), &error));
     }
-
-private:
-    std::unique_ptr<be::FrameSource> m_source;
-    std::unique_ptr<be::ExporterServer> m_exporter;
 };
 
 QTEST_GUILESS_MAIN(TestExporterHttp)

@@ -54,8 +54,9 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
-                  "it for CI): the exporter-to-Prometheus chain is not tested here");
+            FLEETSCOPE_SKIP_WITHOUT(
+                "the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
+                "it for CI): the exporter-to-Prometheus chain is not tested here");
         }
 
         be::SimulationOptions options;
@@ -71,28 +72,13 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const QString config = dir.filePath(QStringLiteral("prometheus.yml"));
-        {
-            QFile file(config);
-            QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write(QStringLiteral("global:\n"
-                                      "  scrape_interval: 1s\n"
-                                      "  scrape_timeout: 1s\n"
-                                      "scrape_configs:\n"
-                                      "  - job_name: dcgm\n"
-                                      "    static_configs:\n"
-                                      "      - targets: ['127.0.0.1:%1']\n")
-                           .arg(exporter.port())
-                           .toUtf8());
-        }
+        QVERIFY(fleetscope::testing::writeFile(config, fleetscope::testing::scrapeConfig(exporter.port())));
         const int port = freePort();
         QVERIFY(port > 0);
         ProcessGuard guard;
-        guard.process.setProcessChannelMode(QProcess::MergedChannels);
-        guard.process.start(prometheus,
-            { QStringLiteral("--config.file=") + config,
-                QStringLiteral("--storage.tsdb.path=") + dir.filePath(QStringLiteral("data")),
-                QStringLiteral("--web.listen-address=127.0.0.1:%1").arg(port), QStringLiteral("--log.level=warn") });
-        QVERIFY2(guard.process.waitForStarted(10000), qPrintable(guard.process.errorString()));
+        QVERIFY2(fleetscope::testing::startPrometheus(
+                     &guard, prometheus, config, dir.filePath(QStringLiteral("data")), port),
+            qPrintable(guard.process.errorString()));
 
         const auto frame = source.latest();
         const auto &shape = source.shape();
@@ -104,12 +90,12 @@ private Q_SLOTS:
 
         // The first scrape lands a few seconds after the start: poll until every GPU's temperature is there.
         QJsonArray temps;
-        const QString late = fleetscope::testing::waitForServer(
-            guard, QStringLiteral("Prometheus"), 60000, [&](QString *detail) {
-                temps = instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
-                *detail = QStringLiteral("%1 of %2 GPUs").arg(temps.size()).arg(online);
-                return static_cast<size_t>(temps.size()) >= online;
-            });
+        const QString late
+            = fleetscope::testing::waitForServer(guard, QStringLiteral("Prometheus"), 60000, [&](QString *detail) {
+                  temps = instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+                  *detail = QStringLiteral("%1 of %2 GPUs").arg(temps.size()).arg(online);
+                  return static_cast<size_t>(temps.size()) >= online;
+              });
         QVERIFY2(late.isEmpty(), qPrintable(late));
 
         std::map<std::pair<QString, QString>, uint32_t> gpuByHostAndIndex;

@@ -6,6 +6,7 @@
 #include "model/fleetmodel.h"
 #include "prometheusprocess.h"
 #include "sim/exporterpage.h"
+#include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
 
@@ -18,6 +19,8 @@
 #include <QUrl>
 
 #include <cmath>
+#include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -38,6 +41,139 @@ inline std::unique_ptr<backend::FrameSource> frozenNodeFlapFleet()
     simulator->waitForFrameAfter(0, std::chrono::milliseconds(5000));
     simulator->stop();
     return simulator->latest()->sequence >= 1 ? std::move(simulator) : nullptr;
+}
+
+inline bool online(const backend::Frame &frame, uint32_t g)
+{
+    return (frame.health[g] & 0x07U) != fleetscope::health::Offline;
+}
+
+// The frozen node-flap fleet served as a dcgm-exporter page on a free loopback port, the frame it serves and how many
+// of its GPUs report. Members destroyed in reverse: the exporter before the simulator it serves.
+struct FrozenFleetPage
+{
+    // Empty when the page is served with all GPUs but the flapping node's online; else why not.
+    QString serve()
+    {
+        simulator = frozenNodeFlapFleet();
+        if (!simulator) {
+            return QStringLiteral("the simulator's step did not come in time");
+        }
+        frame = simulator->latest();
+        exporter = std::make_unique<backend::ExporterServer>(*simulator, backend::ExporterPage::Options());
+        std::string error;
+        if (!exporter->start("127.0.0.1:0", &error)) {
+            return QString::fromStdString(error);
+        }
+        const auto &shape = simulator->shape();
+        online = 0;
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            online += testing::online(*frame, g) ? 1 : 0;
+        }
+        if (online != shape.gpuCount - backend::FleetShape::gpusPerNode) {
+            return QStringLiteral("%1 of %2 GPUs online in the frozen frame (sequence %3); expected all but the "
+                                  "flapping node's")
+                .arg(online)
+                .arg(shape.gpuCount)
+                .arg(frame->sequence);
+        }
+        return {};
+    }
+
+    std::unique_ptr<backend::FrameSource> simulator;
+    std::shared_ptr<const backend::Frame> frame;
+    std::unique_ptr<backend::ExporterServer> exporter;
+    uint32_t online = 0;
+};
+
+// The nodes a layout derived from the series' labels holds, in the simulator's order (its hostnames, r01-k01-n01, ...,
+// are in the natural order the derived layout puts them in), each with its online GPUs: a node whose every GPU is
+// offline has no series, so no place.
+inline std::vector<std::pair<QString, uint32_t>> nodesWithSeries(
+    const backend::FleetShape &shape, const backend::Frame &frame)
+{
+    std::vector<std::pair<QString, uint32_t>> nodes;
+    for (const auto &node : shape.nodes) {
+        uint32_t count = 0;
+        for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+            count += online(frame, g) ? 1 : 0;
+        }
+        if (count > 0) {
+            nodes.emplace_back(QString::fromStdString(node.hostname), count);
+        }
+    }
+    return nodes;
+}
+
+// A derived layout's GPUs matched to the simulator's: GPU i is the simulator's GPU with the same UUID, on the same
+// host (*simulatorGpu: received index -> simulator index). Empty when every GPU matches, else the first that does not.
+inline QString matchGpusByUuid(
+    const Topology &topology, const backend::FleetShape &shape, std::vector<int64_t> *simulatorGpu)
+{
+    std::map<QString, uint32_t> simulatorGpuByUuid;
+    for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+        simulatorGpuByUuid[QString::fromStdString(shape.gpuUuid(g)).toLower()] = g;
+    }
+    simulatorGpu->assign(topology.gpuCount, -1);
+    for (uint32_t i = 0; i < topology.gpuCount; ++i) {
+        const auto it = simulatorGpuByUuid.find(topology.uuidText(i).toLower());
+        if (it == simulatorGpuByUuid.end()) {
+            return QStringLiteral("GPU %1's UUID %2 is none of the simulator's").arg(i).arg(topology.uuidText(i));
+        }
+        const QString host = QString::fromStdString(shape.nodes[shape.nodeOfGpu[it->second]].hostname);
+        if (topology.nodeOf(i).hostname != host) {
+            return QStringLiteral("GPU %1 on %2, the simulator's on %3").arg(i).arg(topology.nodeOf(i).hostname, host);
+        }
+        (*simulatorGpu)[i] = it->second;
+    }
+    return {};
+}
+
+// A layout read from a topology file written from the simulator's floor plan against that plan: the same rows, racks
+// and hosts, in that order, each host with its GPUs where the simulator has them. Empty when equal, else the first
+// difference.
+inline QString layoutDifference(const Topology &topology, const backend::FleetShape &shape)
+{
+    if (topology.gpuCount != shape.gpuCount || topology.rows.size() != shape.rows.size()
+        || topology.racks.size() != shape.racks.size() || topology.nodes.size() != shape.nodes.size()) {
+        return QStringLiteral("%1 GPUs, %2 rows, %3 racks, %4 nodes received; %5, %6, %7, %8 simulated")
+            .arg(topology.gpuCount)
+            .arg(topology.rows.size())
+            .arg(topology.racks.size())
+            .arg(topology.nodes.size())
+            .arg(shape.gpuCount)
+            .arg(shape.rows.size())
+            .arg(shape.racks.size())
+            .arg(shape.nodes.size());
+    }
+    for (size_t r = 0; r < shape.rows.size(); ++r) {
+        if (topology.rows[r].name != QString::fromStdString(shape.rows[r].name)
+            || topology.rows[r].hall != QString::fromStdString(shape.rows[r].hall)) {
+            return QStringLiteral("row %1: %2 in %3").arg(r).arg(topology.rows[r].name, topology.rows[r].hall);
+        }
+    }
+    for (size_t r = 0; r < shape.racks.size(); ++r) {
+        if (topology.racks[r].name != QString::fromStdString(shape.racks[r].name)
+            || topology.racks[r].row != shape.racks[r].row || topology.racks[r].nodeCount != shape.racks[r].nodeCount) {
+            return QStringLiteral("rack %1: %2 in row %3, %4 nodes")
+                .arg(r)
+                .arg(topology.racks[r].name)
+                .arg(topology.racks[r].row)
+                .arg(topology.racks[r].nodeCount);
+        }
+    }
+    for (size_t n = 0; n < shape.nodes.size(); ++n) {
+        if (topology.nodes[n].hostname != QString::fromStdString(shape.nodes[n].hostname)
+            || topology.nodes[n].gpuCount != shape.nodes[n].gpuCount
+            || topology.nodes[n].firstGpu != shape.nodes[n].firstGpu) {
+            return QStringLiteral("node %1: %2, %3 GPUs from %4")
+                .arg(n)
+                .arg(topology.nodes[n].hostname)
+                .arg(topology.nodes[n].gpuCount)
+                .arg(topology.nodes[n].firstGpu);
+        }
+    }
+    return {};
 }
 
 // Unix milliseconds as the `time` parameter of the HTTP API.
@@ -66,11 +202,6 @@ inline double sampleValue(const QJsonValue &entry)
     bool ok = false;
     const double v = entry.toObject().value(QStringLiteral("value")).toArray().at(1).toString().toDouble(&ok);
     return ok ? v : std::nan("");
-}
-
-inline bool online(const backend::Frame &frame, uint32_t g)
-{
-    return (frame.health[g] & 0x07U) != fleetscope::health::Offline;
 }
 
 // The simulator's value after the trip the chain makes: the exporter prints integers for DCGM's int64 fields and
@@ -139,6 +270,49 @@ inline QString frameDifference(
             }
             ++*compared;
         }
+    }
+    return {};
+}
+
+// A frame received through the whole chain: every GPU against the frozen fleet's frame (simulatorGpu: received index
+// -> simulator index), and its time a scrape's that the server on port holds: evaluated at that very millisecond,
+// every online GPU's newest sample was taken then (a query time, or any other, would find the scrape before it); and a
+// recent one, no newer than the newest the server holds now and a few intervals behind it at most. flushTarget, when
+// given, is asked for before the newest (VictoriaMetrics' /internal/force_flush). Empty when all hold, else the first
+// that does not.
+inline QString chainDifference(int port, const Frame &received, const FrozenFleetPage &fleet,
+    const std::vector<int64_t> &simulatorGpu, const QByteArray &flushTarget = {})
+{
+    size_t compared = 0;
+    const QString difference = frameDifference(received, *fleet.frame, simulatorGpu, &compared);
+    if (!difference.isEmpty()) {
+        return difference;
+    }
+    if (compared != static_cast<size_t>(fleet.online) * comparedMetrics().size()) {
+        return QStringLiteral("%1 values compared, %2 GPUs online").arg(compared).arg(fleet.online);
+    }
+    const int64_t t = received.sampleTimeMs;
+    const auto stamps = instantQuery(port, QStringLiteral("timestamp(DCGM_FI_DEV_GPU_TEMP)"), t);
+    if (t <= 0 || static_cast<uint32_t>(stamps.size()) != fleet.online) {
+        return QStringLiteral("at the frame's time %1 the server holds %2 samples, %3 GPUs online")
+            .arg(t)
+            .arg(stamps.size())
+            .arg(fleet.online);
+    }
+    for (const auto &stamp : stamps) {
+        if (std::llround(sampleValue(stamp) * 1000.0) != t) {
+            return QStringLiteral("a sample of %1 ms where the frame's time is %2 ms")
+                .arg(std::llround(sampleValue(stamp) * 1000.0))
+                .arg(t);
+        }
+    }
+    if (!flushTarget.isEmpty()) {
+        httpGet(port, flushTarget);
+    }
+    const auto newest = instantQuery(port, QStringLiteral("max(timestamp(DCGM_FI_DEV_GPU_TEMP))"));
+    const int64_t newestMs = newest.size() == 1 ? std::llround(sampleValue(newest.at(0)) * 1000.0) : 0;
+    if (!(t <= newestMs && newestMs - t < 15000)) {
+        return QStringLiteral("frame time %1, newest scrape %2").arg(t).arg(newestMs);
     }
     return {};
 }
