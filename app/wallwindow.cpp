@@ -6,7 +6,7 @@
 #include "app/mappage.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
-#include "model/rollup.h"
+#include "model/hottestrow.h"
 #include "model/viewstate.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/style/fontscale.h"
@@ -365,7 +365,7 @@ void WallWindow::showPage(int index)
     }
 }
 
-void WallWindow::showMapPage(const WallPage &page, bool hottestRow)
+void WallWindow::showMapPage(const WallPage &page, bool hottest)
 {
     const QString metric = metricOrDefault(page, m_playlist.current());
     ViewState view;
@@ -376,20 +376,9 @@ void WallWindow::showMapPage(const WallPage &page, bool hottestRow)
     const TopologyPtr topology = m_session->topology();
     // The newest live frame, not the one the map shows (which may be a replayed or loaded past one).
     const FramePtr frame = m_session->latestFrame();
-    if (hottestRow) {
-        // The row with the highest 99th percentile: a row with a few hot GPUs outranks one evenly warm, which is
-        // what an operator walking to the floor wants to see.
-        int best = -1;
-        float bestP99 = -std::numeric_limits<float>::infinity();
-        if (topology && frame) {
-            const auto rows = computeRollups(*topology, Place::fleet(), frame.get(), metric);
-            for (size_t i = 0; i < rows.size(); ++i) {
-                if (!std::isnan(rows[i].p99) && rows[i].p99 > bestP99) {
-                    bestP99 = rows[i].p99;
-                    best = static_cast<int>(i);
-                }
-            }
-        }
+    if (hottest) {
+        const HottestRow row = topology ? hottestRow(*topology, frame.get(), metric) : HottestRow();
+        const int best = row.row;
         if (best >= 0) {
             view.place = Place::row(static_cast<uint32_t>(best)).toText();
             const QString unit = [&] {
@@ -402,7 +391,7 @@ void WallWindow::showMapPage(const WallPage &page, bool hottestRow)
             }();
             m_title = tr("Hottest row · %1 · p99 %2 %3")
                           .arg(Place::row(static_cast<uint32_t>(best)).name(*topology))
-                          .arg(static_cast<double>(bestP99), 0, 'f', 1)
+                          .arg(static_cast<double>(row.p99), 0, 'f', 1)
                           .arg(unit);
             if (m_session->isStale()) {
                 m_title

@@ -68,7 +68,7 @@ private:
     void onPageChanged(int index);
     void showPage(int index);
     void applyFonts(int screenHeight);
-    void showMapPage(const WallPage &page, bool hottestRow);
+    void showMapPage(const WallPage &page, bool hottest);
     void showReplay(const WallPage &page);
     void openMapView(const ViewState &view);
     QString metricLabel(const QString &id) const;
