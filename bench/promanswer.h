@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/jsontext.h"
+#include "formats/jsontext.h"
 #include "prometheus/promjson.h"
 
 #include <fmt/format.h>

@@ -3,8 +3,8 @@
 // the file's text. A file that is accepted is laid out as the Prometheus and remote-write sources lay it out
 // (PrometheusTopology::fromFile), and must describe 1 to FleetShape::maxGpus GPUs in racks of at least one host.
 #include "core/fleetshape.h"
-#include "core/topologyfile.h"
 #include "dcgm/prometheustopology.h"
+#include "formats/topologyfile.h"
 
 #include <string>
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include "core/fleetshape.h"
-#include "core/topologyfile.h"
 #include "dcgm/promsample.h"
+#include "formats/topologyfile.h"
 
 #include <cstdint>
 #include <string>

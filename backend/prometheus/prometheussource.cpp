@@ -4,6 +4,7 @@
 #include "core/clock.h"
 #include "dcgm/dcgmgrade.h"
 #include "dcgm/dcgmvalue.h"
+#include "formats/topologyfile.h"
 
 #include <algorithm>
 #include <cmath>

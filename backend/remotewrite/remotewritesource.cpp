@@ -3,6 +3,7 @@
 
 #include "core/clock.h"
 #include "dcgm/dcgmvalue.h"
+#include "formats/topologyfile.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // What the exporter serves (its HTTP side is exporterserver.cpp): the page, rendered once per frame and shared by
 // every scrape of it; what each path answers (/metrics the fleet's page, /metrics/<hostname> a node's, cut from it)
 // and the hostname index a node's path is looked up in; and the Prometheus file_sd file that lists the node targets.
-#include "core/jsontext.h"
+#include "formats/jsontext.h"
 #include "sim/exporterserver.h"
 
 #include <algorithm>

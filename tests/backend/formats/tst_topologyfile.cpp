@@ -2,8 +2,8 @@
 // The operator's topology file in both of its syntaxes: the shipped examples say the same thing, and every bad
 // file is refused with the place (and, in YAML, the line) named, whichever syntax it is written in.
 #include "core/fleetshape.h"
-#include "core/topologyfile.h"
 #include "dcgm/prometheustopology.h"
+#include "formats/topologyfile.h"
 
 #include <QFile>
 #include <QTemporaryDir>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/topologyfile.h"
+#include "formats/topologyfile.h"
 
 #include "core/fleetshape.h"
 
