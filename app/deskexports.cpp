@@ -2,7 +2,7 @@
 #include "app/deskexports.h"
 
 #include "app/consolesession.h"
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
 #include "model/csvexport.h"
 #include "model/navigation.h"
 #include "model/savefile.h"

@@ -2,7 +2,7 @@
 #include "app/deskproblems.h"
 
 #include "app/consolesession.h"
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
 #include "app/problemsmodel.h"
 #include "model/navigation.h"
 #include "widgets/heatmap/heatmapview.h"

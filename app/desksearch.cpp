@@ -2,7 +2,7 @@
 #include "app/desksearch.h"
 
 #include "app/consolesession.h"
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
 #include "model/navigation.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/search/searchbox.h"

@@ -3,7 +3,7 @@
 
 #include "app/consolesession.h"
 #include "app/healthstrip.h"
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
 #include "model/replaycontroller.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/style/fixedtextsize.h"

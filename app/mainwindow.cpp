@@ -11,7 +11,8 @@
 #include "app/deskstatus.h"
 #include "app/desktoolbar.h"
 #include "app/firstpaint.h"
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
+#include "app/pages/summarypage.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "widgets/detail/detailpanel.h"
@@ -64,15 +65,15 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     m_pages = new QTabWidget(this);
     m_pages->setDocumentMode(true);
     m_pages->addTab(makeMapTab(), tr("Map"));
-    // The executive summary: a page of its own, not a dock that squeezes the map. From GetSummary, refreshed every
-    // five minutes while it is shown.
-    m_summary = new SummaryView(this);
+    // The executive summary: a page of its own, not a dock that squeezes the map.
+    m_summaryPage = new SummaryPage(m_session, {}, this);
+    m_summary = m_summaryPage->view();
     m_summary->setPricePerGpuHour(options.pricePerGpuHour);
     auto *summaryScroll = new QScrollArea(this); // scrolls rather than clips in a small window
     summaryScroll->setWidgetResizable(true);
-    summaryScroll->setWidget(m_summary);
-    m_summaryPage = summaryScroll;
-    m_pages->addTab(m_summaryPage, tr("Executive summary"));
+    summaryScroll->setWidget(m_summaryPage);
+    m_summaryTab = summaryScroll;
+    m_pages->addTab(m_summaryTab, tr("Executive summary"));
     setCentralWidget(m_pages);
     makeDocks();
     m_toolbar = new DeskToolbar(m_session, heatmap(), this);
@@ -89,20 +90,14 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     addDeskMenus(this, m_breadcrumbs,
         { m_rollupDock->toggleViewAction(), m_problemsDock->toggleViewAction(), m_detailDock->toggleViewAction() });
 
-    m_summaryTimer.setInterval(5 * 60 * 1000);
-    connect(&m_summaryTimer, &QTimer::timeout, this,
-        [this] { m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch()); });
     connect(m_pages, &QTabWidget::currentChanged, this, [this] {
         const bool summary = isSummaryShown();
         // The docks belong to the map.
         m_rollupDock->setVisible(!summary);
         if (summary) {
             m_detailDock->hide();
-            m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch());
-            m_summaryTimer.start();
-        } else {
-            m_summaryTimer.stop();
         }
+        m_summaryPage->setShown(summary);
     });
     // A GPU clicked in the summary's offender lists: the map drills to it, as the problems list does.
     connect(m_summary, &SummaryView::gpuChosen, this, [this](uint32_t gpu) {
@@ -113,11 +108,9 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         showSummary(false);
         navigation()->goTo(Place::gpu(gpu));
     });
-    connect(m_session->summaries(), &SummaryFetcher::fetched, m_summary, &SummaryView::showFetch);
-    connect(m_session->summaries(), &SummaryFetcher::errorOccurred, this,
+    connect(m_summaryPage, &SummaryPage::errorOccurred, this,
         [this](const QString &message) { statusBar()->showMessage(message, 15000); });
 
-    connect(m_session, &ConsoleSession::topologyChanged, m_summary, &SummaryView::setTopology);
     // The rollups and the detail show the map's places: they take a new fleet from the map, before a view's place
     // is opened on it.
     connect(m_map, &MapPage::topologyChanged, this, [this](const TopologyPtr &topology) {
@@ -127,11 +120,6 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     connect(m_session, &ConsoleSession::metricsChanged, this,
         [this] { m_detail->setMetrics(m_session->backendMetrics()); });
     connect(m_session, &ConsoleSession::jobsChanged, m_detail, &DetailPanel::setJobs);
-    connect(m_session, &ConsoleSession::clientsChanged, this, [this] {
-        if (isSummaryShown()) {
-            m_session->summaries()->refresh(QDateTime::currentMSecsSinceEpoch());
-        }
-    });
     connect(m_session, &ConsoleSession::shownChanged, this, [this](const ShownState &shown, ShownState::Changes changes) {
         if (changes & ShownState::Metric) {
             m_rollups->setMetric(shown.metric);
@@ -141,13 +129,6 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
             if (shown.raw) {
                 m_detail->setFrame(shown.raw);
             }
-        }
-    });
-    connect(m_session, &ConsoleSession::liveFrame, this, [this](const FramePtr &frame) {
-        // Capacity at risk is a pass over every GPU: every few seconds, and only while someone can see it.
-        if (isSummaryShown() && (!m_riskClock.isValid() || m_riskClock.elapsed() >= 5000)) {
-            m_riskClock.start();
-            m_summary->setLiveState(frame, m_session->jobs());
         }
     });
     connect(m_session, &ConsoleSession::fleetEventsChanged, this,
@@ -298,12 +279,12 @@ void MainWindow::showDetailDock()
 
 void MainWindow::showSummary(bool shown)
 {
-    m_pages->setCurrentWidget(shown ? m_summaryPage : m_pages->widget(0));
+    m_pages->setCurrentWidget(shown ? m_summaryTab : m_pages->widget(0));
 }
 
 bool MainWindow::isSummaryShown() const
 {
-    return m_pages->currentWidget() == m_summaryPage;
+    return m_pages->currentWidget() == m_summaryTab;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

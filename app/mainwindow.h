@@ -4,9 +4,7 @@
 #include "app/commandline.h"
 #include "model/viewstate.h"
 
-#include <QElapsedTimer>
 #include <QMainWindow>
-#include <QTimer>
 
 class QDockWidget;
 class QTabWidget;
@@ -27,6 +25,7 @@ class Navigation;
 class ReplayController;
 class RollupModel;
 class SearchBox;
+class SummaryPage;
 class SummaryView;
 class TimelineBar;
 
@@ -91,10 +90,9 @@ private:
     DeskProblems *m_problems = nullptr;
     QDockWidget *m_problemsDock = nullptr;
     SummaryView *m_summary = nullptr;
-    QWidget *m_summaryPage = nullptr;
+    SummaryPage *m_summaryPage = nullptr;
+    QWidget *m_summaryTab = nullptr; // the page in a scroll area
     TimelineBar *m_timeline = nullptr;
-    QTimer m_summaryTimer; // refreshes the summary while its page is shown
-    QElapsedTimer m_riskClock; // since the summary's capacity at risk was last computed
 };
 
 } // namespace fleetscope

@@ -3,7 +3,8 @@
 
 #include "app/consolesession.h"
 #include "app/firstpaint.h"
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
+#include "app/pages/summarypage.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "model/hottestrow.h"
@@ -42,7 +43,6 @@ std::vector<Problem> wallProblems(std::vector<Problem> problems)
 
 const QString defaultMetric = QStringLiteral("gpu_temp");
 constexpr qint64 problemShownMs = 30000;
-constexpr qint64 summaryRefreshMs = 5 * 60 * 1000;
 
 QPalette wallPalette()
 {
@@ -88,14 +88,17 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     // What the desk says in its status bar (a view whose place does not fit this fleet) goes to the header here.
     connect(m_map, &MapPage::message, this, [this](const QString &text) { report(text); });
     m_stack->addWidget(m_map);
-    m_summary = new SummaryView(m_stack);
+    m_summaryPage = new SummaryPage(session, m_wallClock, m_stack);
+    m_summary = m_summaryPage->view();
     m_summary->useWallLayout();
-    m_stack->addWidget(m_summary);
+    m_stack->addWidget(m_summaryPage);
     m_events = new EventsBoard(m_stack);
     m_stack->addWidget(m_events);
     m_problems = new ProblemsBoard(m_stack);
     m_stack->addWidget(m_problems);
     layout->addWidget(m_stack, 1);
+    connect(m_stack, &QStackedWidget::currentChanged, this,
+        [this] { m_summaryPage->setShown(m_stack->currentWidget() == m_summaryPage); });
     setPalette(wallPalette());
     setAutoFillBackground(true);
 
@@ -123,15 +126,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
         }
     });
     connect(session, &ConsoleSession::topologyChanged, m_events, &EventsBoard::setTopology);
-    connect(session, &ConsoleSession::topologyChanged, m_summary, &SummaryView::setTopology);
     m_events->setTopology(session->topology());
-    m_summary->setTopology(session->topology());
-    connect(session->summaries(), &SummaryFetcher::fetched, m_summary, &SummaryView::showFetch);
-    connect(session, &ConsoleSession::liveFrame, this, [this](const FramePtr &frame) {
-        if (m_stack->currentWidget() == m_summary) {
-            m_summary->setLiveState(frame, m_session->jobs());
-        }
-    });
     // The header says what the map shows from the first drawn frame: refreshed as soon as anything it names changes.
     connect(session, &ConsoleSession::shownChanged, this, [this](const ShownState &, ShownState::Changes changes) {
         if ((changes & ShownState::Frame) && !m_refreshQueued) {
@@ -144,8 +139,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     });
     connect(m_session, &ConsoleSession::metricsChanged, this, &WallWindow::refresh);
     connect(session, &ConsoleSession::topologyChanged, this, &WallWindow::refresh);
-    connect(session->summaries(), &SummaryFetcher::errorOccurred, this, &WallWindow::report);
-    connect(m_summary, &SummaryView::refreshed, this, [this] { m_summaryClock.start(); });
+    connect(m_summaryPage, &SummaryPage::errorOccurred, this, &WallWindow::report);
     connect(session->replay(), &ReplayController::modeChanged, this, [this](ReplayController::Mode mode) {
         // A replay page that caught up with now plays its minutes again.
         const WallPage &page = m_playlist.currentPage();
@@ -343,12 +337,7 @@ void WallWindow::showPage(int index)
         break;
     case WallPage::Kind::Summary: {
         m_title = tr("Executive summary");
-        const qint64 now = m_wallClock();
-        // Every five minutes at most; until one has succeeded (the backend away), each time the page comes round.
-        if (!m_summary->hasData() || !m_summaryClock.isValid() || m_summaryClock.elapsed() >= summaryRefreshMs) {
-            m_session->summaries()->refresh(now);
-        }
-        m_stack->setCurrentWidget(m_summary);
+        m_stack->setCurrentWidget(m_summaryPage); // which asks when what it shows is old (SummaryPage)
         break;
     }
     case WallPage::Kind::Problems:

@@ -23,6 +23,7 @@ class ProblemsBoard;
 class HeatmapView;
 class MapPage;
 class Navigation;
+class SummaryPage;
 class SummaryView;
 class WallHeader;
 struct ViewState;
@@ -55,6 +56,7 @@ public:
     HeatmapView *heatmap() const;
     Navigation *navigation() const;
     SummaryView *summary() const { return m_summary; }
+    SummaryPage *summaryPage() const { return m_summaryPage; }
     // Updates the header, banner, map notes and events now (also done every second and on each new frame).
     void refresh();
     // A problem for the banner, shown for half a minute unless a newer one replaces it.
@@ -82,13 +84,13 @@ private:
     WallHeader *m_header = nullptr;
     QStackedWidget *m_stack = nullptr;
     MapPage *m_map = nullptr;
-    SummaryView *m_summary = nullptr;
+    SummaryPage *m_summaryPage = nullptr;
+    SummaryView *m_summary = nullptr; // its view
     EventsBoard *m_events = nullptr;
     ProblemsBoard *m_problems = nullptr;
     QTimer m_refreshTimer;
     QString m_problem;
     QElapsedTimer m_problemClock; // since m_problem was reported
-    QElapsedTimer m_summaryClock; // since the summary last finished refreshing; invalid = never
     bool m_refreshQueued = false;
     bool m_reshowing = false; // showPage called again for a page that was waiting
     int m_screenIndex = 0;

@@ -7,7 +7,7 @@
 //   xvfb-run -a -s "-screen 0 1920x1080x24" build/dev/bin/bench_latency [frames] [interval-ms]
 #include "app/consolesession.h"
 #include "app/embeddedbackend.h"
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
 #include "bench/timing.h"
 #include "common/heap.h"
 #include "widgets/heatmap/heatmapview.h"

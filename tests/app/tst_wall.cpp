@@ -5,6 +5,7 @@
 // without it; and everything back to fresh when the backend returns on the same port, untouched. Nothing ever opens
 // a dialog. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "app/consolesession.h"
+#include "app/pages/summarypage.h"
 #include "app/wallwindow.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -240,7 +241,7 @@ private Q_SLOTS:
             qPrintable(m_wall->header()->title()));
 
         nextPage();
-        QCOMPARE(m_wall->stack()->currentWidget(), m_wall->summary());
+        QCOMPARE(m_wall->stack()->currentWidget(), static_cast<QWidget *>(m_wall->summaryPage()));
         QCOMPARE(m_wall->header()->title(), QStringLiteral("Executive summary"));
         QVERIFY(m_window->summary()->isVisible());
         QTRY_VERIFY_WITH_TIMEOUT(m_window->summary()->hasData(), 30000);

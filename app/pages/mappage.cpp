@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "app/mappage.h"
+#include "app/pages/mappage.h"
 
 #include "app/consolesession.h"
 #include "model/navigation.h"
