@@ -6,12 +6,12 @@
 #include "app/consolesession.h"
 #include "app/deskexports.h"
 #include "app/deskmenus.h"
-#include "app/deskproblems.h"
 #include "app/desksearch.h"
 #include "app/deskstatus.h"
 #include "app/desktoolbar.h"
 #include "app/firstpaint.h"
 #include "app/pages/mappage.h"
+#include "app/pages/problemspage.h"
 #include "app/pages/summarypage.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -223,8 +223,8 @@ void MainWindow::makeDocks()
     m_detailDock->setWidget(m_detail);
     addDockWidget(Qt::RightDockWidgetArea, m_detailDock);
     // What is wrong right now, under the rollups: a click shows the problem on the map.
-    m_problems = new DeskProblems(m_session, m_map, this);
-    connect(m_problems, &DeskProblems::message, this,
+    m_problems = new ProblemsPage(m_session, ProblemsPage::Look::Desk, m_map, this);
+    connect(m_problems, &ProblemsPage::message, this,
         [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
     m_problemsDock = new QDockWidget(tr("Problems"), this);
     m_problemsDock->setObjectName(QStringLiteral("problems"));

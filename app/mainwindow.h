@@ -14,7 +14,6 @@ namespace fleetscope {
 class BreadcrumbBar;
 class ConsoleSession;
 class DeskExports;
-class DeskProblems;
 class DeskStatus;
 class DeskToolbar;
 class DetailPanel;
@@ -25,6 +24,7 @@ class Navigation;
 class ReplayController;
 class RollupModel;
 class SearchBox;
+class ProblemsPage;
 class SummaryPage;
 class SummaryView;
 class TimelineBar;
@@ -87,7 +87,7 @@ private:
     QDockWidget *m_rollupDock = nullptr;
     DetailPanel *m_detail = nullptr;
     QDockWidget *m_detailDock = nullptr;
-    DeskProblems *m_problems = nullptr;
+    ProblemsPage *m_problems = nullptr;
     QDockWidget *m_problemsDock = nullptr;
     SummaryView *m_summary = nullptr;
     SummaryPage *m_summaryPage = nullptr;

@@ -4,6 +4,7 @@
 #include "app/consolesession.h"
 #include "app/firstpaint.h"
 #include "app/pages/mappage.h"
+#include "app/pages/problemspage.h"
 #include "app/pages/summarypage.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -13,7 +14,6 @@
 #include "widgets/style/fontscale.h"
 #include "widgets/summary/summaryview.h"
 #include "widgets/wall/eventsboard.h"
-#include "widgets/wall/problemsboard.h"
 #include "widgets/wall/wallheader.h"
 
 #include <QApplication>
@@ -32,15 +32,6 @@ Q_LOGGING_CATEGORY(lcWall, "fleetscope.wall")
 namespace fleetscope {
 
 namespace {
-// A wall shows what is wrong: information (a rack half way through a driver rollout) stays on the desk.
-std::vector<Problem> wallProblems(std::vector<Problem> problems)
-{
-    problems.erase(std::remove_if(problems.begin(), problems.end(),
-                       [](const Problem &p) { return p.severity == EventSeverity::Info; }),
-        problems.end());
-    return problems;
-}
-
 const QString defaultMetric = QStringLiteral("gpu_temp");
 constexpr qint64 problemShownMs = 30000;
 
@@ -94,11 +85,15 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     m_stack->addWidget(m_summaryPage);
     m_events = new EventsBoard(m_stack);
     m_stack->addWidget(m_events);
-    m_problems = new ProblemsBoard(m_stack);
-    m_stack->addWidget(m_problems);
+    m_problemsPage = new ProblemsPage(session, ProblemsPage::Look::Wall, nullptr, m_stack);
+    m_problems = m_problemsPage->board();
+    m_stack->addWidget(m_problemsPage);
     layout->addWidget(m_stack, 1);
     connect(m_stack, &QStackedWidget::currentChanged, this,
-        [this] { m_summaryPage->setShown(m_stack->currentWidget() == m_summaryPage); });
+        [this] {
+            m_summaryPage->setShown(m_stack->currentWidget() == m_summaryPage);
+            m_problemsPage->setShown(m_stack->currentWidget() == m_problemsPage);
+        });
     setPalette(wallPalette());
     setAutoFillBackground(true);
 
@@ -120,9 +115,6 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     connect(session, &ConsoleSession::fleetEventsChanged, this, [this] {
         if (m_stack->currentWidget() == m_events) {
             m_events->setEvents(m_session->fleetEvents(), m_wallClock());
-        }
-        if (m_stack->currentWidget() == m_problems) {
-            showProblems();
         }
     });
     connect(session, &ConsoleSession::topologyChanged, m_events, &EventsBoard::setTopology);
@@ -342,8 +334,7 @@ void WallWindow::showPage(int index)
     }
     case WallPage::Kind::Problems:
         m_title = tr("Problems · what is wrong now, and what it hits");
-        showProblems();
-        m_stack->setCurrentWidget(m_problems);
+        m_stack->setCurrentWidget(m_problemsPage); // which reads the problems while shown (ProblemsPage)
         break;
     case WallPage::Kind::Events:
         m_title = tr("Events · the last hour");
@@ -490,16 +481,6 @@ void WallWindow::refresh()
         m_events->setEvents(m_session->fleetEvents(), now);
         m_events->setLiveFrame(m_session->latestFrame());
     }
-    if (m_stack->currentWidget() == m_problems) {
-        showProblems();
-    }
-}
-
-void WallWindow::showProblems()
-{
-    const qint64 now = m_wallClock();
-    m_problems->setProblems(
-        wallProblems(m_session->problems(now)), m_session->topology(), m_session->jobs(), now);
 }
 
 void WallWindow::refreshMapNotes(bool stale)

@@ -20,6 +20,7 @@ namespace fleetscope {
 class ConsoleSession;
 class EventsBoard;
 class ProblemsBoard;
+class ProblemsPage;
 class HeatmapView;
 class MapPage;
 class Navigation;
@@ -51,6 +52,7 @@ public:
     WallHeader *header() const { return m_header; }
     EventsBoard *events() const { return m_events; }
     ProblemsBoard *problems() const { return m_problems; }
+    ProblemsPage *problemsPage() const { return m_problemsPage; }
     QStackedWidget *stack() const { return m_stack; }
     MapPage *mapPage() const { return m_map; }
     HeatmapView *heatmap() const;
@@ -66,7 +68,6 @@ public:
 
 private:
     // The problems page, as of the wall clock.
-    void showProblems();
     void onPageChanged(int index);
     void showPage(int index);
     void applyFonts(int screenHeight);
@@ -87,7 +88,8 @@ private:
     SummaryPage *m_summaryPage = nullptr;
     SummaryView *m_summary = nullptr; // its view
     EventsBoard *m_events = nullptr;
-    ProblemsBoard *m_problems = nullptr;
+    ProblemsPage *m_problemsPage = nullptr;
+    ProblemsBoard *m_problems = nullptr; // its board
     QTimer m_refreshTimer;
     QString m_problem;
     QElapsedTimer m_problemClock; // since m_problem was reported

@@ -4,9 +4,9 @@
 // recorder filling up. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "app/consolesession.h"
 #include "app/deskexports.h"
-#include "app/deskproblems.h"
 #include "app/embeddedbackend.h"
 #include "app/mainwindow.h"
+#include "app/pages/problemspage.h"
 #include "app/problemsmodel.h"
 #include "app/wallwindow.h"
 #include "client/historyclient.h"
@@ -336,7 +336,7 @@ private Q_SLOTS:
     // more than one GPU's, and the status bar says which.
     void aProblemChosenIsShownOnTheMap()
     {
-        auto *problems = m_window->findChild<DeskProblems *>();
+        auto *problems = m_window->findChild<ProblemsPage *>();
         QVERIFY(problems != nullptr);
         QTRY_VERIFY_WITH_TIMEOUT(problems->model()->rowCount() > 0, 30000);
         const Problem problem = *problems->model()->problemAt(0);

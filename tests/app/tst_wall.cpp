@@ -5,6 +5,7 @@
 // without it; and everything back to fresh when the backend returns on the same port, untouched. Nothing ever opens
 // a dialog. Needs an X display with OpenGL (Xvfb + Mesa in CI).
 #include "app/consolesession.h"
+#include "app/pages/problemspage.h"
 #include "app/pages/summarypage.h"
 #include "app/wallwindow.h"
 #include "model/navigation.h"
@@ -255,7 +256,7 @@ private Q_SLOTS:
                 [](const FleetEvent &e) { return e.severity != FleetEvent::Severity::Info; })));
 
         nextPage();
-        QCOMPARE(m_wall->stack()->currentWidget(), m_wall->problems());
+        QCOMPARE(m_wall->stack()->currentWidget(), static_cast<QWidget *>(m_wall->problemsPage()));
         QVERIFY(m_wall->header()->title().startsWith(QStringLiteral("Problems")));
         // The open problems as the session ranks them, one row each, from the real backend's events, but for
         // information (the simulated fleet's rollout), which stays on the desk.

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "app/deskproblems.h"
+#include "app/pages/problemspage.h"
 
 #include "app/consolesession.h"
 #include "app/pages/mappage.h"
 #include "app/problemsmodel.h"
 #include "model/navigation.h"
 #include "widgets/heatmap/heatmapview.h"
+#include "widgets/wall/problemsboard.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -18,21 +19,40 @@
 
 namespace fleetscope {
 
-DeskProblems::DeskProblems(ConsoleSession *session, MapPage *map, QWidget *parent)
+ProblemsPage::ProblemsPage(ConsoleSession *session, Look look, MapPage *map, QWidget *parent)
     : QWidget(parent)
     , m_session(session)
     , m_map(map)
-    , m_model(new ProblemsModel(this))
-    , m_kinds(new QComboBox(this))
-    , m_count(new QLabel(this))
-    , m_table(new QTableView(this))
 {
+    if (look == Look::Desk) {
+        makeTable();
+    } else {
+        m_board = new ProblemsBoard(this);
+        auto *layout = new QVBoxLayout(this);
+        layout->setContentsMargins(0, 0, 0, 0);
+        layout->addWidget(m_board);
+    }
+    connect(m_session, &ConsoleSession::fleetEventsChanged, this, &ProblemsPage::refresh);
+    connect(m_session, &ConsoleSession::jobsChanged, this, &ProblemsPage::refresh);
+    connect(m_session, &ConsoleSession::topologyChanged, this, &ProblemsPage::refresh);
+    // Bursts end and durations grow with time alone.
+    m_clock.setInterval(30000);
+    connect(&m_clock, &QTimer::timeout, this, &ProblemsPage::refresh);
+    setShown(look == Look::Desk);
+}
+
+void ProblemsPage::makeTable()
+{
+    m_model = new ProblemsModel(this);
+    m_kinds = new QComboBox(this);
+    m_count = new QLabel(this);
+    m_table = new QTableView(this);
     m_kinds->addItem(tr("All kinds"), -1);
     for (int k = 0; k < Problem::kindCount; ++k) {
         m_kinds->addItem(describe(static_cast<Problem::Kind>(k)), k);
     }
     m_kinds->setToolTip(tr("Show one kind of problem only"));
-    connect(m_kinds, &QComboBox::currentIndexChanged, this, &DeskProblems::applyFilter);
+    connect(m_kinds, &QComboBox::currentIndexChanged, this, &ProblemsPage::applyFilter);
 
     m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -45,8 +65,8 @@ DeskProblems::DeskProblems(ConsoleSession *session, MapPage *map, QWidget *paren
     m_table->horizontalHeader()->setResizeContentsPrecision(24);
     m_table->setWordWrap(false);
     m_table->setToolTip(tr("Ranked: critical first, then by the GPUs of the jobs they hit. Click one to show it."));
-    connect(m_table, &QTableView::clicked, this, &DeskProblems::choose);
-    connect(m_table, &QTableView::activated, this, &DeskProblems::choose);
+    connect(m_table, &QTableView::clicked, this, &ProblemsPage::choose);
+    connect(m_table, &QTableView::activated, this, &ProblemsPage::choose);
 
     auto *top = new QHBoxLayout;
     top->setContentsMargins(0, 0, 0, 0);
@@ -56,19 +76,34 @@ DeskProblems::DeskProblems(ConsoleSession *session, MapPage *map, QWidget *paren
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
     layout->addWidget(m_table, 1);
+}
 
-    connect(m_session, &ConsoleSession::fleetEventsChanged, this, &DeskProblems::refresh);
-    connect(m_session, &ConsoleSession::jobsChanged, this, &DeskProblems::refresh);
-    connect(m_session, &ConsoleSession::topologyChanged, this, &DeskProblems::refresh);
-    // Bursts end and durations grow with time alone.
-    m_clock.setInterval(30000);
-    connect(&m_clock, &QTimer::timeout, this, &DeskProblems::refresh);
+void ProblemsPage::setShown(bool shown)
+{
+    m_shown = shown;
+    if (!shown) {
+        m_clock.stop();
+        return;
+    }
     m_clock.start();
     refresh();
 }
 
-void DeskProblems::refresh()
+void ProblemsPage::refresh()
 {
+    if (!m_shown) {
+        return;
+    }
+    const int64_t now = QDateTime::currentMSecsSinceEpoch();
+    if (m_board != nullptr) {
+        // A wall shows what is wrong: information stays on the desk.
+        std::vector<Problem> problems = m_session->problems(now);
+        problems.erase(std::remove_if(problems.begin(), problems.end(),
+                           [](const Problem &p) { return p.severity == EventSeverity::Info; }),
+            problems.end());
+        m_board->setProblems(std::move(problems), m_session->topology(), m_session->jobs(), now);
+        return;
+    }
     // The chosen problem stays chosen if it is still open.
     std::optional<Problem::Key> chosen;
     if (const auto rows = m_table->selectionModel()->selectedRows(); !rows.isEmpty()) {
@@ -76,7 +111,6 @@ void DeskProblems::refresh()
             chosen = p->key();
         }
     }
-    const int64_t now = QDateTime::currentMSecsSinceEpoch();
     m_model->setProblems(m_session->problems(now), m_session->topology(), m_session->jobs(), now);
     if (chosen) {
         if (const int row = m_model->rowOf(*chosen); row >= 0) {
@@ -91,7 +125,7 @@ void DeskProblems::refresh()
     m_table->resizeColumnsToContents();
 }
 
-void DeskProblems::applyFilter()
+void ProblemsPage::applyFilter()
 {
     const int kind = m_kinds->currentData().toInt();
     std::vector<Problem::Kind> kinds;
@@ -102,11 +136,11 @@ void DeskProblems::applyFilter()
     refresh();
 }
 
-void DeskProblems::choose(const QModelIndex &index)
+void ProblemsPage::choose(const QModelIndex &index)
 {
     const Problem *p = m_model->problemAt(index.row());
     const TopologyPtr topology = m_session->topology();
-    if (p == nullptr || !topology) {
+    if (p == nullptr || !topology || m_map == nullptr) {
         return;
     }
     if (p->gpus.empty()) {
