@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "widgets/heatmap/heatmapscenebuilder.h"
 
-#include "widgets/style/fontscale.h"
-
-#include <QPainter>
-
 #include <cmath>
 
 namespace fleetscope {
@@ -44,14 +40,6 @@ HeatmapScene HeatmapSceneBuilder::scene(QSize size, double dpr, const QFont &fon
     scene.overlayUsed = m_overlay.used();
     scene.overlayRevision = m_overlay.revision();
     return scene;
-}
-
-void HeatmapSurface::paintPlaceholder(QPainter &painter, const QRect &rect, const QFont &font, const QString &text)
-{
-    painter.fillRect(rect, QColor::fromRgb(backgroundColour));
-    painter.setPen(QColor(0xc8, 0xcc, 0xd4));
-    painter.setFont(scaledFont(HeatmapOverlay::overlayFont(font), 1.6));
-    painter.drawText(rect, Qt::AlignCenter, text);
 }
 
 } // namespace fleetscope

@@ -26,9 +26,6 @@ HeatmapView::HeatmapView(QWidget *parent)
     auto *surfaceLayout = new QVBoxLayout(this); // the surface fills the view
     surfaceLayout->setContentsMargins(0, 0, 0, 0);
     m_camera.setClock([this] { return m_state.now(); });
-    // About 60 repaints a second while a transition runs (fewer where painting is slow), none otherwise.
-    m_animationTimer.setInterval(16);
-    connect(&m_animationTimer, &QTimer::timeout, this, &HeatmapView::redraw);
     m_relayoutTimer.setSingleShot(true);
     m_relayoutTimer.setInterval(60);
     connect(&m_relayoutTimer, &QTimer::timeout, this, &HeatmapView::relayout);
@@ -172,7 +169,7 @@ void HeatmapView::setAnimated(bool animated)
 {
     m_state.setAnimated(animated);
     if (!animated) {
-        m_animationTimer.stop();
+        m_pacer.stop();
     }
     redraw();
 }

@@ -8,13 +8,13 @@
 #include "widgets/heatmap/heatmapcamera.h"
 #include "widgets/heatmap/heatmaplayoutjob.h"
 #include "widgets/heatmap/heatmapmapstate.h"
+#include "widgets/heatmap/heatmappacer.h"
 #include "widgets/heatmap/heatmapscenebuilder.h"
 
 #include <QImage>
 #include <QTimer>
 #include <QWidget>
 
-#include <ctime>
 #include <functional>
 #include <memory>
 
@@ -23,11 +23,11 @@ namespace fleetscope {
 class HeatmapSurface;
 
 // The fleet heatmap: every GPU one cell. This widget is the glue: input and tooltip, the camera (HeatmapCamera places
-// the layout in the window), the text over the map, animation pacing, and which surface draws: the shaders on a
-// QOpenGLWidget child (HeatmapGlSurface) where OpenGL runs on a graphics card, else the same passes on the CPU's
-// threads (HeatmapCpuSurface), so that the window holds no OpenGL at all and Qt composes it without a software
-// rasteriser. What is shown is HeatmapMapState; its layout is built by HeatmapLayoutJob (on a worker thread for big
-// fleets); a surface pulls its scene from HeatmapSceneBuilder when it paints.
+// the layout in the window), the text over the map, repaints while it moves (HeatmapPacer), and which surface draws:
+// the shaders on a QOpenGLWidget child (HeatmapGlSurface) where OpenGL runs on a graphics card, else the same passes on
+// the CPU's threads (HeatmapCpuSurface), so that the window holds no OpenGL at all and Qt composes it without a
+// software rasteriser. What is shown is HeatmapMapState; its layout is built by HeatmapLayoutJob (on a worker thread
+// for big fleets); a surface pulls its scene from HeatmapSceneBuilder when it paints.
 class HeatmapView : public QWidget
 {
     Q_OBJECT
@@ -136,7 +136,7 @@ public:
     void setWallClock(std::function<qint64()> clock);
     // Between two animation repaints, in ms: 16 (the display's rate) where a frame costs little CPU, longer where it
     // does (a software renderer), so that animating costs at most about a third of a core.
-    int animationInterval() const { return m_animationTimer.interval(); }
+    int animationInterval() const { return m_pacer.interval(); }
     void setAggregation(Aggregation aggregation);
     Aggregation aggregation() const { return m_state.aggregation(); }
     bool isFitted() const { return camera().isFitted(); }
@@ -186,9 +186,8 @@ private:
     HeatmapCamera &camera();
     void redraw(); // a paint of the surface
     template <typename Surface> void adopt(Surface *surface); // the new surface, filling the view
-    void surfacePainted(bool map, bool morphing); // after each paint of the surface: counts, pacing
+    void surfacePainted(bool map, bool morphing); // after each paint of the surface: counts, the pacer
     QSize framebufferSize() const; // physical pixels
-    void pace(); // after a paint: the animation's rate from its measured cost
     void relayout(); // the layout from the topology, the arrangement, the jobs and (compact, by job) the window shape
     void applyLayout(std::shared_ptr<const HeatmapLayout> layout, bool builtOffThread);
     double layoutAspect() const;
@@ -211,11 +210,7 @@ private:
     HeatmapSurface *m_surface = nullptr;
     bool m_backgroundPreparation = true;
 
-    QTimer m_animationTimer;
-    // Pacing of the animation by its CPU cost (see pace()).
-    std::clock_t m_paceStart = 0;
-    int m_paceFrames = 0;
-    double m_frameCpuMs = 0;
+    HeatmapPacer m_pacer { [this] { redraw(); } }; // repaints while something moves
     HeatmapLayoutJob m_layoutJob; // calls applyLayout; goes before the state it writes
     Worker m_bufferWorker; // allocates and touches the image buffers' memory (reserveBuffers); last, so first to go
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // HeatmapView's surface: which one draws the map (the shaders on their OpenGL child, or the CPU's passes on a plain
-// child), and what follows each of its paints (counts, the animation's pacing). The surface pulls what it draws from
+// child), and what follows each of its paints (counts, HeatmapPacer). The surface pulls what it draws from
 // the view's HeatmapSceneBuilder. The rest of the view is in heatmapview.cpp and heatmapviewinput.cpp.
 #include "widgets/heatmap/heatmapview.h"
 
@@ -11,7 +11,6 @@
 #include <QLoggingCategory>
 
 #include <cmath>
-#include <ctime>
 #include <utility>
 
 Q_DECLARE_LOGGING_CATEGORY(lcHeatmap)
@@ -129,37 +128,8 @@ void HeatmapView::surfacePainted(bool map, bool morphing)
         return;
     }
     Q_EMIT mapPainted();
-    pace();
     const bool zooming = m_camera.settleMorph();
-    if (morphing || zooming) {
-        if (!m_animationTimer.isActive()) {
-            m_animationTimer.start();
-        }
-    } else {
-        m_animationTimer.stop();
-    }
-}
-
-void HeatmapView::pace()
-{
-    // While animating, the process's CPU time per animation frame (the paint, the compositing after it, a software
-    // renderer's threads) sets the rate: at most about a third of a core, and the display's rate where a frame is
-    // cheap (a real GPU). Measured over eight frames at a time.
-    if (!m_animationTimer.isActive()) {
-        m_paceFrames = 0;
-        return;
-    }
-    const std::clock_t now = std::clock();
-    if (m_paceFrames == 0) {
-        m_paceStart = now;
-    }
-    if (++m_paceFrames <= 8) {
-        return;
-    }
-    const double cpuMsPerFrame = 1000.0 * static_cast<double>(now - m_paceStart) / CLOCKS_PER_SEC / 8.0;
-    m_paceFrames = 0;
-    m_frameCpuMs = m_frameCpuMs <= 0 ? cpuMsPerFrame : 0.5 * m_frameCpuMs + 0.5 * cpuMsPerFrame;
-    m_animationTimer.setInterval(std::clamp(static_cast<int>(std::lround(m_frameCpuMs / 0.35)), 16, 500));
+    m_pacer.painted(morphing || zooming);
 }
 
 } // namespace fleetscope

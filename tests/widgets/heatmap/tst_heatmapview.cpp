@@ -6,6 +6,7 @@
 #include "model/versiondrift.h"
 #include "tests/widgets/heatmap/heatmaptesting.h"
 #include "widgets/heatmap/colormap.h"
+#include "widgets/heatmap/heatmappacer.h"
 #include "widgets/heatmap/heatmapview.h"
 
 #include <QApplication>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <limits>
 
 using namespace fleetscope;
@@ -451,6 +453,28 @@ private Q_SLOTS:
         view.resize(500, 400);
         QVERIFY(QTest::qWaitFor([&] { return view.width() == 500; }, 5000));
         QCOMPARE(shown(), put);
+    }
+
+    // While the map moves it repaints on its own, at the display's rate where a paint is cheap and less often where a
+    // paint costs much CPU (here 20 ms each: about 20 / 0.35 ms apart), and stops once nothing moves.
+    void repaintsWhileMovingArePacedByTheirCpuCost()
+    {
+        int repaints = 0;
+        HeatmapPacer pacer([&repaints] { ++repaints; });
+        QVERIFY(!pacer.isRepainting());
+        pacer.painted(true);
+        QVERIFY(pacer.isRepainting());
+        QCOMPARE(pacer.interval(), 16);
+        QTRY_VERIFY(repaints > 0);
+        for (int i = 0; i < 9; ++i) { // the first paint starts the measure, eight more end it
+            const std::clock_t start = std::clock();
+            while (std::clock() - start < CLOCKS_PER_SEC / 50) {
+            }
+            pacer.painted(true);
+        }
+        QVERIFY2(pacer.interval() >= 45 && pacer.interval() <= 150, qPrintable(QString::number(pacer.interval())));
+        pacer.painted(false);
+        QVERIFY(!pacer.isRepainting());
     }
 
     // Between two frames, an animation repaint (or a hover) redraws from what the per-frame pass resolved: no pass
