@@ -61,15 +61,6 @@ struct Door
     be::BoundedHttpServer server;
 };
 
-// A connection from a loopback address of the test's choosing.
-std::unique_ptr<QTcpSocket> connectFrom(const char *from, int port)
-{
-    auto socket = std::make_unique<QTcpSocket>();
-    socket->bind(QHostAddress(QString::fromLatin1(from)));
-    socket->connectToHost(QStringLiteral("127.0.0.1"), static_cast<quint16>(port));
-    return socket->waitForConnected(5000) ? std::move(socket) : nullptr;
-}
-
 struct CurlAnswer
 {
     long status = 0;

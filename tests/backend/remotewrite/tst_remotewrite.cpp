@@ -15,6 +15,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QHostAddress>
+#include <QNetworkProxy>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
@@ -112,6 +113,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(
             [&] {
                 QTcpSocket probe;
+                probe.setProxy(QNetworkProxy::NoProxy); // as rawhttp.h connectTo
                 probe.connectToHost(QHostAddress::LocalHost, static_cast<quint16>(port));
                 return probe.waitForConnected(200);
             }(),
@@ -175,8 +177,8 @@ private Q_SLOTS:
             QVERIFY2(log.find("dcgm-exporter profile 4.8.3+ (label hostname) chosen from the series pushed")
                     != std::string::npos,
                 log.c_str());
-            QVERIFY2(
-                log.find("windows of 1500 ms (the scrape interval the samples show)") != std::string::npos, log.c_str());
+            QVERIFY2(log.find("windows of 1500 ms (the scrape interval the samples show)") != std::string::npos,
+                log.c_str());
         }
         // Live samples by hostname reach the frames.
         std::shared_ptr<be::Frame> frame;
@@ -249,9 +251,11 @@ private Q_SLOTS:
         });
         const int filedPort = std::stoi(options.listen.substr(options.listen.rfind(':') + 1));
         for (int64_t k = 0; !done; ++k) {
-            // The stranger's samples a second apart, node-a's always the same one: no interval to learn from the file's.
-            push(filedPort, writeBody({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "stranger", 0, t0 + k * 1000, 40),
-                                dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-a", 0, t0, 40) }));
+            // The stranger's samples a second apart, node-a's always the same one: no interval to learn from the
+            // file's.
+            push(filedPort,
+                writeBody({ dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "stranger", 0, t0 + k * 1000, 40),
+                    dcgmSeries("DCGM_FI_DEV_GPU_TEMP", "node-a", 0, t0, 40) }));
             QTest::qWait(100);
         }
         second.join();
@@ -396,12 +400,10 @@ private Q_SLOTS:
         std::vector<std::unique_ptr<QTcpSocket>> held;
         const QByteArray bad = rawPush(std::string(64, '\xff')); // answered 400 with a reason, never read
         for (int i = 0; i < 64; ++i) {
-            held.push_back(std::make_unique<QTcpSocket>());
-            held.back()->bind(QHostAddress(QStringLiteral("127.0.0.2")));
-            QVERIFY(connectTo(*held.back(), port));
-            held.push_back(std::make_unique<QTcpSocket>());
-            held.back()->bind(QHostAddress(QStringLiteral("127.0.0.3")));
-            QVERIFY(connectTo(*held.back(), port));
+            held.push_back(connectFrom("127.0.0.2", port));
+            QVERIFY(held.back());
+            held.push_back(connectFrom("127.0.0.3", port));
+            QVERIFY(held.back());
             held.back()->setReadBufferSize(1);
             held.back()->write(bad + bad + bad);
         }
@@ -496,7 +498,8 @@ private Q_SLOTS:
         // with --insecure-listen, it is not (checked by parsing; starting one would listen on every interface).
         for (const auto &args : std::vector<std::vector<std::string>> {
                  { "--source", "remote-write", "--remote-write-token-file", tokens.toStdString() },
-                 { "--source", "remote-write", "--remote-write-client-ca", certs.crt(QStringLiteral("ca")).toStdString() } }) {
+                 { "--source", "remote-write", "--remote-write-client-ca",
+                     certs.crt(QStringLiteral("ca")).toStdString() } }) {
             const auto r = be::parseBackendOptions(args);
             QVERIFY2(r.error.find("--remote-write-tls-cert") != std::string::npos, r.error.c_str());
         }

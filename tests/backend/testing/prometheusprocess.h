@@ -7,6 +7,7 @@
 #include <QByteArray>
 #include <QDeadlineTimer>
 #include <QFile>
+#include <QNetworkProxy>
 #include <QProcess>
 #include <QStringList>
 #include <QTcpSocket>
@@ -47,6 +48,7 @@ inline QByteArray httpGet(int port, const QByteArray &target, int timeoutMs = 50
         *status = 0;
     }
     QTcpSocket socket;
+    socket.setProxy(QNetworkProxy::NoProxy); // as rawhttp.h connectTo
     socket.connectToHost(QStringLiteral("127.0.0.1"), static_cast<quint16>(port));
     if (!socket.waitForConnected(timeoutMs)) {
         return {};

@@ -4,10 +4,13 @@
 // remote-write receiver): requests written as they are, malformed or slow if need be, and answers read strictly.
 #include <QByteArray>
 #include <QDeadlineTimer>
+#include <QHostAddress>
+#include <QNetworkProxy>
 #include <QTcpSocket>
 #include <QVariant>
 
 #include <algorithm>
+#include <memory>
 
 namespace fleetscope::testing {
 
@@ -62,8 +65,20 @@ inline HttpResponse readResponse(QTcpSocket &socket, QDeadlineTimer deadline, bo
 
 inline bool connectTo(QTcpSocket &socket, int port)
 {
+    // Straight to loopback: no system proxy asked (Qt asks libproxy on a thread of its own, synchronized by a mutex
+    // ThreadSanitizer cannot see).
+    socket.setProxy(QNetworkProxy::NoProxy);
     socket.connectToHost(QStringLiteral("127.0.0.1"), static_cast<quint16>(port));
     return socket.waitForConnected(5000);
+}
+
+// A connection to port from a loopback address of the test's choosing (127.0.0.2, ...: another client to the server).
+inline std::unique_ptr<QTcpSocket> connectFrom(const char *from, int port)
+{
+    auto socket = std::make_unique<QTcpSocket>();
+    socket->setProxy(QNetworkProxy::NoProxy); // before bind(), which asks for a proxy too
+    socket->bind(QHostAddress(QString::fromLatin1(from)));
+    return connectTo(*socket, port) ? std::move(socket) : nullptr;
 }
 
 // Sends raw on a connection of its own and reads the answer.
