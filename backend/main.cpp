@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "analytics/fleetanalytics.h"
 #include "backendoptions.h"
 #include "common/heap.h"
 #include "service/backendserver.h"
@@ -61,7 +62,7 @@ int main(int argc, char **argv)
             return 1;
         }
         served = std::make_unique<BackendServer>(
-            std::make_unique<FrameSource>(std::move(poller), options.source), options.security);
+            judgedSource(std::move(poller), options.source), options.security);
     } else if (options.fromRemoteWrite) {
         auto receiver = std::make_unique<RemoteWriteSource>();
         auto remoteWrite = options.remoteWrite;
@@ -87,7 +88,7 @@ int main(int argc, char **argv)
         auto source = options.source;
         source.interval = std::chrono::milliseconds(receiver->windowMs());
         served = std::make_unique<BackendServer>(
-            std::make_unique<FrameSource>(std::move(receiver), source), options.security);
+            judgedSource(std::move(receiver), source), options.security);
     } else {
         served = std::make_unique<BackendServer>(simulatedSource(options.source), options.security);
     }

@@ -8,7 +8,7 @@
 // BENCH_ANOMALY_VERBOSE=1 prints each false start, each missed fault and the GPUs with the most evaluations flagged
 // outside faults (an episode that begins in a fault and outlasts it shows only there); BENCH_ANOMALY_START / _END /
 // _PERSIST override the detector's start score, end score and persistence (to see the trade-off in one binary).
-#include "core/anomalydetector.h"
+#include "analytics/anomalydetector.h"
 #include "sim/simulator.h"
 
 #include "timing.h"

@@ -22,6 +22,7 @@
 //
 // Usage: bench_pushlatency [windows] [gpus] [windowMs]                    (defaults 5, 102400, 10000)
 //        bench_pushlatency --vmagent [seconds] [gpus] [scrapeMs] [delayMs] (defaults 120, 10240, 10000, 1000)
+#include "analytics/fleetanalytics.h"
 #include "core/clock.h"
 #include "pushprobes.h"
 #include "remotewrite/remotewritesource.h"
@@ -218,7 +219,7 @@ int synthetic(int windows, uint32_t gpus, int64_t windowMs)
     TimedPoller &timed = *poller;
     be::FrameSource::Options sourceOptions;
     sourceOptions.interval = std::chrono::milliseconds(windowMs);
-    be::BackendServer server(std::make_unique<be::FrameSource>(std::move(poller), sourceOptions));
+    be::BackendServer server(be::judgedSource(std::move(poller), sourceOptions));
     if (!server.start("127.0.0.1:0", &error)) {
         fmt::print(stderr, "backend: {}\n", error);
         return 1;
@@ -326,7 +327,7 @@ int withVmagent(int seconds, uint32_t gpus, int64_t scrapeMs, int64_t delayMs)
     TimedPoller &timed = *poller;
     be::FrameSource::Options sourceOptions;
     sourceOptions.interval = std::chrono::milliseconds(scrapeMs);
-    be::BackendServer server(std::make_unique<be::FrameSource>(std::move(poller), sourceOptions));
+    be::BackendServer server(be::judgedSource(std::move(poller), sourceOptions));
     PublishWatcher watcher(server.source());
     FrameClient client;
     if (!server.start("127.0.0.1:0", &error) || !client.start(server.port(), pushedFields(), &error)) {

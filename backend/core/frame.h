@@ -75,8 +75,8 @@ struct RawErrorFields
     std::vector<uint32_t> lastXid;
 };
 
-// The GPUs with the highest repeat-offender scores as of a frame (core/offenderscore.h), most first, each with what
-// its score is made of: decayed counts (an event counts 1 when it happens, half of that 7 days later).
+// The GPUs with the highest repeat-offender scores as of a frame (analytics/offenderscore.h), most first, each with
+// what its score is made of: decayed counts (an event counts 1 when it happens, half of that 7 days later).
 struct RepeatOffenders
 {
     struct Entry

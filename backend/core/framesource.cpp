@@ -11,11 +11,10 @@
 
 namespace fleetscope::backend {
 
-FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &options)
+FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &options, std::unique_ptr<FrameJudge> judge)
     : m_options(options)
     , m_poller(std::move(poller))
-    , m_detector(m_poller->shape())
-    , m_offenders(m_poller->shape().gpuCount)
+    , m_judge(std::move(judge))
     , m_generation(m_poller->topologyGeneration())
 {
     // The budgets in frames, from the size of a frame of this fleet (the raw error fields, where a producer has
@@ -35,11 +34,7 @@ FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &opt
         m_events.pop_front();
     }
     for (auto &f : past.frames) {
-        // Frames from before the start were not judged: their anomaly plane is all "no data".
-        f->planes[static_cast<size_t>(MetricId::Anomaly)].assign(
-            m_poller->shape().gpuCount, std::numeric_limits<float>::quiet_NaN());
-        f->planes[static_cast<size_t>(MetricId::Offender)].assign(
-            m_poller->shape().gpuCount, std::numeric_limits<float>::quiet_NaN());
+        unjudged(f.get()); // frames from before the start were not judged
     }
     m_coarse.assign(past.frames.begin(), past.frames.end());
     auto first = m_poller->firstFrame();
@@ -159,13 +154,23 @@ std::vector<std::shared_ptr<const Frame>> FrameSource::framesBetween(int64_t fro
     return out;
 }
 
+void FrameSource::unjudged(Frame *frame) const
+{
+    for (const MetricId id : FrameJudge::planes) {
+        frame->planes[static_cast<size_t>(id)].assign(
+            m_poller->shape().gpuCount, std::numeric_limits<float>::quiet_NaN());
+    }
+}
+
 void FrameSource::publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> events)
 {
     // Built outside the lock: the ticker is the only writer.
     std::vector<JobInfo> jobs = m_poller->jobs();
-    m_detector.setJobs(jobs);
-    m_detector.judge(frame.get(), static_cast<double>(frame->sampleTimeMs) / 1000.0, &events);
-    m_offenders.update(frame.get(), static_cast<double>(frame->sampleTimeMs) / 1000.0, events);
+    if (m_judge) {
+        m_judge->judge(frame.get(), jobs, &events);
+    } else {
+        unjudged(frame.get());
+    }
     {
         std::lock_guard lock(m_mutex);
         for (auto &e : events) {

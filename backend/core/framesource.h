@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "core/anomalydetector.h"
+#include "core/framejudge.h"
 #include "core/framepoller.h"
-#include "core/offenderscore.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -21,9 +20,9 @@ namespace fleetscope::backend {
 // thread, one poll per interval of wall-clock time (or when the producer says its next frame is due), and publishes
 // each frame as the latest. Any number of subscribers wait on it; one simulation step or one upstream poll serves
 // them all. It keeps the recent frames (for resuming subscribers, within a memory budget), the recent
-// events, and the jobs as of the last step. Every frame it publishes is judged by an AnomalyDetector first, whatever
-// the producer: the frame gets its anomaly plane, the events its anomalies' starts and ends. An OffenderScore then
-// gives it its repeat-offender plane and ranking.
+// events, and the jobs as of the last step. Every frame it publishes is judged first, whatever the producer, by the
+// FrameJudge it is given (the fleet's analytics: the anomaly and repeat-offender planes, the anomalies' starts and
+// ends; judgedSource, analytics/fleetanalytics.h); without one those planes are "no data".
 //
 // Locking: m_mutex guards m_frames, m_events, m_jobs, m_nextEventSequence, m_upstreamError and m_stopping; the
 // producer itself is touched only by the ticker thread (and by the constructor before it starts).
@@ -41,10 +40,11 @@ public:
         std::chrono::milliseconds pastEvents { 3600000 };
     };
 
-    // Frames, events and jobs from the producer, polled every options.interval and held within the budgets (a
-    // simulated fleet: simulatedSource, sim/simulatedfleet.h). Before the first poll it is asked for the events of the
-    // last options.pastEvents.
-    FrameSource(std::unique_ptr<FramePoller> poller, const Options &options);
+    // Frames, events and jobs from the producer, polled every options.interval, judged by judge (when given) and held
+    // within the budgets (a simulated fleet: simulatedSource, sim/simulatedfleet.h). Before the first poll it is asked
+    // for the events of the last options.pastEvents.
+    FrameSource(
+        std::unique_ptr<FramePoller> poller, const Options &options, std::unique_ptr<FrameJudge> judge = nullptr);
     ~FrameSource();
     FrameSource(const FrameSource &) = delete;
     FrameSource &operator=(const FrameSource &) = delete;
@@ -84,11 +84,12 @@ public:
 private:
     void run();
     void publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> events);
+    // The judged planes "no data", for a frame no judge saw.
+    void unjudged(Frame *frame) const;
 
     Options m_options;
     std::unique_ptr<FramePoller> m_poller;
-    AnomalyDetector m_detector; // the ticker's (and the constructor's) only
-    OffenderScore m_offenders; // the ticker's (and the constructor's) only
+    std::unique_ptr<FrameJudge> m_judge; // the ticker's (and the constructor's) only; may be null
     uint64_t m_generation;
     size_t m_maxFrames;
 

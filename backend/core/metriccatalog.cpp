@@ -31,8 +31,8 @@ const std::vector<MetricDef> &metricCatalog()
             0, 64, false, "cividis" },
         // 0 OK, 1 warning, 2 critical, 3 offline, 4 no data: the state bits of the health byte.
         { MetricId::HealthState, "health", "Health state", "state", "", 0, 4, false, "health" },
-        // Fleetscope's own, from every source (core/anomalydetector.h): how far a GPU departs from its job's or rack's
-        // peers, its chassis and its own history (memory: how far above its own GPU), in spreads of its peers'
+        // Fleetscope's own, from every source (analytics/anomalydetector.h): how far a GPU departs from its job's or
+        // rack's peers, its chassis and its own history (memory: how far above its own GPU), in spreads of its peers'
         // residuals (0 in line; an anomaly starts at 5).
         { MetricId::Anomaly, "anomaly", "Anomaly score", "score", "", 0, 10, false, "inferno" },
         // Rows of HBM an A100/H100 has remapped to spares (its answer to ECC errors; a GPU out of spare rows needs
@@ -41,9 +41,9 @@ const std::vector<MetricDef> &metricCatalog()
             "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", 0, 2, true, "inferno" },
         { MetricId::RemappedRowsCorrectable, "remapped_rows_correctable", "Remapped rows, correctable (5 min)", "rows",
             "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", 0, 5, true, "inferno" },
-        // Fleetscope's own, from every source (core/offenderscore.h, docs/OFFENDERS.md): a GPU's failures, remapped
-        // rows, PCIe replays and throttle time, weighted and decayed with a half-life of 7 days. A healthy GPU stays
-        // below 1; 50 is about seven serious failures a week kept up.
+        // Fleetscope's own, from every source (analytics/offenderscore.h, docs/OFFENDERS.md): a GPU's failures,
+        // remapped rows, PCIe replays and throttle time, weighted and decayed with a half-life of 7 days. A healthy GPU
+        // stays below 1; 50 is about seven serious failures a week kept up.
         { MetricId::Offender, "offender", "Repeat-offender score", "score", "", 0, 50, false, "inferno" },
     };
     return catalog;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/simulatedfleet.h"
 
+#include "analytics/fleetanalytics.h"
 #include "core/clock.h"
 #include "core/determinism.h"
 
@@ -112,7 +113,7 @@ JobInfo SimulatedFleet::describeJob(const Simulator::Job &job, int64_t nowMs) co
 
 std::unique_ptr<FrameSource> simulatedSource(const SimulationOptions &options)
 {
-    return std::make_unique<FrameSource>(std::make_unique<SimulatedFleet>(options), options);
+    return judgedSource(std::make_unique<SimulatedFleet>(options), options);
 }
 
 } // namespace fleetscope::backend

@@ -3,6 +3,7 @@
 // read back by the backend's Prometheus source and served over gRPC to the real client library. What the client
 // receives is what the simulator holds, for the same GPUs, stamped with the scrape time Prometheus reports. The
 // simulation is frozen on one frame so that every scrape sees the same page.
+#include "analytics/fleetanalytics.h"
 #include "client/telemetryclient.h"
 #include "core/framesource.h"
 #include "prometheus/prometheussource.h"
@@ -268,7 +269,7 @@ private Q_SLOTS:
         QVERIFY2(source->start(sourceOptions, &error), error.c_str());
         be::SimulationOptions backendOptions;
         backendOptions.interval = 200ms;
-        be::BackendServer backend(std::make_unique<be::FrameSource>(std::move(source), backendOptions));
+        be::BackendServer backend(be::judgedSource(std::move(source), backendOptions));
         QVERIFY2(backend.start("127.0.0.1:0", &error), error.c_str());
         auto stub = pb::Telemetry::NewStub(
             grpc::CreateChannel(backend.listeningAddress(), grpc::InsecureChannelCredentials()));
@@ -430,7 +431,7 @@ private:
         be::SimulationOptions sourceOptions;
         sourceOptions.interval = 200ms;
         m_backend
-            = std::make_unique<be::BackendServer>(std::make_unique<be::FrameSource>(std::move(source), sourceOptions));
+            = std::make_unique<be::BackendServer>(be::judgedSource(std::move(source), sourceOptions));
         if (!m_backend->start("127.0.0.1:0", &error)) {
             qWarning("the backend did not start: %s", error.c_str());
             return nullptr;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Jobs and events from a Prometheus-compatible server: jobs from the series' labels, events from changes of the XID,
 // double-bit and throttle-reason series (and those before the start, from the range API), both over gRPC.
+#include "analytics/fleetanalytics.h"
 #include "core/framesource.h"
 #include "service/backendserver.h"
 #include "tests/backend/prometheus/prometheussourcetesting.h"
@@ -224,7 +225,7 @@ private Q_SLOTS:
         QVERIFY(poller);
         FrameSource::Options options;
         options.interval = 50ms;
-        BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
+        BackendServer server(judgedSource(std::move(poller), options));
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
         QTRY_COMPARE(server.source().latest()->sequence, uint64_t { 1 });

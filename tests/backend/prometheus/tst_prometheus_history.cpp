@@ -2,6 +2,7 @@
 // History from a Prometheus-compatible server: QueryRange asks the fake's range API for the hosts of the GPUs asked
 // for and maps the series to GPUs as the live path does; selectors escaped; bad range answers refused with their
 // reason; a step too fine for the server coarsened; times at the ends of int64.
+#include "analytics/fleetanalytics.h"
 #include "core/framesource.h"
 #include "service/backendserver.h"
 #include "tests/backend/prometheus/prometheussourcetesting.h"
@@ -108,7 +109,7 @@ private Q_SLOTS:
             { 200, matrixAnswer({ { "node-10", "7", { { t(4), "1" } }, {} } }), 0 });
         FrameSource::Options options;
         options.interval = 100ms;
-        BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
+        BackendServer server(judgedSource(std::move(poller), options));
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
 
@@ -232,7 +233,7 @@ private Q_SLOTS:
             *PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp, selector), { status, body, delayMs });
         FrameSource::Options options;
         options.interval = 100ms;
-        BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
+        BackendServer server(judgedSource(std::move(poller), options));
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
         pb::QueryRangeRequest request;
         request.add_metric_ids("gpu_temp");

@@ -2,6 +2,7 @@
 // How the Prometheus source polls a fake Prometheus HTTP API: at the pace of the fleet's scrapes; every kind of bad
 // answer, slow or unreachable server keeps the last good frame and is said once; through FrameSource and the gRPC
 // service, where subscribers share one poll and a failing upstream ends their streams with its reason.
+#include "analytics/fleetanalytics.h"
 #include "core/framesource.h"
 #include "service/backendserver.h"
 #include "tests/backend/prometheus/prometheussourcetesting.h"
@@ -204,7 +205,7 @@ private Q_SLOTS:
         QVERIFY(poller);
         FrameSource::Options options;
         options.interval = 100ms;
-        BackendServer server(std::make_unique<FrameSource>(std::move(poller), options));
+        BackendServer server(judgedSource(std::move(poller), options));
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
         QTRY_COMPARE(server.source().latest()->sequence, uint64_t { 1 });

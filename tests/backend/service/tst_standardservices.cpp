@@ -2,6 +2,7 @@
 // The standard gRPC services beside Telemetry: health (grpc.health.v1, no token needed, its status from the source's
 // state) and server reflection (behind the token as every Telemetry call is, its refused calls bounded), each spoken
 // by hand since Debian's gRPC ships no generated stubs for them.
+#include "analytics/fleetanalytics.h"
 #include "core/framesource.h"
 #include "service/healthreport.h"
 #include "service/reflectiongate.h"
@@ -172,7 +173,7 @@ private Q_SLOTS:
         be::SimulationOptions options = smallFleet();
         options.interval = 100ms;
         be::BackendServer server(
-            std::make_unique<be::FrameSource>(std::make_unique<SwitchedUpstream>(options, up), options),
+            be::judgedSource(std::make_unique<SwitchedUpstream>(options, up), options),
             tlsWithTokens());
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // GetSummary's GPU-hours lost in schedulable units (an HGX node, an NVL72 rack) through the real gRPC service, over
 // constructed frames with known health, whole and clipped to a range.
+#include "analytics/fleetanalytics.h"
 #include "core/framesource.h"
 #include "service/backendserver.h"
 
@@ -112,7 +113,7 @@ private Q_SLOTS:
         FrameSource::Options options;
         options.interval = 1h; // the newest frame stands for an hour
         m_server = std::make_unique<BackendServer>(
-            std::make_unique<FrameSource>(std::make_unique<ConstructedFleet>(), options));
+            judgedSource(std::make_unique<ConstructedFleet>(), options));
         std::string error;
         QVERIFY2(m_server->start("127.0.0.1:0", &error), error.c_str());
         m_stub = pb::Telemetry::NewStub(

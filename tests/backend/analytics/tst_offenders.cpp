@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The repeat-offender score on constructed frames and events, the simulator's bad actors ranked over a simulated day,
 // and the score through the real gRPC service (ListMetrics, Subscribe, GetSummary).
-#include "core/offenderscore.h"
+#include "analytics/offenderscore.h"
 #include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
 #include "sim/simulator.h"

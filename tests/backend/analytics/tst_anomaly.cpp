@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The anomaly detector on constructed planes, its ground truth in the simulator, and its metric and events through the
 // real gRPC service.
-#include "core/anomalydetector.h"
+#include "analytics/anomalydetector.h"
+#include "analytics/fleetanalytics.h"
 #include "core/framesource.h"
 #include "service/backendserver.h"
 #include "sim/simulator.h"
@@ -485,7 +486,7 @@ private Q_SLOTS:
         FrameSource::Options options;
         options.interval = 20ms;
         options.pastEvents = 0ms;
-        BackendServer server(std::make_unique<FrameSource>(std::make_unique<ScriptedFleet>(), options));
+        BackendServer server(judgedSource(std::make_unique<ScriptedFleet>(), options));
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
         auto stub = pb::Telemetry::NewStub(

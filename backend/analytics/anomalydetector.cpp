@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/anomalydetector.h"
+#include "analytics/anomalydetector.h"
 
 #include <algorithm>
 #include <cmath>

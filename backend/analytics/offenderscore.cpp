@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/offenderscore.h"
+#include "analytics/offenderscore.h"
 
 #include "common/xid.h"
 

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "analytics/fleetanalytics.h"
+
+namespace fleetscope::backend {
+
+FleetAnalytics::FleetAnalytics(const FleetShape &shape)
+    : m_detector(shape)
+    , m_offenders(shape.gpuCount)
+{ }
+
+void FleetAnalytics::judge(Frame *frame, const std::vector<JobInfo> &jobs, std::vector<FleetEvent> *events)
+{
+    const double timeSeconds = static_cast<double>(frame->sampleTimeMs) / 1000.0;
+    m_detector.setJobs(jobs);
+    m_detector.judge(frame, timeSeconds, events);
+    m_offenders.update(frame, timeSeconds, *events);
+}
+
+std::unique_ptr<FrameSource> judgedSource(std::unique_ptr<FramePoller> poller, const FrameSource::Options &options)
+{
+    auto analytics = std::make_unique<FleetAnalytics>(poller->shape());
+    return std::make_unique<FrameSource>(std::move(poller), options, std::move(analytics));
+}
+
+} // namespace fleetscope::backend

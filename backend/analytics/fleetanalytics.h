@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "analytics/anomalydetector.h"
+#include "analytics/offenderscore.h"
+#include "core/framejudge.h"
+#include "core/framesource.h"
+
+#include <memory>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// The fleet's analytics, run on every frame a source publishes: the anomaly detector (its plane and the anomalies'
+// starts and ends, docs/ANOMALY.md), then the repeat-offender score over the frame and its events, those included
+// (its plane and ranking, docs/OFFENDERS.md). Both on the frame's sample time.
+class FleetAnalytics final : public FrameJudge
+{
+public:
+    explicit FleetAnalytics(const FleetShape &shape);
+    void judge(Frame *frame, const std::vector<JobInfo> &jobs, std::vector<FleetEvent> *events) override;
+
+private:
+    AnomalyDetector m_detector;
+    OffenderScore m_offenders;
+};
+
+// A FrameSource over the producer whose frames the fleet's analytics judge: how the backend serves every source.
+std::unique_ptr<FrameSource> judgedSource(std::unique_ptr<FramePoller> poller, const FrameSource::Options &options);
+
+} // namespace fleetscope::backend
