@@ -264,6 +264,12 @@ void Display::showComparison(const FrameComparer::ResultPtr &result)
         Q_EMIT message(result->error, 10000);
         return;
     }
+    if (const TopologyPtr topology = m_live->topology();
+        !topology || result->diff->topologyGeneration != topology->generation) {
+        // Views draw frames of the fleet shown only: every frame they are handed is checked here, once.
+        Q_EMIT message(tr("Those two times were recorded on another layout of the fleet"), 10000);
+        return;
+    }
     // The colour range fits the change: symmetric about zero, from the 1st to the 99th percentile.
     m_shown.metric = differenceMetric(*metric, result->range.valid ? result->range.max : 0.0F);
     const QString when = QStringLiteral("%1 → %2").arg(

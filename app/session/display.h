@@ -30,7 +30,9 @@ struct ShownState
     Q_DECLARE_FLAGS(Changes, Change)
 
     MetricInfo metric; // as drawn: the selected one, its rate or a comparison's difference, with the range in use
-    FramePtr frame; // as drawn: live, replayed, loaded or compared, through the rate of change or a layer
+    // As drawn: live, replayed, loaded or compared, through the rate of change or a layer; always of the fleet the
+    // session's topology() describes (checked once, here: views need not).
+    FramePtr frame;
     FramePtr raw; // the frame as received (the detail panel shows its values); null for a comparison
     bool comparing = false; // a comparison of two recorded moments is shown
 };
