@@ -9,6 +9,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
 #include <QThread>
@@ -212,8 +213,16 @@ void TelemetryClient::deliverPendingFrame(quint64 session)
     if (session != m_session || !frame || !m_topology || frame->topologyGeneration != m_topology->generation) {
         return;
     }
+    const bool first = !m_latest;
     m_latest = frame;
+    if (!first) {
+        Q_EMIT frameReady(frame);
+        return;
+    }
+    QElapsedTimer receivers;
+    receivers.start();
     Q_EMIT frameReady(frame);
+    qCDebug(lcClient, "first frame shown: its receivers took %lld ms", static_cast<long long>(receivers.elapsed()));
 }
 
 void TelemetryClient::runSession(quint64 session, std::string address, ChannelSecurity security, Keepalive keepalive,
@@ -265,6 +274,11 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
     // past that is cut at once, not read for the 20 s of the deadline into memory.
     TopologyCollector collector;
     QString error;
+    // The way to a session's first frame, phase by phase, at debug level:
+    // QT_LOGGING_RULES="fleetscope.client.debug=true" says where a cold start of a large fleet spends its time
+    // (bench_coldstart reads these lines).
+    QElapsedTimer phase;
+    phase.start();
     {
         auto reader = stub->GetTopology(context.get(), pb::GetTopologyRequest());
         pb::TopologyPart part;
@@ -282,7 +296,13 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
             return;
         }
     }
+    qCDebug(lcClient, "topology read: %zu parts, %llu bytes in %lld ms", collector.parts(),
+        static_cast<unsigned long long>(collector.bytes()), static_cast<long long>(phase.restart()));
     TopologyPtr topology = collector.finish(&error);
+    if (topology) {
+        qCDebug(lcClient, "topology decoded: %u GPUs in %lld ms", topology->gpuCount,
+            static_cast<long long>(phase.restart()));
+    }
     if (!topology) {
         m_errors.report(QStringLiteral("topology"), QStringLiteral("rejected topology: %1").arg(error));
         end(QStringLiteral("the backend sent an inconsistent topology"), false);
@@ -296,7 +316,11 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
             m_topology = topology;
             m_latest.reset();
             m_jobs.reset(); // they named GPUs of the old topology
+            QElapsedTimer receivers;
+            receivers.start();
             Q_EMIT topologyChanged(topology);
+            qCDebug(
+                lcClient, "topology shown: its receivers took %lld ms", static_cast<long long>(receivers.elapsed()));
         }
     });
     {
@@ -352,6 +376,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
         request.set_topology_generation(topology->generation);
         request.set_resume_after_sequence(resumeAfter);
         auto reader = stub->Subscribe(context.get(), request);
+        phase.restart();
         // Each part must carry exactly the planes subscribed to (the backend's default set when none are named).
         FrameAssembler assembler(topology, metrics);
         pb::FramePart part;
@@ -386,6 +411,8 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
             ++m_framesReceived;
             if (!live) {
                 live = true;
+                qCDebug(lcClient, "first frame read: %u GPUs, %zu planes, %lld ms after subscribing",
+                    topology->gpuCount, result.frame->planes.size(), static_cast<long long>(phase.elapsed()));
                 post([this, session, address, tls = security.tls()] {
                     if (session == m_session) {
                         m_backoffMs = initialBackoffMs;
