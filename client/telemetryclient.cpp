@@ -272,7 +272,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
     }
     // The parts are checked as they come against what the header's GPU count can need (TopologyCollector): a stream
     // past that is cut at once, not read for the 20 s of the deadline into memory.
-    TopologyCollector collector;
+    auto collector = std::make_unique<TopologyCollector>(); // held until the first frame is read (below)
     QString error;
     // The way to a session's first frame, phase by phase, at debug level:
     // QT_LOGGING_RULES="fleetscope.client.debug=true" says where a cold start of a large fleet spends its time
@@ -284,7 +284,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
         pb::TopologyPart part;
         bool refused = false;
         while (!refused && reader->Read(&part)) {
-            refused = !collector.add(std::move(part), &error);
+            refused = !collector->add(std::move(part), &error);
             part.Clear();
         }
         if (refused) {
@@ -296,9 +296,9 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
             return;
         }
     }
-    qCDebug(lcClient, "topology read: %zu parts, %llu bytes in %lld ms", collector.parts(),
-        static_cast<unsigned long long>(collector.bytes()), static_cast<long long>(phase.restart()));
-    TopologyPtr topology = collector.finish(&error);
+    qCDebug(lcClient, "topology read: %zu parts, %llu bytes in %lld ms", collector->parts(),
+        static_cast<unsigned long long>(collector->bytes()), static_cast<long long>(phase.restart()));
+    TopologyPtr topology = collector->finish(&error);
     if (topology) {
         qCDebug(lcClient, "topology decoded: %u GPUs in %lld ms", topology->gpuCount,
             static_cast<long long>(phase.restart()));
@@ -423,6 +423,9 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
                 });
             }
             postFrame(session, std::move(result.frame));
+            // The topology's wire parts go once the first frame is on its way too: freeing them (two million strings
+            // at a million GPUs, 150 ms on an idle core) held up the way to it.
+            collector.reset();
         }
         const auto status = finishStream(*reader, *context);
         if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE && resumeAfter != 0) {
