@@ -64,10 +64,15 @@ protected:
     {
         m_goodToken = m_certificates.write(QStringLiteral("console.token"), "# the wall's token\n s3cret-one \n");
         m_wrongToken = m_certificates.write(QStringLiteral("wrong.token"), "not-the-token\n");
-        m_backendTokens
-            = m_certificates.write(QStringLiteral("backend.tokens"), "# consoles\ns3cret-one\nother-token\n");
-        return !m_goodToken.isEmpty() && !m_wrongToken.isEmpty() && !m_backendTokens.isEmpty()
-            && QFile::setPermissions(m_backendTokens, QFile::ReadOwner | QFile::WriteOwner);
+        m_backendTokens = writeTokenFile(QStringLiteral("backend.tokens"), "# consoles\ns3cret-one\nother-token\n");
+        return !m_goodToken.isEmpty() && !m_wrongToken.isEmpty() && !m_backendTokens.isEmpty();
+    }
+
+    // A backend's token file, readable by its owner only; its path, or empty when it could not be written.
+    QString writeTokenFile(const QString &name, const QByteArray &text) const
+    {
+        const QString path = m_certificates.write(name, text);
+        return !path.isEmpty() && QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner) ? path : QString();
     }
 
     // TLS with the "server" certificate from "ca", and the backend's tokens (after m_certificates.make()).

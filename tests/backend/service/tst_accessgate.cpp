@@ -57,6 +57,20 @@ struct GateProbe
     {
         return [this] { return now; };
     }
+    // A gate with these options that logs here and reads this clock, its token file (if any) loaded; null when it
+    // could not be, *error saying why.
+    std::unique_ptr<be::AccessGate> gate(const be::AccessGate::Options &options, std::string *error)
+    {
+        auto made = std::make_unique<be::AccessGate>(options, log(), clock());
+        return made->load(error) ? std::move(made) : nullptr;
+    }
+    // The same over a token file, the other options their defaults.
+    std::unique_ptr<be::AccessGate> gateOver(const QString &tokenFile, std::string *error)
+    {
+        be::AccessGate::Options options;
+        options.tokenFile = tokenFile.toStdString();
+        return gate(options, error);
+    }
 };
 
 } // namespace
@@ -104,63 +118,62 @@ private Q_SLOTS:
         GateProbe probe;
         be::AccessGate::Options options;
         options.maxCallsPerSecondPerClient = 5;
-        be::AccessGate gate(options, probe.log(), probe.clock());
         std::string error;
-        QVERIFY(gate.load(&error));
+        const auto gate = probe.gate(options, &error);
+        QVERIFY2(gate, error.c_str());
         for (int i = 0; i < 10; ++i) { // a burst of twice the rate
-            QVERIFY(gate.admit("ipv4:10.0.0.7:40000", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
+            QVERIFY(gate->admit("ipv4:10.0.0.7:40000", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
         }
-        const auto refused = gate.admit("ipv4:10.0.0.7:40001", "", false, "ListJobs", be::AccessGate::Call::Unary);
+        const auto refused = gate->admit("ipv4:10.0.0.7:40001", "", false, "ListJobs", be::AccessGate::Call::Unary);
         QCOMPARE(refused.status().error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
         QVERIFY2(refused.status().error_message().find("more than 5 calls a second") != std::string::npos,
             refused.status().error_message().c_str());
         // Another client is not affected; a second later the first may call 5 more times.
-        QVERIFY(gate.admit("ipv4:10.0.0.8:40000", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
+        QVERIFY(gate->admit("ipv4:10.0.0.8:40000", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
         probe.now += 1s;
         for (int i = 0; i < 5; ++i) {
-            QVERIFY(gate.admit("ipv4:10.0.0.7:40002", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
+            QVERIFY(gate->admit("ipv4:10.0.0.7:40002", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
         }
-        QVERIFY(!gate.admit("ipv4:10.0.0.7:40002", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
+        QVERIFY(!gate->admit("ipv4:10.0.0.7:40002", "", false, "ListJobs", be::AccessGate::Call::Unary).ok());
     }
 
     // A refusal is logged once a minute per client and reason, and never with the token.
     void refusalsAreLoggedOnceAMinuteWithoutTheSecret()
     {
         GateProbe probe;
-        be::AccessGate::Options options;
-        options.tokenFile = m_backendTokens.toStdString();
-        be::AccessGate gate(options, probe.log(), probe.clock());
         std::string error;
-        QVERIFY2(gate.load(&error), error.c_str());
+        const auto gate = probe.gateOver(m_backendTokens, &error);
+        QVERIFY2(gate, error.c_str());
         for (int i = 0; i < 3; ++i) {
             QCOMPARE(
-                gate.admit("ipv4:10.0.0.7:1", "Bearer guessed-token", false, "Subscribe", be::AccessGate::Call::Stream)
+                gate->admit("ipv4:10.0.0.7:1", "Bearer guessed-token", false, "Subscribe", be::AccessGate::Call::Stream)
                     .status()
                     .error_code(),
                 grpc::StatusCode::PERMISSION_DENIED);
         }
         QCOMPARE(probe.lines.size(), size_t { 1 });
         QCOMPARE(
-            gate.admit("ipv6:[fd00::1]:2", "", false, "Subscribe", be::AccessGate::Call::Stream).status().error_code(),
+            gate->admit("ipv6:[fd00::1]:2", "", false, "Subscribe", be::AccessGate::Call::Stream).status().error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
         QCOMPARE(probe.lines.size(), size_t { 2 });
         QVERIFY2(probe.lines[1].find("fd00::1: no token") != std::string::npos, probe.lines[1].c_str());
         probe.now += 61s;
-        QVERIFY(!gate.admit("ipv4:10.0.0.7:3", "Bearer guessed-token", false, "Subscribe", be::AccessGate::Call::Stream)
-                     .ok());
+        QVERIFY(
+            !gate->admit("ipv4:10.0.0.7:3", "Bearer guessed-token", false, "Subscribe", be::AccessGate::Call::Stream)
+                 .ok());
         QCOMPARE(probe.lines.size(), size_t { 3 });
         for (const auto &line : probe.lines) {
             QVERIFY2(
                 line.find("guessed") == std::string::npos && line.find("s3cret") == std::string::npos, line.c_str());
         }
         // The right token, in either case of the scheme, and only it.
-        QVERIFY(gate.admit("ipv4:10.0.0.7:4", "Bearer s3cret-one", false, "GetTopology", be::AccessGate::Call::Stream)
+        QVERIFY(gate->admit("ipv4:10.0.0.7:4", "Bearer s3cret-one", false, "GetTopology", be::AccessGate::Call::Stream)
                     .ok());
-        QVERIFY(gate.admit("ipv4:10.0.0.7:4", "bearer other-token", false, "GetTopology", be::AccessGate::Call::Stream)
+        QVERIFY(gate->admit("ipv4:10.0.0.7:4", "bearer other-token", false, "GetTopology", be::AccessGate::Call::Stream)
                     .ok());
-        QVERIFY(!gate.admit("ipv4:10.0.0.7:4", "Bearer s3cret-on", false, "GetTopology", be::AccessGate::Call::Stream)
+        QVERIFY(!gate->admit("ipv4:10.0.0.7:4", "Bearer s3cret-on", false, "GetTopology", be::AccessGate::Call::Stream)
                      .ok());
-        QVERIFY(!gate.admit("ipv4:10.0.0.7:4", "Basic s3cret-one", false, "GetTopology", be::AccessGate::Call::Stream)
+        QVERIFY(!gate->admit("ipv4:10.0.0.7:4", "Basic s3cret-one", false, "GetTopology", be::AccessGate::Call::Stream)
                      .ok());
     }
 
@@ -169,15 +182,13 @@ private Q_SLOTS:
     // back every second. Other addresses are not affected. The limit is --max-refusals-per-minute.
     void guessingIsRateLimitedPerAddress()
     {
+        QCOMPARE(be::AccessGate::Options().maxRefusalsPerMinutePerClient, uint32_t { 60 });
         GateProbe probe;
-        be::AccessGate::Options options;
-        options.tokenFile = m_backendTokens.toStdString();
-        QCOMPARE(options.maxRefusalsPerMinutePerClient, uint32_t { 60 });
-        be::AccessGate gate(options, probe.log(), probe.clock());
         std::string error;
-        QVERIFY2(gate.load(&error), error.c_str());
+        const auto gate = probe.gateOver(m_backendTokens, &error);
+        QVERIFY2(gate, error.c_str());
         const auto admit = [&gate](const char *peer, const std::string &authorization) {
-            return gate.admit(peer, authorization, false, "ListMetrics", be::AccessGate::Call::Unary).status();
+            return gate->admit(peer, authorization, false, "ListMetrics", be::AccessGate::Call::Unary).status();
         };
         for (int i = 0; i < 60; ++i) {
             QCOMPARE(admit("ipv4:10.0.0.7:1", fmt::format("Bearer guess-{}", i)).error_code(),
@@ -224,32 +235,30 @@ private Q_SLOTS:
     void refusalsFromManyAddressesLeaveConsolesTheirRecords()
     {
         GateProbe probe;
-        be::AccessGate::Options options;
-        options.tokenFile = m_backendTokens.toStdString();
-        be::AccessGate gate(options, probe.log(), probe.clock());
         std::string error;
-        QVERIFY2(gate.load(&error), error.c_str());
+        const auto gate = probe.gateOver(m_backendTokens, &error);
+        QVERIFY2(gate, error.c_str());
         const auto held
-            = gate.admit("ipv4:10.9.9.9:1", "Bearer s3cret-one", false, "Subscribe", be::AccessGate::Call::Stream);
+            = gate->admit("ipv4:10.9.9.9:1", "Bearer s3cret-one", false, "Subscribe", be::AccessGate::Call::Stream);
         QVERIFY(held.ok());
         const size_t flood = be::AccessGate::maxRefusalRecords + 4000;
         for (size_t i = 0; i < flood; ++i) {
             const std::string peer = fmt::format("ipv6:[fd00::{:x}]:443", i);
-            QVERIFY(!gate.admit(peer, i % 2 ? "" : "Bearer guessed", false, "Subscribe", be::AccessGate::Call::Stream)
+            QVERIFY(!gate->admit(peer, i % 2 ? "" : "Bearer guessed", false, "Subscribe", be::AccessGate::Call::Stream)
                          .ok());
         }
-        QCOMPARE(gate.refusalRecords(), be::AccessGate::maxRefusalRecords);
-        QCOMPARE(gate.clientRecords(), size_t { 1 });
-        QCOMPARE(gate.openStreams("10.9.9.9"), size_t { 1 });
+        QCOMPARE(gate->refusalRecords(), be::AccessGate::maxRefusalRecords);
+        QCOMPARE(gate->clientRecords(), size_t { 1 });
+        QCOMPARE(gate->openStreams("10.9.9.9"), size_t { 1 });
         const auto newcomer
-            = gate.admit("ipv4:10.9.9.10:1", "Bearer other-token", false, "Subscribe", be::AccessGate::Call::Stream);
+            = gate->admit("ipv4:10.9.9.10:1", "Bearer other-token", false, "Subscribe", be::AccessGate::Call::Stream);
         QVERIFY2(newcomer.ok(), newcomer.status().error_message().c_str());
-        QCOMPARE(gate.openStreams("10.9.9.10"), size_t { 1 });
-        QCOMPARE(gate.openStreams("10.9.9.9"), size_t { 1 });
+        QCOMPARE(gate->openStreams("10.9.9.10"), size_t { 1 });
+        QCOMPARE(gate->openStreams("10.9.9.9"), size_t { 1 });
 
         QCOMPARE(probe.lines.size(), size_t { be::AccessGate::refusalLinesBurst });
         probe.now += 2s;
-        QVERIFY(!gate.admit("ipv6:[fd01::1]:443", "", false, "Subscribe", be::AccessGate::Call::Stream).ok());
+        QVERIFY(!gate->admit("ipv6:[fd01::1]:443", "", false, "Subscribe", be::AccessGate::Call::Stream).ok());
         QCOMPARE(probe.lines.size(), size_t { be::AccessGate::refusalLinesBurst + 1 });
         QVERIFY2(probe.lines.back().find("addresses past the 16384") != std::string::npos
                 && probe.lines.back().find(fmt::format("{} more refusal line(s) left out", flood - 60))
@@ -260,8 +269,8 @@ private Q_SLOTS:
         }
         // A minute on, the quiet addresses are forgotten and a new one is tracked again.
         probe.now += 61s;
-        QVERIFY(!gate.admit("ipv6:[fd02::1]:443", "", false, "Subscribe", be::AccessGate::Call::Stream).ok());
-        QCOMPARE(gate.refusalRecords(), size_t { 1 });
+        QVERIFY(!gate->admit("ipv6:[fd02::1]:443", "", false, "Subscribe", be::AccessGate::Call::Stream).ok());
+        QCOMPARE(gate->refusalRecords(), size_t { 1 });
     }
 
     // A token file that becomes empty, missing or unreadable refuses every call, with a token or without, and says
@@ -269,16 +278,14 @@ private Q_SLOTS:
     void aWrongTokenFileRefusesEveryCall()
     {
         const QString name = QStringLiteral("closing.tokens");
-        const QString path = m_certificates.write(name, "the-token\n");
-        QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner));
+        const QString path = writeTokenFile(name, "the-token\n");
+        QVERIFY(!path.isEmpty());
         GateProbe probe;
-        be::AccessGate::Options options;
-        options.tokenFile = path.toStdString();
-        be::AccessGate gate(options, probe.log(), probe.clock());
         std::string error;
-        QVERIFY2(gate.load(&error), error.c_str());
+        const auto gate = probe.gateOver(path, &error);
+        QVERIFY2(gate, error.c_str());
         const auto admit = [&gate](const std::string &authorization) {
-            return gate.admit("ipv4:10.0.0.7:1", authorization, false, "ListJobs", be::AccessGate::Call::Unary)
+            return gate->admit("ipv4:10.0.0.7:1", authorization, false, "ListJobs", be::AccessGate::Call::Unary)
                 .status();
         };
         QVERIFY(admit("Bearer the-token").ok());
@@ -325,16 +332,14 @@ private Q_SLOTS:
     void theTokenFileIsLookedAtOnceASecond()
     {
         const QString name = QStringLiteral("looked-at.tokens");
-        const QString path = m_certificates.write(name, "old-token\n");
-        QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner));
+        const QString path = writeTokenFile(name, "old-token\n");
+        QVERIFY(!path.isEmpty());
         GateProbe probe;
-        be::AccessGate::Options options;
-        options.tokenFile = path.toStdString();
-        be::AccessGate gate(options, probe.log(), probe.clock());
         std::string error;
-        QVERIFY2(gate.load(&error), error.c_str());
+        const auto gate = probe.gateOver(path, &error);
+        QVERIFY2(gate, error.c_str());
         const auto admit = [&gate](const char *authorization) {
-            return gate.admit("ipv4:10.0.0.7:1", authorization, false, "ListJobs", be::AccessGate::Call::Unary)
+            return gate->admit("ipv4:10.0.0.7:1", authorization, false, "ListJobs", be::AccessGate::Call::Unary)
                 .status()
                 .error_code();
         };
@@ -359,11 +364,8 @@ private Q_SLOTS:
                 return std::vector<std::string> { "cannot chmod" };
             }
             GateProbe probe;
-            be::AccessGate::Options options;
-            options.tokenFile = path.toStdString();
-            be::AccessGate gate(options, probe.log(), probe.clock());
             std::string error;
-            if (!gate.load(&error)) {
+            if (!probe.gateOver(path, &error)) {
                 return std::vector<std::string> { error };
             }
             return probe.lines;
