@@ -99,6 +99,11 @@ BackendServer::BackendServer(std::unique_ptr<FrameSource> source, Security secur
     , m_service(std::make_unique<TelemetryService>(*m_source, m_gate.get()))
 { }
 
+void BackendServer::setTopologyAhead(uint64_t generation, std::future<SharedEncodings::TopologyParts> parts)
+{
+    m_service->setTopologyAhead(generation, std::move(parts));
+}
+
 bool BackendServer::isLoopback(const std::string &host)
 {
     std::string bare = host;

@@ -3,7 +3,9 @@
 
 #include "core/framesource.h"
 #include "service/accessgate.h"
+#include "service/sharedencodings.h"
 
+#include <future>
 #include <memory>
 #include <string>
 
@@ -59,6 +61,8 @@ public:
     const FrameSource &source() const { return *m_source; }
     // The service answering the calls (what its calls share, what it cut).
     const TelemetryService &service() const { return *m_service; }
+    // See TelemetryService::setTopologyAhead.
+    void setTopologyAhead(uint64_t generation, std::future<SharedEncodings::TopologyParts> parts);
     // Cancels open streams and stops; safe to call twice.
     void stop();
     // Blocks until stop() is called from another thread.

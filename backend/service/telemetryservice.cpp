@@ -139,7 +139,12 @@ grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const p
         return admitted.status();
     }
     const uint64_t generation = m_source.topologyGeneration();
-    const auto parts = m_encodings.topology(generation, [&] { return encodeTopology(m_source.shape(), generation); });
+    const auto parts = m_encodings.topology(generation, [&] {
+        if (auto ahead = takeTopologyAhead(generation); ahead.valid()) {
+            return ahead.get();
+        }
+        return encodeTopology(m_source.shape(), generation);
+    });
     uint64_t number = 0;
     for (const auto &part : *parts) {
         const auto writing = m_stalls.writing(context, "GetTopology part", number++);
@@ -148,6 +153,22 @@ grpc::Status TelemetryService::GetTopology(grpc::ServerContext *context, const p
         }
     }
     return grpc::Status::OK;
+}
+
+void TelemetryService::setTopologyAhead(uint64_t generation, std::future<SharedEncodings::TopologyParts> parts)
+{
+    std::lock_guard lock(m_aheadMutex);
+    m_aheadGeneration = generation;
+    m_ahead = std::move(parts);
+}
+
+std::future<SharedEncodings::TopologyParts> TelemetryService::takeTopologyAhead(uint64_t generation)
+{
+    std::lock_guard lock(m_aheadMutex);
+    if (generation != m_aheadGeneration) {
+        return {};
+    }
+    return std::move(m_ahead);
 }
 
 grpc::Status TelemetryService::ListMetrics(

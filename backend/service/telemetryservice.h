@@ -9,6 +9,9 @@
 
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 
+#include <future>
+#include <mutex>
+
 namespace fleetscope::backend {
 
 // The gRPC Telemetry service over a FrameSource. Synchronous API: each streaming call runs on a thread of gRPC's
@@ -52,6 +55,9 @@ public:
     uint64_t stalledStreamsCut() const { return m_stalls.cut(); }
     // What the calls sending frames and topologies share (how often each was encoded against how often asked for).
     const SharedEncodings &encodings() const { return m_encodings; }
+    // A topology being encoded elsewhere before any call asked for it (a simulated fleet's, beside the simulator's
+    // start): the first GetTopology of that generation waits for it rather than encoding the source's shape itself.
+    void setTopologyAhead(uint64_t generation, std::future<SharedEncodings::TopologyParts> parts);
 
     // QueryRange answers at most this many values (times x GPUs x metrics) per call,
     static constexpr uint64_t maxRangeValues = 20'000'000;
@@ -81,6 +87,8 @@ private:
     grpc::Status queryHeld(grpc::ServerContext *context, const std::vector<MetricId> &metrics,
         const std::vector<uint32_t> &gpus, int64_t from, int64_t step, uint64_t rows,
         grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) const;
+    // The topology encoded ahead for this generation, once: invalid when there is none (or it was taken).
+    std::future<SharedEncodings::TopologyParts> takeTopologyAhead(uint64_t generation);
     // QueryRange from a polled source's upstream, once the request is checked.
     grpc::Status queryUpstream(const HistoryProvider &history, grpc::ServerContext *context,
         const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
@@ -91,6 +99,9 @@ private:
     AccessGate *m_gate;
     mutable StallWatch m_stalls;
     SharedEncodings m_encodings;
+    std::mutex m_aheadMutex; // guards the two below: set at start, taken by the first GetTopology of the generation
+    uint64_t m_aheadGeneration = 0;
+    std::future<SharedEncodings::TopologyParts> m_ahead;
     HeapTrim m_trim; // each call says when it ends, so that what it freed goes back to the system
 };
 

@@ -26,6 +26,11 @@ uint64_t SimulatedFleet::generationOf(const SimulationOptions &options)
         | (options.seed & 0xffffffffU);
 }
 
+FleetShape SimulatedFleet::shapeOf(const SimulationOptions &options)
+{
+    return Simulator::shapeFor(options.gpuCount, options.seed, options.hardware);
+}
+
 FramePoller::Past SimulatedFleet::pastFrames(int64_t nowMs, std::chrono::milliseconds every, size_t maxFrames)
 {
     // Coarse steps of `every` (wall-clock) each, as many as the history asks and the caller holds; the last step's

@@ -41,6 +41,9 @@ public:
     // same arguments serves the same generation and consoles keep their layout. Another kind of hardware is another
     // layout (an HGX fleet's generation is as it always was: its kind is 0).
     static uint64_t generationOf(const SimulationOptions &options);
+    // The fleet's shape, as the simulator will have it, without building the simulator: the topology of a generation
+    // depends on that generation alone (its size, seed and hardware).
+    static FleetShape shapeOf(const SimulationOptions &options);
 
     const FleetShape &shape() const override { return m_simulator.shape(); }
     uint64_t topologyGeneration() const override { return generationOf(m_options); }

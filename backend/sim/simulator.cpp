@@ -86,8 +86,13 @@ const GpuPhysics &physicsOf(Hardware hardware)
 }
 } // namespace
 
+FleetShape Simulator::shapeFor(uint32_t gpuCount, uint64_t seed, Hardware hardware)
+{
+    return FleetShape::forGpuCount(gpuCount, seed, hardware);
+}
+
 Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scenario::Kind scenario, Hardware hardware)
-    : m_shape(FleetShape::forGpuCount(gpuCount, seed, hardware))
+    : m_shape(shapeFor(gpuCount, seed, hardware))
     , m_physics(&physicsOf(hardware))
     , m_seed(seed)
     , m_dt(stepSeconds)

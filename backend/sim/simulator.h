@@ -43,6 +43,8 @@ public:
     Simulator(const Simulator &) = delete;
     Simulator &operator=(const Simulator &) = delete;
 
+    // The fleet a simulator of these arguments simulates, without simulating it.
+    static FleetShape shapeFor(uint32_t gpuCount, uint64_t seed, Hardware hardware);
     const FleetShape &shape() const { return m_shape; }
     uint64_t seed() const { return m_seed; }
     double stepSeconds() const { return m_dt; }
