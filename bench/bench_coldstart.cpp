@@ -148,6 +148,7 @@ int once(int gpus)
     QTimer::singleShot(120000, &app, [] { QCoreApplication::exit(1); });
     const int code = QApplication::exec();
     std::fflush(stdout);
+    embedded.reset(); // its backend gone before the next run starts (it takes a while to free a million GPUs)
     // A cold start is what is measured: the windows' and the fleet's teardown is not, so it is skipped.
     std::_Exit(code);
 }
