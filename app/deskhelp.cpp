@@ -52,8 +52,8 @@ void showAbout(QWidget *parent, const ConsoleSession &session)
     const QString backend = topology && !topology->backendVersion.isEmpty() ? topology->backendVersion : tr("unknown");
     QMessageBox::about(parent, tr("About Fleetscope"),
         tr("<p><b>Fleetscope %1</b>: a console for GPU fleets.</p><p>Backend %2, version %3.</p><p>Qt %4.</p>")
-            .arg(QStringLiteral(FLEETSCOPE_VERSION), session.address().toHtmlEscaped(),
-                backend.toHtmlEscaped(), QString::fromLatin1(qVersion())));
+            .arg(QStringLiteral(FLEETSCOPE_VERSION), session.address().toHtmlEscaped(), backend.toHtmlEscaped(),
+                QString::fromLatin1(qVersion())));
 }
 
 } // namespace fleetscope

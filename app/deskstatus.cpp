@@ -42,8 +42,8 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
     // How many GPUs are critical, warning, offline, throttled, anomalous; a click outlines them on the map.
     m_health = new HealthStrip(bar);
     bar->addPermanentWidget(m_health);
-    connect(session, &ConsoleSession::shownChanged, m_health,
-        [this](const ShownState &shown, ShownState::Changes changes) {
+    connect(
+        session, &ConsoleSession::shownChanged, m_health, [this](const ShownState &shown, ShownState::Changes changes) {
             if (changes & ShownState::Frame) {
                 m_health->setFrame(shown.raw ? shown.raw : shown.frame);
             }
@@ -70,12 +70,13 @@ DeskStatus::DeskStatus(ConsoleSession *session, MapPage *page, QStatusBar *bar)
         m_bar->setToolTip(message);
     });
 
-    connect(session, &ConsoleSession::connectionChanged, this, [this](TelemetryClient::State state, const QString &detail) {
-        showConnection(QStringLiteral("● ") + detail,
-            state == TelemetryClient::State::Live               ? QStringLiteral("#4caf50")
-                : state == TelemetryClient::State::Reconnecting ? QStringLiteral("#e0603a")
-                                                                : QStringLiteral("#d6a400"));
-    });
+    connect(
+        session, &ConsoleSession::connectionChanged, this, [this](TelemetryClient::State state, const QString &detail) {
+            showConnection(QStringLiteral("● ") + detail,
+                state == TelemetryClient::State::Live               ? QStringLiteral("#4caf50")
+                    : state == TelemetryClient::State::Reconnecting ? QStringLiteral("#e0603a")
+                                                                    : QStringLiteral("#d6a400"));
+        });
     connect(session, &ConsoleSession::topologyChanged, this, [this](const TopologyPtr &topology) {
         m_gpus->setText(tr("%L1 GPUs · %L2 nodes · %L3 racks")
                             .arg(topology->gpuCount)

@@ -120,17 +120,18 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
     connect(m_session, &ConsoleSession::metricsChanged, this,
         [this] { m_detail->setMetrics(m_session->backendMetrics()); });
     connect(m_session, &ConsoleSession::jobsChanged, m_detail, &DetailPanel::setJobs);
-    connect(m_session, &ConsoleSession::shownChanged, this, [this](const ShownState &shown, ShownState::Changes changes) {
-        if (changes & ShownState::Metric) {
-            m_rollups->setMetric(shown.metric);
-        }
-        if (changes & ShownState::Frame) {
-            m_rollups->setFrame(shown.frame);
-            if (shown.raw) {
-                m_detail->setFrame(shown.raw);
+    connect(
+        m_session, &ConsoleSession::shownChanged, this, [this](const ShownState &shown, ShownState::Changes changes) {
+            if (changes & ShownState::Metric) {
+                m_rollups->setMetric(shown.metric);
             }
-        }
-    });
+            if (changes & ShownState::Frame) {
+                m_rollups->setFrame(shown.frame);
+                if (shown.raw) {
+                    m_detail->setFrame(shown.raw);
+                }
+            }
+        });
     connect(m_session, &ConsoleSession::fleetEventsChanged, this,
         [this] { m_timeline->setEvents(TimelineBar::markersFrom(m_session->fleetEvents())); });
 

@@ -6,9 +6,9 @@
 #include "app/pages/mappage.h"
 #include "app/pages/problemspage.h"
 #include "app/pages/summarypage.h"
+#include "model/hottestrow.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
-#include "model/hottestrow.h"
 #include "model/viewstate.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/style/fontscale.h"
@@ -89,11 +89,10 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     m_problems = m_problemsPage->board();
     m_stack->addWidget(m_problemsPage);
     layout->addWidget(m_stack, 1);
-    connect(m_stack, &QStackedWidget::currentChanged, this,
-        [this] {
-            m_summaryPage->setShown(m_stack->currentWidget() == m_summaryPage);
-            m_problemsPage->setShown(m_stack->currentWidget() == m_problemsPage);
-        });
+    connect(m_stack, &QStackedWidget::currentChanged, this, [this] {
+        m_summaryPage->setShown(m_stack->currentWidget() == m_summaryPage);
+        m_problemsPage->setShown(m_stack->currentWidget() == m_problemsPage);
+    });
     setPalette(wallPalette());
     setAutoFillBackground(true);
 

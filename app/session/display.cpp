@@ -80,8 +80,8 @@ void Display::rebuildMetrics()
 
 const MetricInfo *Display::selectedMetric() const
 {
-    const auto found = std::find_if(
-        m_metrics.begin(), m_metrics.end(), [this](const MetricInfo &m) { return m.id == m_metricId; });
+    const auto found
+        = std::find_if(m_metrics.begin(), m_metrics.end(), [this](const MetricInfo &m) { return m.id == m_metricId; });
     return found != m_metrics.end() ? &*found : nullptr;
 }
 
@@ -179,8 +179,7 @@ void Display::applyMetric()
         m_shown.metric.colourMap = m_colourMap;
     }
     m_pending |= ShownState::Metric;
-    if (const FramePtr last = m_live->latestFrame();
-        last && m_time->replay()->mode() == ReplayController::Mode::Live) {
+    if (const FramePtr last = m_live->latestFrame(); last && m_time->replay()->mode() == ReplayController::Mode::Live) {
         showFrame(last);
     } else {
         updateAutoRange();

@@ -269,8 +269,7 @@ private Q_SLOTS:
         const QStringList rows = m_wall->problems()->rowTexts();
         QCOMPARE(rows.size(), static_cast<qsizetype>(open.size()));
         for (qsizetype i = 0; i < rows.size(); ++i) {
-            QVERIFY2(
-                rows[i].startsWith(problemPlace(open[static_cast<size_t>(i)], m_session->topology().get())),
+            QVERIFY2(rows[i].startsWith(problemPlace(open[static_cast<size_t>(i)], m_session->topology().get())),
                 qPrintable(rows[i]));
         }
         QVERIFY(!m_wall->problems()->grab().isNull());

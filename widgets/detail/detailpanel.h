@@ -28,8 +28,8 @@ class MetricChart;
 // The detail panel for one GPU or node (the main window docks it): identity, the current value of every metric,
 // charts of its history against its rack peers over a chosen window, its events and the jobs it served.
 //
-// History comes from a HistorySource (the session's), re-queried while shown so that the charts follow the fleet live; a new
-// selection or window cancels the request it supersedes. Nothing here waits on the network.
+// History comes from a HistorySource (the session's), re-queried while shown so that the charts follow the fleet live;
+// a new selection or window cancels the request it supersedes. Nothing here waits on the network.
 class DetailPanel : public QWidget
 {
     Q_OBJECT

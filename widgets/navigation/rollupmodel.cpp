@@ -84,10 +84,8 @@ void RollupModel::computeInBackground()
     m_frameTimer.stop();
     m_lastStart.start();
     // The job reads only what it was handed (shared, immutable); a later start drops its result.
-    m_jobs.start(
-        [topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id](const JobTracker::Ticket &) {
-            return computeRollups(*topology, place, frame.get(), metric);
-        },
+    m_jobs.start([topology = m_topology, place = m_place, frame = m_frame, metric = m_metric.id](
+                     const JobTracker::Ticket &) { return computeRollups(*topology, place, frame.get(), metric); },
         [this](std::vector<Rollup> rollups) { onComputed(std::move(rollups)); });
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// SummaryClient, the session's SummaryFetcher and SummaryView against a real backend on 127.0.0.1 with an ephemeral port and simulated history.
-// The figures shown are checked against values computed here from the simulator's own frames and events.
+// SummaryClient, the session's SummaryFetcher and SummaryView against a real backend on 127.0.0.1 with an ephemeral
+// port and simulated history. The figures shown are checked against values computed here from the simulator's own
+// frames and events.
 #include "app/session/summaryfetcher.h"
 #include "client/summaryclient.h"
 #include "service/backendserver.h"
