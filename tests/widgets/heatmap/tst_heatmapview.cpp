@@ -455,6 +455,50 @@ private Q_SLOTS:
         QCOMPARE(shown(), put);
     }
 
+    // The fleet fitted stays whole in the view when the view changes size (the docks, the timeline and the legend
+    // taking their room) while a big fleet's layout is still being built on its worker, and after that layout
+    // arrives: the GPUs at the corners of the first and the last row lie inside the view.
+    void theFittedFleetStaysWholeThroughResizesAndALateLayout()
+    {
+        const auto big = fleet(64, 100); // 102,400 GPUs: laid out on a worker thread
+        QVERIFY(big->gpuCount > HeatmapView::syncLayoutGpus);
+        HeatmapView view;
+        view.setAnimated(false);
+        view.resize(1200, 900);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy ready(&view, &HeatmapView::layoutReady);
+        view.setTopology(big);
+        QVERIFY(view.isLayoutPending());
+        view.resize(900, 500);
+        QVERIFY(QTest::qWaitFor([&] { return view.height() == 500; }, 5000));
+        QVERIFY(ready.wait(10000));
+        const int lastRow = (64 - 1) * 100 * 16; // the first GPU of the last row's first rack
+        const int last = static_cast<int>(big->gpuCount) - 1;
+        const auto whole = [&] {
+            const QRectF inside = QRectF(view.rect());
+            for (int gpu : { 0, 100 * 16 - 1, lastRow, last }) {
+                const QRectF cell = view.cellRect(gpu);
+                if (!inside.contains(cell)) {
+                    qWarning("GPU %d at %g,%g outside %gx%g", gpu, cell.x(), cell.y(), inside.width(), inside.height());
+                    return false;
+                }
+            }
+            return true;
+        };
+        QVERIFY(view.isFitted());
+        QVERIFY(whole());
+        QVERIFY(paint(view));
+        // Taller than wide, then back: refitted each time, the user having moved nothing.
+        for (const QSize size : { QSize(700, 650), QSize(1100, 420) }) {
+            view.resize(size);
+            QVERIFY(QTest::qWaitFor([&] { return view.size() == size; }, 5000));
+            QVERIFY(paint(view));
+            QVERIFY(view.isFitted());
+            QVERIFY2(whole(), qPrintable(QStringLiteral("%1x%2").arg(size.width()).arg(size.height())));
+        }
+    }
+
     // While the map moves it repaints on its own, at the display's rate where a paint is cheap and less often where a
     // paint costs much CPU (here 20 ms each: about 20 / 0.35 ms apart), and stops once nothing moves.
     void repaintsWhileMovingArePacedByTheirCpuCost()
