@@ -28,7 +28,11 @@ DeskExports::DeskExports(ConsoleSession *session, MapPage *map, QWidget *dialogP
     , m_dialogParent(dialogParent)
 { }
 
-DeskExports::~DeskExports() = default;
+DeskExports::~DeskExports()
+{
+    // Every export the user chose is written before the desk goes (the results are no longer shown).
+    m_worker.finishJobs();
+}
 
 void DeskExports::addActionsTo(QMenu *menu)
 {

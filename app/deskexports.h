@@ -21,8 +21,8 @@ class SummaryView;
 // File > Export: the map as PNG, the values of the current place as CSV, the time series of the selection from the
 // flight recorder as CSV, the summary's offender lists as CSV. The files are written on a worker thread (a million
 // rows, or hundreds of frames decoded from the recorder, take seconds); the result comes back as finished(), which the
-// desk shows in its status bar. The exports run one at a time, in the order asked, on a Worker of their own; an
-// export not yet begun when the desk closes is dropped (the one under way finishes). Each file is written whole or not
+// desk shows in its status bar. The exports run one at a time, in the order asked, on a Worker of their own; the desk
+// closing waits for those asked before it to be written. Each file is written whole or not
 // at all (model/savefile.h): an export that fails half way, on a full disk say, says why and leaves a file of the same
 // name as it was.
 class DeskExports : public QObject

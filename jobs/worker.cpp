@@ -39,6 +39,12 @@ void Worker::run(Job job)
     m_wake.notify_one();
 }
 
+void Worker::finishJobs()
+{
+    std::unique_lock lock(m_mutex);
+    m_idle.wait(lock, [this] { return m_jobs.empty() && !m_busy; });
+}
+
 void Worker::loop()
 {
     runThisThreadInBackground();
@@ -50,10 +56,15 @@ void Worker::loop()
         }
         Job job = std::move(m_jobs.front());
         m_jobs.pop_front();
+        m_busy = true;
         lock.unlock();
         Result result = job();
         job = nullptr; // its captures go here, not on the owner's thread
         lock.lock();
+        m_busy = false;
+        if (m_jobs.empty()) {
+            m_idle.notify_all();
+        }
         if (!result || m_stopping) {
             continue;
         }

@@ -37,13 +37,19 @@ public:
     Worker &operator=(const Worker &) = delete;
 
     void run(Job job);
+    // Waits until every job given so far has run (owner's thread). Their results are still delivered through the
+    // event loop, unless the Worker goes first: for an owner that must finish what it was asked (an export the user
+    // chose) before it goes.
+    void finishJobs();
 
 private:
     void loop();
 
     std::mutex m_mutex; // guards what follows, shared by the owner's thread and the worker thread
     std::condition_variable m_wake;
+    std::condition_variable m_idle; // the last job given has run
     std::deque<Job> m_jobs;
+    bool m_busy = false; // a job is running
     bool m_stopping = false;
     Handover m_results; // the worker thread posts to it until joined
     std::thread m_thread; // started by the first job

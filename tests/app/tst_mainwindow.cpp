@@ -525,6 +525,26 @@ private Q_SLOTS:
         QCOMPARE(written.readAll(), m_window->summary()->offendersCsv());
     }
 
+    // The desk closing right after exports were asked writes them all: the user chose them.
+    void exportsAskedBeforeClosingAreWritten()
+    {
+        auto window = secondWindow();
+        QTRY_VERIFY_WITH_TIMEOUT(window->heatmap()->frame() != nullptr, 30000);
+        window->navigation()->goTo(Place::fleet());
+        QTemporaryDir dir;
+        QStringList files;
+        for (int k = 0; k < 3; ++k) {
+            files << dir.filePath(QStringLiteral("values-%1.csv").arg(k));
+            window->exports()->exportValuesTo(files.back());
+        }
+        window.reset();
+        for (const QString &file : std::as_const(files)) {
+            QFile written(file);
+            QVERIFY2(written.open(QIODevice::ReadOnly), qPrintable(file));
+            QVERIFY(written.readAll().count('\n') > topology()->gpuCount);
+        }
+    }
+
     // Menus by desktop convention, and the backend names its version for the About box.
     void menusAndAbout()
     {

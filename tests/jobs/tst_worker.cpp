@@ -124,6 +124,37 @@ private Q_SLOTS:
         releaser.join();
     }
 
+    // finishJobs() returns once every job given before it has run, the queued ones too (the Worker going away then
+    // drops their results, as ever).
+    void finishJobsRunsTheQueue()
+    {
+        auto worker = std::make_unique<Worker>();
+        std::atomic<bool> release { false };
+        std::atomic<int> ran { 0 };
+        worker->run([&]() -> Worker::Result {
+            while (!release) {
+                std::this_thread::yield();
+            }
+            ++ran;
+            return {};
+        });
+        for (int k = 0; k < 5; ++k) {
+            worker->run([&]() -> Worker::Result {
+                ++ran;
+                return {};
+            });
+        }
+        std::thread releaser([&] { release = true; }); // while finishJobs() waits, as a rule
+        worker->finishJobs();
+        QCOMPARE(ran.load(), 6);
+        releaser.join();
+        worker->finishJobs(); // nothing left: at once
+        Worker idle;
+        idle.finishJobs(); // no job ever: at once
+        worker.reset();
+        QCOMPARE(ran.load(), 6);
+    }
+
     void jobsRunBelowTheOwnersPriority()
     {
         // The owner (the GUI thread) keeps its nice value; the worker's thread is backgroundNice over it, and a thread
