@@ -18,7 +18,10 @@ void ErrorCoalescer::report(const QString &kind, const QString &message)
     {
         std::lock_guard lock(m_mutex);
         Kind &k = m_kinds[kind];
-        k.latest = message;
+        // A copy of the characters, not of the reporter's string: say() appends to it on the owner's thread, and Qt
+        // decides to append in place from the count of owners read without ordering, which does not order this
+        // thread's dropping of its own copy before that write (ThreadSanitizer reported it).
+        k.latest = QString(message.constData(), message.size());
         ++k.count;
         if (k.armed) {
             return;

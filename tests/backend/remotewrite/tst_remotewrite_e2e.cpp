@@ -364,6 +364,7 @@ private:
         QSignalSpy frames(m_client.get(), &TelemetryClient::frameReady);
         m_client->start(m_address);
         m_received = waitForFrameWithData(frames, m_received, 20000);
+        m_received = waitForFrameWithEveryGpu(frames, m_received, 10000);
         m_backendLog += backend.process.readAllStandardError();
         if (!m_received || m_received->sequence == 0) {
             qWarning("no frame with data reached the client (state: %s); the backend's log:\n%s",

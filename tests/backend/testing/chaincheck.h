@@ -18,6 +18,7 @@
 #include <QTest>
 #include <QUrl>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -323,6 +324,29 @@ inline FramePtr waitForFrameWithData(QSignalSpy &frames, FramePtr received, int 
 {
     QDeadlineTimer deadline(timeoutMs);
     while ((!received || received->sequence == 0) && !deadline.hasExpired()) {
+        if (frames.isEmpty()) {
+            frames.wait(static_cast<int>(std::max<qint64>(1, deadline.remainingTime())));
+        }
+        while (!frames.isEmpty()) {
+            received = frames.takeFirst().at(0).value<FramePtr>();
+        }
+    }
+    return received;
+}
+
+// Whether every GPU of frame has data: a sender's push may miss the first windows (two vmagents sharing the targets,
+// each scraping in its own time; the sanitizers' slowness).
+inline bool everyGpuHasData(const Frame &frame)
+{
+    return std::none_of(frame.health.begin(), frame.health.end(),
+        [](uint8_t h) { return (h & health::stateMask) == health::NoData; });
+}
+
+// After waitForFrameWithData: the frames that follow until one has every GPU's data (or timeoutMs); the last one seen.
+inline FramePtr waitForFrameWithEveryGpu(QSignalSpy &frames, FramePtr received, int timeoutMs)
+{
+    QDeadlineTimer deadline(timeoutMs);
+    while (received && !everyGpuHasData(*received) && !deadline.hasExpired()) {
         if (frames.isEmpty()) {
             frames.wait(static_cast<int>(std::max<qint64>(1, deadline.remainingTime())));
         }
