@@ -4,7 +4,8 @@
 # Xvfb, as scripts/test.sh runs the dev preset's. Arguments after the preset are passed to ctest (for example -R anomaly).
 #   scripts/sanitize.sh asan   the whole suite with AddressSanitizer + UndefinedBehaviorSanitizer (leaks checked
 #                              where no OpenGL driver is loaded; tests/CMakeLists.txt says why)
-#   scripts/sanitize.sh tsan   the suites of common, model, client and backend with ThreadSanitizer
+#   scripts/sanitize.sh tsan   the suites of common, jobs, model, client and backend, and the widget and app
+#                              suites that run the console's threads (label tsan), with ThreadSanitizer
 #                              (suppressions for third-party code only, each with its reason: tests/tsan.supp)
 preset=${1:-}
 case "$preset" in
