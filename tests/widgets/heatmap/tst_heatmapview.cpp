@@ -470,8 +470,8 @@ private Q_SLOTS:
         QSignalSpy ready(&view, &HeatmapView::layoutReady);
         view.setTopology(big);
         QVERIFY(view.isLayoutPending());
-        view.resize(900, 500);
-        QVERIFY(QTest::qWaitFor([&] { return view.height() == 500; }, 5000));
+        view.resize(1400, 400); // wide and short, as between the docks, the timeline and the legend: height-bound
+        QVERIFY(QTest::qWaitFor([&] { return view.height() == 400; }, 5000));
         QVERIFY(ready.wait(10000));
         const int lastRow = (64 - 1) * 100 * 16; // the first GPU of the last row's first rack
         const int last = static_cast<int>(big->gpuCount) - 1;
@@ -489,8 +489,8 @@ private Q_SLOTS:
         QVERIFY(view.isFitted());
         QVERIFY(whole());
         QVERIFY(paint(view));
-        // Taller than wide, then back: refitted each time, the user having moved nothing.
-        for (const QSize size : { QSize(700, 650), QSize(1100, 420) }) {
+        // Taller than wide (width-bound), then short again: refitted each time, the user having moved nothing.
+        for (const QSize size : { QSize(700, 650), QSize(1300, 330) }) {
             view.resize(size);
             QVERIFY(QTest::qWaitFor([&] { return view.size() == size; }, 5000));
             QVERIFY(paint(view));
