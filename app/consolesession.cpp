@@ -63,15 +63,17 @@ void ConsoleSession::connectTo(const QString &address)
     // The first connection subscribes to what will be shown from its first frame on when that is known before the
     // catalogue (no metric chosen: the catalogue's first, gpu_temp; or one of the defaults).
     m_live.connectTo(address, m_security, metricId().isEmpty() ? QStringLiteral("gpu_temp") : metricId());
-    delete m_history;
+    HistoryClient *const oldHistory = m_history;
+    SummaryClient *const oldSummaries = m_summaryClient;
     m_history = new HistoryClient(address, m_security, this);
     m_history->setTopology(m_live.topology());
-    delete m_summaryClient;
     m_summaryClient = new SummaryClient(address, m_security, this);
-    // Requests of the old connections are gone: the services say so (reset), and what follows the fleet's events
-    // follows them on the new one.
+    // Requests of the old connections are gone: the services cancel them on the old clients and say so (reset), and
+    // what follows the fleet's events follows them on the new one. The old clients go after.
     m_historyService.setClient(m_history);
     m_summaries.setClient(m_summaryClient);
+    delete oldHistory;
+    delete oldSummaries;
     Q_EMIT clientsChanged();
 }
 

@@ -30,7 +30,7 @@ class DeskExports : public QObject
     Q_OBJECT
 public:
     DeskExports(ConsoleSession *session, MapPage *map, QWidget *dialogParent);
-    // Waits for the export under way: it may read the session's recorder.
+    // Waits until every export asked has been written (they may read the session's recorder).
     ~DeskExports() override;
 
     void addActionsTo(QMenu *menu);

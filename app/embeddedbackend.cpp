@@ -43,7 +43,7 @@ EmbeddedBackend::EmbeddedBackend(int gpus, quint64 seed, const QStringList &extr
     m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
     // In the child, before exec. The backend must not outlive the console, even when the console is killed outright.
     // The simulator stands in for a backend on another machine; here it shares the console's cores, and yields them to
-    // the window as the console's own background threads do (model/background.h).
+    // the window as the console's own background threads do (jobs/background.h).
     m_process.setChildProcessModifier([] {
         ::prctl(PR_SET_PDEATHSIG, SIGTERM);
         errno = 0;

@@ -228,7 +228,7 @@ void TelemetryClient::deliverPendingFrame(quint64 session)
 void TelemetryClient::runSession(quint64 session, std::string address, ChannelSecurity security, Keepalive keepalive,
     std::vector<std::string> metrics, uint64_t lastGeneration, uint64_t resumeAfter)
 {
-    runThisThreadInBackground(); // below the GUI thread (model/background.h)
+    runThisThreadInBackground(); // below the GUI thread (jobs/background.h)
     namespace pb = fleetscope::telemetry::v1;
     auto newContext = [this](std::optional<std::chrono::seconds> deadline) -> std::shared_ptr<grpc::ClientContext> {
         auto context = std::make_shared<grpc::ClientContext>();
@@ -440,7 +440,7 @@ void TelemetryClient::runSession(quint64 session, std::string address, ChannelSe
 
 void TelemetryClient::runJobsPoll(quint64 session, std::string address, ChannelSecurity security, int intervalMs)
 {
-    runThisThreadInBackground(); // below the GUI thread (model/background.h)
+    runThisThreadInBackground(); // below the GUI thread (jobs/background.h)
     namespace pb = fleetscope::telemetry::v1;
     QString channelError;
     auto channel = createChannel(address, security, grpc::ChannelArguments(), &channelError);

@@ -13,7 +13,7 @@
 namespace fleetscope {
 
 // The console's one way to compute something off the GUI thread when only the latest request matters (a layout for
-// the fleet now shown, the rollups of this frame, the drift of these jobs, an export): start() a job with what to do
+// the fleet now shown, the rollups of this frame, the drift of these jobs, a search index): start() a job with what to do
 // with its result, start() again and the earlier job's result is never applied. Jobs run one at a time on the
 // tracker's own Worker (a std::thread lowered to background priority; docs/ARCHITECTURE.md), results on the owner's
 // thread.

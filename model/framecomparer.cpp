@@ -13,7 +13,6 @@ namespace fleetscope {
 FrameComparer::FrameComparer(const FlightRecorder *recorder, QObject *parent)
     : QObject(parent)
     , m_recorder(recorder)
-    , m_worker(this)
 {
     qRegisterMetaType<ResultPtr>();
 }
@@ -44,31 +43,20 @@ quint64 FrameComparer::compare(qint64 aMs, qint64 bMs, const QString &metricId)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     const quint64 request = ++m_request;
-    m_busy = true;
-    m_worker.run([this, recorder = m_recorder, request, aMs, bMs, metricId]() -> Worker::Result {
-        auto result = std::make_shared<Result>(computeComparison(*recorder, aMs, bMs, metricId));
-        result->request = request;
-        return [this, result = ResultPtr(std::move(result))] { deliver(result); };
-    });
+    m_jobs.start(
+        [recorder = m_recorder, request, aMs, bMs, metricId](const JobTracker::Ticket &) {
+            auto result = std::make_shared<Result>(computeComparison(*recorder, aMs, bMs, metricId));
+            result->request = request;
+            return ResultPtr(std::move(result));
+        },
+        [this](const ResultPtr &result) { Q_EMIT compared(result); });
     return request;
 }
 
 void FrameComparer::cancel()
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (m_busy) {
-        ++m_request;
-        m_busy = false;
-    }
-}
-
-void FrameComparer::deliver(const ResultPtr &result)
-{
-    if (result->request != m_request) {
-        return; // superseded or cancelled
-    }
-    m_busy = false;
-    Q_EMIT compared(result);
+    m_jobs.cancel();
 }
 
 } // namespace fleetscope

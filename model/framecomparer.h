@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "jobs/jobtracker.h"
 #include "model/autorange.h"
 #include "model/fleetmodel.h"
-#include "jobs/worker.h"
 
 #include <QObject>
 
@@ -14,7 +14,7 @@ namespace fleetscope {
 class FlightRecorder;
 
 // Compare mode's work off the GUI thread: the two recorded frames decoded and one metric's difference taken
-// (model/framediff.h), with a colour range fitted to it, on a worker of its own (tens of ms a frame at a million
+// (model/framediff.h), with a colour range fitted to it, on a JobTracker of its own (tens of ms a frame at a million
 // GPUs). The newest request wins: compared() comes for it alone, and nothing comes for a request superseded by a
 // newer one or by cancel().
 //
@@ -44,7 +44,7 @@ public:
     // Drops the request under way, if any.
     void cancel();
     // A request is under way (and not superseded).
-    bool isBusy() const { return m_busy; }
+    bool isBusy() const { return m_jobs.running(); }
 
     // The work itself, on the calling thread.
     static Result computeComparison(const FlightRecorder &recorder, qint64 aMs, qint64 bMs, const QString &metricId);
@@ -53,12 +53,9 @@ Q_SIGNALS:
     void compared(const fleetscope::FrameComparer::ResultPtr &result);
 
 private:
-    void deliver(const ResultPtr &result);
-
     const FlightRecorder *m_recorder;
-    quint64 m_request = 0; // the newest request; results of older ones are dropped
-    bool m_busy = false;
-    Worker m_worker; // last member, so that it goes first
+    quint64 m_request = 0; // the newest request's number
+    JobTracker m_jobs; // last member, so that it goes first
 };
 
 } // namespace fleetscope

@@ -71,7 +71,7 @@ std::pair<uint64_t, uint64_t> HeatmapLayout::floorPlanSize(const Topology &topol
 
 HeatmapLayout HeatmapLayout::floorPlan(const Topology &topology)
 {
-    // The topology decoder (client/protodecode) has bounded floorPlanSize(), so every size below fits an int.
+    // The topology decoder (client/topologydecode) has bounded floorPlanSize(), so every size below fits an int.
     uint32_t blockWidth = 1; // GPUs per node, the widest node
     uint32_t blockHeight = 1; // nodes per rack, the tallest rack
     for (const auto &node : topology.nodes) {
