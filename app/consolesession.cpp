@@ -50,7 +50,10 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
     connect(&m_time, &TimeMachine::message, this, &ConsoleSession::message);
     connect(&m_events, &FleetEvents::changed, this, &ConsoleSession::fleetEventsChanged);
     connect(&m_display, &Display::shownChanged, this, &ConsoleSession::shownChanged);
-    connect(&m_display, &Display::metricsChanged, this, &ConsoleSession::metricsChanged);
+    connect(&m_display, &Display::metricsChanged, this, [this] {
+        Q_EMIT metricsChanged();
+        goToPendingTime();
+    });
     connect(&m_display, &Display::driftChanged, this, &ConsoleSession::driftChanged);
     connect(&m_display, &Display::optionsChanged, this, &ConsoleSession::displayOptionsChanged);
     connect(&m_display, &Display::message, this, &ConsoleSession::message);
@@ -85,6 +88,7 @@ void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
     m_events.follow();
     m_display.updateDrift();
     Q_EMIT topologyChanged(topology);
+    goToPendingTime();
 }
 
 void ConsoleSession::onLiveFrame(const FramePtr &frame)
@@ -111,9 +115,23 @@ std::vector<Problem> ConsoleSession::problems(int64_t nowMs) const
 
 void ConsoleSession::goToTime(qint64 timeMs)
 {
+    m_pendingTimeMs.reset();
     const MetricInfo *metric = m_display.selectedMetric();
+    if (m_history != nullptr && (!m_live.topology() || metric == nullptr)) {
+        // Connected, but the fleet or its catalogue is still on its way (a view string with a time, opened as the
+        // console starts): gone to once both are here.
+        m_pendingTimeMs = timeMs;
+        return;
+    }
     if (!m_time.goToTime(timeMs, m_live.topology(), metric != nullptr ? metric->id : QString())) {
         Q_EMIT message(tr("Not connected: no history to load"), 10000);
+    }
+}
+
+void ConsoleSession::goToPendingTime()
+{
+    if (m_pendingTimeMs && m_live.topology() && m_display.selectedMetric() != nullptr) {
+        goToTime(*m_pendingTimeMs);
     }
 }
 

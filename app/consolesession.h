@@ -11,6 +11,8 @@
 
 #include <QObject>
 
+#include <optional>
+
 #include <vector>
 
 namespace fleetscope {
@@ -144,10 +146,12 @@ Q_SIGNALS:
 private:
     void onTopologyChanged(const TopologyPtr &topology);
     void onLiveFrame(const FramePtr &frame);
+    void goToPendingTime(); // a time asked before the fleet and its catalogue were known, once they are
 
     ChannelSecurity m_security;
     // The connections of the moment, made again by connectTo; the services over them live as long as the session.
     HistoryClient *m_history = nullptr;
+    std::optional<qint64> m_pendingTimeMs; // asked before the fleet or its catalogue was known: gone to once both are
     SummaryClient *m_summaryClient = nullptr;
     HistoryService m_historyService; // over m_history
     SummaryFetcher m_summaries; // over m_summaryClient

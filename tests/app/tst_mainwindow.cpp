@@ -525,6 +525,33 @@ private Q_SLOTS:
         QCOMPARE(written.readAll(), m_window->summary()->offendersCsv());
     }
 
+    // A view string with a time older than the recorder, opened as the console starts (before the fleet and its
+    // catalogue are known), goes to that time once they are, from the backend's history, rather than staying live
+    // with "Not connected".
+    void aSharedViewWithATimeOpensAtThatTime()
+    {
+        const qint64 target = QDateTime::currentMSecsSinceEpoch() - 5 * 60 * 1000; // the backend holds 10 minutes
+        ConsoleOptions options;
+        options.animated = false;
+        options.restoreLastView = false;
+        options.view = QStringLiteral("fs1;n=2048;m=gpu_temp;t=%1")
+                           .arg(QDateTime::fromMSecsSinceEpoch(target, Qt::UTC).toString(Qt::ISODate));
+        QVERIFY(ViewState::parse(options.view).has_value());
+        MainWindow window(options);
+        QSignalSpy messages(window.session(), &ConsoleSession::message);
+        window.connectTo(m_backend->address());
+        window.show();
+        QTRY_VERIFY_WITH_TIMEOUT(window.heatmap()->frame() != nullptr
+                && window.heatmap()->frame()->sampleTimeMs <= target + 1000 && !window.isLoadingHistory(),
+            30000);
+        QVERIFY(window.heatmap()->frame()->sampleTimeMs > target - 2 * 60 * 1000);
+        QVERIFY(window.replay()->mode() != ReplayController::Mode::Live);
+        for (const auto &message : std::as_const(messages)) {
+            QVERIFY2(!message.at(0).toString().startsWith(QStringLiteral("Not connected")),
+                qPrintable(message.at(0).toString()));
+        }
+    }
+
     // The desk closing right after exports were asked writes them all: the user chose them.
     void exportsAskedBeforeClosingAreWritten()
     {
