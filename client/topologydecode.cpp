@@ -17,7 +17,7 @@ namespace fleetscope {
 namespace {
 // Text that many nodes share (a model, a driver or firmware version), read once and the same QString shared (it is
 // implicitly shared): at a million GPUs, 131,072 nodes' three such fields were each read afresh, a third of the
-// topology's decoding. Up to 256 distinct texts are remembered; past that each is read as it comes.
+// topology's decoding. Up to 256 distinct texts of at most 1 KiB are remembered; the rest are read as they come.
 class SharedWireText
 {
 public:
@@ -31,7 +31,7 @@ public:
             return it->second;
         }
         QString text = wireText(raw, m_limit);
-        if (m_read.size() < maxRemembered) {
+        if (m_read.size() < maxRemembered && raw.size() <= maxRememberedBytes) {
             m_read.emplace(raw, text);
         }
         return text;
@@ -39,6 +39,7 @@ public:
 
 private:
     static constexpr size_t maxRemembered = 256;
+    static constexpr size_t maxRememberedBytes = 1024; // a longer text is cut to m_limit anyway: not kept as a key
     const int m_limit;
     std::unordered_map<std::string, QString> m_read;
 };

@@ -396,11 +396,7 @@ private Q_SLOTS:
         // The page in hand may be a frame behind while the render-ahead thread renders the newest (slow under the
         // sanitizers): ask until it has caught up.
         uint64_t last = 0;
-        QDeadlineTimer caughtUp(20000);
-        do {
-            exporter.page(&last);
-        } while (last < first + 4 && !caughtUp.hasExpired() && (QTest::qWait(20), true));
-        QVERIFY2(last >= first + 4, "the fleet did not move");
+        QTRY_VERIFY2_WITH_TIMEOUT((exporter.page(&last), last >= first + 4), "the fleet did not move", 20000);
         const uint64_t renders = exporter.renderCount() - rendersBefore;
         // Each render is of a frame published after the first: at most one per frame, while the scrapes were many.
         QVERIFY2(renders <= last - first,
