@@ -24,7 +24,8 @@ void showKeyboardShortcuts(QWidget *parent, QMenuBar *menus)
 {
     QString rows;
     auto row = [&rows](const QString &keys, const QString &what) {
-        rows += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(keys.toHtmlEscaped(), what.toHtmlEscaped());
+        rows
+            += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(keys.toHtmlEscaped(), what.toHtmlEscaped());
     };
     for (QAction *menu : menus->actions()) {
         for (QAction *action : menu->menu()->actions()) {
@@ -34,7 +35,8 @@ void showKeyboardShortcuts(QWidget *parent, QMenuBar *menus)
         }
     }
     const std::pair<const char *, const char *> mapKeys[] = {
-        { QT_TRANSLATE_NOOP("DeskHelp", "Click, Enter"), QT_TRANSLATE_NOOP("DeskHelp", "Go one level down towards a GPU") },
+        { QT_TRANSLATE_NOOP("DeskHelp", "Click, Enter"),
+            QT_TRANSLATE_NOOP("DeskHelp", "Go one level down towards a GPU") },
         { QT_TRANSLATE_NOOP("DeskHelp", "Esc, Backspace"), QT_TRANSLATE_NOOP("DeskHelp", "Up a level") },
         { QT_TRANSLATE_NOOP("DeskHelp", "Wheel, +, -"), QT_TRANSLATE_NOOP("DeskHelp", "Zoom at the cursor") },
         { QT_TRANSLATE_NOOP("DeskHelp", "Drag, arrow keys"), QT_TRANSLATE_NOOP("DeskHelp", "Pan") },
@@ -43,7 +45,8 @@ void showKeyboardShortcuts(QWidget *parent, QMenuBar *menus)
     for (const auto &[keys, what] : mapKeys) {
         row(tr(keys), tr(what));
     }
-    QMessageBox::information(parent, tr("Keyboard shortcuts"), QStringLiteral("<table cellspacing=6>%1</table>").arg(rows));
+    QMessageBox::information(
+        parent, tr("Keyboard shortcuts"), QStringLiteral("<table cellspacing=6>%1</table>").arg(rows));
 }
 
 void showAbout(QWidget *parent, const ConsoleSession &session)

@@ -451,10 +451,11 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args, const std:
     for (const auto &[address, door] : doors) {
         if (o.security.insecureListen && address && !address->empty() && !(door->tls() && door->authenticates())
             && splitListenAddress(*address, &host, &port, &why) && !isLoopbackHost(host)) {
-            result.warnings.emplace_back(fmt::format("WARNING: --insecure-listen: serving {} {}; anyone who reaches the "
-                                                     "port can {}",
-                *address, door->tls() ? "without a token or client CA" : "without TLS or credentials",
-                door == &o.remoteWrite.security ? "push made-up values" : "read the fleet"));
+            result.warnings.emplace_back(
+                fmt::format("WARNING: --insecure-listen: serving {} {}; anyone who reaches the "
+                            "port can {}",
+                    *address, door->tls() ? "without a token or client CA" : "without TLS or credentials",
+                    door == &o.remoteWrite.security ? "push made-up values" : "read the fleet"));
         }
     }
     if (credentials && o.prometheus.url.rfind("https://", 0) != 0) {

@@ -64,8 +64,7 @@ int main(int argc, char **argv)
             fmt::print(stderr, "fleetscope-backend: --source prometheus: {}\n", error);
             return 1;
         }
-        served = std::make_unique<BackendServer>(
-            judgedSource(std::move(poller), options.source), options.security);
+        served = std::make_unique<BackendServer>(judgedSource(std::move(poller), options.source), options.security);
     } else if (options.fromRemoteWrite) {
         auto receiver = std::make_unique<RemoteWriteSource>();
         auto remoteWrite = options.remoteWrite;
@@ -90,8 +89,7 @@ int main(int argc, char **argv)
         // One frame per window: the history's accounting (coarse frames, memory) counts in windows.
         auto source = options.source;
         source.interval = std::chrono::milliseconds(receiver->windowMs());
-        served = std::make_unique<BackendServer>(
-            judgedSource(std::move(receiver), source), options.security);
+        served = std::make_unique<BackendServer>(judgedSource(std::move(receiver), source), options.security);
     } else {
         // A simulated fleet's topology is its generation's alone: encoded on a thread of its own beside the
         // simulator's start (its first state, the first frame judged), where a console starting with this backend

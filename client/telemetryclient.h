@@ -4,8 +4,8 @@
 #include "client/channelsecurity.h"
 #include "client/errorcoalescer.h"
 #include "common/keepalive.h"
-#include "model/fleetmodel.h"
 #include "jobs/handover.h"
+#include "model/fleetmodel.h"
 
 #include <QObject>
 #include <QStringList>

@@ -13,8 +13,8 @@
 namespace fleetscope {
 
 // The console's one way to compute something off the GUI thread when only the latest request matters (a layout for
-// the fleet now shown, the rollups of this frame, the drift of these jobs, a search index): start() a job with what to do
-// with its result, start() again and the earlier job's result is never applied. Jobs run one at a time on the
+// the fleet now shown, the rollups of this frame, the drift of these jobs, a search index): start() a job with what to
+// do with its result, start() again and the earlier job's result is never applied. Jobs run one at a time on the
 // tracker's own Worker (a std::thread lowered to background priority; docs/ARCHITECTURE.md), results on the owner's
 // thread.
 //
@@ -51,8 +51,7 @@ public:
     JobTracker(const JobTracker &) = delete;
     JobTracker &operator=(const JobTracker &) = delete;
 
-    template <typename Compute, typename Apply>
-    void start(Compute compute, Apply apply)
+    template <typename Compute, typename Apply> void start(Compute compute, Apply apply)
     {
         const quint64 id = m_latest->fetch_add(1, std::memory_order_relaxed) + 1;
         m_running = true;

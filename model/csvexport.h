@@ -14,9 +14,10 @@ class QIODevice;
 namespace fleetscope {
 
 // The selection's values as CSV (RFC 4180) for a spreadsheet or a ticket: UTF-8 without BOM, CRLF line ends, a
-// field quoted when it holds a comma, quote or line break (and one that would read as a formula written as text), numbers with '.' whatever the locale, times in ISO 8601
-// UTC with milliseconds, and an empty field where there is no value (NaN). Each function returns an empty string on
-// success, else what went wrong; what was written before a write error stays written.
+// field quoted when it holds a comma, quote or line break (and one that would read as a formula written as text),
+// numbers with '.' whatever the locale, times in ISO 8601 UTC with milliseconds, and an empty field where there is no
+// value (NaN). Each function returns an empty string on success, else what went wrong; what was written before a write
+// error stays written.
 class CsvExport
 {
 public:

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "model/fleetmodel.h"
 #include "jobs/worker.h"
+#include "model/fleetmodel.h"
 
 #include <QObject>
 #include <QTimer>

@@ -18,8 +18,8 @@ class ProblemsBoard;
 class ProblemsModel;
 
 // What is wrong right now, ranked by severity and blast radius, as the desk and the wall show it, wired once to the
-// session: read again as events, jobs or the fleet change, and with time (bursts go quiet, durations grow): every 5 s on
-// the wall, every 30 s on the desk, while the page is shown.
+// session: read again as events, jobs or the fleet change, and with time (bursts go quiet, durations grow): every 5 s
+// on the wall, every 30 s on the desk, while the page is shown.
 //
 // The desk's look (its "Problems" dock): a table filtered by kind, the chosen problem kept chosen across updates;
 // activating one (click, Enter) shows it on the map: a GPU's problem drills to the GPU; a node's or a rack's to it,

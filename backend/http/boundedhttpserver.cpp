@@ -55,7 +55,6 @@ struct Request
 };
 } // namespace
 
-
 std::string_view HttpRequest::header(const char *name) const
 {
     const char *value = connection ? MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name) : nullptr;
@@ -124,8 +123,8 @@ public:
             }
         }
         options.push_back({ MHD_OPTION_END, 0, nullptr });
-        m_daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &Edge::onRequest, this, MHD_OPTION_ARRAY,
-            options.data(), MHD_OPTION_END);
+        m_daemon = MHD_start_daemon(
+            flags, 0, nullptr, nullptr, &Edge::onRequest, this, MHD_OPTION_ARRAY, options.data(), MHD_OPTION_END);
         if (m_daemon == nullptr) {
             *error = "libmicrohttpd could not start";
             close(listenFd);
@@ -280,7 +279,6 @@ private:
         }
     }
 
-
     // A refusal before the body is read: the library then reads no more of this connection and closes it after
     // the answer.
     MHD_Result refuse(MHD_Connection *connection, Request *request, int status,
@@ -315,8 +313,8 @@ private:
     }
 
     // The credentials, checked once the head is in and before any of the body is read. 0: admitted.
-    int checkCredentials(MHD_Connection *connection, const std::string &peer,
-        std::vector<std::pair<std::string, std::string>> *headers)
+    int checkCredentials(
+        MHD_Connection *connection, const std::string &peer, std::vector<std::pair<std::string, std::string>> *headers)
     {
         const auto &security = m_server.m_security;
         if ((!m_ca.empty() || security.acceptsToken) && !m_refusals.mayRefuse(peer)) {
@@ -331,8 +329,8 @@ private:
         return status;
     }
 
-    int checkCredentialsOf(MHD_Connection *connection, const std::string &peer,
-        std::vector<std::pair<std::string, std::string>> *headers)
+    int checkCredentialsOf(
+        MHD_Connection *connection, const std::string &peer, std::vector<std::pair<std::string, std::string>> *headers)
     {
         const auto &security = m_server.m_security;
         if (!m_ca.empty()) {
@@ -397,8 +395,8 @@ private:
                 }
                 return edge->refuse(connection, request, status, std::move(headers));
             }
-            if (const char *length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
-                    MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+            if (const char *length
+                = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
                 // libmicrohttpd has checked it is a number; whether it fits is ours.
                 const unsigned long long bytes = std::strtoull(length, nullptr, 10);
                 if (bytes > limits.maxBodyBytes) {

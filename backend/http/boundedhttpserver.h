@@ -112,8 +112,8 @@ public:
 
     // methods: those handed to the handler ("GET", "HEAD"; "POST"); any other is answered 405 with their list.
     BoundedHttpServer(const Limits &limits, std::vector<std::string> methods, Handler handler);
-    BoundedHttpServer(const Limits &limits, Security security, std::vector<std::string> methods, Handler handler,
-        Log log = {});
+    BoundedHttpServer(
+        const Limits &limits, Security security, std::vector<std::string> methods, Handler handler, Log log = {});
     ~BoundedHttpServer();
     BoundedHttpServer(const BoundedHttpServer &) = delete;
     BoundedHttpServer &operator=(const BoundedHttpServer &) = delete;

@@ -14,21 +14,36 @@ namespace {
 std::string_view reasonPhrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Content Too Large";
-    case 415: return "Unsupported Media Type";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return status < 400 ? "OK" : "Error";
+    case 200:
+        return "OK";
+    case 204:
+        return "No Content";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Content Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return status < 400 ? "OK" : "Error";
     }
 }
 } // namespace
@@ -43,8 +58,7 @@ MHD_Result queueResponse(MHD_Connection *connection, HttpResponse &response)
     MHD_Response *r = nullptr;
     if (response.shared) {
         auto *page = new std::shared_ptr<const std::string>(std::move(response.shared));
-        r = MHD_create_response_from_callback(
-            (*page)->size(), 64 * 1024,
+        r = MHD_create_response_from_callback((*page)->size(), 64 * 1024,
             [](void *cls, uint64_t position, char *buffer, size_t max) -> ssize_t {
                 const auto &text = **static_cast<std::shared_ptr<const std::string> *>(cls);
                 if (position >= text.size()) {

@@ -123,7 +123,8 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
     http.maxBodyBytes = options.limits.maxBodyBytes;
     auto security = options.security;
     security.optionPrefix = "--remote-write";
-    m_server = std::make_unique<BoundedHttpServer>(http, std::move(security), std::vector<std::string> { "POST" },
+    m_server = std::make_unique<BoundedHttpServer>(
+        http, std::move(security), std::vector<std::string> { "POST" },
         [this](const HttpRequest &request, HttpResponse &response) {
             if (request.path != "/api/v1/write") {
                 response.status = 404;
@@ -524,15 +525,17 @@ void RemoteWriteSource::logDrops()
     }
     m_loggedDrops = drops;
     m_lastDropLog = now;
-    log(fmt::format("remote write: so far {} requests, {} refused (last: {}), {} answered 503 (frames behind), {} "
-                    "pushes without a valid credential (401/403), {} connections past a deadline; {} series of GPUs not "
-                    "in the topology (e.g. {}), {} without hostname/gpu, {} of other metrics; samples: {} "
-                    "taken, {} too old, {} from the future, {} out of order, {} duplicates, {} with no window free; "
-                    "{} DCGM blanks and {} NaN/Inf read as no data",
-        s.requests, s.refused, s.lastRefusal.empty() ? std::string("none") : s.lastRefusal, s.overloaded, s.unauthorized, s.timedOut,
-        s.unknownGpuSeries, s.unknownGpuExample.empty() ? std::string("none") : s.unknownGpuExample, s.unnamedSeries,
-        s.unknownMetricSeries, s.samples.accepted, s.samples.tooOld, s.samples.future, s.samples.outOfOrder,
-        s.samples.duplicate, s.samples.windowsFull, s.samples.sentinelValues, s.samples.nanValues));
+    log(fmt::format(
+        "remote write: so far {} requests, {} refused (last: {}), {} answered 503 (frames behind), {} "
+        "pushes without a valid credential (401/403), {} connections past a deadline; {} series of GPUs not "
+        "in the topology (e.g. {}), {} without hostname/gpu, {} of other metrics; samples: {} "
+        "taken, {} too old, {} from the future, {} out of order, {} duplicates, {} with no window free; "
+        "{} DCGM blanks and {} NaN/Inf read as no data",
+        s.requests, s.refused, s.lastRefusal.empty() ? std::string("none") : s.lastRefusal, s.overloaded,
+        s.unauthorized, s.timedOut, s.unknownGpuSeries,
+        s.unknownGpuExample.empty() ? std::string("none") : s.unknownGpuExample, s.unnamedSeries, s.unknownMetricSeries,
+        s.samples.accepted, s.samples.tooOld, s.samples.future, s.samples.outOfOrder, s.samples.duplicate,
+        s.samples.windowsFull, s.samples.sentinelValues, s.samples.nanValues));
 }
 
 } // namespace fleetscope::backend

@@ -15,9 +15,9 @@
 
 namespace fleetscope::backend {
 
-// Serves the simulated fleet as dcgm-exporter pages over HTTP/1.1 (HTTPS with a certificate), so that a real Prometheus (or anything that
-// scrapes dcgm-exporter) can scrape the simulator. GET and HEAD of /metrics answer the whole fleet's page of the
-// latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
+// Serves the simulated fleet as dcgm-exporter pages over HTTP/1.1 (HTTPS with a certificate), so that a real Prometheus
+// (or anything that scrapes dcgm-exporter) can scrape the simulator. GET and HEAD of /metrics answer the whole fleet's
+// page of the latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
 // dcgm-exporter would serve it, so that a scraper sees one target per node as in a real fleet (fileSdTargets lists
 // them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405.
 //

@@ -18,8 +18,8 @@ namespace fleetscope::backend {
 
 namespace {
 // A path segment with its %XX escapes decoded (a scraper escapes what a path cannot hold); false when an escape is
-// malformed, which a lenient decoding would let through as it is (the HTTP edge hands paths on undecoded). What it decodes to is only ever compared with
-// hostnames, never used as a path.
+// malformed, which a lenient decoding would let through as it is (the HTTP edge hands paths on undecoded). What it
+// decodes to is only ever compared with hostnames, never used as a path.
 bool percentDecode(std::string_view segment, std::string *out)
 {
     out->clear();

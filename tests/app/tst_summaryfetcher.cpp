@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // SummaryFetcher: one refresh is 33 GetSummary calls in flight together on gRPC's pool, not 33 threads; a refresh
 // supersedes the one before it. Against a listener that accepts connections and never answers, and a real backend.
+#include "app/session/summaryfetcher.h"
 #include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
-#include "app/session/summaryfetcher.h"
 
 #include <QDateTime>
 #include <QDir>

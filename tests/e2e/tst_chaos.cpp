@@ -6,8 +6,8 @@
 // backend run with --source prometheus is killed and started again: the backend keeps serving and says its upstream
 // fails, the session goes stale, and is fresh again once Prometheus scrapes anew. Figures in docs/RELIABILITY.md.
 #include "../backend/testing/prometheusprocess.h"
-#include "app/consolesession.h"
 #include "../realparts.h"
+#include "app/consolesession.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -131,8 +131,8 @@ struct ShownFrames
 
     void watch(ConsoleSession *session, QObject *context)
     {
-        QObject::connect(
-            session, &ConsoleSession::shownChanged, context, [this](const ShownState &state, ShownState::Changes changes) {
+        QObject::connect(session, &ConsoleSession::shownChanged, context,
+            [this](const ShownState &state, ShownState::Changes changes) {
                 if (!(changes & ShownState::Frame)) {
                     return;
                 }
@@ -297,8 +297,9 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
-                  "it for CI): the upstream's outage is not tested here");
+            FLEETSCOPE_SKIP_WITHOUT(
+                "the prometheus binary is not installed (Debian package 'prometheus'; scripts/common.sh installs "
+                "it for CI): the upstream's outage is not tested here");
         }
         QTemporaryDir dir;
         QVERIFY(dir.isValid());

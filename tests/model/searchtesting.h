@@ -11,7 +11,8 @@ namespace fleetscope::testing {
 
 // rows × racks per row × nodes per rack × GPUs per node, named as the simulator names them (r01-k02-n03); serials
 // and UUIDs from a fixed seed.
-inline std::shared_ptr<Topology> gridTopology(uint32_t rows, uint32_t racksPerRow, uint32_t nodesPerRack, uint32_t gpusPerNode)
+inline std::shared_ptr<Topology> gridTopology(
+    uint32_t rows, uint32_t racksPerRow, uint32_t nodesPerRack, uint32_t gpusPerNode)
 {
     auto t = std::make_shared<Topology>();
     t->generation = 7;

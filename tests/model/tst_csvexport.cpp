@@ -87,7 +87,8 @@ void TestCsvExport::fields()
     QCOMPARE(CsvExport::field(u"say \"hi\""), QByteArray("\"say \"\"hi\"\"\""));
     QCOMPARE(CsvExport::field(u"two\nlines"), QByteArray("\"two\nlines\""));
     // A backend's name that a spreadsheet would run as a formula is written as text.
-    QCOMPARE(CsvExport::field(u"=HYPERLINK(\"http://x\",\"r01\")"), QByteArray("\"'=HYPERLINK(\"\"http://x\"\",\"\"r01\"\")\""));
+    QCOMPARE(CsvExport::field(u"=HYPERLINK(\"http://x\",\"r01\")"),
+        QByteArray("\"'=HYPERLINK(\"\"http://x\"\",\"\"r01\"\")\""));
     QCOMPARE(CsvExport::field(u"+cmd"), QByteArray("'+cmd"));
     QCOMPARE(CsvExport::field(u"-2+3"), QByteArray("'-2+3"));
     QCOMPARE(CsvExport::field(u"@SUM(A1)"), QByteArray("'@SUM(A1)"));

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "model/summary.h"
 #include "model/fleetmodel.h"
+#include "model/summary.h"
 
 #include <QWidget>
 

@@ -146,9 +146,8 @@ private Q_SLOTS:
             QVERIFY(!parseBackendOptions({ "--degradations-per-gpu-day", "11" }).error.empty());
         }
         {
-            const auto r = parseBackendOptions(
-                { "--source", "remote-write", "--remote-write-threads", "8", "--remote-write-max-connections-per-address",
-                    "512" });
+            const auto r = parseBackendOptions({ "--source", "remote-write", "--remote-write-threads", "8",
+                "--remote-write-max-connections-per-address", "512" });
             QVERIFY2(r.error.empty(), r.error.c_str());
             QCOMPARE(r.options.remoteWrite.threads, 8);
             QCOMPARE(r.options.remoteWrite.maxConnectionsPerAddress, size_t { 512 });

@@ -430,8 +430,7 @@ private:
         }
         be::SimulationOptions sourceOptions;
         sourceOptions.interval = 200ms;
-        m_backend
-            = std::make_unique<be::BackendServer>(be::judgedSource(std::move(source), sourceOptions));
+        m_backend = std::make_unique<be::BackendServer>(be::judgedSource(std::move(source), sourceOptions));
         if (!m_backend->start("127.0.0.1:0", &error)) {
             qWarning("the backend did not start: %s", error.c_str());
             return nullptr;

@@ -350,9 +350,10 @@ private Q_SLOTS:
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         const QString openssl = QStandardPaths::findExecutable(QStringLiteral("openssl"));
         if (prometheus.isEmpty() || openssl.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("prometheus or openssl is not installed (Debian packages 'prometheus' and 'openssl'; "
-                  "scripts/common.sh installs them for CI): TLS and authentication against a real server are not "
-                  "tested here");
+            FLEETSCOPE_SKIP_WITHOUT(
+                "prometheus or openssl is not installed (Debian packages 'prometheus' and 'openssl'; "
+                "scripts/common.sh installs them for CI): TLS and authentication against a real server are not "
+                "tested here");
         }
         // The server's certificate names localhost only, so that https://127.0.0.1 must fail the host check. Another
         // self-signed certificate is the wrong CA.
@@ -403,8 +404,8 @@ private Q_SLOTS:
         const QString late = fleetscope::testing::waitForServer(
             m_prometheus, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
                 PrometheusHttp::Response response;
-                const bool answered = http.get("/api/v1/query?query=count(DCGM_FI_DEV_GPU_TEMP)", 2000ms, &response,
-                    &error);
+                const bool answered
+                    = http.get("/api/v1/query?query=count(DCGM_FI_DEV_GPU_TEMP)", 2000ms, &response, &error);
                 *detail = QString::fromStdString(error);
                 return answered && response.status == 200 && contains(response.body, R"(,"64"])");
             });

@@ -419,9 +419,8 @@ private Q_SLOTS:
         be::WindowFolder folder(shape, { 1000, 0, 5000, 8 });
         be::WindowFolder::Counts counts;
         be::WindowFolder::Closed closed;
-        auto jobOn = [](uint32_t gpu, int64_t timeMs, const char *pod) {
-            return ::jobOn(gpu, timeMs, "research", pod);
-        };
+        auto jobOn
+            = [](uint32_t gpu, int64_t timeMs, const char *pod) { return ::jobOn(gpu, timeMs, "research", pod); };
         // Window 0: GPU 0 serves train-a and eval-b (each series twice: repeats are one), GPU 1 train-a.
         folder.add({ sample(0, be::MetricId::GpuTemp, base, 50), sample(1, be::MetricId::GpuTemp, base, 50) },
             { jobOn(0, base, "train-a-0"), jobOn(0, base, "eval-b-0"), jobOn(0, base, "train-a-0"),
@@ -484,8 +483,8 @@ private Q_SLOTS:
                     podOf[g] = ++pods;
                 }
                 samples.push_back(sample(g, be::MetricId::GpuTemp, t, 50));
-                jobs.push_back(jobOn(g, t, "churn", ("job-" + std::to_string(podOf[g] % 997) + "-"
-                    + std::to_string(podOf[g])).c_str()));
+                jobs.push_back(jobOn(
+                    g, t, "churn", ("job-" + std::to_string(podOf[g] % 997) + "-" + std::to_string(podOf[g])).c_str()));
             }
             folder.add(samples, jobs, t, &counts);
             QVERIFY(folder.closeNext(t + 10000, &closed));

@@ -173,8 +173,7 @@ private Q_SLOTS:
         be::SimulationOptions options = smallFleet();
         options.interval = 100ms;
         be::BackendServer server(
-            be::judgedSource(std::make_unique<SwitchedUpstream>(options, up), options),
-            tlsWithTokens());
+            be::judgedSource(std::make_unique<SwitchedUpstream>(options, up), options), tlsWithTokens());
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
         ChannelSecurity console; // the CA, no token

@@ -112,8 +112,7 @@ private Q_SLOTS:
     {
         FrameSource::Options options;
         options.interval = 1h; // the newest frame stands for an hour
-        m_server = std::make_unique<BackendServer>(
-            judgedSource(std::make_unique<ConstructedFleet>(), options));
+        m_server = std::make_unique<BackendServer>(judgedSource(std::make_unique<ConstructedFleet>(), options));
         std::string error;
         QVERIFY2(m_server->start("127.0.0.1:0", &error), error.c_str());
         m_stub = pb::Telemetry::NewStub(

@@ -76,8 +76,9 @@ private Q_SLOTS:
         QTest::newRow("huge body") << QByteArray("GET /metrics HTTP/1.1\r\nContent-Length: 999999999\r\n\r\n") << 413;
         QTest::newRow("chunked post") << QByteArray("POST /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
                                       << 405;
-        QTest::newRow("two lengths")
-            << QByteArray("GET /metrics HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n") << 400;
+        QTest::newRow("two lengths") << QByteArray(
+            "GET /metrics HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n")
+                                     << 400;
     }
 
     void malformedRequests()
@@ -387,8 +388,9 @@ private Q_SLOTS:
     {
         const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
         if (prometheus.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'): the node targets are not "
-                  "scraped by a real Prometheus here");
+            FLEETSCOPE_SKIP_WITHOUT(
+                "the prometheus binary is not installed (Debian package 'prometheus'): the node targets are not "
+                "scraped by a real Prometheus here");
         }
         const Page whole = parsePage(get(m_exporter->port(), "/metrics").body);
         QVERIFY2(whole.error.isEmpty(), qPrintable(whole.error));
@@ -416,13 +418,17 @@ private Q_SLOTS:
             const auto result = fleetscope::testing::instantQuery(port, query);
             return result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
         };
-        const QString late = fleetscope::testing::waitForServer(
-            server, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
-                const double up = count(QStringLiteral("count(up{job=\"dcgm\"} == 1)"));
-                const double scraped = count(QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
-                *detail = QStringLiteral("%1 of %2 node targets up, %3 of %4 GPUs").arg(up).arg(nodes).arg(scraped).arg(gpus);
-                return up == static_cast<double>(nodes) && scraped == static_cast<double>(gpus);
-            });
+        const QString late
+            = fleetscope::testing::waitForServer(server, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+                  const double up = count(QStringLiteral("count(up{job=\"dcgm\"} == 1)"));
+                  const double scraped = count(QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
+                  *detail = QStringLiteral("%1 of %2 node targets up, %3 of %4 GPUs")
+                                .arg(up)
+                                .arg(nodes)
+                                .arg(scraped)
+                                .arg(gpus);
+                  return up == static_cast<double>(nodes) && scraped == static_cast<double>(gpus);
+              });
         QVERIFY2(late.isEmpty(), qPrintable(late));
         // Every target is one node's, none down, and each GPU came from its own node's page.
         QCOMPARE(count(QStringLiteral("count(up{job=\"dcgm\"})")), static_cast<double>(nodes));
@@ -488,14 +494,14 @@ private Q_SLOTS:
         const auto gpus = static_cast<double>(std::count_if(served.samples.begin(), served.samples.end(),
             [](const Sample &x) { return x.name == "DCGM_FI_DEV_GPU_TEMP"; }));
         QVERIFY(gpus > 0);
-        const QString late = fleetscope::testing::waitForServer(
-            server, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
-                const auto result
-                    = fleetscope::testing::instantQuery(port, QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
-                const double scraped = result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
-                *detail = QStringLiteral("%1 of %2 GPUs scraped over TLS").arg(scraped).arg(gpus);
-                return scraped == gpus;
-            });
+        const QString late
+            = fleetscope::testing::waitForServer(server, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+                  const auto result
+                      = fleetscope::testing::instantQuery(port, QStringLiteral("count(DCGM_FI_DEV_GPU_TEMP)"));
+                  const double scraped = result.size() == 1 ? fleetscope::testing::sampleValue(result.at(0)) : -1.0;
+                  *detail = QStringLiteral("%1 of %2 GPUs scraped over TLS").arg(scraped).arg(gpus);
+                  return scraped == gpus;
+              });
         QVERIFY2(late.isEmpty(), qPrintable(late));
     }
 

@@ -338,8 +338,8 @@ inline FramePtr waitForFrameWithData(QSignalSpy &frames, FramePtr received, int 
 // each scraping in its own time; the sanitizers' slowness).
 inline bool everyGpuHasData(const Frame &frame)
 {
-    return std::none_of(frame.health.begin(), frame.health.end(),
-        [](uint8_t h) { return (h & health::stateMask) == health::NoData; });
+    return std::none_of(
+        frame.health.begin(), frame.health.end(), [](uint8_t h) { return (h & health::stateMask) == health::NoData; });
 }
 
 // After waitForFrameWithData: the frames that follow until one has every GPU's data (or timeoutMs); the last one seen.

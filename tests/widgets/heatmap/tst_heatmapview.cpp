@@ -512,8 +512,7 @@ private Q_SLOTS:
         QTRY_VERIFY(repaints > 0);
         for (int i = 0; i < 9; ++i) { // the first paint starts the measure, eight more end it
             const std::clock_t start = std::clock();
-            while (std::clock() - start < CLOCKS_PER_SEC / 50) {
-            }
+            while (std::clock() - start < CLOCKS_PER_SEC / 50) { }
             pacer.painted(true);
         }
         QVERIFY2(pacer.interval() >= 45 && pacer.interval() <= 150, qPrintable(QString::number(pacer.interval())));

@@ -52,7 +52,6 @@ void TestSearchBox::modelIsSound()
     QCOMPARE(resets.count(), 5);
 }
 
-
 void TestSearchBox::choosingACompletionEmits()
 {
     SearchBox box;
@@ -81,7 +80,6 @@ void TestSearchBox::choosingACompletionEmits()
     QTRY_VERIFY(!popup->isVisible());
     QCOMPARE(box.text(), expected.text);
 }
-
 
 void TestSearchBox::enterTakesTheBestAndEscClears()
 {
