@@ -34,7 +34,7 @@ struct ChannelSecurity
 };
 
 // The largest message the console takes from a backend: the contract keeps every message under 4 MiB (the backend's
-// largest, a frame part of 49,152 GPUs with every metric, is 3.4 MiB), and 1 MiB more is room. Each byte can cost
+// largest, a frame part of 32,768 GPUs with every metric, is 3.4 MiB), and 1 MiB more is room. Each byte can cost
 // protobuf's parser fifty or more (an empty node or plane is two bytes on the wire and an object of a hundred in
 // memory): at 16 MiB, which the console once took, one message of empty entries made about a GB before any check.
 constexpr int maxReceiveMessageBytes = 5 << 20;

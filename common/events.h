@@ -19,16 +19,20 @@ enum class EventKind : uint8_t {
     JobStart,
     JobEnd,
     AnomalyStart,
-    AnomalyEnd
+    AnomalyEnd,
+    // An incident: symptoms that began together, folded into one that names what they share (docs/INCIDENTS.md).
+    IncidentOpen,
+    IncidentUpdate,
+    IncidentClose
 };
-constexpr int eventKindCount = 12;
+constexpr int eventKindCount = 15;
 
 enum class EventSeverity : uint8_t { Info, Warning, Critical };
 
 // A short name for people ("ECC double-bit"), in EventKind's order.
-inline constexpr const char *eventKindNames[eventKindCount]
-    = { "XID", "ECC double-bit", "Thermal throttle start", "Thermal throttle end", "Power throttle start",
-          "Power throttle end", "Node down", "Node up", "Job start", "Job end", "Anomaly start", "Anomaly end" };
+inline constexpr const char *eventKindNames[eventKindCount] = { "XID", "ECC double-bit", "Thermal throttle start",
+    "Thermal throttle end", "Power throttle start", "Power throttle end", "Node down", "Node up", "Job start",
+    "Job end", "Anomaly start", "Anomaly end", "Incident", "Incident update", "Incident closed" };
 
 constexpr const char *eventKindName(EventKind kind)
 {

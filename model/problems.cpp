@@ -186,6 +186,9 @@ void ProblemBoard::add(const FleetEvent &e)
         return;
     case EventKind::JobStart:
     case EventKind::JobEnd:
+    case EventKind::IncidentOpen:
+    case EventKind::IncidentUpdate:
+    case EventKind::IncidentClose:
         return;
     }
 }

@@ -128,6 +128,7 @@ FleetShape FleetShape::forGpuCount(uint32_t gpuCount, uint64_t seed, Hardware ha
         shape.rows.push_back(std::move(row));
     }
     shape.simulateRollout();
+    shape.simulateDomains();
     return shape;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/domains.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,6 +59,9 @@ struct FleetShape
         uint32_t nodeCount = 0;
         // The rack's GPUs are one NVLink domain (an NVL72 rack); otherwise NVLink ends at the node.
         bool nvlinkDomain = false;
+        // Indices into the fleet's domains: the power and cooling domains that serve it (its PDUs, its cooling unit
+        // or coolant loop) and its NVLink domain, each once.
+        std::vector<uint32_t> domains;
     };
     struct Node
     {
@@ -70,6 +75,8 @@ struct FleetShape
         std::string model;
         std::string driverVersion;
         std::string firmwareVersion;
+        // Indices into the fleet's domains: its scalable unit.
+        std::vector<uint32_t> domains;
     };
 
     // An HGX fleet's, the default; HardwareSpec says another kind's.
@@ -83,6 +90,10 @@ struct FleetShape
     std::vector<Rack> racks;
     std::vector<Node> nodes;
     std::vector<uint32_t> nodeOfGpu;
+    // The shared power, cooling and network domains (core/domains.h), parents before children; empty when the fleet's
+    // file says none. gpuLinks: per GPU, its rail NIC's leaf switch and port; empty when no GPU's is known.
+    std::vector<Domain> domains;
+    std::vector<GpuLink> gpuLinks;
 
     // Racks per row are chosen so that the floor plan is about 16:10, the shape of a screen: 10,240 GPUs give 10
     // rows of 16 racks of 8 nodes of 8 GPUs; 10,368 GB200 GPUs give 5 rows of up to 32 racks of 18 trays of 4 (a
@@ -93,6 +104,15 @@ struct FleetShape
     // or more) has its first half of nodes on the next driver and VBIOS, and about one node in 400 elsewhere still
     // runs the previous driver. Chosen from the seed.
     void simulateRollout();
+    // A simulated fleet's domains (forGpuCount applies it), as NVIDIA's reference designs lay them out:
+    // docs/INCIDENTS.md.
+    void simulateDomains();
+    // The domains that serve a GPU (its rack's, its node's, its leaf switch), each once, smallest first: a leaf before
+    // its scalable unit, a PDU before its busway and feed. Parents included.
+    std::vector<uint32_t> domainsOfGpu(uint32_t gpu) const;
+    // "PDU r03-k05-a · CDU loop r03-cdu1-b · leaf su03-l5 port 17, rail 5": a GPU's domains for people, parents left
+    // out.
+    std::string domainLine(uint32_t gpu) const;
     // A node's versions as served: its own, or (simulated) the HardwareSpec's where it has none.
     std::string_view driverVersionOf(uint32_t node) const;
     std::string_view firmwareVersionOf(uint32_t node) const;

@@ -5,6 +5,7 @@
 #include "common/health.h"
 #include "common/xid.h"
 
+#include "core/incident.h"
 #include "core/metriccatalog.h"
 
 #include <array>
@@ -33,6 +34,7 @@ struct FleetEvent
     uint32_t xid = 0;
     std::string text;
     std::optional<MetricId> metric; // an anomaly's: the metric that departs
+    std::shared_ptr<const Incident> incident; // an incident event's: the incident as of this event
 
     FleetEvent() = default;
     // An event about one GPU, or about a node (gpu -1); a job's and an XID's number are set apart.

@@ -45,6 +45,29 @@ const std::vector<MetricDef> &metricCatalog()
         // remapped rows, PCIe replays and throttle time, weighted and decayed with a half-life of 7 days. A healthy GPU
         // stays below 1; 50 is about seven serious failures a week kept up.
         { MetricId::Offender, "offender", "Repeat-offender score", "score", "", 0, 50, false, "inferno" },
+        // Each GPU's rail NIC, as Prometheus node-exporter's InfiniBand collector reads it from
+        // /sys/class/infiniband/<device>/ports/<port>: 1 while the port is ACTIVE (node_infiniband_state_id 4), 0
+        // otherwise; counters as counts within the last 5 minutes; transmit wait as the share of time the port had
+        // data to send and no credit to send it (congestion).
+        { MetricId::RailLinkState, "rail_link_state", "Rail link up", "up", "node_infiniband_state_id", 0, 1, false,
+            "cividis" },
+        { MetricId::RailLinkDowns, "rail_link_downs", "Rail link downs (5 min)", "downs",
+            "node_infiniband_link_downed_total", 0, 3, true, "inferno" },
+        { MetricId::RailSymbolErrors, "rail_symbol_errors", "Rail symbol errors (5 min)", "errors",
+            "node_infiniband_symbol_error_total", 0, 100, true, "inferno" },
+        { MetricId::RailReceiveErrors, "rail_receive_errors", "Rail receive errors (5 min)", "errors",
+            "node_infiniband_port_errors_received_total", 0, 100, true, "inferno" },
+        { MetricId::RailTransmitWait, "rail_transmit_wait", "Rail transmit wait", "%",
+            "node_infiniband_port_transmit_wait_total", 0, 50, false, "inferno" },
+        // A liquid-cooled rack's secondary loop at the rack's manifold and its leak sensors (a site maps them from its
+        // CDU's and BMC's exporter, README "Real fleets").
+        { MetricId::CoolantSupplyTemp, "coolant_supply_temp", "Coolant supply temperature", "°C",
+            "fleetscope_coolant_supply_celsius", 15, 50, false, "inferno" },
+        { MetricId::CoolantReturnTemp, "coolant_return_temp", "Coolant return temperature", "°C",
+            "fleetscope_coolant_return_celsius", 15, 65, false, "inferno" },
+        { MetricId::CoolantFlow, "coolant_flow", "Coolant flow", "L/min", "fleetscope_coolant_flow_lpm", 0, 120, false,
+            "cividis" },
+        { MetricId::LeakDetected, "leak", "Leak detected", "leak", "fleetscope_leak_detected", 0, 1, false, "inferno" },
     };
     return catalog;
 }

@@ -27,6 +27,18 @@ enum class MetricId : uint8_t {
     RemappedRows,
     RemappedRowsCorrectable,
     Offender,
+    // The fabric: each GPU's rail NIC (node-exporter's InfiniBand collector, one port per GPU).
+    RailLinkState,
+    RailLinkDowns,
+    RailSymbolErrors,
+    RailReceiveErrors,
+    RailTransmitWait,
+    // The facility: a liquid-cooled rack's coolant loop and leak sensors (a site's BMC / Redfish exporter), the same
+    // value on each GPU of the rack or tray; absent for air-cooled racks.
+    CoolantSupplyTemp,
+    CoolantReturnTemp,
+    CoolantFlow,
+    LeakDetected,
     Count
 };
 

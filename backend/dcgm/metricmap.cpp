@@ -142,7 +142,10 @@ MetricMap MetricMap::profile(Profile p)
     MetricMap map;
     map.m_name = fmt::format("{} (label {})", def.name, def.hostnameLabel);
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
-        map.m_series[m] = def.series[m] ? std::string(def.series[m]) : metricCatalog()[m].dcgmField;
+        // A GPU's DCGM fields; the fabric's and the facility's series are other exporters', per NIC or per rack,
+        // and are placed on GPUs otherwise.
+        const std::string &field = metricCatalog()[m].dcgmField;
+        map.m_series[m] = def.series[m] ? std::string(def.series[m]) : field.rfind("DCGM_FI_", 0) == 0 ? field : "";
     }
     const std::string other = std::string_view(def.hostnameLabel) == "hostname" ? "Hostname" : "hostname";
     map.m_labels.hostname = { def.hostnameLabel, other };

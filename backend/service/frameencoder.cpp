@@ -4,7 +4,9 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 static_assert(sizeof(float) == 4, "planes are float32");
@@ -45,8 +47,15 @@ std::vector<pb::FramePart> encodeFrame(
             auto *plane = part.add_planes();
             plane->set_metric_id(catalog[static_cast<size_t>(id)].key);
             plane->set_encoding(pb::PLANE_ENCODING_FLOAT32);
-            const float *values = frame.plane(id).data() + first;
-            plane->mutable_values()->assign(reinterpret_cast<const char *>(values), count * sizeof(float));
+            const auto &values = frame.plane(id);
+            if (values.size() < size_t { first } + count) {
+                // A producer's frame without this plane (none should leave one out): no data, never a read past it.
+                const std::vector<float> none(count, std::numeric_limits<float>::quiet_NaN());
+                plane->mutable_values()->assign(reinterpret_cast<const char *>(none.data()), count * sizeof(float));
+                continue;
+            }
+            plane->mutable_values()->assign(
+                reinterpret_cast<const char *>(values.data() + first), count * sizeof(float));
         }
         part.mutable_health()->assign(reinterpret_cast<const char *>(frame.health.data() + first), count);
     }
@@ -80,6 +89,21 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
     }
     auto &head = parts.front();
     head.set_gpu_count(shape.gpuCount);
+    // The domains spread over the parts in order, so that no part holds them all at a million GPUs.
+    const auto domainCount = static_cast<uint32_t>(shape.domains.size());
+    head.set_domain_count(domainCount);
+    for (uint32_t d = 0; d < domainCount; ++d) {
+        const Domain &domain = shape.domains[d];
+        auto *out = parts[static_cast<uint64_t>(d) * partCount / domainCount].add_domains();
+        out->set_kind(static_cast<pb::DomainKind>(static_cast<int>(domain.kind) + 1));
+        out->set_name(domain.name);
+        if (domain.parent >= 0) {
+            out->set_parent(static_cast<uint32_t>(domain.parent));
+        }
+        if (domain.rail >= 0) {
+            out->set_rail(static_cast<uint32_t>(domain.rail));
+        }
+    }
     head.set_backend_version(FLEETSCOPE_VERSION);
     for (const auto &row : shape.rows) {
         auto *r = head.add_rows();
@@ -95,6 +119,7 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         k->set_first_node(rack.firstNode);
         k->set_node_count(rack.nodeCount);
         k->set_nvlink_domain(rack.nvlinkDomain);
+        *k->mutable_domains() = { rack.domains.begin(), rack.domains.end() };
     }
     for (uint32_t i = 0; i < nodeCount; ++i) {
         const auto &node = shape.nodes[i];
@@ -103,6 +128,15 @@ std::vector<pb::TopologyPart> encodeTopology(const FleetShape &shape, uint64_t g
         out->set_rack(node.rack);
         out->set_first_gpu(node.firstGpu);
         out->set_gpu_count(node.gpuCount);
+        *out->mutable_domains() = { node.domains.begin(), node.domains.end() };
+        bool anyLink = false;
+        for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount && g < shape.gpuLinks.size(); ++g) {
+            anyLink = anyLink || shape.gpuLinks[g].leaf != GpuLink::none;
+        }
+        for (uint32_t g = node.firstGpu; anyLink && g < node.firstGpu + node.gpuCount; ++g) {
+            out->add_gpu_leaves(shape.gpuLinks[g].leaf);
+            out->add_gpu_ports(shape.gpuLinks[g].port);
+        }
         if (shape.simulated) {
             const HardwareSpec &spec = HardwareSpec::of(shape.hardware);
             out->set_model(spec.model);
@@ -242,6 +276,29 @@ void fillMetricCatalog(pb::ListMetricsResponse *response, const FleetShape *shap
         info->set_kind(m.isRate ? pb::METRIC_KIND_RATE : pb::METRIC_KIND_GAUGE);
         info->set_colour_map(m.colourMap);
     }
+}
+
+void encodeIncident(const Incident &incident, pb::Incident *out)
+{
+    out->set_id(incident.id);
+    out->set_start_ms(static_cast<int64_t>(std::llround(incident.startSeconds * 1000.0)));
+    if (incident.domain >= 0) {
+        out->set_domain(static_cast<uint32_t>(incident.domain));
+    }
+    out->set_cause(incident.cause);
+    out->set_evidence(incident.evidence);
+    out->set_gpu_count(incident.gpuCount);
+    const size_t runs = std::min(incident.gpuRuns.size(), maxIncidentRuns);
+    for (size_t i = 0; i < runs; ++i) {
+        auto *run = out->add_gpu_runs();
+        run->set_first(incident.gpuRuns[i].first);
+        run->set_count(incident.gpuRuns[i].second);
+    }
+    const size_t jobs = std::min(incident.jobs.size(), maxIncidentJobs);
+    for (size_t i = 0; i < jobs; ++i) {
+        out->add_job_ids(incident.jobs[i]);
+    }
+    out->set_job_count(static_cast<uint32_t>(incident.jobs.size()));
 }
 
 } // namespace fleetscope::backend

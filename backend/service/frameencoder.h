@@ -16,10 +16,10 @@ namespace pb = fleetscope::telemetry::v1;
 
 // The contract's limit on any one message; the server is built to refuse sending more.
 constexpr size_t maxMessageBytes = 4U << 20U;
-// At most this many GPUs per FramePart: 49,152 x (18 metrics x 4 bytes + 1 health byte) is 3.4 MiB with every metric
+// At most this many GPUs per FramePart: 32,768 x (27 metrics x 4 bytes + 1 health byte) is 3.4 MiB with every metric
 // of the catalogue (a subscriber's metrics are distinct), under the 4 MiB limit, with room for two more metrics; the
 // default set's four make 0.8 MiB.
-constexpr uint32_t maxGpusPerFramePart = 49152;
+constexpr uint32_t maxGpusPerFramePart = 32768;
 // Nodes per TopologyPart; a node with its GPUs' UUIDs and serials is about 500 bytes on the wire, so a part stays
 // near 2 MiB.
 constexpr uint32_t maxNodesPerTopologyPart = 4096;
@@ -46,6 +46,12 @@ pb::QueryRangePart rangePartHeader(MetricId metric, const std::vector<uint32_t> 
 // source's order (running first, then ended, each by start time). Jobs that would take the answer past maxBytes are
 // left out and counted in it: ended ones first, the oldest first; running ones only when the running alone pass it,
 // the newest first.
+// An incident event's incident; its GPUs and jobs cut to what a console needs to draw and name them (gpu_count and
+// job_count stay true).
+constexpr size_t maxIncidentRuns = 4096;
+constexpr size_t maxIncidentJobs = 256;
+void encodeIncident(const Incident &incident, pb::Incident *out);
+
 pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxBytes = maxMessageBytes - (64U << 10U));
 
 // The catalogue; a simulated fleet of GPUs that draw more than the catalogue's range suggests (GB200, 1,200 W)

@@ -313,6 +313,9 @@ grpc::Status TelemetryService::StreamEvents(
             if (e.metric) {
                 out.set_metric_id(metricCatalog()[static_cast<size_t>(*e.metric)].key);
             }
+            if (e.incident) {
+                encodeIncident(*e.incident, out.mutable_incident());
+            }
             const auto writing = m_stalls.writing(context, "StreamEvents event", timed.sequence);
             if (!writer->Write(out)) {
                 return { grpc::StatusCode::CANCELLED, "client went away" };

@@ -58,8 +58,8 @@ const std::vector<ExporterPage::Family> &ExporterPage::families()
         };
         std::vector<Family> out;
         for (const auto &m : metricCatalog()) {
-            if (m.dcgmField.empty()) {
-                continue; // the health state is Fleetscope's own, not a DCGM field
+            if (m.dcgmField.rfind("DCGM_FI_", 0) != 0) {
+                continue; // Fleetscope's own (the health state), or another exporter's (the fabric, the facility)
             }
             const Text t = text(m.id);
             out.push_back({ m.id, m.dcgmField, t.type, t.help, t.isDouble });

@@ -525,6 +525,12 @@ std::shared_ptr<Frame> Simulator::snapshot() const
     set(MetricId::RemappedRows, m_faults.windowPlane(ErrorCounter::RemappedUncorrectableCount));
     set(MetricId::RemappedRowsCorrectable, m_faults.windowPlane(ErrorCounter::RemappedCorrectableCount));
     set(MetricId::ThrottleReasons, m_throttleReasons);
+    // What this fleet does not have (coolant on air-cooled racks) is no data, as every source's frames say it.
+    for (auto &plane : frame->planes) {
+        if (plane.empty()) {
+            plane.assign(m_health.size(), nan);
+        }
+    }
     auto &state = frame->planes[static_cast<size_t>(MetricId::HealthState)];
     state.resize(m_health.size());
     for (size_t g = 0; g < m_health.size(); ++g) {

@@ -39,6 +39,9 @@ private Q_SLOTS:
             { EventKind::JobEnd, pb::EVENT_KIND_JOB_END },
             { EventKind::AnomalyStart, pb::EVENT_KIND_ANOMALY_START },
             { EventKind::AnomalyEnd, pb::EVENT_KIND_ANOMALY_END },
+            { EventKind::IncidentOpen, pb::EVENT_KIND_INCIDENT_OPEN },
+            { EventKind::IncidentUpdate, pb::EVENT_KIND_INCIDENT_UPDATE },
+            { EventKind::IncidentClose, pb::EVENT_KIND_INCIDENT_CLOSE },
         };
         std::set<std::string> names;
         for (const auto &[kind, wire] : pairs) {

@@ -138,6 +138,37 @@ private Q_SLOTS:
         std::set<QUuid> uuids(topology->gpuUuids.begin(), topology->gpuUuids.end());
         QCOMPARE(uuids.size(), size_t(200000));
         QVERIFY(!topology->racks.empty() && topology->racks[1].position == 1);
+
+        // The shared domains come spread over the parts, as many as the header says; every index in them points
+        // into the table, parents before children; each GPU has its leaf and port, on the rail of its index.
+        std::vector<pb::Domain> domains;
+        for (const auto &p : parts) {
+            domains.insert(domains.end(), p.domains().begin(), p.domains().end());
+        }
+        QCOMPARE(domains.size(), size_t { parts.front().domain_count() });
+        QVERIFY(parts.front().domains_size() < static_cast<int>(domains.size()));
+        for (size_t d = 0; d < domains.size(); ++d) {
+            QVERIFY(!domains[d].has_parent() || domains[d].parent() < d);
+        }
+        QCOMPARE(parts.front().racks(0).domains_size(), 3); // PDU a, PDU b, the cooling unit
+        for (const auto &rack : parts.front().racks()) {
+            for (const uint32_t d : rack.domains()) {
+                QVERIFY(d < domains.size());
+            }
+        }
+        for (const auto &p : parts) {
+            for (const auto &node : p.nodes()) {
+                QCOMPARE(node.gpu_leaves_size(), static_cast<int>(node.gpu_count()));
+                QCOMPARE(node.domains_size(), 1);
+                QCOMPARE(domains[node.domains(0)].kind(), pb::DOMAIN_KIND_SCALABLE_UNIT);
+                for (int i = 0; i < node.gpu_leaves_size(); ++i) {
+                    const auto &leaf = domains[node.gpu_leaves(i)];
+                    QCOMPARE(leaf.kind(), pb::DOMAIN_KIND_LEAF_SWITCH);
+                    QCOMPARE(leaf.rail(), static_cast<uint32_t>(i));
+                    QVERIFY(node.gpu_ports(i) >= 1 && node.gpu_ports(i) <= 32);
+                }
+            }
+        }
     }
 
     // An NVL72 fleet over the wire: every rack says it is an NVLink domain of 18 trays of 4 GPUs, the GPUs say
@@ -218,7 +249,7 @@ private Q_SLOTS:
         pb::SubscribeRequest request; // empty: the default set
         FrameReader frames(*b.stub, request);
         const auto frame = frames.next();
-        QCOMPARE(frame.size(), size_t(4)); // 150,000 GPUs in parts of 49,152
+        QCOMPARE(frame.size(), size_t(5)); // 150,000 GPUs in parts of 32,768
         fleetscope::FrameAssembler assembler(topology);
         fleetscope::FramePtr assembled;
         for (const auto &p : frame) {

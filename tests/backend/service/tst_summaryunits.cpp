@@ -29,12 +29,12 @@ FleetShape mixedShape()
     s.gpuCount = 24;
     s.simulated = false;
     s.rows.push_back({ "r01", "hall", 0, 2 });
-    s.racks.push_back({ "r01-k01", 0, 0, 0, 2, false });
-    s.racks.push_back({ "r01-k02", 0, 1, 2, 2, true });
-    s.nodes.push_back({ "r01-k01-n01", 0, 0, 8, {}, {}, {} });
-    s.nodes.push_back({ "r01-k01-n02", 0, 8, 8, {}, {}, {} });
-    s.nodes.push_back({ "r01-k02-t01", 1, 16, 4, {}, {}, {} });
-    s.nodes.push_back({ "r01-k02-t02", 1, 20, 4, {}, {}, {} });
+    s.racks.push_back({ "r01-k01", 0, 0, 0, 2, false, {} });
+    s.racks.push_back({ "r01-k02", 0, 1, 2, 2, true, {} });
+    s.nodes.push_back({ "r01-k01-n01", 0, 0, 8, {}, {}, {}, {} });
+    s.nodes.push_back({ "r01-k01-n02", 0, 8, 8, {}, {}, {}, {} });
+    s.nodes.push_back({ "r01-k02-t01", 1, 16, 4, {}, {}, {}, {} });
+    s.nodes.push_back({ "r01-k02-t02", 1, 20, 4, {}, {}, {}, {} });
     for (uint32_t k = 0; k < s.nodes.size(); ++k) {
         s.nodeOfGpu.insert(s.nodeOfGpu.end(), s.nodes[k].gpuCount, k);
     }
