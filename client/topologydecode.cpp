@@ -99,13 +99,13 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
         }
         for (const auto &rack : part.racks()) {
             topology->racks.push_back({ wireText(rack.name(), maxNameText), rack.row(), rack.position(),
-                rack.first_node(), rack.node_count(), rack.nvlink_domain() });
+                rack.first_node(), rack.node_count(), rack.nvlink_domain(), {} });
         }
         for (const auto &node : part.nodes()) {
             const auto index = topology->nodes.size();
             topology->nodes.push_back(
                 { wireText(node.hostname(), maxHostnameText), model(node.model()), driver(node.driver_version()),
-                    firmware(node.firmware_version()), node.rack(), node.first_gpu(), node.gpu_count() });
+                    firmware(node.firmware_version()), node.rack(), node.first_gpu(), node.gpu_count(), {} });
             const bool uuidsOk
                 = node.gpu_uuids_size() == 0 || node.gpu_uuids_size() == static_cast<int>(node.gpu_count());
             const bool serialsOk

@@ -3,7 +3,9 @@
 
 #include "common/health.h"
 
+#include "common/domains.h"
 #include <QMetaType>
+
 #include <QString>
 #include <QStringList>
 #include <QUuid>
@@ -48,6 +50,7 @@ struct Topology
         uint32_t firstNode = 0;
         uint32_t nodeCount = 0;
         bool nvlinkDomain = false; // the rack's GPUs are one NVLink domain (NVL72); otherwise NVLink ends at the node
+        std::vector<uint32_t> domains {}; // indices into domains: its PDUs, cooling unit or coolant loop, NVLink domain
     };
     struct Node
     {
@@ -58,6 +61,22 @@ struct Topology
         uint32_t rack = 0;
         uint32_t firstGpu = 0;
         uint32_t gpuCount = 0;
+        std::vector<uint32_t> domains {}; // indices into domains: its scalable unit
+    };
+    // A shared power, cooling or network domain (common/domains.h, docs/INCIDENTS.md).
+    struct Domain
+    {
+        DomainKind kind = DomainKind::Pdu;
+        QString name;
+        int32_t parent = -1; // index into domains, or -1
+        int32_t rail = -1; // leaf switches and spine planes; -1 otherwise
+    };
+    // A GPU's rail NIC: the leaf switch it is cabled to (an index into domains) and the port.
+    struct GpuLink
+    {
+        static constexpr uint32_t none = 0xFFFFFFFFU;
+        uint32_t leaf = none;
+        uint32_t port = 0;
     };
 
     uint64_t generation = 0;
@@ -70,6 +89,9 @@ struct Topology
     // Per GPU identity, compact (a million GPUs): null / empty where the source does not know it.
     std::vector<QUuid> gpuUuids;
     std::vector<std::string> gpuSerials;
+    // Parents before children; empty when the backend knows none. gpuLinks: gpuCount entries, or none.
+    std::vector<Domain> domains;
+    std::vector<GpuLink> gpuLinks;
 
     const Node &nodeOf(uint32_t gpu) const { return nodes[nodeOfGpu[gpu]]; }
     // "GPU-xxxxxxxx-…" as nvidia-smi prints it, or empty.

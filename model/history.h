@@ -48,6 +48,21 @@ struct RangeResult
     const RangeSeries *find(const QString &metricId) const { return findMetric(series, metricId); }
 };
 
+// An incident as of one of its events (IncidentOpen, IncidentUpdate, IncidentClose): symptoms that began together,
+// folded by the backend into one that names the smallest shared domain explaining them (docs/INCIDENTS.md).
+struct Incident
+{
+    uint64_t id = 0;
+    int64_t startMs = 0; // its first symptom
+    int64_t domain = -1; // index into the topology's domains; -1 for a single GPU's or node's fault
+    QString cause; // "power", "cooling", "network", "gpu" or "node"
+    QString evidence;
+    uint32_t gpuCount = 0; // GPUs it hits (gpuRuns may list fewer: the backend cuts them at 4,096 runs)
+    std::vector<std::pair<uint32_t, uint32_t>> gpuRuns; // [first, count), ascending, within the topology
+    std::vector<uint64_t> jobs; // running jobs it hits, most GPUs first (at most 256)
+    uint32_t jobCount = 0;
+};
+
 struct FleetEvent
 {
     using Kind = EventKind;
@@ -63,6 +78,7 @@ struct FleetEvent
     uint32_t xid = 0; // for XID and ECC events
     QString metric; // for anomaly events: the metric that departs (a catalogue id); empty otherwise
     QString text;
+    std::shared_ptr<const Incident> incident; // incident events: the incident as of this event; null otherwise
 };
 
 // Which events a subscription keeps: those of the GPU, and those of the node without a GPU (node down/up). With gpu

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/domains.h"
+
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -12,29 +14,13 @@ namespace fleetscope::backend {
 // What a fault of one thing hits together: the fleet's shared power, cooling and network domains, each with its
 // parent (a PDU's busway, a busway's feed; a coolant loop's CDU; a leaf switch's spine plane). A rack belongs to its
 // power and cooling domains and, in an NVL72 rack, its NVLink domain; a node to its scalable unit; a GPU to the leaf
-// switch its rail NIC is cabled to, at a port. docs/INCIDENTS.md has the pictures.
-enum class DomainKind : uint8_t {
-    PowerFeed, // a utility / UPS feed of a hall (A or B side)
-    Busway, // a row's overhead busway on one side, from a feed
-    Pdu, // one side of a rack, from a busway; a dual-corded node draws from both sides
-    CoolingUnit, // air: the CRAH / in-row unit serving a segment of a row
-    Cdu, // liquid: a coolant distribution unit
-    CoolantLoop, // liquid: a secondary loop of a CDU, through the cold plates of its racks
-    NvlinkDomain, // an NVL72 rack's GPUs on its NVLink switch trays
-    ScalableUnit, // a block of nodes cabled to one set of leaf switches (NVIDIA's reference: 32 HGX nodes)
-    SpinePlane, // the spine switches of one rail
-    LeafSwitch, // one rail's leaf of a scalable unit: port k goes to node k's rail NIC
-    Count
-};
-constexpr int domainKindCount = static_cast<int>(DomainKind::Count);
-
-// "PDU", "CDU", "leaf": for people, as a line of text names a domain ("leaf su03-l5").
-const char *domainKindName(DomainKind kind);
-// The same, as topology files spell it ("pdu", "cdu", "leaf"), and back.
-const char *domainKindKey(DomainKind kind);
-bool domainKindFromKey(std::string_view key, DomainKind *out);
-// What a fault of this kind is about: "power", "cooling" or "network".
-const char *domainCause(DomainKind kind);
+// switch its rail NIC is cabled to, at a port. The kinds are common/domains.h's.
+using fleetscope::domainCause;
+using fleetscope::DomainKind;
+using fleetscope::domainKindCount;
+using fleetscope::domainKindFromKey;
+using fleetscope::domainKindKey;
+using fleetscope::domainKindName;
 
 struct Domain
 {
