@@ -105,7 +105,9 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("Show each frame at once instead of morphing between frames (for weak display machines)."));
     const QCommandLineOption arrange(QStringLiteral("arrange"),
         QStringLiteral("Where GPUs sit on the map: floor (rows and racks as on the floor, default), compact (fleet "
-                       "order, filling the window) or jobs (grouped by job, idle GPUs last)."),
+                       "order, filling the window), jobs (grouped by job, idle GPUs last) or fabric (each scalable "
+                       "unit a block of "
+                       "its leaf switches by rail, a line each, and their ports)."),
         QStringLiteral("HOW"), QStringLiteral("floor"));
     const QCommandLineOption range(QStringLiteral("range"),
         QStringLiteral("Colour range: fixed (the metric's own, default) or auto (1st to 99th percentile of the "
@@ -206,9 +208,10 @@ CommandLine parseCommandLine(const QStringList &arguments)
         }
     }
     o.arrangement = parser.value(arrange);
-    if (!QStringList { QStringLiteral("floor"), QStringLiteral("compact"), QStringLiteral("jobs") }.contains(
-            o.arrangement)) {
-        return fail(QStringLiteral("--arrange: '%1' is not floor, compact or jobs").arg(o.arrangement));
+    if (!QStringList {
+            QStringLiteral("floor"), QStringLiteral("compact"), QStringLiteral("jobs"), QStringLiteral("fabric") }
+             .contains(o.arrangement)) {
+        return fail(QStringLiteral("--arrange: '%1' is not floor, compact, jobs or fabric").arg(o.arrangement));
     }
     o.range = parser.value(range);
     if (o.range != QStringLiteral("fixed") && o.range != QStringLiteral("auto")) {

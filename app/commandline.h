@@ -24,7 +24,7 @@ struct ConsoleOptions
     QString screenshot; // save a PNG once a live frame is drawn, then exit
     int screenshotTimeoutS = 30;
     bool animated = true;
-    QString arrangement = QStringLiteral("floor"); // floor, compact or jobs
+    QString arrangement = QStringLiteral("floor"); // floor, compact, jobs or fabric
     QString range = QStringLiteral("fixed"); // fixed (the metric's own) or auto (1st to 99th percentile)
     QSize windowSize { 1280, 800 }; // logical pixels
     int changeWindowS = 0; // > 0: show the metric's rate of change over this window instead of its value

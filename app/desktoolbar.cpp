@@ -60,6 +60,7 @@ DeskToolbar::DeskToolbar(ConsoleSession *session, HeatmapView *map, QWidget *par
     m_arrangeBox->addItem(tr("floor plan"), static_cast<int>(HeatmapView::Arrangement::FloorPlan));
     m_arrangeBox->addItem(tr("compact"), static_cast<int>(HeatmapView::Arrangement::Compact));
     m_arrangeBox->addItem(tr("by job"), static_cast<int>(HeatmapView::Arrangement::ByJob));
+    m_arrangeBox->addItem(tr("by fabric"), static_cast<int>(HeatmapView::Arrangement::ByFabric));
     m_arrangeBox->setToolTip(tr("Floor plan: rows and racks as on the floor. Compact: fleet order, filling the "
                                 "window. By job: each job's GPUs together, idle GPUs last."));
     addWidget(m_arrangeBox);

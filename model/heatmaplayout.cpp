@@ -151,6 +151,31 @@ int lineWidthFor(double count, double aspect, int nodeWidth)
 
 } // namespace
 
+int HeatmapLayout::shelfPack(const std::vector<QSize> &blocks, int lineWidth, std::vector<QPoint> *origins)
+{
+    int x = 0;
+    int y = labelAisle;
+    int shelf = 0;
+    for (const QSize &b : blocks) {
+        if (x > 0 && x + b.width() > lineWidth) {
+            x = 0;
+            y += shelf + labelAisle;
+            shelf = 0;
+        }
+        if (origins != nullptr) {
+            origins->emplace_back(x, y);
+        }
+        x += b.width() + 1;
+        shelf = std::max(shelf, b.height());
+    }
+    return blocks.empty() ? labelAisle : y + shelf + labelAisle;
+}
+
+int HeatmapLayout::lineWidthFor(double count, double aspect, int nodeWidth)
+{
+    return fleetscope::lineWidthFor(count, aspect, nodeWidth);
+}
+
 void HeatmapLayout::labelNodes(const Topology &topology)
 {
     nodeLabels.clear();
@@ -229,26 +254,13 @@ HeatmapLayout HeatmapLayout::byJob(const Topology &topology, const JobList *jobs
         area += static_cast<double>(g.width + 1) * (g.height + 2);
         widest = std::max(widest, g.width);
     }
-    // Shelf packing: blocks left to right with a one-cell aisle, a new shelf when the line is full; two cells above
-    // each shelf (and the idle band) for the names of its blocks.
-    const auto pack = [&groups](int lineWidth, std::vector<QPoint> *origins) {
-        int x = 0;
-        int y = labelAisle;
-        int shelf = 0;
-        for (const auto &g : groups) {
-            if (x > 0 && x + g.width > lineWidth) {
-                x = 0;
-                y += shelf + labelAisle;
-                shelf = 0;
-            }
-            if (origins != nullptr) {
-                origins->emplace_back(x, y);
-            }
-            x += g.width + 1;
-            shelf = std::max(shelf, g.height);
-        }
-        return groups.empty() ? labelAisle : y + shelf + labelAisle; // where the idle band starts
-    };
+    std::vector<QSize> sizes;
+    sizes.reserve(groups.size());
+    for (const auto &g : groups) {
+        sizes.emplace_back(g.width, g.height);
+    }
+    const auto pack
+        = [&sizes](int lineWidth, std::vector<QPoint> *origins) { return shelfPack(sizes, lineWidth, origins); };
     int lineWidth = std::max(widest, lineWidthFor(std::max(1.0, area), aspect, nodeWidth));
     // One correction towards the wanted shape: shelves waste some height, so size the line for the area packed.
     const int packedHeight = pack(lineWidth, nullptr) + static_cast<int>((idle.size() + lineWidth - 1) / lineWidth);

@@ -5,6 +5,7 @@
 
 #include <QPoint>
 #include <QRect>
+#include <QSize>
 #include <QString>
 
 #include <cstdint>
@@ -64,6 +65,17 @@ struct HeatmapLayout
     // each shelf for the job names), and the idle GPUs last, in a band across the bottom. Without jobs, every GPU
     // is idle.
     static HeatmapLayout byJob(const Topology &topology, const JobList *jobs, double aspect);
+    // The fabric (model/fabriclayout.cpp): each scalable unit a block of its leaf switches (lines, by rail) x their
+    // ports (cells), so that a leaf down is a line and a port a cell; shelf-packed as byJob's blocks, the GPUs whose
+    // link is not known last, in a band across the bottom. Without domains, every GPU is in that band.
+    static HeatmapLayout byFabric(const Topology &topology, double aspect);
+
+    // Blocks left to right with a one-cell aisle, a new shelf when the line is full, labelAisle cells above each
+    // shelf (and the band after them) for their names; origins gets each block's top left. Returns where the band
+    // after them starts.
+    static int shelfPack(const std::vector<QSize> &blocks, int lineWidth, std::vector<QPoint> *origins);
+    // A width near sqrt(count * aspect), rounded up to a whole number of nodes.
+    static int lineWidthFor(double count, double aspect, int nodeWidth);
 };
 
 } // namespace fleetscope

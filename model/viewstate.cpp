@@ -27,7 +27,8 @@ const QStringList &placeLevels()
 
 const QStringList &arrangements()
 {
-    static const QStringList names { QStringLiteral("floor"), QStringLiteral("compact"), QStringLiteral("jobs") };
+    static const QStringList names { QStringLiteral("floor"), QStringLiteral("compact"), QStringLiteral("jobs"),
+        QStringLiteral("fabric") };
     return names;
 }
 
@@ -180,7 +181,7 @@ QString ViewState::validate() const
         return QStringLiteral("time %1 ms is outside 1970 to 9999").arg(timeMs);
     }
     if (!arrangements().contains(arrangement)) {
-        return QStringLiteral("bad arrangement %1 (floor, compact or jobs)").arg(quoted(arrangement));
+        return QStringLiteral("bad arrangement %1 (floor, compact, jobs or fabric)").arg(quoted(arrangement));
     }
     if (!std::isfinite(zoom) || !std::isfinite(centreX) || !std::isfinite(centreY)) {
         return QStringLiteral("zoom or centre is not a finite number");

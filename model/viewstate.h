@@ -33,7 +33,7 @@ struct ViewState
     QString colourMap; // empty = as the metric suggests
     bool live = true;
     qint64 timeMs = 0; // Unix epoch ms of the sample shown, when not live
-    QString arrangement = QStringLiteral("floor"); // floor, compact or jobs
+    QString arrangement = QStringLiteral("floor"); // floor, compact, jobs or fabric
     double zoom = 0; // 0 = fitted; else the zoom factor the map uses, at most maxZoom
     double centreX = 0; // layout cell coordinates of the view's centre (when zoomed), within +-maxCentre
     double centreY = 0;

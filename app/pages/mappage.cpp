@@ -20,6 +20,7 @@ constexpr std::pair<HeatmapView::Arrangement, const char *> arrangementNames[] =
     { HeatmapView::Arrangement::FloorPlan, "floor" },
     { HeatmapView::Arrangement::Compact, "compact" },
     { HeatmapView::Arrangement::ByJob, "jobs" },
+    { HeatmapView::Arrangement::ByFabric, "fabric" },
 };
 
 HeatmapView::Arrangement arrangementOf(const QString &text)

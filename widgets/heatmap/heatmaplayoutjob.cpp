@@ -19,6 +19,8 @@ HeatmapLayout HeatmapLayoutJob::build(const Request &request)
         return HeatmapLayout::compact(*request.topology, request.aspect);
     case HeatmapArrangement::ByJob:
         return HeatmapLayout::byJob(*request.topology, request.jobs.get(), request.aspect);
+    case HeatmapArrangement::ByFabric:
+        return HeatmapLayout::byFabric(*request.topology, request.aspect);
     case HeatmapArrangement::FloorPlan:
         break;
     }

@@ -19,7 +19,7 @@ class HeatmapInputs;
 
 // Where GPUs sit: the floor plan (rows and racks as on the floor), compact (fleet order, filling the window), or
 // grouped by job (each running job's GPUs together, idle GPUs last).
-enum class HeatmapArrangement { FloorPlan, Compact, ByJob };
+enum class HeatmapArrangement { FloorPlan, Compact, ByJob, ByFabric };
 // When a pixel covers several GPUs (more GPUs than pixels), it shows the worst of them or their mean.
 enum class HeatmapAggregation { Worst, Mean };
 

@@ -197,6 +197,62 @@ private Q_SLOTS:
         QVERIFY(placesEveryGpuOnce(HeatmapLayout::byJob(*topology, nullptr, 1.0), 96));
     }
 
+    // By fabric: each scalable unit a block whose lines are its leaves, by rail, and whose cells are their ports, so
+    // that a leaf's GPUs are one line and a node one column; GPUs whose link is not known go to a band below.
+    void byFabricDrawsEachLeafAsALine()
+    {
+        auto topology = std::make_shared<Topology>(*smallFleet());
+        const auto nodes = static_cast<uint32_t>(topology->nodes.size());
+        QCOMPARE(topology->gpuCount, nodes * 8);
+        // Scalable units of 4 nodes, a leaf per rail; the last node not cabled (its links not known).
+        topology->gpuLinks.assign(topology->gpuCount, Topology::GpuLink {});
+        std::vector<uint32_t> leafOfUnitRail;
+        uint32_t unit = 0;
+        for (uint32_t n = 0; n + 1 < nodes; ++n) {
+            if (n % 4 == 0) {
+                unit = static_cast<uint32_t>(topology->domains.size());
+                topology->domains.push_back(
+                    { DomainKind::ScalableUnit, QStringLiteral("su%1").arg(n / 4 + 1), -1, -1 });
+                leafOfUnitRail.clear();
+                for (int32_t rail = 7; rail >= 0; --rail) { // listed backwards: lines go by rail all the same
+                    topology->domains.push_back({ DomainKind::LeafSwitch,
+                        QStringLiteral("su%1-l%2").arg(n / 4 + 1).arg(rail), static_cast<int32_t>(unit), rail });
+                }
+                for (uint32_t rail = 0; rail < 8; ++rail) {
+                    leafOfUnitRail.push_back(unit + 8 - rail);
+                }
+            }
+            topology->nodes[n].domains = { unit };
+            for (uint32_t i = 0; i < 8; ++i) {
+                topology->gpuLinks[topology->nodes[n].firstGpu + i] = { leafOfUnitRail[i], n % 4 + 1 };
+            }
+        }
+        const auto layout = HeatmapLayout::byFabric(*topology, 16.0 / 9.0);
+        QVERIFY(placesEveryGpuOnce(layout, topology->gpuCount));
+        const uint32_t units = (nodes - 1 + 3) / 4;
+        QCOMPARE(layout.groupLabels.size(), size_t { units + 1 });
+        QCOMPARE(layout.groupLabels.front().text, QStringLiteral("su1 · 8 leaves"));
+        QCOMPARE(layout.groupLabels.back().text, QStringLiteral("not on the fabric (8 GPUs)"));
+        for (uint32_t n = 0; n + 1 < nodes; ++n) {
+            const uint32_t first = topology->nodes[n].firstGpu;
+            const uint32_t unitFirst = topology->nodes[n - n % 4].firstGpu;
+            for (uint32_t i = 0; i < 8; ++i) {
+                // Rail i is line i of its unit's block; port k is column k - 1.
+                QCOMPARE(layout.gpuCells[first + i].y(), layout.gpuCells[unitFirst].y() + static_cast<int>(i));
+                QCOMPARE(layout.gpuCells[first + i].x(), layout.gpuCells[unitFirst].x() + static_cast<int>(n % 4));
+            }
+        }
+        const uint32_t lastGpu = topology->nodes.back().firstGpu;
+        for (uint32_t n = 0; n + 1 < nodes; ++n) {
+            QVERIFY(layout.gpuCells[lastGpu].y() > layout.gpuCells[topology->nodes[n].firstGpu + 7].y());
+        }
+        // Two GPUs claiming one port: the second is not drawn over the first but in the band.
+        topology->gpuLinks[1] = topology->gpuLinks[0];
+        QVERIFY(placesEveryGpuOnce(HeatmapLayout::byFabric(*topology, 1.0), topology->gpuCount));
+        // Without domains every GPU is in the band, still placed.
+        QVERIFY(placesEveryGpuOnce(HeatmapLayout::byFabric(*smallFleet(), 1.0), topology->gpuCount));
+    }
+
     // The arrangements move cells, not colours: after a switch (without a new frame) every GPU's pixel still has
     // its value's colour and picking finds it.
     void everyArrangementKeepsColoursAndPicking()
