@@ -19,10 +19,17 @@ namespace fleetscope {
 
 namespace pb = fleetscope::telemetry::v1;
 
+// The most GPU runs and jobs an incident event lists (the backend's encoder cuts them so: frameencoder.h).
+constexpr size_t maxIncidentRuns = 4096;
+constexpr size_t maxIncidentJobs = 256;
+
 // One StreamEvents event checked against the fleet (a known kind and severity, a GPU and node of the topology or -1;
 // null topology: indices are checked for sign only) and in plain types, with a metric id of more than 64 bytes
-// dropped. Nothing, and *problem set ("event 12 names GPU 9, outside the fleet"), when it is malformed. Whether the
-// events' times go forwards is the stream's business.
+// dropped. An incident event's incident is checked too: its runs ascending, apart and within the fleet (at most
+// maxIncidentRuns), its GPU count within the fleet and at least what its runs list, at most maxIncidentJobs jobs
+// listed and no more than it counts, its domain one of the topology's (null topology: not checked; whoever uses it
+// checks it against theirs); an incident event without one is malformed. Nothing, and *problem set ("event 12 names GPU
+// 9, outside the fleet"), when it is malformed. Whether the events' times go forwards is the stream's business.
 std::optional<FleetEvent> decodeEvent(const pb::Event &event, const Topology *topology, QString *problem);
 
 // A QueryRange part as it came, for assembleRange to check with the others; its values are moved out.

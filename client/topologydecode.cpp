@@ -43,6 +43,57 @@ private:
     const int m_limit;
     std::unordered_map<std::string, QString> m_read;
 };
+
+// What is wrong with a rack's or node's list of domains ("lists domain 99 of a table of 40"), or empty.
+QString membershipProblem(const google::protobuf::RepeatedField<uint32_t> &list, uint32_t domainCount)
+{
+    if (list.size() > maxMemberships) {
+        return QStringLiteral("lists %1 domains (at most %2)").arg(list.size()).arg(maxMemberships);
+    }
+    for (const uint32_t d : list) {
+        if (d >= domainCount) {
+            return QStringLiteral("lists domain %1 of a table of %2").arg(d).arg(domainCount);
+        }
+    }
+    return {};
+}
+
+// A node's GPUs' leaf switches and ports into topology->gpuLinks (made at the first node that has them), its GPU
+// range already checked. False with *error saying what is wrong ("has 3 leaf links for 8 GPUs").
+bool decodeGpuLinks(const pb::Node &node, uint32_t domainCount, Topology *topology, QString *error)
+{
+    const int links = node.gpu_leaves_size();
+    if (links == 0 && node.gpu_ports_size() == 0) {
+        return true;
+    }
+    if (static_cast<uint64_t>(links) != node.gpu_count() || node.gpu_ports_size() != links) {
+        *error = QStringLiteral("has %1 leaf links and %2 ports for %3 GPUs")
+                     .arg(links)
+                     .arg(node.gpu_ports_size())
+                     .arg(node.gpu_count());
+        return false;
+    }
+    for (int g = 0; g < links; ++g) {
+        const uint32_t leaf = node.gpu_leaves(g);
+        const uint32_t port = node.gpu_ports(g);
+        if ((leaf != Topology::GpuLink::none && leaf >= domainCount) || port > maxLeafPort) {
+            *error = QStringLiteral("links GPU %1 to leaf %2 port %3 (a table of %4 domains, ports up to %5)")
+                         .arg(g)
+                         .arg(leaf)
+                         .arg(port)
+                         .arg(domainCount)
+                         .arg(maxLeafPort);
+            return false;
+        }
+    }
+    if (topology->gpuLinks.empty()) {
+        topology->gpuLinks.resize(topology->gpuCount);
+    }
+    for (int g = 0; g < links; ++g) {
+        topology->gpuLinks[node.first_gpu() + static_cast<uint32_t>(g)] = { node.gpu_leaves(g), node.gpu_ports(g) };
+    }
+    return true;
+}
 } // namespace
 
 TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *error)
@@ -71,8 +122,10 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
     // handful of nodes made about 50 MB of identity arrays before it was refused (found by fuzzing's profile).
     uint64_t held = 0;
     size_t nodes = 0;
+    uint64_t domainsHeld = 0;
     for (const auto &part : parts) {
         nodes += static_cast<size_t>(part.nodes_size());
+        domainsHeld += static_cast<uint64_t>(part.domains_size());
         for (const auto &node : part.nodes()) {
             held += node.gpu_count();
         }
@@ -82,6 +135,22 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
             = QStringLiteral("the topology's nodes hold %1 GPUs, but it claims %2").arg(held).arg(topology->gpuCount);
         return nullptr;
     }
+    // The domain table's size is known before it is read, and bounded by the nodes (so by the GPUs).
+    const uint32_t domainCount = head.domain_count();
+    if (domainCount > maxDomains(nodes)) {
+        *error = QStringLiteral("the topology claims %1 domains for %2 nodes (at most %3)")
+                     .arg(domainCount)
+                     .arg(nodes)
+                     .arg(maxDomains(nodes));
+        return nullptr;
+    }
+    if (domainsHeld != domainCount) {
+        *error = QStringLiteral("the topology's parts hold %1 domains, its header says %2")
+                     .arg(domainsHeld)
+                     .arg(domainCount);
+        return nullptr;
+    }
+    topology->domains.reserve(domainCount);
     topology->gpuUuids.resize(topology->gpuCount);
     topology->gpuSerials.resize(topology->gpuCount);
     topology->nodes.reserve(nodes);
@@ -94,18 +163,50 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
             *error = QStringLiteral("topology part %1 is out of order or from another generation").arg(p);
             return nullptr;
         }
+        for (const auto &domain : part.domains()) {
+            const auto index = static_cast<uint32_t>(topology->domains.size());
+            if (domain.has_parent() && domain.parent() >= index) {
+                *error = QStringLiteral("domain %1 (%2) names domain %3 as its parent, not one before it")
+                             .arg(index)
+                             .arg(quotedWireText(domain.name()))
+                             .arg(domain.parent());
+                return nullptr;
+            }
+            if (domain.has_rail() && domain.rail() >= maxRail) {
+                *error = QStringLiteral("domain %1 (%2) is on rail %3 (at most %4)")
+                             .arg(index)
+                             .arg(quotedWireText(domain.name()))
+                             .arg(domain.rail())
+                             .arg(maxRail - 1);
+                return nullptr;
+            }
+            // The wire's kinds are DomainKind's plus one; one this console does not know (a newer backend's) is
+            // kept as DomainKind::Count, named "domain", rather than refusing the fleet.
+            const int kind = static_cast<int>(domain.kind()) - 1;
+            topology->domains.push_back({ kind >= 0 && kind < domainKindCount ? static_cast<DomainKind>(kind)
+                                                                              : DomainKind::Count,
+                wireText(domain.name(), maxNameText), domain.has_parent() ? static_cast<int32_t>(domain.parent()) : -1,
+                domain.has_rail() ? static_cast<int32_t>(domain.rail()) : -1 });
+        }
         for (const auto &row : part.rows()) {
             topology->rows.push_back({ wireText(row.name(), maxNameText), wireText(row.hall(), maxNameText) });
         }
         for (const auto &rack : part.racks()) {
-            topology->racks.push_back({ wireText(rack.name(), maxNameText), rack.row(), rack.position(),
-                rack.first_node(), rack.node_count(), rack.nvlink_domain(), {} });
+            if (const QString problem = membershipProblem(rack.domains(), domainCount); !problem.isEmpty()) {
+                *error = QStringLiteral("rack %1 (%2) %3")
+                             .arg(topology->racks.size())
+                             .arg(quotedWireText(rack.name()), problem);
+                return nullptr;
+            }
+            topology->racks.push_back(
+                { wireText(rack.name(), maxNameText), rack.row(), rack.position(), rack.first_node(), rack.node_count(),
+                    rack.nvlink_domain(), { rack.domains().begin(), rack.domains().end() } });
         }
         for (const auto &node : part.nodes()) {
             const auto index = topology->nodes.size();
-            topology->nodes.push_back(
-                { wireText(node.hostname(), maxHostnameText), model(node.model()), driver(node.driver_version()),
-                    firmware(node.firmware_version()), node.rack(), node.first_gpu(), node.gpu_count(), {} });
+            topology->nodes.push_back({ wireText(node.hostname(), maxHostnameText), model(node.model()),
+                driver(node.driver_version()), firmware(node.firmware_version()), node.rack(), node.first_gpu(),
+                node.gpu_count(), { node.domains().begin(), node.domains().end() } });
             const bool uuidsOk
                 = node.gpu_uuids_size() == 0 || node.gpu_uuids_size() == static_cast<int>(node.gpu_count());
             const bool serialsOk
@@ -115,6 +216,14 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
                 *error = QStringLiteral("node %1 (%2) has an inconsistent GPU range or identity list")
                              .arg(index)
                              .arg(quotedWireText(node.hostname()));
+                return nullptr;
+            }
+            if (const QString problem = membershipProblem(node.domains(), domainCount); !problem.isEmpty()) {
+                *error = QStringLiteral("node %1 (%2) %3").arg(index).arg(quotedWireText(node.hostname()), problem);
+                return nullptr;
+            }
+            if (!decodeGpuLinks(node, domainCount, topology.get(), error)) {
+                *error = QStringLiteral("node %1 (%2) %3").arg(index).arg(quotedWireText(node.hostname()), *error);
                 return nullptr;
             }
             for (int g = 0; g < node.gpu_uuids_size(); ++g) {
@@ -232,9 +341,16 @@ bool TopologyCollector::add(pb::TopologyPart &&part, QString *error)
                               .arg(part.part_count())
                               .arg(part.gpu_count()));
         }
+        if (part.domain_count() > maxDomains(part.gpu_count())) {
+            return refuse(QStringLiteral("the topology claims %1 domains for %2 GPUs (at most %3)")
+                              .arg(part.domain_count())
+                              .arg(part.gpu_count())
+                              .arg(maxDomains(part.gpu_count())));
+        }
         m_gpuCount = part.gpu_count();
         m_partCount = part.part_count();
         m_generation = part.generation();
+        m_domainCount = part.domain_count();
     } else {
         if (index >= m_partCount) {
             return refuse(
@@ -254,6 +370,11 @@ bool TopologyCollector::add(pb::TopologyPart &&part, QString *error)
                           .arg(m_gpuCount)
                           .arg(maxTopologyBytes(m_gpuCount)));
     }
+    m_domains += static_cast<uint64_t>(part.domains_size());
+    if (m_domains > m_domainCount) {
+        return refuse(QStringLiteral("the topology's parts hold more than the %1 domains its header announced")
+                          .arg(m_domainCount));
+    }
     m_rows += static_cast<uint64_t>(part.rows_size());
     m_racks += static_cast<uint64_t>(part.racks_size());
     m_nodes += static_cast<uint64_t>(part.nodes_size());
@@ -272,8 +393,10 @@ bool TopologyCollector::add(pb::TopologyPart &&part, QString *error)
     for (const auto &node : part.nodes()) {
         m_nodeGpus += node.gpu_count();
         if (static_cast<uint64_t>(node.gpu_uuids_size()) > node.gpu_count()
-            || static_cast<uint64_t>(node.gpu_serials_size()) > node.gpu_count()) {
-            return refuse(QStringLiteral("node %1 lists more GPU identities than its %2 GPUs")
+            || static_cast<uint64_t>(node.gpu_serials_size()) > node.gpu_count()
+            || static_cast<uint64_t>(node.gpu_leaves_size()) > node.gpu_count()
+            || static_cast<uint64_t>(node.gpu_ports_size()) > node.gpu_count()) {
+            return refuse(QStringLiteral("node %1 lists more GPU identities or links than its %2 GPUs")
                               .arg(quotedWireText(node.hostname()))
                               .arg(node.gpu_count()));
         }

@@ -22,6 +22,20 @@ constexpr uint32_t maxGpus = 1U << 20U;
 constexpr uint64_t maxFloorPlanSide = 1U << 20U;
 constexpr uint64_t maxFloorPlanCellsPerGpu = 16;
 
+// The shared domains' bounds (docs/INCIDENTS.md). A simulated fleet has about 2.3 domains a node (two PDUs a rack,
+// a cooling unit or loop a segment, a leaf per rail of each scalable unit); a site's own file may have a rack for each
+// node and more kinds: 4 a node, plus 65,536 for halls, rows, switches and small fleets. A rack or node lists at most
+// 64 (the simulator's list 3 to 4), and a leaf's port and a rail are at most 4,096 (a switch has 64 to 144 ports).
+constexpr uint64_t maxDomainsPerNode = 4;
+constexpr uint64_t minDomainsLimit = 65536;
+constexpr uint64_t maxDomains(uint64_t nodeCount)
+{
+    return minDomainsLimit + maxDomainsPerNode * nodeCount;
+}
+constexpr int maxMemberships = 64;
+constexpr uint32_t maxLeafPort = 4096;
+constexpr uint32_t maxRail = 4096;
+
 // Builds a Topology from all the parts of one GetTopology stream. Returns null and sets error when the parts do not
 // form a consistent fleet (ranges not contiguous, indices out of range, parts missing).
 TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *error);
@@ -67,6 +81,8 @@ private:
     uint64_t m_nodeGpus = 0; // the GPUs the nodes so far hold
     uint64_t m_racks = 0;
     uint64_t m_rows = 0;
+    uint32_t m_domainCount = 0; // the header's
+    uint64_t m_domains = 0; // the domains the parts so far hold
 };
 
 } // namespace fleetscope

@@ -3,6 +3,7 @@
 
 #include <QStringList>
 
+#include <algorithm>
 #include <iterator>
 
 namespace fleetscope {
@@ -13,6 +14,113 @@ QString Topology::uuidText(uint32_t gpu) const
         return {};
     }
     return QStringLiteral("GPU-") + gpuUuids[gpu].toString(QUuid::WithoutBraces);
+}
+
+std::vector<uint32_t> Topology::domainsOfGpu(uint32_t gpu) const
+{
+    std::vector<uint32_t> out;
+    if (gpu >= gpuCount || gpu >= nodeOfGpu.size() || domains.empty()) {
+        return out;
+    }
+    // Indices are checked here too: a topology is not only what decodeTopology made (tests, files).
+    const auto push = [&](uint32_t d) {
+        if (d < domains.size() && std::find(out.begin(), out.end(), d) == out.end()) {
+            out.push_back(d);
+        }
+    };
+    if (gpu < gpuLinks.size() && gpuLinks[gpu].leaf != GpuLink::none) {
+        push(gpuLinks[gpu].leaf);
+    }
+    const Node &node = nodeOf(gpu);
+    if (node.rack < racks.size()) {
+        for (const uint32_t d : racks[node.rack].domains) {
+            push(d);
+        }
+    }
+    for (const uint32_t d : node.domains) {
+        push(d);
+    }
+    // Parents come before children in the table, so this ends; out grows while it is read.
+    for (size_t i = 0; i < out.size(); ++i) {
+        const int32_t parent = domains[out[i]].parent;
+        if (parent >= 0 && static_cast<uint32_t>(parent) < out[i]) {
+            push(static_cast<uint32_t>(parent));
+        }
+    }
+    return out;
+}
+
+QString Topology::domainName(uint32_t domain) const
+{
+    if (domain >= domains.size()) {
+        return {};
+    }
+    return QLatin1String(domainKindName(domains[domain].kind)) + QLatin1Char(' ') + domains[domain].name;
+}
+
+QString Topology::domainLine(uint32_t gpu) const
+{
+    if (gpu >= gpuCount || gpu >= nodeOfGpu.size() || domains.empty()) {
+        return {};
+    }
+    QStringList parts;
+    const Node &node = nodeOf(gpu);
+    if (node.rack < racks.size()) {
+        for (const uint32_t d : racks[node.rack].domains) {
+            if (d < domains.size()) {
+                parts << domainName(d);
+            }
+        }
+    }
+    if (gpu < gpuLinks.size() && gpuLinks[gpu].leaf < domains.size()) {
+        const Domain &leaf = domains[gpuLinks[gpu].leaf];
+        // Joined, not arg()'d: a name holding "%1" is not a place to fill.
+        QString link
+            = QStringLiteral("leaf ") + leaf.name + QStringLiteral(" port ") + QString::number(gpuLinks[gpu].port);
+        if (leaf.rail >= 0) {
+            link += QStringLiteral(", rail ") + QString::number(leaf.rail);
+        }
+        parts << link;
+    }
+    return parts.join(QStringLiteral(" · "));
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> Topology::gpuRunsOfDomain(uint32_t domain) const
+{
+    std::vector<std::pair<uint32_t, uint32_t>> runs;
+    if (domain >= domains.size()) {
+        return runs;
+    }
+    // The domain and its descendants: parents come before children, so one pass from the domain on marks them.
+    std::vector<uint8_t> within(domains.size(), 0);
+    within[domain] = 1;
+    for (size_t d = domain + 1; d < domains.size(); ++d) {
+        const int32_t parent = domains[d].parent;
+        within[d] = parent >= 0 && static_cast<size_t>(parent) < d && within[static_cast<size_t>(parent)] != 0 ? 1 : 0;
+    }
+    const auto any = [&](const std::vector<uint32_t> &list) {
+        return std::any_of(list.begin(), list.end(), [&](uint32_t d) { return d < within.size() && within[d] != 0; });
+    };
+    const auto add = [&](uint32_t first, uint32_t count) {
+        if (!runs.empty() && runs.back().first + runs.back().second == first) {
+            runs.back().second += count;
+        } else {
+            runs.emplace_back(first, count);
+        }
+    };
+    for (const Node &node : nodes) {
+        if ((node.rack < racks.size() && any(racks[node.rack].domains)) || any(node.domains)) {
+            add(node.firstGpu, node.gpuCount);
+            continue;
+        }
+        for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount && g < gpuLinks.size(); ++g) {
+            const uint32_t leaf = gpuLinks[g].leaf;
+            if (leaf < within.size() && within[leaf] != 0) {
+                add(g, 1);
+            }
+        }
+    }
+    return runs;
 }
 
 } // namespace fleetscope

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/domains.h"
 #include "common/health.h"
 
-#include "common/domains.h"
 #include <QMetaType>
-
 #include <QString>
 #include <QStringList>
 #include <QUuid>
@@ -15,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 // The plain C++ fleet model: what the client decodes from the wire and what widgets and app see. No protobuf type
@@ -63,7 +63,8 @@ struct Topology
         uint32_t gpuCount = 0;
         std::vector<uint32_t> domains {}; // indices into domains: its scalable unit
     };
-    // A shared power, cooling or network domain (common/domains.h, docs/INCIDENTS.md).
+    // A shared power, cooling or network domain (common/domains.h, docs/INCIDENTS.md). A kind this console does not
+    // know (a newer backend's) is DomainKind::Count, which domainKindName calls "domain".
     struct Domain
     {
         DomainKind kind = DomainKind::Pdu;
@@ -96,6 +97,18 @@ struct Topology
     const Node &nodeOf(uint32_t gpu) const { return nodes[nodeOfGpu[gpu]]; }
     // "GPU-xxxxxxxx-…" as nvidia-smi prints it, or empty.
     QString uuidText(uint32_t gpu) const;
+    // The domains a GPU belongs to, each once: its leaf switch, its rack's (PDUs, cooling, NVLink domain), its node's
+    // (scalable unit), then their parents (a busway serves more than a PDU, a feed more than a busway). Empty when the
+    // backend knows none, or gpu is past the fleet. As the backend's FleetShape::domainsOfGpu.
+    std::vector<uint32_t> domainsOfGpu(uint32_t gpu) const;
+    // A GPU's domains for people, its rack's then its link, as the backend words them (FleetShape::domainLine):
+    // "PDU r03-k05-a · PDU r03-k05-b · cooling unit r03-crah1 · leaf su03-l5 port 17, rail 5". Empty when none.
+    QString domainLine(uint32_t gpu) const;
+    // The GPUs a domain serves, its children's included (a busway's are those of its PDUs' racks): ascending runs
+    // [first, count) that do not touch. Empty for an index past the table. Reads every GPU's memberships once.
+    std::vector<std::pair<uint32_t, uint32_t>> gpuRunsOfDomain(uint32_t domain) const;
+    // "PDU r03-k05-a", or empty for an index past the table.
+    QString domainName(uint32_t domain) const;
 };
 
 // The health byte per GPU (common/health.h), for people: "critical, throttled, XID".

@@ -4,12 +4,14 @@
 #include "client/answerdecode.h"
 #include "client/historydecode.h"
 #include "client/wiretext.h"
+#include "core/incident.h"
 #include "service/frameencoder.h"
 #include "sim/simulator.h"
 #include "tests/client/decodetesting.h"
 
 #include <QTest>
 
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -504,6 +506,159 @@ private Q_SLOTS:
         QCOMPARE(s->unitHours.healthyUnitsAtEnd, kept ? healthy : 0U);
         QCOMPARE(s->unitHours.lostGpuHours, kept ? lost : 0.0);
         QCOMPARE(s->unitHours.strandedGpuHours, kept ? stranded : 0.0);
+    }
+    // An incident event as the backend encodes it: its incident arrives whole, its domain one of the topology's.
+    void incidentEventsCarryTheirIncident()
+    {
+        // The bounds on both sides of the wire are one fact.
+        QCOMPARE(maxIncidentRuns, be::maxIncidentRuns);
+        QCOMPARE(maxIncidentJobs, be::maxIncidentJobs);
+        be::Simulator sim(1024, 1);
+        const auto topology = topologyFor(sim);
+        QVERIFY(topology);
+        QVERIFY(topology->domains.size() > 40);
+        be::Incident incident;
+        incident.id = 42;
+        incident.startSeconds = 1'700'000'000.5;
+        incident.domain = 40;
+        incident.cause = "network";
+        incident.evidence = "31 of 32 GPUs behind leaf su01-l5 lost their link within 4 s;\tno other leaf did";
+        incident.gpuCount = 31;
+        incident.gpuRuns = { { 5, 1 }, { 13, 30 } };
+        incident.jobs = { 7, 3 };
+        pb::Event event;
+        event.set_sequence(12);
+        event.set_kind(pb::EVENT_KIND_INCIDENT_OPEN);
+        event.set_severity(pb::SEVERITY_CRITICAL);
+        event.set_gpu(-1);
+        event.set_node(-1);
+        event.set_text("Leaf su01-l5 down: 31 GPUs lost their link");
+        be::encodeIncident(incident, event.mutable_incident());
+        QString problem;
+        const auto decoded = decodeEvent(event, topology.get(), &problem);
+        QVERIFY2(decoded, qPrintable(problem));
+        QCOMPARE(decoded->kind, EventKind::IncidentOpen);
+        QVERIFY(decoded->incident);
+        const Incident &got = *decoded->incident;
+        QCOMPARE(got.id, 42U);
+        QCOMPARE(got.startMs, int64_t { 1'700'000'000'500 });
+        QCOMPARE(got.domain, int64_t { 40 });
+        QCOMPARE(got.cause, QStringLiteral("network"));
+        QVERIFY2(got.evidence.endsWith(QStringLiteral("4 s; no other leaf did")), qPrintable(got.evidence));
+        QCOMPARE(got.gpuCount, 31U);
+        QCOMPARE(got.gpuRuns, (std::vector<std::pair<uint32_t, uint32_t>> { { 5, 1 }, { 13, 30 } }));
+        QCOMPARE(got.jobs, (std::vector<uint64_t> { 7, 3 }));
+        QCOMPARE(got.jobCount, 2U);
+        // Its update and close too; a single GPU's incident names no domain.
+        event.set_kind(pb::EVENT_KIND_INCIDENT_CLOSE);
+        event.mutable_incident()->clear_domain();
+        const auto closed = decodeEvent(event, topology.get(), &problem);
+        QVERIFY2(closed && closed->incident, qPrintable(problem));
+        QCOMPARE(closed->kind, EventKind::IncidentClose);
+        QCOMPARE(closed->incident->domain, int64_t { -1 });
+        event.set_kind(pb::EVENT_KIND_INCIDENT_UPDATE);
+        QVERIFY(decodeEvent(event, topology.get(), &problem));
+        // Another kind of event carries none, whatever it was sent with.
+        event.set_kind(pb::EVENT_KIND_XID);
+        const auto xid = decodeEvent(event, topology.get(), &problem);
+        QVERIFY2(xid, qPrintable(problem));
+        QVERIFY(!xid->incident);
+        // Texts are cut and made one line.
+        event.set_kind(pb::EVENT_KIND_INCIDENT_UPDATE);
+        event.mutable_incident()->set_cause(std::string(1000, 'c'));
+        event.mutable_incident()->set_evidence(std::string(100000, 'e'));
+        const auto cut = decodeEvent(event, topology.get(), &problem);
+        QVERIFY2(cut && cut->incident, qPrintable(problem));
+        QCOMPARE(cut->incident->cause.size(), maxNameText);
+        QCOMPARE(cut->incident->evidence.size(), maxMessageText);
+    }
+
+    // Every bound an incident's lists and indices must keep: the event is dropped with the reason.
+    void incidentBoundsAreChecked_data()
+    {
+        using Edit = std::function<void(pb::Event &)>;
+        QTest::addColumn<Edit>("edit");
+        QTest::addColumn<bool>("withTopology");
+        QTest::addColumn<QString>("mentions");
+        const auto run = [](pb::Incident *in, uint32_t first, uint32_t count) {
+            auto *r = in->add_gpu_runs();
+            r->set_first(first);
+            r->set_count(count);
+        };
+        QTest::newRow("fine") << Edit([](pb::Event &) {}) << true << QString();
+        QTest::newRow("no incident") << Edit([](pb::Event &e) { e.clear_incident(); }) << true
+                                     << QStringLiteral("event 3 is an incident's without the incident");
+        QTest::newRow("runs descending") << Edit([run](pb::Event &e) { run(e.mutable_incident(), 2, 1); }) << true
+                                         << QStringLiteral("lists GPUs 2 + 1, not after the run before");
+        QTest::newRow("runs overlapping") << Edit([run](pb::Event &e) { run(e.mutable_incident(), 19, 2); }) << true
+                                          << QStringLiteral("lists GPUs 19 + 2");
+        QTest::newRow("an empty run") << Edit([run](pb::Event &e) { run(e.mutable_incident(), 30, 0); }) << true
+                                      << QStringLiteral("lists GPUs 30 + 0");
+        QTest::newRow("a run past the fleet")
+            << Edit([run](pb::Event &e) { run(e.mutable_incident(), 1000, 25); }) << true
+            << QStringLiteral("lists GPUs 1000 + 25, not after the run before or past the fleet's 1024");
+        QTest::newRow("a run past any fleet")
+            << Edit([run](pb::Event &e) { run(e.mutable_incident(), 0xFFFFFFF0U, 0x20); }) << false
+            << QStringLiteral("past the fleet's 1048576");
+        QTest::newRow("too many runs") << Edit([run](pb::Event &e) {
+            for (uint32_t i = 0; i < maxIncidentRuns; ++i) {
+                run(e.mutable_incident(), 100 + 2 * i, 1);
+            }
+        }) << false << QStringLiteral("lists 4098 GPU runs and 2 jobs (at most 4096 and 256)");
+        QTest::newRow("too many jobs") << Edit([](pb::Event &e) {
+            for (uint32_t i = 0; i < maxIncidentJobs; ++i) {
+                e.mutable_incident()->add_job_ids(100 + i);
+            }
+            e.mutable_incident()->set_job_count(1000);
+        }) << true << QStringLiteral("lists 2 GPU runs and 258 jobs");
+        QTest::newRow("fewer jobs counted than listed")
+            << Edit([](pb::Event &e) { e.mutable_incident()->set_job_count(1); }) << true
+            << QStringLiteral("1 jobs, 2 of them listed");
+        QTest::newRow("more GPUs than the fleet")
+            << Edit([](pb::Event &e) { e.mutable_incident()->set_gpu_count(1025); }) << true
+            << QStringLiteral("claims 1025 GPUs of 1024");
+        QTest::newRow("fewer GPUs than listed") << Edit([](pb::Event &e) { e.mutable_incident()->set_gpu_count(5); })
+                                                << true << QStringLiteral("lists 6 GPUs but claims 5");
+        QTest::newRow("a domain past the table") << Edit([](pb::Event &e) { e.mutable_incident()->set_domain(100000); })
+                                                 << true << QStringLiteral("names domain 100000 of a table of");
+        QTest::newRow("a domain, no topology to check it against")
+            << Edit([](pb::Event &e) { e.mutable_incident()->set_domain(100000); }) << false << QString();
+    }
+    void incidentBoundsAreChecked()
+    {
+        QFETCH(std::function<void(pb::Event &)>, edit);
+        QFETCH(bool, withTopology);
+        QFETCH(QString, mentions);
+        be::Simulator sim(1024, 1);
+        const auto topology = topologyFor(sim);
+        QVERIFY(topology);
+        pb::Event event;
+        event.set_sequence(3);
+        event.set_kind(pb::EVENT_KIND_INCIDENT_UPDATE);
+        event.set_gpu(-1);
+        event.set_node(-1);
+        auto *in = event.mutable_incident();
+        in->set_id(8);
+        in->set_domain(3);
+        in->set_gpu_count(6);
+        for (const auto &[first, count] : { std::pair { 8U, 2U }, std::pair { 16U, 4U } }) {
+            auto *r = in->add_gpu_runs();
+            r->set_first(first);
+            r->set_count(count);
+        }
+        in->add_job_ids(1);
+        in->add_job_ids(2);
+        in->set_job_count(2);
+        edit(event);
+        QString problem;
+        const auto decoded = decodeEvent(event, withTopology ? topology.get() : nullptr, &problem);
+        QCOMPARE(bool(decoded), mentions.isEmpty());
+        if (decoded) {
+            QVERIFY(decoded->incident);
+            QCOMPARE(decoded->incident->gpuRuns.size(), size_t { 2 });
+        } else {
+            QVERIFY2(problem.contains(mentions), qPrintable(problem));
+        }
     }
 };
 
