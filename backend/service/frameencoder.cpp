@@ -265,7 +265,16 @@ pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxByte
 void fillMetricCatalog(pb::ListMetricsResponse *response, const FleetShape *shape)
 {
     const float powerMax = shape != nullptr && shape->simulated ? HardwareSpec::of(shape->hardware).powerRangeMaxW : 0;
+    // A simulated air-cooled fleet has no coolant loops: their metrics would be a map of "no data". A real fleet's
+    // cooling is whatever its site maps, so it lists them all.
+    const bool noCoolant
+        = shape != nullptr && shape->simulated && !HardwareSpec::of(shape->hardware).rackIsNvlinkDomain;
     for (const auto &m : metricCatalog()) {
+        if (noCoolant
+            && (m.id == MetricId::CoolantSupplyTemp || m.id == MetricId::CoolantReturnTemp
+                || m.id == MetricId::CoolantFlow || m.id == MetricId::LeakDetected)) {
+            continue;
+        }
         auto *info = response->add_metrics();
         info->set_id(m.key);
         info->set_name(m.name);

@@ -235,9 +235,21 @@ private Q_SLOTS:
         }
         for (const char *id : { "gpu_temp", "mem_temp", "power", "gpu_util", "mem_copy_util", "sm_clock", "fb_used",
                  "ecc_sbe", "ecc_dbe", "xid_errors", "nvlink_errors", "pcie_replays", "throttle_reasons", "health",
-                 "anomaly", "remapped_rows", "remapped_rows_correctable", "offender" }) {
+                 "anomaly", "remapped_rows", "remapped_rows_correctable", "offender", "rail_link_state",
+                 "rail_link_downs", "rail_symbol_errors", "rail_receive_errors", "rail_transmit_wait" }) {
             QVERIFY2(ids.count(id) == 1, id);
         }
+        // An air-cooled simulated fleet lists no coolant metrics; a liquid-cooled one does.
+        QCOMPARE(ids.count("coolant_supply_temp"), size_t(0));
+        auto options = fleet(72 * 2);
+        options.hardware = be::Hardware::Gb200Nvl72;
+        auto nvl = start(options);
+        grpc::ClientContext nvlContext;
+        nvlContext.set_deadline(std::chrono::system_clock::now() + 5s);
+        pb::ListMetricsResponse nvlResponse;
+        QVERIFY(nvl.stub->ListMetrics(&nvlContext, pb::ListMetricsRequest(), &nvlResponse).ok());
+        QVERIFY(std::any_of(nvlResponse.metrics().begin(), nvlResponse.metrics().end(),
+            [](const pb::MetricInfo &m) { return m.id() == "coolant_supply_temp"; }));
     }
 
     void framesHaveNValuesPerPlaneAndReassemble()
