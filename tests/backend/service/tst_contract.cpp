@@ -169,6 +169,19 @@ private Q_SLOTS:
                 }
             }
         }
+        // The console's model holds them as sent, and names a GPU's domains as the backend does: node 66 is the
+        // third of scalable unit 3, its GPU 5 on rail 5's leaf.
+        QCOMPARE(topology->domains.size(), domains.size());
+        for (const size_t d : { size_t { 0 }, domains.size() / 2, domains.size() - 1 }) {
+            QCOMPARE(topology->domains[d].name, QString::fromStdString(domains[d].name()));
+            QCOMPARE(static_cast<int>(topology->domains[d].kind) + 1, static_cast<int>(domains[d].kind()));
+        }
+        const auto &node = topology->nodes[66];
+        const QString rack = topology->racks[node.rack].name;
+        QCOMPARE(topology->domainLine(node.firstGpu + 5),
+            QStringLiteral("PDU %1-a · PDU %1-b · cooling unit %2 · leaf su03-l5 port 3, rail 5")
+                .arg(rack, topology->domains[topology->racks[node.rack].domains[2]].name));
+        QVERIFY(topology->domains[topology->racks[node.rack].domains[2]].name.contains(QStringLiteral("-crah")));
     }
 
     // An NVL72 fleet over the wire: every rack says it is an NVLink domain of 18 trays of 4 GPUs, the GPUs say
@@ -191,6 +204,11 @@ private Q_SLOTS:
             }
         }
         QCOMPARE(topology->nodes[19].hostname, QStringLiteral("r01-k02-t02"));
+        // Its domains: the rack's PDUs, its CDU's first loop, its NVLink domain; tray 2's GPU 1 on rail 1's leaf of the
+        // scalable unit of 8 racks, at the port of the unit's 20th tray.
+        QCOMPARE(topology->domainLine(19 * 4 + 1),
+            QStringLiteral("PDU r01-k02-a · PDU r01-k02-b · coolant loop r01-cdu1-a · NVLink domain r01-k02-nvl · leaf "
+                           "su01-l1 port 20, rail 1"));
 
         auto hgx = start(fleet(72 * 6, 1000ms));
         const auto hgxTopology = fleetscope::decodeTopology(topologyParts(*hgx.stub), &error);
