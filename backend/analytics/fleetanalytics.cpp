@@ -6,6 +6,7 @@ namespace fleetscope::backend {
 FleetAnalytics::FleetAnalytics(const FleetShape &shape)
     : m_detector(shape)
     , m_offenders(shape.gpuCount)
+    , m_incidents(shape)
 { }
 
 void FleetAnalytics::judge(Frame *frame, const std::vector<JobInfo> &jobs, std::vector<FleetEvent> *events)
@@ -14,6 +15,7 @@ void FleetAnalytics::judge(Frame *frame, const std::vector<JobInfo> &jobs, std::
     m_detector.setJobs(jobs);
     m_detector.judge(frame, timeSeconds, events);
     m_offenders.update(frame, timeSeconds, *events);
+    m_incidents.judge(*frame, jobs, timeSeconds, events);
 }
 
 std::unique_ptr<FrameSource> judgedSource(std::unique_ptr<FramePoller> poller, const FrameSource::Options &options)

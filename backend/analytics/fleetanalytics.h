@@ -2,6 +2,7 @@
 #pragma once
 
 #include "analytics/anomalydetector.h"
+#include "analytics/incidentfolder.h"
 #include "analytics/offenderscore.h"
 #include "core/framejudge.h"
 #include "core/framesource.h"
@@ -13,7 +14,8 @@ namespace fleetscope::backend {
 
 // The fleet's analytics, run on every frame a source publishes: the anomaly detector (its plane and the anomalies'
 // starts and ends, docs/ANOMALY.md), then the repeat-offender score over the frame and its events, those included
-// (its plane and ranking, docs/OFFENDERS.md). Both on the frame's sample time.
+// (its plane and ranking, docs/OFFENDERS.md), then the incident folder over the frame and every event so far
+// (docs/INCIDENTS.md). All on the frame's sample time.
 class FleetAnalytics final : public FrameJudge
 {
 public:
@@ -23,6 +25,7 @@ public:
 private:
     AnomalyDetector m_detector;
     OffenderScore m_offenders;
+    IncidentFolder m_incidents;
 };
 
 // A FrameSource over the producer whose frames the fleet's analytics judge: how the backend serves every source.
