@@ -77,6 +77,15 @@ struct RawErrorFields
     std::vector<uint32_t> lastXid;
 };
 
+// Per GPU, its rail NIC port's counters since the start, as node-exporter's InfiniBand collector serves them
+// (node_infiniband_link_downed_total, _symbol_error_total, _port_errors_received_total, and _port_transmit_wait_total
+// as the microseconds the port had data and no credit to send it), for an exporter page.
+struct RailCounterTotals
+{
+    std::vector<uint32_t> linkDowns, symbolErrors, receiveErrors;
+    std::vector<uint64_t> transmitWaitMicroseconds;
+};
+
 // The GPUs with the highest repeat-offender scores as of a frame (analytics/offenderscore.h), most first, each with
 // what its score is made of: decayed counts (an event counts 1 when it happens, half of that 7 days later).
 struct RepeatOffenders
@@ -112,6 +121,8 @@ struct Frame
     // Where the producer holds the raw counters (a simulated fleet; null otherwise); shared by the frames between two
     // changes. Not sent to consoles.
     std::shared_ptr<const RawErrorFields> rawErrors;
+    // The rail ports' counters since the start (a simulated fleet's; null where the source has none). Not sent.
+    std::shared_ptr<const RailCounterTotals> railTotals;
     // The repeat offenders as of this frame, for GetSummary (set by FrameSource; null before it scores). Not sent
     // with frames.
     std::shared_ptr<const RepeatOffenders> offenders;

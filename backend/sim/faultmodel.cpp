@@ -33,24 +33,45 @@ enum Salt : uint64_t {
 };
 
 constexpr double day = 86400.0;
-// Rates per GPU per day at propensity 1.
-constexpr double xidRate = 0.01;
-constexpr double sbeRate = 0.2;
-constexpr double dbeRate = 0.002;
-constexpr double nvlinkRate = 1.0;
-constexpr double pcieRate = 1.0;
-constexpr double nodeFailRate = 0.01; // per node per day, independent of its GPUs
+// Rates per GPU per day, the fleet's mean (docs/FAULTS.md). The interrupting ones from Meta's Llama 3 405B run, 419
+// unexpected interruptions in 54 days on 16,384 H100s (The Llama 3 Herd of Models, 2024, table 5): a cause's count
+// over 54 x 16,384 GPU-days.
+constexpr double llamaGpuDays = 54.0 * 16384.0;
+constexpr double faultyGpuRate = 148 / llamaGpuDays; // "faulty GPU" (NVLink included): XID 79 or 74
+constexpr double dbeRate = 72 / llamaGpuDays; // GPU HBM3 memory: double-bit ECC (XID 48), its row remapped
+constexpr double sramRate = 19 / llamaGpuDays; // GPU SRAM memory: XID 95, an uncontained ECC error
+constexpr double gspRate = 17 / llamaGpuDays; // GPU system processor: XID 119
+// Host maintenance, SSD, power supply, chassis, IO board, CPU and system memory (48 of 419): the node goes down. Per
+// node (8 GPUs) per day.
+constexpr double nodeFailRate = 48 / (54.0 * 16384.0 / 8.0);
+// Soft errors interrupt nothing and no public study gives a fleet-wide rate to calibrate against: chosen so that the
+// planes show a few a day per thousand GPUs outside the bad actors (docs/FAULTS.md).
+constexpr double softXidRate = 0.01; // XIDs 13, 31, 43, 45, 63, 92: mostly the application's own faults
+constexpr double sbeRate = 0.05;
+constexpr double nvlinkRate = 0.5; // CRC errors, retried by the link
+constexpr double pcieRate = 0.5; // replays
 constexpr double badActorShare = 0.01;
 constexpr float badActorFactor = 150.0F;
+// The mean propensity (the log-normal spread's mean is 1): rates are divided by it so that they are the fleet's mean.
+constexpr double meanPropensity = 1.0 - badActorShare + badActorShare * badActorFactor;
 // Row remapping (A100, H100): a row that held an uncorrectable error is always remapped to a spare; one with
 // correctable errors now and then.
 constexpr double remapShareOfSbe = 0.1;
 
-// XIDs by how often a fleet sees them: the first few are soft, 48/79/94/95 are serious.
-constexpr uint32_t xidPool[] = { 13, 31, 43, 45, 74, 92, 63, 119, 48, 94, 95, 79 };
-constexpr size_t xidPoolSize = sizeof(xidPool) / sizeof(xidPool[0]);
+constexpr uint32_t softXids[] = { 13, 31, 43, 45, 63, 92 };
+constexpr size_t softXidCount = sizeof(softXids) / sizeof(softXids[0]);
 
 } // namespace
+
+double FaultModel::doubleBitPerGpuDay()
+{
+    return dbeRate;
+}
+
+double FaultModel::interruptionsPerGpuDay()
+{
+    return faultyGpuRate + dbeRate + sramRate + gspRate + nodeFailRate / FleetShape::gpusPerNode;
+}
 
 FaultModel::FaultModel(const FleetShape &shape, uint64_t seed)
     : m_shape(shape)
@@ -125,8 +146,9 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
     }
 
     // GPUs: one uniform per GPU per step decides whether anything happened and what.
-    const double perStep = dt / day;
-    const double total = (xidRate + sbeRate + dbeRate + nvlinkRate + pcieRate) * perStep;
+    const double perStep = dt / day / meanPropensity;
+    const double total
+        = (softXidRate + sbeRate + nvlinkRate + pcieRate + faultyGpuRate + dbeRate + sramRate + gspRate) * perStep;
     for (uint32_t g = 0; g < m_shape.gpuCount; ++g) {
         const uint32_t node = m_shape.nodeOfGpu[g];
         if (m_nodeDownUntil[node] > now) {
@@ -144,17 +166,12 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
         if (u >= total) {
             continue;
         }
-        double edge = xidRate * perStep;
+        const auto impair
+            = [&] { m_impairedUntil[g] = now + 180.0 + 420.0 * unit(hash(m_seed, SaltRecovery, stepIndex, g)); };
+        double edge = softXidRate * perStep;
         if (u < edge) {
-            const auto pick = static_cast<size_t>(unit(hash(m_seed, SaltFaultKind, stepIndex, g)) * xidPoolSize);
-            // The pool is ordered from common to rare: square the draw so the serious ones stay rare.
-            const uint32_t xid = xidPool[std::min(xidPoolSize - 1, pick * pick / xidPoolSize)];
-            logXid(g, xid, now);
-            if (xid == 79) {
-                m_nodeDownUntil[node] = now + 600.0; // the node reboots
-            } else if (fleetscope::xidSerious(xid)) {
-                m_impairedUntil[g] = now + 180.0 + 420.0 * unit(hash(m_seed, SaltRecovery, stepIndex, g));
-            }
+            const auto pick = static_cast<size_t>(unit(hash(m_seed, SaltFaultKind, stepIndex, g)) * softXidCount);
+            logXid(g, softXids[std::min(softXidCount - 1, pick)], now);
             continue;
         }
         if (u < (edge += sbeRate * perStep)) {
@@ -162,6 +179,25 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
             ++m_lifetime[g];
             if (unit(hash(m_seed, SaltRemap, stepIndex, g)) < remapShareOfSbe) {
                 count(RemappedCorrectableCount, g, now);
+            }
+            continue;
+        }
+        if (u < (edge += nvlinkRate * perStep)) {
+            count(NvlinkCount, g, now);
+            continue;
+        }
+        if (u < (edge += pcieRate * perStep)) {
+            count(PcieReplayCount, g, now);
+            continue;
+        }
+        if (u < (edge += faultyGpuRate * perStep)) {
+            // Fallen off the bus (the node reboots) or an NVLink fault that takes the GPU out of its job.
+            if (unit(hash(m_seed, SaltFaultKind, stepIndex, g)) < 0.6) {
+                logXid(g, 79, now);
+                m_nodeDownUntil[node] = now + 600.0;
+            } else {
+                logXid(g, 74, now);
+                impair();
             }
             continue;
         }
@@ -177,11 +213,8 @@ void FaultModel::step(uint64_t stepIndex, double now, double dt, const std::vect
             emit(std::move(e));
             continue;
         }
-        if (u < (edge += nvlinkRate * perStep)) {
-            count(NvlinkCount, g, now);
-            continue;
-        }
-        count(PcieReplayCount, g, now);
+        logXid(g, u < edge + sramRate * perStep ? 95 : 119, now);
+        impair();
     }
 }
 

@@ -17,10 +17,12 @@ namespace fleetscope::backend {
 // Faults: every GPU has a fixed, heavy-tailed propensity (about 1% of GPUs are bad actors that cause about half of
 // all XID and ECC errors, as in real fleets), scaled up when it runs hot. Per step each online GPU may log an XID,
 // an ECC single- or double-bit error, an NVLink CRC error or a PCIe replay; error-rate metrics are counts within a
-// sliding window. A double-bit error remaps its row (uncorrectable remapped rows), one single-bit error in ten a row
-// too (correctable), so bad actors accumulate remapped rows. Serious XIDs and double-bit errors take the GPU out of
-// service for a few minutes (it throttles and stalls its job); XID 79 (fallen off the bus) takes its node down until
-// it reboots. Nodes also fail on their own.
+// sliding window. The interrupting faults come at the rates of Meta's Llama 3 run (docs/FAULTS.md): a faulty GPU
+// (XID 79, 74), HBM3 (a double-bit error), SRAM (XID 95), the GPU system processor (XID 119), a host's own failure
+// (its node goes down). A double-bit error remaps its row (uncorrectable remapped rows), one single-bit error in ten a
+// row too (correctable), so bad actors accumulate remapped rows. Serious XIDs and double-bit errors take the GPU out
+// of service for a few minutes (it throttles and stalls its job); XID 79 (fallen off the bus) takes its node down
+// until it reboots.
 class FaultModel
 {
 public:
@@ -29,6 +31,12 @@ public:
     static constexpr double windowSeconds = 300.0;
 
     FaultModel(const FleetShape &shape, uint64_t seed);
+
+    // The fleet's mean rate of double-bit ECC errors per GPU and day, below 80 °C (Llama 3's HBM3 share).
+    static double doubleBitPerGpuDay();
+    // Interruptions per GPU and day, below 80 °C: a GPU's (XIDs 74, 79, 95, 119 and double-bit errors) and its node's
+    // own failures (a node's share per GPU).
+    static double interruptionsPerGpuDay();
 
     // One step ending at time now. temp is each GPU's temperature; nodeHeldDown lets a scenario force nodes down.
     // extraGpu (or -1) also logs soft XIDs (92, 63) at extraXidPerSecond: the bad-gpu scenario's degrading GPU.

@@ -38,6 +38,31 @@ const char *InjectedFaults::kindName(Kind kind)
     }
 }
 
+const char *InjectedFaults::domainFaultName(DomainFault::Kind kind)
+{
+    switch (kind) {
+    case DomainFault::Kind::CoolingUnit:
+        return "cooling unit";
+    case DomainFault::Kind::Cdu:
+        return "CDU";
+    case DomainFault::Kind::PduTrip:
+        return "PDU trip";
+    case DomainFault::Kind::LeafDown:
+        return "leaf down";
+    case DomainFault::Kind::LinkFlap:
+        return "link flap";
+    case DomainFault::Kind::Leak:
+        return "leak";
+    }
+    return "";
+}
+
+size_t InjectedFaults::recordDomainFault(const DomainFault &fault)
+{
+    m_domainFaults.push_back(fault);
+    return m_domainFaults.size() - 1;
+}
+
 InjectedFaults::InjectedFaults(uint32_t gpuCount, uint64_t seed)
     : m_gpus(gpuCount)
     , m_seed(seed)

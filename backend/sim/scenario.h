@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/fleetshape.h"
+#include "sim/injectedfaults.h"
 
 #include <cstdint>
 #include <limits>
@@ -16,7 +17,7 @@ namespace fleetscope::backend {
 class Scenario
 {
 public:
-    enum class Kind { None, CoolingFailure, PowerCap, BadGpu, NodeFlap };
+    enum class Kind { None, CoolingFailure, PowerCap, BadGpu, NodeFlap, CduFailure, PduTrip, LeafDown, LinkFlap, Leak };
     struct Info
     {
         Kind kind;
@@ -48,7 +49,20 @@ public:
     bool nodeHeldDown(uint32_t node, double t) const;
     int64_t flappingNode() const { return m_flapNode; }
 
+    // The faults of shared domains this scenario stages, with their onsets and ends (docs/FAULTS.md): the domain
+    // fault model applies those marked staged, and records all of them as ground truth when they begin.
+    // cooling-failure's physics is supplyOffset's (a unit per segment of the row, each recorded when the heat front
+    // reaches its first rack); cdu-failure, pdu-trip, leaf-down, link-flap and leak are the domain fault model's.
+    struct PlannedFault
+    {
+        InjectedFaults::DomainFault fault;
+        bool staged = true; // applied by the domain fault model (false: the scenario's own physics)
+    };
+    const std::vector<PlannedFault> &plannedFaults() const { return m_planned; }
+
 private:
+    void planFaults(const FleetShape &shape, uint64_t seed);
+
     Kind m_kind = Kind::None;
     uint32_t m_row = 0;
     double m_secondsPerRack = 30.0;
@@ -56,6 +70,7 @@ private:
     std::string m_cappedHall;
     int64_t m_badGpu = -1;
     int64_t m_flapNode = -1;
+    std::vector<PlannedFault> m_planned;
 };
 
 } // namespace fleetscope::backend

@@ -42,6 +42,13 @@ constexpr float nan = std::numeric_limits<float>::quiet_NaN();
 constexpr uint32_t reasonPowerCap = 0x4;
 constexpr uint32_t reasonHwSlowdown = 0x8;
 constexpr uint32_t reasonThermal = 0x20;
+constexpr uint32_t reasonPowerBrake = 0x80; // HW power brake: a PDU trip left the node on one feed
+
+// A rail port's transmit wait (% of the time it had data and no credit): a job's GPUs wait on the link of a peer
+// that is down or flapping; otherwise a little in the all-reduce, less in compute.
+constexpr float waitLinkDown = 35.0F;
+constexpr float waitLinkFlap = 20.0F;
+constexpr float flapDrag = 0.6F; // a job with a flapping link runs at this share of its pace
 
 // A GPU that starts to throttle is a warning; one that stops is news only.
 FleetEvent throttleEvent(
@@ -100,7 +107,12 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     , m_scenario(scenario, m_shape, seed)
     , m_faults(m_shape, seed)
     , m_injected(m_shape.gpuCount, seed)
+    , m_domainFaults(m_shape, seed, physicsOf(hardware).maxPower * 0.5F)
+    , m_rail(m_shape.gpuCount, seed)
 {
+    for (const auto &planned : m_scenario.plannedFaults()) {
+        m_domainFaults.plan(planned.fault, planned.staged);
+    }
     const size_t n = gpuCount;
     m_thermalResistance.resize(n);
     m_powerEfficiency.resize(n);
@@ -126,6 +138,9 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
         for (size_t k = 0; k < m_cduFlow.size(); ++k) {
             m_cduFlow[k] = static_cast<float>(1.6 + 0.4 * unit(hash(m_seed, SaltCduFlow, k)));
         }
+        m_coolantSupply.assign(m_shape.racks.size(), nan);
+        m_coolantReturn.assign(m_shape.racks.size(), nan);
+        m_coolantFlow.assign(m_shape.racks.size(), nan);
     }
     m_rowSupply.assign(m_shape.rows.size(), 18.0F);
     m_rowSupplyDrift.assign(m_shape.rows.size(), 0.0F);
@@ -306,8 +321,8 @@ void Simulator::updateCooling(bool settle)
         if (k + 1 < row.firstRack + row.rackCount) {
             neighbours += rackKw[k + 1];
         }
-        m_rackSink[k]
-            = m_rowSupply[rack.row] + m_scenario.supplyOffset(rack, t) + 0.06F * rackKw[k] + 0.035F * neighbours;
+        m_rackSink[k] = m_rowSupply[rack.row] + m_scenario.supplyOffset(rack, t) + m_domainFaults.supplyOffset(k)
+            + 0.06F * rackKw[k] + 0.035F * neighbours;
     }
 }
 
@@ -322,9 +337,17 @@ void Simulator::updateLiquidLoops(const std::vector<float> &gpuKw, bool settle)
         m_rackPowerKw[k] = power;
         // P = flow x heat capacity x rise; the trays' cold plates are in parallel, and each sees about the loop's
         // mean, half the rise above the supply. A cooling failure warms the facility water as it warms the air.
-        const float rise = liquidShare * power / (m_cduFlow[k] * coolantKjPerLitreKelvin);
-        const float supply = m_rowSupply[rack.row] + facilityAboveAir + m_scenario.supplyOffset(rack, t);
+        // A failed CDU loses flow and warms its secondary supply (DomainFaultModel).
+        const auto index = static_cast<uint32_t>(k);
+        const float flow = m_cduFlow[k] * m_domainFaults.flowFactor(index);
+        const float rise = liquidShare * power / (flow * coolantKjPerLitreKelvin);
+        const float supply = m_rowSupply[rack.row] + facilityAboveAir + m_scenario.supplyOffset(rack, t)
+            + m_domainFaults.supplyOffset(index);
         m_rackSink[k] += (supply + 0.5F * rise - m_rackSink[k]) * alpha;
+        // The manifold's sensors: the loop's return is as far above the plates' mean as the supply is below it.
+        m_coolantSupply[k] = supply;
+        m_coolantReturn[k] = std::max(supply, 2.0F * m_rackSink[k] - supply);
+        m_coolantFlow[k] = flow * 60.0F;
     }
 }
 
@@ -339,8 +362,12 @@ void Simulator::updateGpus()
 
     // A job stalls while any of its GPUs is impaired or offline: data-parallel training waits for every rank. A
     // degrading GPU that still works drags its job down to its own pace.
+    // A rank whose rail link is down stalls its job too; one whose link flaps slows it, and the job's other ports
+    // wait on it (transmit wait).
     m_jobStalled.assign(m_jobs.size(), 0);
+    m_jobCongestion.assign(m_jobs.size(), 0.0F);
     std::vector<float> jobDrag(m_jobs.size(), 1.0F);
+    const bool linkFaults = m_domainFaults.anyLinkFault();
     for (size_t j = 0; j < m_jobs.size(); ++j) {
         const auto &job = m_jobs[j];
         const uint32_t first = m_shape.nodes[job.firstNode].firstGpu;
@@ -348,18 +375,31 @@ void Simulator::updateGpus()
         for (uint32_t g = first; g < last.firstGpu + last.gpuCount; ++g) {
             if (m_faults.gpuImpaired(g) || m_faults.gpuOffline(g)) {
                 m_jobStalled[j] = 1;
-                break;
+                if (!linkFaults) {
+                    break;
+                }
+            }
+            if (!linkFaults) {
+                continue;
+            }
+            if (m_domainFaults.linkFlapping(g)) {
+                jobDrag[j] = std::min(jobDrag[j], flapDrag);
+                m_jobCongestion[j] = std::max(m_jobCongestion[j], waitLinkFlap);
+            } else if (m_domainFaults.linkDown(g)) {
+                m_jobStalled[j] = 1;
+                m_jobCongestion[j] = std::max(m_jobCongestion[j], waitLinkDown);
             }
         }
         if (badGpu >= first && badGpu < last.firstGpu + last.gpuCount) {
-            jobDrag[j] = 1.0F - 0.45F * badSeverity;
+            jobDrag[j] = std::min(jobDrag[j], 1.0F - 0.45F * badSeverity);
         }
     }
 
     for (size_t k = 0; k < m_shape.nodes.size(); ++k) {
         const auto &node = m_shape.nodes[k];
         const auto &rack = m_shape.racks[node.rack];
-        const float cap = m_scenario.powerCap(m_shape, rack, t);
+        const float domainCap = m_domainFaults.powerCap(static_cast<uint32_t>(k));
+        const float cap = std::min(m_scenario.powerCap(m_shape, rack, t), domainCap);
         if (m_faults.nodeDown(static_cast<uint32_t>(k))) {
             // An offline node reports nothing; it cools down meanwhile.
             for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
@@ -421,6 +461,9 @@ void Simulator::updateGpus()
                 }
                 power = std::max(power - m_injected.powerDrop(g), 0.5F * phys.idlePower);
             }
+            if (!std::isinf(domainCap)) {
+                reasons |= reasonPowerBrake;
+            }
             if (power > cap) {
                 // Capped: the clock drops until the power fits (power goes roughly with the clock's cube).
                 reasons |= reasonPowerCap;
@@ -444,6 +487,21 @@ void Simulator::updateGpus()
             }
             m_throttleReasons[g] = static_cast<float>(reasons);
 
+            const bool linkDown = m_domainFaults.linkDown(g);
+            float wait = 0;
+            if (linkDown) {
+                wait = 0;
+            } else if (job != nullptr && m_jobCongestion[static_cast<size_t>(jobIndex)] > 0) {
+                wait = m_jobCongestion[static_cast<size_t>(jobIndex)];
+            } else if (util >= 60) {
+                wait = 0.3F;
+            } else if (util >= 20) {
+                wait = 1.5F;
+            } else if (util > 1) {
+                wait = 0.05F;
+            }
+            m_rail.setTransmitWait(g, wait, dt);
+
             float resistance = m_thermalResistance[g];
             if (static_cast<int64_t>(g) == badGpu) {
                 resistance *= 1.0F + 0.7F * badSeverity; // a failing fan or dried-out thermal paste
@@ -459,7 +517,7 @@ void Simulator::updateGpus()
             const bool sbe = m_faults.windowCount(ErrorCounter::EccSbeCount, g) > 0;
             if (m_temp[g] >= criticalTemp || impaired || dbe) {
                 h = health::Critical;
-            } else if (m_temp[g] >= warningTemp || xid) {
+            } else if (m_temp[g] >= warningTemp || xid || linkDown) {
                 h = health::Warning;
             }
             if (reasons != 0) {
@@ -484,9 +542,17 @@ void Simulator::step(double seconds)
     const double t = nowSeconds();
     // The degrading GPU logs a soft XID about once a minute at full severity.
     const double extraXids = m_scenario.badGpuSeverity(t) / 60.0;
+    m_domainFaults.step(m_step, t, seconds, &m_injected);
     m_faults.step(m_step, t, seconds, m_temp, m_scenario.badGpu(), extraXids,
-        [this, t](uint32_t node) { return m_scenario.nodeHeldDown(node, t); });
+        [this, t](uint32_t node) { return m_scenario.nodeHeldDown(node, t) || m_domainFaults.nodeDown(node); });
     m_injected.step(m_step, t, seconds);
+    for (const auto &port : m_domainFaults.portCounts()) {
+        m_rail.count(port.gpu, port.linkDowns, port.symbolErrors, port.receiveErrors, t);
+    }
+    for (const uint32_t g : m_domainFaults.linkChanges()) {
+        m_rail.setLinkUp(g, !m_domainFaults.linkDown(g));
+    }
+    m_rail.background(m_step, t, seconds, [this](uint32_t g) { return m_faults.gpuOffline(g); });
     for (auto &e : m_faults.takeEvents()) {
         m_events.push_back(std::move(e));
     }
@@ -525,6 +591,31 @@ std::shared_ptr<Frame> Simulator::snapshot() const
     set(MetricId::RemappedRows, m_faults.windowPlane(ErrorCounter::RemappedUncorrectableCount));
     set(MetricId::RemappedRowsCorrectable, m_faults.windowPlane(ErrorCounter::RemappedCorrectableCount));
     set(MetricId::ThrottleReasons, m_throttleReasons);
+    set(MetricId::RailLinkState, m_rail.linkState());
+    set(MetricId::RailLinkDowns, m_rail.linkDowns());
+    set(MetricId::RailSymbolErrors, m_rail.symbolErrors());
+    set(MetricId::RailReceiveErrors, m_rail.receiveErrors());
+    set(MetricId::RailTransmitWait, m_rail.transmitWait());
+    if (m_physics->liquidCooled) {
+        // The rack's manifold and leak sensors, on each of its GPUs (to 0.1 °C and 0.1 L/min, as a BMC reads them).
+        auto &supply = frame->planes[static_cast<size_t>(MetricId::CoolantSupplyTemp)];
+        auto &ret = frame->planes[static_cast<size_t>(MetricId::CoolantReturnTemp)];
+        auto &flow = frame->planes[static_cast<size_t>(MetricId::CoolantFlow)];
+        auto &leak = frame->planes[static_cast<size_t>(MetricId::LeakDetected)];
+        const auto tenths = [](float v) { return std::round(v * 10.0F) / 10.0F; };
+        supply.resize(m_health.size());
+        ret.resize(m_health.size());
+        flow.resize(m_health.size());
+        leak.resize(m_health.size());
+        for (const auto &node : m_shape.nodes) {
+            for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
+                supply[g] = tenths(m_coolantSupply[node.rack]);
+                ret[g] = tenths(m_coolantReturn[node.rack]);
+                flow[g] = tenths(m_coolantFlow[node.rack]);
+                leak[g] = m_domainFaults.leakDetected(g) ? 1.0F : 0.0F;
+            }
+        }
+    }
     // What this fleet does not have (coolant on air-cooled racks) is no data, as every source's frames say it.
     for (auto &plane : frame->planes) {
         if (plane.empty()) {
@@ -536,11 +627,17 @@ std::shared_ptr<Frame> Simulator::snapshot() const
     for (size_t g = 0; g < m_health.size(); ++g) {
         state[g] = static_cast<float>(m_health[g] & 0x07U);
     }
-    // An offline GPU reports nothing, whatever its counters or temperature were.
+    // An offline GPU reports nothing, whatever its counters or temperature were; its rack's coolant and leak sensors,
+    // which its rack's BMC serves, still do.
+    const auto fromRack = [](size_t m) {
+        return m == static_cast<size_t>(MetricId::CoolantSupplyTemp)
+            || m == static_cast<size_t>(MetricId::CoolantReturnTemp) || m == static_cast<size_t>(MetricId::CoolantFlow)
+            || m == static_cast<size_t>(MetricId::LeakDetected);
+    };
     for (size_t g = 0; g < m_health.size(); ++g) {
         if ((m_health[g] & 0x07U) == health::Offline) {
             for (size_t m = 0; m < frame->planes.size(); ++m) {
-                if (m != static_cast<size_t>(MetricId::HealthState) && !frame->planes[m].empty()) {
+                if (m != static_cast<size_t>(MetricId::HealthState) && !fromRack(m) && !frame->planes[m].empty()) {
                     frame->planes[m][g] = nan;
                 }
             }
@@ -557,6 +654,7 @@ std::shared_ptr<Frame> Simulator::snapshot() const
         m_rawErrorsVersion = m_faults.totalsVersion();
     }
     frame->rawErrors = m_rawErrors;
+    frame->railTotals = m_rail.totals();
     return frame;
 }
 

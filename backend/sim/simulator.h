@@ -5,8 +5,10 @@
 
 #include "core/fleetshape.h"
 #include "core/metriccatalog.h"
+#include "sim/domainfaultmodel.h"
 #include "sim/faultmodel.h"
 #include "sim/injectedfaults.h"
+#include "sim/railcounters.h"
 #include "sim/scenario.h"
 
 #include <array>
@@ -33,7 +35,12 @@ struct GpuPhysics; // simulator.cpp: one kind of GPU and how it is cooled
 // A GB200 NVL72 fleet is liquid-cooled instead: each rack's CDU pumps the row's facility water through the cold
 // plates of all its trays, so the rack's GPUs share one coolant temperature, which rises with the rack's power
 // (GPUs, Grace CPUs, NVSwitch trays) and falls with the CDU's flow; a GPU sits at coolant + power x cold-plate
-// resistance, with no air warmed upstream.
+// resistance, with no air warmed upstream. A CDU's coolant loops are the racks' in its segment of the row.
+//
+// Shared domains fail too (DomainFaultModel, at random and from scenarios): a cooling unit's racks breathe hot air,
+// a CDU's loops lose flow, a PDU trip caps its rack's nodes (and powers off single-corded ones), a leaf switch's GPUs
+// lose their rail links and their jobs stall, a flapping link slows its job, a leaking tray powers off. Each GPU's
+// rail port (RailCounters) and each liquid-cooled rack's coolant loop and leak sensor are planes of the frame.
 class Simulator
 {
 public:
@@ -79,6 +86,9 @@ public:
     // perGpuPerDay (0 by default: a plain simulation is unchanged by them).
     const InjectedFaults &injectedFaults() const { return m_injected; }
     void setDegradationRate(double perGpuPerDay) { m_injected.setRate(perGpuPerDay); }
+    // Multiplies the rates of domain faults at random (1: docs/FAULTS.md's; 0: none, only a scenario's).
+    void setDomainFaultScale(double scale) { m_domainFaults.setRateScale(scale); }
+    const DomainFaultModel &domainFaults() const { return m_domainFaults; }
     double nowSeconds() const { return m_time; }
     // Per rack: the power it draws (kW; an air-cooled rack's counts its GPUs only) and what its GPUs' heat goes into
     // (°C: an air-cooled rack's inlet air, a liquid-cooled one's coolant at the cold plates), as of the last step.
@@ -125,6 +135,8 @@ private:
     std::vector<float> m_rackSink; // inlet air or coolant, see rackSinkTemps
     std::vector<float> m_rackPowerKw;
     std::vector<float> m_cduFlow; // litres per second, liquid-cooled racks only
+    // Liquid-cooled racks' loop at the manifold, as of the last step: supply and return °C, flow in L/min.
+    std::vector<float> m_coolantSupply, m_coolantReturn, m_coolantFlow;
     std::vector<float> m_rowSupply;
     std::vector<float> m_rowSupplyDrift;
 
@@ -136,6 +148,9 @@ private:
     Scenario m_scenario;
     FaultModel m_faults;
     InjectedFaults m_injected;
+    DomainFaultModel m_domainFaults;
+    RailCounters m_rail;
+    std::vector<float> m_jobCongestion; // per job, this step: transmit wait (%) of its GPUs from a link fault
     std::vector<FleetEvent> m_events;
     // The raw error fields of the last snapshot, and the fault model's totalsVersion() they are of.
     mutable std::shared_ptr<const RawErrorFields> m_rawErrors;

@@ -5,10 +5,19 @@
 #include <QTest>
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <optional>
 
 using namespace fleetscope::backend;
+
+namespace {
+// Bit for bit: a plane with no data (NaN) equals itself, as == would not say.
+bool samePlane(const std::vector<float> &a, const std::vector<float> &b)
+{
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+} // namespace
 
 class TestSimulator : public QObject
 {
@@ -104,7 +113,7 @@ private Q_SLOTS:
         const auto fa = a.snapshot();
         const auto fb = b.snapshot();
         for (size_t m = 0; m < fa->planes.size(); ++m) {
-            QVERIFY(fa->planes[m] == fb->planes[m]);
+            QVERIFY(samePlane(fa->planes[m], fb->planes[m]));
         }
         QVERIFY(fa->health == fb->health);
         QVERIFY(a.rackSinkTemps() == b.rackSinkTemps());
@@ -164,14 +173,26 @@ private Q_SLOTS:
         std::sort(racks.begin(), racks.end(),
             [&sim](size_t a, size_t b) { return sim.rackPowerKw()[a] < sim.rackPowerKw()[b]; });
         const size_t quarter = racks.size() / 4;
+        // Above each rack's own supply (the rows' facility water differs by a degree or two, which would blur it).
+        const auto aboveSupply = [&](size_t k) {
+            const auto &rack = shape.racks[k];
+            const uint32_t gpu = shape.nodes[rack.firstNode].firstGpu;
+            return sim.rackSinkTemps()[k] - f->plane(MetricId::CoolantSupplyTemp)[gpu];
+        };
         double quiet = 0;
         double busy = 0;
+        double quietKw = 0;
+        double busyKw = 0;
         for (size_t i = 0; i < quarter; ++i) {
-            quiet += sim.rackSinkTemps()[racks[i]];
-            busy += sim.rackSinkTemps()[racks[racks.size() - 1 - i]];
+            quiet += aboveSupply(racks[i]);
+            busy += aboveSupply(racks[racks.size() - 1 - i]);
+            quietKw += sim.rackPowerKw()[racks[i]];
+            busyKw += sim.rackPowerKw()[racks[racks.size() - 1 - i]];
         }
-        QVERIFY2(busy / quarter > quiet / quarter + 2.0,
-            qPrintable(QStringLiteral("coolant %1 °C in the busiest racks, %2 °C in the quietest")
+        qInfo("busiest quarter %.1f kW, %.2f °C above supply; quietest %.1f kW, %.2f °C", busyKw / quarter,
+            busy / quarter, quietKw / quarter, quiet / quarter);
+        QVERIFY2(busy / quarter > quiet / quarter + 1.0,
+            qPrintable(QStringLiteral("coolant %1 °C above supply in the busiest racks, %2 °C in the quietest")
                            .arg(busy / quarter)
                            .arg(quiet / quarter)));
 
@@ -265,7 +286,7 @@ private Q_SLOTS:
         const auto fc = c.snapshot();
         QCOMPARE(fa->sequence, 30U);
         for (size_t m = 0; m < fa->planes.size(); ++m) {
-            QVERIFY(fa->planes[m] == fb->planes[m]); // bit for bit
+            QVERIFY(samePlane(fa->planes[m], fb->planes[m]));
         }
         QVERIFY(fa->health == fb->health);
         QVERIFY(fa->plane(MetricId::GpuTemp) != fc->plane(MetricId::GpuTemp));
@@ -273,7 +294,8 @@ private Q_SLOTS:
 
     // The HGX fleet's frames are pinned bit for bit: a change to the physics of another kind of hardware must leave
     // them as they were. The figure was taken before GB200 racks existed; change it only with a change to the HGX
-    // model that is meant.
+    // model that is meant. Changed with the fault rates calibrated to Llama 3's (docs/FAULTS.md): fewer faults, other
+    // XIDs.
     void hgxFramesArePinned()
     {
         Simulator sim(2048, 42);
@@ -300,7 +322,7 @@ private Q_SLOTS:
             }
             fold(f->health.data(), f->health.size());
         }
-        QCOMPARE(QString::number(h, 16), QStringLiteral("e9799d8f9cb2ea1d"));
+        QCOMPARE(QString::number(h, 16), QStringLiteral("4b188eab625af9c5"));
     }
 
     void valuesArePlausible()

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/railcounters.h"
+
+#include "core/determinism.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace fleetscope::backend {
+
+using namespace determinism;
+
+namespace {
+enum Salt : uint64_t { SaltMarginal = 501, SaltHealthy, SaltWeak, SaltBurst };
+
+constexpr double day = 86400.0;
+constexpr double marginalShare = 0.01;
+// Symbol-error bursts per link and day: a healthy link's (one every few days), a marginal one's. Chosen (no public
+// fleet-wide figure): docs/FAULTS.md.
+constexpr double healthyBurstsPerDay = 0.3;
+constexpr double marginalBurstsPerDay = 48.0;
+
+uint32_t poissonCount(uint64_t h, double lambda)
+{
+    if (lambda <= 0) {
+        return 0;
+    }
+    if (lambda > 50) {
+        return static_cast<uint32_t>(std::max(0.0, std::round(lambda + std::sqrt(lambda) * normal(h))));
+    }
+    const double u = unit(h);
+    uint32_t count = 0;
+    double p = std::exp(-lambda);
+    double cdf = p;
+    while (u > cdf && count < 1000) {
+        ++count;
+        p *= lambda / count;
+        cdf += p;
+    }
+    return count;
+}
+} // namespace
+
+RailCounters::RailCounters(uint32_t gpuCount, uint64_t seed)
+    : m_seed(seed)
+{
+    for (uint32_t g = 0; g < gpuCount; ++g) {
+        if (unit(hash(seed, SaltMarginal, g)) < marginalShare) {
+            m_marginal.push_back(g);
+        }
+    }
+    m_linkState.assign(gpuCount, 1.0F);
+    m_wait.assign(gpuCount, 0.0F);
+    for (size_t c = 0; c < 3; ++c) {
+        m_window[c].assign(gpuCount, 0.0F);
+        m_total[c].assign(gpuCount, 0);
+    }
+    m_waitMicroseconds.assign(gpuCount, 0);
+}
+
+void RailCounters::expire(double now)
+{
+    while (!m_increments.empty() && m_increments.front().time <= now - windowSeconds) {
+        const auto &inc = m_increments.front();
+        m_window[inc.counter][inc.gpu] -= static_cast<float>(inc.amount);
+        m_increments.pop_front();
+    }
+}
+
+void RailCounters::backgroundDraws(uint64_t stepIndex, double dt, std::vector<uint32_t> *gpus)
+{
+    gpus->clear();
+    const auto n = static_cast<uint32_t>(m_linkState.size());
+    if (n == 0) {
+        return;
+    }
+    const uint32_t healthy = poissonCount(hash(m_seed, SaltHealthy, stepIndex), healthyBurstsPerDay * n * dt / day);
+    for (uint32_t i = 0; i < healthy; ++i) {
+        const uint64_t h = hash(m_seed, SaltBurst, stepIndex, i);
+        gpus->push_back(static_cast<uint32_t>(h % n));
+        gpus->push_back(1 + static_cast<uint32_t>(mix(h) % 3));
+    }
+    if (!m_marginal.empty()) {
+        const uint32_t weak = poissonCount(hash(m_seed, SaltWeak, stepIndex),
+            marginalBurstsPerDay * static_cast<double>(m_marginal.size()) * dt / day);
+        for (uint32_t i = 0; i < weak; ++i) {
+            const uint64_t h = hash(m_seed, SaltBurst, stepIndex, healthy + i);
+            gpus->push_back(m_marginal[h % m_marginal.size()]);
+            gpus->push_back(1 + static_cast<uint32_t>(mix(h) % 12));
+        }
+    }
+}
+
+void RailCounters::count(uint32_t gpu, uint32_t linkDowns, uint32_t symbolErrors, uint32_t receiveErrors, double now)
+{
+    const uint32_t amounts[3] = { linkDowns, symbolErrors, receiveErrors };
+    for (uint8_t c = 0; c < 3; ++c) {
+        if (amounts[c] == 0) {
+            continue;
+        }
+        m_window[c][gpu] += static_cast<float>(amounts[c]);
+        m_total[c][gpu] += amounts[c];
+        m_increments.push_back({ now, gpu, amounts[c], c });
+    }
+}
+
+std::shared_ptr<const RailCounterTotals> RailCounters::totals() const
+{
+    auto rail = std::make_shared<RailCounterTotals>();
+    rail->linkDowns = m_total[0];
+    rail->symbolErrors = m_total[1];
+    rail->receiveErrors = m_total[2];
+    rail->transmitWaitMicroseconds = m_waitMicroseconds;
+    return rail;
+}
+
+} // namespace fleetscope::backend
