@@ -98,9 +98,20 @@ AnomalyDetector::AnomalyDetector(const FleetShape &shape, const Options &options
         m_rackOf[g] = shape.nodes[shape.nodeOfGpu[g]].rack;
     }
     m_state.resize(n);
+    m_slotOf.resize(n);
+    for (size_t g = 0; g < n; ++g) {
+        const auto slot = g - shape.nodes[shape.nodeOfGpu[g]].firstGpu;
+        m_slotOf[g] = static_cast<uint8_t>(std::min<size_t>(slot, maxSlots - 1));
+    }
+    m_slotValues.resize(3 * maxSlots);
+    m_slotPlace.assign(3 * maxSlots, 0.0F);
     for (auto &usual : m_usual) {
         usual.assign(n, nan);
     }
+    for (auto &seen : m_seen) {
+        seen.assign(n, 0.0F);
+    }
+    m_unplaced.assign(n, 0);
     for (size_t k = 0; k < judged.size(); ++k) {
         m_score[k].assign(n, nan);
         m_deviation[k].assign(n, nan);
@@ -174,6 +185,10 @@ void AnomalyDetector::rebuildGroups()
     m_groupLoad.assign(m_groups.size(), nan);
     m_groupBusy.assign(m_groups.size(), 0);
     m_residualScale.assign(m_groups.size(), nan);
+    m_slotScale.assign(m_groups.size(), nan);
+    for (auto &last : m_lastResidualScale) {
+        last.assign(m_groups.size(), nan);
+    }
     // A GPU that joined or left a job heats up or cools down for a few minutes: not judged meanwhile, and where it
     // sits among its new peers (their average slot and silicon differ from the old ones') is learnt again from where
     // it sat. Not while it is odd: that would learn the fault in force as its normal.
@@ -189,10 +204,10 @@ void AnomalyDetector::rebuildGroups()
             if (st.learning != 0) {
                 // Its places with the old peers do not carry over (an idle rack's place is no place in a job's
                 // checkpoints): each phase is learnt afresh, from its first visit.
-                for (auto &usual : m_usual) {
-                    usual[g] = nan;
+                for (size_t i = 0; i < m_usual.size(); ++i) {
+                    m_usual[i][g] = nan;
+                    m_seen[i][g] = 0;
                 }
-                st.phaseLeft = {};
                 st.unconfirmedLeft = static_cast<float>(m_options.persistSeconds);
             }
         }
@@ -213,30 +228,85 @@ float AnomalyDetector::peerMad(MetricId metric, uint32_t gpu) const
 void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetEvent> *events)
 {
     const double cpuBefore = threadCpuSeconds();
+    assess(*frame, timeSeconds, &frame->planes[static_cast<size_t>(MetricId::Anomaly)], events);
+    m_lastCost = threadCpuSeconds() - cpuBefore;
+}
+
+void AnomalyDetector::warm(const std::vector<std::shared_ptr<const Frame>> &past, const std::vector<JobInfo> &jobs)
+{
+    if (past.empty() || m_lastTime >= 0) {
+        return;
+    }
+    // The newest frames first: within warmSeconds of the last, warmEvery apart, at most warmFrames of them.
+    const double last = static_cast<double>(past.back()->sampleTimeMs) / 1000.0;
+    std::vector<const Frame *> taken;
+    double next = last;
+    for (auto it = past.rbegin(); it != past.rend() && taken.size() < m_options.warmFrames; ++it) {
+        const double t = static_cast<double>((*it)->sampleTimeMs) / 1000.0;
+        if (t < last - m_options.warmSeconds) {
+            break;
+        }
+        if (t <= next) {
+            taken.push_back(it->get());
+            next = t - m_options.warmEvery;
+        }
+    }
+    std::vector<JobInfo> running;
+    std::vector<FleetEvent> discarded;
+    for (auto it = taken.rbegin(); it != taken.rend(); ++it) {
+        const int64_t ms = (*it)->sampleTimeMs;
+        running.clear();
+        for (const auto &j : jobs) {
+            if (j.startMs <= ms && (j.endMs == 0 || j.endMs > ms)) {
+                running.push_back(j);
+                running.back().endMs = 0;
+            }
+        }
+        setJobs(running);
+        discarded.clear();
+        assess(**it, static_cast<double>(ms) / 1000.0, nullptr, &discarded);
+    }
+    // What it learnt stays; what it would have raised does not: a GPU still odd is found again, live, with events.
+    for (auto &st : m_state) {
+        st.pendingSince = -1;
+        st.quietSince = -1;
+        st.pendingSamples = 0;
+        st.missed = 0;
+        st.anomalous = 0;
+    }
+}
+
+void AnomalyDetector::assess(
+    const Frame &frame, double timeSeconds, std::vector<float> *anomalyPlane, std::vector<FleetEvent> *events)
+{
     const double dt = m_lastTime < 0 ? 0 : std::clamp(timeSeconds - m_lastTime, 0.0, 600.0);
     const auto alpha = static_cast<float>(1.0 - std::exp(-dt / m_options.historySeconds));
     // While settling, where it sits is followed closely (its temperature's own time constant).
     const auto fast = static_cast<float>(1.0 - std::exp(-dt / 30.0));
     if (m_lastTime < 0) {
-        // Nothing is known of anyone yet: where each GPU sits is learnt before it is judged.
+        // Nothing is known of anyone yet: every GPU is judged against its peers while it learns its places, which
+        // are confirmed as its own once it has been judged in line with them.
         for (auto &st : m_state) {
-            st.settleLeft = static_cast<float>(m_options.settleSeconds);
-            st.learning = 1;
             st.unconfirmedLeft = static_cast<float>(m_options.persistSeconds);
         }
     }
     m_lastTime = timeSeconds;
-    const auto &util = frame->plane(MetricId::GpuUtil);
+    const auto &util = frame.plane(MetricId::GpuUtil);
     if (util.size() == m_shape.gpuCount) {
         updatePhases(util, dt);
     }
+    std::fill(m_unplaced.begin(), m_unplaced.end(), 0);
     for (size_t k = 0; k < judged.size(); ++k) {
-        const auto &plane = frame->plane(judged[k]);
+        const auto &plane = frame.plane(judged[k]);
+        auto none = [&] {
+            std::fill(m_score[k].begin(), m_score[k].end(), nan);
+            std::fill(m_deviation[k].begin(), m_deviation[k].end(), nan);
+        };
         if (judged[k] == MetricId::MemTemp && plane.size() == m_shape.gpuCount) {
             // Memory follows its GPU's die a minute late: judged is how far it runs above its own GPU.
-            const auto &gpu = frame->plane(MetricId::GpuTemp);
+            const auto &gpu = frame.plane(MetricId::GpuTemp);
             if (gpu.size() != m_shape.gpuCount) {
-                std::fill(m_score[k].begin(), m_score[k].end(), nan);
+                none();
                 continue;
             }
             m_memAboveGpu.resize(plane.size());
@@ -247,11 +317,10 @@ void AnomalyDetector::judge(Frame *frame, double timeSeconds, std::vector<FleetE
         } else if (plane.size() == m_shape.gpuCount) {
             scoreMetric(k, plane, alpha, fast, static_cast<float>(dt));
         } else {
-            std::fill(m_score[k].begin(), m_score[k].end(), nan);
+            none();
         }
     }
-    persist(frame, timeSeconds, dt, events);
-    m_lastCost = threadCpuSeconds() - cpuBefore;
+    persist(anomalyPlane, timeSeconds, dt, events);
 }
 
 void AnomalyDetector::updatePhases(const std::vector<float> &util, double dt)
@@ -302,6 +371,33 @@ template <typename Take> float AnomalyDetector::groupMedian(const Group &group, 
     }
     *spread = madToSigma * medianOf(m_scratch);
     return m;
+}
+
+void AnomalyDetector::slotPlaces(const std::vector<float> &departure)
+{
+    // From a sample of the fleet (an odd stride: a chassis's slots all come up), per kind of group (idle rack, job
+    // idle, job busy) and slot.
+    const size_t n = departure.size();
+    const size_t stride = std::max<size_t>(1, n / 65536) | 1U;
+    for (auto &bucket : m_slotValues) {
+        bucket.clear();
+    }
+    for (size_t g = 0; g < n; g += stride) {
+        const float v = departure[g];
+        if (!std::isnan(v)) {
+            m_slotValues[slotBucket(static_cast<uint32_t>(g))].push_back(v);
+        }
+    }
+    for (size_t i = 0; i < m_slotValues.size(); ++i) {
+        m_slotPlace[i] = m_slotValues[i].size() < m_options.minPeers ? 0.0F : medianOf(m_slotValues[i]);
+    }
+}
+
+size_t AnomalyDetector::slotBucket(uint32_t gpu) const
+{
+    const auto &group = m_groups[static_cast<size_t>(m_groupOf[gpu])];
+    const size_t kind = group.jobId == 0 ? 0 : 1U + m_groupBusy[static_cast<size_t>(m_groupOf[gpu])];
+    return kind * maxSlots + m_slotOf[gpu];
 }
 
 void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, float alpha, float fast, float dt)
@@ -358,64 +454,109 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
         }
     }
     // 3. Where the GPU usually sits among its peers (its slot's airflow, its silicon) is its own normal: what is left
-    // is its residual.
+    // is its residual. Until it has a place (the start, a phase first seen, places let go) it is judged against its
+    // peers as if it sat where GPUs of its slot in a chassis sit among theirs (the last GPU in a chassis's airflow runs
+    // 10 °C above a job's median, the first a few below: the slot's median over the fleet), in how far its peers
+    // spread from their slots' places: learning is no blind window.
+    slotPlaces(score);
+    for (size_t gi = 0; gi < m_groups.size(); ++gi) {
+        float spread = 0;
+        groupMedian(
+            m_groups[gi], [&](uint32_t g) { return score[g] - slotPlace(g); }, &spread);
+        m_slotScale[gi] = std::isnan(spread) ? nan : std::max(spread, floor);
+    }
+    const auto bit = static_cast<uint8_t>(1U << k);
+    const auto learn = static_cast<float>(m_options.learnSeconds);
     for (size_t g = 0; g < n; ++g) {
         const float r = score[g];
         if (std::isnan(r)) {
             continue;
         }
         auto &st = m_state[g];
-        const uint8_t busy = m_groupBusy[static_cast<size_t>(m_groupOf[g])];
+        const auto gi = static_cast<size_t>(m_groupOf[g]);
+        const uint8_t busy = m_groupBusy[gi];
         float &b = m_usual[k * 2 + busy][g];
+        float &seen = m_seen[k * 2 + busy][g];
+        float &inLine = m_inLine[k][g];
+        const float peers = m_slotScale[gi];
+        const float slot = slotPlace(static_cast<uint32_t>(g));
+        const float u = r - slot; // its departure from where its slot sits
+        auto letGo = [&] {
+            for (size_t phase = 0; phase < 2; ++phase) {
+                m_usual[k * 2 + phase][g] = nan;
+                m_seen[k * 2 + phase][g] = 0;
+            }
+            inLine = 0;
+        };
+        if (st.relearn != 0) {
+            // Its places were learnt during a fault (one metric found it): all of them are learnt afresh, in both
+            // phases (a clock stuck low through a settling was learnt in both, with the power and heat that go with
+            // it).
+            letGo();
+        }
         const bool odd = st.pendingSince >= 0 || st.anomalous != 0;
-        if (std::isnan(b)) {
-            // Its first time in this phase: learnt before it is judged in it, over its own time in the phase (a job's
-            // idle phases come as checkpoints of a minute, each a transient: one visit would learn a transient). Not
-            // while it is odd: that would learn the fault in force.
-            b = odd ? nan : r;
-            score[g] = nan;
-            st.phaseLeft[busy] = static_cast<float>(m_options.settleSeconds);
-        } else if (st.settleLeft > 0) {
-            if (st.learning != 0) {
-                b += (r - b) * fast;
+        // A sample its place may be learnt from: it does not look odd, and it is not far off its peers (a GPU that far
+        // off from the start is one to look at, not one whose place that is).
+        const bool learnable = !odd && std::fabs(u) <= m_options.placeCap * peers;
+        if (st.settleLeft > 0) {
+            // Settling in a new job: not judged; where it sits is followed closely (its temperature's time constant).
+            if (st.learning != 0 && learnable) {
+                b = std::isnan(b) ? r : b + (r - b) * fast;
+                seen = std::min(seen + dt, learn);
             }
             score[g] = nan;
-        } else if (st.phaseLeft[busy] > 0) {
-            // The mean of its time in the phase so far (while it is in line).
-            const float seen = static_cast<float>(m_options.settleSeconds) - st.phaseLeft[busy];
-            b += odd ? 0.0F : (r - b) * (dt / (seen + dt));
-            score[g] = nan;
-        } else {
-            const float peers = scale[static_cast<size_t>(m_groupOf[g])];
-            float &inLine = m_inLine[k][g];
-            if (st.relearn != 0) {
-                // Its places were learnt during a fault (one metric found it): in this phase they are taken from where
-                // it is; in the other phase, learnt while the same fault was in force, they are learnt afresh on its
-                // next visit (a clock stuck low through a settling was learnt in both; letting go of the busy place
-                // alone left the idle one to flag it at every checkpoint).
-                b = r;
-                m_usual[k * 2 + (1U - busy)][g] = nan;
-            }
-            score[g] = r - b;
-            if (!odd) {
-                b += (r - b) * alpha;
-                inLine = 0;
-            } else if ((std::fabs(r) <= peers && std::fabs(b) >= 2 * peers)
-                || (st.unconfirmedLeft > 0 && std::fabs(r) < std::fabs(b))) {
-                // Odd only against a place far from its peers while it runs with them, or odd from its first judged
-                // frame against a place just learnt while it runs nearer its peers than that place says: that place
-                // was learnt while a fault was in force (a clock stuck low through a job change, a cooling fault that
-                // began as it settled and ended as it was first judged); after a while, where it is is its place,
-                // and its other places (learnt during the same fault) are taken from where it is too.
-                inLine += dt;
-                if (inLine >= m_options.relearnSeconds) {
+            continue;
+        }
+        if (std::isnan(b) || seen < learn) {
+            // No place yet: the mean of its samples in this phase, begun again when it moves away from it by more
+            // than the peers' spread (a fault coming on is not averaged into its normal).
+            if (learnable) {
+                if (std::isnan(b) || (seen >= m_options.persistSeconds && std::fabs(r - b) > peers)) {
                     b = r;
-                    inLine = 0;
-                    st.relearn = 2;
+                    seen = 0;
+                } else {
+                    b += (r - b) * (seen + dt > 0 ? dt / (seen + dt) : 1.0F);
+                    seen += dt;
                 }
-            } else {
-                inLine = 0;
             }
+            m_unplaced[g] |= bit;
+            score[g] = u;
+            inLine = 0;
+            continue;
+        }
+        const float lastSpread = m_lastResidualScale[k][gi];
+        if (std::fabs(u) <= peers && std::fabs(b - slot) >= m_options.farPlace * peers
+            && std::fabs(r - b) >= m_options.startScore * lastSpread) {
+            // It runs with its peers while its place says it sits far from them, and would look odd against that
+            // place: it was learnt during a fault (a clock stuck low through a job change). Judged against its peers,
+            // not flagged for being back in line; its places are learnt afresh unless it leaves them again at once (a
+            // phase's transient).
+            inLine += dt;
+            if (inLine >= m_options.letGoSeconds) {
+                letGo();
+                st.relearn = 2;
+            }
+            m_unplaced[g] |= bit;
+            score[g] = u;
+            continue;
+        }
+        score[g] = r - b;
+        if (!odd) {
+            if (learnable) {
+                b += (r - b) * alpha;
+            }
+            inLine = 0;
+        } else if (st.unconfirmedLeft > 0 && std::fabs(u) < std::fabs(b - slot)) {
+            // Odd from its first judged frame against a place just learnt, nearer its peers than that place says: it
+            // was learnt while a fault was in force (a cooling fault that began as it settled and ended as it was
+            // first judged); after a while its places are learnt afresh.
+            inLine += dt;
+            if (inLine >= m_options.relearnSeconds) {
+                letGo();
+                st.relearn = 2;
+            }
+        } else {
+            inLine = 0;
         }
     }
     // A chassis's GPUs breathe its air, each the exhaust of those upstream: when one of them draws less (or its fans
@@ -439,29 +580,28 @@ void AnomalyDetector::scoreMetric(size_t k, const std::vector<float> &plane, flo
     }
     // 4. How far residuals spread among the peers right now: small in a steady phase (each GPU's place is known), wide
     // while the group changes phase (GPUs follow at their own pace). A residual is judged in that unit.
+    // Of the GPUs with a place only; one without is judged in its peers' spread (so is one whose group has too few
+    // GPUs with places for a spread of theirs).
     for (size_t gi = 0; gi < m_groups.size(); ++gi) {
         float spread = 0;
         groupMedian(
-            m_groups[gi], [&](uint32_t g) { return score[g]; }, &spread);
+            m_groups[gi], [&](uint32_t g) { return (m_unplaced[g] & bit) != 0 ? nan : score[g]; }, &spread);
         m_residualScale[gi] = std::isnan(spread) ? nan : std::max(spread, residualFloor);
     }
+    m_lastResidualScale[k] = m_residualScale;
     for (size_t g = 0; g < n; ++g) {
-        const auto &st = m_state[g];
-        const float r = m_residualScale[static_cast<size_t>(m_groupOf[g])];
-        if (std::isnan(score[g])) {
-            const uint8_t busy = m_groupBusy[static_cast<size_t>(m_groupOf[g])];
-            score[g] = (st.settleLeft > 0 || st.phaseLeft[busy] > 0) && !std::isnan(deviation[g]) ? 0.0F : nan;
-        } else {
-            score[g] /= r;
-        }
+        const auto gi = static_cast<size_t>(m_groupOf[g]);
+        const float r = m_residualScale[gi];
+        score[g] /= (m_unplaced[g] & bit) != 0 || std::isnan(r) ? m_slotScale[gi] : r; // NaN stays NaN: not judged
     }
 }
 
-void AnomalyDetector::persist(Frame *frame, double now, double dt, std::vector<FleetEvent> *events)
+void AnomalyDetector::persist(std::vector<float> *plane, double now, double dt, std::vector<FleetEvent> *events)
 {
     const size_t n = m_shape.gpuCount;
-    auto &plane = frame->planes[static_cast<size_t>(MetricId::Anomaly)];
-    plane.assign(n, nan);
+    if (plane != nullptr) {
+        plane->assign(n, nan); // not judged, unless scored below
+    }
     for (size_t g = 0; g < n; ++g) {
         float best = -1;
         uint8_t bestMetric = 0;
@@ -473,26 +613,25 @@ void AnomalyDetector::persist(Frame *frame, double now, double dt, std::vector<F
             }
         }
         const bool any = best >= 0;
-        if (any) {
-            plane[g] = std::min(best, 99.0F);
+        if (any && plane != nullptr) {
+            (*plane)[g] = std::min(best, 99.0F);
+        }
+        bool data = false;
+        for (size_t k = 0; k < judged.size() && !data; ++k) {
+            data = !std::isnan(m_deviation[k][g]);
         }
         auto &st = m_state[g];
-        const uint8_t busy = m_groupBusy[static_cast<size_t>(m_groupOf[g])];
-        if (any && st.unconfirmedLeft > 0 && st.settleLeft <= 0 && st.phaseLeft[busy] <= 0 && st.pendingSince < 0
-            && st.anomalous == 0 && best < m_options.startScore) {
+        if (any && st.unconfirmedLeft > 0 && m_unplaced[g] == 0 && st.pendingSince < 0 && st.anomalous == 0
+            && best < m_options.startScore) {
             // Judged in line with the places it learnt: they are its own.
             st.unconfirmedLeft = std::max(0.0F, st.unconfirmedLeft - static_cast<float>(dt));
         }
-        if (any && st.settleLeft > 0) {
+        if (data && st.settleLeft > 0) {
             // Settling counts time with data only: a GPU without peers or readings has learnt nothing meanwhile.
             st.settleLeft = std::max(0.0F, st.settleLeft - static_cast<float>(dt));
             st.learning = st.settleLeft > 0 ? st.learning : 0;
         }
-        st.relearn = st.relearn > 0 ? st.relearn - 1 : 0; // 2 set this frame: the next frame re-learns
-        float &phaseLeft = st.phaseLeft[busy];
-        if (any && phaseLeft > 0 && st.pendingSince < 0 && st.anomalous == 0) {
-            phaseLeft = std::max(0.0F, phaseLeft - static_cast<float>(dt));
-        }
+        st.relearn = st.relearn > 0 ? st.relearn - 1 : 0; // 2 set this frame: the next frame lets every place go
         if (any && best >= m_options.startScore) {
             if (st.pendingSince < 0) {
                 st.pendingSince = now;
@@ -547,12 +686,15 @@ FleetEvent AnomalyDetector::describe(uint32_t gpu, double now, bool start) const
         const float off = m_deviation[k][gpu];
         const auto gi = static_cast<size_t>(m_groupOf[gpu]);
         const float usual = m_usual[k * 2 + m_groupBusy[gi]][gpu];
+        const bool placed = (m_unplaced[gpu] & (1U << k)) == 0;
         // Memory is judged against its own GPU: its deviation is how much further above it than its peers' memory.
         const bool memory = judged[k] == MetricId::MemTemp;
         text = fmt::format("GPU {} of {} runs {} {} {} median{} for {} ({})", gpu - node.firstGpu, node.hostname,
             amount(off, def.unit), off >= 0 ? "above" : "below", inJob ? "its job's" : "its rack's idle GPUs'",
             memory ? ", against its own GPU" : "", duration(now - st.startedAt), def.name);
-        if (std::fabs(usual) >= 0.5F) {
+        if (!placed) {
+            text += "; no history yet";
+        } else if (std::fabs(usual) >= 0.5F) {
             text += fmt::format("; it usually runs {} {}", amount(usual, def.unit), usual >= 0 ? "above" : "below");
         }
     } else {

@@ -18,6 +18,11 @@ void FleetAnalytics::judge(Frame *frame, const std::vector<JobInfo> &jobs, std::
     m_incidents.judge(*frame, jobs, timeSeconds, events);
 }
 
+void FleetAnalytics::warm(const std::vector<std::shared_ptr<const Frame>> &past, const std::vector<JobInfo> &jobs)
+{
+    m_detector.warm(past, jobs);
+}
+
 std::unique_ptr<FrameSource> judgedSource(std::unique_ptr<FramePoller> poller, const FrameSource::Options &options)
 {
     auto analytics = std::make_unique<FleetAnalytics>(poller->shape());

@@ -21,6 +21,8 @@ class FleetAnalytics final : public FrameJudge
 public:
     explicit FleetAnalytics(const FleetShape &shape);
     void judge(Frame *frame, const std::vector<JobInfo> &jobs, std::vector<FleetEvent> *events) override;
+    // The detector learns from them (the offender score and the incidents work on events: held frames raise none).
+    void warm(const std::vector<std::shared_ptr<const Frame>> &past, const std::vector<JobInfo> &jobs) override;
 
 private:
     AnomalyDetector m_detector;

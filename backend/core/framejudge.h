@@ -5,6 +5,7 @@
 #include "core/framepoller.h"
 
 #include <array>
+#include <memory>
 #include <vector>
 
 namespace fleetscope::backend {
@@ -23,6 +24,10 @@ public:
     virtual ~FrameJudge() = default;
     // Judges a frame with the events that came with it; jobs are the producer's as of this frame.
     virtual void judge(Frame *frame, const std::vector<JobInfo> &jobs, std::vector<FleetEvent> *events) = 0;
+    // Learns from the frames held from before the source's start (oldest first; jobs as of the first frame, ended
+    // ones included), before the first frame is judged: those frames stay unjudged and raise no events.
+    virtual void warm(const std::vector<std::shared_ptr<const Frame>> & /*past*/, const std::vector<JobInfo> & /*jobs*/)
+    { }
 };
 
 } // namespace fleetscope::backend

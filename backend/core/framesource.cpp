@@ -41,6 +41,9 @@ FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &opt
     if (first->sampleTimeMs == 0) {
         first->sampleTimeMs = now;
     }
+    if (m_judge && !m_coarse.empty()) {
+        m_judge->warm({ m_coarse.begin(), m_coarse.end() }, m_poller->jobs());
+    }
     publish(std::move(first), m_poller->takeEvents());
     m_thread = std::thread([this] { run(); });
 }

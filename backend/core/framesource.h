@@ -42,7 +42,8 @@ public:
 
     // Frames, events and jobs from the producer, polled every options.interval, judged by judge (when given) and held
     // within the budgets (a simulated fleet: simulatedSource, sim/simulatedfleet.h). Before the first poll it is asked
-    // for the events of the last options.pastEvents.
+    // for the events of the last options.pastEvents. The judge learns from the frames the producer gave from before
+    // the start (FrameJudge::warm) before it judges the first frame; those frames stay unjudged.
     FrameSource(
         std::unique_ptr<FramePoller> poller, const Options &options, std::unique_ptr<FrameJudge> judge = nullptr);
     ~FrameSource();
