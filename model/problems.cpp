@@ -2,6 +2,7 @@
 #include "model/problems.h"
 
 #include <QDateTime>
+#include <QLocale>
 
 #include <algorithm>
 #include <unordered_set>
@@ -25,26 +26,71 @@ QString describe(Problem::Kind kind)
         return QStringLiteral("Anomaly");
     case Problem::Kind::Drift:
         return QStringLiteral("Version drift");
+    case Problem::Kind::Incident:
+        return QStringLiteral("Incident");
     }
     return {};
 }
 
+namespace {
+QString plural(uint64_t n, const char *one, const char *many)
+{
+    return QStringLiteral("%1 %2").arg(
+        QLocale().toString(static_cast<qulonglong>(n)), QLatin1String(n == 1 ? one : many));
+}
+
+// "79 (GPU has fallen off the bus) ×3, 48 (…)"
+QString xidList(const Problem &p)
+{
+    QStringList parts;
+    for (const auto &[xid, count] : p.xids) {
+        const QString meaning = xidMeaningText(xid);
+        QString part
+            = meaning.isEmpty() ? QString::number(xid) : QStringLiteral("%1 (%2)").arg(QString::number(xid), meaning);
+        if (count > 1) {
+            part += QStringLiteral(" ×%1").arg(count);
+        }
+        parts << part;
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
+// What several GPUs of one job share: "3 GPUs with double-bit ECC errors".
+QString foldedSummary(const Problem &p)
+{
+    const QString gpus = plural(p.gpus.size(), "GPU", "GPUs");
+    switch (p.kind) {
+    case Problem::Kind::XidBurst:
+        return QStringLiteral("%1 with XID bursts: %2").arg(gpus, xidList(p));
+    case Problem::Kind::EccDoubleBit:
+        return QStringLiteral("%1 with double-bit ECC errors").arg(gpus);
+    case Problem::Kind::ThermalThrottle:
+        return QStringLiteral("%1 thermal throttling").arg(gpus);
+    case Problem::Kind::PowerThrottle:
+        return QStringLiteral("%1 power throttling").arg(gpus);
+    case Problem::Kind::Anomaly:
+        return QStringLiteral("%1 out of line with their peers (%2)").arg(gpus, p.metric);
+    default:
+        return QStringLiteral("%1: %2").arg(gpus, describe(p.kind));
+    }
+}
+} // namespace
+
 QString problemSummary(const Problem &p)
 {
-    switch (p.kind) {
-    case Problem::Kind::XidBurst: {
-        QStringList parts;
-        for (const auto &[xid, count] : p.xids) {
-            const QString meaning = xidMeaningText(xid);
-            QString part = meaning.isEmpty() ? QString::number(xid)
-                                             : QStringLiteral("%1 (%2)").arg(QString::number(xid), meaning);
-            if (count > 1) {
-                part += QStringLiteral(" ×%1").arg(count);
-            }
-            parts << part;
-        }
-        return QStringLiteral("XID burst: %1").arg(parts.join(QStringLiteral(", ")));
+    if (p.foldedJob != 0) {
+        return foldedSummary(p);
     }
+    switch (p.kind) {
+    case Problem::Kind::XidBurst:
+        return QStringLiteral("XID burst: %1").arg(xidList(p));
+    case Problem::Kind::Incident:
+        if (!p.text.isEmpty()) {
+            return p.text;
+        }
+        return p.incident
+            ? QStringLiteral("%1 incident: %2").arg(p.incident->cause, plural(p.incident->gpuCount, "GPU", "GPUs"))
+            : describe(p.kind);
     case Problem::Kind::Anomaly: // the detector's reason says what and by how much
     case Problem::Kind::Drift: // the versions and how many GPUs run each
         return p.text.isEmpty() ? describe(p.kind) : p.text;
@@ -55,6 +101,21 @@ QString problemSummary(const Problem &p)
 
 QString problemPlace(const Problem &p, const Topology *topology)
 {
+    if (p.foldedJob != 0) {
+        return p.foldedJobName.isEmpty() ? QStringLiteral("job %1").arg(p.foldedJob)
+                                         : QStringLiteral("job %1").arg(p.foldedJobName);
+    }
+    if (p.kind == Problem::Kind::Incident) {
+        const int64_t domain = p.incident ? p.incident->domain : -1;
+        if (topology != nullptr && domain >= 0 && static_cast<uint64_t>(domain) < topology->domains.size()) {
+            const auto &d = topology->domains[static_cast<size_t>(domain)];
+            return QStringLiteral("%1 %2").arg(QLatin1String(domainKindName(d.kind)), d.name);
+        }
+        if (topology != nullptr && !p.gpus.empty()) {
+            return smallestPlaceHolding(p.gpus, *topology).name(*topology);
+        }
+        return plural(p.incident ? p.incident->gpuCount : p.gpusHit, "GPU", "GPUs");
+    }
     if (topology == nullptr) {
         return p.gpu >= 0 ? QStringLiteral("GPU #%1").arg(p.gpu) : QStringLiteral("node #%1").arg(p.node);
     }
@@ -88,9 +149,98 @@ QString problemPlace(const Problem &p, const Topology *topology)
     return QStringLiteral("(not in this topology)");
 }
 
+bool isSharedIncident(const Problem &p)
+{
+    return p.kind == Problem::Kind::Incident && p.incident && p.incident->domain >= 0;
+}
+
+QString incidentCauseLabel(const Problem &p)
+{
+    if (p.kind != Problem::Kind::Incident) {
+        return {};
+    }
+    return p.incident && !p.incident->cause.isEmpty() ? p.incident->cause.toUpper() : QStringLiteral("INCIDENT");
+}
+
+Place smallestPlaceHolding(const std::vector<uint32_t> &gpus, const Topology &topology)
+{
+    if (gpus.empty() || gpus.back() >= topology.gpuCount || topology.nodeOfGpu.size() < topology.gpuCount) {
+        return Place::fleet();
+    }
+    const uint32_t first = gpus.front();
+    const uint32_t last = gpus.back();
+    if (first == last) {
+        return Place::gpu(first);
+    }
+    const uint32_t firstNode = topology.nodeOfGpu[first];
+    const uint32_t lastNode = topology.nodeOfGpu[last];
+    if (firstNode == lastNode) {
+        return Place::node(firstNode);
+    }
+    const uint32_t firstRack = topology.nodes[firstNode].rack;
+    const uint32_t lastRack = topology.nodes[lastNode].rack;
+    if (firstRack == lastRack) {
+        return Place::rack(firstRack);
+    }
+    if (topology.racks[firstRack].row == topology.racks[lastRack].row) {
+        return Place::row(topology.racks[firstRack].row);
+    }
+    return Place::fleet();
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> gpuRuns(const std::vector<uint32_t> &gpus)
+{
+    std::vector<std::pair<uint32_t, uint32_t>> runs;
+    for (uint32_t gpu : gpus) {
+        if (!runs.empty() && runs.back().first + runs.back().second == gpu) {
+            ++runs.back().second;
+        } else {
+            runs.emplace_back(gpu, 1);
+        }
+    }
+    return runs;
+}
+
+ProblemTally tallyProblems(const std::vector<Problem> &problems)
+{
+    ProblemTally tally;
+    for (const auto &p : problems) {
+        const bool critical = p.severity == EventSeverity::Critical;
+        if (isSharedIncident(p)) {
+            ++tally.incidents;
+            tally.criticalIncidents += critical ? 1 : 0;
+        } else {
+            ++tally.others;
+            tally.criticalOthers += critical ? 1 : 0;
+        }
+    }
+    return tally;
+}
+
+QString tallyText(const ProblemTally &t)
+{
+    if (t.incidents == 0 && t.others == 0) {
+        return QStringLiteral("No open problems");
+    }
+    QStringList parts;
+    if (t.incidents > 0) {
+        parts << plural(t.incidents, "incident", "incidents");
+    }
+    if (t.others > 0 || t.incidents == 0) {
+        parts << (t.incidents > 0 ? plural(t.others, "other problem", "other problems")
+                                  : plural(t.others, "problem", "problems"));
+    }
+    QString text = parts.join(QStringLiteral(" · "));
+    if (const uint32_t critical = t.criticalIncidents + t.criticalOthers; critical > 0) {
+        text += QStringLiteral(" (%1 critical)").arg(critical);
+    }
+    return text;
+}
+
 void ProblemBoard::clear()
 {
     m_problems.clear();
+    m_incidents.clear();
     m_dropped = 0;
 }
 
@@ -98,7 +248,7 @@ void ProblemBoard::add(const FleetEvent &e)
 {
     auto open = [&](Problem::Kind kind, int64_t where, const QString &metric = QString()) -> Problem * {
         const Key key { static_cast<int>(kind), where, metric };
-        if (m_problems.size() >= maxProblems && m_problems.find(key) == m_problems.end()) {
+        if (m_problems.size() + m_incidents.size() >= maxProblems && m_problems.find(key) == m_problems.end()) {
             ++m_dropped;
             return nullptr;
         }
@@ -184,11 +334,37 @@ void ProblemBoard::add(const FleetEvent &e)
     case EventKind::AnomalyEnd:
         close(Problem::Kind::Anomaly, e.gpu, e.metric);
         return;
+    case EventKind::IncidentOpen:
+    case EventKind::IncidentUpdate: { // an update of an incident not seen (the stream began after its open) opens it
+        if (!e.incident) {
+            ++m_dropped;
+            return;
+        }
+        auto it = m_incidents.find(e.incident->id);
+        if (it == m_incidents.end()) {
+            if (m_problems.size() + m_incidents.size() >= maxProblems) {
+                ++m_dropped;
+                return;
+            }
+            it = m_incidents.try_emplace(e.incident->id).first;
+        }
+        Problem &p = it->second;
+        p = Problem {}; // the incident as sent now, nothing kept from before
+        p.kind = Problem::Kind::Incident;
+        p.incident = e.incident;
+        p.severity = e.severity;
+        p.sinceMs = e.incident->startMs > 0 ? e.incident->startMs : e.timeMs;
+        p.lastMs = e.timeMs;
+        p.text = e.text;
+        return;
+    }
+    case EventKind::IncidentClose:
+        if (e.incident) {
+            m_incidents.erase(e.incident->id);
+        }
+        return;
     case EventKind::JobStart:
     case EventKind::JobEnd:
-    case EventKind::IncidentOpen:
-    case EventKind::IncidentUpdate:
-    case EventKind::IncidentClose:
         return;
     }
 }
@@ -206,10 +382,127 @@ std::vector<uint32_t> ProblemBoard::gpusWith(Problem::Kind kind) const
     return gpus;
 }
 
+namespace {
+// Whether a problem of this kind can be the evidence of an incident of this cause (ProblemBoard's comment).
+bool causeExplains(const QString &cause, Problem::Kind kind)
+{
+    using K = Problem::Kind;
+    if (cause == QLatin1String("cooling")) {
+        return kind == K::ThermalThrottle || kind == K::PowerThrottle || kind == K::Anomaly;
+    }
+    if (cause == QLatin1String("power")) {
+        return kind == K::ThermalThrottle || kind == K::PowerThrottle || kind == K::Anomaly || kind == K::NodeDown
+            || kind == K::XidBurst;
+    }
+    if (cause == QLatin1String("network")) {
+        return kind == K::Anomaly || kind == K::XidBurst || kind == K::NodeDown;
+    }
+    return kind != K::Drift && kind != K::Incident; // a GPU's or a node's own incident
+}
+
+bool foldable(const Problem &p)
+{
+    using K = Problem::Kind;
+    return p.gpu >= 0 && p.rack < 0 && p.gpus.size() == 1
+        && (p.kind == K::XidBurst || p.kind == K::EccDoubleBit || p.kind == K::ThermalThrottle
+            || p.kind == K::PowerThrottle || p.kind == K::Anomaly);
+}
+
+// Several GPUs of one running job with the same kind of problem (and metric): one line, at the first one's place.
+void foldByJob(std::vector<Problem> *problems, const JobList &jobs)
+{
+    std::map<std::tuple<int, QString, uint64_t>, std::vector<size_t>> groups;
+    for (size_t i = 0; i < problems->size(); ++i) {
+        const Problem &p = (*problems)[i];
+        if (!foldable(p)) {
+            continue;
+        }
+        if (const Job *job = jobs.runningJobOn(p.gpus[0])) {
+            groups[{ static_cast<int>(p.kind), p.metric, job->id }].push_back(i);
+        }
+    }
+    std::vector<bool> gone(problems->size(), false);
+    for (const auto &[key, members] : groups) {
+        if (members.size() < 2) {
+            continue;
+        }
+        Problem &line = (*problems)[members[0]];
+        const Job *job = jobs.runningJobOn(line.gpus[0]);
+        line.foldedJob = std::get<2>(key);
+        line.foldedJobName = job != nullptr ? job->name : QString();
+        line.gpu = -1;
+        line.node = -1;
+        for (size_t m = 1; m < members.size(); ++m) {
+            const Problem &other = (*problems)[members[m]];
+            line.gpus.push_back(other.gpus[0]);
+            line.sinceMs = std::min(line.sinceMs, other.sinceMs);
+            line.lastMs = std::max(line.lastMs, other.lastMs);
+            line.severity = std::max(line.severity, other.severity);
+            for (const auto &[xid, count] : other.xids) {
+                auto seen = std::find_if(
+                    line.xids.begin(), line.xids.end(), [xid = xid](const auto &entry) { return entry.first == xid; });
+                if (seen != line.xids.end()) {
+                    seen->second += count;
+                } else if (line.xids.size() < ProblemBoard::maxXidCodes) {
+                    line.xids.emplace_back(xid, count);
+                }
+            }
+            gone[members[m]] = true;
+        }
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < problems->size(); ++i) {
+        if (!gone[i]) {
+            if (kept != i) {
+                (*problems)[kept] = std::move((*problems)[i]);
+            }
+            ++kept;
+        }
+    }
+    problems->resize(kept);
+}
+} // namespace
+
 std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology, const JobList *jobs) const
 {
     std::vector<Problem> problems;
-    problems.reserve(m_problems.size());
+    problems.reserve(m_problems.size() + m_incidents.size());
+    // The shared incidents first, each with its GPUs (ascending, each once, within the topology: the runs are the
+    // backend's); a node's or a GPU's own after the lines.
+    std::vector<Problem> singles;
+    for (const auto &[id, incident] : m_incidents) {
+        Problem p = incident;
+        const uint64_t bound = topology ? topology->gpuCount : uint64_t { maxIncidentGpus };
+        for (const auto &[first, count] : p.incident->gpuRuns) {
+            const uint64_t end = std::min<uint64_t>(uint64_t { first } + count, bound);
+            for (uint64_t g = first; g < end && p.gpus.size() < maxIncidentGpus; ++g) {
+                p.gpus.push_back(static_cast<uint32_t>(g));
+            }
+        }
+        std::sort(p.gpus.begin(), p.gpus.end());
+        p.gpus.erase(std::unique(p.gpus.begin(), p.gpus.end()), p.gpus.end());
+        (isSharedIncident(p) ? problems : singles).push_back(std::move(p));
+    }
+    const size_t incidents = problems.size();
+    // A problem an open incident explains is counted on it rather than listed (ProblemBoard's comment).
+    auto coveredBy = [&](const Problem &p) -> Problem * {
+        if (p.gpus.empty()) {
+            return nullptr;
+        }
+        for (size_t i = 0; i < incidents; ++i) {
+            Problem &incident = problems[i];
+            if (!causeExplains(incident.incident->cause, p.kind) || p.sinceMs < incident.sinceMs - coveredLeadMs) {
+                continue;
+            }
+            const bool all = std::all_of(p.gpus.begin(), p.gpus.end(),
+                [&](uint32_t gpu) { return std::binary_search(incident.gpus.begin(), incident.gpus.end(), gpu); });
+            if (all) {
+                return &incident;
+            }
+        }
+        return nullptr;
+    };
+
     // Throttling by rack, to merge where a rack has more than one GPU of it: (kind, rack) -> index in problems.
     std::map<std::pair<int, uint32_t>, size_t> rackProblem;
     for (const auto &[key, problem] : m_problems) {
@@ -225,6 +518,10 @@ std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology,
             for (uint32_t i = 0; i < node.gpuCount; ++i) {
                 p.gpus.push_back(node.firstGpu + i);
             }
+        }
+        if (Problem *incident = incidents > 0 ? coveredBy(p) : nullptr) {
+            ++incident->covered;
+            continue;
         }
         const bool throttle = p.kind == Problem::Kind::ThermalThrottle || p.kind == Problem::Kind::PowerThrottle;
         if (throttle && topology && p.gpus.size() == 1) {
@@ -245,6 +542,25 @@ std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology,
             }
         }
         problems.push_back(std::move(p));
+    }
+    // A node's or a GPU's own incident where no line holds its GPUs: the lines say the same, in more detail.
+    if (!singles.empty()) {
+        std::vector<uint32_t> lined;
+        for (size_t i = incidents; i < problems.size(); ++i) {
+            lined.insert(lined.end(), problems[i].gpus.begin(), problems[i].gpus.end());
+        }
+        std::sort(lined.begin(), lined.end());
+        for (Problem &single : singles) {
+            const bool said = !single.gpus.empty()
+                && std::all_of(single.gpus.begin(), single.gpus.end(),
+                    [&](uint32_t gpu) { return std::binary_search(lined.begin(), lined.end(), gpu); });
+            if (!said) {
+                problems.push_back(std::move(single));
+            }
+        }
+    }
+    if (jobs != nullptr) {
+        foldByJob(&problems, *jobs);
     }
     rankProblems(&problems, jobs);
     return problems;
@@ -268,6 +584,12 @@ void rankProblems(std::vector<Problem> *problems, const JobList *jobs)
             }
         }
         p.blastGpus = inJobs + outsideJobs;
+        if (p.incident) { // the backend's own counts where it knows more than the GPUs listed (runs cut, no jobs)
+            p.gpusHit = std::max(p.gpusHit, p.incident->gpuCount);
+            if (p.jobIds.empty()) {
+                p.jobIds = p.incident->jobs;
+            }
+        }
     }
     sortProblems(problems);
 }
@@ -275,6 +597,10 @@ void rankProblems(std::vector<Problem> *problems, const JobList *jobs)
 void sortProblems(std::vector<Problem> *problems)
 {
     std::sort(problems->begin(), problems->end(), [](const Problem &a, const Problem &b) {
+        const bool aIncident = isSharedIncident(a);
+        if (aIncident != isSharedIncident(b)) {
+            return aIncident;
+        }
         if (a.severity != b.severity) {
             return a.severity > b.severity;
         }

@@ -29,6 +29,38 @@ FleetEvent makeEvent(EventKind kind, int64_t timeMs, int64_t gpu, int64_t node, 
     return e;
 }
 
+// An incident event as the backend sends it (model/history.h): GPUs as runs, its domain, cause, evidence, jobs.
+FleetEvent makeIncident(EventKind kind, int64_t timeMs, uint64_t id, std::vector<std::pair<uint32_t, uint32_t>> runs,
+    const QString &cause = QStringLiteral("cooling"), const QString &headline = QString(), int64_t domain = 0,
+    EventSeverity severity = EventSeverity::Critical)
+{
+    auto incident = std::make_shared<Incident>();
+    incident->id = id;
+    incident->startMs = timeMs;
+    incident->domain = domain;
+    incident->cause = cause;
+    incident->evidence = QStringLiteral("%1 of its GPUs began throttling within 40 s; no other unit's did").arg(8);
+    for (const auto &[first, count] : runs) {
+        incident->gpuCount += count;
+    }
+    incident->gpuRuns = std::move(runs);
+    incident->jobs = { 7 };
+    incident->jobCount = 1;
+    FleetEvent e = makeEvent(kind, timeMs, -1, -1, 0, severity);
+    e.text = headline.isEmpty() ? QStringLiteral("Incident %1").arg(id) : headline;
+    e.incident = std::move(incident);
+    return e;
+}
+
+// The test fleet with two domains: a cooling unit for its row (0) and the PDU of its first rack's A side (1).
+TopologyPtr makeTopologyWithDomains()
+{
+    auto topology = std::const_pointer_cast<Topology>(testing::makeTopology());
+    topology->domains.push_back({ DomainKind::CoolingUnit, QStringLiteral("r01-crah1"), -1, -1 });
+    topology->domains.push_back({ DomainKind::Pdu, QStringLiteral("r01-k01-a"), -1, -1 });
+    return topology;
+}
+
 // Two jobs on the 48-GPU test fleet: a big one on GPUs 0-31, a small one on 40-43.
 JobsPtr makeJobs(const Topology &topology)
 {
@@ -195,6 +227,201 @@ private Q_SLOTS:
         }
     }
 
+    // Shared incidents come first, whatever the severity of the single GPUs' problems; an update replaces what the
+    // incident was (GPUs, headline, severity), one of an id not seen opens it, a close removes it.
+    void incidentsRankFirstAndFollowTheirEvents()
+    {
+        const TopologyPtr topology = makeTopologyWithDomains();
+        const JobsPtr jobs = makeJobs(*topology);
+        ProblemBoard board;
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 44, 5, 0, EventSeverity::Critical)); // no job
+        board.add(makeEvent(EventKind::NodeDown, t0, -1, 2, 0, EventSeverity::Critical));
+        board.add(makeIncident(EventKind::IncidentOpen, t0 + minute, 1, { { 40, 4 } }, QStringLiteral("cooling"),
+            QStringLiteral("Cooling unit r01-crah1 failed: 4 GPUs throttling, 1 job"), 0, EventSeverity::Warning));
+        auto open = board.open(t0 + 2 * minute, topology.get(), jobs.get());
+        QCOMPARE(open.size(), size_t { 3 });
+        QCOMPARE(open[0].kind, Problem::Kind::Incident); // a warning incident before two critical GPUs' problems
+        QVERIFY(isSharedIncident(open[0]));
+        QCOMPARE(open[0].gpus, (std::vector<uint32_t> { 40, 41, 42, 43 }));
+        QCOMPARE(open[0].gpusHit, 4U);
+        QCOMPARE(open[0].jobIds, std::vector<uint64_t> { 9 }); // the job running on them now
+        QCOMPARE(open[0].sinceMs, t0 + minute);
+        QCOMPARE(problemSummary(open[0]), QStringLiteral("Cooling unit r01-crah1 failed: 4 GPUs throttling, 1 job"));
+        QCOMPARE(incidentCauseLabel(open[0]), QStringLiteral("COOLING"));
+        QCOMPARE(incidentCauseLabel(open[1]), QString());
+        QCOMPARE(problemPlace(open[0], topology.get()), QStringLiteral("cooling unit r01-crah1"));
+        // A domain past the topology's table: named by where its GPUs are.
+        QCOMPARE(problemPlace(open[0], testing::makeTopology().get()), QStringLiteral("r01-k03-n02"));
+
+        // The update replaces it: more GPUs, another headline, critical now.
+        board.add(makeIncident(EventKind::IncidentUpdate, t0 + minute, 1, { { 32, 16 } }, QStringLiteral("cooling"),
+            QStringLiteral("Cooling unit r01-crah1 failed: 16 GPUs throttling, 1 job")));
+        // An update of an incident never opened here (the stream began after its open) opens it.
+        board.add(makeIncident(EventKind::IncidentUpdate, t0 + 3 * minute, 2, { { 0, 8 } }, QStringLiteral("power"),
+            QStringLiteral("PDU r01-k01-a tripped: 1 node down"), 1, EventSeverity::Warning));
+        open = board.open(t0 + 3 * minute, topology.get(), jobs.get());
+        QCOMPARE(open.size(), size_t { 4 });
+        QCOMPARE(open[0].incident->id, uint64_t { 1 }); // critical now: before the warning one
+        QCOMPARE(open[0].gpus.size(), size_t { 16 });
+        QCOMPARE(open[0].severity, EventSeverity::Critical);
+        QVERIFY(problemSummary(open[0]).contains(QLatin1String("16 GPUs")));
+        QCOMPARE(open[1].incident->id, uint64_t { 2 });
+        QCOMPARE(problemPlace(open[1], topology.get()), QStringLiteral("PDU r01-k01-a"));
+        QCOMPARE(board.incidentCount(), size_t { 2 });
+
+        board.add(makeIncident(EventKind::IncidentClose, t0 + 4 * minute, 1, {}));
+        board.add(makeIncident(EventKind::IncidentClose, t0 + 4 * minute, 99, {})); // never opened: nothing
+        FleetEvent empty = makeEvent(EventKind::IncidentOpen, t0, -1, -1); // no incident with it: dropped
+        board.add(empty);
+        QCOMPARE(board.dropped(), uint64_t { 1 });
+        open = board.open(t0 + 4 * minute, topology.get(), jobs.get());
+        QCOMPARE(open.size(), size_t { 3 });
+        QCOMPARE(open[0].incident->id, uint64_t { 2 });
+        QCOMPARE(open[1].kind, Problem::Kind::NodeDown);
+    }
+
+    // A node's or a GPU's own incident (no domain) is a single problem: not first, not counted as an incident, and
+    // not listed where the lines of its GPUs already say it (a double-bit ECC error, a node down).
+    void aNodesOwnIncidentIsASingleProblem()
+    {
+        const TopologyPtr topology = makeTopologyWithDomains();
+        const JobsPtr jobs = makeJobs(*topology);
+        ProblemBoard board;
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 44, 5, 0, EventSeverity::Critical));
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 1, { { 44, 1 } }, QStringLiteral("gpu"),
+            QStringLiteral("r01-k03-n02 GPU 4: double-bit ECC error"), -1));
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 2, { { 8, 8 } }, QStringLiteral("node"),
+            QStringLiteral("r01-k01-n02: rail link errors climbing, 1 job slowed"), -1, EventSeverity::Warning));
+        board.add(makeEvent(EventKind::ThermalThrottleStart, t0, 46, 5)); // warning, in no job: ranked last
+        const auto open = board.open(t0 + minute, topology.get(), jobs.get());
+        QCOMPARE(open.size(), size_t { 3 }); // the ECC line (its incident says the same), the node's, the throttle
+        QCOMPARE(open[0].kind, Problem::Kind::EccDoubleBit); // critical first: no incident jumps the queue
+        QCOMPARE(open[1].kind, Problem::Kind::Incident);
+        QVERIFY(!isSharedIncident(open[1]));
+        QCOMPARE(open[1].incident->id, uint64_t { 2 });
+        QCOMPARE(problemPlace(open[1], topology.get()), QStringLiteral("r01-k01-n02"));
+        QCOMPARE(incidentCauseLabel(open[1]), QStringLiteral("NODE"));
+        const ProblemTally tally = tallyProblems(open);
+        QCOMPARE(tally.incidents, 0U);
+        QCOMPARE(tally.others, 3U);
+    }
+
+    // The backend's runs are untrusted: past the topology they are cut, never listed; an incident is bounded with the
+    // other problems.
+    void anIncidentsRunsAreBoundedByTheTopology()
+    {
+        const TopologyPtr topology = testing::makeTopology();
+        ProblemBoard board;
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 1, { { 46, 4'000'000'000U }, { 10, 2 } }));
+        const auto open = board.open(t0, topology.get(), nullptr);
+        QCOMPARE(open.size(), size_t { 1 });
+        QCOMPARE(open[0].gpus, (std::vector<uint32_t> { 10, 11, 46, 47 }));
+        const auto noTopology = board.open(t0, nullptr, nullptr);
+        QVERIFY(noTopology[0].gpus.size() > 1'000'000 && noTopology[0].gpus.size() <= ProblemBoard::maxIncidentGpus);
+        QCOMPARE(noTopology[0].gpus.back(), ProblemBoard::maxIncidentGpus - 1);
+        QCOMPARE(smallestPlaceHolding(open[0].gpus, *topology).level, Place::Level::Row);
+        QCOMPARE(smallestPlaceHolding({ 16, 31 }, *topology).level, Place::Level::Rack);
+        QCOMPARE(smallestPlaceHolding({ 16, 17 }, *topology).level, Place::Level::Node);
+        QCOMPARE(smallestPlaceHolding({ 5 }, *topology).level, Place::Level::Gpu);
+        QCOMPARE(smallestPlaceHolding({ 5, 4000 }, *topology).level, Place::Level::Fleet);
+        QCOMPARE(gpuRuns(open[0].gpus), (std::vector<std::pair<uint32_t, uint32_t>> { { 10, 2 }, { 46, 2 } }));
+    }
+
+    // The symptoms an incident explains are its evidence: counted on it, not listed again. A symptom of a kind its
+    // cause does not produce (a double-bit ECC error under a cooling incident), one that began well before it, or one
+    // with GPUs outside it stays a line of its own.
+    void symptomsAnIncidentCoversAreNotRepeated()
+    {
+        const TopologyPtr topology = testing::makeTopology();
+        const JobsPtr jobs = makeJobs(*topology);
+        ProblemBoard board;
+        for (int64_t gpu = 16; gpu < 32; ++gpu) { // rack r01-k02 throttling
+            board.add(makeEvent(EventKind::ThermalThrottleStart, t0 + gpu * 1000, gpu, gpu / 8));
+        }
+        board.add(makeEvent(EventKind::ThermalThrottleStart, t0 - 10 * minute, 33, 4)); // outside the incident
+        board.add(makeEvent(EventKind::ThermalThrottleStart, t0 - 10 * minute, 15, 1)); // well before it
+        board.add(makeEvent(EventKind::EccDoubleBit, t0 + minute, 20, 2, 0, EventSeverity::Critical)); // its own
+        board.add(makeIncident(EventKind::IncidentOpen, t0 + 30'000, 5, { { 8, 24 } }, QStringLiteral("cooling"),
+            QStringLiteral("Cooling unit r01-crah1 failed: 24 GPUs throttling, 1 job")));
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 6, { { 40, 8 } }, QStringLiteral("power")));
+        board.add(makeEvent(EventKind::NodeDown, t0, -1, 5, 0, EventSeverity::Critical)); // GPUs 40-47: the PDU's
+        const auto open = board.open(t0 + 2 * minute, topology.get(), jobs.get());
+        QCOMPARE(open[0].kind, Problem::Kind::Incident);
+        QCOMPARE(open[1].kind, Problem::Kind::Incident);
+        const Problem &cooling = open[0].incident->id == 5 ? open[0] : open[1];
+        const Problem &power = open[0].incident->id == 5 ? open[1] : open[0];
+        QCOMPARE(cooling.covered, 16U);
+        QCOMPARE(power.covered, 1U);
+        QStringList rest;
+        for (size_t i = 2; i < open.size(); ++i) {
+            rest << QStringLiteral("%1 %2").arg(describe(open[i].kind)).arg(open[i].gpus.size());
+        }
+        rest.sort();
+        QCOMPARE(rest,
+            (QStringList { QStringLiteral("ECC double-bit 1"), QStringLiteral("Thermal throttling 1"),
+                QStringLiteral("Thermal throttling 1") }));
+        // Without the incident, the same symptoms are listed: the rack's throttling and the node down.
+        board.add(makeIncident(EventKind::IncidentClose, t0 + 3 * minute, 5, {}));
+        board.add(makeIncident(EventKind::IncidentClose, t0 + 3 * minute, 6, {}));
+        const auto after = board.open(t0 + 3 * minute, topology.get(), jobs.get());
+        QVERIFY(std::any_of(
+            after.begin(), after.end(), [](const Problem &p) { return p.kind == Problem::Kind::NodeDown; }));
+        QVERIFY(std::any_of(after.begin(), after.end(), [](const Problem &p) { return p.rack == 1; }));
+    }
+
+    // Several GPUs of one job with the same kind of problem: one line for the job, with the GPUs behind it.
+    void repeatsAreFoldedByJob()
+    {
+        const TopologyPtr topology = testing::makeTopology();
+        const JobsPtr jobs = makeJobs(*topology);
+        ProblemBoard board;
+        for (int64_t gpu : { 3, 12, 27 }) { // three GPUs of pretrain-70b (0-31), on three nodes
+            board.add(makeEvent(EventKind::EccDoubleBit, t0 + gpu * 1000, gpu, gpu / 8, 0, EventSeverity::Critical));
+        }
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 41, 5, 0, EventSeverity::Critical)); // eval: alone
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 45, 5, 0, EventSeverity::Critical)); // in no job
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 46, 5, 0, EventSeverity::Critical)); // in no job
+        board.add(makeEvent(EventKind::Xid, t0, 4, 0, 79, EventSeverity::Critical)); // another kind: its own line
+        board.add(makeEvent(EventKind::Xid, t0, 5, 0, 48, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::Xid, t0, 5, 0, 79, EventSeverity::Critical));
+        const auto open = board.open(t0 + minute, topology.get(), jobs.get());
+        QCOMPARE(open.size(), size_t { 5 });
+        const auto ecc = std::find_if(open.begin(), open.end(),
+            [](const Problem &p) { return p.kind == Problem::Kind::EccDoubleBit && p.foldedJob != 0; });
+        QVERIFY(ecc != open.end());
+        QCOMPARE(ecc->foldedJob, uint64_t { 7 });
+        QCOMPARE(ecc->gpus, (std::vector<uint32_t> { 3, 12, 27 }));
+        QCOMPARE(ecc->sinceMs, t0 + 3000);
+        QCOMPARE(problemPlace(*ecc, topology.get()), QStringLiteral("job pretrain-70b"));
+        QCOMPARE(problemSummary(*ecc), QStringLiteral("3 GPUs with double-bit ECC errors"));
+        const auto xid = std::find_if(
+            open.begin(), open.end(), [](const Problem &p) { return p.kind == Problem::Kind::XidBurst; });
+        QVERIFY(xid != open.end());
+        QCOMPARE(xid->foldedJob, uint64_t { 7 });
+        QCOMPARE(xid->xids, (std::vector<std::pair<uint32_t, uint32_t>> { { 79, 2 }, { 48, 1 } }));
+        QVERIFY2(problemSummary(*xid).startsWith(QLatin1String("2 GPUs with XID bursts: 79 (")),
+            qPrintable(problemSummary(*xid)));
+        // One GPU of a job, and GPUs in no job, stay lines of their own.
+        QCOMPARE(std::count_if(open.begin(), open.end(), [](const Problem &p) { return p.foldedJob == 0; }), 3);
+    }
+
+    // The page's count and the health strip say the same thing from one tally.
+    void theTallySaysWhatItCounts()
+    {
+        const TopologyPtr topology = testing::makeTopology();
+        ProblemBoard board;
+        QCOMPARE(tallyText(tallyProblems(board.open(t0, topology.get(), nullptr))), QStringLiteral("No open problems"));
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 44, 5, 0, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::ThermalThrottleStart, t0, 3, 0));
+        QCOMPARE(tallyText(tallyProblems(board.open(t0, topology.get(), nullptr))),
+            QStringLiteral("2 problems (1 critical)"));
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 1, { { 16, 8 } }));
+        const ProblemTally tally = tallyProblems(board.open(t0, topology.get(), nullptr));
+        QCOMPARE(tally.incidents, 1U);
+        QCOMPARE(tally.others, 2U);
+        QCOMPARE(tallyText(tally), QStringLiteral("1 incident · 2 other problems (2 critical)"));
+    }
+
     // The wall's page: a row per problem in rank order, where first, then what, since when and the jobs hit.
     // A backend sending events for ever more places, or ever more XID codes, cannot grow the board without end.
     void theBoardIsBounded()
@@ -252,7 +479,7 @@ private Q_SLOTS:
         QCOMPARE(text(0, ProblemsModel::SeverityColumn), QStringLiteral("critical"));
         QCOMPARE(text(0, ProblemsModel::JobsColumn), QStringLiteral("pretrain-70b"));
         QCOMPARE(text(0, ProblemsModel::BlastColumn), QStringLiteral("32"));
-        QVERIFY(text(0, ProblemsModel::SinceColumn).endsWith(QLatin1String("(2 min)")));
+        QCOMPARE(text(0, ProblemsModel::SinceColumn), QStringLiteral("2 min"));
         QCOMPARE(text(2, ProblemsModel::JobsColumn), QStringLiteral("eval"));
         const auto key = model.problemAt(2)->key();
 
