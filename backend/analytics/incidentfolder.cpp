@@ -640,11 +640,12 @@ void IncidentFolder::adopt(uint32_t slot, uint32_t gpu, std::vector<FleetEvent> 
     }
     if (before >= 0) {
         Open &old = m_open[static_cast<size_t>(before)];
-        old.members.erase(std::remove(old.members.begin(), old.members.end(), gpu), old.members.end());
-        m_owner[gpu] = -1;
-        if (old.members.empty()) {
+        if (old.members.size() <= 1) {
             close(static_cast<uint32_t>(before), now, out, fmt::format("folded into incident {}", m_open[slot].id));
+        } else {
+            old.members.erase(std::remove(old.members.begin(), old.members.end(), gpu), old.members.end());
         }
+        m_owner[gpu] = -1;
     }
     m_owner[gpu] = static_cast<int32_t>(slot);
     m_open[slot].members.push_back(gpu);
@@ -686,6 +687,24 @@ void IncidentFolder::close(uint32_t slot, double now, std::vector<FleetEvent> *o
     release(slot);
 }
 
+uint32_t IncidentFolder::Counts::of(Symptom symptom) const
+{
+    return bySymptom[static_cast<size_t>(symptomIndex(symptom))];
+}
+
+void IncidentFolder::Counts::raise(const Counts &other)
+{
+    for (size_t i = 0; i < bySymptom.size(); ++i) {
+        bySymptom[i] = std::max(bySymptom[i], other.bySymptom[i]);
+    }
+    active = std::max(active, other.active);
+    nodesBraked = std::max(nodesBraked, other.nodesBraked);
+    nodesDown = std::max(nodesDown, other.nodesDown);
+    nodesLeaking = std::max(nodesLeaking, other.nodesLeaking);
+    racks = std::max(racks, other.racks);
+    coolantRise = std::max(coolantRise, other.coolantRise);
+}
+
 void IncidentFolder::tally(Open &o)
 {
     if (o.membersDirty) {
@@ -693,9 +712,8 @@ void IncidentFolder::tally(Open &o)
         o.members.erase(std::unique(o.members.begin(), o.members.end()), o.members.end());
         o.membersDirty = false;
     }
-    o.bySymptom.fill(0);
-    o.active = o.nodesBraked = o.nodesDown = o.nodesLeaking = o.racksActive = 0;
-    o.coolantRise = 0;
+    Counts &c = o.now;
+    c = Counts {};
     uint32_t lastBraked = none;
     uint32_t lastDown = none;
     uint32_t lastLeak = none;
@@ -705,10 +723,10 @@ void IncidentFolder::tally(Open &o)
         if (s == 0) {
             continue;
         }
-        ++o.active;
+        ++c.active;
         o.seen |= s;
         for (int i = 0; i < symptomCount; ++i) {
-            o.bySymptom[static_cast<size_t>(i)] += (s >> static_cast<uint32_t>(i)) & 1U;
+            c.bySymptom[static_cast<size_t>(i)] += (s >> static_cast<uint32_t>(i)) & 1U;
         }
         const uint32_t node = m_shape.nodeOfGpu[g];
         const uint32_t rack = m_shape.nodes[node].rack;
@@ -718,20 +736,19 @@ void IncidentFolder::tally(Open &o)
                 ++*n;
             }
         };
-        countNode(PowerBrake, &lastBraked, &o.nodesBraked);
-        countNode(Down, &lastDown, &o.nodesDown);
-        countNode(Leak, &lastLeak, &o.nodesLeaking);
+        countNode(PowerBrake, &lastBraked, &c.nodesBraked);
+        countNode(Down, &lastDown, &c.nodesDown);
+        countNode(Leak, &lastLeak, &c.nodesLeaking);
         if (lastRack != rack) {
             lastRack = rack;
-            ++o.racksActive;
+            ++c.racks;
         }
         if (m_supply != nullptr && !m_coolantBase.empty() && !std::isnan(m_supply[g])
             && !std::isnan(m_coolantBase[g])) {
-            o.coolantRise = std::max(o.coolantRise, m_supply[g] - m_coolantBase[g]);
+            c.coolantRise = std::max(c.coolantRise, m_supply[g] - m_coolantBase[g]);
         }
     }
-    o.peakDown = std::max(o.peakDown, o.bySymptom[static_cast<size_t>(symptomIndex(Down))]);
-    o.peakLink = std::max(o.peakLink, o.bySymptom[static_cast<size_t>(symptomIndex(LinkDown))]);
+    o.peak.raise(c);
 }
 
 void IncidentFolder::countJobs(Open &o, const std::vector<JobInfo> &jobs)
@@ -822,18 +839,19 @@ std::string IncidentFolder::headline(const Open &o) const
     }
     const Domain &d = m_shape.domains[static_cast<size_t>(o.domain)];
     const std::string name = capitalised(fmt::format("{} {}", domainKindName(d.kind), d.name));
-    const auto down = o.bySymptom[static_cast<size_t>(symptomIndex(Down))];
+    const auto down = o.peak.of(Down);
     switch (o.cls) {
     case LeakClass:
         return fmt::format("Leak in {}: {} hit, {} down{}", name, count(gpus, "GPU", "GPUs"), down, jobs);
     case CoolingClass:
         return fmt::format("{} failing: {} throttling{}", name, count(gpus, "GPU", "GPUs"), jobs);
     case PowerClass:
-        return fmt::format("{} tripped: {} power-braked, {} down{}", name,
-            count(o.bySymptom[static_cast<size_t>(symptomIndex(PowerBrake))], "GPU", "GPUs"), down, jobs);
+        return fmt::format(
+            "{} tripped: {} power-braked, {} down{}", name, count(o.peak.of(PowerBrake), "GPU", "GPUs"), down, jobs);
     default:
-        return o.peakLink > 0 ? fmt::format("{} down: {} lost their link{}", name, count(gpus, "GPU", "GPUs"), jobs)
-                              : fmt::format("{}: link errors on {}{}", name, count(gpus, "GPU", "GPUs"), jobs);
+        return o.peak.of(LinkDown) > 0
+            ? fmt::format("{} down: {} lost their link{}", name, count(gpus, "GPU", "GPUs"), jobs)
+            : fmt::format("{}: link errors on {}{}", name, count(gpus, "GPU", "GPUs"), jobs);
     }
 }
 
@@ -851,18 +869,18 @@ std::string IncidentFolder::evidence(const Open &o) const
     switch (o.cls) {
     case LeakClass:
         return fmt::format("{}: leak sensors on {} tripped, {} down{}", capitalised(name),
-            count(o.nodesLeaking, "tray", "trays"), count(o.nodesDown, "node", "nodes"), o.openEvidence);
+            count(o.peak.nodesLeaking, "tray", "trays"), count(o.peak.nodesDown, "node", "nodes"), o.openEvidence);
     case CoolingClass: {
         const std::string supply
-            = o.coolantRise > 0 ? fmt::format(" (supply +{:.0f} °C)", o.coolantRise) : std::string();
+            = o.peak.coolantRise > 0 ? fmt::format(" (supply +{:.0f} °C)", o.peak.coolantRise) : std::string();
         return fmt::format("{}: {} warming{}, {} of {} GPUs throttling{}", capitalised(name),
-            count(o.racksActive, "rack", "racks"), supply, gpus, total, o.openEvidence);
+            count(o.peak.racks, "rack", "racks"), supply, gpus, total, o.openEvidence);
     }
     case PowerClass:
         return fmt::format("{} tripped: {} power-braked, {} down{}", capitalised(name),
-            count(o.nodesBraked, "node", "nodes"), count(o.nodesDown, "node", "nodes"), o.openEvidence);
+            count(o.peak.nodesBraked, "node", "nodes"), count(o.peak.nodesDown, "node", "nodes"), o.openEvidence);
     default:
-        return o.peakLink > 0
+        return o.peak.of(LinkDown) > 0
             ? fmt::format("{} of {} GPUs behind {} lost their link{}", gpus, total, name, o.openEvidence)
             : fmt::format("{} of {} GPUs behind {} with link errors climbing{}", gpus, total, name, o.openEvidence);
     }
@@ -895,7 +913,7 @@ void IncidentFolder::publish(double now, const std::vector<JobInfo> &jobs, std::
             o.fresh = false;
             countJobs(o, jobs);
             o.lastJobsAt = now;
-        } else if (o.active == 0) {
+        } else if (o.now.active == 0) {
             if (o.clearedSince < 0) {
                 o.clearedSince = now;
             }

@@ -35,16 +35,16 @@ class IncidentFolder
 public:
     struct Options
     {
-        double foldSeconds = 30; // onsets this close to the first are folded together
+        double foldSeconds = 10; // onsets this close to the first are folded together
         double clearSeconds = 120; // an incident closes once its symptoms have been gone this long
         double minUpdateSeconds = 10;
         double refreshSeconds = 300; // an open incident is sent whole at least this often
         double errorSymptomSeconds = 60; // how long a serious XID or double-bit ECC error counts as a symptom
         // Of a domain's GPUs that show the symptom for it to be named, with at least minGpus on minNodes nodes. Heat
-        // reaches a cooling unit's racks one after another (a front along the row), so a tenth will do; a leak is
-        // the coolant's whatever its size.
+        // reaches a cooling unit's racks one after another (a front along the row) and its first GPUs throttle a
+        // minute or more before most do, so a few percent will do; a leak is the coolant's whatever its size.
         double minShare = 0.5;
-        double coolingMinShare = 0.1;
+        double coolingMinShare = 0.03;
         uint32_t minGpus = 3;
         uint32_t minNodes = 2;
         float coolantRiseC = 5; // supply above its own slow average
@@ -102,6 +102,16 @@ private:
         uint16_t bits;
         double time;
     };
+    // An incident's members that show its symptoms: per symptom, nodes braked, down and leaking, racks, and the
+    // most a member's coolant supply is above its own average.
+    struct Counts
+    {
+        std::array<uint32_t, symptomCount> bySymptom {};
+        uint32_t active = 0, nodesBraked = 0, nodesDown = 0, nodesLeaking = 0, racks = 0;
+        float coolantRise = 0;
+        uint32_t of(Symptom symptom) const;
+        void raise(const Counts &other);
+    };
     struct Open
     {
         bool used = false;
@@ -120,11 +130,8 @@ private:
         bool membersDirty = false;
         std::string firstText; // a node incident's first event text
         std::string openEvidence; // what was seen when it was folded ("within 4 s; no other leaf did")
-        // This frame's count of active members per symptom, of active members, nodes and racks.
-        std::array<uint32_t, symptomCount> bySymptom {};
-        uint32_t active = 0, nodesBraked = 0, nodesDown = 0, nodesLeaking = 0, racksActive = 0;
-        float coolantRise = 0;
-        uint32_t peakDown = 0, peakLink = 0;
+        Counts now; // as of this frame
+        Counts peak; // the most each reached while it was open: what people are told it hit
         std::vector<std::pair<uint64_t, uint32_t>> jobs; // id, GPUs hit
         EventSeverity sentSeverity = EventSeverity::Info;
         uint32_t sentGpus = 0;
