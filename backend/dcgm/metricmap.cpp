@@ -142,11 +142,11 @@ MetricMap MetricMap::profile(Profile p)
     MetricMap map;
     map.m_name = fmt::format("{} (label {})", def.name, def.hostnameLabel);
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
-        // A GPU's DCGM fields; the fabric's and the facility's series are other exporters', per NIC or per rack,
-        // and are placed on GPUs otherwise.
-        const std::string &field = metricCatalog()[m].dcgmField;
-        map.m_series[m] = def.series[m] ? std::string(def.series[m]) : field.rfind("DCGM_FI_", 0) == 0 ? field : "";
+        // The fabric's and the facility's series are node-exporter's and the site's, under the same names whatever
+        // dcgm-exporter's generation: the catalogue's.
+        map.m_series[m] = def.series[m] ? std::string(def.series[m]) : metricCatalog()[m].dcgmField;
     }
+    map.m_conversions[static_cast<size_t>(MetricId::RailTransmitWait)].scale = transmitWaitScale;
     const std::string other = std::string_view(def.hostnameLabel) == "hostname" ? "Hostname" : "hostname";
     map.m_labels.hostname = { def.hostnameLabel, other };
     return map;
@@ -224,10 +224,56 @@ std::optional<MetricMap::Mapped> MetricMap::metric(std::string_view seriesName) 
     return std::nullopt;
 }
 
+MetricMap::Scope MetricMap::scopeOf(MetricId id)
+{
+    switch (id) {
+    case MetricId::RailLinkState:
+    case MetricId::RailLinkDowns:
+    case MetricId::RailSymbolErrors:
+    case MetricId::RailReceiveErrors:
+    case MetricId::RailTransmitWait:
+        return Scope::Nic;
+    case MetricId::CoolantSupplyTemp:
+    case MetricId::CoolantReturnTemp:
+    case MetricId::CoolantFlow:
+    case MetricId::LeakDetected:
+        return Scope::Rack;
+    default:
+        return Scope::Gpu;
+    }
+}
+
+std::string_view MetricMap::hostOf(std::string_view hostname, std::string_view instance)
+{
+    if (!hostname.empty()) {
+        return hostname;
+    }
+    if (!instance.empty() && instance.front() == '[') { // [::1]:9100
+        const size_t close = instance.find(']');
+        return close == std::string_view::npos ? instance : instance.substr(1, close - 1);
+    }
+    const size_t colon = instance.find(':');
+    return colon != std::string_view::npos && instance.find(':', colon + 1) == std::string_view::npos
+        ? instance.substr(0, colon)
+        : instance;
+}
+
 void MetricMap::readLabel(std::string_view name, std::string_view value, Identity *id) const
 {
     if (name == m_labels.gpu) {
         id->gpu = value;
+        return;
+    }
+    if (name == m_labels.nic) {
+        id->nic = value;
+        return;
+    }
+    if (name == m_labels.instance) {
+        id->instance = value;
+        return;
+    }
+    if (name == m_labels.rack) {
+        id->rack = value;
         return;
     }
     for (size_t r = 0; r < m_labels.hostname.size(); ++r) {
@@ -350,6 +396,9 @@ bool MetricMap::parse(std::string_view text, MetricMap *out, std::string *error)
             return fail(fmt::format("{} is mapped twice", left[0]));
         }
         Conversion conversion;
+        if (*id == MetricId::RailTransmitWait) {
+            conversion.scale = transmitWaitScale; // ticks to a %, unless the line says otherwise
+        }
         size_t i = 1;
         if (i < right.size() && right[i] == "*") {
             if (i + 1 >= right.size() || !parseNumber(right[i + 1], &conversion.scale) || conversion.scale == 0.0) {

@@ -49,6 +49,11 @@ public:
         std::string uuid = "UUID";
         std::string model = "modelName";
         std::vector<std::string> driver { "DCGM_FI_DRIVER_VERSION", "DCGM_FI_SYSTEM_DRIVER_VERSION" };
+        // node-exporter's: the NIC a rail series is of (mlx5_0 ...), and the scrape target (host:port) that names its
+        // node when no node label does. The facility's series name their rack.
+        std::string nic = "device";
+        std::string instance = "instance";
+        std::string rack = "rack";
     };
     // A series' node and GPU, as read from its labels (views into them).
     struct Identity
@@ -56,7 +61,34 @@ public:
         std::string_view hostname;
         std::string_view gpu;
         int hostnameRank = -1; // index in labels().hostname of the label the hostname came from; -1: none
+        std::string_view nic;
+        std::string_view instance;
+        std::string_view rack;
     };
+
+    // What a catalogue metric's series is of: a GPU (dcgm-exporter's), a GPU's rail NIC (node-exporter's InfiniBand
+    // collector: labels device and port, the node from instance), or a rack (the facility's: label rack; its value
+    // goes to every GPU of the rack).
+    enum class Scope : uint8_t { Gpu, Nic, Rack };
+    static Scope scopeOf(MetricId id);
+    // node_infiniband_port_transmit_wait_total counts ticks of a port that had data to send and no credit to send it.
+    // As NVIDIA's ibdiagnet reads it (docs.nvidia.com, "Congestion Assessment on InfiniBand Links"), a Quantum-
+    // generation port counts a tick per 8 bytes it could not send; at NDR's 400 Gb/s (50 GB/s) a port stalled all
+    // the time counts 6.25e9 ticks a second. The share of time stalled, in %, is rate(ticks) * 100 / 6.25e9: the
+    // conversion the built-in profiles give (a site with another link rate gives its own in --metric-map).
+    static constexpr double transmitWaitTicksPerSecond = 6.25e9;
+    static constexpr double transmitWaitScale = 100.0 / transmitWaitTicksPerSecond;
+    // A value as the plane holds it, after the conversion: node-exporter's port state ids to 1 for ACTIVE (4) and 0
+    // for the rest (down, init, armed, ...); other metrics as they are.
+    static double planeValue(MetricId id, double converted)
+    {
+        if (id == MetricId::RailLinkState && converted == converted) {
+            return converted == 4.0 ? 1.0 : 0.0;
+        }
+        return converted;
+    }
+    // The node a series names: its node label, else its instance without the port ("gpu-a001:9100" -> "gpu-a001").
+    static std::string_view hostOf(std::string_view hostname, std::string_view instance);
 
     // The built-in profiles of dcgm-exporter's generations, oldest first (the sources are in metricmap.cpp).
     enum class Profile : uint8_t { Compat1x, Gen2x3x, Gen3x482, Gen483 };
@@ -77,7 +109,8 @@ public:
     //     SERIES = CATALOGUE-KEY [* SCALE] [+ OFFSET]      e.g. DCGM_FI_DEV_FB_USED_BYTES = fb_used
     //     * 9.5367431640625e-7 label hostname|gpu|uuid|model|driver = NAME [NAME...]
     // Every line is checked; the first bad one fails with "line N: why". gpu_temp must be mapped (discovery and
-    // sample times come from it); labels not given keep the defaults above. At most maxFileBytes.
+    // sample times come from it); labels not given keep the defaults above. rail_transmit_wait without '* SCALE'
+    // takes transmitWaitScale (its series counts ticks, its plane is a %). At most maxFileBytes.
     static constexpr size_t maxFileBytes = 64 * 1024;
     static bool load(const std::string &path, MetricMap *out, std::string *error);
     static bool parse(std::string_view text, MetricMap *out, std::string *error);

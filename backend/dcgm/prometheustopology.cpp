@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace fleetscope::backend {
 
@@ -91,6 +93,10 @@ void PrometheusTopology::addNode(std::string hostname, uint32_t rack, std::vecto
 void PrometheusTopology::finish()
 {
     m_shape.simulated = false;
+    m_rackByName.clear();
+    for (uint32_t k = 0; k < m_shape.racks.size(); ++k) {
+        m_rackByName.emplace(m_shape.racks[k].name, k);
+    }
     m_shape.uuids.assign(m_shape.gpuCount, std::string());
     m_shape.nodeOfGpu.resize(m_shape.gpuCount);
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -141,8 +147,85 @@ PrometheusTopology PrometheusTopology::fromFile(const TopologyFile &file)
         }
         t.m_shape.rows.push_back(std::move(r));
     }
+    t.m_nics = file.nics;
     t.finish();
+    t.applyDomains(file);
     return t;
+}
+
+void PrometheusTopology::applyDomains(const TopologyFile &file)
+{
+    // The file's domains are resolved and parents-first (TopologyFile::load); here names become indices.
+    std::unordered_map<std::string, uint32_t> byName;
+    for (const auto &d : file.domains) {
+        Domain domain;
+        domainKindFromKey(d.kind, &domain.kind);
+        domain.name = d.name;
+        domain.rail = d.rail;
+        if (const auto it = byName.find(d.parent); !d.parent.empty() && it != byName.end()) {
+            domain.parent = static_cast<int32_t>(it->second);
+        }
+        byName.emplace(d.name, static_cast<uint32_t>(m_shape.domains.size()));
+        m_shape.domains.push_back(std::move(domain));
+    }
+    auto indexOf = [&](const std::string &name, std::vector<uint32_t> *into) {
+        const auto it = byName.find(name);
+        if (it != byName.end() && std::find(into->begin(), into->end(), it->second) == into->end()) {
+            into->push_back(it->second);
+        }
+    };
+    bool anyLink = false;
+    uint32_t k = 0;
+    uint32_t n = 0;
+    std::vector<GpuLink> links(m_shape.gpuCount);
+    for (const auto &row : file.rows) {
+        for (const auto &rack : row.racks) {
+            auto &shapeRack = m_shape.racks[k++];
+            for (const auto &pdu : rack.power) {
+                indexOf(pdu, &shapeRack.domains);
+            }
+            if (!rack.cooling.empty()) {
+                indexOf(rack.cooling, &shapeRack.domains);
+            }
+            if (rack.nvlinkDomain) {
+                indexOf(rack.name + "-nvl", &shapeRack.domains);
+            }
+            for (const auto &host : rack.hosts) {
+                auto &node = m_shape.nodes[n++];
+                if (!host.scalableUnit.empty()) {
+                    indexOf(host.scalableUnit, &node.domains);
+                }
+                for (size_t g = 0; g < host.links.size() && g < node.gpuCount; ++g) {
+                    const auto it = byName.find(host.links[g].leaf);
+                    if (it != byName.end()) {
+                        links[node.firstGpu + g] = { it->second, host.links[g].port };
+                        anyLink = true;
+                    }
+                }
+            }
+        }
+    }
+    if (anyLink) {
+        m_shape.gpuLinks = std::move(links);
+    }
+    // A file whose domains changed is another generation: consoles fetch the topology again.
+    if (m_shape.domains.empty()) {
+        return;
+    }
+    uint64_t h = m_generation;
+    for (const auto &d : m_shape.domains) {
+        h = fnv(fnv(h, d.name), fmt::format("{}/{}/{}", static_cast<int>(d.kind), d.parent, d.rail));
+    }
+    for (const auto &rack : m_shape.racks) {
+        h = fnv(h, fmt::format("{}", fmt::join(rack.domains, ",")));
+    }
+    for (const auto &node : m_shape.nodes) {
+        h = fnv(h, fmt::format("{}", fmt::join(node.domains, ",")));
+    }
+    for (const auto &link : m_shape.gpuLinks) {
+        h = fnv(h, fmt::format("{}:{}", link.leaf, link.port));
+    }
+    m_generation = h == 0 ? 1 : h;
 }
 
 bool PrometheusTopology::fromLabels(const std::vector<PromSample> &series, PrometheusTopology *out, std::string *error)
@@ -275,6 +358,69 @@ int64_t PrometheusTopology::indexOn(uint32_t node, std::string_view gpu) const
         }
     }
     return -1;
+}
+
+int64_t PrometheusTopology::indexOfNic(uint32_t node, std::string_view device) const
+{
+    if (node >= m_shape.nodes.size()) {
+        return -1;
+    }
+    const auto &n = m_shape.nodes[node];
+    if (!m_nics.empty()) {
+        for (uint32_t k = 0; k < m_nics.size() && k < n.gpuCount; ++k) {
+            if (m_nics[k] == device) {
+                return n.firstGpu + static_cast<int64_t>(k);
+            }
+        }
+        return -1;
+    }
+    static constexpr std::string_view prefix = "mlx5_";
+    if (device.substr(0, prefix.size()) != prefix) {
+        return -1;
+    }
+    const std::string_view digits = device.substr(prefix.size());
+    uint32_t k = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || k >= n.gpuCount) {
+        return -1;
+    }
+    return n.firstGpu + static_cast<int64_t>(k);
+}
+
+int64_t PrometheusTopology::rackOf(std::string_view name) const
+{
+    const auto it = m_rackByName.find(std::string(name));
+    return it == m_rackByName.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+PrometheusTopology::Span PrometheusTopology::gpusOf(MetricMap::Scope scope, std::string_view hostname,
+    std::string_view instance, std::string_view gpu, std::string_view nic, std::string_view rack) const
+{
+    switch (scope) {
+    case MetricMap::Scope::Gpu: {
+        const int64_t g = indexOf(hostname, gpu);
+        return g < 0 ? Span {} : Span { static_cast<uint32_t>(g), 1 };
+    }
+    case MetricMap::Scope::Nic: {
+        const int64_t node = nodeOf(MetricMap::hostOf(hostname, instance));
+        const int64_t g = node < 0 ? -1 : indexOfNic(static_cast<uint32_t>(node), nic);
+        return g < 0 ? Span {} : Span { static_cast<uint32_t>(g), 1 };
+    }
+    case MetricMap::Scope::Rack: {
+        const int64_t k = rackOf(rack);
+        if (k < 0) {
+            return {};
+        }
+        const auto &r = m_shape.racks[static_cast<size_t>(k)];
+        if (r.nodeCount == 0) {
+            return {};
+        }
+        const auto &first = m_shape.nodes[r.firstNode];
+        const auto &last = m_shape.nodes[r.firstNode + r.nodeCount - 1];
+        return { first.firstGpu, last.firstGpu + last.gpuCount - first.firstGpu };
+    }
+    }
+    return {};
 }
 
 size_t PrometheusTopology::applyIdentity(const std::vector<PromSample> &series)

@@ -17,7 +17,7 @@ namespace fleetscope::backend {
 class PrometheusTopology
 {
 public:
-    // The file's floor plan; GPU k of a host is the series with gpu="k".
+    // The file's floor plan and domains; GPU k of a host is the series with gpu="k".
     static PrometheusTopology fromFile(const TopologyFile &file);
     // From the GPUs the server knows (one series per GPU). With row and rack labels, rows and racks in natural
     // order of their names (hosts without them go to a row and rack named "unlabelled"); without, hosts in natural
@@ -35,6 +35,27 @@ public:
     // none), then the dense index of a gpu label on it (-1: none).
     int64_t nodeOf(std::string_view hostname) const;
     int64_t indexOn(uint32_t node, std::string_view gpu) const;
+    // The GPU a rail NIC serves: the topology file's fabric.nics names GPU k's NIC; without, mlx5_<k> is GPU k's
+    // (a rail-optimised node cables rail k to GPU k's NIC). -1 when the node has no such GPU, or the NIC is another
+    // (a storage NIC).
+    int64_t indexOfNic(uint32_t node, std::string_view device) const;
+    // The rack of this name, -1 when none.
+    int64_t rackOf(std::string_view name) const;
+    // The GPUs a series of this scope stands for (first, count; count 0: none of the topology's): a GPU's by its node
+    // and gpu labels, a NIC's by its node (node label, else instance without the port) and device, a rack's every
+    // GPU by its rack label.
+    struct Span
+    {
+        uint32_t first = 0;
+        uint32_t count = 0;
+    };
+    Span gpusOf(MetricMap::Scope scope, std::string_view hostname, std::string_view instance, std::string_view gpu,
+        std::string_view nic, std::string_view rack) const;
+    Span gpusOf(MetricMap::Scope scope, const PromSample &s) const
+    {
+        return gpusOf(scope, s.hostname, s.instance, s.gpu, s.nic, s.rack);
+    }
+
     // Fills the GPUs' UUIDs and the nodes' model and driver from the series' labels; returns how many series named
     // no GPU of the topology.
     size_t applyIdentity(const std::vector<PromSample> &series);
@@ -45,10 +66,13 @@ public:
 private:
     void addNode(std::string hostname, uint32_t rack, std::vector<std::string> gpuLabels);
     void finish();
+    void applyDomains(const TopologyFile &file);
 
     FleetShape m_shape;
     uint64_t m_generation = 0;
     std::unordered_map<std::string, uint32_t> m_nodeByHost;
+    std::unordered_map<std::string, uint32_t> m_rackByName;
+    std::vector<std::string> m_nics; // the file's fabric.nics; empty: mlx5_<k>
     std::vector<std::vector<std::string>> m_gpuLabels; // per node, in dense order
 };
 

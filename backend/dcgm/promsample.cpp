@@ -27,7 +27,7 @@ const LabelField labelFields[] = {
     { "__name__", Always, &PromSample::name },
     { "hall", Placement, &PromSample::hall },
     { "row", Placement, &PromSample::row },
-    { "rack", Placement, &PromSample::rack },
+
     { "DCGM_FI_DEV_VBIOS_VERSION", Placement, &PromSample::vbios },
     { "exported_namespace", Jobs, &PromSample::nameSpace, 3, &Ranks::nameSpace },
     { "namespace", Jobs, &PromSample::nameSpace, 2, &Ranks::nameSpace },
@@ -61,6 +61,16 @@ std::string *mapLabel(
     }
     if (name == labels.gpu) {
         return &s->gpu;
+    }
+    // Where a fabric or facility series is (MetricMap::Scope), read with every series: cheap beside a GPU's.
+    if (name == labels.nic) {
+        return &s->nic;
+    }
+    if (name == labels.instance) {
+        return &s->instance;
+    }
+    if (name == labels.rack) {
+        return &s->rack;
     }
     if ((wanted & Placement) == 0U) {
         return nullptr;

@@ -23,7 +23,9 @@ struct PromSample
     std::string vbios; // DCGM_FI_DEV_VBIOS_VERSION, where the exporter's collector CSV has it as a "label" row
     std::string hall;
     std::string row;
-    std::string rack;
+    std::string rack; // also a facility series' rack
+    std::string nic; // node-exporter's device label (mlx5_0 ...): a rail series' NIC
+    std::string instance; // the scrape target, host:port: a node-exporter series' node
     // The job the GPU serves, as dcgm-exporter labels it: Kubernetes namespace/pod/container (the exported_* names a
     // scrape without honor_labels gives them win, then the pod_* names of --use-old-namespace), or the HPC job of
     // --hpc-job-mapping-dir (hpc_job, hpc_user). Read only when asked for (withJobs).

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "formats/topologyfile.h"
 
+#include "common/domains.h"
 #include "core/fleetshape.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <simdjson.h>
@@ -179,6 +183,12 @@ public:
             *m_error = fmt::format("the file describes no GPUs; Fleetscope serves 1 to {}", FleetShape::maxGpus);
             return false;
         }
+        if (const auto d = View::member(root, "domains"); d && !domains(*d, &out->domains)) {
+            return false;
+        }
+        if (const auto f = View::member(root, "fabric"); f && !fabric(*f, out)) {
+            return false;
+        }
         return true;
     }
 
@@ -226,6 +236,10 @@ private:
             }
             if (const auto d = View::member(node, "nvlinkDomain"); d && !View::boolean(*d, &out->nvlinkDomain)) {
                 *m_error = fmt::format("{}: \"nvlinkDomain\" must be true or false", at(path, *d));
+                return false;
+            }
+            if (!stringList(node, "power", path, &out->power)
+                || !stringMember(node, "cooling", false, path, &out->cooling)) {
                 return false;
             }
         }
@@ -291,6 +305,12 @@ private:
             if (const auto g = View::member(node, "gpus"); g && !gpuCount(*g, at(path, *g), &out->gpus)) {
                 return false;
             }
+            if (!stringMember(node, "scalableUnit", false, path, &out->scalableUnit)) {
+                return false;
+            }
+            if (const auto l = View::member(node, "links"); l && !links(*l, path + ".links", out)) {
+                return false;
+            }
         } else {
             View::text(node, &out->hostname);
         }
@@ -310,6 +330,148 @@ private:
             return false;
         }
         return true;
+    }
+
+    // A host's links: {leaf, port} objects, at most one per GPU.
+    bool links(const Node &node, const std::string &path, TopologyFile::Host *out)
+    {
+        std::vector<Node> items;
+        if (!View::items(node, &items) || items.size() > out->gpus) {
+            *m_error = fmt::format(
+                "{}: must be an array of at most one {{\"leaf\", \"port\"}} per GPU ({})", at(path, node), out->gpus);
+            return false;
+        }
+        for (size_t i = 0; i < items.size(); ++i) {
+            const std::string where = fmt::format("{}[{}]", path, i);
+            TopologyFile::Link link;
+            uint64_t port = 0;
+            if (!View::isObject(items[i])) {
+                *m_error = fmt::format("{}: a link is {{\"leaf\": NAME, \"port\": N}}", at(where, items[i]));
+                return false;
+            }
+            const auto p = View::member(items[i], "port");
+            if (!object(items[i], where) || !stringMember(items[i], "leaf", true, where, &link.leaf)) {
+                return false;
+            }
+            if (!p || !View::count(*p, &port) || port < 1 || port > TopologyFile::maxPort) {
+                *m_error = fmt::format(
+                    "{}: \"port\" must be a whole number from 1 to {}", at(where, items[i]), TopologyFile::maxPort);
+                return false;
+            }
+            link.port = static_cast<uint32_t>(port);
+            out->links.push_back(std::move(link));
+        }
+        return true;
+    }
+
+    bool domains(const Node &node, std::vector<TopologyFile::Domain> *out)
+    {
+        std::vector<Node> items;
+        if (!View::items(node, &items) || items.size() > TopologyFile::maxDomains) {
+            *m_error = fmt::format(
+                "{}: must be an array of at most {} domains", at("domains", node), TopologyFile::maxDomains);
+            return false;
+        }
+        for (size_t i = 0; i < items.size(); ++i) {
+            const std::string where = fmt::format("domains[{}]", i);
+            TopologyFile::Domain d;
+            if (!View::isObject(items[i])) {
+                *m_error = fmt::format("{}: a domain is {{\"kind\", \"name\", \"parent\"}}", at(where, items[i]));
+                return false;
+            }
+            if (!object(items[i], where) || !stringMember(items[i], "kind", true, where, &d.kind)
+                || !stringMember(items[i], "name", true, where, &d.name)
+                || !stringMember(items[i], "parent", false, where, &d.parent)) {
+                return false;
+            }
+            if (const auto r = View::member(items[i], "rail"); r) {
+                uint64_t rail = 0;
+                if (!View::count(*r, &rail) || rail >= TopologyFile::maxGpusPerNode) {
+                    *m_error = fmt::format("{}: \"rail\" must be a whole number from 0 to {}", at(where, *r),
+                        TopologyFile::maxGpusPerNode - 1);
+                    return false;
+                }
+                d.rail = static_cast<int32_t>(rail);
+            }
+            DomainKind kind {};
+            if (!domainKindFromKey(d.kind, &kind)) {
+                std::string keys;
+                for (int k = 0; k < domainKindCount; ++k) {
+                    keys += (k == 0 ? "" : ", ") + std::string(domainKindKey(static_cast<DomainKind>(k)));
+                }
+                *m_error = fmt::format("{}: no domain kind '{}'; one of {}", at(where, items[i]), d.kind, keys);
+                return false;
+            }
+            out->push_back(std::move(d));
+        }
+        return true;
+    }
+
+    bool fabric(const Node &node, TopologyFile *out)
+    {
+        if (!View::isObject(node)) {
+            *m_error = fmt::format("{}: must be an object", at("fabric", node));
+            return false;
+        }
+        if (!object(node, "fabric")) {
+            return false;
+        }
+        if (!stringList(node, "nics", "fabric", &out->nics)) {
+            return false;
+        }
+        if (out->nics.size() > TopologyFile::maxGpusPerNode) {
+            *m_error = fmt::format("fabric.nics: at most {} (one per GPU position)", TopologyFile::maxGpusPerNode);
+            return false;
+        }
+        const auto units = View::member(node, "scalableUnits");
+        if (!units) {
+            return true;
+        }
+        std::vector<Node> items;
+        if (!View::items(*units, &items) || items.size() > TopologyFile::maxDomains) {
+            *m_error = fmt::format("{}: must be an array", at("fabric.scalableUnits", *units));
+            return false;
+        }
+        for (size_t i = 0; i < items.size(); ++i) {
+            const std::string where = fmt::format("fabric.scalableUnits[{}]", i);
+            TopologyFile::ScalableUnit unit;
+            if (!View::isObject(items[i])) {
+                *m_error = fmt::format("{}: is {{\"name\", \"leafPrefix\", \"hosts\"}}", at(where, items[i]));
+                return false;
+            }
+            if (!object(items[i], where) || !stringMember(items[i], "name", true, where, &unit.name)
+                || !stringMember(items[i], "leafPrefix", true, where, &unit.leafPrefix)
+                || !stringList(items[i], "hosts", where, &unit.hosts)) {
+                return false;
+            }
+            if (unit.hosts.empty() || unit.hosts.size() > TopologyFile::maxPort) {
+                *m_error
+                    = fmt::format("{}: \"hosts\" lists 1 to {} hostnames", at(where, items[i]), TopologyFile::maxPort);
+                return false;
+            }
+            out->scalableUnits.push_back(std::move(unit));
+        }
+        return true;
+    }
+
+    // An optional array of non-empty strings.
+    bool stringList(const Node &object, const char *key, const std::string &path, std::vector<std::string> *out)
+    {
+        const auto member = View::member(object, key);
+        if (!member) {
+            return true;
+        }
+        std::vector<Node> items;
+        bool ok = View::items(*member, &items) && items.size() <= FleetShape::maxGpus;
+        for (size_t i = 0; ok && i < items.size(); ++i) {
+            std::string text;
+            ok = View::text(items[i], &text) && !text.empty();
+            out->push_back(std::move(text));
+        }
+        if (!ok) {
+            *m_error = fmt::format("{}: \"{}\" must be an array of non-empty strings", at(path, *member), key);
+        }
+        return ok;
     }
 
     // A row's racks or a rack's hosts: an object of which the array `key` is a member.
@@ -391,6 +553,194 @@ public:
     void OnMapEnd() override { }
 };
 
+// The domains' second pass, once the floor plan is read: what the fabric and the NVL72 racks imply is added, every
+// reference is resolved and the domains are put parents first.
+bool resolveDomains(TopologyFile *file, std::string *error)
+{
+    auto &domains = file->domains;
+    std::unordered_map<std::string, size_t> byName;
+    auto add = [&](TopologyFile::Domain d) -> bool {
+        if (domains.size() >= TopologyFile::maxDomains) {
+            *error = fmt::format("more than {} domains", TopologyFile::maxDomains);
+            return false;
+        }
+        byName.emplace(d.name, domains.size());
+        domains.push_back(std::move(d));
+        return true;
+    };
+    for (size_t i = 0; i < domains.size(); ++i) {
+        if (!byName.emplace(domains[i].name, i).second) {
+            *error = fmt::format("domains[{}]: the name '{}' appears twice", i, domains[i].name);
+            return false;
+        }
+    }
+    auto kindOf = [&](size_t i) {
+        DomainKind kind {};
+        domainKindFromKey(domains[i].kind, &kind); // checked when read
+        return kind;
+    };
+    // The reference `name` from `where` is a domain of one of these kinds.
+    auto resolve = [&](const std::string &name, std::initializer_list<DomainKind> kinds, const std::string &where) {
+        const auto it = byName.find(name);
+        if (it == byName.end()) {
+            *error = fmt::format("{}: no domain named '{}'", where, name);
+            return false;
+        }
+        const DomainKind kind = kindOf(it->second);
+        if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+            std::string wanted;
+            for (const auto k : kinds) {
+                wanted += (wanted.empty() ? "" : " or ") + std::string(domainKindKey(k));
+            }
+            *error = fmt::format("{}: '{}' is a {}, not a {}", where, name, domainKindKey(kind), wanted);
+            return false;
+        }
+        return true;
+    };
+
+    std::unordered_map<std::string, TopologyFile::Host *> hosts;
+    for (auto &row : file->rows) {
+        for (auto &rack : row.racks) {
+            for (auto &host : rack.hosts) {
+                hosts.emplace(host.hostname, &host);
+            }
+            const std::string nvl = rack.name + "-nvl";
+            if (rack.nvlinkDomain && byName.count(nvl) == 0
+                && !add({ domainKindKey(DomainKind::NvlinkDomain), nvl, {}, -1 })) {
+                return false;
+            }
+        }
+    }
+    // The rail-optimised fabric: a leaf per rail of each scalable unit, GPU k of its n-th host on leaf k, port n.
+    std::unordered_set<std::string> inUnit;
+    for (size_t u = 0; u < file->scalableUnits.size(); ++u) {
+        const auto &unit = file->scalableUnits[u];
+        const std::string where = fmt::format("fabric.scalableUnits[{}] ({})", u, unit.name);
+        if (byName.count(unit.name) == 0 && !add({ domainKindKey(DomainKind::ScalableUnit), unit.name, {}, -1 })) {
+            return false;
+        }
+        if (!resolve(unit.name, { DomainKind::ScalableUnit }, where)) {
+            return false;
+        }
+        uint32_t rails = 0;
+        for (size_t n = 0; n < unit.hosts.size(); ++n) {
+            const auto it = hosts.find(unit.hosts[n]);
+            if (it == hosts.end()) {
+                *error = fmt::format("{}: no host named '{}' in the floor plan", where, unit.hosts[n]);
+                return false;
+            }
+            if (!inUnit.insert(unit.hosts[n]).second) {
+                *error = fmt::format("{}: host '{}' is in a scalable unit already", where, unit.hosts[n]);
+                return false;
+            }
+            auto &host = *it->second;
+            if (!host.scalableUnit.empty() && host.scalableUnit != unit.name) {
+                *error = fmt::format("{}: host '{}' says scalableUnit '{}'", where, host.hostname, host.scalableUnit);
+                return false;
+            }
+            host.scalableUnit = unit.name;
+            rails = std::max(rails, host.gpus);
+            if (host.links.empty()) {
+                for (uint32_t k = 0; k < host.gpus; ++k) {
+                    host.links.push_back({ unit.leafPrefix + std::to_string(k), static_cast<uint32_t>(n + 1) });
+                }
+            }
+        }
+        for (uint32_t rail = 0; rail < rails; ++rail) {
+            const std::string leaf = unit.leafPrefix + std::to_string(rail);
+            if (byName.count(leaf) != 0) {
+                continue;
+            }
+            std::string spine;
+            for (const auto &d : domains) {
+                if (d.rail == static_cast<int32_t>(rail) && d.kind == domainKindKey(DomainKind::SpinePlane)) {
+                    spine = d.name;
+                    break;
+                }
+            }
+            if (!add({ domainKindKey(DomainKind::LeafSwitch), leaf, spine, static_cast<int32_t>(rail) })) {
+                return false;
+            }
+        }
+    }
+
+    // Parents exist, and no chain of them goes round: each domain's depth, each walked once (a chain's domains are
+    // given theirs on the way back), so that a crafted chain of every domain costs a pass, not a pass per domain.
+    constexpr uint32_t unknown = std::numeric_limits<uint32_t>::max();
+    constexpr uint32_t walking = unknown - 1;
+    std::vector<uint32_t> depth(domains.size(), unknown);
+    std::vector<size_t> chain;
+    for (size_t i = 0; i < domains.size(); ++i) {
+        chain.clear();
+        size_t at = i;
+        while (depth[at] == unknown) {
+            depth[at] = walking;
+            chain.push_back(at);
+            if (domains[at].parent.empty()) {
+                break;
+            }
+            const auto it = byName.find(domains[at].parent);
+            if (it == byName.end()) {
+                *error = fmt::format("domain '{}': no parent named '{}'", domains[at].name, domains[at].parent);
+                return false;
+            }
+            at = it->second;
+        }
+        if (depth[at] == walking && !domains[at].parent.empty()) {
+            *error = fmt::format("domain '{}': its parents go round in a cycle", domains[at].name);
+            return false;
+        }
+        uint32_t base = depth[at] == walking ? 0 : depth[at] + 1;
+        for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+            depth[*it] = base++;
+        }
+    }
+    std::vector<size_t> order(domains.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return depth[a] < depth[b]; });
+    std::vector<TopologyFile::Domain> sorted;
+    sorted.reserve(domains.size());
+    for (const size_t i : order) {
+        sorted.push_back(std::move(domains[i]));
+    }
+    domains = std::move(sorted);
+    byName.clear();
+    for (size_t i = 0; i < domains.size(); ++i) {
+        byName.emplace(domains[i].name, i);
+    }
+
+    for (const auto &row : file->rows) {
+        for (const auto &rack : row.racks) {
+            const std::string where = fmt::format("rack {}", rack.name);
+            for (const auto &pdu : rack.power) {
+                if (!resolve(pdu, { DomainKind::Pdu }, where + " power")) {
+                    return false;
+                }
+            }
+            if (!rack.cooling.empty()
+                && !resolve(rack.cooling, { DomainKind::CoolingUnit, DomainKind::Cdu, DomainKind::CoolantLoop },
+                    where + " cooling")) {
+                return false;
+            }
+            for (const auto &host : rack.hosts) {
+                const std::string hostWhere = fmt::format("host {}", host.hostname);
+                if (!host.scalableUnit.empty()
+                    && !resolve(host.scalableUnit, { DomainKind::ScalableUnit }, hostWhere + " scalableUnit")) {
+                    return false;
+                }
+                for (const auto &link : host.links) {
+                    if (!resolve(link.leaf, { DomainKind::LeafSwitch }, hostWhere + " links")) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    return true;
+}
+
 bool endsWith(const std::string &text, const char *suffix)
 {
     const std::string s(suffix);
@@ -425,7 +775,7 @@ bool TopologyFile::parse(const std::string &json, TopologyFile *out, std::string
         *error = fmt::format("not a JSON object ({})", e ? simdjson::error_message(e) : "another JSON value");
         return false;
     }
-    if (!Checker<JsonView>(error).document(root, out)) {
+    if (!Checker<JsonView>(error).document(root, out) || !resolveDomains(out, error)) {
         *out = {};
         return false;
     }
@@ -452,7 +802,7 @@ bool TopologyFile::parseYaml(const std::string &yaml, TopologyFile *out, std::st
                                                   "stray ','); a topology is exactly one");
             return false;
         }
-        if (!Checker<YamlView>(error).document(YAML::Load(yaml), out)) {
+        if (!Checker<YamlView>(error).document(YAML::Load(yaml), out) || !resolveDomains(out, error)) {
             *out = {};
             return false;
         }

@@ -134,7 +134,9 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
     if (times.empty() || columns == 0) {
         return true;
     }
-    const auto promql = queryFor(m_map, metric, hostSelector(range.gpus));
+    // A fabric or facility series names no GPU and carries no node label: those are asked for the whole fleet.
+    const auto scope = MetricMap::scopeOf(metric);
+    const auto promql = queryFor(m_map, metric, scope == MetricMap::Scope::Gpu ? hostSelector(range.gpus) : "");
     if (!promql) {
         *error = fmt::format("metric '{}' has no series to ask the upstream for (metric map: {})",
             metricCatalog()[static_cast<size_t>(metric)].key, m_map.name());
@@ -165,24 +167,34 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
     std::string unknownExample;
     PromJson json;
     json.setLabels(m_map.labels());
-    const size_t maxPoints = rowOf.size() * (size_t { m_topology.shape().gpuCount } * 2 + 64);
+    const size_t maxPoints = rowOf.size() * (size_t { m_topology.shape().gpuCount } * 4 + 64);
+    // The columns each series fills: one (its GPU's) for a GPU's or a NIC's, every asked-for GPU of its rack for a
+    // rack's; series k's are columns[columnStart[k] .. columnStart[k + 1]).
+    std::vector<uint32_t> seriesColumns;
+    std::vector<size_t> columnStart { 0 };
     const bool ok = rangeQuery(
         *promql, from, to, step, m_options.historyTimeout, &json, maxPoints,
         [&](const PromSample &labels) -> int64_t {
-            const int64_t g = m_topology.indexOf(labels.hostname, labels.gpu);
-            if (g < 0) {
-                if (unknown++ == 0) {
+            const auto span = m_topology.gpusOf(scope, labels);
+            if (span.count == 0) {
+                if (scope == MetricMap::Scope::Gpu && unknown++ == 0) {
                     unknownExample = fmt::format("{}/{}", labels.hostname, labels.gpu);
                 }
                 return -1;
             }
-            const auto it = columnOf.find(static_cast<uint32_t>(g));
-            if (it == columnOf.end()) {
+            const size_t before = seriesColumns.size();
+            for (uint32_t g = span.first; g < span.first + span.count; ++g) {
+                if (const auto it = columnOf.find(g); it != columnOf.end()) {
+                    seriesColumns.push_back(static_cast<uint32_t>(it->second));
+                }
+            }
+            if (seriesColumns.size() == before) {
                 return -1; // another GPU of a host asked for
             }
-            return it->second;
+            columnStart.push_back(seriesColumns.size());
+            return static_cast<int64_t>(columnStart.size() - 2);
         },
-        [&](int64_t column, int64_t timeMs, double value) {
+        [&](int64_t series, int64_t timeMs, double value) {
             const int64_t onGrid = rowOnGrid(timeMs, from, step, static_cast<int64_t>(rowOf.size()));
             if (onGrid < 0) {
                 return;
@@ -191,14 +203,18 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
             if (row < 0) {
                 return;
             }
-            const size_t at = static_cast<size_t>(row) * columns + static_cast<size_t>(column);
-            if (filled[at]++ != 0) {
-                ++duplicates;
-                return;
-            }
             const double cleaned = cleanDcgmValue(value, &sentinels, &nans);
-            (*values)[at]
-                = static_cast<float>(windowCount ? conversion.applyToDifference(cleaned) : conversion.apply(cleaned));
+            const auto converted = static_cast<float>(MetricMap::planeValue(
+                metric, windowCount ? conversion.applyToDifference(cleaned) : conversion.apply(cleaned)));
+            const auto k = static_cast<size_t>(series);
+            for (size_t c = columnStart[k]; c < columnStart[k + 1]; ++c) {
+                const size_t at = static_cast<size_t>(row) * columns + seriesColumns[c];
+                if (filled[at]++ != 0) {
+                    ++duplicates;
+                    continue;
+                }
+                (*values)[at] = converted;
+            }
         },
         error);
     if (ok && unknown > 0) {

@@ -57,6 +57,10 @@ std::optional<std::string> PrometheusSource::queryFor(const MetricMap &map, Metr
     if (series.empty()) {
         return std::nullopt;
     }
+    // Transmit wait counts ticks; its plane is the share of time stalled (MetricMap::transmitWaitScale).
+    if (id == MetricId::RailTransmitWait) {
+        return fmt::format("rate({}{}[5m])", series, selector);
+    }
     if (!isWindowCount(id)) {
         return series + selector;
     }
@@ -435,14 +439,36 @@ std::shared_ptr<Frame> PrometheusSource::poll()
         }
         const auto &conversion = m_map.conversion(id);
         const bool windowCount = isWindowCount(id);
-        // Every metric's series carry the job labels (when any metric's do, they all should; reading them all costs
-        // little and misses none).
-        if (!query(*promql, evalMs, deadline, false, &m_samples, &m_report.error, true)) {
+        const auto scope = MetricMap::scopeOf(id);
+        // Every GPU metric's series carry the job labels (when any metric's do, they all should; reading them all
+        // costs little and misses none). A node has more NICs than rails (storage, management): up to 4 a GPU.
+        const bool ofGpus = scope == MetricMap::Scope::Gpu;
+        if (!query(*promql, evalMs, deadline, false, &m_samples, &m_report.error, ofGpus, ofGpus ? 2 : 4)) {
             return fail(m_report.error);
         }
         ++queriesDone;
         std::fill(got.begin(), got.end(), 0);
         auto &plane = frame->planes[m];
+        if (!ofGpus) {
+            // A rail NIC's series goes to its GPU, a rack's to every GPU of the rack; a NIC that serves no GPU (a
+            // storage NIC) and a rack not in the topology are not the GPUs' and are left out. They do not make a GPU
+            // one with data: that is its DCGM fields'.
+            for (const auto &s : m_samples) {
+                const auto span = m_topology.gpusOf(scope, s);
+                const double value = cleanDcgmValue(s.value, &m_report.sentinelValues, &m_report.nanValues);
+                const auto converted = static_cast<float>(MetricMap::planeValue(
+                    id, windowCount ? conversion.applyToDifference(value) : conversion.apply(value)));
+                for (uint32_t g = span.first; g < span.first + span.count; ++g) {
+                    if (got[g]) {
+                        ++m_report.duplicateSeries;
+                        continue;
+                    }
+                    got[g] = 1;
+                    plane[g] = converted;
+                }
+            }
+            continue;
+        }
         for (const auto &s : m_samples) {
             const int64_t g = m_topology.indexOf(s.hostname, s.gpu);
             if (g < 0) {

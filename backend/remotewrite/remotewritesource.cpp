@@ -36,8 +36,9 @@ const std::vector<std::string> &gpuTempNames()
 void readSeries(const std::vector<WriteRequestReader::Label> &series, unsigned wanted, const MetricMap::Labels &names,
     PromSample *s)
 {
-    for (std::string *f : { &s->hostname, &s->gpu, &s->name, &s->uuid, &s->model, &s->driver, &s->vbios, &s->hall,
-             &s->row, &s->rack, &s->nameSpace, &s->pod, &s->container, &s->hpcJob, &s->hpcUser }) {
+    for (std::string *f :
+        { &s->hostname, &s->gpu, &s->name, &s->uuid, &s->model, &s->driver, &s->vbios, &s->hall, &s->row, &s->rack,
+            &s->nic, &s->instance, &s->nameSpace, &s->pod, &s->container, &s->hpcJob, &s->hpcUser }) {
         f->clear();
     }
     s->hostnameRank = -1;
@@ -53,6 +54,9 @@ struct SeriesKey
     std::string_view name;
     std::string_view hostname;
     std::string_view gpu;
+    std::string_view instance; // node-exporter's series name their node by their target
+    std::string_view nic;
+    std::string_view rack;
     bool hasJobLabels = false;
 };
 
@@ -72,6 +76,9 @@ SeriesKey keyOf(const std::vector<WriteRequestReader::Label> &labels, const Metr
     }
     key.hostname = id.hostname;
     key.gpu = id.gpu;
+    key.instance = id.instance;
+    key.nic = id.nic;
+    key.rack = id.rack;
     return key;
 }
 } // namespace
@@ -383,6 +390,24 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
         const auto metric = m_map.metric(key.name);
         if (!metric) {
             ++unknownMetric;
+            continue;
+        }
+        const auto scope = MetricMap::scopeOf(metric->id);
+        if (scope != MetricMap::Scope::Gpu) {
+            // A rail NIC's series goes to its GPU, a rack's to every GPU of the rack (PrometheusTopology::gpusOf); a
+            // NIC that serves no GPU (storage) or a rack not in the topology is left out, not counted as a fault.
+            const auto span = m_topology.gpusOf(scope, key.hostname, key.instance, key.gpu, key.nic, key.rack);
+            const bool convert = !metric->conversion.isIdentity();
+            for (const auto &sample : reader.samples()) {
+                size_t ignored = 0;
+                const bool usable = !std::isnan(cleanDcgmValue(sample.value, &ignored, &ignored));
+                const double value = usable
+                    ? MetricMap::planeValue(metric->id, convert ? metric->conversion.apply(sample.value) : sample.value)
+                    : sample.value;
+                for (uint32_t g = span.first; g < span.first + span.count; ++g) {
+                    samples.push_back({ g, metric->id, sample.timestampMs, value });
+                }
+            }
             continue;
         }
         if (key.hostname.empty() || key.gpu.empty()) {

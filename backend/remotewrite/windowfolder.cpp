@@ -3,6 +3,7 @@
 
 #include "dcgm/dcgmgrade.h"
 #include "dcgm/dcgmvalue.h"
+#include "dcgm/metricmap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +31,33 @@ bool isPushed(MetricId id)
     return id != MetricId::HealthState && id != MetricId::Count;
 }
 
+// Transmit wait comes as a counter of ticks (scaled to %-seconds by the map) and is kept as its rate: a gauge in the
+// frame, a raw total in the window.
+bool isRawCounter(MetricId id)
+{
+    return isCount(id) || id == MetricId::RailTransmitWait;
+}
+
+// Which exporter a field comes from (MetricMap::Scope): dcgm-exporter, node-exporter or the facility's. Each scrapes
+// at its own time, so a GPU's newest sample in a window is kept per source.
+size_t sourceOf(MetricId id)
+{
+    return static_cast<size_t>(MetricMap::scopeOf(id));
+}
+
+// The fields of each source, as a window's mask bits.
+const std::array<uint32_t, WindowFolder::sources> &sourceMasks()
+{
+    static const auto masks = [] {
+        std::array<uint32_t, WindowFolder::sources> m {};
+        for (size_t f = 0; f < fieldCount; ++f) {
+            m[sourceOf(static_cast<MetricId>(f))] |= 1U << f;
+        }
+        return m;
+    }();
+    return masks;
+}
+
 } // namespace
 
 // One window's samples: per GPU the newest sample time in it (ms after the window's start, plus one; 0: none yet)
@@ -40,7 +68,7 @@ struct WindowFolder::Window
     int64_t index = 0;
     int64_t startMs = 0;
     int64_t newestMs = 0;
-    std::vector<int32_t> time;
+    std::array<std::vector<int32_t>, sources> time; // by source; a source's allocated with its first sample
     std::vector<uint32_t> mask; // a bit per field
     std::array<std::vector<float>, fieldCount> gauges;
     std::array<std::vector<double>, fieldCount> counts;
@@ -81,13 +109,17 @@ WindowFolder::WindowFolder(const FleetShape &shape, const Options &options)
         if (!isPushed(id)) {
             continue;
         }
-        if (isCount(id)) {
+        if (isRawCounter(id)) {
             m_raw[f].assign(m_gpus, nanD);
-        } else {
+        }
+        if (!isCount(id)) {
             m_values[f].assign(m_gpus, nanF);
         }
     }
-    m_lastSeenMs.assign(m_gpus, 0);
+    for (auto &seen : m_lastSeenMs) {
+        seen.assign(m_gpus, 0);
+    }
+    m_transmitWaitMs.assign(m_gpus, 0);
 }
 
 WindowFolder::~WindowFolder() = default;
@@ -134,7 +166,7 @@ WindowFolder::Window *WindowFolder::windowFor(int64_t index, int64_t nowMs, Coun
     auto window = std::make_unique<Window>();
     window->index = index;
     window->startMs = index * m_options.windowMs;
-    window->time.assign(m_gpus, 0);
+    window->time[0].assign(m_gpus, 0);
     window->mask.assign(m_gpus, 0);
     return m_open.emplace(index, std::move(window)).first->second.get();
 }
@@ -220,7 +252,11 @@ void WindowFolder::add(
         }
         const auto offset = static_cast<int32_t>(s.timeMs - w->startMs + 1);
         const auto bit = static_cast<uint32_t>(1U << static_cast<unsigned>(s.metric));
-        int32_t &time = w->time[s.gpu];
+        const size_t source = sourceOf(s.metric);
+        if (w->time[source].empty()) {
+            w->time[source].assign(m_gpus, 0);
+        }
+        int32_t &time = w->time[source][s.gpu];
         uint32_t &mask = w->mask[s.gpu];
         if (offset < time) {
             ++counts->outOfOrder;
@@ -232,9 +268,9 @@ void WindowFolder::add(
         }
         if (offset > time) {
             // A newer scrape in the same window: its fields replace the older one's (whose bits are cleared, so
-            // that a field of the newer scrape is not taken for a repeat of the older one).
+            // that a field of the newer scrape is not taken for a repeat of the older one). The other sources' stay.
             time = offset;
-            mask = 0;
+            mask &= ~sourceMasks()[source];
         }
         mask |= bit;
         const auto f = static_cast<size_t>(s.metric);
@@ -244,7 +280,7 @@ void WindowFolder::add(
         const double value = cleanDcgmValue(s.value, &sentinels, &nans);
         counts->sentinelValues += sentinels;
         counts->nanValues += nans;
-        if (isCount(s.metric)) {
+        if (isRawCounter(s.metric)) {
             auto &plane = w->counts[f];
             if (plane.empty()) {
                 plane.assign(m_gpus, nanD);
@@ -318,18 +354,25 @@ void WindowFolder::fold(Window &w, Closed *closed)
     const int64_t endMs = w.startMs + m_options.windowMs;
     // The window's samples into the state.
     for (uint32_t g = 0; g < m_gpus; ++g) {
-        if (w.time[g] == 0) {
+        std::array<int64_t, sources> seenMs {};
+        bool heard = false;
+        for (size_t source = 0; source < sources; ++source) {
+            if (!w.time[source].empty() && w.time[source][g] != 0) {
+                seenMs[source] = w.startMs + w.time[source][g] - 1;
+                m_lastSeenMs[source][g] = std::max(m_lastSeenMs[source][g], seenMs[source]);
+                heard = true;
+            }
+        }
+        if (!heard) {
             continue;
         }
-        ++closed->gpusReporting;
-        const int64_t seenMs = w.startMs + w.time[g] - 1;
-        m_lastSeenMs[g] = std::max(m_lastSeenMs[g], seenMs);
+        closed->gpusReporting += w.time[0][g] != 0 ? 1 : 0; // the GPU's own exporter
         for (size_t f = 0; f < fieldCount; ++f) {
             if ((w.mask[g] & (1U << f)) == 0) {
                 continue;
             }
             const auto id = static_cast<MetricId>(f);
-            if (!isCount(id)) {
+            if (!isRawCounter(id)) {
                 m_values[f][g] = w.gauges[f][g];
                 continue;
             }
@@ -338,6 +381,18 @@ void WindowFolder::fold(Window &w, Closed *closed)
                 continue;
             }
             double &before = m_raw[f][g];
+            const int64_t at = seenMs[sourceOf(id)];
+            if (id == MetricId::RailTransmitWait) {
+                // Its rate since the last sample (the map scaled ticks to %-seconds); a fall is a reset, which
+                // leaves the last rate until the next sample.
+                int64_t &beforeMs = m_transmitWaitMs[g];
+                if (!std::isnan(before) && now >= before && at > beforeMs) {
+                    m_values[f][g] = static_cast<float>((now - before) * 1000.0 / static_cast<double>(at - beforeMs));
+                }
+                before = now;
+                beforeMs = at;
+                continue;
+            }
             double increase = 0;
             if (!std::isnan(before)) {
                 if (id == MetricId::XidErrors) {
@@ -348,7 +403,7 @@ void WindowFolder::fold(Window &w, Closed *closed)
             }
             before = now;
             if (increase > 0) {
-                m_increases[f][g].emplace_back(seenMs, increase);
+                m_increases[f][g].emplace_back(at, increase);
             }
         }
     }
@@ -358,7 +413,7 @@ void WindowFolder::fold(Window &w, Closed *closed)
     std::vector<std::pair<uint32_t, uint32_t>> kept;
     kept.reserve(m_gpuJobs.size());
     for (const auto &gpuJob : m_gpuJobs) {
-        if (w.time[gpuJob.first] == 0) {
+        if (w.time[0][gpuJob.first] == 0) {
             kept.push_back(gpuJob);
         }
     }
@@ -369,27 +424,35 @@ void WindowFolder::fold(Window &w, Closed *closed)
     auto frame = emptyFrame();
     frame->sampleTimeMs = std::max(w.newestMs, w.startMs);
     std::vector<uint8_t> hasData(m_gpus, 0);
-    std::vector<uint8_t> current(m_gpus, 0);
-    for (uint32_t g = 0; g < m_gpus; ++g) {
-        current[g] = m_lastSeenMs[g] > 0 && endMs - m_lastSeenMs[g] <= m_options.graceMs ? 1 : 0;
+    // Per source, the GPUs heard from within the grace period; a GPU's own (dcgm-exporter's) makes it one with data.
+    std::array<std::vector<uint8_t>, sources> heardFrom;
+    for (size_t source = 0; source < sources; ++source) {
+        heardFrom[source].assign(m_gpus, 0);
+        for (uint32_t g = 0; g < m_gpus; ++g) {
+            const int64_t seen = m_lastSeenMs[source][g];
+            heardFrom[source][g] = seen > 0 && endMs - seen <= m_options.graceMs ? 1 : 0;
+        }
     }
+    const auto &current = heardFrom[0];
     for (size_t f = 0; f < fieldCount; ++f) {
         const auto id = static_cast<MetricId>(f);
         if (!isPushed(id)) {
             continue;
         }
         auto &plane = frame->planes[f];
+        const auto &fresh = heardFrom[sourceOf(id)];
+        const bool own = sourceOf(id) == 0;
         if (!isCount(id)) {
             for (uint32_t g = 0; g < m_gpus; ++g) {
-                if (current[g]) {
+                if (fresh[g]) {
                     plane[g] = m_values[f][g];
-                    hasData[g] |= std::isfinite(plane[g]) ? 1 : 0;
+                    hasData[g] |= own && std::isfinite(plane[g]) ? 1 : 0;
                 }
             }
             continue;
         }
         for (uint32_t g = 0; g < m_gpus; ++g) {
-            if (current[g] && !std::isnan(m_raw[f][g])) {
+            if (fresh[g] && !std::isnan(m_raw[f][g])) {
                 plane[g] = 0;
             }
         }
@@ -403,7 +466,7 @@ void WindowFolder::fold(Window &w, Closed *closed)
                 it = increases.erase(it);
                 continue;
             }
-            if (current[it->first]) {
+            if (fresh[it->first]) {
                 double sum = 0;
                 for (const auto &[t, v] : list) {
                     sum += v;

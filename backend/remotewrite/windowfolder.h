@@ -52,9 +52,13 @@ struct MappedJob
 // before 1970 (too old) and samples more than a window ahead of the clock (from the future). A sample's time is any
 // int64 a sender wrote; it is placed in its window without overflow and refused before any other arithmetic. A GPU
 // keeps its values from window to window and turns to no data once it has sent nothing for the grace period. The
-// counters (ECC, NVLink, PCIe, remapped rows) become their increase over the last five minutes and the XID gauge its
-// number of changes, as the Prometheus source's increase(...[5m]) and changes(...[5m]); a counter that falls was reset
-// and counts from zero. Events and jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
+// counters (ECC, NVLink, PCIe, remapped rows, the rail NICs' downs and errors) become their increase over the last
+// five minutes and the XID gauge its number of changes, as the Prometheus source's increase(...[5m]) and
+// changes(...[5m]); a counter that falls was reset and counts from zero. Transmit wait (ticks, scaled to %-seconds by
+// the map) becomes its rate between a NIC's last two samples. A GPU's fields come from up to three exporters (its own
+// dcgm-exporter, its node's node-exporter, its rack's facility exporter), each at its own scrape time: a window keeps
+// each one's newest scrape, and each one's fields turn to no data on their own; the GPU is one with data by its own.
+// Events and jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
 //
 // Memory: an open window holds 96 bytes per GPU (8 gauges as float, 7 raw counters as double, a time and a mask), the
 // folded state about the same; at most maxOpenWindows are open.
@@ -69,6 +73,8 @@ public:
     // scrape interval. Within it a sample's offset in its window fits the int32 kept per GPU, and a window's end plus
     // the delay stays far inside int64 for every window a sample may open (from 1970 to the clock's next window).
     static constexpr int64_t maxWindowMs = 24 * 3600 * 1000;
+    // The exporters a GPU's fields come from, each scraped at its own time (MetricMap::Scope).
+    static constexpr size_t sources = 3;
 
     struct Options
     {
@@ -159,14 +165,16 @@ public:
     size_t jobLabelSets() const;
 
 private:
-
     // Folded state: the ticker's only.
     std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> m_values;
     std::array<std::vector<double>, static_cast<size_t>(MetricId::Count)> m_raw; // counters' last raw values
     std::array<std::unordered_map<uint32_t, std::deque<std::pair<int64_t, double>>>,
         static_cast<size_t>(MetricId::Count)>
         m_increases; // non-zero increases in the last five minutes, by GPU
-    std::vector<int64_t> m_lastSeenMs; // per GPU, 0 when never
+    // Per source (MetricMap::Scope: a GPU's dcgm-exporter, its node-exporter, its rack's facility exporter) and GPU,
+    // the newest sample time, 0 when never: each source's fields turn to no data on their own.
+    std::array<std::vector<int64_t>, sources> m_lastSeenMs;
+    std::vector<int64_t> m_transmitWaitMs; // per GPU, the time of the transmit-wait total in m_raw
     // (GPU, job label set id), ascending: each GPU's jobs as of its last window (a GPU may serve several).
     std::vector<std::pair<uint32_t, uint32_t>> m_gpuJobs;
     PrometheusJobs m_jobs;

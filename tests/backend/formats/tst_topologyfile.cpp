@@ -2,6 +2,7 @@
 // The operator's topology file in both of its syntaxes: the shipped examples say the same thing, and every bad
 // file is refused with the place (and, in YAML, the line) named, whichever syntax it is written in.
 #include "core/fleetshape.h"
+#include "dcgm/metricmap.h"
 #include "dcgm/prometheustopology.h"
 #include "formats/topologyfile.h"
 
@@ -63,6 +64,48 @@ QByteArray yamlRack(const QByteArray &hosts)
     return yamlRackWith({}, hosts);
 }
 
+// The same with top-level members after the halls (JSON `"key": value` text / YAML lines at the top level).
+QByteArray jsonSite(const QByteArray &top, const QByteArray &rackMembers, const QByteArray &hosts)
+{
+    QByteArray json = jsonRackWith(rackMembers, hosts);
+    json.chop(1);
+    return json + ", " + top + "}";
+}
+QByteArray yamlSite(const QByteArrayList &top, const QByteArrayList &rackMembers, const QByteArray &hosts)
+{
+    QByteArray yaml = yamlRackWith(rackMembers, hosts);
+    for (const QByteArray &line : top) {
+        yaml += line + "\n";
+    }
+    return yaml;
+}
+
+// The domains as text, one per line: "kind name <parent rail", then each rack's and host's and each link.
+std::string describeDomains(const TopologyFile &file)
+{
+    std::string text;
+    for (const auto &d : file.domains) {
+        text += d.kind + ' ' + d.name + " <" + d.parent + ' ' + std::to_string(d.rail) + '\n';
+    }
+    for (const auto &row : file.rows) {
+        for (const auto &rack : row.racks) {
+            text += rack.name + " cooling " + rack.cooling + " power";
+            for (const auto &p : rack.power) {
+                text += ' ' + p;
+            }
+            text += '\n';
+            for (const auto &host : rack.hosts) {
+                text += host.hostname + " su " + host.scalableUnit;
+                for (const auto &l : host.links) {
+                    text += ' ' + l.leaf + ':' + std::to_string(l.port);
+                }
+                text += '\n';
+            }
+        }
+    }
+    return text;
+}
+
 } // namespace
 
 class TestTopologyFile : public QObject
@@ -104,6 +147,123 @@ private Q_SLOTS:
         QVERIFY(nvl.nvlinkDomain);
         QCOMPARE(nvl.hosts.size(), size_t { 18 });
         QCOMPARE(nvl.hosts[17].gpus, 4U);
+    }
+
+    // The example site's domains, read the same from both syntaxes and carried into the fleet's shape: the power
+    // chain of a rack, its cooling, the rail-optimised fabric's leaves and ports, a host's own links, the NVL72 rack's
+    // NVLink domain, parents before children.
+    void exampleDomains()
+    {
+        TopologyFile json;
+        TopologyFile yaml;
+        std::string error;
+        QVERIFY2(TopologyFile::load(FLEETSCOPE_DOCS_DIR "/topology-example.json", &json, &error), error.c_str());
+        QVERIFY2(TopologyFile::load(FLEETSCOPE_DOCS_DIR "/topology-example.yaml", &yaml, &error), error.c_str());
+        QCOMPARE(describeDomains(yaml), describeDomains(json));
+        // 34 listed; su01 and su02 with 8 and 4 leaves, and r12-k01-nvl, implied.
+        QCOMPARE(json.domains.size(), size_t { 34 + 2 + 8 + 4 + 1 });
+
+        const auto shape = PrometheusTopology::fromFile(json).shape();
+        QCOMPARE(shape.domains.size(), json.domains.size());
+        for (size_t i = 0; i < shape.domains.size(); ++i) {
+            QVERIFY2(shape.domains[i].parent < static_cast<int32_t>(i), shape.domains[i].name.c_str());
+        }
+        auto find = [&](const std::string &name) -> const Domain * {
+            for (const auto &d : shape.domains) {
+                if (d.name == name) {
+                    return &d;
+                }
+            }
+            return nullptr;
+        };
+        const Domain *leaf = find("su01-l5");
+        QVERIFY(leaf != nullptr);
+        QCOMPARE(leaf->kind, DomainKind::LeafSwitch);
+        QCOMPARE(leaf->rail, 5);
+        QCOMPARE(shape.domains[static_cast<size_t>(leaf->parent)].name, std::string("spine-5"));
+        QVERIFY(find("su02-l3") != nullptr);
+        QVERIFY(find("su02-l4") == nullptr); // the NVL72 trays have 4 rails
+        QCOMPARE(find("r12-k01-nvl")->kind, DomainKind::NvlinkDomain);
+
+        // gpu-a005 is su01's fifth host: GPU 5 on leaf su01-l5, port 5. Its rack has its PDUs and air handler.
+        const auto &node = shape.nodes[4];
+        QCOMPARE(node.hostname, std::string("gpu-a005"));
+        QCOMPARE(shape.gpuLinks.size(), size_t { shape.gpuCount });
+        const auto &link = shape.gpuLinks[node.firstGpu + 5];
+        QCOMPARE(shape.domains[link.leaf].name, std::string("su01-l5"));
+        QCOMPARE(link.port, 5U);
+        QCOMPARE(node.domains.size(), size_t { 1 });
+        QCOMPARE(shape.domains[node.domains[0]].name, std::string("su01"));
+        const auto &rack = shape.racks[node.rack];
+        QCOMPARE(rack.domains.size(), size_t { 3 });
+        QCOMPARE(shape.domains[rack.domains[0]].name, std::string("r01-k02-a"));
+        QCOMPARE(shape.domains[rack.domains[2]].name, std::string("hall-a-crah1"));
+        // gpu-b001 says its own links (port 11 on su01's leaves); gpu-b002 is su01's tenth host.
+        const auto &b001 = shape.nodes[9];
+        QCOMPARE(b001.hostname, std::string("gpu-b001"));
+        QCOMPARE(shape.gpuLinks[b001.firstGpu + 3].port, 11U);
+        QCOMPARE(shape.domains[shape.gpuLinks[b001.firstGpu + 3].leaf].name, std::string("su01-l3"));
+        QCOMPARE(shape.gpuLinks[shape.nodes[10].firstGpu + 7].port, 10U);
+        // The NVL72 rack: PDUs, its loop and its NVLink domain; each tray's GPU k on su02's leaf k.
+        const auto &nvlRack = shape.racks.back();
+        QCOMPARE(nvlRack.domains.size(), size_t { 4 });
+        QCOMPARE(shape.domains[nvlRack.domains[2]].name, std::string("r12-cdu1-a"));
+        QCOMPARE(shape.domains[nvlRack.domains[3]].name, std::string("r12-k01-nvl"));
+        const auto &tray = shape.nodes.back();
+        QCOMPARE(shape.domains[shape.gpuLinks[tray.firstGpu + 2].leaf].name, std::string("su02-l2"));
+        QCOMPARE(shape.gpuLinks[tray.firstGpu + 2].port, 18U);
+        QVERIFY2(shape.domainLine(tray.firstGpu + 2).find("su02-l2") != std::string::npos,
+            shape.domainLine(tray.firstGpu + 2).c_str());
+        // Another file of the same floor plan without domains is another generation.
+        TopologyFile plain = json;
+        plain.domains.clear();
+        for (auto &row : plain.rows) {
+            for (auto &r : row.racks) {
+                r.power.clear();
+                r.cooling.clear();
+                for (auto &h : r.hosts) {
+                    h.links.clear();
+                    h.scalableUnit.clear();
+                }
+            }
+        }
+        QVERIFY(PrometheusTopology::fromFile(plain).generation() != PrometheusTopology::fromFile(json).generation());
+        QVERIFY(PrometheusTopology::fromFile(plain).shape().domains.empty());
+    }
+
+    // A rail NIC's GPU: mlx5_<k> is GPU k, unless fabric.nics names them; a NIC past the node's GPUs or of another
+    // name is none of them. A rack's series stands for its GPUs.
+    void nicsAndRacks()
+    {
+        const QByteArray yaml = yamlSite({ "fabric: {nics: [mlx5_0, mlx5_3, mlx5_4, mlx5_5]}" }, {},
+            "[a, {hostname: "
+            "b, gpus: 2}]");
+        TopologyFile file;
+        std::string error;
+        QVERIFY2(TopologyFile::parseYaml(yaml.toStdString(), &file, &error), error.c_str());
+        auto named = PrometheusTopology::fromFile(file);
+        QCOMPARE(named.indexOfNic(0, "mlx5_3"), int64_t { 1 });
+        QCOMPARE(named.indexOfNic(0, "mlx5_1"), int64_t { -1 }); // a storage NIC
+        QCOMPARE(named.indexOfNic(1, "mlx5_3"), int64_t { 9 });
+        QCOMPARE(named.indexOfNic(1, "mlx5_4"), int64_t { -1 }); // b has two GPUs
+        file.nics.clear();
+        auto plain = PrometheusTopology::fromFile(file);
+        QCOMPARE(plain.indexOfNic(0, "mlx5_7"), int64_t { 7 });
+        QCOMPARE(plain.indexOfNic(0, "mlx5_8"), int64_t { -1 });
+        QCOMPARE(plain.indexOfNic(0, "mlx5_"), int64_t { -1 });
+        QCOMPARE(plain.indexOfNic(0, "mlx5_1x"), int64_t { -1 });
+        QCOMPARE(plain.indexOfNic(5, "mlx5_0"), int64_t { -1 });
+        // Node by its node label, else by its scrape target without the port.
+        auto span = plain.gpusOf(MetricMap::Scope::Nic, "", "b:9100", "", "mlx5_1", "");
+        QCOMPARE(span.first, 9U);
+        QCOMPARE(span.count, 1U);
+        QCOMPARE(plain.gpusOf(MetricMap::Scope::Nic, "", "[b]:9100", "", "mlx5_1", "").first, 9U);
+        QCOMPARE(plain.gpusOf(MetricMap::Scope::Nic, "c", "b:9100", "", "mlx5_1", "").count, 0U);
+        span = plain.gpusOf(MetricMap::Scope::Rack, "", "", "", "", "k");
+        QCOMPARE(span.first, 0U);
+        QCOMPARE(span.count, 10U);
+        QCOMPARE(plain.gpusOf(MetricMap::Scope::Rack, "", "", "", "", "k2").count, 0U);
+        QCOMPARE(plain.gpusOf(MetricMap::Scope::Gpu, "b", "", "1", "", "").first, 9U);
     }
 
     // A rack's own gpusPerNode stands for the file's within it only; nvlinkDomain is plain true or false.
@@ -277,6 +437,98 @@ private Q_SLOTS:
                           "            hosts:\n"
                           "              - hostname: a\n")
             << QByteArray("halls[0].rows[0].racks[1].hosts[0]") << 9;
+        // Domains.
+        QTest::newRow("domains not a list")
+            << jsonSite(R"("domains": {"kind": "pdu"})", {}, R"(["a"])")
+            << yamlSite({ "domains: {kind: pdu}" }, {}, "[a]") << QByteArray("domains") << 8;
+        QTest::newRow("domain kind unknown") << jsonSite(R"("domains": [{"kind": "ups", "name": "u"}])", {}, R"(["a"])")
+                                             << yamlSite({ "domains: [{kind: ups, name: u}]" }, {}, "[a]")
+                                             << QByteArray("no domain kind 'ups'; one of feed, busway, pdu") << 8;
+        QTest::newRow("domain without a name")
+            << jsonSite(R"("domains": [{"kind": "pdu"}])", {}, R"(["a"])")
+            << yamlSite({ "domains: [{kind: pdu}]" }, {}, "[a]") << QByteArray("domains[0]") << 8;
+        QTest::newRow("domain rail") << jsonSite(R"("domains": [{"kind": "leaf", "name": "l", "rail": 64}])", {},
+            R"(["a"])") << yamlSite({ "domains: [{kind: leaf, name: l, rail: -1}]" }, {}, "[a]")
+                                     << QByteArray("\"rail\" must be a whole number from 0 to 63") << 8;
+        QTest::newRow("domain name twice")
+            << jsonSite(R"("domains": [{"kind": "pdu", "name": "p"}, {"kind": "cdu", "name": "p"}])", {}, R"(["a"])")
+            << yamlSite({ "domains: [{kind: pdu, name: p}, {kind: cdu, name: p}]" }, {}, "[a]")
+            << QByteArray("domains[1]: the name 'p' appears twice") << 0;
+        QTest::newRow("parent missing") << jsonSite(R"("domains": [{"kind": "pdu", "name": "p", "parent": "bus"}])", {},
+            R"(["a"])") << yamlSite({ "domains: [{kind: pdu, name: p, parent: bus}]" }, {}, "[a]")
+                                        << QByteArray("domain 'p': no parent named 'bus'") << 0;
+        QTest::newRow("parents in a cycle")
+            << jsonSite(R"("domains": [{"kind": "feed", "name": "f"}, {"kind": "pdu", "name": "p", "parent": "b"},
+                   {"kind": "busway", "name": "b", "parent": "p"}])",
+                   {}, R"(["a"])")
+            << yamlSite({ "domains:", "  - {kind: feed, name: f}", "  - {kind: pdu, name: p, parent: b}",
+                            "  - {kind: busway, name: b, parent: p}" },
+                   {}, "[a]")
+            << QByteArray("go round in a cycle") << 0;
+        QTest::newRow("own parent") << jsonSite(R"("domains": [{"kind": "pdu", "name": "p", "parent": "p"}])", {},
+            R"(["a"])") << yamlSite({ "domains: [{kind: pdu, name: p, parent: p}]" }, {}, "[a]")
+                                    << QByteArray("go round in a cycle") << 0;
+        QTest::newRow("power not a PDU") << jsonSite(
+            R"("domains": [{"kind": "cdu", "name": "c"}])", R"("power": ["c"])", R"(["a"])")
+                                         << yamlSite({ "domains: [{kind: cdu, name: c}]" }, { "power: [c]" }, "[a]")
+                                         << QByteArray("rack k power: 'c' is a cdu, not a pdu") << 0;
+        QTest::newRow("power unknown") << jsonSite(R"("domains": [])", R"("power": ["p"])", R"(["a"])")
+                                       << yamlSite({ "domains: []" }, { "power: [p]" }, "[a]")
+                                       << QByteArray("rack k power: no domain named 'p'") << 0;
+        QTest::newRow("power not a list")
+            << jsonRackWith(R"("power": "p")", R"(["a"])") << yamlRackWith({ "power: p" }, "[a]")
+            << QByteArray("\"power\" must be an array of non-empty strings") << 7;
+        QTest::newRow("cooling a leaf") << jsonSite(
+            R"("domains": [{"kind": "leaf", "name": "l"}])", R"("cooling": "l")", R"(["a"])")
+                                        << yamlSite({ "domains: [{kind: leaf, name: l}]" }, { "cooling: l" }, "[a]")
+                                        << QByteArray("'l' is a leaf, not a cooling-unit or cdu or loop") << 0;
+        QTest::newRow("scalable unit unknown") << jsonRack(R"([{"hostname": "a", "scalableUnit": "su9"}])")
+                                               << yamlRack("[{hostname: a, scalableUnit: su9}]")
+                                               << QByteArray("host a scalableUnit: no domain named 'su9'") << 0;
+        QTest::newRow("link to an unknown leaf")
+            << jsonRack(R"([{"hostname": "a", "links": [{"leaf": "l", "port": 1}]}])")
+            << yamlRack("[{hostname: a, links: [{leaf: l, port: 1}]}]")
+            << QByteArray("host a links: no domain named 'l'") << 0;
+        QTest::newRow("more links than GPUs")
+            << jsonRack(
+                   R"([{"hostname": "a", "gpus": 1, "links": [{"leaf": "l", "port": 1}, {"leaf": "l", "port": 2}]}])")
+            << yamlRack("[{hostname: a, gpus: 1, links: [{leaf: l, port: 1}, {leaf: l, port: 2}]}]")
+            << QByteArray("at most one {\"leaf\", \"port\"} per GPU (1)") << 7;
+        QTest::newRow("port zero") << jsonRack(R"([{"hostname": "a", "links": [{"leaf": "l", "port": 0}]}])")
+                                   << yamlRack("[{hostname: a, links: [{leaf: l, port: 0}]}]")
+                                   << QByteArray("\"port\" must be a whole number from 1 to 65535") << 7;
+        QTest::newRow("link not an object") << jsonRack(R"([{"hostname": "a", "links": ["l"]}])")
+                                            << yamlRack("[{hostname: a, links: [l]}]") << QByteArray("a link is") << 7;
+        QTest::newRow("scalable unit of an unknown host")
+            << jsonSite(R"("fabric": {"scalableUnits": [{"name": "su1", "leafPrefix": "l", "hosts": ["a", "z"]}]})", {},
+                   R"(["a"])")
+            << yamlSite({ "fabric: {scalableUnits: [{name: su1, leafPrefix: l, hosts: [a, z]}]}" }, {}, "[a]")
+            << QByteArray("no host named 'z'") << 0;
+        QTest::newRow("host in two scalable units")
+            << jsonSite(R"("fabric": {"scalableUnits": [{"name": "su1", "leafPrefix": "l", "hosts": ["a"]},
+                   {"name": "su2", "leafPrefix": "m", "hosts": ["a"]}]})",
+                   {}, R"(["a"])")
+            << yamlSite({ "fabric:", "  scalableUnits:", "    - {name: su1, leafPrefix: l, hosts: [a]}",
+                            "    - {name: su2, leafPrefix: m, hosts: [a]}" },
+                   {}, "[a]")
+            << QByteArray("host 'a' is in a scalable unit already") << 0;
+        QTest::newRow("scalable unit without hosts")
+            << jsonSite(
+                   R"("fabric": {"scalableUnits": [{"name": "su1", "leafPrefix": "l", "hosts": []}]})", {}, R"(["a"])")
+            << yamlSite({ "fabric: {scalableUnits: [{name: su1, leafPrefix: l, hosts: []}]}" }, {}, "[a]")
+            << QByteArray("\"hosts\" lists 1 to 65535 hostnames") << 8;
+        QTest::newRow("scalable unit name taken by a PDU")
+            << jsonSite(R"("domains": [{"kind": "pdu", "name": "su1"}], "fabric": {"scalableUnits": [{"name": "su1",
+                   "leafPrefix": "l", "hosts": ["a"]}]})",
+                   {}, R"(["a"])")
+            << yamlSite({ "domains: [{kind: pdu, name: su1}]",
+                            "fabric: {scalableUnits: [{name: su1, leafPrefix: l, hosts: [a]}]}" },
+                   {}, "[a]")
+            << QByteArray("'su1' is a pdu, not a scalable-unit") << 0;
+        QTest::newRow("nics too many") << jsonSite(
+            R"("fabric": {"nics": [)" + QByteArray(R"("m",)").repeated(65) + R"("m"]})", {},
+            R"(["a"])") << yamlSite({ "fabric: {nics: [" + QByteArray("m, ").repeated(65) + "m]}" }, {}, "[a]")
+                                       << QByteArray("fabric.nics: at most 64") << 0;
         QTest::newRow("duplicate key") << QByteArray(R"({"halls": [{"name": "a", "name": "b", "rows": []}]})")
                                        << QByteArray("halls:\n  - name: a\n    name: b\n    rows: []\n")
                                        << QByteArray("halls[0]") << 2;

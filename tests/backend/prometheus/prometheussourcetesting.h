@@ -49,7 +49,7 @@ inline QByteArray vectorAnswer(const std::vector<Series> &series, double evalSec
         if (!s.gpu.empty()) {
             labels += std::string(labels.empty() ? "" : ",") + R"("gpu":")" + s.gpu + "\"";
         }
-        labels += s.extraLabels;
+        labels += labels.empty() && !s.extraLabels.empty() ? s.extraLabels.substr(1) : s.extraLabels;
         out += labels + R"(},"value":[)" + QByteArray::number(evalSeconds, 'f', 3).toStdString() + ",\"" + s.value
             + "\"]}";
     }
@@ -68,18 +68,54 @@ inline std::string uuidOf(int index)
     return "GPU-00000000-0000-4000-8000-" + QByteArray::number(100000000000LL + index).toStdString();
 }
 
-// Gauges: 100 x metric + dense index; counts and throttle reasons: 0, so every GPU is healthy.
+// Gauges: 100 x metric + dense index; counts and throttle reasons: 0, so every GPU is healthy. The rail links are up
+// (node-exporter's state id 4); the facility's series, one for the fleet's one rack, 100 x metric on all its GPUs.
 inline float expectedValue(MetricId id, int index)
 {
     if (metricCatalog()[static_cast<size_t>(id)].isRate || id == MetricId::ThrottleReasons) {
         return 0;
     }
+    if (id == MetricId::RailLinkState) {
+        return 1;
+    }
+    if (MetricMap::scopeOf(id) == MetricMap::Scope::Rack) {
+        return static_cast<float>(100 * static_cast<int>(id));
+    }
     return static_cast<float>(100 * static_cast<int>(id) + index);
+}
+
+// A series' value as the upstream answers it: node-exporter's state id, transmit wait as ticks a second.
+inline std::string upstreamValue(MetricId id, int index)
+{
+    if (id == MetricId::RailLinkState) {
+        return "4";
+    }
+    const double v = expectedValue(id, index);
+    return QByteArray::number(id == MetricId::RailTransmitWait ? v / MetricMap::transmitWaitScale : v, 'g', 12)
+        .toStdString();
 }
 
 inline std::vector<Series> metricSeries(MetricId id, const std::string &skipHost = {}, int skipGpu = -1)
 {
     std::vector<Series> out;
+    // The facility's: the four hosts are one rack (auto-r01-k01, as the layout from labels packs them).
+    if (MetricMap::scopeOf(id) == MetricMap::Scope::Rack) {
+        out.push_back({ {}, {}, upstreamValue(id, 0), R"(,"rack":"auto-r01-k01")" });
+        return out;
+    }
+    // node-exporter's: one per NIC, the node in the scrape's instance; each node's storage NIC too (mlx5_8, no GPU's).
+    if (MetricMap::scopeOf(id) == MetricMap::Scope::Nic) {
+        for (const auto &h : hosts) {
+            for (uint32_t g = 0; g <= gpusPerHost; ++g) {
+                if (h == skipHost && static_cast<int>(g) == skipGpu) {
+                    continue;
+                }
+                out.push_back({ {}, {}, g == gpusPerHost ? "7" : upstreamValue(id, denseIndex(h, g)),
+                    R"(,"instance":")" + h + R"(:9100","device":"mlx5_)" + std::to_string(g) + R"(","port":"1")" });
+            }
+        }
+        return out;
+    }
     for (const auto &h : hosts) {
         for (uint32_t g = 0; g < gpusPerHost; ++g) {
             if (h == skipHost && static_cast<int>(g) == skipGpu) {

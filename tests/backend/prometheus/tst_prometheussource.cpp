@@ -156,9 +156,7 @@ private Q_SLOTS:
                 }
                 continue;
             }
-            if (!PrometheusSource::queryFor(hostnameProfile, id)) {
-                continue; // another exporter's (the fabric, the facility), not asked of the dcgm profile
-            }
+            QVERIFY(PrometheusSource::queryFor(hostnameProfile, id)); // the fabric's and the facility's too
             for (int g = 0; g < static_cast<int>(fleetGpus); ++g) {
                 QCOMPARE(frame->plane(id)[static_cast<size_t>(g)], expectedValue(id, g));
             }
@@ -215,9 +213,69 @@ private Q_SLOTS:
         const int some = denseIndex("node-10", 1);
         QCOMPARE(frame->health[static_cast<size_t>(some)], fleetscope::health::Ok);
         QCOMPARE(frame->plane(MetricId::Power)[static_cast<size_t>(some)], expectedValue(MetricId::Power, some));
-        QCOMPARE(source->lastReport().sentinelValues, size_t { 3 + 14 });
+        // 14 of dcgm-exporter's series, 5 of node-exporter's and 4 of the facility's.
+        QCOMPARE(source->lastReport().sentinelValues, size_t { 3 + 14 + 5 + 4 });
         QCOMPARE(source->lastReport().nanValues, size_t { 2 });
         QCOMPARE(source->lastReport().gpusWithoutData, size_t { 1 });
+    }
+
+    // node-exporter's InfiniBand series reach their GPUs by instance and device (mlx5_k is GPU k); a port whose state
+    // is not ACTIVE reads 0; a storage NIC is no GPU's and no fault; transmit wait ticks become a %; the facility's
+    // rack series reaches every GPU of the rack; none of them makes a GPU one with data.
+    void fabricAndFacilitySeries()
+    {
+        FakePrometheus fake;
+        answerFleet(fake);
+        auto state = metricSeries(MetricId::RailLinkState);
+        const std::string down = R"(,"instance":"node-3:9100","device":"mlx5_5","port":"1")";
+        bool found = false;
+        for (auto &s : state) {
+            if (s.extraLabels == down) {
+                s.value = "1"; // DOWN
+                found = true;
+            }
+        }
+        QVERIFY(found);
+        fake.set(
+            *PrometheusSource::queryFor(hostnameProfile, MetricId::RailLinkState), { 200, vectorAnswer(state), 0 });
+        // node-2's dcgm-exporter is gone, its node-exporter is not.
+        for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
+            const auto id = static_cast<MetricId>(m);
+            if (MetricMap::scopeOf(id) != MetricMap::Scope::Gpu || !PrometheusSource::queryFor(hostnameProfile, id)) {
+                continue;
+            }
+            auto series = metricSeries(id);
+            series.erase(
+                std::remove_if(series.begin(), series.end(), [](const Series &s) { return s.host == "node-2"; }),
+                series.end());
+            fake.set(*PrometheusSource::queryFor(hostnameProfile, id), { 200, vectorAnswer(series), 0 });
+        }
+        auto source = startSource(fake, nullptr);
+        QVERIFY(source);
+        auto frame = source->poll();
+        QVERIFY(frame);
+        const int downGpu = denseIndex("node-3", 5);
+        for (int g = 0; g < static_cast<int>(fleetGpus); ++g) {
+            const auto at = static_cast<size_t>(g);
+            QCOMPARE(frame->plane(MetricId::RailLinkState)[at], g == downGpu ? 0.0F : 1.0F);
+            QCOMPARE(frame->plane(MetricId::RailTransmitWait)[at], expectedValue(MetricId::RailTransmitWait, g));
+            QCOMPARE(frame->plane(MetricId::CoolantSupplyTemp)[at], expectedValue(MetricId::CoolantSupplyTemp, g));
+            QCOMPARE(frame->plane(MetricId::RailSymbolErrors)[at], 0.0F);
+        }
+        QCOMPARE(source->lastReport().unknownSeries, size_t { 0 });
+        QCOMPARE(source->lastReport().duplicateSeries, size_t { 0 });
+        // The queries: node-exporter's names, transmit wait as a rate, the counters' increases.
+        QCOMPARE(*PrometheusSource::queryFor(hostnameProfile, MetricId::RailTransmitWait),
+            std::string("rate(node_infiniband_port_transmit_wait_total[5m])"));
+        QCOMPARE(*PrometheusSource::queryFor(hostnameProfile, MetricId::RailLinkDowns),
+            std::string("increase(node_infiniband_link_downed_total[5m])"));
+        QCOMPARE(*PrometheusSource::queryFor(hostnameProfile, MetricId::LeakDetected),
+            std::string("fleetscope_leak_detected"));
+        // node-2's GPUs have their links but no data of their own.
+        const int quiet = denseIndex("node-2", 3);
+        QCOMPARE(frame->health[static_cast<size_t>(quiet)], fleetscope::health::NoData);
+        QCOMPARE(frame->plane(MetricId::RailLinkState)[static_cast<size_t>(quiet)], 1.0F);
+        QCOMPARE(source->lastReport().gpusWithoutData, size_t { gpusPerHost });
     }
 
     void aMissingGpuHasNoData()

@@ -214,6 +214,66 @@ private Q_SLOTS:
         QCOMPARE(stateOf(*closed.frame, 2), health::Ok);
     }
 
+    // A GPU's fields come from three exporters scraped at their own times: node-exporter's scrape later in a window
+    // does not replace the dcgm-exporter's fields of it (nor count as out of order), each source's fields turn to no
+    // data on their own, and only the GPU's own make it one with data. Rail counters become 5-minute increases,
+    // transmit wait (%-seconds) its rate between two samples.
+    void threeSourcesPerGpu()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 10000, 0, 25000, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        auto window = [&](int64_t w, bool dcgm, bool node, double downs, double waitPercentSeconds) {
+            const int64_t t = base + w * 10000;
+            std::vector<be::MappedSample> samples;
+            if (node) {
+                samples.push_back(sample(2, be::MetricId::RailLinkState, t + 7000, 1));
+                samples.push_back(sample(2, be::MetricId::RailLinkDowns, t + 7000, downs));
+                samples.push_back(sample(2, be::MetricId::RailTransmitWait, t + 7000, waitPercentSeconds));
+                samples.push_back(sample(2, be::MetricId::CoolantFlow, t + 3000, 90));
+            }
+            if (dcgm) {
+                samples.push_back(sample(2, be::MetricId::GpuTemp, t + 100, 50));
+            }
+            folder.add(samples, {}, t, &counts);
+            return folder.closeNext(t + 10000, &closed);
+        };
+        QVERIFY(window(0, true, true, 3, 1000));
+        QCOMPARE(counts.outOfOrder, uint64_t { 0 });
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 2), 50.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RailLinkState, 2), 1.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::CoolantFlow, 2), 90.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RailLinkDowns, 2), 0.0F);
+        QVERIFY(std::isnan(valueOf(*closed.frame, be::MetricId::RailTransmitWait, 2))); // one sample: no rate yet
+        QCOMPARE(closed.gpusReporting, size_t { 1 });
+        // 10 s later: one more down, 50 %-seconds more wait: 5 % of the time stalled.
+        QVERIFY(window(1, true, true, 4, 1050));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RailLinkDowns, 2), 1.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RailTransmitWait, 2), 5.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::GpuTemp, 2), 50.0F);
+        // The GPU's exporter goes silent: past the grace its fields and its state are no data; the node's stay.
+        for (int64_t w = 2; w < 6; ++w) {
+            QVERIFY(window(w, false, true, 4, 1050 + 20.0 * static_cast<double>(w - 1)));
+        }
+        QCOMPARE(stateOf(*closed.frame, 2), health::NoData);
+        QVERIFY(std::isnan(valueOf(*closed.frame, be::MetricId::GpuTemp, 2)));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RailLinkState, 2), 1.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RailLinkDowns, 2), 1.0F);
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::RailTransmitWait, 2), 2.0F);
+        QCOMPARE(closed.gpusReporting, size_t { 0 });
+        // And the other way round: the node's exporter silent, the GPU's back.
+        for (int64_t w = 6; w < 10; ++w) {
+            QVERIFY(window(w, true, false, 0, 0));
+        }
+        QCOMPARE(stateOf(*closed.frame, 2), health::Ok);
+        QVERIFY(std::isnan(valueOf(*closed.frame, be::MetricId::RailLinkState, 2)));
+        QVERIFY(std::isnan(valueOf(*closed.frame, be::MetricId::RailLinkDowns, 2)));
+        QVERIFY(std::isnan(valueOf(*closed.frame, be::MetricId::CoolantFlow, 2)));
+        QCOMPARE(counts.outOfOrder, uint64_t { 0 });
+        QCOMPARE(counts.duplicate, uint64_t { 0 });
+    }
+
     // The remapped-rows counters as a dcgm-exporter /metrics page writes them (the simulator's), read through the
     // metric map a receiver uses and folded into 5-minute increases; a counter that falls was reset.
     void remappedRowsFromAnExporterPage()
