@@ -6,17 +6,19 @@
 // 65,536 or 131,072 HGX GPUs, or 9,216 in NVL72 racks, where runs of GPUs multiply: 260,000 ended jobs each run over
 // 8,192 GPUs once expanded to billions of entries; not a million, where a list at its bound is 8 million entries, 32
 // MB an input, and the fuzzer ran at 300 inputs a second) and, bit 4, none (a client not yet given one: events and
-// range columns checked for sign only). Then messages with 16-bit length prefixes (fuzzinput.h): a QueryRangeRequest
-// and its QueryRangePart answer, Events, one ListJobsResponse, one Summary or one ListMetricsResponse. A catalogue
-// entry kept with an id a view cannot carry, an id seen before, a range with no finite span, or a name, unit or field
-// past its limit or holding a control character: trap. Whatever is kept must index inside the topology: a GPU or node
-// past it, a series whose values are not rows x columns or whose times go backwards, a GPU held by two running jobs, a
-// job list of more GPU entries than maxJobGpuEntries, trap. A summary is bounded by its own fleet rollup (decodeSummary
-// is given no topology; its views check the GPUs against theirs): a GPU past that, a NaN or negative figure, offenders'
-// failures over the total, trap.
+// range columns checked for sign only, an incident's runs against the most GPUs a fleet may have). Then messages with
+// 16-bit length prefixes (fuzzinput.h): a QueryRangeRequest and its QueryRangePart answer, Events, one
+// ListJobsResponse, one Summary or one ListMetricsResponse. A catalogue entry kept with an id a view cannot carry, an
+// id seen before, a range with no finite span, or a name, unit or field past its limit or holding a control character:
+// trap. Whatever is kept must index inside the topology: a GPU or node past it, a series whose values are not rows x
+// columns or whose times go backwards, a GPU held by two running jobs, a job list of more GPU entries than
+// maxJobGpuEntries, an incident's run out of order or past the fleet, its domain past the table, its lists past their
+// bounds, trap. A summary is bounded by its own fleet rollup (decodeSummary is given no topology; its views check the
+// GPUs against theirs): a GPU past that, a NaN or negative figure, offenders' failures over the total, trap.
 #include "client/answerdecode.h"
 #include "client/historydecode.h"
 #include "client/topologydecode.h"
+#include "client/wiretext.h"
 #include "fuzz/fuzzinput.h"
 #include "model/viewstate.h"
 #include "service/frameencoder.h"
@@ -112,6 +114,49 @@ void range(const std::vector<std::string_view> &messages, const Topology *topolo
     fuzz::sink = sum + static_cast<size_t>(problems.size());
 }
 
+// An incident kept only on an incident event, whole, its runs ascending and apart within the fleet (or the most GPUs
+// a fleet may have), its lists within their bounds and counts, its domain one of the topology's and what a console
+// asks of it (its name, its GPUs) answered.
+size_t checkIncident(const FleetEvent &event, const Topology *topology)
+{
+    const bool incidentKind = event.kind == EventKind::IncidentOpen || event.kind == EventKind::IncidentUpdate
+        || event.kind == EventKind::IncidentClose;
+    if (incidentKind != (event.incident != nullptr)) {
+        __builtin_trap(); // an incident event without its incident, or another event with one
+    }
+    if (!event.incident) {
+        return 0;
+    }
+    const Incident &in = *event.incident;
+    const uint64_t gpus = topology ? topology->gpuCount : maxGpus;
+    if (in.gpuRuns.size() > maxIncidentRuns || in.jobs.size() > maxIncidentJobs || in.jobs.size() > in.jobCount
+        || in.gpuCount > gpus || in.cause.size() > maxNameText || in.evidence.size() > maxMessageText
+        || in.domain < -1) {
+        __builtin_trap();
+    }
+    uint64_t next = 0;
+    uint64_t listed = 0;
+    for (const auto &[first, count] : in.gpuRuns) {
+        if (count == 0 || first < next || uint64_t { first } + count > gpus) {
+            __builtin_trap(); // runs out of order, overlapping or past the fleet
+        }
+        next = uint64_t { first } + count;
+        listed += count;
+    }
+    if (listed > in.gpuCount) {
+        __builtin_trap();
+    }
+    size_t sum = listed;
+    if (topology && in.domain >= 0) {
+        if (static_cast<uint64_t>(in.domain) >= topology->domains.size()) {
+            __builtin_trap(); // a domain past the table kept
+        }
+        sum += static_cast<size_t>(topology->domainName(static_cast<uint32_t>(in.domain)).size());
+        sum += topology->gpuRunsOfDomain(static_cast<uint32_t>(in.domain)).size();
+    }
+    return sum;
+}
+
 void events(const std::vector<std::string_view> &messages, const Topology *topology)
 {
     size_t sum = 0;
@@ -146,6 +191,7 @@ void events(const std::vector<std::string_view> &messages, const Topology *topol
                 sum += topology->nodeOf(static_cast<uint32_t>(event->gpu)).firstGpu;
             }
         }
+        sum += checkIncident(*event, topology);
         sum += EventFilter { event->gpu, event->node, false }.matches(*event) ? 1 : 0;
         sum += static_cast<size_t>(std::char_traits<char>::length(eventKindName(event->kind)));
     }

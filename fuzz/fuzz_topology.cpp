@@ -2,14 +2,16 @@
 // The console's reading of a GetTopology stream: TopologyCollector takes the parts as they come, bounded by what the
 // header's GPU count can need (a part past that refused, and everything after it), and decodeTopology joins and
 // checks them; a topology it accepts is laid out every way the map can show it, and every layout must put every GPU
-// in a cell of its own. The first
-// byte: its low 7 bits the map's aspect ratio for the compact and job layouts (1/8 to 16 times as wide as tall); its
-// high bit what the rest is:
+// in a cell of its own; its shared domains must index inside their table (parents first), and a GPU's domains and a
+// domain's GPUs inside the fleet. The first byte: its low 7 bits the map's aspect ratio for the compact and job layouts
+// (1/8 to 16 times as wide as tall); its high bit what the rest is:
 //   0: TopologyPart messages with length prefixes (fuzzinput.h), parsed as the wire gives them;
-//   1: a fleet's shape (rows, racks and their places, nodes and their GPUs) read from the bytes and sent as one part,
+//   1: a fleet's shape (rows, racks and their places, nodes and their GPUs, then a few domains, the racks' and nodes'
+//      memberships and the GPUs' leaves) read from the bytes and sent as one part,
 //      nearly always consistent: random wire bytes rarely make a topology the decoder accepts, so this is what
 //      reaches the layouts with many shapes.
 #include "client/topologydecode.h"
+#include "client/wiretext.h"
 #include "fuzz/fuzzinput.h"
 #include "model/heatmaplayout.h"
 
@@ -22,6 +24,53 @@
 namespace {
 
 using namespace fleetscope;
+
+// Mostly an index into a table of size entries; now and then anything (refused, unless it happens to fit).
+uint32_t indexInto(FuzzedDataProvider &in, uint32_t size)
+{
+    if (size == 0 || in.ConsumeIntegral<uint8_t>() < 8) {
+        return in.ConsumeIntegral<uint32_t>();
+    }
+    return in.ConsumeIntegralInRange<uint32_t>(0, size - 1);
+}
+
+// A few domains, each mostly with a parent before it; racks and nodes name some, and a node's GPUs their leaves and
+// ports (or none, or a count that does not match: refused); now and then a header count that is not the table's.
+void addDomains(FuzzedDataProvider &in, pb::TopologyPart *part)
+{
+    const auto count = in.ConsumeIntegralInRange<uint32_t>(0, 12);
+    for (uint32_t d = 0; d < count; ++d) {
+        auto *domain = part->add_domains();
+        domain->set_kind(static_cast<pb::DomainKind>(in.ConsumeIntegralInRange<int>(0, 12)));
+        domain->set_name("d" + std::to_string(d));
+        if (in.ConsumeBool()) {
+            domain->set_parent(indexInto(in, d));
+        }
+        if (in.ConsumeBool()) {
+            domain->set_rail(in.ConsumeIntegral<uint8_t>() < 8 ? in.ConsumeIntegral<uint32_t>() : d % 8);
+        }
+    }
+    part->set_domain_count(in.ConsumeIntegral<uint8_t>() < 4 ? in.ConsumeIntegral<uint32_t>() : count);
+    for (auto &rack : *part->mutable_racks()) {
+        for (auto n = in.ConsumeIntegralInRange<int>(0, 3); n > 0; --n) {
+            rack.add_domains(indexInto(in, count));
+        }
+    }
+    for (auto &node : *part->mutable_nodes()) {
+        if (in.ConsumeBool()) {
+            node.add_domains(indexInto(in, count));
+        }
+        if (!in.ConsumeBool()) {
+            continue;
+        }
+        const uint32_t links
+            = in.ConsumeIntegral<uint8_t>() < 8 ? in.ConsumeIntegralInRange<uint32_t>(0, 20) : node.gpu_count();
+        for (uint32_t g = 0; g < links; ++g) {
+            node.add_gpu_leaves(in.ConsumeBool() ? Topology::GpuLink::none : indexInto(in, count));
+            node.add_gpu_ports(in.ConsumeIntegralInRange<uint32_t>(0, maxLeafPort + 4));
+        }
+    }
+}
 
 pb::TopologyPart shapePart(FuzzedDataProvider &in)
 {
@@ -70,7 +119,68 @@ pb::TopologyPart shapePart(FuzzedDataProvider &in)
         }
     }
     part.set_gpu_count(in.ConsumeIntegral<uint8_t>() < 4 ? in.ConsumeIntegral<uint32_t>() : gpus);
+    addDomains(in, &part);
     return part;
+}
+
+// Where the domains checked below are: parents before their children, every membership and leaf in the table, links
+// for every GPU or none; and what a console asks of them (a GPU's line and list, a domain's GPUs) answered inside the
+// fleet.
+void checkDomains(const Topology &topology)
+{
+    const auto size = static_cast<uint32_t>(topology.domains.size());
+    for (uint32_t d = 0; d < size; ++d) {
+        const auto &domain = topology.domains[d];
+        if (domain.parent < -1 || domain.parent >= static_cast<int32_t>(d) || domain.rail < -1
+            || domain.rail >= static_cast<int32_t>(maxRail) || domain.name.size() > maxNameText) {
+            __builtin_trap();
+        }
+    }
+    const auto inTable = [size](const std::vector<uint32_t> &list) {
+        return list.size() <= static_cast<size_t>(maxMemberships)
+            && std::all_of(list.begin(), list.end(), [size](uint32_t d) { return d < size; });
+    };
+    for (const auto &rack : topology.racks) {
+        if (!inTable(rack.domains)) {
+            __builtin_trap();
+        }
+    }
+    for (const auto &node : topology.nodes) {
+        if (!inTable(node.domains)) {
+            __builtin_trap();
+        }
+    }
+    if (!topology.gpuLinks.empty() && topology.gpuLinks.size() != topology.gpuCount) {
+        __builtin_trap();
+    }
+    for (const auto &link : topology.gpuLinks) {
+        if ((link.leaf != Topology::GpuLink::none && link.leaf >= size) || link.port > maxLeafPort) {
+            __builtin_trap();
+        }
+    }
+    size_t sum = 0;
+    for (const uint32_t gpu : { 0U, topology.gpuCount / 2, topology.gpuCount - 1 }) {
+        sum += static_cast<size_t>(topology.domainLine(gpu).size());
+        const auto domains = topology.domainsOfGpu(gpu);
+        for (size_t i = 0; i < domains.size(); ++i) {
+            if (domains[i] >= size
+                || std::find(domains.begin(), domains.begin() + i, domains[i]) != domains.begin() + i) {
+                __builtin_trap(); // past the table, or twice
+            }
+        }
+    }
+    for (uint32_t d = 0; d < size && d < 16; ++d) {
+        uint64_t next = 0;
+        bool first = true;
+        for (const auto &[from, count] : topology.gpuRunsOfDomain(d)) {
+            if (count == 0 || (!first && from <= next) || uint64_t { from } + count > topology.gpuCount) {
+                __builtin_trap(); // runs empty, touching, out of order or past the fleet
+            }
+            first = false;
+            next = uint64_t { from } + count;
+        }
+    }
+    fuzz::sink = sum;
 }
 
 void checkLayout(const HeatmapLayout &layout, const Topology &topology)
@@ -138,6 +248,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         return 0;
     }
+    checkDomains(*topology);
     checkLayout(HeatmapLayout::floorPlan(*topology), *topology);
     checkLayout(HeatmapLayout::compact(*topology, aspect), *topology);
     checkLayout(HeatmapLayout::byJob(*topology, nullptr, aspect), *topology);

@@ -3,6 +3,7 @@
 // answers of QueryRange, StreamEvents, ListJobs, GetSummary and ListMetrics.
 #include "core/fleetshape.h"
 #include "core/frame.h"
+#include "core/incident.h"
 #include "core/metriccatalog.h"
 #include "fuzz/fuzzinput.h"
 #include "fuzz/seeds.h"
@@ -199,6 +200,65 @@ void answerSeeds()
     write("answers", "events-8", events);
     events[0] = static_cast<char>(0x11); // without a topology
     write("answers", "events-none", events);
+
+    // Incident events on 200 HGX GPUs (mode 0x09): a leaf's, opened, updated and closed, as encodeIncident writes them,
+    // and a single GPU's without a domain.
+    const auto incidentEvent = [](int64_t time, uint64_t sequence, pb::EventKind kind, const Incident &incident,
+                                   int64_t gpu, const char *text) {
+        pb::Event e;
+        e.set_time_ms(time);
+        e.set_sequence(sequence);
+        e.set_kind(kind);
+        e.set_severity(pb::SEVERITY_CRITICAL);
+        e.set_gpu(gpu);
+        e.set_node(gpu >= 0 ? gpu / 8 : -1);
+        e.set_text(text);
+        encodeIncident(incident, e.mutable_incident());
+        return e.SerializeAsString();
+    };
+    const FleetShape incidentShape = FleetShape::forGpuCount(200, 1, Hardware::HgxH100);
+    Incident leaf;
+    leaf.id = 1;
+    leaf.startSeconds = 1'700'000'000.0;
+    leaf.domain = -1;
+    for (size_t d = 0; d < incidentShape.domains.size(); ++d) {
+        if (incidentShape.domains[d].kind == DomainKind::LeafSwitch && incidentShape.domains[d].rail == 5) {
+            leaf.domain = static_cast<int64_t>(d);
+            break;
+        }
+    }
+    leaf.cause = "network";
+    leaf.evidence = "24 of 25 GPUs behind leaf su01-l5 lost their link within 4 s; no other leaf did";
+    for (uint32_t g = 5; g < 200; g += 8) {
+        leaf.gpuRuns.emplace_back(g, 1);
+    }
+    leaf.gpuRuns.pop_back();
+    leaf.gpuCount = static_cast<uint32_t>(leaf.gpuRuns.size());
+    leaf.jobs = { 4711, 4712 };
+    Incident gpu;
+    gpu.id = 2;
+    gpu.startSeconds = 1'700'000'030.0;
+    gpu.cause = "gpu";
+    gpu.evidence = "XID 79: GPU has fallen off the bus";
+    gpu.gpuCount = 1;
+    gpu.gpuRuns = { { 42, 1 } };
+    gpu.jobs = { 4711 };
+    std::string incidents(1, static_cast<char>(1 | 8));
+    appendPart(&incidents,
+        incidentEvent(t0, 10, pb::EVENT_KIND_INCIDENT_OPEN, leaf, -1, "Leaf su01-l5 down: 24 GPUs lost their link"));
+    appendPart(&incidents,
+        incidentEvent(
+            t0 + 30'000, 11, pb::EVENT_KIND_INCIDENT_OPEN, gpu, 42, "XID 79 on r01-k02-n02 GPU 2: fallen off the bus"));
+    leaf.gpuRuns.emplace_back(197, 1);
+    leaf.gpuCount += 1;
+    appendPart(&incidents,
+        incidentEvent(
+            t0 + 60'000, 12, pb::EVENT_KIND_INCIDENT_UPDATE, leaf, -1, "Leaf su01-l5 down: 25 GPUs lost their link"));
+    appendPart(&incidents,
+        incidentEvent(t0 + 600'000, 13, pb::EVENT_KIND_INCIDENT_CLOSE, leaf, -1, "Leaf su01-l5 back: 25 GPUs linked"));
+    write("answers", "events-incidents-200", incidents);
+    incidents[0] = static_cast<char>(0x11); // without a topology
+    write("answers", "events-incidents-none", incidents);
 
     // ListJobs: running jobs, then an ended one on GPUs a running one holds now.
     pb::ListJobsResponse jobs;
