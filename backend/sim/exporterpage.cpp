@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/exporterpage.h"
 
+#include "dcgm/metricmap.h"
+
 #include <array>
 #include <cmath>
 #include <iterator>
@@ -283,6 +285,139 @@ ExporterPage::Rendered ExporterPage::render(
         startNodesUpTo(nodes);
     }
     return rendered;
+}
+
+const std::vector<ExporterPage::NodeFamily> &ExporterPage::nodeFamilies()
+{
+    // node_exporter's names and help texts (collector/infiniband_linux.go).
+    static const std::vector<NodeFamily> list = {
+        { "node_infiniband_link_downed_total", "counter",
+            "Number of times the link failed to recover from an error state and went down" },
+        { "node_infiniband_physical_state_id", "gauge",
+            "Physical state of the InfiniBand port (0: no change, 1: sleep, 2: polling, 3: disable, 4: shift, 5: link "
+            "up, 6: link error recover, 7: phytest)" },
+        { "node_infiniband_port_errors_received_total", "counter",
+            "Number of packets containing an error that were received on this port" },
+        { "node_infiniband_port_transmit_wait_total", "counter",
+            "Number of ticks during which the port had data to transmit but no data was sent during the entire tick" },
+        { "node_infiniband_state_id", "gauge",
+            "State of the InfiniBand port (0: no change, 1: down, 2: init, 3: armed, 4: active, 5: act defer)" },
+        { "node_infiniband_symbol_error_total", "counter",
+            "Number of minor link errors detected on one or more physical lanes." },
+    };
+    return list;
+}
+
+ExporterPage::Rendered ExporterPage::renderNodeExporter(const FleetShape &shape, const Frame &frame)
+{
+    const uint32_t n = shape.gpuCount;
+    auto online = [&](uint32_t g) { return g < frame.health.size() && (frame.health[g] & 0x07U) != health::Offline; };
+    const auto &state = frame.plane(MetricId::RailLinkState);
+    const RailCounterTotals *totals = frame.railTotals.get();
+    auto sized = [n](const auto &v) { return v.size() >= n; };
+    const bool counters = totals != nullptr && sized(totals->linkDowns) && sized(totals->symbolErrors)
+        && sized(totals->receiveErrors) && sized(totals->transmitWaitMicroseconds);
+    // A family's value of GPU g's port; false: no line.
+    auto value = [&](size_t family, uint32_t g, uint64_t *out) {
+        const bool known = g < state.size() && std::isfinite(state[g]);
+        const bool up = known && state[g] > 0.5F;
+        switch (family) {
+        case 0:
+            *out = counters ? totals->linkDowns[g] : 0;
+            return counters;
+        case 1:
+            *out = up ? 5 : 2;
+            return known;
+        case 2:
+            *out = counters ? totals->receiveErrors[g] : 0;
+            return counters;
+        case 3:
+            *out = counters ? static_cast<uint64_t>(static_cast<double>(totals->transmitWaitMicroseconds[g])
+                       * (MetricMap::transmitWaitTicksPerSecond / 1e6))
+                            : 0;
+            return counters;
+        case 4:
+            *out = up ? 4 : 1;
+            return known;
+        default:
+            *out = counters ? totals->symbolErrors[g] : 0;
+            return counters;
+        }
+    };
+
+    Rendered rendered;
+    std::string &page = rendered.text;
+    const auto &list = nodeFamilies();
+    const auto nodes = static_cast<uint32_t>(shape.nodes.size());
+    rendered.nodeCount = nodes;
+    rendered.headerStart.resize(list.size());
+    rendered.seriesStart.resize(list.size() * (static_cast<size_t>(nodes) + 1));
+    page.reserve(list.size() * (static_cast<size_t>(n) * 72 + 256));
+    for (size_t f = 0; f < list.size(); ++f) {
+        const auto &family = list[f];
+        rendered.headerStart[f] = page.size();
+        fmt::format_to(std::back_inserter(page), "# HELP {} {}\n# TYPE {} {}\n", family.name, family.help, family.name,
+            family.type);
+        size_t *nodeStart = &rendered.seriesStart[f * (static_cast<size_t>(nodes) + 1)];
+        for (uint32_t k = 0; k < nodes; ++k) {
+            nodeStart[k] = page.size();
+            const auto &node = shape.nodes[k];
+            for (uint32_t local = 0; local < node.gpuCount; ++local) {
+                const uint32_t g = node.firstGpu + local;
+                uint64_t v = 0;
+                if (g >= n || !online(g) || !value(f, g, &v)) {
+                    continue;
+                }
+                fmt::format_to(
+                    std::back_inserter(page), "{}{{device=\"mlx5_{}\",port=\"1\"}} {}\n", family.name, local, v);
+            }
+        }
+        nodeStart[nodes] = page.size();
+    }
+    return rendered;
+}
+
+std::string ExporterPage::renderFacility(const FleetShape &shape, const Frame &frame)
+{
+    struct Series
+    {
+        MetricId metric;
+        const char *help;
+        bool integer;
+    };
+    static constexpr Series series[] = {
+        { MetricId::CoolantSupplyTemp, "Coolant supply temperature at the rack's manifold (in C).", false },
+        { MetricId::CoolantReturnTemp, "Coolant return temperature at the rack's manifold (in C).", false },
+        { MetricId::CoolantFlow, "Coolant flow through the rack's secondary loop (in L/min).", false },
+        { MetricId::LeakDetected, "1 while a leak sensor of the rack's trays is tripped, else 0.", true },
+    };
+    std::string page;
+    for (const auto &s : series) {
+        const auto &name = metricCatalog()[static_cast<size_t>(s.metric)].dcgmField;
+        fmt::format_to(std::back_inserter(page), "# HELP {} {}\n# TYPE {} gauge\n", name, s.help, name);
+        const auto &plane = frame.plane(s.metric);
+        for (const auto &rack : shape.racks) {
+            if (rack.nodeCount == 0) {
+                continue;
+            }
+            // A rack's loop is one value for all its GPUs: its first GPU's.
+            const uint32_t g = shape.nodes[rack.firstNode].firstGpu;
+            if (g >= plane.size() || !std::isfinite(plane[g])) {
+                continue;
+            }
+            page.append(name);
+            page.append("{rack=\"");
+            appendEscaped(&page, rack.name);
+            page.append("\"} ");
+            if (s.integer) {
+                page.append(fmt::format_int(std::llround(plane[g])).c_str());
+                page.push_back('\n');
+            } else {
+                fmt::format_to(std::back_inserter(page), "{:.2f}\n", plane[g]);
+            }
+        }
+    }
+    return page;
 }
 
 } // namespace fleetscope::backend

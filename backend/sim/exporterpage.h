@@ -86,6 +86,30 @@ public:
     // Renders the page for one frame; jobs are those running at that frame (ended ones are skipped).
     static Rendered render(
         const FleetShape &shape, const Frame &frame, const std::vector<JobInfo> &jobs, const Options &options);
+
+    // The same frame as each node's Prometheus node_exporter would show its rail NICs (the InfiniBand collector,
+    // collector/infiniband_linux.go: one series per device and port, labels device and port only; the scrape adds
+    // the instance): device mlx5_<k> is GPU k's rail NIC, port 1. node_infiniband_state_id is 4 (ACTIVE) while the
+    // link is up, 1 (DOWN) otherwise, and node_infiniband_physical_state_id 5 (LinkUp) or 2 (Polling, as a port
+    // whose switch is gone); the counters are totals since the start that never fall (Frame::railTotals; a frame
+    // without them has no counter lines), transmit wait in ticks (MetricMap::transmitWaitTicksPerSecond a second
+    // of full stall). An offline GPU's NIC is absent, as is a node's whose GPUs are all offline.
+    struct NodeFamily
+    {
+        const char *name;
+        const char *type;
+        const char *help;
+    };
+    static const std::vector<NodeFamily> &nodeFamilies();
+    static std::string nicDevice(uint32_t gpuInNode) { return "mlx5_" + std::to_string(gpuInNode); }
+    static Rendered renderNodeExporter(const FleetShape &shape, const Frame &frame);
+
+    // The site's facility series, as a site maps them from its CDUs' and racks' BMC (Redfish) exporter: per
+    // liquid-cooled rack fleetscope_coolant_supply_celsius, fleetscope_coolant_return_celsius and
+    // fleetscope_coolant_flow_lpm (the rack's secondary loop at its manifold) and fleetscope_leak_detected (1 while a
+    // tray's leak sensor is tripped), each with the label rack. The catalogue's dcgmField names them; a rack
+    // without a value (an air-cooled one) has no lines.
+    static std::string renderFacility(const FleetShape &shape, const Frame &frame);
 };
 
 } // namespace fleetscope::backend

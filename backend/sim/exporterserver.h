@@ -19,20 +19,24 @@ namespace fleetscope::backend {
 // (or anything that scrapes dcgm-exporter) can scrape the simulator. GET and HEAD of /metrics answer the whole fleet's
 // page of the latest frame (for small demos: one target); /metrics/<hostname> the page of that node alone, as its own
 // dcgm-exporter would serve it, so that a scraper sees one target per node as in a real fleet (fileSdTargets lists
-// them). An unknown node, like any other path, is 404; a bad percent-escape in the name 400; other methods 405.
+// them). Beside each, /node-exporter/<hostname> is that node's Prometheus node_exporter page of its rail NICs (the
+// InfiniBand collector's series, ExporterPage::renderNodeExporter; nodeExporterSdTargets lists them, for a scrape
+// job of their own as a site has for node_exporter), and /facility the site's facility exporter (coolant and leak
+// per liquid-cooled rack, ExporterPage::renderFacility; listed last there). An unknown node, like any other path, is
+// 404; a bad percent-escape in the name 400; other methods 405.
 //
 // The connections are a BoundedHttpServer's (http/): its door's rule (loopback, or TLS and a token or client
 // certificate, or --insecure-listen), connections bounded in all and per address, heads within 16 KiB, deadlines for
 // heads and idle connections; an idle node target's connection holds no thread. What is served: exportertargets.cpp.
 //
-// The fleet's page is rendered once per frame, with the offsets of every node's lines, and shared by every scrape of
-// that frame, whole or per node. Once a page has been scraped, the next frame's is rendered ahead, on a thread of the
-// exporter's, as soon as the frame is published: a render takes a while (a third of a second at 102,400 GPUs), and
-// a scrape that rendered would hold up the other connections of its HTTP thread (the edge's threads each serve many
-// connections). A frame nobody scraped the page before is not rendered ahead. Scrapes during a render are answered
-// the page in hand, one frame old. (m_renderMutex guards m_page, m_pageSequence, m_renders, m_rendering,
-// m_servedSinceRender and m_stopping; the render itself runs outside it.) Connection threads touch nothing else of the
-// server but the hostname index (const once built).
+// The fleet's pages (dcgm-exporter's, node_exporter's and the facility's) are rendered once per frame, with the offsets
+// of every node's lines, and shared by every scrape of that frame, whole or per node. Once a page has been scraped, the
+// next frame's is rendered ahead, on a thread of the exporter's, as soon as the frame is published: a render takes a
+// while (a third of a second at 102,400 GPUs), and a scrape that rendered would hold up the other connections of its
+// HTTP thread (the edge's threads each serve many connections). A frame nobody scraped the page before is not rendered
+// ahead. Scrapes during a render are answered the page in hand, one frame old. (m_renderMutex guards m_pages,
+// m_pageSequence, m_renders, m_rendering, m_servedSinceRender and m_stopping; the render itself runs outside it.)
+// Connection threads touch nothing else of the server but the hostname index (const once built).
 class ExporterServer
 {
 public:
@@ -63,6 +67,9 @@ public:
     // The page of the latest frame (rendered for it if no scrape has yet), or while another caller renders that, the
     // page before; and the sequence of the frame it is of.
     std::shared_ptr<const ExporterPage::Rendered> page(uint64_t *sequence = nullptr);
+    // The node_exporter pages and the facility page of the same frame as page()'s.
+    std::shared_ptr<const ExporterPage::Rendered> nodeExporterPage(uint64_t *sequence = nullptr);
+    std::shared_ptr<const std::string> facilityPage(uint64_t *sequence = nullptr);
     // How many times a page has been rendered: once per frame scraped (or following one scraped), however many
     // scrapes and nodes.
     uint64_t renderCount();
@@ -74,12 +81,25 @@ public:
     // target group per node at address (HOST:PORT), with __metrics_path__ /metrics/<hostname> and instance
     // <hostname>, so that each node's `up` is a series of its own although all share one address.
     static std::string fileSdTargets(const FleetShape &shape, const std::string &address);
+    // The same for the node_exporter pages (__metrics_path__ /node-exporter/<hostname>, instance <hostname>), then
+    // one group for the facility page (__metrics_path__ /facility, instance "facility").
+    static std::string nodeExporterSdTargets(const FleetShape &shape, const std::string &address);
     // Writes fileSdTargets for this server's address to path, whole or not at all (a scraper that watches the file
     // never reads half of it); a wildcard listening address is written as loopback. False with an error when not.
     bool writeTargetsFile(const std::string &path, std::string *error) const;
+    bool writeNodeExporterTargetsFile(const std::string &path, std::string *error) const;
 
 private:
-    std::shared_ptr<const ExporterPage::Rendered> pageFor(bool served, uint64_t *sequence);
+    // One frame's pages, rendered together.
+    struct Pages
+    {
+        ExporterPage::Rendered dcgm;
+        ExporterPage::Rendered nodeExporter;
+        std::string facility;
+    };
+    std::shared_ptr<const Pages> pageFor(bool served, uint64_t *sequence);
+    bool writeFileWhole(const std::string &path, const std::string &text, std::string *error) const;
+    std::string scrapeAddress() const; // the listening address, a wildcard one as loopback
     void renderAhead(); // the render-ahead thread's loop
     // Answers a GET or HEAD of path (as sent, without the query): the fleet's page, a node's, or a status alone.
     void answerScrape(std::string_view path, HttpResponse *response);
@@ -92,8 +112,8 @@ private:
     std::vector<uint32_t> m_nodesByHostname;
 
     std::mutex m_renderMutex;
-    std::condition_variable m_rendered; // m_page was set
-    std::shared_ptr<const ExporterPage::Rendered> m_page;
+    std::condition_variable m_rendered; // m_pages was set
+    std::shared_ptr<const Pages> m_pages;
     uint64_t m_pageSequence = 0;
     uint64_t m_renders = 0;
     bool m_rendering = false; // a caller of page() renders outside the lock

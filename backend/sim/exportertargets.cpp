@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the exporter serves (its HTTP side is exporterserver.cpp): the page, rendered once per frame and shared by
-// every scrape of it; what each path answers (/metrics the fleet's page, /metrics/<hostname> a node's, cut from it)
-// and the hostname index a node's path is looked up in; and the Prometheus file_sd file that lists the node targets.
+// every scrape of it; what each path answers (/metrics the fleet's page, /metrics/<hostname> a node's, cut from it,
+// /node-exporter/<hostname> a node's node_exporter page, /facility the facility's) and the hostname index a node's
+// path is looked up in; and the Prometheus file_sd files that list the node targets.
 #include "formats/jsontext.h"
 #include "sim/exporterserver.h"
 
@@ -55,7 +56,20 @@ uint64_t ExporterServer::renderCount()
 
 std::shared_ptr<const ExporterPage::Rendered> ExporterServer::page(uint64_t *sequence)
 {
-    return pageFor(true, sequence);
+    auto pages = pageFor(true, sequence);
+    return { pages, &pages->dcgm };
+}
+
+std::shared_ptr<const ExporterPage::Rendered> ExporterServer::nodeExporterPage(uint64_t *sequence)
+{
+    auto pages = pageFor(true, sequence);
+    return { pages, &pages->nodeExporter };
+}
+
+std::shared_ptr<const std::string> ExporterServer::facilityPage(uint64_t *sequence)
+{
+    auto pages = pageFor(true, sequence);
+    return { pages, &pages->facility };
 }
 
 void ExporterServer::renderAhead()
@@ -84,20 +98,20 @@ void ExporterServer::renderAhead()
     }
 }
 
-std::shared_ptr<const ExporterPage::Rendered> ExporterServer::pageFor(bool served, uint64_t *sequence)
+std::shared_ptr<const ExporterServer::Pages> ExporterServer::pageFor(bool served, uint64_t *sequence)
 {
     std::unique_lock lock(m_renderMutex);
     m_servedSinceRender = m_servedSinceRender || served;
     // Only the first page is waited for. While one scrape renders a new frame the others are answered the page in
     // hand, one frame old: a large fleet takes a while to render (a third of a second at 102,400 GPUs), and a
     // thousand node targets scraped meanwhile would otherwise queue up behind it.
-    m_rendered.wait(lock, [&] { return m_page || !m_rendering; });
+    m_rendered.wait(lock, [&] { return m_pages || !m_rendering; });
     auto frame = m_source.latest();
-    if (m_rendering || (m_page && m_pageSequence == frame->sequence)) {
+    if (m_rendering || (m_pages && m_pageSequence == frame->sequence)) {
         if (sequence) {
             *sequence = m_pageSequence;
         }
-        return m_page;
+        return m_pages;
     }
     m_rendering = true;
     lock.unlock();
@@ -112,10 +126,12 @@ std::shared_ptr<const ExporterPage::Rendered> ExporterServer::pageFor(bool serve
         }
         frame = std::move(again);
     }
-    auto rendered = std::make_shared<const ExporterPage::Rendered>(
-        ExporterPage::render(m_source.shape(), *frame, jobs, m_options));
+    auto rendered = std::make_shared<Pages>();
+    rendered->dcgm = ExporterPage::render(m_source.shape(), *frame, jobs, m_options);
+    rendered->nodeExporter = ExporterPage::renderNodeExporter(m_source.shape(), *frame);
+    rendered->facility = ExporterPage::renderFacility(m_source.shape(), *frame);
     lock.lock();
-    m_page = std::move(rendered);
+    m_pages = std::move(rendered);
     m_pageSequence = frame->sequence;
     ++m_renders;
     m_rendering = false;
@@ -124,29 +140,35 @@ std::shared_ptr<const ExporterPage::Rendered> ExporterServer::pageFor(bool serve
     if (sequence) {
         *sequence = m_pageSequence;
     }
-    return m_page;
+    return m_pages;
 }
 
 void ExporterServer::answerScrape(std::string_view path, HttpResponse *response)
 {
     static const std::string pageType = "text/plain; version=0.0.4; charset=utf-8";
     static constexpr std::string_view nodePrefix = "/metrics/";
+    static constexpr std::string_view nodeExporterPrefix = "/node-exporter/";
+    const bool dcgmNode = path.substr(0, nodePrefix.size()) == nodePrefix;
+    const bool nodeExporter = path.substr(0, nodeExporterPrefix.size()) == nodeExporterPrefix;
     std::string hostname;
     if (path == "/metrics") {
         // Sent from the shared page, not copied out of it: 3.5 GB at a million GPUs.
         auto rendered = page();
         response->contentType = pageType;
         response->shared = std::shared_ptr<const std::string>(rendered, &rendered->text);
-    } else if (path.substr(0, nodePrefix.size()) != nodePrefix) {
+    } else if (path == "/facility") {
+        response->contentType = pageType;
+        response->shared = facilityPage();
+    } else if (!dcgmNode && !nodeExporter) {
         response->status = 404;
-    } else if (!percentDecode(path.substr(nodePrefix.size()), &hostname)) {
+    } else if (!percentDecode(path.substr(dcgmNode ? nodePrefix.size() : nodeExporterPrefix.size()), &hostname)) {
         response->status = 400;
     } else if (const int64_t node = nodeOf(hostname); node < 0) {
         response->status = 404;
     } else {
         // A few dozen kilobytes cut from the shared page; the fleet is not rendered again.
         response->contentType = pageType;
-        response->body = page()->nodePage(static_cast<uint32_t>(node));
+        response->body = (dcgmNode ? page() : nodeExporterPage())->nodePage(static_cast<uint32_t>(node));
     }
 }
 
@@ -167,7 +189,28 @@ std::string ExporterServer::fileSdTargets(const FleetShape &shape, const std::st
     return json;
 }
 
-bool ExporterServer::writeTargetsFile(const std::string &path, std::string *error) const
+std::string ExporterServer::nodeExporterSdTargets(const FleetShape &shape, const std::string &address)
+{
+    std::string json = "[\n";
+    auto group = [&](const std::string &path, const std::string &instance) {
+        json.append("  {\"targets\": [");
+        appendJsonString(&json, address);
+        json.append("], \"labels\": {\"__metrics_path__\": ");
+        appendJsonString(&json, path);
+        json.append(", \"instance\": ");
+        appendJsonString(&json, instance);
+        json.append("}},\n");
+    };
+    for (const auto &node : shape.nodes) {
+        group("/node-exporter/" + node.hostname, node.hostname);
+    }
+    group("/facility", "facility");
+    json.resize(json.size() - 2); // the last group's ",\n"
+    json.append("\n]\n");
+    return json;
+}
+
+std::string ExporterServer::scrapeAddress() const
 {
     // A scraper cannot connect to a wildcard address: loopback stands for it.
     std::string address = listeningAddress();
@@ -176,7 +219,21 @@ bool ExporterServer::writeTargetsFile(const std::string &path, std::string *erro
     } else if (address.rfind("[::]:", 0) == 0) {
         address.replace(0, 4, "[::1]");
     }
-    const std::string json = fileSdTargets(m_source.shape(), address);
+    return address;
+}
+
+bool ExporterServer::writeTargetsFile(const std::string &path, std::string *error) const
+{
+    return writeFileWhole(path, fileSdTargets(m_source.shape(), scrapeAddress()), error);
+}
+
+bool ExporterServer::writeNodeExporterTargetsFile(const std::string &path, std::string *error) const
+{
+    return writeFileWhole(path, nodeExporterSdTargets(m_source.shape(), scrapeAddress()), error);
+}
+
+bool ExporterServer::writeFileWhole(const std::string &path, const std::string &json, std::string *error) const
+{
     // Written beside the file and renamed over it: a rename within a directory replaces the file at once.
     const std::string partial = path + ".partial";
     FILE *file = std::fopen(partial.c_str(), "wb");

@@ -310,6 +310,155 @@ private Q_SLOTS:
         }
     }
 
+    // Each node's node_exporter page: the InfiniBand collector's families with its help and types, one series per
+    // online GPU's rail NIC (device mlx5_<k>, port 1, no other label), the port's state as node_exporter's ids and
+    // the counters the simulator's totals; a down node's page has its headers only; the file_sd targets list them
+    // and the facility page, which a liquid-cooled fleet fills per rack.
+    void nodeExporterPages()
+    {
+        const auto &shape = m_source->shape();
+        const auto frame = m_source->latest();
+        const auto &families = be::ExporterPage::nodeFamilies();
+        const auto &state = frame->plane(be::MetricId::RailLinkState);
+        size_t lines = 0;
+        size_t counterLines = 0;
+        for (uint32_t k = 0; k < shape.nodes.size(); ++k) {
+            const auto &node = shape.nodes[k];
+            const auto response = get(m_exporter->port(), "/node-exporter/" + QByteArray::fromStdString(node.hostname));
+            QCOMPARE(response.status, 200);
+            QVERIFY(response.head.contains("Content-Type: text/plain; version=0.0.4"));
+            const Page page = parsePage(response.body);
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            QCOMPARE(page.familyOrder.size(), families.size());
+            for (const auto &f : families) {
+                QCOMPARE(page.type.at(f.name), QByteArray(f.type));
+                QCOMPARE(page.help.at(f.name), QByteArray(f.help));
+            }
+            for (const auto &s : page.samples) {
+                QCOMPARE(s.labels.size(), size_t { 2 });
+                QCOMPARE(s.labels.at("port"), QByteArray("1"));
+                QVERIFY(s.labels.at("device").startsWith("mlx5_"));
+                const uint32_t local = s.labels.at("device").mid(5).toUInt();
+                QVERIFY(local < node.gpuCount);
+                const uint32_t g = node.firstGpu + local;
+                QVERIFY(fleetscope::testing::online(*frame, g));
+                const double value = s.value.toDouble();
+                const bool up = state[g] > 0.5F;
+                if (s.name == "node_infiniband_state_id") {
+                    QCOMPARE(value, up ? 4.0 : 1.0);
+                } else if (s.name == "node_infiniband_physical_state_id") {
+                    QCOMPARE(value, up ? 5.0 : 2.0);
+                } else {
+                    QVERIFY(frame->railTotals);
+                    const auto &t = *frame->railTotals;
+                    const double expected = s.name == "node_infiniband_link_downed_total" ? t.linkDowns[g]
+                        : s.name == "node_infiniband_symbol_error_total"                  ? t.symbolErrors[g]
+                        : s.name == "node_infiniband_port_errors_received_total"
+                        ? t.receiveErrors[g]
+                        : std::floor(static_cast<double>(t.transmitWaitMicroseconds[g]) * 6250.0);
+                    QCOMPARE(value, expected);
+                    ++counterLines;
+                }
+                ++lines;
+            }
+        }
+        uint32_t online = 0;
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            online += fleetscope::testing::online(*frame, g) ? 1 : 0;
+        }
+        QVERIFY(online < shape.gpuCount); // a node is down: its NICs are absent
+        QCOMPARE(lines, size_t { online } * families.size());
+        QCOMPARE(counterLines, size_t { online } * 4);
+        QCOMPARE(get(m_exporter->port(), "/node-exporter/no-such-host").status, 404);
+        QCOMPARE(get(m_exporter->port(), "/node-exporter/").status, 404);
+        QCOMPARE(get(m_exporter->port(), "/node-exporter/bad%zz").status, 400);
+        QCOMPARE(get(m_exporter->port(), "/node-exporter").status, 404);
+
+        // An air-cooled fleet: the facility page has the families' headers and no rack.
+        const auto facility = get(m_exporter->port(), "/facility");
+        QCOMPARE(facility.status, 200);
+        const Page airPage = parsePage(facility.body);
+        QVERIFY2(airPage.error.isEmpty(), qPrintable(airPage.error));
+        QCOMPARE(airPage.familyOrder.size(), size_t { 4 });
+        QVERIFY(airPage.samples.empty());
+
+        // The targets: a group per node, then the facility's.
+        QJsonParseError parseError {};
+        const auto doc = QJsonDocument::fromJson(
+            QByteArray::fromStdString(be::ExporterServer::nodeExporterSdTargets(shape, "127.0.0.1:9400")), &parseError);
+        QVERIFY2(parseError.error == QJsonParseError::NoError, qPrintable(parseError.errorString()));
+        QCOMPARE(doc.array().size(), static_cast<qsizetype>(shape.nodes.size() + 1));
+        const auto last = doc.array().last().toObject().value(QStringLiteral("labels")).toObject();
+        QCOMPARE(last.value(QStringLiteral("__metrics_path__")).toString(), QStringLiteral("/facility"));
+        const auto first = doc.array().first().toObject().value(QStringLiteral("labels")).toObject();
+        QCOMPARE(first.value(QStringLiteral("__metrics_path__")).toString(),
+            QStringLiteral("/node-exporter/") + QString::fromStdString(shape.nodes[0].hostname));
+        QCOMPARE(first.value(QStringLiteral("instance")).toString(), QString::fromStdString(shape.nodes[0].hostname));
+    }
+
+    // A liquid-cooled NVL72 fleet's facility page: each rack's loop and leak sensor, as its GPUs' planes hold them;
+    // counters on the node pages never fall from step to step.
+    void facilityAndGrowingCounters()
+    {
+        be::Simulator sim(1152, 7, 60.0, be::Scenario::Kind::None, be::Hardware::Gb200Nvl72);
+        std::map<std::pair<QByteArray, QByteArray>, double> last; // (family, device@node) -> value
+        size_t rises = 0;
+        for (int step = 0; step < 6; ++step) {
+            sim.step();
+            const auto frame = sim.snapshot();
+            const Page page
+                = parsePage(QByteArray::fromStdString(be::ExporterPage::renderFacility(sim.shape(), *frame)));
+            QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
+            std::map<QByteArray, size_t> perFamily;
+            for (const auto &s : page.samples) {
+                QCOMPARE(s.labels.size(), size_t { 1 });
+                const auto rack = std::find_if(sim.shape().racks.begin(), sim.shape().racks.end(),
+                    [&](const auto &r) { return QByteArray::fromStdString(r.name) == s.labels.at("rack"); });
+                QVERIFY(rack != sim.shape().racks.end());
+                const uint32_t g = sim.shape().nodes[rack->firstNode].firstGpu;
+                be::MetricId id = be::MetricId::LeakDetected;
+                for (const auto m :
+                    { be::MetricId::CoolantSupplyTemp, be::MetricId::CoolantReturnTemp, be::MetricId::CoolantFlow }) {
+                    if (QByteArray::fromStdString(be::metricCatalog()[static_cast<size_t>(m)].dcgmField) == s.name) {
+                        id = m;
+                    }
+                }
+                // Printed to the hundredth.
+                QVERIFY2(std::abs(s.value.toDouble() - static_cast<double>(frame->plane(id)[g])) <= 0.005 + 1e-6,
+                    s.line.constData());
+                ++perFamily[s.name];
+            }
+            QCOMPARE(perFamily.size(), size_t { 4 });
+            for (const auto &[name, count] : perFamily) {
+                QCOMPARE(count, sim.shape().racks.size());
+            }
+            const auto rendered = be::ExporterPage::renderNodeExporter(sim.shape(), *frame);
+            for (uint32_t k = 0; k < sim.shape().nodes.size(); k += 7) {
+                const Page node = parsePage(QByteArray::fromStdString(rendered.nodePage(k)));
+                QVERIFY2(node.error.isEmpty(), qPrintable(node.error));
+                for (const auto &s : node.samples) {
+                    if (node.type.at(s.name) != "counter") {
+                        continue;
+                    }
+                    const std::pair<QByteArray, QByteArray> key { s.name,
+                        QByteArray(s.labels.at("device") + '@' + QByteArray::number(k)) };
+                    const double value = s.value.toDouble();
+                    if (const auto it = last.find(key); it != last.end()) {
+                        QVERIFY2(value >= it->second,
+                            qPrintable(QStringLiteral("%1 on node %2 fell from %3 at step %4")
+                                           .arg(QString::fromLatin1(s.line))
+                                           .arg(k)
+                                           .arg(it->second, 0, 'f', 0)
+                                           .arg(step)));
+                        rises += value > it->second ? 1 : 0;
+                    }
+                    last[key] = value;
+                }
+            }
+        }
+        QVERIFY2(rises > 0, "no counter rose: growth went untested");
+    }
+
     // The node pages, one after the other on one connection as a scraper's would come, together are the whole page:
     // per family, their lines in node order are the whole page's. And none of those scrapes rendered the fleet again.
     void nodePagesMakeTheWholePage()
