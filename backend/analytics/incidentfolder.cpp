@@ -795,7 +795,9 @@ std::shared_ptr<Incident> IncidentFolder::describe(const Open &o) const
     incident->startSeconds = o.start;
     incident->domain = o.domain;
     if (o.domain >= 0) {
-        incident->cause = domainCause(m_shape.domains[static_cast<size_t>(o.domain)].kind);
+        // By what it is about, not the domain's kind: a leak in an NVLink domain (a rack) is about its cooling.
+        static constexpr const char *causes[] = { "cooling", "cooling", "power", "network" };
+        incident->cause = causes[std::clamp(o.cls, 0, 3)];
     } else {
         incident->cause = o.members.size() == 1 && (o.seen & Down) == 0 ? "gpu" : "node";
     }
@@ -844,7 +846,9 @@ std::string IncidentFolder::headline(const Open &o) const
     case LeakClass:
         return fmt::format("Leak in {}: {} hit, {} down{}", name, count(gpus, "GPU", "GPUs"), down, jobs);
     case CoolingClass:
-        return fmt::format("{} failing: {} throttling{}", name, count(gpus, "GPU", "GPUs"), jobs);
+        return o.peak.of(Thermal) > 0
+            ? fmt::format("{} failing: {} throttling{}", name, count(o.peak.of(Thermal), "GPU", "GPUs"), jobs)
+            : fmt::format("{} failing: coolant warming on {}{}", name, count(gpus, "GPU", "GPUs"), jobs);
     case PowerClass:
         return fmt::format(
             "{} tripped: {} power-braked, {} down{}", name, count(o.peak.of(PowerBrake), "GPU", "GPUs"), down, jobs);
@@ -874,7 +878,7 @@ std::string IncidentFolder::evidence(const Open &o) const
         const std::string supply
             = o.peak.coolantRise > 0 ? fmt::format(" (supply +{:.0f} °C)", o.peak.coolantRise) : std::string();
         return fmt::format("{}: {} warming{}, {} of {} GPUs throttling{}", capitalised(name),
-            count(o.peak.racks, "rack", "racks"), supply, gpus, total, o.openEvidence);
+            count(o.peak.racks, "rack", "racks"), supply, o.peak.of(Thermal), total, o.openEvidence);
     }
     case PowerClass:
         return fmt::format("{} tripped: {} power-braked, {} down{}", capitalised(name),

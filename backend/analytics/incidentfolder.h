@@ -20,9 +20,9 @@ namespace fleetscope::backend {
 //      climbing, a leak, its coolant warming, an anomaly, a serious XID or a double-bit ECC error;
 //   2. a symptom that begins on a GPU inside an open incident's domain joins it; any other waits, with those that
 //      begin within foldSeconds of the first, and is then folded: of the domains of the kinds that can cause it, the
-//      one holding the most of them among those where at least minShare of its GPUs show it (and at least minGpus
-//      on minNodes nodes), the smaller on a tie; again for what is left. What no domain explains is its node's own
-//      incident (cause "node"; "gpu" when one GPU), never folded with another node's;
+//      one holding the most of them among those where enough of its GPUs show it (Options: minShare, a cooling
+//      domain's coolingMinShare, any leak), the smaller on a tie; again for what is left. What no domain explains is
+//      its node's own incident (cause "node"; "gpu" when one GPU), never folded with another node's;
 //   3. an incident opens with IncidentOpen, says what changed (its GPUs, jobs, severity) with IncidentUpdate at most
 //      every minUpdateSeconds and at least every refreshSeconds, and closes with IncidentClose once none of its GPUs
 //      has shown its symptoms for clearSeconds. A domain incident takes over the node incidents inside it.

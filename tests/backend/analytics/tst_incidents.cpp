@@ -220,10 +220,70 @@ private Q_SLOTS:
         const Incident &incident = *opened.front().incident;
         QCOMPARE(incident.domain, int64_t(loop)); // not the CDU, not the other loop
         QCOMPARE(incident.gpuCount, uint32_t(gpus.size()));
-        QVERIFY2(incident.evidence.find("Coolant loop r01-cdu1-b: 4 racks warming (supply +9 °C), 288 of 288 GPUs")
+        QVERIFY2(incident.evidence.find(
+                     "Coolant loop r01-cdu1-b: 4 racks warming (supply +9 °C), 144 of 288 GPUs throttling")
                 != std::string::npos,
             incident.evidence.c_str());
-        QCOMPARE(opened.front().text, std::string("Coolant loop r01-cdu1-b failing: 288 GPUs throttling"));
+        QCOMPARE(opened.front().text, std::string("Coolant loop r01-cdu1-b failing: 144 GPUs throttling"));
+    }
+
+    void aLeakingTrayNamesItsRack()
+    {
+        Rig rig(FleetShape::forGpuCount(72 * 64, 1, Hardware::Gb200Nvl72));
+        const uint32_t rack = domainNamed(rig.shape, "r01-k02-nvl");
+        const uint32_t tray = rig.shape.racks[1].firstNode + 6;
+        rig.run(3);
+        // The tray's sensor trips; it and the trays above and below are powered off.
+        const auto &leaking = rig.shape.nodes[tray];
+        std::fill_n(rig.plane(MetricId::LeakDetected).begin() + leaking.firstGpu, leaking.gpuCount, 1.0F);
+        for (uint32_t n = tray - 1; n <= tray + 1; ++n) {
+            rig.nodeDown(n);
+        }
+        rig.run(20);
+        const auto opened = rig.of(FleetEvent::Kind::IncidentOpen);
+        QCOMPARE(opened.size(), size_t(1)); // the trays down are the leak's, not a power incident
+        const Incident &incident = *opened.front().incident;
+        QCOMPARE(incident.domain, int64_t(rack));
+        QCOMPARE(incident.cause, std::string("cooling")); // not the NVLink domain's kind: what it is about
+        QCOMPARE(incident.gpuCount, 12U);
+        QCOMPARE(opened.front().severity, FleetEvent::Severity::Critical);
+        QCOMPARE(opened.front().text, std::string("Leak in NVLink domain r01-k02-nvl: 12 GPUs hit, 12 down"));
+        QVERIFY2(incident.evidence.find("leak sensors on 1 tray tripped, 3 nodes down") != std::string::npos,
+            incident.evidence.c_str());
+    }
+
+    void aDomainIncidentTakesOverTheNodeIncidentsItExplains()
+    {
+        Rig rig(FleetShape::forGpuCount(10240));
+        const uint32_t unit = domainNamed(rig.shape, "r03-crah2");
+        const auto gpus = gpusOf(rig.shape, unit);
+        rig.run(2);
+        // One node's GPUs throttle first: too few to name the unit (3% of 512), so the node's own incident.
+        for (uint32_t i = 0; i < 8; ++i) {
+            rig.plane(MetricId::ThrottleReasons)[gpus[i]] = thermal;
+        }
+        rig.run(30);
+        auto opened = rig.of(FleetEvent::Kind::IncidentOpen);
+        QCOMPARE(opened.size(), size_t(1));
+        QCOMPARE(opened.front().incident->cause, std::string("node"));
+        const uint64_t nodeIncident = opened.front().incident->id;
+        // Then three racks.
+        for (uint32_t i = 8; i < 3 * 64; ++i) {
+            rig.plane(MetricId::ThrottleReasons)[gpus[i]] = thermal;
+        }
+        rig.run(20);
+        opened = rig.of(FleetEvent::Kind::IncidentOpen);
+        QCOMPARE(opened.size(), size_t(2));
+        QCOMPARE(opened.back().incident->domain, int64_t(unit));
+        QCOMPARE(opened.back().incident->gpuCount, 3U * 64U); // the first node's GPUs too
+        const auto closed = rig.of(FleetEvent::Kind::IncidentClose);
+        QCOMPARE(closed.size(), size_t(1));
+        QCOMPARE(closed.front().incident->id, nodeIncident);
+        QVERIFY2(
+            closed.front().incident->evidence.find("folded into incident " + std::to_string(opened.back().incident->id))
+                != std::string::npos,
+            closed.front().incident->evidence.c_str());
+        QCOMPARE(rig.folder.openCount(), size_t(1));
     }
 
     void aPduTripNamesThePdu()
