@@ -137,7 +137,7 @@ DomainFaultModel::DomainFaultModel(const FleetShape &shape, uint64_t seed, float
     m_nodeCap.assign(shape.nodes.size(), std::numeric_limits<float>::infinity());
     m_nodeDown.assign(shape.nodes.size(), 0);
     m_gpuState.assign(shape.gpuCount, 0);
-    m_before.assign(shape.gpuCount, 0);
+    m_wasDown.assign(shape.gpuCount, 0);
 }
 
 void DomainFaultModel::plan(const DomainFault &fault, bool staged)
@@ -361,10 +361,10 @@ void DomainFaultModel::step(uint64_t stepIndex, double now, double dt, InjectedF
     // Links that changed state; a link that went down counts one down (a flapping one counted its cycles above).
     const auto check = [&](uint32_t g) {
         const uint8_t down = m_gpuState[g] & LinkDown;
-        if (down == m_before[g]) {
+        if (down == m_wasDown[g]) {
             return;
         }
-        m_before[g] = down;
+        m_wasDown[g] = down;
         m_linkChanges.push_back(g);
         if (down != 0 && (m_gpuState[g] & Flapping) == 0) {
             m_portCounts.push_back({ g, 1, 0, 0 });

@@ -87,7 +87,7 @@ private:
     std::vector<float> m_rackOffset, m_rackFlow, m_nodeCap;
     std::vector<uint8_t> m_nodeDown, m_gpuState;
     std::vector<uint32_t> m_touchedRacks, m_touchedNodes, m_touchedGpus;
-    std::vector<uint8_t> m_before; // link state of m_touchedGpus before this step
+    std::vector<uint8_t> m_wasDown; // per GPU: its link was down after the last step
     size_t m_linkFaults = 0;
     std::vector<PortCount> m_portCounts;
     std::vector<uint32_t> m_linkChanges;

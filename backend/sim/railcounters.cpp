@@ -104,13 +104,18 @@ void RailCounters::count(uint32_t gpu, uint32_t linkDowns, uint32_t symbolErrors
     }
 }
 
-std::shared_ptr<const RailCounterTotals> RailCounters::totals() const
+std::shared_ptr<const RailCounterTotals> RailCounters::totals(double now) const
 {
+    if (m_totals && now >= m_totalsAt && now < m_totalsAt + totalsEverySeconds) {
+        return m_totals;
+    }
     auto rail = std::make_shared<RailCounterTotals>();
     rail->linkDowns = m_total[0];
     rail->symbolErrors = m_total[1];
     rail->receiveErrors = m_total[2];
     rail->transmitWaitMicroseconds = m_waitMicroseconds;
+    m_totals = rail;
+    m_totalsAt = now;
     return rail;
 }
 

@@ -39,9 +39,11 @@ public:
     const std::vector<float> &symbolErrors() const { return m_window[1]; }
     const std::vector<float> &receiveErrors() const { return m_window[2]; }
     const std::vector<float> &transmitWait() const { return m_wait; }
-    // The totals since the start, for an exporter page (Frame::railTotals): a copy (the transmit wait grows every
-    // step wherever a port waits).
-    std::shared_ptr<const RailCounterTotals> totals() const;
+    // The totals since the start, for an exporter page (Frame::railTotals), as of now: copied at most every
+    // totalsEverySeconds (the transmit wait grows every step wherever a port waits), shared by the frames between, as
+    // a scrape of that interval would read them. The frames' budgets count them out (FrameSource).
+    static constexpr double totalsEverySeconds = 15.0;
+    std::shared_ptr<const RailCounterTotals> totals(double now) const;
 
 private:
     void expire(double now);
@@ -62,6 +64,8 @@ private:
     };
     std::deque<Increment> m_increments; // within the window, oldest first
     std::vector<uint32_t> m_draws; // scratch: this step's background errors, GPU and amount in turn
+    mutable std::shared_ptr<const RailCounterTotals> m_totals;
+    mutable double m_totalsAt = 0;
 };
 
 template <typename Offline>

@@ -654,7 +654,7 @@ std::shared_ptr<Frame> Simulator::snapshot() const
         m_rawErrorsVersion = m_faults.totalsVersion();
     }
     frame->rawErrors = m_rawErrors;
-    frame->railTotals = m_rail.totals();
+    frame->railTotals = m_rail.totals(m_time);
     return frame;
 }
 

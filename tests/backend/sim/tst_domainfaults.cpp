@@ -326,7 +326,7 @@ private Q_SLOTS:
             qPrintable(QString::number(f->plane(MetricId::RailLinkDowns)[gpu])));
         QVERIFY(f->plane(MetricId::RailSymbolErrors)[gpu] > 50);
         QVERIFY(f->plane(MetricId::RailReceiveErrors)[gpu] > 5);
-        QVERIFY(f->railTotals->symbolErrors[gpu] >= f->plane(MetricId::RailSymbolErrors)[gpu]);
+        QVERIFY(f->railTotals->symbolErrors[gpu] > 50); // as of at most 15 s ago (RailCounters::totals)
         // Its job (it runs one from before the flap) slows to 60% of its pace: its GPUs never reach the compute
         // phase's 97% while their ports wait on the flapping one.
         QVERIFY(before->plane(MetricId::GpuUtil)[gpu] > 1.0F);
