@@ -342,7 +342,6 @@ void DomainFaultModel::step(uint64_t stepIndex, double now, double dt, InjectedF
     startRandom(stepIndex, now, dt, truth);
 
     // Effects of those in force (a cooling fault's racks recover for a while after it ends); the rest are done.
-    m_linkFaults = 0;
     for (size_t i = 0; i < m_active.size();) {
         const Active &a = m_active[i];
         const bool cooling = a.fault.kind == Kind::CoolingUnit || a.fault.kind == Kind::Cdu;
@@ -353,7 +352,6 @@ void DomainFaultModel::step(uint64_t stepIndex, double now, double dt, InjectedF
         }
         if (a.begun && a.staged) {
             apply(a, now, dt);
-            m_linkFaults += (a.fault.kind == Kind::LeafDown || a.fault.kind == Kind::LinkFlap) ? 1 : 0;
         }
         ++i;
     }

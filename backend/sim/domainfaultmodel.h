@@ -43,8 +43,8 @@ public:
     bool linkDown(uint32_t gpu) const { return (m_gpuState[gpu] & LinkDown) != 0; }
     bool linkFlapping(uint32_t gpu) const { return (m_gpuState[gpu] & Flapping) != 0; }
     bool leakDetected(uint32_t gpu) const { return (m_gpuState[gpu] & Leaking) != 0; }
-    // Any GPU's link down or flapping now (the simulator's per-job check is skipped while none is).
-    bool anyLinkFault() const { return m_linkFaults > 0; }
+    // The GPUs a fault touches now (link down or flapping, leak sensor tripped): the rest are as if none were.
+    const std::vector<uint32_t> &affectedGpus() const { return m_touchedGpus; }
 
     // What the rail ports counted this step: a link that went down, or symbol and receive errors of a flapping one.
     struct PortCount
@@ -88,7 +88,6 @@ private:
     std::vector<uint8_t> m_nodeDown, m_gpuState;
     std::vector<uint32_t> m_touchedRacks, m_touchedNodes, m_touchedGpus;
     std::vector<uint8_t> m_wasDown; // per GPU: its link was down after the last step
-    size_t m_linkFaults = 0;
     std::vector<PortCount> m_portCounts;
     std::vector<uint32_t> m_linkChanges;
 };

@@ -367,27 +367,27 @@ void Simulator::updateGpus()
     m_jobStalled.assign(m_jobs.size(), 0);
     m_jobCongestion.assign(m_jobs.size(), 0.0F);
     std::vector<float> jobDrag(m_jobs.size(), 1.0F);
-    const bool linkFaults = m_domainFaults.anyLinkFault();
+    for (const uint32_t g : m_domainFaults.affectedGpus()) {
+        const int32_t j = m_jobOfNode[m_shape.nodeOfGpu[g]];
+        if (j < 0) {
+            continue;
+        }
+        const auto index = static_cast<size_t>(j);
+        if (m_domainFaults.linkFlapping(g)) {
+            jobDrag[index] = std::min(jobDrag[index], flapDrag);
+            m_jobCongestion[index] = std::max(m_jobCongestion[index], waitLinkFlap);
+        } else if (m_domainFaults.linkDown(g)) {
+            m_jobStalled[index] = 1;
+            m_jobCongestion[index] = std::max(m_jobCongestion[index], waitLinkDown);
+        }
+    }
     for (size_t j = 0; j < m_jobs.size(); ++j) {
         const auto &job = m_jobs[j];
         const uint32_t first = m_shape.nodes[job.firstNode].firstGpu;
         const auto &last = m_shape.nodes[job.firstNode + job.nodeCount - 1];
-        for (uint32_t g = first; g < last.firstGpu + last.gpuCount; ++g) {
+        for (uint32_t g = first; g < last.firstGpu + last.gpuCount && m_jobStalled[j] == 0; ++g) {
             if (m_faults.gpuImpaired(g) || m_faults.gpuOffline(g)) {
                 m_jobStalled[j] = 1;
-                if (!linkFaults) {
-                    break;
-                }
-            }
-            if (!linkFaults) {
-                continue;
-            }
-            if (m_domainFaults.linkFlapping(g)) {
-                jobDrag[j] = std::min(jobDrag[j], flapDrag);
-                m_jobCongestion[j] = std::max(m_jobCongestion[j], waitLinkFlap);
-            } else if (m_domainFaults.linkDown(g)) {
-                m_jobStalled[j] = 1;
-                m_jobCongestion[j] = std::max(m_jobCongestion[j], waitLinkDown);
             }
         }
         if (badGpu >= first && badGpu < last.firstGpu + last.gpuCount) {

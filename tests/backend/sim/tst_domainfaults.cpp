@@ -70,6 +70,21 @@ class TestDomainFaults : public QObject
 {
     Q_OBJECT
 private Q_SLOTS:
+    // The new scenarios by the names --scenario takes (Scenario::all() feeds the backend's help).
+    void scenariosByName()
+    {
+        const std::pair<const char *, Scenario::Kind> names[] = { { "cdu-failure", Scenario::Kind::CduFailure },
+            { "pdu-trip", Scenario::Kind::PduTrip }, { "leaf-down", Scenario::Kind::LeafDown },
+            { "link-flap", Scenario::Kind::LinkFlap }, { "leak", Scenario::Kind::Leak } };
+        for (const auto &[name, kind] : names) {
+            QCOMPARE(Scenario::byName(name), std::optional(kind));
+            const auto &all = Scenario::all();
+            const auto it
+                = std::find_if(all.begin(), all.end(), [&](const Scenario::Info &info) { return info.kind == kind; });
+            QVERIFY(it != all.end() && it->name == name && !it->description.empty());
+        }
+    }
+
     // Llama 3's HBM3 share of interruptions: about 1.7 double-bit errors a day on 20,480 GPUs (the old rates gave
     // two orders of magnitude more), and about 7 interruptions of any kind.
     void faultRatesAreCalibrated()
