@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string_view>
 
 namespace fleetscope {
 
@@ -60,15 +61,62 @@ QString Topology::domainName(uint32_t domain) const
 
 QString Topology::domainLine(uint32_t gpu) const
 {
-    if (gpu >= gpuCount || gpu >= nodeOfGpu.size() || domains.empty()) {
-        return {};
+    QStringList texts;
+    for (const auto &name : domainNames(gpu)) {
+        texts << name.text;
     }
-    QStringList parts;
+    return texts.join(QStringLiteral(" · "));
+}
+
+std::vector<Topology::DomainName> Topology::nodeDomainNames(uint32_t node) const
+{
+    std::vector<DomainName> out;
+    if (node >= nodes.size()) {
+        return out;
+    }
+    const auto add = [&](const std::vector<uint32_t> &list) {
+        for (const uint32_t d : list) {
+            if (d < domains.size()) {
+                out.push_back({ domains[d].kind, domainName(d) });
+            }
+        }
+    };
+    if (nodes[node].rack < racks.size()) {
+        add(racks[nodes[node].rack].domains);
+    }
+    add(nodes[node].domains);
+    return out;
+}
+
+QStringList Topology::linesByCause(const std::vector<DomainName> &names)
+{
+    QStringList lines;
+    std::string_view cause;
+    for (size_t i = 0; i < names.size(); ++i) {
+        // An NVLink domain is a fabric of its own (scale-up, not the leaves' scale-out): a line of its own.
+        const std::string_view next
+            = names[i].kind == DomainKind::NvlinkDomain ? std::string_view("nvlink") : domainCause(names[i].kind);
+        if (i > 0 && next == cause) {
+            lines.last() += QStringLiteral(" · ") + names[i].text;
+        } else {
+            lines << names[i].text;
+        }
+        cause = next;
+    }
+    return lines;
+}
+
+std::vector<Topology::DomainName> Topology::domainNames(uint32_t gpu) const
+{
+    std::vector<DomainName> parts;
+    if (gpu >= gpuCount || gpu >= nodeOfGpu.size() || domains.empty()) {
+        return parts;
+    }
     const Node &node = nodeOf(gpu);
     if (node.rack < racks.size()) {
         for (const uint32_t d : racks[node.rack].domains) {
             if (d < domains.size()) {
-                parts << domainName(d);
+                parts.push_back({ domains[d].kind, domainName(d) });
             }
         }
     }
@@ -80,9 +128,9 @@ QString Topology::domainLine(uint32_t gpu) const
         if (leaf.rail >= 0) {
             link += QStringLiteral(", rail ") + QString::number(leaf.rail);
         }
-        parts << link;
+        parts.push_back({ leaf.kind, link });
     }
-    return parts.join(QStringLiteral(" · "));
+    return parts;
 }
 
 std::vector<std::pair<uint32_t, uint32_t>> Topology::gpuRunsOfDomain(uint32_t domain) const

@@ -104,6 +104,19 @@ struct Topology
     // A GPU's domains for people, its rack's then its link, as the backend words them (FleetShape::domainLine):
     // "PDU r03-k05-a · PDU r03-k05-b · cooling unit r03-crah1 · leaf su03-l5 port 17, rail 5". Empty when none.
     QString domainLine(uint32_t gpu) const;
+    // The same, one entry a domain ("PDU r03-k05-a", …, "leaf su03-l5 port 17, rail 5") with its kind, for a view
+    // that lays them out; nodeDomainNames: a node's, its rack's and its own (its scalable unit).
+    struct DomainName
+    {
+        DomainKind kind;
+        QString text;
+    };
+    std::vector<DomainName> domainNames(uint32_t gpu) const;
+    std::vector<DomainName> nodeDomainNames(uint32_t node) const;
+    // Names one line a cause, as they come ("PDU r03-k05-a · PDU r03-k05-b", "cooling unit r03-crah1", "leaf su03-l5
+    // port 17, rail 5"; an NVLink domain on a line of its own): short lines that a narrow view need not break inside a
+    // name (Qt breaks after a hyphen).
+    static QStringList linesByCause(const std::vector<DomainName> &names);
     // The GPUs a domain serves, its children's included (a busway's are those of its PDUs' racks): ascending runs
     // [first, count) that do not touch. Empty for an index past the table. Reads every GPU's memberships once.
     std::vector<std::pair<uint32_t, uint32_t>> gpuRunsOfDomain(uint32_t domain) const;

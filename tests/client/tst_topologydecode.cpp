@@ -120,6 +120,13 @@ private Q_SLOTS:
             QCOMPARE(topology->domainLine(g), QString::fromStdString(shape.domainLine(g)));
             QCOMPARE(topology->domainsOfGpu(g), shape.domainsOfGpu(g));
         }
+        // A line a cause; an NVL72 rack's NVLink domain a line of its own, between cooling and the leaf.
+        const QStringList lines = Topology::linesByCause(topology->domainNames(gpus - 1));
+        QCOMPARE(lines.join(QStringLiteral(" · ")), topology->domainLine(gpus - 1));
+        QCOMPARE(lines.size(), hardware == int(be::Hardware::Gb200Nvl72) ? 4 : 3);
+        QVERIFY2(lines.last().startsWith(QStringLiteral("leaf ")), qPrintable(lines.last()));
+        QCOMPARE(lines[lines.size() - 2].startsWith(QStringLiteral("NVLink domain ")),
+            hardware == int(be::Hardware::Gb200Nvl72));
         QCOMPARE(topology->domainLine(gpus), QString());
         QVERIFY(topology->domainsOfGpu(gpus).empty());
     }
@@ -134,6 +141,14 @@ private Q_SLOTS:
         // r01-k01-n01 GPU 5: node 0 of scalable unit 1, on rail 5's leaf at port 1.
         QCOMPARE(topology->domainLine(5),
             QStringLiteral("PDU r01-k01-a · PDU r01-k01-b · cooling unit r01-crah1 · leaf su01-l5 port 1, rail 5"));
+        // A line a cause, for views that lay them out; a node's are its rack's and its scalable unit.
+        QCOMPARE(Topology::linesByCause(topology->domainNames(5)),
+            (QStringList { QStringLiteral("PDU r01-k01-a · PDU r01-k01-b"), QStringLiteral("cooling unit r01-crah1"),
+                QStringLiteral("leaf su01-l5 port 1, rail 5") }));
+        QCOMPARE(Topology::linesByCause(topology->nodeDomainNames(0)),
+            (QStringList { QStringLiteral("PDU r01-k01-a · PDU r01-k01-b"), QStringLiteral("cooling unit r01-crah1"),
+                QStringLiteral("scalable unit su01") }));
+        QVERIFY(topology->nodeDomainNames(uint32_t(topology->nodes.size())).empty());
     }
 
     void handMadeTable()
@@ -153,6 +168,10 @@ private Q_SLOTS:
         QCOMPARE(topology->domainLine(0),
             QStringLiteral("PDU r01-k01-a · domain future thing · leaf su01-l2 port 17, rail 2"));
         QCOMPARE(topology->domainLine(3), QStringLiteral("PDU r01-k01-a · domain future thing"));
+        // A kind not known has no cause: a line of its own.
+        QCOMPARE(Topology::linesByCause(topology->domainNames(0)),
+            (QStringList { QStringLiteral("PDU r01-k01-a"), QStringLiteral("domain future thing"),
+                QStringLiteral("leaf su01-l2 port 17, rail 2") }));
         QCOMPARE(topology->gpuLinks[3].leaf, Topology::GpuLink::none);
         // Memberships first, then their parents.
         QCOMPARE(topology->domainsOfGpu(0), (std::vector<uint32_t> { 4, 2, 5, 6, 3, 1, 0 }));

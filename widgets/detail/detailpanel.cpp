@@ -29,8 +29,8 @@ namespace {
 constexpr qint64 minute = 60 * 1000;
 constexpr qint64 eventLookbackMs = 24 * 60 * minute;
 const char *const identityFields[][2] = { { "hostname", "Hostname" }, { "rack", "Rack" }, { "nvlink", "NVLink domain" },
-    { "gpu", "GPU" }, { "serial", "Serial" }, { "uuid", "UUID" }, { "model", "Model" }, { "driver", "Driver" },
-    { "firmware", "Firmware" } };
+    { "domains", "Domains" }, { "gpu", "GPU" }, { "serial", "Serial" }, { "uuid", "UUID" }, { "model", "Model" },
+    { "driver", "Driver" }, { "firmware", "Firmware" } };
 
 qint64 nowMs()
 {
@@ -92,6 +92,9 @@ DetailPanel::DetailPanel(HistorySource *history, QWidget *parent)
         m_identity[QLatin1String(key)] = value;
     }
     form->setRowVisible(m_identity[QStringLiteral("nvlink")], false);
+    // Names from the wire: never taken for markup.
+    m_identity[QStringLiteral("domains")]->setTextFormat(Qt::PlainText);
+    form->setRowVisible(m_identity[QStringLiteral("domains")], false);
     layout->addWidget(identityBox);
 
     auto *valuesBox = new QGroupBox(QStringLiteral("Now"), content);
@@ -449,6 +452,7 @@ void DetailPanel::updateIdentity()
             label->setText(QStringLiteral("—"));
         }
         m_identityForm->setRowVisible(m_identity[QStringLiteral("nvlink")], false);
+        m_identityForm->setRowVisible(m_identity[QStringLiteral("domains")], false);
         return;
     }
     const uint32_t first = m_subject.front();
@@ -461,6 +465,20 @@ void DetailPanel::updateIdentity()
         domain ? QStringLiteral("%1 (%L2 GPUs)").arg(domain->name(*m_topology)).arg(domain->gpuRange(*m_topology).count)
                : QString());
     m_identityForm->setRowVisible(m_identity[QStringLiteral("nvlink")], domain.has_value());
+    // A GPU's: its rack's power and cooling, its leaf and port; a node's: its rack's and its own (its scalable unit),
+    // not its GPUs' leaves (one a rail). Hidden where the backend knows none. One line a cause (power, cooling,
+    // network), each no longer than a UUID: they fit a dock that the UUID fits, where one long line would be cut or
+    // break inside a name ("su01-", then "l6").
+    auto names
+        = m_gpu >= 0 ? m_topology->domainNames(first) : m_topology->nodeDomainNames(m_topology->nodeOfGpu[first]);
+    if (domain) { // said in its own row, with its GPUs
+        names.erase(std::remove_if(names.begin(), names.end(),
+                        [](const Topology::DomainName &name) { return name.kind == DomainKind::NvlinkDomain; }),
+            names.end());
+    }
+    const QString domains = Topology::linesByCause(names).join(QLatin1Char('\n'));
+    set("domains", domains);
+    m_identityForm->setRowVisible(m_identity[QStringLiteral("domains")], !domains.isEmpty());
     set("model", node.model);
     set("driver", node.driverVersion);
     set("firmware", node.firmwareVersion);

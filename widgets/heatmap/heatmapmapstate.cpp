@@ -222,6 +222,11 @@ QString HeatmapMapState::describeGpu(int gpu) const
     } else if (m_jobs) {
         text += QStringLiteral("<br>job: none (idle)");
     }
+    // Its power, cooling and network domains where the backend knows them, a line a cause: one line of them all is
+    // the tooltip's widest, and broken where it wraps inside a name ("r07-" on a line, "crah1" on the next).
+    for (const QString &line : Topology::linesByCause(m_topology->domainNames(static_cast<uint32_t>(gpu)))) {
+        text += QStringLiteral("<br>") + line.toHtmlEscaped();
+    }
     if (m_frame) {
         const qint64 ageMs = std::max<qint64>(0, m_wallClock() - m_frame->sampleTimeMs);
         const QString when = QDateTime::fromMSecsSinceEpoch(m_frame->sampleTimeMs).toString(QStringLiteral("HH:mm:ss"));

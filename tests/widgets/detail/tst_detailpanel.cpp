@@ -361,6 +361,60 @@ private Q_SLOTS:
         QVERIFY(!line->isVisible());
     }
 
+    // A GPU's power, cooling and network domains as the backend words them, wrapped between domains to the dock's
+    // width; a node's are its rack's and its scalable unit; a fleet without domains has no such line.
+    void domainsAreNamed()
+    {
+        HistoryClient history(QString::fromStdString(m_server->listeningAddress()));
+        auto panel = makePanel(&history);
+        panel->resize(360, 1200);
+        panel->show();
+        QVERIFY(QTest::qWaitForWindowExposed(panel.get()));
+        const auto *line = panel->findChild<QLabel *>(QStringLiteral("identity.domains"));
+        QVERIFY(line);
+        QVERIFY(!line->isVisible()); // nothing selected
+        const auto &shape = m_server->source().shape();
+        const auto unwrapped
+            = [&] { return labelText(*panel, "domains").replace(QLatin1Char('\n'), QStringLiteral(" · ")); };
+        panel->setGpu(70);
+        QVERIFY(line->isVisible());
+        QCOMPARE(unwrapped(), QString::fromStdString(shape.domainLine(70)));
+        // A line a cause, none broken inside a name at the dock's width.
+        const QString rack = m_telemetry->topology()->racks[m_telemetry->topology()->nodeOf(70).rack].name;
+        QCOMPARE(labelText(*panel, "domains"),
+            QStringLiteral("PDU %1-a · PDU %1-b\ncooling unit r01-crah1\nleaf su01-l6 port 9, rail 6").arg(rack));
+        QApplication::processEvents();
+        QCOMPARE(line->height(), line->heightForWidth(1 << 16)); // as tall as unwrapped: three lines
+        QVERIFY(line->height() >= 3 * line->fontMetrics().height());
+        QVERIFY(line->mapTo(line->parentWidget(), QPoint(line->width(), 0)).x() <= line->parentWidget()->width());
+        // A node: its rack's domains and its own.
+        const auto topology = m_telemetry->topology();
+        panel->setNode(static_cast<int>(topology->nodeOfGpu[70]));
+        QVERIFY(line->isVisible());
+        QCOMPARE(labelText(*panel, "domains"),
+            QStringLiteral("PDU %1-a · PDU %1-b\ncooling unit r01-crah1\nscalable unit su01").arg(rack));
+        // An NVL72 rack's NVLink domain has a row of its own, with its GPUs: not said twice.
+        auto nvl = std::make_shared<Topology>(*topology);
+        nvl->generation += 1;
+        const uint32_t rackIndex = nvl->nodeOf(70).rack;
+        nvl->racks[rackIndex].nvlinkDomain = true;
+        nvl->domains.push_back({ DomainKind::NvlinkDomain, rack + QStringLiteral("-nvl"), -1, -1 });
+        nvl->racks[rackIndex].domains.push_back(static_cast<uint32_t>(nvl->domains.size() - 1));
+        QVERIFY(nvl->domainLine(70).contains(QStringLiteral("NVLink domain %1-nvl").arg(rack)));
+        panel->setTopology(nvl);
+        panel->setGpu(70);
+        QCOMPARE(labelText(*panel, "domains"),
+            QStringLiteral("PDU %1-a · PDU %1-b\ncooling unit r01-crah1\nleaf su01-l6 port 9, rail 6").arg(rack));
+        // No domains known: no line.
+        auto bare = std::make_shared<Topology>(*topology);
+        bare->generation += 1;
+        bare->domains.clear();
+        bare->gpuLinks.clear();
+        panel->setTopology(bare);
+        panel->setGpu(70);
+        QVERIFY(!line->isVisible());
+    }
+
     void refreshesLive()
     {
         HistoryClient history(QString::fromStdString(m_server->listeningAddress()));

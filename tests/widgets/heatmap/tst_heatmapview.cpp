@@ -706,6 +706,32 @@ private Q_SLOTS:
         view.setJobs(stale);
         QVERIFY(!view.describeGpu(61).contains(QStringLiteral("eval")));
     }
+
+    // A GPU's domains as the model words them, a line a cause (power, cooling, network), escaped; none where the fleet
+    // has no domains.
+    void tooltipNamesTheGpusDomains()
+    {
+        HeatmapView view;
+        view.setTopology(smallFleet());
+        view.setMetric(temperature());
+        const QString without = view.describeGpu(13);
+        QVERIFY(!without.isEmpty());
+        auto topology = std::const_pointer_cast<Topology>(smallFleet());
+        topology->domains = { { DomainKind::Pdu, QStringLiteral("r01-k02-a"), -1, -1 },
+            { DomainKind::CoolingUnit, QStringLiteral("<crah1>"), -1, -1 },
+            { DomainKind::LeafSwitch, QStringLiteral("su01-l5"), -1, 5 } };
+        topology->racks[topology->nodeOf(13).rack].domains = { 0, 1 };
+        topology->gpuLinks.assign(topology->gpuCount, {});
+        topology->gpuLinks[13] = { 2, 17 };
+        topology->generation += 1;
+        view.setTopology(topology);
+        const QString text = view.describeGpu(13);
+        QVERIFY2(text.contains(QStringLiteral(
+                     "<br>PDU r01-k02-a<br>cooling unit &lt;crah1&gt;<br>leaf su01-l5 port 17, rail 5<br>")),
+            qPrintable(text));
+        QCOMPARE(text.count(QStringLiteral("<br>")), without.count(QStringLiteral("<br>")) + 3);
+        QVERIFY2(!view.describeGpu(12).contains(QStringLiteral("leaf")), qPrintable(view.describeGpu(12)));
+    }
 };
 
 int main(int argc, char *argv[])
