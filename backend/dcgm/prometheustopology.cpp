@@ -365,26 +365,27 @@ int64_t PrometheusTopology::indexOfNic(uint32_t node, std::string_view device) c
     if (node >= m_shape.nodes.size()) {
         return -1;
     }
-    const auto &n = m_shape.nodes[node];
-    if (!m_nics.empty()) {
-        for (uint32_t k = 0; k < m_nics.size() && k < n.gpuCount; ++k) {
-            if (m_nics[k] == device) {
-                return n.firstGpu + static_cast<int64_t>(k);
-            }
-        }
-        return -1;
-    }
-    static constexpr std::string_view prefix = "mlx5_";
-    if (device.substr(0, prefix.size()) != prefix) {
-        return -1;
-    }
-    const std::string_view digits = device.substr(prefix.size());
+    // The rail (GPU position) of the NIC, then the GPU whose gpu label is that position: a layout from the series'
+    // labels leaves out a GPU that has none, so the position in the node is not the label.
     uint32_t k = 0;
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
-    if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || k >= n.gpuCount) {
-        return -1;
+    if (!m_nics.empty()) {
+        const auto it = std::find(m_nics.begin(), m_nics.end(), device);
+        if (it == m_nics.end()) {
+            return -1;
+        }
+        k = static_cast<uint32_t>(it - m_nics.begin());
+    } else {
+        static constexpr std::string_view prefix = "mlx5_";
+        if (device.substr(0, prefix.size()) != prefix) {
+            return -1;
+        }
+        const std::string_view digits = device.substr(prefix.size());
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+        if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
+            return -1;
+        }
     }
-    return n.firstGpu + static_cast<int64_t>(k);
+    return k < TopologyFile::maxGpusPerNode ? indexOn(node, std::to_string(k)) : -1;
 }
 
 int64_t PrometheusTopology::rackOf(std::string_view name) const

@@ -36,8 +36,8 @@ public:
     int64_t nodeOf(std::string_view hostname) const;
     int64_t indexOn(uint32_t node, std::string_view gpu) const;
     // The GPU a rail NIC serves: the topology file's fabric.nics names GPU k's NIC; without, mlx5_<k> is GPU k's
-    // (a rail-optimised node cables rail k to GPU k's NIC). -1 when the node has no such GPU, or the NIC is another
-    // (a storage NIC).
+    // (a rail-optimised node cables rail k to GPU k's NIC); GPU k is the one labelled gpu="k". -1 when the node has
+    // no such GPU, or the NIC is another (a storage NIC).
     int64_t indexOfNic(uint32_t node, std::string_view device) const;
     // The rack of this name, -1 when none.
     int64_t rackOf(std::string_view name) const;

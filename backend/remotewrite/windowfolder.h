@@ -60,8 +60,9 @@ struct MappedJob
 // each one's newest scrape, and each one's fields turn to no data on their own; the GPU is one with data by its own.
 // Events and jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
 //
-// Memory: an open window holds 96 bytes per GPU (8 gauges as float, 7 raw counters as double, a time and a mask), the
-// folded state about the same; at most maxOpenWindows are open.
+// Memory: an open window holds, per GPU, a float per gauge and a double per raw counter that was pushed, a time per
+// source and a mask: 96 bytes for dcgm-exporter's 15 fields, 156 with node-exporter's and the facility's; the folded
+// state about the same; at most maxOpenWindows are open.
 //
 // Threads: add() from any thread (the receiver's); closeNext() and nextCloseMs() from one thread (the frame source's
 // ticker). They share only the open windows, under m_mutex.

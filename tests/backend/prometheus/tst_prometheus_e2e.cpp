@@ -37,6 +37,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <set>
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
@@ -100,8 +101,15 @@ private Q_SLOTS:
         QVERIFY2(unserved.isEmpty(), qPrintable(unserved));
 
         QVERIFY(m_dir.isValid());
+        // The node_exporter pages and the facility page too, as a site scrapes them: a job of their own over the
+        // targets the exporter lists.
+        const QString nodeTargets = m_dir.filePath(QStringLiteral("node-targets.json"));
+        std::string error;
+        QVERIFY2(m_fleet.exporter->writeNodeExporterTargetsFile(nodeTargets.toStdString(), &error), error.c_str());
         const QString config = m_dir.filePath(QStringLiteral("prometheus.yml"));
-        QVERIFY(fleetscope::testing::writeFile(config, fleetscope::testing::scrapeConfig(m_fleet.exporter->port())));
+        QVERIFY(fleetscope::testing::writeFile(config,
+            fleetscope::testing::scrapeConfig(m_fleet.exporter->port())
+                + fleetscope::testing::nodeExporterScrapeJob(nodeTargets)));
         m_port = freePort();
         QVERIFY(m_port > 0);
         QVERIFY2(fleetscope::testing::startPrometheus(
@@ -111,8 +119,11 @@ private Q_SLOTS:
         // The first scrape lands a few seconds after the start: poll until every online GPU's temperature is there.
         const QString late = waitForServer(m_prometheus, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
             const auto temps = instantQuery(m_port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
-            *detail = QStringLiteral("%1 of %2 GPUs").arg(temps.size()).arg(m_fleet.online);
-            return static_cast<uint32_t>(temps.size()) == m_fleet.online;
+            const auto links = instantQuery(m_port, QStringLiteral("node_infiniband_state_id"));
+            *detail
+                = QStringLiteral("%1 and %2 NICs of %3 GPUs").arg(temps.size()).arg(links.size()).arg(m_fleet.online);
+            return static_cast<uint32_t>(temps.size()) == m_fleet.online
+                && static_cast<uint32_t>(links.size()) == m_fleet.online;
         });
         QVERIFY2(late.isEmpty(), qPrintable(late));
     }
@@ -385,6 +396,68 @@ private Q_SLOTS:
         simulator.stop();
     }
 
+    // The fabric through the chain: each node's node_exporter page scraped by Prometheus under its hostname, read by
+    // the source onto the GPUs (device mlx5_k of a host is its GPU k) and served to the client. Every online GPU's
+    // link is up (state id 4 in Prometheus, 1 in the frame), its counters in Prometheus are the simulator's totals,
+    // their 5-minute increase in the frame is 0 (the page is frozen); the flapping node's NICs are absent, so its
+    // GPUs have no fabric data either.
+    void fabricThroughTheChain()
+    {
+        const auto &shape = m_fleet.simulator->shape();
+        const auto &frame = *m_fleet.frame;
+        QVERIFY(frame.railTotals);
+        const auto states = instantQuery(m_port, QStringLiteral("node_infiniband_state_id"));
+        QCOMPARE(static_cast<uint32_t>(states.size()), m_fleet.online);
+        std::set<std::pair<QString, QString>> nics;
+        for (const auto &entry : states) {
+            const auto labels = entry.toObject().value(QStringLiteral("metric")).toObject();
+            QCOMPARE(sampleValue(entry), 4.0);
+            nics.emplace(
+                labels.value(QStringLiteral("instance")).toString(), labels.value(QStringLiteral("device")).toString());
+        }
+        double symbolErrors = 0;
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            const auto &node = shape.nodes[shape.nodeOfGpu[g]];
+            const bool listed = nics.count({ QString::fromStdString(node.hostname),
+                                    QStringLiteral("mlx5_%1").arg(g - node.firstGpu) })
+                != 0;
+            QCOMPARE(listed, online(frame, g));
+            symbolErrors += online(frame, g) ? frame.railTotals->symbolErrors[g] : 0;
+        }
+        const auto total = instantQuery(m_port, QStringLiteral("sum(node_infiniband_symbol_error_total)"));
+        QCOMPARE(total.size(), 1);
+        QCOMPARE(sampleValue(total.at(0)), symbolErrors);
+
+        // An increase needs two scrapes of a counter (alone, this test may come right after the first).
+        const QString late = waitForServer(m_prometheus, QStringLiteral("Prometheus"), 10000, [&](QString *detail) {
+            const auto scrapes
+                = instantQuery(m_port, QStringLiteral("min(count_over_time(node_infiniband_symbol_error_total[5m]))"));
+            *detail
+                = QStringLiteral("%1 scrapes of the counters").arg(scrapes.isEmpty() ? 0.0 : sampleValue(scrapes[0]));
+            return !scrapes.isEmpty() && sampleValue(scrapes[0]) >= 2;
+        });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
+        const QString path = m_dir.filePath(QStringLiteral("topology-fabric.json"));
+        QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(shape)));
+        QVERIFY(subscribe(path.toStdString(),
+            { QStringLiteral("rail_link_state"), QStringLiteral("rail_symbol_errors"),
+                QStringLiteral("rail_transmit_wait") }));
+        const MetricPlane *state = m_received->plane(QStringLiteral("rail_link_state"));
+        const MetricPlane *symbols = m_received->plane(QStringLiteral("rail_symbol_errors"));
+        const MetricPlane *wait = m_received->plane(QStringLiteral("rail_transmit_wait"));
+        QVERIFY(state && symbols && wait);
+        QCOMPARE(state->values.size(), size_t { shape.gpuCount });
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            if (online(frame, g)) {
+                QCOMPARE(state->values[g], 1.0F);
+                QCOMPARE(symbols->values[g], 0.0F);
+                QCOMPARE(wait->values[g], 0.0F);
+            } else {
+                QVERIFY(std::isnan(state->values[g]) && std::isnan(symbols->values[g]));
+            }
+        }
+    }
+
     void cleanupTestCase()
     {
         m_client.reset();
@@ -398,7 +471,7 @@ private Q_SLOTS:
 private:
     // Starts the backend in-process on the Prometheus source and subscribes the real client to it. Returns the
     // topology the client received, with m_received set to its first frame with data; null on failure.
-    TopologyPtr subscribe(const std::string &topologyFile)
+    TopologyPtr subscribe(const std::string &topologyFile, const QStringList &moreMetrics = {})
     {
         m_received.reset();
         m_client.reset();
@@ -441,7 +514,7 @@ private:
         for (const auto &m : comparedMetrics()) {
             ids.append(m.second);
         }
-        m_client->setMetrics(ids);
+        m_client->setMetrics(ids + moreMetrics);
         QSignalSpy frames(m_client.get(), &TelemetryClient::frameReady);
         m_client->start(QString::fromStdString(m_backend->listeningAddress()));
         m_received = waitForFrameWithData(frames, m_received, 15000);

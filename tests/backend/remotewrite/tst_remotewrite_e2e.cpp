@@ -86,17 +86,20 @@ private Q_SLOTS:
 
     // The fleet's 32 node targets (one dcgm-exporter page per node, as in a real fleet) shared by two vmagents
     // (-promscrape.cluster.membersCount=2, memberNum 0 and 1), both pushing to one backend: each scrapes about half,
-    // and the frames hold every GPU, equal to the simulator's.
+    // and the frames hold every GPU, equal to the simulator's. The nodes' node_exporter pages (and the facility's)
+    // are a job of their own, shared too: every GPU's rail link arrives, up, on its GPU.
     void twoVmagentsShareTheTargets()
     {
         const QString targets = m_dir.filePath(QStringLiteral("targets.json"));
+        const QString nodeTargets = m_dir.filePath(QStringLiteral("node-targets.json"));
         std::string error;
         QVERIFY2(m_fleet.exporter->writeTargetsFile(targets.toStdString(), &error), error.c_str());
+        QVERIFY2(m_fleet.exporter->writeNodeExporterTargetsFile(nodeTargets.toStdString(), &error), error.c_str());
         const QString config = m_dir.filePath(QStringLiteral("nodes.yml"));
         QVERIFY(testing::writeFile(config,
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: dcgm\n"
             "    file_sd_configs:\n      - files: ['"
-                + targets.toUtf8() + "']\n"));
+                + targets.toUtf8() + "']\n" + testing::nodeExporterScrapeJob(nodeTargets)));
         const int port = freePort();
         ProcessGuard backend;
         startBackend(&backend, port);
@@ -109,11 +112,21 @@ private Q_SLOTS:
                     QStringLiteral("-promscrape.cluster.memberNum=%1").arg(member) },
                 config, &httpPorts[member]);
         }
-        const auto topology = subscribe(backend);
+        const auto topology = subscribe(backend, { QStringLiteral("rail_link_state") });
         QVERIFY(topology);
         // The layout was learnt from both members' pushes: a member alone would have given about half the nodes.
         checkFrame(*topology);
-        // Each member scrapes some of the node targets, not all, and together all of them: the sharing is real.
+        const auto withLinks = waitForPlaneOfEveryGpu(*m_client, QStringLiteral("rail_link_state"), 10000);
+        QVERIFY2(withLinks, "no frame came after the first");
+        const MetricPlane *links = withLinks->plane(QStringLiteral("rail_link_state"));
+        QVERIFY(links != nullptr);
+        QCOMPARE(links->values.size(), size_t { topology->gpuCount });
+        for (uint32_t i = 0; i < topology->gpuCount; ++i) {
+            QVERIFY2(links->values[i] == 1.0F, qPrintable(QStringLiteral("GPU %1: %2").arg(i).arg(links->values[i])));
+        }
+        // Each member scrapes some of the targets, not all, and together all of them: the sharing is real. Each node
+        // has a dcgm-exporter and a node_exporter target; the facility is one more.
+        const int targetCount = 2 * static_cast<int>(m_fleet.simulator->shape().nodes.size()) + 1;
         int total = 0;
         for (int member = 0; member < 2; ++member) {
             const auto answer = QJsonDocument::fromJson(httpGet(httpPorts[member], "/api/v1/targets")).object();
@@ -122,11 +135,11 @@ private Q_SLOTS:
                                                     .value(QStringLiteral("activeTargets"))
                                                     .toArray()
                                                     .size());
-            QVERIFY2(active > 0 && active < static_cast<int>(m_fleet.simulator->shape().nodes.size()),
+            QVERIFY2(active > 0 && active < targetCount,
                 qPrintable(QStringLiteral("member %1 scrapes %2 targets").arg(member).arg(active)));
             total += active;
         }
-        QCOMPARE(total, static_cast<int>(m_fleet.simulator->shape().nodes.size()));
+        QCOMPARE(total, targetCount);
     }
 
     // The same with a real Prometheus 2.42 as the sender: its remote_write queue, with a batch deadline under the
@@ -343,7 +356,7 @@ private:
 
     // Waits for the backend to have learnt the fleet from the pushes ('listening on' comes after), subscribes the
     // real client, and returns the topology it received with m_received its first frame with data.
-    TopologyPtr subscribe(ProcessGuard &backend)
+    TopologyPtr subscribe(ProcessGuard &backend, const QStringList &moreMetrics = {})
     {
         m_received.reset();
         m_client.reset();
@@ -360,7 +373,7 @@ private:
         for (const auto &m : comparedMetrics()) {
             ids.append(m.second);
         }
-        m_client->setMetrics(ids);
+        m_client->setMetrics(ids + moreMetrics);
         QSignalSpy frames(m_client.get(), &TelemetryClient::frameReady);
         m_client->start(m_address);
         m_received = waitForFrameWithData(frames, m_received, 20000);

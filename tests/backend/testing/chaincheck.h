@@ -2,6 +2,7 @@
 #pragma once
 // What the real-chain tests (simulator page -> Prometheus or VictoriaMetrics -> Prometheus source -> client) share:
 // asking the server, and comparing what the client received with what the simulator holds.
+#include "client/telemetryclient.h"
 #include "core/framesource.h"
 #include "model/fleetmodel.h"
 #include "prometheusprocess.h"
@@ -347,6 +348,30 @@ inline FramePtr waitForFrameWithEveryGpu(QSignalSpy &frames, FramePtr received, 
 {
     QDeadlineTimer deadline(timeoutMs);
     while (received && !everyGpuHasData(*received) && !deadline.hasExpired()) {
+        if (frames.isEmpty()) {
+            frames.wait(static_cast<int>(std::max<qint64>(1, deadline.remainingTime())));
+        }
+        while (!frames.isEmpty()) {
+            received = frames.takeFirst().at(0).value<FramePtr>();
+        }
+    }
+    return received;
+}
+
+// The frames a client receives from now until one has a finite value of metric for every GPU (or timeoutMs): the
+// node_exporter pages are scraped in their own time, so the first frames may hold the GPUs' own fields only. The last
+// frame seen, or null when none came.
+inline FramePtr waitForPlaneOfEveryGpu(TelemetryClient &client, const QString &metric, int timeoutMs)
+{
+    QSignalSpy frames(&client, &TelemetryClient::frameReady);
+    FramePtr received;
+    auto whole = [&] {
+        const MetricPlane *plane = received ? received->plane(metric) : nullptr;
+        return plane != nullptr && !plane->values.empty()
+            && std::all_of(plane->values.begin(), plane->values.end(), [](float v) { return std::isfinite(v); });
+    };
+    QDeadlineTimer deadline(timeoutMs);
+    while (!whole() && !deadline.hasExpired()) {
         if (frames.isEmpty()) {
             frames.wait(static_cast<int>(std::max<qint64>(1, deadline.remainingTime())));
         }

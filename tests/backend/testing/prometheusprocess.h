@@ -116,6 +116,16 @@ inline QByteArray scrapeConfig(int targetPort)
         + QByteArray::number(targetPort) + "']\n";
 }
 
+// A scrape job for the simulator's node_exporter and facility pages, over the file_sd targets file it writes
+// (ExporterServer::writeNodeExporterTargetsFile): appended to scrapeConfig's.
+inline QByteArray nodeExporterScrapeJob(const QString &targetsFile)
+{
+    return "  - job_name: node\n"
+           "    file_sd_configs:\n"
+           "      - files: ['"
+        + targetsFile.toUtf8() + "']\n";
+}
+
 // Waits for a line of the process's standard output that starts with prefix; that line without it, or empty (the
 // output so far in *seen) when the process ends or the time is up first.
 inline QByteArray waitForLine(QProcess &process, const QByteArray &prefix, int timeoutMs, QByteArray *seen = nullptr)
