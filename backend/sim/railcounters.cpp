@@ -104,6 +104,19 @@ void RailCounters::count(uint32_t gpu, uint32_t linkDowns, uint32_t symbolErrors
     }
 }
 
+void RailCounters::accumulateWait(double now)
+{
+    const double elapsed = now - m_waitAt;
+    if (elapsed < totalsEverySeconds) {
+        return;
+    }
+    const double microsecondsPerPercent = elapsed * 1e4;
+    for (size_t g = 0; g < m_wait.size(); ++g) {
+        m_waitMicroseconds[g] += static_cast<uint64_t>(m_wait[g] * microsecondsPerPercent);
+    }
+    m_waitAt = now;
+}
+
 std::shared_ptr<const RailCounterTotals> RailCounters::totals(double now) const
 {
     if (m_totals && now >= m_totalsAt && now < m_totalsAt + totalsEverySeconds) {

@@ -27,12 +27,10 @@ public:
     // Counts of a port this step.
     void count(uint32_t gpu, uint32_t linkDowns, uint32_t symbolErrors, uint32_t receiveErrors, double now);
     void setLinkUp(uint32_t gpu, bool up) { m_linkState[gpu] = up ? 1.0F : 0.0F; }
-    // Transmit wait over the step, in % of its time.
-    void setTransmitWait(uint32_t gpu, float percent, double dt)
-    {
-        m_wait[gpu] = percent;
-        m_waitMicroseconds[gpu] += static_cast<uint64_t>(percent * dt * 1e4);
-    }
+    // Transmit wait now, in % of the time. Its total integrates it every totalsEverySeconds (accumulateWait), not
+    // every step: a pass over the fleet's ports a step would cost more than everything else the ports do.
+    void setTransmitWait(uint32_t gpu, float percent) { m_wait[gpu] = percent; }
+    void accumulateWait(double now);
 
     const std::vector<float> &linkState() const { return m_linkState; }
     const std::vector<float> &linkDowns() const { return m_window[0]; }
@@ -66,6 +64,7 @@ private:
     std::vector<uint32_t> m_draws; // scratch: this step's background errors, GPU and amount in turn
     mutable std::shared_ptr<const RailCounterTotals> m_totals;
     mutable double m_totalsAt = 0;
+    double m_waitAt = 0; // when the transmit wait totals were last accumulated
 };
 
 template <typename Offline>

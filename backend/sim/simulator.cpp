@@ -410,6 +410,7 @@ void Simulator::updateGpus()
                 m_util[g] = m_memCopyUtil[g] = m_smClock[g] = m_fbUsed[g] = nan;
                 m_throttleReasons[g] = nan;
                 m_health[g] = health::Offline;
+                m_rail.setTransmitWait(g, 0); // a port that is off waits on nothing
             }
             continue;
         }
@@ -500,7 +501,7 @@ void Simulator::updateGpus()
             } else if (util > 1) {
                 wait = 0.05F;
             }
-            m_rail.setTransmitWait(g, wait, dt);
+            m_rail.setTransmitWait(g, wait);
 
             float resistance = m_thermalResistance[g];
             if (static_cast<int64_t>(g) == badGpu) {
@@ -559,6 +560,7 @@ void Simulator::step(double seconds)
     schedule();
     updateCooling();
     updateGpus();
+    m_rail.accumulateWait(t);
 }
 
 std::shared_ptr<Frame> Simulator::snapshot() const
