@@ -86,28 +86,122 @@ QString ProblemsModel::placeName(const Problem &p, const Topology *topology)
     return problemPlace(p, topology);
 }
 
+QString ProblemsModel::jobName(uint64_t id) const
+{
+    const auto found = m_jobIndex.find(id);
+    const Job *job = found != m_jobIndex.end() ? &m_jobs->jobs[found->second] : nullptr;
+    return job != nullptr && !job->name.isEmpty() ? job->name : QStringLiteral("job %1").arg(id);
+}
+
+QString ProblemsModel::jobsText(const Problem &p, size_t names) const
+{
+    if (p.jobIds.empty()) {
+        return tr("no running job");
+    }
+    QStringList shown;
+    for (size_t i = 0; i < p.jobIds.size() && i < names; ++i) {
+        shown << jobName(p.jobIds[i]);
+    }
+    QString text = shown.join(QStringLiteral(", "));
+    if (p.jobIds.size() > static_cast<size_t>(shown.size())) {
+        text += tr(" +%1").arg(p.jobIds.size() - static_cast<size_t>(shown.size()));
+    }
+    return tr("%1 (%L2 GPUs)").arg(text).arg(p.blastGpus);
+}
+
+QString ProblemsModel::entryText(const Problem &p) const
+{
+    QStringList lines;
+    const QString place = placeName(p, m_topology.get());
+    if (p.kind == Problem::Kind::Incident) {
+        lines << QStringLiteral("%1 · %2").arg(incidentCauseLabel(p), place);
+        lines << summary(p);
+        QString evidence = p.incident ? p.incident->evidence : QString();
+        if (p.covered > 0) {
+            evidence += (evidence.isEmpty() ? QString() : QStringLiteral(" ")) //
+                + tr("(%L1 of its GPUs' problems folded in here)").arg(p.covered);
+        }
+        if (!evidence.isEmpty()) {
+            lines << evidence;
+        }
+        lines << tr("%L1 GPUs · jobs: %2").arg(p.gpusHit).arg(jobsText(p, 2));
+    } else {
+        lines << place << summary(p);
+        // A job's own line (its GPUs folded, its versions drifting) names the job already.
+        const uint64_t own = p.foldedJob != 0 ? p.foldedJob : p.driftJob;
+        if (!(p.jobIds.size() == 1 && p.jobIds[0] == own)) {
+            lines << tr("jobs: %1").arg(jobsText(p, 2));
+        }
+    }
+    return lines.join(QLatin1Char('\n'));
+}
+
 QVariant ProblemsModel::data(const QModelIndex &index, int role) const
 {
     const Problem *p = index.isValid() ? problemAt(index.row()) : nullptr;
     if (p == nullptr || index.column() < 0 || index.column() >= ColumnCount) {
         return {};
     }
+    const QColor severityColour = p->severity == EventSeverity::Info // a rollout under way: blue, not amber
+        ? QColor(0x4a, 0x90, 0xd9)
+        : p->severity == EventSeverity::Critical ? QColor(0xd9, 0x53, 0x4f) : QColor(0xe0, 0x9a, 0x20);
     if (role == Qt::ForegroundRole && index.column() == SeverityColumn) {
-        if (p->severity == EventSeverity::Info) {
-            return QColor(0x4a, 0x90, 0xd9); // information (a rollout under way): blue, not the warnings' amber
-        }
-        return p->severity == EventSeverity::Critical ? QColor(0xd9, 0x53, 0x4f) : QColor(0xe0, 0x9a, 0x20);
+        return severityColour;
+    }
+    if (role == Qt::DecorationRole && index.column() == EntryColumn) {
+        return severityColour;
+    }
+    if (role == Qt::BackgroundRole && isSharedIncident(*p)) { // an incident stands out from the lines under it
+        QColor tint = severityColour;
+        tint.setAlpha(40);
+        return tint;
     }
     if (role == Qt::TextAlignmentRole && index.column() == BlastColumn) {
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     }
-    if (role == Qt::ToolTipRole && index.column() == ProblemColumn) {
-        return p->text;
+    if (role == Qt::TextAlignmentRole && index.column() == EntryColumn) {
+        return QVariant::fromValue(Qt::AlignLeft | Qt::AlignTop);
+    }
+    if (role == Qt::ToolTipRole) {
+        switch (index.column()) {
+        case EntryColumn: {
+            // Everything, whatever the dock's width: the severity, every job's name, the GPUs behind a folded line.
+            QString tip = describe(p->severity) + QLatin1Char('\n') + entryText(*p);
+            if (p->jobIds.size() > 2) {
+                tip += QLatin1Char('\n') + tr("jobs: %1").arg(jobsText(*p, 50));
+            }
+            if (p->foldedJob != 0 && m_topology) {
+                QStringList gpus;
+                for (size_t i = 0; i < p->gpus.size() && i < 16; ++i) {
+                    Problem one;
+                    one.gpu = p->gpus[i];
+                    gpus << placeName(one, m_topology.get());
+                }
+                tip += QLatin1Char('\n')
+                    + tr("GPUs: %1%2")
+                          .arg(gpus.join(QStringLiteral(", ")),
+                              p->gpus.size() > 16 ? tr(" and %1 more").arg(p->gpus.size() - 16) : QString());
+            }
+            if (!p->text.isEmpty() && p->text != summary(*p)) {
+                tip += QLatin1Char('\n') + p->text;
+            }
+            return tip;
+        }
+        case ProblemColumn:
+            return p->text;
+        case SinceColumn:
+            return tr("open since %1")
+                .arg(QDateTime::fromMSecsSinceEpoch(p->sinceMs).toString(QStringLiteral("HH:mm:ss")));
+        default:
+            return {};
+        }
     }
     if (role != Qt::DisplayRole) {
         return {};
     }
     switch (static_cast<Column>(index.column())) {
+    case EntryColumn:
+        return entryText(*p);
     case SeverityColumn:
         return describe(p->severity);
     case ProblemColumn:
@@ -117,9 +211,7 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
     case JobsColumn: {
         QStringList names;
         for (uint64_t id : p->jobIds) {
-            const auto found = m_jobIndex.find(id);
-            const Job *job = found != m_jobIndex.end() ? &m_jobs->jobs[found->second] : nullptr;
-            names << (job != nullptr && !job->name.isEmpty() ? job->name : QStringLiteral("job %1").arg(id));
+            names << jobName(id);
         }
         return names.isEmpty() ? QStringLiteral("—") : names.join(QStringLiteral(", "));
     }
@@ -127,9 +219,7 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
         return QLocale().toString(p->blastGpus);
     case SinceColumn: {
         const qint64 minutes = std::max<qint64>(0, (m_nowMs - p->sinceMs) / 60000);
-        return QStringLiteral("%1 (%2 min)")
-            .arg(QDateTime::fromMSecsSinceEpoch(p->sinceMs).toString(QStringLiteral("HH:mm:ss")))
-            .arg(minutes);
+        return minutes < 60 ? tr("%1 min").arg(minutes) : tr("%1 h %2 min").arg(minutes / 60).arg(minutes % 60);
     }
     case ColumnCount:
         break;
@@ -143,7 +233,7 @@ QVariant ProblemsModel::headerData(int section, Qt::Orientation orientation, int
         return {};
     }
     static const char *const names[ColumnCount]
-        = { "severity", "where", "problem", "since", "jobs hit", "GPUs in them" };
+        = { "problem", "open for", "severity", "where", "what", "jobs hit", "GPUs in them" };
     return section >= 0 && section < ColumnCount ? QString::fromLatin1(names[section]) : QVariant();
 }
 

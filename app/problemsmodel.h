@@ -9,12 +9,24 @@
 
 namespace fleetscope {
 
-// The ranked problems as a table: severity, place, problem, since, jobs, GPUs of those jobs. Filtered by kind.
+// The ranked problems as a table, filtered by kind. The dock shows two columns: the entry, a few lines that wrap in a
+// narrow dock (where, what, an incident's evidence, the jobs it hits), its severity as a swatch; and how long it has
+// been open. The other columns (severity, place, problem, jobs, GPUs of those jobs) say the same one fact each, for
+// tests and for a wider table.
 class ProblemsModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { SeverityColumn, PlaceColumn, ProblemColumn, SinceColumn, JobsColumn, BlastColumn, ColumnCount };
+    enum Column {
+        EntryColumn,
+        SinceColumn,
+        SeverityColumn,
+        PlaceColumn,
+        ProblemColumn,
+        JobsColumn,
+        BlastColumn,
+        ColumnCount
+    };
 
     explicit ProblemsModel(QObject *parent = nullptr);
 
@@ -37,9 +49,14 @@ public:
     static QString summary(const Problem &problem);
     // "r07-k03-n02 GPU 5", or the node's hostname.
     static QString placeName(const Problem &problem, const Topology *topology);
+    // The entry's lines: "COOLING · cooling unit r05-crah1", the headline, the evidence, "jobs: a, b +4 · 3,072 GPUs".
+    QString entryText(const Problem &problem) const;
 
 private:
     void refilter();
+    QString jobName(uint64_t id) const;
+    // "finetune-11, eval-suite-1 +4 (3,072 GPUs)": at most names jobs by name.
+    QString jobsText(const Problem &problem, size_t names) const;
 
     std::vector<Problem> m_all;
     std::vector<const Problem *> m_shown;

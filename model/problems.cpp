@@ -400,6 +400,34 @@ bool causeExplains(const QString &cause, Problem::Kind kind)
     return kind != K::Drift && kind != K::Incident; // a GPU's or a node's own incident
 }
 
+// Whether the GPU is inside the domain: one of its rack's, its node's or its leaf switch's domains, or a parent of one
+// (a busway over the rack's PDU, a CDU over its loop). The backend joins a symptom that begins there to the open
+// incident of the domain, so the console takes it as the incident's before the incident's next update lists it.
+bool gpuInDomain(const Topology &topology, uint32_t gpu, uint32_t domain)
+{
+    const auto within = [&](uint32_t start) {
+        int64_t at = start;
+        for (int depth = 0; depth < 16 && at >= 0 && static_cast<uint64_t>(at) < topology.domains.size(); ++depth) {
+            if (at == domain) {
+                return true;
+            }
+            at = topology.domains[static_cast<size_t>(at)].parent;
+        }
+        return false;
+    };
+    if (gpu >= topology.gpuCount || gpu >= topology.nodeOfGpu.size()) {
+        return false;
+    }
+    const auto &node = topology.nodeOf(gpu);
+    const auto &rack = topology.racks[node.rack];
+    if (std::any_of(rack.domains.begin(), rack.domains.end(), within)
+        || std::any_of(node.domains.begin(), node.domains.end(), within)) {
+        return true;
+    }
+    return gpu < topology.gpuLinks.size() && topology.gpuLinks[gpu].leaf != Topology::GpuLink::none
+        && within(topology.gpuLinks[gpu].leaf);
+}
+
 bool foldable(const Problem &p)
 {
     using K = Problem::Kind;
@@ -494,8 +522,13 @@ std::vector<Problem> ProblemBoard::open(int64_t nowMs, const Topology *topology,
             if (!causeExplains(incident.incident->cause, p.kind) || p.sinceMs < incident.sinceMs - coveredLeadMs) {
                 continue;
             }
-            const bool all = std::all_of(p.gpus.begin(), p.gpus.end(),
-                [&](uint32_t gpu) { return std::binary_search(incident.gpus.begin(), incident.gpus.end(), gpu); });
+            const int64_t domain = incident.incident->domain;
+            const bool inDomain
+                = topology != nullptr && domain >= 0 && static_cast<uint64_t>(domain) < topology->domains.size();
+            const bool all = std::all_of(p.gpus.begin(), p.gpus.end(), [&](uint32_t gpu) {
+                return std::binary_search(incident.gpus.begin(), incident.gpus.end(), gpu)
+                    || (inDomain && gpuInDomain(*topology, gpu, static_cast<uint32_t>(domain)));
+            });
             if (all) {
                 return &incident;
             }

@@ -114,13 +114,13 @@ void sortProblems(std::vector<Problem> *problems);
 //
 // open() lists the shared incidents first (isSharedIncident). A GPU's or node's problem that one of them explains is
 // not listed again: it is the incident's evidence, counted on it (Problem::covered). Explained: all its GPUs are the
-// incident's, it began no earlier than coveredLeadMs before the incident, and its kind is one the incident's cause
-// produces (cooling: throttling and anomalies; power: those, nodes down and XIDs; network: anomalies, XIDs and nodes
-// down; a GPU's or a node's own incident: anything). A double-bit ECC error under a cooling incident is a GPU's own
-// fault and stays a line. A node's or a GPU's own incident says what the lines of its GPUs already say (an ECC error, a
-// node down): it is listed only where no line covers its GPUs (a rail link's errors, a leak), among the single
-// problems. Then several GPUs of one running job with the same kind of problem are folded into one line ("finetune-11:
-// 3 GPUs with double-bit ECC").
+// incident's or inside its domain (the backend joins a symptom there to the incident; its next update lists the GPU),
+// it began no earlier than coveredLeadMs before the incident, and its kind is one the incident's cause produces
+// (cooling: throttling and anomalies; power: those, nodes down and XIDs; network: anomalies, XIDs and nodes down). A
+// double-bit ECC error under a cooling incident is a GPU's own fault and stays a line. A node's or a GPU's own
+// incident says what the lines of its GPUs already say (an ECC error, a node down): it is listed only where no line
+// covers its GPUs (a rail link's errors, a leak), among the single problems. Then several GPUs of one running job
+// with the same kind of problem are folded into one line ("finetune-11: 3 GPUs with double-bit ECC").
 class ProblemBoard
 {
 public:

@@ -2,6 +2,7 @@
 #include "app/pages/problemspage.h"
 
 #include "app/consolesession.h"
+#include "app/healthstrip.h"
 #include "app/pages/mappage.h"
 #include "app/problemsmodel.h"
 #include "model/navigation.h"
@@ -14,8 +15,11 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace fleetscope {
 
@@ -23,6 +27,7 @@ ProblemsPage::ProblemsPage(ConsoleSession *session, Look look, MapPage *map, QWi
     : QWidget(parent)
     , m_session(session)
     , m_map(map)
+    , m_look(look)
 {
     if (look == Look::Desk) {
         makeTable();
@@ -35,6 +40,20 @@ ProblemsPage::ProblemsPage(ConsoleSession *session, Look look, MapPage *map, QWi
     connect(m_session, &ConsoleSession::fleetEventsChanged, this, &ProblemsPage::refresh);
     connect(m_session, &ConsoleSession::jobsChanged, this, &ProblemsPage::refresh);
     connect(m_session, &ConsoleSession::topologyChanged, this, &ProblemsPage::refresh);
+    if (look == Look::Desk) {
+        connect(m_session, &ConsoleSession::shownChanged, this,
+            [this](const ShownState &shown, ShownState::Changes changes) {
+                if (!m_shown || (changes & ShownState::Frame) == 0) {
+                    return;
+                }
+                const FramePtr frame = shown.raw ? shown.raw : shown.frame; // as the health strip takes it
+                const uint32_t critical = frame ? HealthStrip::count(*frame)[HealthStrip::Critical] : 0;
+                if (critical != m_gpusCritical) {
+                    m_gpusCritical = critical;
+                    showCount();
+                }
+            });
+    }
     // Bursts end and durations grow with time alone: the wall, read from across the room as what is wrong now, looks
     // again every 5 s; the desk's dock each half minute.
     m_clock.setInterval(look == Look::Wall ? 5000 : 30000);
@@ -47,6 +66,7 @@ void ProblemsPage::makeTable()
     m_model = new ProblemsModel(this);
     m_kinds = new QComboBox(this);
     m_count = new QLabel(this);
+    m_count->setWordWrap(true);
     m_table = new QTableView(this);
     m_kinds->addItem(tr("All kinds"), -1);
     for (int k = 0; k < Problem::kindCount; ++k) {
@@ -59,13 +79,34 @@ void ProblemsPage::makeTable()
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
+    m_table->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setStretchLastSection(true);
-    // Columns fit at most 24 rows, those in view first, not every open problem: at a million GPUs there are
-    // thousands, and laying out each cell's text on every refresh held the GUI thread for 50-120 ms.
-    m_table->horizontalHeader()->setResizeContentsPrecision(24);
-    m_table->setWordWrap(false);
-    m_table->setToolTip(tr("Ranked: critical first, then by the GPUs of the jobs they hit. Click one to show it."));
+    // Two columns: the entry, its lines wrapped to what the dock leaves it, and how long it has been open. The
+    // others say the same facts one each (ProblemsModel); in a dock of 300 px six columns cut every one of them.
+    QHeaderView *header = m_table->horizontalHeader();
+    for (int c = 0; c < ProblemsModel::ColumnCount; ++c) {
+        m_table->setColumnHidden(c, c != ProblemsModel::EntryColumn && c != ProblemsModel::SinceColumn);
+    }
+    header->setSectionResizeMode(ProblemsModel::EntryColumn, QHeaderView::Stretch);
+    // "open for" as wide as its longest text: never measured against the rows (at a million GPUs there are thousands
+    // of problems, and laying out each cell's text on every refresh held the GUI thread for 50-120 ms).
+    header->setSectionResizeMode(ProblemsModel::SinceColumn, QHeaderView::Fixed);
+    header->resizeSection(ProblemsModel::SinceColumn,
+        std::max(
+            fontMetrics().horizontalAdvance(tr("23 h 59 min")), header->fontMetrics().horizontalAdvance(tr("open for")))
+            + 4 * style()->pixelMetric(QStyle::PM_HeaderMargin, nullptr, header));
+    // Rows not measured (past maxFittedRows) show three lines: where, what and the jobs of most entries.
+    m_table->verticalHeader()->setDefaultSectionSize(3 * fontMetrics().lineSpacing() + 8);
+    m_table->setWordWrap(true);
+    m_table->setTextElideMode(Qt::ElideNone);
+    connect(header, &QHeaderView::sectionResized, this, [this](int section) {
+        if (section == ProblemsModel::EntryColumn) {
+            fitRows();
+        }
+    });
+    m_table->setToolTip(tr("Ranked: incidents first (a shared cause), then critical, then by the GPUs of the jobs "
+                           "they hit. Click one to show it."));
     connect(m_table, &QTableView::clicked, this, &ProblemsPage::choose);
     connect(m_table, &QTableView::activated, this, &ProblemsPage::choose);
 
@@ -82,29 +123,34 @@ void ProblemsPage::makeTable()
 void ProblemsPage::setShown(bool shown)
 {
     m_shown = shown;
-    if (!shown) {
+    if (!shown && m_look == Look::Desk) {
         m_clock.stop();
         return;
     }
-    m_clock.start();
+    if (!m_clock.isActive()) {
+        m_clock.start();
+    }
     refresh();
 }
 
 void ProblemsPage::refresh()
 {
-    if (!m_shown) {
+    if (!m_shown && m_look == Look::Desk) {
         return;
     }
     const int64_t now = QDateTime::currentMSecsSinceEpoch();
+    std::vector<Problem> problems = m_session->problems(now);
     if (m_board != nullptr) {
         // A wall shows what is wrong: information stays on the desk.
-        std::vector<Problem> problems = m_session->problems(now);
         problems.erase(std::remove_if(problems.begin(), problems.end(),
                            [](const Problem &p) { return p.severity == EventSeverity::Info; }),
             problems.end());
+        m_tally = tallyProblems(problems);
         m_board->setProblems(std::move(problems), m_session->topology(), m_session->jobs(), now);
+        Q_EMIT tallied(m_tally);
         return;
     }
+    m_tally = tallyProblems(problems);
     // The chosen problem stays chosen if it is still open.
     std::optional<Problem::Key> chosen;
     if (const auto rows = m_table->selectionModel()->selectedRows(); !rows.isEmpty()) {
@@ -112,18 +158,41 @@ void ProblemsPage::refresh()
             chosen = p->key();
         }
     }
-    m_model->setProblems(m_session->problems(now), m_session->topology(), m_session->jobs(), now);
+    m_model->setProblems(std::move(problems), m_session->topology(), m_session->jobs(), now);
     if (chosen) {
         if (const int row = m_model->rowOf(*chosen); row >= 0) {
             m_table->selectRow(row);
         }
     }
+    const ShownState &state = m_session->shown();
+    const FramePtr frame = state.raw ? state.raw : state.frame;
+    m_gpusCritical = frame ? HealthStrip::count(*frame)[HealthStrip::Critical] : 0;
+    showCount();
+    fitRows();
+    Q_EMIT tallied(m_tally);
+}
+
+void ProblemsPage::showCount()
+{
+    // Two units, each named: the problems listed (the wall's words too) and the GPUs critical in the frame shown,
+    // counted as the health strip counts them, so that "GPUs: 1 critical" there reads beside "12 problems (5
+    // critical)" here without seeming to disagree.
     const int total = m_model->totalCount();
     const int shown = m_model->shownCount();
-    m_count->setText(total == 0 ? tr("No open problems")
-            : shown == total    ? tr("%n open problem(s)", nullptr, total)
-                                : tr("%1 of %n open problem(s)", nullptr, total).arg(shown));
-    m_table->resizeColumnsToContents();
+    const QString tally = tallyText(m_tally);
+    const QString problems = shown == total ? tally : tr("%1 shown of %2").arg(shown).arg(tally);
+    m_count->setText(tr("%1 · %L2 GPUs critical now").arg(problems).arg(m_gpusCritical));
+}
+
+void ProblemsPage::fitRows()
+{
+    if (m_table == nullptr) {
+        return;
+    }
+    const int rows = std::min(m_model->rowCount(), maxFittedRows);
+    for (int row = 0; row < rows; ++row) {
+        m_table->resizeRowToContents(row);
+    }
 }
 
 void ProblemsPage::applyFilter()
@@ -148,17 +217,29 @@ void ProblemsPage::choose(const QModelIndex &index)
         return;
     }
     const Problem problem = *p; // a copy: the model may be refreshed while the map moves
+    // Outlined as a job's blast radius is: the GPUs of anything more than one GPU's.
     m_map->heatmap()->setMarkedGpus(problem.gpu >= 0 ? std::vector<uint32_t>() : problem.gpus);
-    Navigation *navigation = m_map->navigation();
-    if (problem.gpu >= 0) {
-        navigation->goTo(Place::gpu(static_cast<uint32_t>(problem.gpu)));
-    } else if (problem.node >= 0) {
-        navigation->goTo(Place::node(static_cast<uint32_t>(problem.node)));
-    } else {
-        navigation->goTo(Place::rack(topology->nodeOf(problem.gpus.front()).rack));
+    m_map->navigation()->goTo(placeToShow(problem, *topology));
+    if (problem.kind == Problem::Kind::Incident && problem.incident) {
+        Q_EMIT incidentChosen(problem.incident->id, gpuRuns(problem.gpus));
+        Q_EMIT message(tr("%1 · %2: %n GPU(s) outlined", nullptr, static_cast<int>(problem.gpus.size()))
+                           .arg(incidentCauseLabel(problem), ProblemsModel::summary(problem)),
+            10000);
+        return;
     }
     Q_EMIT message(
         tr("%1 at %2").arg(ProblemsModel::summary(problem), ProblemsModel::placeName(problem, topology.get())), 10000);
+}
+
+Place ProblemsPage::placeToShow(const Problem &problem, const Topology &topology)
+{
+    if (problem.gpu >= 0 && static_cast<uint64_t>(problem.gpu) < topology.gpuCount) {
+        return Place::gpu(static_cast<uint32_t>(problem.gpu));
+    }
+    if (problem.node >= 0 && static_cast<uint64_t>(problem.node) < topology.nodes.size()) {
+        return Place::node(static_cast<uint32_t>(problem.node));
+    }
+    return smallestPlaceHolding(problem.gpus, topology);
 }
 
 } // namespace fleetscope

@@ -21,10 +21,13 @@ class ProblemsModel;
 // session: read again as events, jobs or the fleet change, and with time (bursts go quiet, durations grow): every 5 s
 // on the wall, every 30 s on the desk, while the page is shown.
 //
-// The desk's look (its "Problems" dock): a table filtered by kind, the chosen problem kept chosen across updates;
-// activating one (click, Enter) shows it on the map: a GPU's problem drills to the GPU; a node's or a rack's to it,
-// its GPUs outlined; the message says which. The wall's: a board in type readable across a room, warnings and worse
-// only (information, a rack half way through a driver rollout, stays on the desk); nobody points at it.
+// The desk's look (its "Problems" dock): a table filtered by kind, incidents first, each entry wrapped to the dock's
+// width (it reads whole in a narrow dock), the chosen problem kept chosen across updates; activating one (click,
+// Enter) shows it on the map: a GPU's problem drills to the GPU, a node's to it; an incident's, a rack's or a job's
+// folded line to the smallest place that holds its GPUs (a rack, a row or the fleet), its GPUs outlined as a job's
+// blast radius is; the message says which (an incident's domain by name). The wall's: a board in type readable across a
+// room, warnings and worse only (information, a rack half way through a driver rollout, stays on the desk); nobody
+// points at it.
 class ProblemsPage : public QWidget
 {
     Q_OBJECT
@@ -36,31 +39,50 @@ public:
     // The desk's table (null on the wall) and the wall's board (null on the desk).
     ProblemsModel *model() const { return m_model; }
     ProblemsBoard *board() const { return m_board; }
-    // Whether the page is seen now: shown, it reads the problems at once and then follows them; hidden, it stops.
-    // The desk's dock is shown from the start, the wall's page only while it is on the wall.
+    // The open problems at the last refresh, counted (model/problems.h).
+    ProblemTally tally() const { return m_tally; }
+    // Whether the page is seen now: shown, it reads the problems at once and then follows them; hidden, the desk's
+    // stops, the wall's goes on counting them (its header says the tally) without painting. The desk's dock is shown
+    // from the start, the wall's page only while it is on the wall.
     void setShown(bool shown);
     // Reads the session's problems again.
     void refresh();
+    // Rows as tall as their wrapped entries (the first ones: a million GPUs' thousands of problems are not measured);
+    // done by refresh() and as the dock is resized.
+    void fitRows();
+    // Where a chosen problem is shown: its GPU, its node, or the smallest place holding its GPUs.
+    static Place placeToShow(const Problem &problem, const Topology &topology);
+    // Rows measured to fit their wrapped entries; past them rows keep the height of the last one measured.
+    static constexpr int maxFittedRows = 200;
 
 Q_SIGNALS:
     // For the status bar: the problem shown, and where.
     void message(const QString &text, int timeoutMs);
+    // The problems were read again: what the count above the table says (the wall's header says the same).
+    void tallied(const ProblemTally &tally);
+    // An incident was chosen: its GPUs, as runs [first, count), outlined on the map.
+    void incidentChosen(quint64 id, const std::vector<std::pair<uint32_t, uint32_t>> &gpuRuns);
 
 private:
     void applyFilter();
     void choose(const QModelIndex &index);
 
     void makeTable();
+    // The count above the table: the tally, and the GPUs critical in the frame shown as the health strip counts them.
+    void showCount();
 
     ConsoleSession *m_session;
     MapPage *m_map;
     bool m_shown = false;
+    Look m_look;
     ProblemsModel *m_model = nullptr;
     QComboBox *m_kinds = nullptr;
     QLabel *m_count = nullptr;
     QTableView *m_table = nullptr;
     ProblemsBoard *m_board = nullptr;
     QTimer m_clock;
+    ProblemTally m_tally;
+    uint32_t m_gpusCritical = 0;
 };
 
 } // namespace fleetscope

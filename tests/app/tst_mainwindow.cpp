@@ -344,15 +344,61 @@ private Q_SLOTS:
         QVERIFY(table != nullptr);
         m_window->navigation()->goTo(Place::fleet());
         Q_EMIT table->activated(problems->model()->index(0, 0));
+        // Its GPU, its node, or the smallest place holding its GPUs (a rack's, a job's folded line, an incident's).
         const Place expected = problem.gpu >= 0 ? Place::gpu(static_cast<uint32_t>(problem.gpu))
             : problem.node >= 0                 ? Place::node(static_cast<uint32_t>(problem.node))
-                                                : Place::rack(topology()->nodeOf(problem.gpus.front()).rack);
+                                                : smallestPlaceHolding(problem.gpus, *topology());
         QCOMPARE(m_window->navigation()->current(), expected);
         QCOMPARE(m_window->heatmap()->markedGpuCount(), problem.gpu >= 0 ? size_t(0) : problem.gpus.size());
         QVERIFY2(m_window->statusBar()->currentMessage().startsWith(ProblemsModel::summary(problem)),
             qPrintable(m_window->statusBar()->currentMessage()));
         m_window->heatmap()->setMarkedGpus({});
         m_window->navigation()->goTo(Place::fleet());
+    }
+
+    // An incident chosen in the Problems dock: its GPUs outlined (as a job's blast radius), the map at the smallest
+    // place holding them, incidentChosen with its GPUs as runs, and the status bar names its cause.
+    void anIncidentChosenOutlinesItsGpus()
+    {
+        auto *problems = m_window->findChild<ProblemsPage *>();
+        QVERIFY(problems != nullptr);
+        const TopologyPtr fleet = topology();
+        const GpuRange rack = Place::rack(1).gpuRange(*fleet);
+        QVERIFY(rack.count >= 16);
+        auto incident = std::make_shared<Incident>();
+        incident->id = 77;
+        incident->domain = -1;
+        incident->cause = QStringLiteral("power");
+        incident->evidence = QStringLiteral("both nodes on PDU r01-k02-a lost power within 2 s");
+        incident->gpuRuns = { { rack.first, 4 }, { rack.end() - 4, 4 } };
+        incident->gpuCount = 8;
+        FleetEvent open;
+        open.kind = EventKind::IncidentOpen;
+        open.severity = EventSeverity::Critical;
+        open.timeMs = QDateTime::currentMSecsSinceEpoch();
+        open.text = QStringLiteral("PDU r01-k02-a tripped: 8 GPUs down");
+        open.incident = incident;
+        ProblemBoard board;
+        board.add(open);
+        problems->model()->setProblems(
+            board.open(open.timeMs, fleet.get(), nullptr), fleet, m_window->session()->jobs(), open.timeMs);
+        QCOMPARE(problems->model()->problemAt(0)->kind, Problem::Kind::Incident);
+        QSignalSpy chosen(problems, &ProblemsPage::incidentChosen);
+        m_window->navigation()->goTo(Place::fleet());
+        auto *table = problems->findChild<QTableView *>();
+        QVERIFY(table != nullptr);
+        Q_EMIT table->activated(problems->model()->index(0, 0));
+        QCOMPARE(chosen.size(), 1);
+        QCOMPARE(chosen[0][0].value<quint64>(), quint64 { 77 });
+        const auto runs = chosen[0][1].value<std::vector<std::pair<uint32_t, uint32_t>>>();
+        QCOMPARE(runs, incident->gpuRuns);
+        QCOMPARE(m_window->navigation()->current(), Place::rack(1));
+        QCOMPARE(m_window->heatmap()->markedGpuCount(), size_t { 8 });
+        QVERIFY2(m_window->statusBar()->currentMessage().startsWith(QStringLiteral("POWER · PDU r01-k02-a tripped")),
+            qPrintable(m_window->statusBar()->currentMessage()));
+        m_window->heatmap()->setMarkedGpus({});
+        m_window->navigation()->goTo(Place::fleet());
+        problems->refresh();
     }
 
     // A view names the size of the fleet it was made on: opened on another fleet (a last view from a console started

@@ -2,12 +2,17 @@
 // What is wrong right now: events folded into problems (XID bursts split by three quiet minutes, throttles and nodes
 // down from start to end, double-bit ECC kept), ranked by severity and by the GPUs of the jobs they hit, and the table
 // over them checked by QAbstractItemModelTester.
+#include "app/consolesession.h"
+#include "app/pages/problemspage.h"
 #include "app/problemsmodel.h"
 #include "model/problems.h"
 #include "tests/model/testtopology.h"
 #include "widgets/wall/problemsboard.h"
 
 #include <QAbstractItemModelTester>
+#include <QHeaderView>
+#include <QStyle>
+#include <QTableView>
 #include <QTest>
 
 using namespace fleetscope;
@@ -52,12 +57,16 @@ FleetEvent makeIncident(EventKind kind, int64_t timeMs, uint64_t id, std::vector
     return e;
 }
 
-// The test fleet with two domains: a cooling unit for its row (0) and the PDU of its first rack's A side (1).
+// The test fleet with domains: a cooling unit serving its second rack (0), the PDU of its first rack's A side (1) on
+// the row's busway (2).
 TopologyPtr makeTopologyWithDomains()
 {
     auto topology = std::const_pointer_cast<Topology>(testing::makeTopology());
     topology->domains.push_back({ DomainKind::CoolingUnit, QStringLiteral("r01-crah1"), -1, -1 });
-    topology->domains.push_back({ DomainKind::Pdu, QStringLiteral("r01-k01-a"), -1, -1 });
+    topology->domains.push_back({ DomainKind::Pdu, QStringLiteral("r01-k01-a"), 2, -1 });
+    topology->domains.push_back({ DomainKind::Busway, QStringLiteral("r01-bus-a"), -1, -1 });
+    topology->racks[0].domains = { 1 };
+    topology->racks[1].domains = { 0 };
     return topology;
 }
 
@@ -369,6 +378,30 @@ private Q_SLOTS:
         QVERIFY(std::any_of(after.begin(), after.end(), [](const Problem &p) { return p.rack == 1; }));
     }
 
+    // A symptom inside an incident's domain is its evidence before the incident's next update lists its GPU (the
+    // backend joins it); inside a domain under it too (a rack's PDU on the busway that failed).
+    void symptomsInsideAnIncidentsDomainAreItsEvidence()
+    {
+        const TopologyPtr topology = makeTopologyWithDomains();
+        ProblemBoard board;
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 1, { { 16, 4 } }, QStringLiteral("cooling"),
+            QStringLiteral("Cooling unit r01-crah1 failing"), 0));
+        board.add(makeEvent(EventKind::ThermalThrottleStart, t0 + minute, 25, 3)); // rack r01-k02: unit 0's
+        board.add(makeEvent(EventKind::ThermalThrottleStart, t0 + minute, 35, 4)); // rack r01-k03: not its
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 2, { { 0, 2 } }, QStringLiteral("power"),
+            QStringLiteral("Busway r01-bus-a lost power"), 2));
+        board.add(makeEvent(EventKind::NodeDown, t0, -1, 1, 0, EventSeverity::Critical)); // under PDU 1, on busway 2
+        const auto open = board.open(t0 + 2 * minute, topology.get(), nullptr);
+        QCOMPARE(open.size(), size_t { 3 });
+        QVERIFY(isSharedIncident(open[0]) && isSharedIncident(open[1]));
+        const Problem &cooling = open[0].incident->id == 1 ? open[0] : open[1];
+        const Problem &power = open[0].incident->id == 1 ? open[1] : open[0];
+        QCOMPARE(cooling.covered, 1U);
+        QCOMPARE(power.covered, 1U);
+        QCOMPARE(open[2].gpus, std::vector<uint32_t> { 35 });
+        QCOMPARE(problemPlace(power, topology.get()), QStringLiteral("busway r01-bus-a"));
+    }
+
     // Several GPUs of one job with the same kind of problem: one line for the job, with the GPUs behind it.
     void repeatsAreFoldedByJob()
     {
@@ -459,6 +492,76 @@ private Q_SLOTS:
             qPrintable(rows[0]));
         QVERIFY2(rows[1].endsWith(QStringLiteral("eval · 4 GPUs")), qPrintable(rows[1]));
         QCOMPARE(wall.criticalCount(), 1);
+    }
+
+    // The desk's dock at its default width (330 px, MainWindow's resizeDocks) reads whole: the entries wrap, each row
+    // as tall as its lines, "open for" as wide as its text, nothing past the viewport; an incident's entry says its
+    // cause, headline, evidence, GPUs and jobs.
+    void theDockReadsWholeAtItsDefaultWidth()
+    {
+        const TopologyPtr topology = makeTopologyWithDomains();
+        auto jobs = std::const_pointer_cast<JobList>(makeJobs(*topology));
+        jobs->jobs[0].name = QStringLiteral("pretrain-llama-70b-long-context-run-3");
+        jobs->jobs[1].name = QStringLiteral("eval-suite-1");
+        ProblemBoard board;
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 1, { { 16, 16 }, { 40, 4 } }, QStringLiteral("cooling"),
+            QStringLiteral("Cooling unit r01-crah1 failing: 20 GPUs throttling, 2 jobs slowed"), 0));
+        board.add(makeEvent(EventKind::Xid, t0 + 74 * minute, 3, 0, 48, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::Xid, t0 + 74 * minute, 3, 0, 79, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::Xid, t0 + 74 * minute, 3, 0, 13, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 41, 5, 0, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::EccDoubleBit, t0, 42, 5, 0, EventSeverity::Critical));
+        board.add(makeEvent(EventKind::NodeDown, t0, -1, 0, 0, EventSeverity::Critical));
+        ConsoleSession session(ConsoleSession::Options {});
+        ProblemsPage page(&session, ProblemsPage::Look::Desk);
+        page.resize(330, 700);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        ProblemsModel *model = page.model();
+        const int64_t now = t0 + 75 * minute;
+        const std::vector<Problem> open = board.open(now, topology.get(), jobs.get());
+        // The double-bit ECC errors of eval-suite-1 under the cooling incident: a GPU's own fault, folded by job.
+        QVERIFY(std::any_of(open.begin(), open.end(), [](const Problem &p) { return p.foldedJob == 9; }));
+        model->setProblems(open, topology, jobs, now);
+        page.fitRows();
+        QCOMPARE(model->rowCount(), 4);
+        auto *table = page.findChild<QTableView *>();
+        QVERIFY(table != nullptr);
+        QVERIFY(table->wordWrap());
+        QCOMPARE(table->textElideMode(), Qt::ElideNone);
+        int used = 0;
+        for (int c = 0; c < ProblemsModel::ColumnCount; ++c) {
+            used += table->isColumnHidden(c) ? 0 : table->columnWidth(c);
+        }
+        QVERIFY2(used <= table->viewport()->width(),
+            qPrintable(QStringLiteral("%1 > %2").arg(used).arg(table->viewport()->width())));
+        const QFontMetrics metrics(table->font());
+        const int margins = table->iconSize().width() + 6 * table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin);
+        for (int row = 0; row < model->rowCount(); ++row) {
+            const QString entry = model->index(row, ProblemsModel::EntryColumn).data().toString();
+            const QRect cell = table->visualRect(model->index(row, ProblemsModel::EntryColumn));
+            const QRect needed
+                = metrics.boundingRect(QRect(0, 0, cell.width() - margins, 10'000), Qt::TextWordWrap, entry);
+            QVERIFY2(needed.height() <= table->rowHeight(row),
+                qPrintable(QStringLiteral("row %1: %2 px of text in %3 px: %4")
+                               .arg(row)
+                               .arg(needed.height())
+                               .arg(table->rowHeight(row))
+                               .arg(entry)));
+            const QString since = model->index(row, ProblemsModel::SinceColumn).data().toString();
+            QVERIFY2(
+                metrics.horizontalAdvance(since) < table->columnWidth(ProblemsModel::SinceColumn), qPrintable(since));
+        }
+        QCOMPARE(model->index(0, ProblemsModel::SinceColumn).data().toString(), QStringLiteral("1 h 15 min"));
+        const QStringList incident
+            = model->index(0, ProblemsModel::EntryColumn).data().toString().split(QLatin1Char('\n'));
+        QCOMPARE(incident.value(0), QStringLiteral("COOLING · cooling unit r01-crah1"));
+        QCOMPARE(
+            incident.value(1), QStringLiteral("Cooling unit r01-crah1 failing: 20 GPUs throttling, 2 jobs slowed"));
+        QVERIFY2(incident.value(2).startsWith(QLatin1String("8 of its GPUs began throttling")),
+            qPrintable(incident.value(2)));
+        QCOMPARE(incident.value(3),
+            QStringLiteral("20 GPUs · jobs: pretrain-llama-70b-long-context-run-3, eval-suite-1 (36 GPUs)"));
     }
 
     void theTableOverThem()
