@@ -5,6 +5,7 @@
 #include "widgets/style/fixedtextsize.h"
 
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QToolButton>
 
 #include <algorithm>
@@ -33,6 +34,9 @@ HealthStrip::HealthStrip(QWidget *parent)
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
+    m_unit = new QLabel(tr("GPUs:"), this);
+    m_unit->setToolTip(tr("The GPUs of the frame shown, by state"));
+    layout->addWidget(m_unit);
     for (int g = 0; g < GroupCount; ++g) {
         auto *button = new QToolButton(this);
         button->setAutoRaise(true);
@@ -55,6 +59,23 @@ QString HealthStrip::groupName(Group group)
 QColor HealthStrip::groupColour(Group group)
 {
     return group >= 0 && group < GroupCount ? QColor(QLatin1String(looks[group].colour)) : QColor();
+}
+
+std::vector<WallHeader::HealthCount> HealthStrip::wallCounts(const ProblemTally &tally)
+{
+    auto colour = [](uint32_t critical) {
+        return QColor(QLatin1String(critical > 0 ? looks[Critical].colour : looks[Warning].colour));
+    };
+    std::vector<WallHeader::HealthCount> counts;
+    if (tally.incidents > 0) { // "0 incidents" is no news, and the header's line is wanted for the GPUs' counts
+        counts.push_back({ tally.incidents == 1 ? tr("incident") : tr("incidents"), tally.incidents,
+            colour(tally.criticalIncidents), QString() });
+    }
+    const bool one = tally.others == 1;
+    counts.push_back({ tally.incidents > 0 ? (one ? tr("other problem") : tr("other problems"))
+                                           : (one ? tr("problem") : tr("problems")),
+        tally.others, colour(tally.criticalOthers), QString() });
+    return counts;
 }
 
 bool HealthStrip::inGroup(uint8_t byte, Group group)
@@ -123,9 +144,10 @@ void HealthStrip::update()
     for (int g = 0; g < GroupCount; ++g) {
         QToolButton *button = m_buttons[static_cast<size_t>(g)];
         const uint32_t count = m_counts[static_cast<size_t>(g)];
-        // Sized for as many digits as the largest count so far (three at least), so that a new count, every frame,
-        // repaints the button and does not reformat the status bar (widgets/style/fixedtextsize.h).
-        const int digits = std::max(3, static_cast<int>(QString::number(count).size()));
+        // Sized for as many digits as the largest count so far (two at least: "GPUs:" before the counts takes the
+        // room of the third), so that a new count, every frame, repaints the button and does not reformat the status
+        // bar (widgets/style/fixedtextsize.h).
+        const int digits = std::max(2, static_cast<int>(QString::number(count).size()));
         if (digits > m_sizedDigits[static_cast<size_t>(g)]) {
             m_sizedDigits[static_cast<size_t>(g)] = digits;
             fixSizeForText(button,

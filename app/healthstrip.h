@@ -2,6 +2,8 @@
 #pragma once
 
 #include "model/fleetmodel.h"
+#include "model/problems.h"
+#include "widgets/wall/wallheader.h"
 
 #include <QColor>
 #include <QWidget>
@@ -10,13 +12,15 @@
 #include <vector>
 
 class QButtonGroup;
+class QLabel;
 class QToolButton;
 
 namespace fleetscope {
 
-// The desk's health strip: how many GPUs of the frame shown are critical, warning, offline, throttled, and anomalous
-// (open anomalies from the backend's detector). Clicking a count outlines those GPUs on the map; clicking it again, or
-// another, clears or replaces the outline.
+// The desk's health strip: "GPUs:" and how many GPUs of the frame shown are critical, warning, offline, throttled, and
+// anomalous (open anomalies from the backend's detector); named GPUs, so that they are never read as counts of
+// problems (the Problems dock says both: its problems and, counted here, the GPUs critical now). Clicking a count
+// outlines those GPUs on the map; clicking it again, or another, clears or replaces the outline.
 class HealthStrip : public QWidget
 {
     Q_OBJECT
@@ -38,6 +42,9 @@ public:
     // For people, and the wall's header: "critical", its colour.
     static QString groupName(Group group);
     static QColor groupColour(Group group);
+    // The problems page's tally as the wall's header counts it, before the GPUs' counts: incidents (none: left out),
+    // then the other problems.
+    static std::vector<WallHeader::HealthCount> wallCounts(const ProblemTally &tally);
 
 Q_SIGNALS:
     // A count was clicked: outline these GPUs (none: clear the outline); what says which, for people.
@@ -50,6 +57,7 @@ private:
     FramePtr m_frame;
     std::vector<uint32_t> m_anomalous;
     Counts m_counts {};
+    QLabel *m_unit = nullptr;
     std::array<QToolButton *, GroupCount> m_buttons {};
     std::array<int, GroupCount> m_sizedDigits {}; // each button is sized for a count of this many digits
     int m_chosen = -1;

@@ -89,6 +89,7 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     m_problems = m_problemsPage->board();
     m_stack->addWidget(m_problemsPage);
     layout->addWidget(m_stack, 1);
+    connect(m_problemsPage, &ProblemsPage::tallied, this, &WallWindow::refreshHealth);
     connect(m_stack, &QStackedWidget::currentChanged, this, [this] {
         m_summaryPage->setShown(m_stack->currentWidget() == m_summaryPage);
         m_problemsPage->setShown(m_stack->currentWidget() == m_problemsPage);
@@ -256,11 +257,12 @@ void WallWindow::refreshHealth()
     }
     HealthStrip::Counts counts = m_healthCounts;
     counts[HealthStrip::Anomalous] = static_cast<uint32_t>(m_session->anomalousGpus().size());
-    std::vector<WallHeader::HealthCount> shown;
+    // The problems page's tally first, in its words (it counts while hidden); then the GPUs, by state.
+    std::vector<WallHeader::HealthCount> shown = HealthStrip::wallCounts(m_problemsPage->tally());
     for (int g = 0; g < HealthStrip::GroupCount; ++g) {
         const auto group = static_cast<HealthStrip::Group>(g);
-        shown.push_back(
-            { HealthStrip::groupName(group), counts[static_cast<size_t>(g)], HealthStrip::groupColour(group) });
+        shown.push_back({ HealthStrip::groupName(group), counts[static_cast<size_t>(g)],
+            HealthStrip::groupColour(group), g == 0 ? tr("GPUs:") : QString() });
     }
     m_header->setHealth(frame ? shown : std::vector<WallHeader::HealthCount> {});
 }

@@ -164,11 +164,20 @@ private Q_SLOTS:
         QTRY_VERIFY(!m_wall->header()->clockText().isEmpty());
         QTRY_VERIFY(m_wall->header()->dataText().startsWith(QStringLiteral("data as of ")));
         QVERIFY(!m_wall->header()->isStale());
-        // The health strip in the header: the frame's counts, each drawn (a 1080p header has room for all five).
-        QTRY_COMPARE(m_wall->header()->health().size(), size_t { 5 });
+        // The health strip in the header: the problems page's tally (counted while the page is hidden) in its words,
+        // then after "GPUs:" the frame's counts. The last ones may not fit beside the tally.
+        QTRY_VERIFY(m_wall->header()->health().size() >= 6);
         const auto &health = m_wall->header()->health();
-        QCOMPARE(health[0].label, QStringLiteral("critical"));
-        QCOMPARE(health[4].label, QStringLiteral("anomalous"));
+        const size_t gpus = health.size() - 5;
+        QCOMPARE(health[gpus].label, QStringLiteral("critical"));
+        QCOMPARE(health[gpus].caption, QStringLiteral("GPUs:"));
+        QCOMPARE(health[gpus + 4].label, QStringLiteral("anomalous"));
+        const ProblemTally tally = m_wall->problemsPage()->tally();
+        QCOMPARE(health.size(), tally.incidents > 0 ? size_t { 7 } : size_t { 6 });
+        QCOMPARE(health[gpus - 1].count, tally.others);
+        QVERIFY2(
+            tallyText(tally).contains(QStringLiteral("%1 %2").arg(health[gpus - 1].count).arg(health[gpus - 1].label)),
+            qPrintable(tallyText(tally)));
         // (Frames keep coming: compared with the frame shown at the time, until they agree.)
         const auto offlineShown = [this] {
             uint32_t offline = 0;
@@ -178,9 +187,9 @@ private Q_SLOTS:
             }
             return offline;
         };
-        QTRY_VERIFY(m_wall->header()->health()[2].count == offlineShown());
+        QTRY_VERIFY(m_wall->header()->health()[gpus + 2].count == offlineShown());
         m_wall->header()->repaint();
-        QCOMPARE(m_wall->header()->healthShown(), 5);
+        QVERIFY(m_wall->header()->healthShown() >= static_cast<int>(gpus) + 1); // the tally and the GPUs critical
     }
 
     // As the desk (app/firstpaint.h): shown on its screen, the wall is painted into its backing store at the screen's
@@ -269,9 +278,14 @@ private Q_SLOTS:
         const QStringList rows = m_wall->problems()->rowTexts();
         QCOMPARE(rows.size(), static_cast<qsizetype>(open.size()));
         for (qsizetype i = 0; i < rows.size(); ++i) {
-            QVERIFY2(rows[i].startsWith(problemPlace(open[static_cast<size_t>(i)], m_session->topology().get())),
-                qPrintable(rows[i]));
+            const Problem &p = open[static_cast<size_t>(i)];
+            // An incident's row starts with its cause ("COOLING · …"), any other's with its place.
+            const QString start = p.kind == Problem::Kind::Incident ? incidentCauseLabel(p) + QStringLiteral(" · ")
+                                                                    : problemPlace(p, m_session->topology().get());
+            QVERIFY2(rows[i].startsWith(start), qPrintable(rows[i]));
         }
+        // The page's headline and the header's counts are one tally.
+        QCOMPARE(m_wall->problems()->headline(), tallyText(tallyProblems(open)));
         QVERIFY(!m_wall->problems()->grab().isNull());
 
         // The replay plays the recorder's minutes again; wait for some to be recorded.

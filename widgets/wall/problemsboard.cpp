@@ -52,6 +52,20 @@ QString ProblemsBoard::jobsText(const Problem &p) const
     return tr("%1%2 · %L3 GPUs").arg(first, more).arg(p.blastGpus);
 }
 
+QString ProblemsBoard::evidenceText(const Problem &p) const
+{
+    QString evidence = p.incident ? p.incident->evidence : QString();
+    if (evidence.isEmpty()) {
+        evidence = problemPlace(p, m_topology.get());
+    }
+    return evidence;
+}
+
+QString ProblemsBoard::headline() const
+{
+    return tallyText(tallyProblems(m_problems));
+}
+
 QString ProblemsBoard::sinceText(const Problem &p) const
 {
     const qint64 minutes = std::max<qint64>(0, (m_nowMs - p.sinceMs) / 60000);
@@ -64,8 +78,13 @@ QStringList ProblemsBoard::rowTexts() const
 {
     QStringList rows;
     for (const auto &p : m_problems) {
-        rows << QStringLiteral("%1  %2  %3  %4")
-                    .arg(problemPlace(p, m_topology.get()), problemSummary(p), sinceText(p), jobsText(p));
+        if (p.kind == Problem::Kind::Incident) {
+            rows << QStringLiteral("%1 · %2  %3  %4  %5")
+                        .arg(incidentCauseLabel(p), problemSummary(p), evidenceText(p), sinceText(p), jobsText(p));
+        } else {
+            rows << QStringLiteral("%1  %2  %3  %4")
+                        .arg(problemPlace(p, m_topology.get()), problemSummary(p), sinceText(p), jobsText(p));
+        }
     }
     return rows;
 }
@@ -78,19 +97,55 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
     const double pad = row * 0.35;
     double y = pad;
 
-    const int critical = criticalCount();
     painter.setFont(sized(font(), row * 0.62, true));
     painter.setPen(m_problems.empty() ? QColor(0x8f, 0xd0, 0x9f) : text);
-    const QString headline = m_problems.empty()
-        ? tr("No open problems")
-        : tr("%n open problem(s): %1 critical", nullptr, static_cast<int>(m_problems.size())).arg(critical);
-    painter.drawText(QRectF(pad, y, width() - 2 * pad, row * 1.1), Qt::AlignLeft | Qt::AlignVCenter, headline);
+    painter.drawText(QRectF(pad, y, width() - 2 * pad, row * 1.1), Qt::AlignLeft | Qt::AlignVCenter, headline());
     y += row * 1.2;
     painter.setFont(sized(font(), row * 0.4, false));
     painter.setPen(dim);
     painter.drawText(QRectF(pad, y, width() - 2 * pad, row * 0.6), Qt::AlignLeft | Qt::AlignVCenter,
-        tr("Ranked: critical first, then by the GPUs of the running jobs they hit"));
+        tr("Incidents first (a shared cause); then critical, then by the GPUs of the running jobs they hit"));
     y += row * 0.8;
+
+    // An incident: two lines, its cause and headline large, the evidence, since when and the jobs under them.
+    const QFont causeFont = sized(font(), row * 0.56, true);
+    const QFont evidenceFont = sized(font(), row * 0.4, false);
+    size_t shown = 0;
+    for (const auto &p : m_problems) {
+        if (!isSharedIncident(p)) {
+            break; // ranked first: the rest are a line each
+        }
+        if (y + 2.6 * row > height()) {
+            break;
+        }
+        const QRectF block(pad, y, width() - 2 * pad, row * 1.8);
+        painter.fillRect(QRectF(block.left(), block.top(), row * 0.18, block.height()),
+            p.severity == EventSeverity::Critical ? wallstyle::critical : warning);
+        const double x = block.left() + row * 0.4;
+        const QRectF first(x, block.top(), block.right() - x, row);
+        painter.setFont(causeFont);
+        const QFontMetricsF causeMetrics(causeFont);
+        const QString cause = incidentCauseLabel(p) + QStringLiteral(" · ");
+        painter.setPen(p.severity == EventSeverity::Critical ? wallstyle::critical : warning);
+        painter.drawText(first, Qt::AlignLeft | Qt::AlignVCenter, cause);
+        const double causeWidth = causeMetrics.horizontalAdvance(cause);
+        painter.setPen(text);
+        const QRectF headlineRect(first.left() + causeWidth, first.top(), first.width() - causeWidth, first.height());
+        painter.drawText(headlineRect, Qt::AlignLeft | Qt::AlignVCenter,
+            causeMetrics.elidedText(problemSummary(p), Qt::ElideRight, headlineRect.width()));
+        painter.setFont(evidenceFont);
+        painter.setPen(dim);
+        const QFontMetricsF evidenceMetrics(evidenceFont);
+        const QString tail = QStringLiteral("  ·  %1  ·  %2").arg(sinceText(p), jobsText(p));
+        const double tailWidth = std::min(evidenceMetrics.horizontalAdvance(tail), first.width() / 2);
+        const QRectF second(x, first.bottom(), first.width() - tailWidth, row * 0.7);
+        painter.drawText(second, Qt::AlignLeft | Qt::AlignVCenter,
+            evidenceMetrics.elidedText(evidenceText(p), Qt::ElideRight, second.width()));
+        painter.drawText(QRectF(second.right(), second.top(), tailWidth, second.height()),
+            Qt::AlignRight | Qt::AlignVCenter, evidenceMetrics.elidedText(tail, Qt::ElideMiddle, tailWidth));
+        y += row * 2.0;
+        ++shown;
+    }
 
     const QFont whereFont = sized(font(), row * 0.5, true);
     const QFont whatFont = sized(font(), row * 0.5, false);
@@ -99,8 +154,11 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         = QFontMetricsF(whereFont).horizontalAdvance(QStringLiteral("rack r00-k00 (00 GPUs) ")) + pad;
     const double sinceWidth
         = QFontMetricsF(smallFont).horizontalAdvance(QStringLiteral("since 00:00 (000 min) ")) + pad;
-    size_t shown = 0;
-    for (const auto &p : m_problems) {
+    for (size_t i = shown; i < m_problems.size(); ++i) {
+        const Problem &p = m_problems[i];
+        if (isSharedIncident(p)) {
+            break; // one that did not fit above
+        }
         if (y + 2 * row > height() && shown + 1 < m_problems.size()) {
             break; // keep a line for "and N more"
         }
@@ -139,7 +197,9 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         painter.setFont(sized(font(), row * 0.45, false));
         painter.setPen(dim);
         painter.drawText(QRectF(pad, y, width() - 2 * pad, row * 0.9), Qt::AlignLeft | Qt::AlignVCenter,
-            tr("and %L1 more, less severe or hitting fewer GPUs").arg(m_problems.size() - shown));
+            !isSharedIncident(m_problems[shown])
+                ? tr("and %L1 more, less severe or hitting fewer GPUs").arg(m_problems.size() - shown)
+                : tr("and %L1 more, incidents and other problems").arg(m_problems.size() - shown));
     }
 }
 

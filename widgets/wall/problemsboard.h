@@ -10,9 +10,12 @@
 
 namespace fleetscope {
 
-// The wall's problems page: what is wrong right now, ranked by severity and by the GPUs of the jobs it hits, in type
-// readable across a room: where, what, since when, and which jobs. Painted, showing as many as fit (nobody at a wall
-// can scroll); the count of those that do not fit is said.
+// The wall's problems page: what is wrong right now, in type readable across a room. Incidents first, each in two
+// lines: its cause and headline large ("COOLING · Cooling unit r05-crah1 failed: 512 GPUs throttling, 6 jobs"), its
+// evidence, since when and the jobs under it. Then the other problems ranked by severity and by the GPUs of the jobs
+// they hit, a line each: where, what, since when, and which jobs. Painted, showing as many as fit (nobody at a wall
+// can scroll); the count of those that do not fit is said. The headline counts as the health strip does
+// (tallyText).
 class ProblemsBoard : public QWidget
 {
     Q_OBJECT
@@ -21,15 +24,19 @@ public:
 
     // The open problems, ranked (ProblemBoard::open), with the topology and jobs they were ranked with.
     void setProblems(std::vector<Problem> problems, TopologyPtr topology, JobsPtr jobs, qint64 nowMs);
-    // The rows as shown: "where  what  since  jobs", for tests and the wall's log.
+    // The rows as shown: "where  what  since  jobs", an incident's "CAUSE · headline  evidence  since  jobs", for
+    // tests and the wall's log.
     QStringList rowTexts() const;
     int criticalCount() const;
+    // The headline: "2 incidents · 9 other problems (3 critical)".
+    QString headline() const;
 
 protected:
     void paintEvent(QPaintEvent *event) override;
 
 private:
     QString jobsText(const Problem &problem) const;
+    QString evidenceText(const Problem &problem) const;
     QString sinceText(const Problem &problem) const;
 
     std::vector<Problem> m_problems;

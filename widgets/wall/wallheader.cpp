@@ -158,24 +158,32 @@ void WallHeader::paintEvent(QPaintEvent * /*event*/)
             const double dot = statusRect.height() * 0.32;
             std::vector<QString> labels;
             std::vector<double> widths;
+            std::vector<double> captions; // the caption's width before the count, 0 for none
             double total = 0;
             for (const auto &c : m_health) {
                 const QString label = QStringLiteral("%L1 %2").arg(c.count).arg(c.label);
-                const double width = dot + pad * 0.5 + metrics.horizontalAdvance(label) + 1.5 * pad;
+                const double caption = c.caption.isEmpty() ? 0 : metrics.horizontalAdvance(c.caption) + pad;
+                const double width = caption + dot + pad * 0.5 + metrics.horizontalAdvance(label) + 1.5 * pad;
                 if (total + width > statusRect.width() * 2 / 3) {
                     break;
                 }
                 labels.push_back(label);
                 widths.push_back(width);
+                captions.push_back(caption);
                 total += width;
             }
             double x = statusRect.right() - total;
             for (size_t i = 0; i < labels.size(); ++i) {
                 const auto &c = m_health[i];
                 const bool zero = c.count == 0;
+                if (captions[i] > 0) {
+                    painter.setPen(dim);
+                    painter.drawText(QRectF(x + 1.5 * pad, statusRect.top(), captions[i], statusRect.height()),
+                        Qt::AlignLeft | Qt::AlignVCenter, c.caption);
+                }
                 painter.setPen(Qt::NoPen);
                 painter.setBrush(zero ? QColor(0x3a, 0x3f, 0x4a) : c.colour);
-                const double cx = x + 1.5 * pad;
+                const double cx = x + 1.5 * pad + captions[i];
                 painter.drawEllipse(QRectF(cx, statusRect.center().y() - dot / 2, dot, dot));
                 painter.setPen(zero ? QColor(0x70, 0x78, 0x88) : text);
                 painter.drawText(QRectF(cx + dot + pad * 0.5, statusRect.top(), widths[i], statusRect.height()),

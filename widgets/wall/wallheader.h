@@ -43,17 +43,19 @@ public:
     QString banner() const { return m_banner; }
     Tone bannerTone() const { return m_tone; }
     void setPlaylist(int pages, int current, double progress, bool paused);
-    // The health strip, at the right of the second line while there is no banner: "12 critical  40 warning …", each
-    // with its colour; a zero count is dimmed. Where the line is too narrow the last ones are left out, never
+    // The health strip, at the right of the second line while there is no banner: "2 incidents  9 other problems
+    // GPUs: 12 critical  40 warning …", each with its colour; a zero count is dimmed. A caption ("GPUs:") stands
+    // before a count that begins another unit. Where the line is too narrow the last ones are left out, never
     // squeezed; the status line takes the rest.
     struct HealthCount
     {
         QString label;
         uint32_t count = 0;
         QColor colour;
+        QString caption; // drawn dim before the count: the unit of the counts from here on
         bool operator==(const HealthCount &o) const
         {
-            return label == o.label && count == o.count && colour == o.colour;
+            return label == o.label && count == o.count && colour == o.colour && caption == o.caption;
         }
     };
     void setHealth(const std::vector<HealthCount> &counts);
