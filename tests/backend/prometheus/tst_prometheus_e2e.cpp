@@ -458,6 +458,67 @@ private Q_SLOTS:
         }
     }
 
+    // A leaf switch down, through a real Prometheus to the source's frame: the leaf-down scenario's fleet frozen just
+    // after its onset, its node_exporter pages scraped, and the source's rail_link_state is 0 on exactly the GPUs the
+    // simulator has down (the leaf's rail of its scalable unit) and 1 on the others.
+    void leafDownThroughPrometheus()
+    {
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        be::SimulationOptions options;
+        options.gpuCount = 256;
+        options.seed = 11;
+        options.interval = 1000ms;
+        options.speed = 130;
+        options.scenario = be::Scenario::Kind::LeafDown;
+        auto simulator = be::simulatedSource(options);
+        simulator->waitForFrameAfter(0, 5000ms);
+        simulator->stop();
+        const auto frame = simulator->latest();
+        QVERIFY(frame->sequence >= 1);
+        const auto &shape = simulator->shape();
+        const auto &simulated = frame->plane(be::MetricId::RailLinkState);
+        uint32_t down = 0;
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            down += simulated[g] == 0.0F ? 1 : 0;
+        }
+        QVERIFY2(down > 0 && down < shape.gpuCount, qPrintable(QStringLiteral("%1 links down").arg(down)));
+
+        be::ExporterServer exporter(*simulator, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        const QString targets = m_dir.filePath(QStringLiteral("leaf-node-targets.json"));
+        QVERIFY2(exporter.writeNodeExporterTargetsFile(targets.toStdString(), &error), error.c_str());
+        const QString config = m_dir.filePath(QStringLiteral("leaf.yml"));
+        QVERIFY(fleetscope::testing::writeFile(config,
+            fleetscope::testing::scrapeConfig(exporter.port()) + fleetscope::testing::nodeExporterScrapeJob(targets)));
+        const int port = freePort();
+        ProcessGuard server;
+        QVERIFY(fleetscope::testing::startPrometheus(
+            &server, prometheus, config, m_dir.filePath(QStringLiteral("leaf-data")), port));
+        const QString late = waitForServer(server, QStringLiteral("Prometheus"), 30000, [&](QString *detail) {
+            const auto links = instantQuery(port, QStringLiteral("node_infiniband_state_id"));
+            const auto temps = instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
+            *detail = QStringLiteral("%1 NICs, %2 GPUs").arg(links.size()).arg(temps.size());
+            return links.size() == temps.size() && static_cast<uint32_t>(links.size()) == shape.gpuCount;
+        });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
+
+        const QString path = m_dir.filePath(QStringLiteral("topology-leaf.json"));
+        QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(shape)));
+        be::PrometheusSource source([](const std::string &) {});
+        be::PrometheusSource::Options sourceOptions;
+        sourceOptions.url = "http://127.0.0.1:" + std::to_string(port);
+        sourceOptions.topologyFile = path.toStdString();
+        QVERIFY2(source.start(sourceOptions, &error), error.c_str());
+        const auto polled = source.poll();
+        QVERIFY2(polled, source.upstreamError().c_str());
+        const auto &links = polled->plane(be::MetricId::RailLinkState);
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            QCOMPARE(links[g], simulated[g]);
+        }
+        exporter.stop();
+    }
+
     void cleanupTestCase()
     {
         m_client.reset();
