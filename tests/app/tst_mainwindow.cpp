@@ -5,6 +5,7 @@
 #include "app/consolesession.h"
 #include "app/deskexports.h"
 #include "app/embeddedbackend.h"
+#include "app/healthstrip.h"
 #include "app/mainwindow.h"
 #include "app/pages/problemspage.h"
 #include "app/problemsmodel.h"
@@ -399,6 +400,25 @@ private Q_SLOTS:
         m_window->heatmap()->setMarkedGpus({});
         m_window->navigation()->goTo(Place::fleet());
         problems->refresh();
+    }
+
+    // The Problems dock's count and the health strip say the GPUs critical in one unit, from one count of the frame
+    // shown: "… · 3 GPUs critical now" above the dock, "GPUs: 3 critical" in the status bar.
+    void theDockAndTheHealthStripAgree()
+    {
+        auto *problems = m_window->findChild<ProblemsPage *>();
+        auto *strip = m_window->findChild<HealthStrip *>();
+        QVERIFY(problems != nullptr && strip != nullptr);
+        QLabel *count = nullptr;
+        for (QLabel *label : problems->findChildren<QLabel *>()) {
+            count = label->text().contains(QStringLiteral("GPUs critical now")) ? label : count;
+        }
+        QVERIFY(count != nullptr);
+        QTRY_VERIFY2(
+            count->text().endsWith(QStringLiteral("%L1 GPUs critical now").arg(strip->counts()[HealthStrip::Critical])),
+            qPrintable(count->text()));
+        problems->refresh();
+        QVERIFY(count->text().startsWith(tallyText(problems->tally())));
     }
 
     // A view names the size of the fleet it was made on: opened on another fleet (a last view from a console started
