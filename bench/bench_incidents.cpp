@@ -6,7 +6,7 @@
 // per frame. docs/INCIDENTS.md has the figures and the commands.
 //
 //   bench_incidents [gpus=10240] [days=7] [step seconds=10] [domain fault scale=1] [degradations per GPU-day=0.01]
-//                   [seed=1] [hardware=hgx-h100]
+//                   [seed=1] [hardware=hgx-h100] [scenario=none]
 //   bench_incidents cost [gpus=1048576] [frames=20]
 // The scale multiplies the simulator's random rates of domain faults (1: docs/FAULTS.md's, a few a week at 10,240
 // GPUs) so that a run meets enough of them to score. BENCH_INCIDENTS_VERBOSE=1 prints each domain fault, its
@@ -165,15 +165,18 @@ int main(int argc, char **argv)
     const double degradations = argc > 5 ? std::atof(argv[5]) : 0.01;
     const uint64_t seed = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 1;
     const auto hardware = be::HardwareSpec::fromName(argc > 7 ? argv[7] : "hgx-h100");
-    if (!hardware || gpus < be::FleetShape::minGpus || gpus > be::FleetShape::maxGpus || days <= 0 || step <= 0) {
-        std::fprintf(stderr, "usage: bench_incidents [gpus] [days] [step] [scale] [degradations] [seed] [%s]\n",
+    const auto scenario = argc > 8 ? be::Scenario::byName(argv[8]) : be::Scenario::Kind::None;
+    if (!hardware || !scenario || gpus < be::FleetShape::minGpus || gpus > be::FleetShape::maxGpus || days <= 0
+        || step <= 0) {
+        std::fprintf(stderr,
+            "usage: bench_incidents [gpus] [days] [step] [scale] [degradations] [seed] [%s] [scenario]\n",
             be::HardwareSpec::names().c_str());
         return 2;
     }
     const bool verbose = std::getenv("BENCH_INCIDENTS_VERBOSE") != nullptr;
     const bool trace = std::getenv("BENCH_INCIDENTS_TRACE") != nullptr; // every frame's count of GPUs per symptom
 
-    be::Simulator sim(gpus, seed, step, be::Scenario::Kind::None, *hardware);
+    be::Simulator sim(gpus, seed, step, *scenario, *hardware);
     sim.setDomainFaultScale(scale);
     sim.setDegradationRate(degradations);
     const auto &shape = sim.shape();
