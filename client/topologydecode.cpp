@@ -168,16 +168,14 @@ TopologyPtr decodeTopology(const std::vector<pb::TopologyPart> &parts, QString *
             if (domain.has_parent() && domain.parent() >= index) {
                 *error = QStringLiteral("domain %1 (%2) names domain %3 as its parent, not one before it")
                              .arg(index)
-                             .arg(quotedWireText(domain.name()))
-                             .arg(domain.parent());
+                             .arg(quotedWireText(domain.name()), QString::number(domain.parent()));
                 return nullptr;
             }
             if (domain.has_rail() && domain.rail() >= maxRail) {
                 *error = QStringLiteral("domain %1 (%2) is on rail %3 (at most %4)")
                              .arg(index)
-                             .arg(quotedWireText(domain.name()))
-                             .arg(domain.rail())
-                             .arg(maxRail - 1);
+                             .arg(quotedWireText(domain.name()), QString::number(domain.rail()),
+                                 QString::number(maxRail - 1));
                 return nullptr;
             }
             // The wire's kinds are DomainKind's plus one; one this console does not know (a newer backend's) is

@@ -229,7 +229,12 @@ private Q_SLOTS:
             << Edit([](auto &p) { p[0].mutable_domains(6)->set_parent(0xFFFFFFFFU); })
             << QStringLiteral("names domain 4294967295 as its parent");
         QTest::newRow("rail too high") << Edit([](auto &p) { p[0].mutable_domains(4)->set_rail(maxRail); })
-                                       << QStringLiteral("is on rail 4096");
+                                       << QStringLiteral("is on rail 4096 (at most 4095)");
+        // A name is quoted, never filled in: "%3" in it stays as it is.
+        QTest::newRow("a name with a place to fill") << Edit([](auto &p) {
+            p[0].mutable_domains(2)->set_name("pdu-%3");
+            p[0].mutable_domains(2)->set_parent(2);
+        }) << QStringLiteral("domain 2 ('pdu-%3') names domain 2 as its parent");
         QTest::newRow("rack's domain past the table") << Edit([](auto &p) { p[0].mutable_racks(0)->add_domains(7); })
                                                       << QStringLiteral("rack 0 ('r01-k01') lists domain 7 of a table "
                                                                         "of 7");
