@@ -90,7 +90,8 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("Seconds --screenshot waits for a live frame before failing (default 30)."), QStringLiteral("S"),
         QStringLiteral("30"));
     const QCommandLineOption scenario(QStringLiteral("scenario"),
-        QStringLiteral("Embedded fleet: stage an incident (cooling-failure, power-cap, bad-gpu, node-flap); see "
+        QStringLiteral("Embedded fleet: stage an incident (cooling-failure, cdu-failure, power-cap, pdu-trip, "
+                       "leaf-down, link-flap, leak, bad-gpu, node-flap); see "
                        "fleetscope-backend --list-scenarios."),
         QStringLiteral("NAME"));
     const QCommandLineOption hardware(QStringLiteral("hardware"),
