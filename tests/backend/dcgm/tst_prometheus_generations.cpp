@@ -456,6 +456,68 @@ private Q_SLOTS:
         QCOMPARE(
             old.identify(Labels { { "hostname", "new" }, { "Hostname", "old" } }).hostname, std::string_view("old"));
     }
+
+    // node_exporter's InfiniBand series and the facility's in every profile (dcgm-exporter's generation does not name
+    // them), what each is of, the labels a push's series carries them under, the node from the scrape target, and a
+    // site's map: transmit wait keeps the tick conversion unless the line gives its own.
+    void fabricAndFacilitySeries()
+    {
+        for (const auto p : MetricMap::allProfiles) {
+            const auto map = MetricMap::profile(p);
+            QCOMPARE(map.seriesName(MetricId::RailLinkState), std::string("node_infiniband_state_id"));
+            QCOMPARE(map.seriesName(MetricId::RailSymbolErrors), std::string("node_infiniband_symbol_error_total"));
+            QCOMPARE(map.seriesName(MetricId::CoolantFlow), std::string("fleetscope_coolant_flow_lpm"));
+            const auto wait = map.metric("node_infiniband_port_transmit_wait_total");
+            QVERIFY(wait);
+            QCOMPARE(wait->id, MetricId::RailTransmitWait);
+            QCOMPARE(wait->conversion.apply(6.25e9), 100.0); // a second of ticks a second: stalled all the time
+            QVERIFY(map.seriesName(MetricId::HealthState).empty());
+        }
+        QCOMPARE(MetricMap::scopeOf(MetricId::GpuTemp), MetricMap::Scope::Gpu);
+        QCOMPARE(MetricMap::scopeOf(MetricId::RailTransmitWait), MetricMap::Scope::Nic);
+        QCOMPARE(MetricMap::scopeOf(MetricId::LeakDetected), MetricMap::Scope::Rack);
+        QCOMPARE(MetricMap::planeValue(MetricId::RailLinkState, 4), 1.0);
+        QCOMPARE(MetricMap::planeValue(MetricId::RailLinkState, 1), 0.0);
+        QCOMPARE(MetricMap::planeValue(MetricId::RailLinkState, 5), 0.0); // act defer is not up
+        QVERIFY(std::isnan(MetricMap::planeValue(MetricId::RailLinkState, std::nan(""))));
+        QCOMPARE(MetricMap::planeValue(MetricId::GpuTemp, 4), 4.0);
+
+        const MetricMap map = MetricMap::profile(MetricMap::Profile::Gen483);
+        using Labels = std::vector<std::pair<std::string_view, std::string_view>>;
+        const auto id = map.identify(Labels { { "__name__", "node_infiniband_state_id" }, { "device", "mlx5_3" },
+            { "port", "1" }, { "instance", "gpu-a001:9100" }, { "rack", "k1" } });
+        QCOMPARE(id.nic, std::string_view("mlx5_3"));
+        QCOMPARE(id.instance, std::string_view("gpu-a001:9100"));
+        QCOMPARE(id.rack, std::string_view("k1"));
+        QVERIFY(id.hostname.empty());
+        QCOMPARE(MetricMap::hostOf({}, "gpu-a001:9100"), std::string_view("gpu-a001"));
+        QCOMPARE(MetricMap::hostOf({}, "gpu-a001"), std::string_view("gpu-a001"));
+        QCOMPARE(MetricMap::hostOf({}, "[fd00::1]:9100"), std::string_view("fd00::1"));
+        QCOMPARE(MetricMap::hostOf({}, "fd00::1"), std::string_view("fd00::1")); // an IPv6 address without a port
+        QCOMPARE(MetricMap::hostOf("node-7", "gpu-a001:9100"), std::string_view("node-7"));
+
+        MetricMap site;
+        std::string error;
+        QVERIFY2(MetricMap::parse("DCGM_FI_DEV_GPU_TEMP = gpu_temp\n"
+                                  "node_infiniband_port_transmit_wait_total = rail_transmit_wait\n"
+                                  "site_xmit_wait = rail_transmit_wait\n",
+                     &site, &error)
+                == false,
+            "one series per metric");
+        QVERIFY2(MetricMap::parse("DCGM_FI_DEV_GPU_TEMP = gpu_temp\n"
+                                  "node_infiniband_port_transmit_wait_total = rail_transmit_wait\n"
+                                  "site_leak = leak\n",
+                     &site, &error),
+            error.c_str());
+        QCOMPARE(site.conversion(MetricId::RailTransmitWait).scale, MetricMap::transmitWaitScale);
+        QCOMPARE(site.seriesName(MetricId::LeakDetected), std::string("site_leak"));
+        QVERIFY(site.seriesName(MetricId::RailLinkState).empty()); // left out: no data
+        QVERIFY2(MetricMap::parse("DCGM_FI_DEV_GPU_TEMP = gpu_temp\n"
+                                  "node_infiniband_port_transmit_wait_total = rail_transmit_wait * 2e-8\n",
+                     &site, &error),
+            error.c_str());
+        QCOMPARE(site.conversion(MetricId::RailTransmitWait).scale, 2e-8);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPrometheusGenerations)
