@@ -109,16 +109,16 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
 
     // An incident: two lines, its cause and headline large, the evidence, since when and the jobs under them.
     const QFont causeFont = sized(font(), row * 0.56, true);
-    const QFont evidenceFont = sized(font(), row * 0.4, false);
+    const QFont evidenceFont = sized(font(), row * 0.42, false);
     size_t shown = 0;
     for (const auto &p : m_problems) {
         if (!isSharedIncident(p)) {
             break; // ranked first: the rest are a line each
         }
-        if (y + 2.6 * row > height()) {
+        if (y + 3.2 * row > height()) {
             break;
         }
-        const QRectF block(pad, y, width() - 2 * pad, row * 1.8);
+        const QRectF block(pad, y, width() - 2 * pad, row * 2.3);
         painter.fillRect(QRectF(block.left(), block.top(), row * 0.18, block.height()),
             p.severity == EventSeverity::Critical ? wallstyle::critical : warning);
         const double x = block.left() + row * 0.4;
@@ -133,17 +133,21 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         const QRectF headlineRect(first.left() + causeWidth, first.top(), first.width() - causeWidth, first.height());
         painter.drawText(headlineRect, Qt::AlignLeft | Qt::AlignVCenter,
             causeMetrics.elidedText(problemSummary(p), Qt::ElideRight, headlineRect.width()));
+        // The evidence across the whole width (what makes it one cause), since when and the jobs under it.
         painter.setFont(evidenceFont);
-        painter.setPen(dim);
         const QFontMetricsF evidenceMetrics(evidenceFont);
-        const QString tail = QStringLiteral("  ·  %1  ·  %2").arg(sinceText(p), jobsText(p));
-        const double tailWidth = std::min(evidenceMetrics.horizontalAdvance(tail), first.width() / 2);
-        const QRectF second(x, first.bottom(), first.width() - tailWidth, row * 0.7);
+        const QRectF second(x, first.bottom(), first.width(), row * 0.65);
         painter.drawText(second, Qt::AlignLeft | Qt::AlignVCenter,
             evidenceMetrics.elidedText(evidenceText(p), Qt::ElideRight, second.width()));
-        painter.drawText(QRectF(second.right(), second.top(), tailWidth, second.height()),
-            Qt::AlignRight | Qt::AlignVCenter, evidenceMetrics.elidedText(tail, Qt::ElideMiddle, tailWidth));
-        y += row * 2.0;
+        painter.setPen(dim);
+        const QRectF third(x, second.bottom(), first.width(), row * 0.65);
+        painter.drawText(third, Qt::AlignLeft | Qt::AlignVCenter,
+            evidenceMetrics.elidedText(QStringLiteral("%1  ·  %L2 GPUs  ·  %3")
+                                           .arg(sinceText(p))
+                                           .arg(p.gpusHit)
+                                           .arg(tr("jobs: %1").arg(jobsText(p))),
+                Qt::ElideRight, third.width()));
+        y += row * 2.5;
         ++shown;
     }
 
