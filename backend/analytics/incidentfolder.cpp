@@ -104,6 +104,7 @@ IncidentFolder::IncidentFolder(const FleetShape &shape, const Options &options)
     , m_prev(shape.gpuCount, 0)
     , m_eventBits(shape.gpuCount, 0)
     , m_owner(shape.gpuCount, -1)
+    , m_heatSince(shape.gpuCount, -std::numeric_limits<float>::infinity())
     , m_nodeDown(shape.nodes.size(), 0)
 {
     const size_t domains = shape.domains.size();
@@ -114,6 +115,8 @@ IncidentFolder::IncidentFolder(const FleetShape &shape, const Options &options)
     m_symp.assign(domains, 0);
     m_sympNodes.assign(domains, 0);
     m_lastNode.assign(domains, none);
+    m_recentNodes.assign(domains, 0);
+    m_lastRecentNode.assign(domains, none);
     m_pendFirst.assign(domains, 0);
     m_pendLast.assign(domains, 0);
     m_domainSlot.assign(domains, -1);
@@ -271,6 +274,9 @@ void IncidentFolder::scan(const Frame &frame, double now)
 {
     m_prev.swap(m_cur);
     m_onsets.clear();
+    if (m_epoch < 0) {
+        m_epoch = now;
+    }
     const float *throttle = planeOf(frame, MetricId::ThrottleReasons, m_gpus);
     const float *link = planeOf(frame, MetricId::RailLinkState, m_gpus);
     const float *downs = planeOf(frame, MetricId::RailLinkDowns, m_gpus);
@@ -329,6 +335,9 @@ void IncidentFolder::scan(const Frame &frame, double now)
         const auto onset = static_cast<uint16_t>(s & ~m_prev[g]);
         if (onset != 0) {
             m_onsets.push_back(Pending { g, onset, now });
+            if ((onset & Thermal) != 0) {
+                m_heatSince[g] = static_cast<float>(now - m_epoch);
+            }
         }
     }
 }
@@ -415,6 +424,9 @@ void IncidentFolder::foldClass(int cls, double now, std::vector<FleetEvent> *out
         std::fill(m_symp.begin(), m_symp.end(), 0);
         std::fill(m_sympNodes.begin(), m_sympNodes.end(), 0);
         std::fill(m_lastNode.begin(), m_lastNode.end(), none);
+        std::fill(m_recentNodes.begin(), m_recentNodes.end(), 0);
+        std::fill(m_lastRecentNode.begin(), m_lastRecentNode.end(), none);
+        const auto recentSince = static_cast<float>(now - m_epoch - m_options.coolingRecentSeconds);
         const auto inKinds = [&](uint32_t d) { return (c.kinds & kindBit(domains[d].kind)) != 0; };
         for (const Pending &p : left) {
             forEachDomainOf(p.gpu, [&](uint32_t d) {
@@ -440,19 +452,30 @@ void IncidentFolder::foldClass(int cls, double now, std::vector<FleetEvent> *out
                 }
             });
         }
-        // Every GPU that shows it now, whenever it began: a domain is named when enough of it does.
+        // Every GPU that shows it now, whenever it began: a domain is named when enough of it does. A GPU throttling
+        // for heat comes and goes as its clock drops and it cools: a recent start counts whether or not it throttles
+        // at this moment.
         for (uint32_t g = 0; g < m_gpus; ++g) {
-            if ((m_cur[g] & c.opens) == 0) {
+            const bool shows = (m_cur[g] & c.opens) != 0;
+            const bool recentHeat = cls == CoolingClass && m_heatSince[g] >= recentSince;
+            if (!shows && !recentHeat) {
                 continue;
             }
             const uint32_t node = m_shape.nodeOfGpu[g];
             forEachDomainOf(g, [&](uint32_t d) {
-                if (inKinds(d)) {
+                if (!inKinds(d)) {
+                    return;
+                }
+                if (shows) {
                     ++m_symp[d];
                     if (m_lastNode[d] != node) {
                         m_lastNode[d] = node;
                         ++m_sympNodes[d];
                     }
+                }
+                if (recentHeat && m_lastRecentNode[d] != node) {
+                    m_lastRecentNode[d] = node;
+                    ++m_recentNodes[d];
                 }
             });
         }
@@ -572,6 +595,9 @@ bool IncidentFolder::explains(int cls, uint32_t domain) const
 {
     if (cls == LeakClass) {
         return m_symp[domain] > 0;
+    }
+    if (cls == CoolingClass && m_recentNodes[domain] >= m_options.coolingRecentNodes) {
+        return true;
     }
     const double share = cls == CoolingClass ? m_options.coolingMinShare : m_options.minShare;
     return m_symp[domain] >= m_options.minGpus && m_sympNodes[domain] >= m_options.minNodes

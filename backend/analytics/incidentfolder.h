@@ -45,6 +45,11 @@ public:
         // minute or more before most do, so a few percent will do; a leak is the coolant's whatever its size.
         double minShare = 0.5;
         double coolingMinShare = 0.03;
+        // Or as many nodes of it that began to throttle for heat within coolingRecentSeconds (throttling comes and goes
+        // as a GPU's clock drops and it cools): a heat front's first GPUs, one per node (the hottest slot), long
+        // before a share does.
+        uint32_t coolingRecentNodes = 4;
+        double coolingRecentSeconds = 300;
         uint32_t minGpus = 3;
         uint32_t minNodes = 2;
         float coolantRiseC = 5; // supply above its own slow average
@@ -170,6 +175,8 @@ private:
     std::vector<uint16_t> m_cur, m_prev, m_eventBits;
     std::vector<int32_t> m_owner; // open incident slot, or -1
     std::vector<float> m_coolantBase; // allocated when the coolant plane first has a value
+    std::vector<float> m_heatSince; // when each GPU last began to throttle for heat, seconds after m_epoch
+    double m_epoch = -1;
     std::vector<uint8_t> m_nodeDown;
     std::vector<std::pair<uint32_t, double>> m_errorUntil; // GPUs with a GPU error symptom, until when
     // The frame's onsets (reused), those waiting to be folded, and when the first of them began.
@@ -181,7 +188,7 @@ private:
     const float *m_supply = nullptr; // the frame's coolant supply plane while it is judged, or null
     double m_lastNow = -1;
     // Per domain, reused by each fold.
-    std::vector<uint32_t> m_pend, m_symp, m_sympNodes, m_lastNode;
+    std::vector<uint32_t> m_pend, m_symp, m_sympNodes, m_lastNode, m_recentNodes, m_lastRecentNode;
     std::vector<double> m_pendFirst, m_pendLast;
     std::vector<int32_t> m_domainSlot; // the open incident naming a domain, or -1
     std::vector<uint32_t> m_bucketStart, m_bucketFill, m_bucket; // the waiting onsets by domain, as indices of m_left

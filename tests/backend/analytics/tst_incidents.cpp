@@ -252,6 +252,33 @@ private Q_SLOTS:
             incident.evidence.c_str());
     }
 
+    void aHeatFrontsFirstNodesNameTheCoolingUnit()
+    {
+        Rig rig(FleetShape::forGpuCount(10240));
+        const auto gpus = gpusOf(rig.shape, domainNamed(rig.shape, "r04-crah1"));
+        const auto other = gpusOf(rig.shape, domainNamed(rig.shape, "r05-crah1"));
+        rig.run(2);
+        // Under one unit, the hottest GPU of four nodes begins to throttle within a minute: the unit.
+        for (uint32_t k = 0; k < 4; ++k) {
+            rig.plane(MetricId::ThrottleReasons)[gpus[k * 8 + 7]] = thermal;
+            rig.run(15);
+        }
+        auto opened = rig.of(FleetEvent::Kind::IncidentOpen);
+        QVERIFY(!opened.empty());
+        QCOMPARE(opened.back().incident->domain, int64_t(domainNamed(rig.shape, "r04-crah1")));
+        // Under another, four GPUs of four nodes that began to throttle ten minutes apart stay their nodes' own.
+        const size_t before = opened.size();
+        for (uint32_t k = 0; k < 4; ++k) {
+            rig.plane(MetricId::ThrottleReasons)[other[k * 8 + 7]] = thermal;
+            rig.run(600);
+        }
+        opened = rig.of(FleetEvent::Kind::IncidentOpen);
+        QCOMPARE(opened.size(), before + 4);
+        for (size_t i = before; i < opened.size(); ++i) {
+            QCOMPARE(opened[i].incident->cause, std::string("gpu"));
+        }
+    }
+
     void aDomainIncidentTakesOverTheNodeIncidentsItExplains()
     {
         Rig rig(FleetShape::forGpuCount(10240));
