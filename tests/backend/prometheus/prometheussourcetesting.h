@@ -222,7 +222,7 @@ inline QByteArray matrixAnswer(const std::vector<RangeSeries> &series)
         if (!s.host.empty()) {
             labels = R"("Hostname":")" + s.host + R"(","gpu":")" + s.gpu + "\"";
         }
-        labels += s.extraLabels;
+        labels += labels.empty() && !s.extraLabels.empty() ? s.extraLabels.substr(1) : s.extraLabels;
         out += (i ? "," : "") + std::string(R"({"metric":{)") + labels + R"(},"values":[)";
         for (size_t p = 0; p < s.points.size(); ++p) {
             out += (p ? "," : "") + std::string("[") + std::to_string(s.points[p].first / 1000) + "."

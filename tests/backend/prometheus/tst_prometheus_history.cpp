@@ -70,6 +70,68 @@ class TestPrometheusHistory : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    // History of the fabric and the facility: their series name no GPU and carry no node label, so the whole fleet's
+    // are asked for; a NIC's points go to its GPU's column (its node from the scrape target), a rack's to the
+    // column of every asked-for GPU of the rack; port states read 1 (ACTIVE) or 0.
+    void fabricAndFacilityHistory()
+    {
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        auto poller = startSource(fake, nullptr);
+        QVERIFY(poller);
+        const std::vector<uint32_t> gpus
+            = { static_cast<uint32_t>(denseIndex("node-10", 7)), static_cast<uint32_t>(denseIndex("node-2", 1)) };
+        const std::string selector = R"({Hostname=~"node-2|node-10"})";
+        const int64_t t0 = 1700000000000;
+        auto t = [&](int k) { return t0 + 1000 * k; };
+        fake.setRange(PrometheusSource::sampleTimeQuery(hostnameProfile, selector),
+            { 200, matrixAnswer({ { {}, {}, { { t(0), "1699999999.750" }, { t(1), "1700000000.750" } }, {} } }), 0 });
+        fake.setRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::RailLinkState),
+            { 200,
+                matrixAnswer({
+                    { {}, {}, { { t(0), "4" }, { t(1), "1" } },
+                        R"(,"instance":"node-10:9100","device":"mlx5_7","port":"1")" },
+                    { {}, {}, { { t(0), "4" }, { t(1), "4" } },
+                        R"(,"instance":"node-2:9100","device":"mlx5_1","port":"1")" },
+                    { {}, {}, { { t(0), "1" } }, R"(,"instance":"node-2:9100","device":"mlx5_2","port":"1")" },
+                    { {}, {}, { { t(0), "1" } }, R"(,"instance":"node-2:9100","device":"mlx5_9","port":"1")" },
+                }),
+                0 });
+        fake.setRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::CoolantFlow),
+            { 200,
+                matrixAnswer({ { {}, {}, { { t(0), "90" }, { t(1), "42.5" } }, R"(,"rack":"auto-r01-k01")" },
+                    { {}, {}, { { t(0), "1" } }, R"(,"rack":"elsewhere")" } }),
+                0 });
+        FrameSource::Options options;
+        options.interval = 100ms;
+        BackendServer server(judgedSource(std::move(poller), options));
+        std::string error;
+        QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
+        pb::QueryRangeRequest request;
+        request.add_metric_ids("rail_link_state");
+        request.add_metric_ids("coolant_flow");
+        for (const uint32_t g : gpus) {
+            request.add_gpus(g);
+        }
+        request.set_from_ms(t(0));
+        request.set_to_ms(t(1) + 500);
+        request.set_step_ms(1000);
+        const auto result = queryRange(server, request);
+        QVERIFY2(result.status.ok(), result.status.error_message().c_str());
+        // Rows x columns: node-10/7, then node-2/1.
+        const auto &links = result.values.at("rail_link_state");
+        QCOMPARE(links.size(), size_t { 2 * 2 * sizeof(float) });
+        QCOMPARE(floatAt(links, 0), 1.0F);
+        QCOMPARE(floatAt(links, 1), 1.0F);
+        QCOMPARE(floatAt(links, 2), 0.0F);
+        QCOMPARE(floatAt(links, 3), 1.0F);
+        const auto &flow = result.values.at("coolant_flow");
+        QCOMPARE(floatAt(flow, 0), 90.0F);
+        QCOMPARE(floatAt(flow, 1), 90.0F);
+        QCOMPARE(floatAt(flow, 2), 42.5F);
+        QCOMPARE(floatAt(flow, 3), 42.5F);
+    }
+
     // QueryRange in Prometheus mode asks the server's range API, one query per metric plus one for the sample times,
     // only for the hosts of the GPUs asked for, and maps its series to GPUs as the live path does.
     void queryRangeFromTheUpstream()
