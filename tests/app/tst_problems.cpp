@@ -465,6 +465,9 @@ private Q_SLOTS:
         }
         QCOMPARE(board.open(t0, nullptr, nullptr).size(), ProblemBoard::maxProblems);
         QCOMPARE(board.dropped(), uint64_t { 1000 });
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 1, { { 0, 8 } })); // incidents share the bound
+        QCOMPARE(board.incidentCount(), size_t { 0 });
+        QCOMPARE(board.dropped(), uint64_t { 1001 });
         board.clear();
         for (uint32_t xid = 1; xid <= 100; ++xid) {
             board.add(makeEvent(EventKind::Xid, t0, 7, 0, xid));
@@ -492,6 +495,21 @@ private Q_SLOTS:
             qPrintable(rows[0]));
         QVERIFY2(rows[1].endsWith(QStringLiteral("eval · 4 GPUs")), qPrintable(rows[1]));
         QCOMPARE(wall.criticalCount(), 1);
+        QCOMPARE(wall.headline(), QStringLiteral("2 problems (1 critical)"));
+
+        // An incident: first, its cause and headline, then its evidence; the headline counts it apart.
+        const TopologyPtr withDomains = makeTopologyWithDomains();
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 4, { { 16, 16 } }, QStringLiteral("cooling"),
+            QStringLiteral("Cooling unit r01-crah1 failing: 16 GPUs throttling, 1 job slowed"), 0,
+            EventSeverity::Warning));
+        wall.setProblems(board.open(t0 + minute, withDomains.get(), jobs.get()), withDomains, jobs, t0 + minute);
+        const QStringList withIncident = wall.rowTexts();
+        QCOMPARE(withIncident.size(), 3);
+        QVERIFY2(withIncident[0].startsWith(QStringLiteral(
+                     "COOLING · Cooling unit r01-crah1 failing: 16 GPUs throttling, 1 job slowed  8 of its GPUs")),
+            qPrintable(withIncident[0]));
+        QCOMPARE(wall.headline(), QStringLiteral("1 incident · 2 other problems (1 critical)"));
+        QVERIFY(!wall.grab().isNull());
     }
 
     // The desk's dock at its default width (330 px, MainWindow's resizeDocks) reads whole: the entries wrap, each row
