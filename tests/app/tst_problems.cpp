@@ -579,7 +579,7 @@ private Q_SLOTS:
         QVERIFY2(incident.value(2).startsWith(QLatin1String("8 of its GPUs began throttling")),
             qPrintable(incident.value(2)));
         QCOMPARE(incident.value(3),
-            QStringLiteral("20 GPUs · jobs: pretrain-llama-70b-long-context-run-3, eval-suite-1 (36 GPUs)"));
+            QStringLiteral("20 GPUs hit · jobs: pretrain-llama-70b-long-context-run-3, eval-suite-1 (36 GPUs)"));
     }
 
     void theTableOverThem()

@@ -142,7 +142,7 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         painter.setPen(dim);
         const QRectF third(x, second.bottom(), first.width(), row * 0.65);
         painter.drawText(third, Qt::AlignLeft | Qt::AlignVCenter,
-            evidenceMetrics.elidedText(QStringLiteral("%1  ·  %L2 GPUs  ·  %3")
+            evidenceMetrics.elidedText(QStringLiteral("%1  ·  %L2 GPUs hit  ·  %3")
                                            .arg(sinceText(p))
                                            .arg(p.gpusHit)
                                            .arg(tr("jobs: %1").arg(jobsText(p))),
