@@ -189,6 +189,12 @@ void addOptions(CLI::App &app, BackendOptions &o)
         ->type_name("FILE")
         ->needs(exporterListen)
         ->check(checkWith([](const std::string &file) { return file.empty() ? "the file name is empty" : ""; }));
+    app.add_option("--exporter-node-targets-file", o.exporterNodeTargetsFile,
+           "write each node's node_exporter page (its rail NICs, /node-exporter/HOSTNAME) and the facility page "
+           "(/facility) as scrape targets to FILE, as --exporter-targets-file does, for a scrape job of their own")
+        ->type_name("FILE")
+        ->needs(exporterListen)
+        ->check(checkWith([](const std::string &file) { return file.empty() ? "the file name is empty" : ""; }));
     app.add_flag("--exporter-topology-labels", o.exporterTopologyLabels,
         "add the simulator's row and rack labels to that page (dcgm-exporter has none)");
     addDoorOptions(app, "--exporter", "the exporter pages", &o.exporterSecurity);

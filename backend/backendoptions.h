@@ -21,6 +21,7 @@ struct BackendOptions
     bool exporterTopologyLabels = false; // add the simulator's row and rack labels to that page
     // Where to write the node pages' targets (Prometheus file_sd JSON) once the exporter listens; empty: nowhere.
     std::string exporterTargetsFile;
+    std::string exporterNodeTargetsFile; // the node_exporter pages' and the facility page's targets
     BoundedHttpServer::Security exporterSecurity; // TLS, client certificates and tokens of the exporter pages
     SimulationOptions source; // the frame source's options, and the fleet when simulated
     // --source prometheus: frames from a Prometheus-compatible server instead of the simulator.

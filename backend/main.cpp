@@ -146,6 +146,13 @@ int main(int argc, char **argv)
             server.stop();
             return 1;
         }
+        if (!options.exporterNodeTargetsFile.empty()
+            && !exporter->writeNodeExporterTargetsFile(options.exporterNodeTargetsFile, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --exporter-node-targets-file: {}\n", error);
+            exporter->stop();
+            server.stop();
+            return 1;
+        }
         fmt::print("exporter listening on {}\n", exporter->listeningAddress());
         std::fflush(stdout);
     }

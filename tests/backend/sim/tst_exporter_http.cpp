@@ -524,6 +524,12 @@ private Q_SLOTS:
         QVERIFY2(targets.error.empty(), targets.error.c_str());
         QCOMPARE(targets.options.exporterTargetsFile, std::string("/tmp/t.json"));
         QVERIFY(parse({}).options.exporterTargetsFile.empty());
+        const auto nodeTargets
+            = parse({ "--exporter-listen", "127.0.0.1:0", "--exporter-node-targets-file", "/tmp/n.json" });
+        QVERIFY2(nodeTargets.error.empty(), nodeTargets.error.c_str());
+        QCOMPARE(nodeTargets.options.exporterNodeTargetsFile, std::string("/tmp/n.json"));
+        QVERIFY(parse({ "--exporter-node-targets-file", "/tmp/n.json" }).error.find("--exporter-node-targets-file")
+            != std::string::npos); // needs --exporter-listen
         // Targets of an exporter that is not there, no file name, an empty one: refused, naming the option.
         for (const auto &bad : std::vector<std::vector<std::string>> { { "--exporter-targets-file", "/tmp/t.json" },
                  { "--exporter-listen", "127.0.0.1:0", "--exporter-targets-file" },
