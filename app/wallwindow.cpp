@@ -462,7 +462,7 @@ void WallWindow::refresh()
         m_header->setStatusLine(status);
     }
 
-    // The banner: stale data first, then whatever went wrong last, for half a minute.
+    // The banner: stale data first, then the worst open incident, then whatever went wrong last, for half a minute.
     if (stale) {
         const qint64 age = silentMs / 1000;
         // The client's own detail names the gRPC error in full: too much for a wall, and it is in the log.
@@ -473,6 +473,12 @@ void WallWindow::refresh()
             WallHeader::Tone::Critical);
     } else if (sample == 0 && m_session->connectionState() != TelemetryClient::State::Live) {
         m_header->setBanner(m_session->connectionDetail(), WallHeader::Tone::Warning);
+    } else if (const QString lead = m_problemsPage->leadIncident(); !lead.isEmpty()) {
+        // What is wrong, and why, where the room reads first: the worst shared incident (the health strip's counts
+        // give way to it; the problems page lists them all).
+        m_header->setBanner(lead,
+            m_problemsPage->leadSeverity() == EventSeverity::Critical ? WallHeader::Tone::Critical
+                                                                      : WallHeader::Tone::Warning);
     } else if (!m_problem.isEmpty() && m_problemClock.isValid() && m_problemClock.elapsed() < problemShownMs) {
         m_header->setBanner(m_problem, WallHeader::Tone::Warning);
     } else {

@@ -237,6 +237,25 @@ QString tallyText(const ProblemTally &t)
     return text;
 }
 
+QString leadIncidentLine(const std::vector<Problem> &ranked, const ProblemTally &tally, EventSeverity *severity)
+{
+    const auto lead = std::find_if(ranked.begin(), ranked.end(), isSharedIncident);
+    if (lead == ranked.end()) {
+        return {};
+    }
+    if (severity != nullptr) {
+        *severity = lead->severity;
+    }
+    QString line = incidentCauseLabel(*lead) + QStringLiteral(" · ") + lead->text;
+    if (tally.incidents > 1) {
+        line += QStringLiteral(" · ") + plural(tally.incidents - 1, "more incident", "more incidents");
+    }
+    if (tally.others > 0) {
+        line += QStringLiteral(" · ") + plural(tally.others, "other problem", "other problems");
+    }
+    return line;
+}
+
 void ProblemBoard::clear()
 {
     m_problems.clear();

@@ -97,6 +97,10 @@ struct ProblemTally
 ProblemTally tallyProblems(const std::vector<Problem> &problems);
 // "2 incidents · 9 other problems (3 critical)", "No open problems".
 QString tallyText(const ProblemTally &tally);
+// What a wall's banner says while a shared incident is open: the first one of the ranked problems, its cause and
+// headline, and what else is open ("NETWORK · Leaf su03-l5 down: 32 GPUs lost their link · 1 more incident · 9 other
+// problems"); empty when none is open. severity: the incident's.
+QString leadIncidentLine(const std::vector<Problem> &ranked, const ProblemTally &tally, EventSeverity *severity);
 
 // A job on more than one driver / VBIOS version (warning: its GPUs off the job's majority), a rack on more than one
 // (information: a rollout half done, a node it missed), one problem each; unranked (rankProblems).

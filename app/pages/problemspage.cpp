@@ -146,6 +146,7 @@ void ProblemsPage::refresh()
                            [](const Problem &p) { return p.severity == EventSeverity::Info; }),
             problems.end());
         m_tally = tallyProblems(problems);
+        m_lead = leadIncidentLine(problems, m_tally, &m_leadSeverity);
         m_board->setProblems(std::move(problems), m_session->topology(), m_session->jobs(), now);
         Q_EMIT tallied(m_tally);
         return;

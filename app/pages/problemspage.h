@@ -41,6 +41,10 @@ public:
     ProblemsBoard *board() const { return m_board; }
     // The open problems at the last refresh, counted (model/problems.h).
     ProblemTally tally() const { return m_tally; }
+    // The wall's look: what its banner says while a shared incident is open (model/problems.h leadIncidentLine), and
+    // that incident's severity; empty when none is (and on the desk).
+    QString leadIncident() const { return m_lead; }
+    EventSeverity leadSeverity() const { return m_leadSeverity; }
     // Whether the page is seen now: shown, it reads the problems at once and then follows them; hidden, the desk's
     // stops, the wall's goes on counting them (its header says the tally) without painting. The desk's dock is shown
     // from the start, the wall's page only while it is on the wall.
@@ -82,6 +86,8 @@ private:
     ProblemsBoard *m_board = nullptr;
     QTimer m_clock;
     ProblemTally m_tally;
+    QString m_lead;
+    EventSeverity m_leadSeverity = EventSeverity::Warning;
     uint32_t m_gpusCritical = 0;
 };
 

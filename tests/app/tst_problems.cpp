@@ -448,11 +448,23 @@ private Q_SLOTS:
         board.add(makeEvent(EventKind::ThermalThrottleStart, t0, 3, 0));
         QCOMPARE(tallyText(tallyProblems(board.open(t0, topology.get(), nullptr))),
             QStringLiteral("2 problems (1 critical)"));
+        // The wall's banner says nothing of single problems; an open incident it names first, with what else is open.
+        EventSeverity severity = EventSeverity::Info;
+        const auto singles = board.open(t0, topology.get(), nullptr);
+        QCOMPARE(leadIncidentLine(singles, tallyProblems(singles), &severity), QString());
         board.add(makeIncident(EventKind::IncidentOpen, t0, 1, { { 16, 8 } }));
-        const ProblemTally tally = tallyProblems(board.open(t0, topology.get(), nullptr));
+        const auto open = board.open(t0, topology.get(), nullptr);
+        const ProblemTally tally = tallyProblems(open);
         QCOMPARE(tally.incidents, 1U);
         QCOMPARE(tally.others, 2U);
         QCOMPARE(tallyText(tally), QStringLiteral("1 incident · 2 other problems (2 critical)"));
+        QCOMPARE(leadIncidentLine(open, tally, &severity), QStringLiteral("COOLING · Incident 1 · 2 other problems"));
+        QCOMPARE(severity, EventSeverity::Critical);
+        board.add(makeIncident(EventKind::IncidentOpen, t0, 2, { { 32, 8 } }, QStringLiteral("network"),
+            QStringLiteral("Leaf su01-l0 down"), 1, EventSeverity::Warning));
+        const auto two = board.open(t0, topology.get(), nullptr);
+        QCOMPARE(leadIncidentLine(two, tallyProblems(two), &severity),
+            QStringLiteral("COOLING · Incident 1 · 1 more incident · 2 other problems"));
     }
 
     // The wall's page: a row per problem in rank order, where first, then what, since when and the jobs hit.
