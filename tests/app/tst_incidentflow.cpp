@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: Apache-2.0
+// Each staged domain fault end to end: a real backend process simulating it, a console session over gRPC, and the
+// problems the console lists. The backend's incident must arrive first in the list, as a shared incident naming a
+// domain of the kind at fault, with its cause, and the symptoms it explains not listed again on their own.
+#include "app/consolesession.h"
+#include "model/problems.h"
+
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTest>
+
+using namespace fleetscope;
+
+namespace {
+
+// A backend process staging one scenario, fast enough that its fault comes within seconds.
+class Backend
+{
+public:
+    bool start(const QString &scenario, const QString &hardware)
+    {
+        m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        m_process.start(QStringLiteral(FLEETSCOPE_BIN_DIR "/fleetscope-backend"),
+            { QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--gpus"),
+                hardware == QLatin1String("gb200-nvl72") ? QStringLiteral("1152") : QStringLiteral("2048"),
+                QStringLiteral("--hardware"), hardware, QStringLiteral("--scenario"), scenario,
+                QStringLiteral("--speed"), QStringLiteral("60"), QStringLiteral("--interval-ms"),
+                QStringLiteral("250") });
+        if (!m_process.waitForStarted(10000)) {
+            return false;
+        }
+        QByteArray out;
+        QElapsedTimer clock;
+        clock.start();
+        while (clock.elapsed() < 60000) {
+            if (!m_process.waitForReadyRead(1000) && m_process.state() != QProcess::Running) {
+                return false;
+            }
+            out += m_process.readAllStandardOutput();
+            const qsizetype at = out.indexOf("listening on ");
+            const qsizetype end = at >= 0 ? out.indexOf('\n', at) : -1;
+            if (end > at) {
+                m_address = QString::fromUtf8(out.mid(at + 13, end - at - 13)).trimmed();
+                return true;
+            }
+        }
+        return false;
+    }
+    ~Backend()
+    {
+        m_process.kill();
+        m_process.waitForFinished(5000);
+    }
+    QString address() const { return m_address; }
+
+private:
+    QProcess m_process;
+    QString m_address;
+};
+
+} // namespace
+
+class TestIncidentFlow : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void aDomainFaultArrivesAsOneIncident_data()
+    {
+        QTest::addColumn<QString>("scenario");
+        QTest::addColumn<QString>("hardware");
+        QTest::addColumn<QString>("cause");
+        QTest::addColumn<int>("kind");
+        QTest::newRow("leaf-down") << QStringLiteral("leaf-down") << QStringLiteral("hgx-h100")
+                                   << QStringLiteral("network") << static_cast<int>(DomainKind::LeafSwitch);
+        QTest::newRow("pdu-trip") << QStringLiteral("pdu-trip") << QStringLiteral("hgx-h100") << QStringLiteral("power")
+                                  << static_cast<int>(DomainKind::Pdu);
+        QTest::newRow("cooling-failure") << QStringLiteral("cooling-failure") << QStringLiteral("hgx-h100")
+                                         << QStringLiteral("cooling") << static_cast<int>(DomainKind::CoolingUnit);
+        QTest::newRow("cdu-failure") << QStringLiteral("cdu-failure") << QStringLiteral("gb200-nvl72")
+                                     << QStringLiteral("cooling") << static_cast<int>(DomainKind::Cdu);
+        QTest::newRow("leak") << QStringLiteral("leak") << QStringLiteral("gb200-nvl72") << QStringLiteral("cooling")
+                              << static_cast<int>(DomainKind::NvlinkDomain);
+    }
+
+    void aDomainFaultArrivesAsOneIncident()
+    {
+        QFETCH(QString, scenario);
+        QFETCH(QString, hardware);
+        QFETCH(QString, cause);
+        QFETCH(int, kind);
+        Backend backend;
+        QVERIFY(backend.start(scenario, hardware));
+        ConsoleSession session(ConsoleSession::Options {});
+        session.connectTo(backend.address());
+        // The incident's first event, read as the problems page reads them: the first shared incident.
+        const auto lead = [&session]() -> std::optional<Problem> {
+            for (const Problem &p : session.problems(QDateTime::currentMSecsSinceEpoch())) {
+                if (isSharedIncident(p)) {
+                    return p;
+                }
+            }
+            return std::nullopt;
+        };
+        // At 60x the fault comes 2 s in; a cooling unit's heat front takes a minute and a half of simulated time more.
+        QTRY_VERIFY_WITH_TIMEOUT(lead().has_value(), 60000);
+        const std::optional<Problem> first = lead();
+        QVERIFY(first && first->incident);
+        const TopologyPtr topology = session.topology();
+        QVERIFY(topology);
+        const int64_t domain = first->incident->domain;
+        QVERIFY(domain >= 0 && static_cast<size_t>(domain) < topology->domains.size());
+        // The smallest domain at fault, not its parent: a CDU's loops may be named where the whole CDU failed.
+        const auto named = static_cast<int>(topology->domains[static_cast<size_t>(domain)].kind);
+        const bool loopOfCdu
+            = kind == static_cast<int>(DomainKind::Cdu) && named == static_cast<int>(DomainKind::CoolantLoop);
+        QVERIFY2(named == kind || loopOfCdu,
+            qPrintable(QStringLiteral("%1 names %2 %3: %4")
+                           .arg(scenario, QString::fromLatin1(domainKindName(static_cast<DomainKind>(named))),
+                               topology->domains[static_cast<size_t>(domain)].name, first->text)));
+        QCOMPARE(first->incident->cause, cause);
+        QVERIFY(!first->incident->evidence.isEmpty());
+        QVERIFY(first->incident->gpuCount >= 3);
+        // First in the list, and the GPUs it explains not listed on their own as the same kind of symptom.
+        const auto problems = session.problems(QDateTime::currentMSecsSinceEpoch());
+        QVERIFY(!problems.empty());
+        QVERIFY(isSharedIncident(problems.front()));
+    }
+};
+
+QTEST_MAIN(TestIncidentFlow)
+#include "tst_incidentflow.moc"
