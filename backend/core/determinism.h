@@ -28,5 +28,7 @@ inline double unit(uint64_t h)
 
 // Standard normal, from two uniforms (Box-Muller).
 double normal(uint64_t h);
+// A Poisson count of mean lambda (by its CDF up to a mean of 50, normal beyond; at most 1,000 by the CDF).
+uint32_t poisson(uint64_t h, double lambda);
 
 } // namespace fleetscope::backend::determinism

@@ -55,6 +55,12 @@ struct MetricDef
     std::string colourMap;
 };
 
+// A rail port's transmit wait as node_exporter counts it (node_infiniband_port_transmit_wait_total): as NVIDIA's
+// ibdiagnet reads it ("Congestion Assessment on InfiniBand Links"), a Quantum-generation port counts a tick per 8 bytes
+// it could not send, so at NDR's 400 Gb/s (50 GB/s) a port stalled all the time counts 6.25e9 ticks a second. The
+// simulator's pages count so; the metric maps read rate(ticks) * 100 / this as the share of time stalled, in %.
+constexpr double railTransmitWaitTicksPerSecond = 6.25e9;
+
 // The metrics the simulator produces, in MetricId order.
 const std::vector<MetricDef> &metricCatalog();
 std::optional<MetricId> metricByKey(const std::string &key);

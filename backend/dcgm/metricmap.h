@@ -76,7 +76,7 @@ public:
     // generation port counts a tick per 8 bytes it could not send; at NDR's 400 Gb/s (50 GB/s) a port stalled all
     // the time counts 6.25e9 ticks a second. The share of time stalled, in %, is rate(ticks) * 100 / 6.25e9: the
     // conversion the built-in profiles give (a site with another link rate gives its own in --metric-map).
-    static constexpr double transmitWaitTicksPerSecond = 6.25e9;
+    static constexpr double transmitWaitTicksPerSecond = railTransmitWaitTicksPerSecond; // core/metriccatalog.h
     static constexpr double transmitWaitScale = 100.0 / transmitWaitTicksPerSecond;
     // A value as the plane holds it, after the conversion: node-exporter's port state ids to 1 for ACTIVE (4) and 0
     // for the rest (down, init, armed, ...); other metrics as they are.

@@ -53,25 +53,6 @@ float ramp(double x)
     return static_cast<float>(std::clamp(x, 0.0, 1.0));
 }
 
-uint32_t poisson(uint64_t h, double lambda)
-{
-    if (lambda <= 0) {
-        return 0;
-    }
-    if (lambda > 50) {
-        return static_cast<uint32_t>(std::max(0.0, std::round(lambda + std::sqrt(lambda) * normal(h))));
-    }
-    const double u = unit(h);
-    uint32_t count = 0;
-    double p = std::exp(-lambda);
-    double cdf = p;
-    while (u > cdf && count < 1000) {
-        ++count;
-        p *= lambda / count;
-        cdf += p;
-    }
-    return count;
-}
 } // namespace
 
 DomainFaultModel::DomainFaultModel(const FleetShape &shape, uint64_t seed, float capWatts)

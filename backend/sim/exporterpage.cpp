@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/exporterpage.h"
 
-#include "dcgm/metricmap.h"
-
 #include <array>
 #include <cmath>
 #include <iterator>
@@ -333,7 +331,7 @@ ExporterPage::Rendered ExporterPage::renderNodeExporter(const FleetShape &shape,
             return counters;
         case 3:
             *out = counters ? static_cast<uint64_t>(static_cast<double>(totals->transmitWaitMicroseconds[g])
-                       * (MetricMap::transmitWaitTicksPerSecond / 1e6))
+                       * (railTransmitWaitTicksPerSecond / 1e6))
                             : 0;
             return counters;
         case 4:

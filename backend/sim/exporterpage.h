@@ -92,8 +92,8 @@ public:
     // the instance): device mlx5_<k> is GPU k's rail NIC, port 1. node_infiniband_state_id is 4 (ACTIVE) while the
     // link is up, 1 (DOWN) otherwise, and node_infiniband_physical_state_id 5 (LinkUp) or 2 (Polling, as a port
     // whose switch is gone); the counters are totals since the start that never fall (Frame::railTotals; a frame
-    // without them has no counter lines), transmit wait in ticks (MetricMap::transmitWaitTicksPerSecond a second
-    // of full stall). An offline GPU's NIC is absent, as is a node's whose GPUs are all offline.
+    // without them has no counter lines), transmit wait in ticks (railTransmitWaitTicksPerSecond (core/metriccatalog.h)
+    // a second of full stall). An offline GPU's NIC is absent, as is a node's whose GPUs are all offline.
     struct NodeFamily
     {
         const char *name;

@@ -3,6 +3,7 @@
 
 #include "core/determinism.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -15,6 +16,26 @@ double normal(uint64_t h)
     const double u1 = std::max(unit(h), 1e-300);
     const double u2 = unit(mix(h));
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+uint32_t poisson(uint64_t h, double lambda)
+{
+    if (lambda <= 0) {
+        return 0;
+    }
+    if (lambda > 50) {
+        return static_cast<uint32_t>(std::max(0.0, std::round(lambda + std::sqrt(lambda) * normal(h))));
+    }
+    const double u = unit(h);
+    uint32_t count = 0;
+    double p = std::exp(-lambda);
+    double cdf = p;
+    while (u > cdf && count < 1000) {
+        ++count;
+        p *= lambda / count;
+        cdf += p;
+    }
+    return count;
 }
 } // namespace determinism
 

@@ -20,25 +20,6 @@ constexpr double marginalShare = 0.01;
 constexpr double healthyBurstsPerDay = 0.3;
 constexpr double marginalBurstsPerDay = 48.0;
 
-uint32_t poissonCount(uint64_t h, double lambda)
-{
-    if (lambda <= 0) {
-        return 0;
-    }
-    if (lambda > 50) {
-        return static_cast<uint32_t>(std::max(0.0, std::round(lambda + std::sqrt(lambda) * normal(h))));
-    }
-    const double u = unit(h);
-    uint32_t count = 0;
-    double p = std::exp(-lambda);
-    double cdf = p;
-    while (u > cdf && count < 1000) {
-        ++count;
-        p *= lambda / count;
-        cdf += p;
-    }
-    return count;
-}
 } // namespace
 
 RailCounters::RailCounters(uint32_t gpuCount, uint64_t seed)
@@ -74,14 +55,14 @@ void RailCounters::backgroundDraws(uint64_t stepIndex, double dt, std::vector<ui
     if (n == 0) {
         return;
     }
-    const uint32_t healthy = poissonCount(hash(m_seed, SaltHealthy, stepIndex), healthyBurstsPerDay * n * dt / day);
+    const uint32_t healthy = poisson(hash(m_seed, SaltHealthy, stepIndex), healthyBurstsPerDay * n * dt / day);
     for (uint32_t i = 0; i < healthy; ++i) {
         const uint64_t h = hash(m_seed, SaltBurst, stepIndex, i);
         gpus->push_back(static_cast<uint32_t>(h % n));
         gpus->push_back(1 + static_cast<uint32_t>(mix(h) % 3));
     }
     if (!m_marginal.empty()) {
-        const uint32_t weak = poissonCount(hash(m_seed, SaltWeak, stepIndex),
+        const uint32_t weak = poisson(hash(m_seed, SaltWeak, stepIndex),
             marginalBurstsPerDay * static_cast<double>(m_marginal.size()) * dt / day);
         for (uint32_t i = 0; i < weak; ++i) {
             const uint64_t h = hash(m_seed, SaltBurst, stepIndex, healthy + i);
