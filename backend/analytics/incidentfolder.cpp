@@ -495,18 +495,23 @@ void IncidentFolder::foldClass(int cls, double now, std::vector<FleetEvent> *out
                 break;
             }
             // What was seen as it was folded: how close together, and whether its likes saw it too (a twin that
-            // serves the same GPUs, as a rack's two PDUs do, cannot be told apart by them).
+            // serves the same GPUs, as a rack's two PDUs do, is told apart only by the nodes corded to one alone).
             size_t others = 0;
-            std::string twin;
+            uint32_t twin = none;
             for (uint32_t d = 0; d < domains.size(); ++d) {
                 if (d == best || m_pend[d] == 0 || domains[d].kind != domains[best].kind) {
                     continue;
                 }
-                if (m_pend[d] == m_pend[best] && m_domainGpus[d] == m_domainGpus[best]) {
-                    twin = twin.empty() ? domains[d].name : twin;
+                if (twin == none && m_pend[d] == m_pend[best] && m_domainGpus[d] == m_domainGpus[best]) {
+                    twin = d;
                 } else {
                     ++others;
                 }
+            }
+            const uint32_t tripped
+                = twin != none && domains[best].kind == DomainKind::Pdu ? trippedOf(best, twin) : none;
+            if (tripped != none && tripped == twin) {
+                std::swap(best, twin);
             }
             const std::string kind = domainKindName(domains[best].kind);
             const double spread = std::ceil(m_pendLast[best] - m_pendFirst[best]);
@@ -514,8 +519,12 @@ void IncidentFolder::foldClass(int cls, double now, std::vector<FleetEvent> *out
             seen += others == 0
                 ? fmt::format("no other {} did", kind)
                 : fmt::format("{} other {} did on fewer GPUs", others, others == 1 ? kind : plural(domains[best].kind));
-            if (!twin.empty()) {
-                seen += fmt::format("; {} {} serves the same GPUs, which cannot tell the two apart", kind, twin);
+            if (tripped != none) {
+                seen += fmt::format(
+                    "; {}, and no node corded to {} {} alone did", corded(m_toldNodes), kind, domains[twin].name);
+            } else if (twin != none) {
+                seen += fmt::format(
+                    "; {} {} serves the same GPUs, which cannot tell the two apart", kind, domains[twin].name);
             }
             uint32_t slot = m_domainSlot[best] >= 0 ? static_cast<uint32_t>(m_domainSlot[best]) : openSlot();
             if (slot == none) {
@@ -588,6 +597,50 @@ void IncidentFolder::foldClass(int cls, double now, std::vector<FleetEvent> *out
         o.start = std::min(o.start, p.time);
         o.seen |= p.bits;
     }
+}
+
+// Of two PDUs that serve the same GPUs, the one that tripped: the nodes that went down among the onsets waiting in
+// the first are all corded to that one alone (FleetShape::cordsOf), and one did at least. none when no such node went
+// down, or one corded to both (or to the other side too) did. The nodes are kept in m_toldNodes.
+uint32_t IncidentFolder::trippedOf(uint32_t a, uint32_t b)
+{
+    m_toldNodes.clear();
+    uint32_t side = none;
+    for (uint32_t k = m_bucketStart[a]; k < m_bucketStart[a + 1]; ++k) {
+        const uint32_t i = m_bucket[k];
+        if (m_done[i] != 0 || (m_left[i].bits & Down) == 0) {
+            continue;
+        }
+        const uint32_t node = m_shape.nodeOfGpu[m_left[i].gpu];
+        if (std::find(m_toldNodes.begin(), m_toldNodes.end(), node) != m_toldNodes.end()) {
+            continue;
+        }
+        const auto cords = m_shape.cordsOf(node);
+        const uint32_t only = cords.size() == 1 && (cords[0] == a || cords[0] == b) ? cords[0] : none;
+        if (only == none || (side != none && only != side)) {
+            return none;
+        }
+        side = only;
+        m_toldNodes.push_back(node);
+    }
+    return side;
+}
+
+// "r03-k05-n04, corded to it alone, went down", or "2 nodes corded to it alone went down (r01-k02-t04, r01-k02-t12)".
+std::string IncidentFolder::corded(const std::vector<uint32_t> &nodes) const
+{
+    if (nodes.size() == 1) {
+        return fmt::format("{}, corded to it alone, went down", m_shape.nodes[nodes[0]].hostname);
+    }
+    constexpr size_t named = 3;
+    std::string hosts;
+    for (size_t i = 0; i < nodes.size() && i < named; ++i) {
+        hosts += (i == 0 ? "" : ", ") + m_shape.nodes[nodes[i]].hostname;
+    }
+    if (nodes.size() > named) {
+        hosts += fmt::format(" and {} more", nodes.size() - named);
+    }
+    return fmt::format("{} nodes corded to it alone went down ({})", nodes.size(), hosts);
 }
 
 // Whether enough of a domain shows its symptoms for it to be named.

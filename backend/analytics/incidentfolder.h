@@ -151,6 +151,8 @@ private:
     void fold(double now, std::vector<FleetEvent> *out);
     void foldClass(int cls, double now, std::vector<FleetEvent> *out);
     bool explains(int cls, uint32_t domain) const;
+    uint32_t trippedOf(uint32_t a, uint32_t b);
+    std::string corded(const std::vector<uint32_t> &nodes) const;
     uint32_t openSlot();
     void absorb(uint16_t bits, std::vector<FleetEvent> *out, double now);
     uint32_t domainIncidentOf(uint32_t gpu, uint16_t bits) const;
@@ -194,6 +196,7 @@ private:
     std::vector<uint32_t> m_bucketStart, m_bucketFill, m_bucket; // the waiting onsets by domain, as indices of m_left
     std::vector<Pending> m_left;
     std::vector<uint8_t> m_done;
+    std::vector<uint32_t> m_toldNodes; // the nodes corded to one PDU alone that told the fold which one tripped
     std::vector<Open> m_open;
     std::vector<uint32_t> m_freeSlots;
     std::unordered_map<uint32_t, uint32_t> m_nodeIncident; // node -> slot of its open node incident

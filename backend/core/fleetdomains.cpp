@@ -16,6 +16,9 @@ constexpr uint32_t racksPerCoolingSegment = 8;
 // leaf of its rail; a GB200 NVL72 SuperPOD's is 8 racks (144 compute trays), one 144-port leaf per rail.
 constexpr uint32_t hgxNodesPerScalableUnit = 32;
 constexpr uint32_t nvl72RacksPerScalableUnit = 8;
+// Every node draws from both of its rack's PDUs but one in four, which has a single cord: the 4th node of a rack on
+// side A, the 8th on side B, the 12th on A again. A trip of one side takes those down and brakes the rest.
+constexpr uint32_t singleCordedEvery = 4;
 
 uint32_t add(std::vector<Domain> *domains, DomainKind kind, std::string name, int32_t parent, int32_t rail = -1)
 {
@@ -96,6 +99,34 @@ void FleetShape::simulateDomains()
             }
         }
     }
+
+    // Power cords: the single-corded nodes name their one PDU (the rack's first two domains are its sides A and B).
+    for (const Rack &rack : racks) {
+        for (uint32_t i = singleCordedEvery - 1; i < rack.nodeCount; i += singleCordedEvery) {
+            const uint32_t side = (i / singleCordedEvery) % 2;
+            nodes[rack.firstNode + i].domains.push_back(rack.domains[side]);
+        }
+    }
+}
+
+std::vector<uint32_t> FleetShape::cordsOf(uint32_t node) const
+{
+    std::vector<uint32_t> cords;
+    if (node >= nodes.size()) {
+        return cords;
+    }
+    const auto pdus = [&](const std::vector<uint32_t> &list) {
+        for (const uint32_t d : list) {
+            if (d < domains.size() && domains[d].kind == DomainKind::Pdu) {
+                cords.push_back(d);
+            }
+        }
+    };
+    pdus(nodes[node].domains);
+    if (cords.empty() && nodes[node].rack < racks.size()) {
+        pdus(racks[nodes[node].rack].domains);
+    }
+    return cords;
 }
 
 std::vector<uint32_t> FleetShape::domainsOfGpu(uint32_t gpu) const

@@ -75,7 +75,8 @@ struct FleetShape
         std::string model;
         std::string driverVersion;
         std::string firmwareVersion;
-        // Indices into the fleet's domains: its scalable unit.
+        // Indices into the fleet's domains: its scalable unit, and the PDUs it is corded to when they are not all its
+        // rack's (a single-corded node names its one PDU). A node that names no PDU draws from every PDU of its rack.
         std::vector<uint32_t> domains;
     };
 
@@ -109,7 +110,10 @@ struct FleetShape
     void simulateDomains();
     // The domains that serve a GPU (its rack's, its node's, its leaf switch), each once, smallest first: a leaf before
     // its scalable unit, a PDU before its busway and feed. Parents included.
+    // Both of a rack's PDUs for each of its GPUs, a single-corded node's too (cordsOf says which one feeds it).
     std::vector<uint32_t> domainsOfGpu(uint32_t gpu) const;
+    // The PDUs a node is corded to: those its own domains name, else its rack's; what a PDU's trip takes from it.
+    std::vector<uint32_t> cordsOf(uint32_t node) const;
     // "PDU r03-k05-a · CDU loop r03-cdu1-b · leaf su03-l5 port 17, rail 5": a GPU's domains for people, parents left
     // out.
     std::string domainLine(uint32_t gpu) const;

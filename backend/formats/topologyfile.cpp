@@ -305,7 +305,8 @@ private:
             if (const auto g = View::member(node, "gpus"); g && !gpuCount(*g, at(path, *g), &out->gpus)) {
                 return false;
             }
-            if (!stringMember(node, "scalableUnit", false, path, &out->scalableUnit)) {
+            if (!stringMember(node, "scalableUnit", false, path, &out->scalableUnit)
+                || !stringList(node, "power", path, &out->power)) {
                 return false;
             }
             if (const auto l = View::member(node, "links"); l && !links(*l, path + ".links", out)) {
@@ -729,6 +730,17 @@ bool resolveDomains(TopologyFile *file, std::string *error)
                 if (!host.scalableUnit.empty()
                     && !resolve(host.scalableUnit, { DomainKind::ScalableUnit }, hostWhere + " scalableUnit")) {
                     return false;
+                }
+                // A host's PDUs are those it is corded to, of its rack's when the rack lists some.
+                for (const auto &pdu : host.power) {
+                    if (!resolve(pdu, { DomainKind::Pdu }, hostWhere + " power")) {
+                        return false;
+                    }
+                    if (!rack.power.empty()
+                        && std::find(rack.power.begin(), rack.power.end(), pdu) == rack.power.end()) {
+                        *error = fmt::format("{} power: '{}' is not one of rack {}'s PDUs", hostWhere, pdu, rack.name);
+                        return false;
+                    }
                 }
                 for (const auto &link : host.links) {
                     if (!resolve(link.leaf, { DomainKind::LeafSwitch }, hostWhere + " links")) {

@@ -15,13 +15,14 @@ namespace fleetscope::backend {
 // The shared domains (optional; common/domains.h's kinds, docs/topology-example.json has a site's): a `domains` list
 // of {kind, name, parent, rail} (kind one of feed, busway, pdu, cooling-unit, cdu, loop, nvlink, scalable-unit,
 // spine, leaf; parent a domain's name; rail a spine's or leaf's, from 0); a rack's `power: [PDU names]` and
-// `cooling: NAME` (a cooling unit, CDU or loop); a host's `scalableUnit: NAME` and `links: [{leaf, port}]`, one per
-// GPU in order. A rail-optimised fabric need not be written out link by link: `fabric: {scalableUnits: [{name,
-// leafPrefix, hosts}]}` makes the scalable unit (unless listed), a leaf <leafPrefix><rail> per rail (parent: the spine
-// of that rail, when one is listed) and cables GPU k of the n-th host listed to leaf k, port n (from 1), unless the
-// host says its own links. `fabric: {nics: [mlx5_0, ...]}` names the rail NIC of each GPU position (node-exporter's
-// device label; default mlx5_<k> for GPU k). A rack with nvlinkDomain true gets an NVLink domain <rack>-nvl unless
-// one is listed under that name.
+// `cooling: NAME` (a cooling unit, CDU or loop); a host's `power: [PDU names]` when it is not corded to every PDU of
+// its rack (a single-corded host lists one, of its rack's when the rack lists some), `scalableUnit: NAME` and `links:
+// [{leaf, port}]`, one per GPU in order. A rail-optimised fabric need not be written out link by link: `fabric:
+// {scalableUnits: [{name, leafPrefix, hosts}]}` makes the scalable unit (unless listed), a leaf <leafPrefix><rail> per
+// rail (parent: the spine of that rail, when one is listed) and cables GPU k of the n-th host listed to leaf k, port n
+// (from 1), unless the host says its own links. `fabric: {nics: [mlx5_0, ...]}` names the rail NIC of each GPU position
+// (node-exporter's device label; default mlx5_<k> for GPU k). A rack with nvlinkDomain true gets an NVLink domain
+// <rack>-nvl unless one is listed under that name.
 struct TopologyFile
 {
     struct Link
@@ -35,6 +36,7 @@ struct TopologyFile
         uint32_t gpus = 0;
         std::string scalableUnit;
         std::vector<Link> links; // empty: from the fabric's scalable units, or none
+        std::vector<std::string> power; // the PDUs it is corded to; empty: every one of its rack's
     };
     struct Rack
     {

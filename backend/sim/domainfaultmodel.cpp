@@ -12,7 +12,8 @@ namespace fleetscope::backend {
 using namespace determinism;
 
 namespace {
-enum Salt : uint64_t { SaltCount = 401, SaltPick, SaltDuration, SaltCord, SaltSymbols };
+// 404 chose a rack's single-corded nodes, which the shape now says (FleetShape::cordsOf).
+enum Salt : uint64_t { SaltCount = 401, SaltPick, SaltDuration, SaltSymbols = 405 };
 
 constexpr double day = 86400.0;
 constexpr size_t kindCount = 6;
@@ -46,7 +47,6 @@ constexpr double flapPeriod = 30.0;
 constexpr double flapDownSeconds = 5.0;
 constexpr double flapSymbolsPerSecond = 0.5;
 constexpr uint32_t receiveErrorsPerSymbol = 5; // one packet dropped per this many symbol errors
-constexpr uint32_t singleCordedEvery = 4; // one node in four of a rack has one power cord
 
 float ramp(double x)
 {
@@ -93,6 +93,14 @@ DomainFaultModel::DomainFaultModel(const FleetShape &shape, uint64_t seed, float
             break;
         default:
             break;
+        }
+    }
+    // The nodes corded to each PDU, as the shape says (FleetShape::cordsOf), and whether that PDU is their only one.
+    m_corded.resize(domains);
+    for (uint32_t n = 0; n < shape.nodes.size(); ++n) {
+        const auto cords = shape.cordsOf(n);
+        for (const uint32_t d : cords) {
+            m_corded[d].emplace_back(n, cords.size() == 1);
         }
     }
     // The GPUs of each leaf, in GPU order.
@@ -227,23 +235,15 @@ void DomainFaultModel::apply(const Active &a, double now, double dt)
         }
         break;
     }
-    case Kind::PduTrip: {
-        if (now >= f.endSeconds || m_racksOf[f.domain].empty()) {
-            break;
-        }
-        const uint32_t r = m_racksOf[f.domain].front();
-        const auto &rack = m_shape.racks[r];
-        const uint32_t side = !rack.domains.empty() && rack.domains.front() == f.domain ? 0 : 1;
-        const auto shift = static_cast<uint32_t>(hash(m_seed, SaltCord, r) % singleCordedEvery);
-        for (uint32_t i = 0; i < rack.nodeCount; ++i) {
-            // One node in four has one cord, on side A or B in turn: those on the tripped side lose power.
-            const uint32_t slot = i + shift;
-            const bool single = slot % singleCordedEvery == 0;
-            const bool onThisSide = (slot / singleCordedEvery) % 2 == side;
-            touchNode(rack.firstNode + i, m_capWatts, single && onThisSide);
+    case Kind::PduTrip:
+        // Its nodes run on their other cord under the power brake; those corded to it alone go down. A node corded to
+        // the rack's other PDU alone is not touched.
+        if (now < f.endSeconds && f.domain < m_corded.size()) {
+            for (const auto &[node, alone] : m_corded[f.domain]) {
+                touchNode(node, m_capWatts, alone);
+            }
         }
         break;
-    }
     case Kind::LeafDown:
         if (now < f.endSeconds && f.domain + 1 < m_leafFirst.size()) {
             for (uint32_t i = m_leafFirst[f.domain]; i < m_leafFirst[f.domain + 1]; ++i) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace fleetscope::backend {
@@ -82,6 +83,8 @@ private:
     std::vector<Active> m_active; // planned, in force, or recovering
     std::array<std::vector<uint32_t>, 6> m_candidates; // per DomainFault::Kind: the domains (LinkFlap: GPUs)
     std::vector<std::vector<uint32_t>> m_racksOf; // per domain: the racks it serves (power, cooling, NVLink)
+    std::vector<std::vector<std::pair<uint32_t, bool>>>
+        m_corded; // per PDU: its nodes, and whether it is their only one
     std::vector<uint32_t> m_leafFirst, m_leafGpus; // the GPUs of each leaf: m_leafGpus[m_leafFirst[d]..[d + 1])
 
     std::vector<float> m_rackOffset, m_rackFlow, m_nodeCap;

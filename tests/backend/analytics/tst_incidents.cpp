@@ -313,35 +313,98 @@ private Q_SLOTS:
         QCOMPARE(rig.folder.openCount(), size_t(1));
     }
 
-    void aPduTripNamesThePdu()
+    // A rack's two PDUs serve the same GPUs, but not the same nodes alone: the 4th node is corded to side A only, the
+    // 8th to B (FleetShape::cordsOf). A trip brakes the nodes corded to both sides and takes down those corded to the
+    // tripped side alone, which names it; with no such node down the GPUs cannot tell the sides apart, and the
+    // evidence says so.
+    void aPduTripNamesThePduThatTripped_data()
     {
+        QTest::addColumn<QString>("tripped");
+        QTest::addColumn<QString>("named");
+        QTest::addColumn<QString>("told");
+        QTest::newRow("side a") << QStringLiteral("r01-k02-a") << QStringLiteral("r01-k02-a")
+                                << QStringLiteral("r01-k02-n04, corded to it alone, went down, and no node corded to "
+                                                  "PDU r01-k02-b alone did");
+        QTest::newRow("side b") << QStringLiteral("r01-k02-b") << QStringLiteral("r01-k02-b")
+                                << QStringLiteral("r01-k02-n08, corded to it alone, went down, and no node corded to "
+                                                  "PDU r01-k02-a alone did");
+        QTest::newRow("none tells") << QString() << QStringLiteral("r01-k02-a")
+                                    << QStringLiteral(
+                                           "PDU r01-k02-b serves the same GPUs, which cannot tell the two apart");
+    }
+    void aPduTripNamesThePduThatTripped()
+    {
+        QFETCH(QString, tripped);
+        QFETCH(QString, named);
+        QFETCH(QString, told);
         Rig rig(FleetShape::forGpuCount(4096));
-        const uint32_t pdu = domainNamed(rig.shape, "r01-k02-a");
-        const uint32_t twin = domainNamed(rig.shape, "r01-k02-b");
-        const auto gpus = gpusOf(rig.shape, pdu);
+        const uint32_t a = domainNamed(rig.shape, "r01-k02-a");
+        const uint32_t b = domainNamed(rig.shape, "r01-k02-b");
+        const auto gpus = gpusOf(rig.shape, a);
         QCOMPARE(gpus.size(), size_t(64));
+        QCOMPARE(gpusOf(rig.shape, b), gpus);
+        const uint32_t firstNode = rig.shape.nodeOfGpu[gpus.front()];
+        QCOMPARE(rig.shape.cordsOf(firstNode + 3), std::vector<uint32_t> { a });
+        QCOMPARE(rig.shape.cordsOf(firstNode + 7), std::vector<uint32_t> { b });
+        QCOMPARE(rig.shape.cordsOf(firstNode), (std::vector<uint32_t> { a, b }));
         rig.jobs.push_back(job(1, gpus.front(), 32));
         rig.jobs.push_back(job(2, gpus.front() + 32, 32));
         rig.run(3);
-        for (const uint32_t g : gpus) {
-            rig.plane(MetricId::ThrottleReasons)[g] = powerCap;
+        // The trip: as the simulator's, each node corded to it braked, or down when it is its only PDU. Without a side,
+        // every node braked and one corded to both down (its own fault, or its exporter): nothing tells.
+        const uint32_t side
+            = tripped.isEmpty() ? std::numeric_limits<uint32_t>::max() : domainNamed(rig.shape, tripped.toStdString());
+        int down = 0;
+        for (uint32_t n = firstNode; n < firstNode + 8; ++n) {
+            const auto cords = rig.shape.cordsOf(n);
+            const bool fed = tripped.isEmpty() || std::find(cords.begin(), cords.end(), side) != cords.end();
+            if (tripped.isEmpty() ? n == firstNode + 1 : cords == std::vector<uint32_t> { side }) {
+                rig.nodeDown(n);
+                ++down;
+            } else if (fed) {
+                const auto &node = rig.shape.nodes[n];
+                std::fill_n(rig.plane(MetricId::ThrottleReasons).begin() + node.firstGpu, node.gpuCount, powerCap);
+            }
         }
-        const uint32_t down = rig.shape.nodeOfGpu[gpus.front()] + 3;
-        rig.nodeDown(down);
+        QCOMPARE(down, 1);
         rig.run(40);
         const auto opened = rig.of(FleetEvent::Kind::IncidentOpen);
         QCOMPARE(opened.size(), size_t(1));
         const Incident &incident = *opened.front().incident;
-        // The rack's two PDUs serve the same GPUs: the GPUs cannot tell which side tripped, and the evidence says so.
-        QVERIFY(incident.domain == int64_t(pdu) || incident.domain == int64_t(twin));
+        QCOMPARE(incident.domain, int64_t(domainNamed(rig.shape, named.toStdString())));
         QCOMPARE(incident.cause, std::string("power"));
-        QCOMPARE(incident.gpuCount, 64U);
+        QCOMPARE(incident.gpuCount, tripped.isEmpty() ? 64U : 56U);
         QCOMPARE(opened.front().severity, FleetEvent::Severity::Critical);
-        QVERIFY2(incident.evidence.find("tripped: 7 nodes power-braked, 1 node down within 1 s; no other PDU did")
-                != std::string::npos,
-            incident.evidence.c_str());
-        QVERIFY2(incident.evidence.find("serves the same GPUs") != std::string::npos, incident.evidence.c_str());
-        QCOMPARE(incident.jobs, (std::vector<uint64_t> { 1, 2 }));
+        const std::string seen = tripped.isEmpty()
+            ? "tripped: 7 nodes power-braked, 1 node down within 1 s; no other PDU did"
+            : "tripped: 6 nodes power-braked, 1 node down within 1 s; no other PDU did";
+        QVERIFY2(incident.evidence.find(seen) != std::string::npos, incident.evidence.c_str());
+        QVERIFY2(incident.evidence.find(told.toStdString()) != std::string::npos, incident.evidence.c_str());
+        // Most GPUs hit first: side b spares the 4th node, in job 1.
+        QCOMPARE(incident.jobs,
+            (tripped.endsWith(QLatin1String("-b")) ? std::vector<uint64_t> { 2, 1 } : std::vector<uint64_t> { 1, 2 }));
+    }
+
+    // Nodes corded to both sides down as well as one corded to a side alone: a trip of one side does not explain them,
+    // so nothing is told.
+    void downNodesOfBothKindsTellNothing()
+    {
+        Rig rig(FleetShape::forGpuCount(4096));
+        const uint32_t a = domainNamed(rig.shape, "r01-k02-a");
+        const auto gpus = gpusOf(rig.shape, a);
+        const uint32_t firstNode = rig.shape.nodeOfGpu[gpus.front()];
+        rig.run(3);
+        for (const uint32_t g : gpus) {
+            rig.plane(MetricId::ThrottleReasons)[g] = powerCap;
+        }
+        rig.nodeDown(firstNode + 7); // corded to b alone
+        rig.nodeDown(firstNode + 2); // to both
+        rig.run(40);
+        const auto opened = rig.of(FleetEvent::Kind::IncidentOpen);
+        QCOMPARE(opened.size(), size_t(1));
+        const Incident &incident = *opened.front().incident;
+        QCOMPARE(incident.domain, int64_t(a));
+        QVERIFY2(incident.evidence.find("cannot tell the two apart") != std::string::npos, incident.evidence.c_str());
     }
 
     void aSingleGpusEccErrorStaysItsOwn()

@@ -266,6 +266,28 @@ private Q_SLOTS:
         QCOMPARE(plain.gpusOf(MetricMap::Scope::Gpu, "b", "", "1", "", "").first, 9U);
     }
 
+    // A host corded to one PDU of its rack lists it; a host that lists none draws from all of them.
+    void hostPower()
+    {
+        const QByteArray pdus = R"("domains": [{"kind": "pdu", "name": "k-a"}, {"kind": "pdu", "name": "k-b"}])";
+        const QByteArray json = jsonSite(pdus, R"("power": ["k-a", "k-b"])",
+            R"(["a", {"hostname": "b", "power": ["k-b"]}, {"hostname": "c", "power": ["k-a", "k-b"]}])");
+        const QByteArray yaml = yamlSite({ "domains: [{kind: pdu, name: k-a}, {kind: pdu, name: k-b}]" },
+            { "power: [k-a, k-b]" }, "[a, {hostname: b, power: [k-b]}, {hostname: c, power: [k-a, k-b]}]");
+        for (const bool isYaml : { false, true }) {
+            TopologyFile file;
+            std::string error;
+            QVERIFY2(isYaml ? TopologyFile::parseYaml(yaml.toStdString(), &file, &error)
+                            : TopologyFile::parse(json.toStdString(), &file, &error),
+                error.c_str());
+            const auto &hosts = file.rows.at(0).racks.at(0).hosts;
+            QCOMPARE(hosts.size(), size_t(3));
+            QVERIFY(hosts[0].power.empty());
+            QCOMPARE(hosts[1].power, std::vector<std::string> { "k-b" });
+            QCOMPARE(hosts[2].power, (std::vector<std::string> { "k-a", "k-b" }));
+        }
+    }
+
     // A rack's own gpusPerNode stands for the file's within it only; nvlinkDomain is plain true or false.
     void nvlinkDomainRacks()
     {
@@ -475,6 +497,19 @@ private Q_SLOTS:
         QTest::newRow("power unknown") << jsonSite(R"("domains": [])", R"("power": ["p"])", R"(["a"])")
                                        << yamlSite({ "domains: []" }, { "power: [p]" }, "[a]")
                                        << QByteArray("rack k power: no domain named 'p'") << 0;
+        QTest::newRow("host power not a PDU")
+            << jsonSite(R"("domains": [{"kind": "cdu", "name": "c"}])", {}, R"([{"hostname": "a", "power": ["c"]}])")
+            << yamlSite({ "domains: [{kind: cdu, name: c}]" }, {}, "[{hostname: a, power: [c]}]")
+            << QByteArray("host a power: 'c' is a cdu, not a pdu") << 0;
+        QTest::newRow("host power not its rack's")
+            << jsonSite(R"("domains": [{"kind": "pdu", "name": "p"}, {"kind": "pdu", "name": "q"}])",
+                   R"("power": ["p"])", R"([{"hostname": "a", "power": ["q"]}])")
+            << yamlSite({ "domains: [{kind: pdu, name: p}, {kind: pdu, name: q}]" }, { "power: [p]" },
+                   "[{hostname: a, power: [q]}]")
+            << QByteArray("host a power: 'q' is not one of rack k's PDUs") << 0;
+        QTest::newRow("host power not a list")
+            << jsonRack(R"([{"hostname": "a", "power": "p"}])") << yamlRack("[{hostname: a, power: p}]")
+            << QByteArray("\"power\" must be an array of non-empty strings") << 7;
         QTest::newRow("power not a list")
             << jsonRackWith(R"("power": "p")", R"(["a"])") << yamlRackWith({ "power: p" }, "[a]")
             << QByteArray("\"power\" must be an array of non-empty strings") << 7;
