@@ -106,6 +106,11 @@ HeatmapLayout HeatmapLayout::byFabric(const Topology &topology, double aspect)
             }
             place(gpu, x, y);
         }
+        for (size_t line = 0; line < b.leaves.size(); ++line) {
+            const Topology::Domain &leaf = topology.domains[b.leaves[line]];
+            layout.lineLabels.push_back({ leaf.name, QRect(o.x(), o.y() + static_cast<int>(line), sizes[i].width(), 1),
+                leaf.rail >= 0 ? QStringLiteral("rail %1").arg(leaf.rail) : QString() });
+        }
         const auto &name = topology.domains[b.domain].name;
         layout.groupLabels.push_back({ topology.domains[b.domain].kind == DomainKind::ScalableUnit
                 ? QStringLiteral("%1 · %2 leaves").arg(name).arg(b.leaves.size())

@@ -42,6 +42,7 @@ struct HeatmapLayout
     std::vector<Label> rackColumnLabels;
     std::vector<Label> nodeLabels; // over the cells of each node that sits on one line
     std::vector<Label> groupLabels; // one per job block, and the idle GPUs, named in the aisle above (by job)
+    std::vector<Label> lineLabels; // one per leaf switch's line of a scalable unit's block (by fabric)
 
     // The GPUs of one node on one line; labels cover them.
     void labelNodes(const Topology &topology);

@@ -6,13 +6,13 @@
 // (an animation step, a hover) reads one or a few texels per pixel instead of five per GPU:
 //   r: the current value (float bits), g: the value to morph from (the previous frame's, or the current one where
 //   either is missing), b: flags, 0..1 the kind (0 gap, 1 GPU without a value, 2 GPU with one), 4 marked,
-//   8 out of focus.
+//   8 out of focus, 16 in the shared domain highlighted.
 
 uniform highp isampler2D uLayout;   // R32I, layout cells: dense GPU index, -1 for gaps
 uniform highp sampler2D uData;      // R32F, values in dense order, uDataWidth per texture row
 uniform highp sampler2D uPrevious;  // R32F, the previous frame's values, same shape
 uniform highp usampler2D uHealth;   // R8UI, health bytes in dense order, same shape as uData
-uniform highp usampler2D uMarks;    // R8UI, 1 for GPUs outlined (a job's blast radius), same shape as uData
+uniform highp usampler2D uMarks;    // R8UI, bit 1: outlined (a job's blast radius), bit 2: in the domain highlighted
 uniform int uDataWidth;
 uniform int uHasData;
 uniform int uHasPrevious;
@@ -32,8 +32,10 @@ void main()
     }
     ivec2 texel = ivec2(gpu % uDataWidth, gpu / uDataWidth);
     uint flags = 0u;
-    if (uHasMarks == 1 && texelFetch(uMarks, texel, 0).r != 0u) {
-        flags |= 4u;
+    if (uHasMarks == 1) {
+        uint marks = texelFetch(uMarks, texel, 0).r;
+        flags |= (marks & 1u) != 0u ? 4u : 0u;
+        flags |= (marks & 2u) != 0u ? 16u : 0u;
     }
     if (uFocusCount > 0 && (gpu < uFocusFirst || gpu >= uFocusFirst + uFocusCount)) {
         flags |= 8u;

@@ -20,6 +20,7 @@ uniform int uAggregate;       // below one pixel per cell: 0 = the worst (highes
 uniform vec4 uBackground;
 uniform vec4 uAisle;
 uniform vec4 uNoData;
+uniform vec4 uDomain;          // the shared domain highlighted: its GPUs not outlined are framed or tinted in it
 uniform int uStale;            // 1: the data is old; GPUs get a dot pattern, readable without colour
 uniform vec2 uSelectedCentre;  // physical pixels; the ring is drawn when uSelectedRadius > 0
 uniform float uSelectedRadius;
@@ -48,6 +49,12 @@ void towardsWhite(float f)
 {
     a *= 1.0 - f;
     b = b * (1.0 - f) + vec3(f);
+}
+
+void towards(vec3 colour, float f)
+{
+    a *= 1.0 - f;
+    b = b * (1.0 - f) + colour * f;
 }
 
 // Diagonal hatching for GPUs without a value: readable without colour vision, and in a photograph of a wall.
@@ -106,12 +113,14 @@ void shade(vec2 pixel, vec2 p, ivec2 cell, out float value, out float before)
     int values = 0;
     int gpus = 0;
     bool marked = false;
+    bool domain = false;
     for (int y = first.y; y <= last.y; ++y) {
         for (int x = first.x; x <= last.x; ++x) {
             uvec4 c = texelFetch(uResolved, ivec2(x, y), 0);
             uint kind = c.b & 3u;
             gpus += kind > 0u ? 1 : 0;
             marked = marked || (c.b & 4u) != 0u;
+            domain = domain || (c.b & 16u) != 0u;
             if (kind == 2u) {
                 float t = clamp((uintBitsToFloat(c.r) - uRange.x) / (uRange.y - uRange.x), 0.0, 1.0);
                 float tb = clamp((uintBitsToFloat(c.g) - uRange.x) / (uRange.y - uRange.x), 0.0, 1.0);
@@ -141,6 +150,8 @@ void shade(vec2 pixel, vec2 p, ivec2 cell, out float value, out float before)
     }
     if (marked) {
         towardsWhite(0.6);
+    } else if (domain) {
+        towards(uDomain.rgb, 0.5);
     }
     if ((texelFetch(uResolved, first, 0).b & 8u) != 0u) {
         scale(0.35);
@@ -176,6 +187,15 @@ void shade(vec2 pixel, vec2 p, ivec2 cell, out float value, out float before)
             } else if (within.x < frame || within.y < frame || within.x >= uCellSize - frame
                 || within.y >= uCellSize - frame) {
                 setColour(vec3(1.0));
+            }
+        } else if ((c.b & 16u) != 0u) {
+            // The rest of the domain highlighted: the same frame in its colour, or the cell tinted with it.
+            float frame = max(1.0, floor(uCellSize / 8.0));
+            if (uCellSize < 4.0) {
+                towards(uDomain.rgb, 0.5);
+            } else if (within.x < frame || within.y < frame || within.x >= uCellSize - frame
+                || within.y >= uCellSize - frame) {
+                setColour(uDomain.rgb);
             }
         }
     }

@@ -5,6 +5,7 @@
 #include "app/healthstrip.h"
 #include "app/pages/mappage.h"
 #include "app/problemsmodel.h"
+#include "model/domainhighlight.h"
 #include "model/navigation.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/wall/problemsboard.h"
@@ -222,10 +223,17 @@ void ProblemsPage::choose(const QModelIndex &index)
     m_map->heatmap()->setMarkedGpus(problem.gpu >= 0 ? std::vector<uint32_t>() : problem.gpus);
     m_map->navigation()->goTo(placeToShow(problem, *topology));
     if (problem.kind == Problem::Kind::Incident && problem.incident) {
+        // The domain it names, all of its GPUs, highlighted beside the GPUs it hits: "these are the GPUs behind leaf
+        // su03-l5; these of them are hit".
+        const auto domain = highlightDomain(*topology, problem.incident->domain, problem.gpus);
+        m_map->heatmap()->setDomainGpus(domain ? domain->runs : std::vector<std::pair<uint32_t, uint32_t>>());
         Q_EMIT incidentChosen(problem.incident->id, gpuRuns(problem.gpus));
-        Q_EMIT message(tr("%1 · %2: %n GPU(s) outlined", nullptr, static_cast<int>(problem.gpus.size()))
-                           .arg(incidentCauseLabel(problem), ProblemsModel::summary(problem)),
-            10000);
+        QString text = tr("%1 · %2: %n GPU(s) outlined", nullptr, static_cast<int>(problem.gpus.size()))
+                           .arg(incidentCauseLabel(problem), ProblemsModel::summary(problem));
+        if (domain) {
+            text += tr(" · %1 (its racks outlined in cyan)").arg(domain->text());
+        }
+        Q_EMIT message(text, 10000);
         return;
     }
     Q_EMIT message(

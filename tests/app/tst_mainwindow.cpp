@@ -368,7 +368,9 @@ private Q_SLOTS:
         QVERIFY(rack.count >= 16);
         auto incident = std::make_shared<Incident>();
         incident->id = 77;
-        incident->domain = -1;
+        // Rack 1's first PDU: the domain highlighted around the GPUs hit.
+        QVERIFY(!fleet->racks[1].domains.empty());
+        incident->domain = fleet->racks[1].domains[0];
         incident->cause = QStringLiteral("power");
         incident->evidence = QStringLiteral("both nodes on PDU r01-k02-a lost power within 2 s");
         incident->gpuRuns = { { rack.first, 4 }, { rack.end() - 4, 4 } };
@@ -397,7 +399,13 @@ private Q_SLOTS:
         QCOMPARE(m_window->heatmap()->markedGpuCount(), size_t { 8 });
         QVERIFY2(m_window->statusBar()->currentMessage().startsWith(QStringLiteral("POWER · PDU r01-k02-a tripped")),
             qPrintable(m_window->statusBar()->currentMessage()));
+        QCOMPARE(m_window->heatmap()->domainGpuCount(), size_t { rack.count });
+        const QString domain = fleet->domainName(fleet->racks[1].domains[0]) % QStringLiteral(": ")
+            % QString::number(rack.count) % QStringLiteral(" GPUs; 8 hit");
+        QVERIFY2(m_window->statusBar()->currentMessage().contains(domain),
+            qPrintable(m_window->statusBar()->currentMessage()));
         m_window->heatmap()->setMarkedGpus({});
+        QCOMPARE(m_window->heatmap()->domainGpuCount(), size_t { 0 });
         m_window->navigation()->goTo(Place::fleet());
         problems->refresh();
     }

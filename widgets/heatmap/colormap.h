@@ -14,6 +14,9 @@ namespace fleetscope {
 
 // GPUs without a value (offline, no data) are drawn hatched in this grey and 55 % of it, whatever the map.
 inline constexpr QRgb noDataColour = 0xff8a8f99;
+// The shared domain behind an incident (a leaf switch, a PDU, a cooling unit): its GPUs framed, and its racks outlined,
+// in this cyan, which no sequential map here ends in and which reads apart from an outline's white.
+inline constexpr QRgb domainColour = 0xff3dd6ff;
 
 // A 256-entry colour map, loaded from the compiled-in resources or built here. The sequential maps are perceptually
 // uniform and colour-blind safe (viridis, inferno, cividis); coolwarm is Moreland's diverging map for changes, light

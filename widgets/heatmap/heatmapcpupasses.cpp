@@ -107,8 +107,9 @@ bool HeatmapCpuPasses::resolve(const HeatmapScene &scene, const QRect &cells)
                 }
                 const auto g = static_cast<size_t>(gpu);
                 uint32_t flags = 0;
-                if (scene.hasMarks && m_marks[g] != 0) {
-                    flags |= 4U;
+                if (scene.hasMarks) {
+                    flags |= (m_marks[g] & 1U) != 0 ? 4U : 0U;
+                    flags |= (m_marks[g] & 2U) != 0 ? 16U : 0U;
                 }
                 if (scene.focusCount > 0 && (gpu < focusFirst || gpu >= focusEnd)) {
                     flags |= 8U;

@@ -58,6 +58,13 @@ struct HeatmapCpuScreen::Transform
             c = c * (1.0F - f) + f;
         }
     }
+    void towards(const Rgb &colour, float f)
+    {
+        a *= 1.0F - f;
+        for (size_t k = 0; k < 3; ++k) {
+            b[k] = b[k] * (1.0F - f) + colour[k] * f;
+        }
+    }
     // Diagonal hatching for GPUs without a value: mod(floor((pixel.x + pixel.y) / 3.0), 2.0) >= 1.0 with pixel =
     // (x, yTop) + 0.5, whole numbers, so exact in integers.
     void hatch(int x, int yTop)
@@ -273,6 +280,8 @@ void HeatmapCpuScreen::shade(int x, int y, Transform &t, int64_t &source, CpuCel
             }
             if ((under.any & 4U) != 0) {
                 t.towardsWhite(0.6F);
+            } else if ((under.any & 16U) != 0) {
+                t.towards(rgbOf(domainColour), 0.5F);
             }
             const size_t first
                 = static_cast<size_t>(firstY) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(firstX);
@@ -314,6 +323,15 @@ void HeatmapCpuScreen::shade(int x, int y, Transform &t, int64_t &source, CpuCel
                     } else if (withinX < frame || withinY < frame || withinX >= m_cellSize - frame
                         || withinY >= m_cellSize - frame) {
                         t.setColour(white);
+                    }
+                } else if ((c.flags & 16U) != 0) {
+                    // The rest of the domain highlighted: the same frame in its colour, or the cell tinted with it.
+                    const float frame = std::max(1.0F, std::floor(m_cellSize / 8.0F));
+                    if (m_cellSize < 4.0F) {
+                        t.towards(rgbOf(domainColour), 0.5F);
+                    } else if (withinX < frame || withinY < frame || withinX >= m_cellSize - frame
+                        || withinY >= m_cellSize - frame) {
+                        t.setColour(rgbOf(domainColour));
                     }
                 }
             }
@@ -429,7 +447,7 @@ void HeatmapCpuScreen::row(int y, int begin, int end, uint32_t *pixels, uint32_t
         if (cx >= 0 && (effects & ~edgeEffect) == 0 && !m_aggregate) {
             // Only the cell and its edge decide: the cell's colour, scaled by 0.7 on the edge.
             const uint32_t flags = cells[cx].flags;
-            if ((flags & 12U) == 0) {
+            if ((flags & 28U) == 0) {
                 const uint32_t kind = flags & 3U;
                 const auto index = static_cast<uint32_t>(
                     static_cast<size_t>(cellRow) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(cx));
@@ -453,7 +471,7 @@ void HeatmapCpuScreen::row(int y, int begin, int end, uint32_t *pixels, uint32_t
             const Footprint under = reduce(firstX, m_lastX[i], firstY, lastY);
             const size_t corner
                 = static_cast<size_t>(firstY) * static_cast<size_t>(m_resolvedWidth) + static_cast<size_t>(firstX);
-            if ((under.any & 4U) == 0 && (m_resolved[corner].flags & 8U) == 0) {
+            if ((under.any & 20U) == 0 && (m_resolved[corner].flags & 8U) == 0) {
                 if (under.values > 0) {
                     pixelSources[rowStart + i] = under.reduced;
                     pix[x] = static_cast<uint32_t>(rowStart + i);

@@ -11,8 +11,8 @@
 namespace fleetscope {
 
 // What pass 1 leaves per layout cell (heatmapresolve.frag's texel): the values (0 without one) and flags, 0..1 the
-// kind (0 gap, 1 GPU without a value, 2 with one), 4 marked, 8 out of focus. Below one pixel per cell, pass 2 leaves
-// one per pixel too: the worst-of or mean under it.
+// kind (0 gap, 1 GPU without a value, 2 with one), 4 marked, 8 out of focus, 16 in the domain highlighted. Below one
+// pixel per cell, pass 2 leaves one per pixel too: the worst-of or mean under it.
 struct CpuCell
 {
     float value;

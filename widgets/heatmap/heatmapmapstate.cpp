@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace fleetscope {
 
@@ -47,6 +48,9 @@ void HeatmapMapState::setTopology(const TopologyPtr &topology)
     m_topologyDirty = true;
     m_marks.clear();
     m_markCount = 0;
+    m_domainRuns.clear();
+    m_domainCount = 0;
+    placeDomain();
     m_focusCount = 0;
 }
 
@@ -85,6 +89,9 @@ void HeatmapMapState::setLayout(std::shared_ptr<const HeatmapLayout> layout)
 {
     m_layout = std::move(layout);
     m_layoutDirty = true;
+    if (!m_domainRuns.empty()) {
+        placeDomain();
+    }
 }
 
 bool HeatmapMapState::setFrame(const FramePtr &frame)
@@ -141,6 +148,79 @@ void HeatmapMapState::setMarkedGpus(const std::vector<uint32_t> &gpus)
         }
     }
     m_marksDirty = true;
+    if (!m_domainRuns.empty()) {
+        m_domainRuns.clear();
+        m_domainCount = 0;
+        placeDomain();
+    }
+}
+
+void HeatmapMapState::setDomainGpus(const std::vector<std::pair<uint32_t, uint32_t>> &runs)
+{
+    const uint32_t n = m_topology ? m_topology->gpuCount : 0;
+    if (m_marks.size() != n) {
+        m_marks.assign(n, 0);
+        m_markCount = 0;
+    }
+    for (uint8_t &m : m_marks) {
+        m &= uint8_t { 1 };
+    }
+    m_domainRuns.clear();
+    m_domainCount = 0;
+    for (const auto &[first, count] : runs) {
+        // Runs from an incident the backend sent are checked against this fleet, not trusted.
+        if (first >= n) {
+            continue;
+        }
+        const uint32_t end = first + std::min(count, n - first);
+        for (uint32_t g = first; g < end; ++g) {
+            m_marks[g] |= uint8_t { 2 };
+        }
+        m_domainRuns.emplace_back(first, end - first);
+        m_domainCount += end - first;
+    }
+    m_marksDirty = true;
+    placeDomain();
+}
+
+void HeatmapMapState::placeDomain()
+{
+    ++m_domainRevision;
+    m_domainCells.clear();
+    if (!m_topology || m_domainRuns.empty() || m_layout->gpuCells.size() != m_topology->gpuCount
+        || m_topology->nodeOfGpu.size() != m_topology->gpuCount) {
+        return;
+    }
+    // The bounding cells of the domain's GPUs in each rack: a leaf's one column of a floor plan's rack, a PDU's whole
+    // rack, a segment of a by-fabric block's line.
+    std::vector<QRect> byRack;
+    uint32_t rack = UINT32_MAX;
+    for (const auto &[first, count] : m_domainRuns) {
+        for (uint32_t g = first; g < first + count; ++g) {
+            const uint32_t r = m_topology->nodeOf(g).rack;
+            const QPoint c = m_layout->gpuCells[g];
+            if (r != rack || byRack.empty()) {
+                byRack.emplace_back(c, QSize(1, 1));
+                rack = r;
+            } else {
+                byRack.back() |= QRect(c, QSize(1, 1));
+            }
+        }
+    }
+    // Racks side by side on one line (a by-fabric leaf's ports, a scalable unit's racks) become one outline.
+    std::sort(byRack.begin(), byRack.end(), [](const QRect &a, const QRect &b) {
+        return std::make_tuple(a.top(), a.bottom(), a.left()) < std::make_tuple(b.top(), b.bottom(), b.left());
+    });
+    for (const QRect &r : byRack) {
+        if (!m_domainCells.empty()) {
+            QRect &last = m_domainCells.back();
+            if (last.top() == r.top() && last.bottom() == r.bottom() && r.left() <= last.right() + 1) {
+                last |= r;
+                continue;
+            }
+        }
+        m_domainCells.push_back(r);
+    }
 }
 
 void HeatmapMapState::setFocusRange(uint32_t first, uint32_t count)
@@ -322,7 +402,7 @@ HeatmapScene HeatmapMapState::scene(const HeatmapCamera::Placement &p, QSize fra
     scene.rangeMax = m_metric.rangeMax;
     scene.worst = m_aggregation == HeatmapAggregation::Worst;
     scene.stale = !m_staleNote.isEmpty();
-    scene.hasMarks = m_markCount > 0;
+    scene.hasMarks = m_markCount > 0 || m_domainCount > 0;
     scene.focusFirst = m_focusFirst;
     scene.focusCount = m_focusCount;
     if (m_selectedGpu >= 0 && static_cast<size_t>(m_selectedGpu) < m_layout->gpuCells.size()) {

@@ -48,7 +48,11 @@ public:
     // True when it changed.
     bool setArrangement(HeatmapArrangement arrangement);
     void setLayout(std::shared_ptr<const HeatmapLayout> layout);
+    // GPUs outlined (a job's blast radius, an incident's GPUs); a new outline takes a domain's highlight away too.
     void setMarkedGpus(const std::vector<uint32_t> &gpus);
+    // The GPUs of a shared domain (an incident's leaf switch, PDU, cooling unit), as runs [first, count): framed in
+    // the domain's colour where not outlined, their racks outlined around; empty for none.
+    void setDomainGpus(const std::vector<std::pair<uint32_t, uint32_t>> &runs);
     void setFocusRange(uint32_t first, uint32_t count);
     // Each true when it changed.
     bool setSelectedGpu(int gpu);
@@ -71,6 +75,11 @@ public:
     HeatmapAggregation aggregation() const { return m_aggregation; }
     int selectedGpu() const { return m_selectedGpu; }
     size_t markedGpuCount() const { return m_markCount; }
+    size_t domainGpuCount() const { return m_domainCount; }
+    // Around the domain's GPUs, rack by rack, in layout cells (those of one rack on a line joined with the next
+    // rack's where they touch); bumped revision on every change, for the text over the map.
+    const std::vector<QRect> &domainCells() const { return m_domainCells; }
+    quint64 domainRevision() const { return m_domainRevision; }
     const QString &staleNote() const { return m_staleNote; }
     const QString &replayNote() const { return m_replayNote; }
     double labelScale() const { return m_labelScale; }
@@ -110,8 +119,13 @@ private:
     QString m_staleNote;
     QString m_replayNote;
     double m_labelScale = 1;
-    std::vector<uint8_t> m_marks; // one byte per GPU in dense order, 1 = outlined
+    std::vector<uint8_t> m_marks; // one byte per GPU in dense order: 1 outlined, 2 in the domain highlighted
     size_t m_markCount = 0;
+    std::vector<std::pair<uint32_t, uint32_t>> m_domainRuns;
+    size_t m_domainCount = 0;
+    std::vector<QRect> m_domainCells;
+    quint64 m_domainRevision = 0;
+    void placeDomain(); // m_domainCells from the runs and the layout
     uint32_t m_focusFirst = 0;
     uint32_t m_focusCount = 0;
 

@@ -51,13 +51,15 @@ void HeatmapOverlay::paint(QPainter &painter, const Scene &scene)
     if (scene.layout == nullptr) {
         return;
     }
+    paintDomain(painter, scene);
     paintRowLabels(painter, scene);
     if (scene.layout->rackColumnLabels.empty()) {
         paintAisleLabels(painter, scene, scene.layout->rackLabels, HeatmapLayout::rowGap);
     } else {
         paintColumnLabels(painter, scene);
     }
-    paintAisleLabels(painter, scene, scene.layout->groupLabels, HeatmapLayout::labelAisle);
+    paintGroupLabels(painter, scene);
+    paintLineLabels(painter, scene);
     if (scene.cell >= valueCell) {
         paintValues(painter, scene);
         paintNodeLabels(painter, scene);
@@ -121,6 +123,62 @@ void HeatmapOverlay::paintAisleLabels(
         if (!text.isEmpty() && metrics.horizontalAdvance(text) <= cells.width()) {
             painter.drawText(above, Qt::AlignLeft | Qt::AlignBottom, text);
         }
+    }
+}
+
+void HeatmapOverlay::paintGroupLabels(QPainter &painter, const Scene &scene)
+{
+    const double aisle = scene.cell * HeatmapLayout::labelAisle;
+    if (aisle * 0.8 >= 9) {
+        paintAisleLabels(painter, scene, scene.layout->groupLabels, HeatmapLayout::labelAisle);
+        return;
+    }
+    // Zoomed out, the aisle above a block (a scalable unit, a job) is too low for legible text: as a row's name goes
+    // on a chip over its row when the margin cannot hold it, the block's goes on a chip from the aisle down over its
+    // top-left corner, as long as that hides at most the top third of the block.
+    setPixelSize(painter, 9);
+    const QFontMetricsF metrics(painter.font());
+    for (const auto &label : scene.layout->groupLabels) {
+        const QRectF cells = cellsRect(scene, label.cells);
+        const QRectF chip(cells.left(), cells.top() - aisle, 0, metrics.height());
+        if (chip.bottom() - cells.top() > cells.height() / 3 || chip.top() < 0 || !onScreen(scene, cells)) {
+            continue;
+        }
+        const QString &text = metrics.horizontalAdvance(label.text) + 4 <= cells.width() ? label.text : label.shortText;
+        const double width = metrics.horizontalAdvance(text) + 4;
+        if (text.isEmpty() || width > cells.width()) {
+            continue;
+        }
+        painter.fillRect(QRectF(chip.topLeft(), QSizeF(width, chip.height())), chipColour);
+        painter.setPen(labelColour);
+        painter.drawText(QRectF(chip.topLeft(), QSizeF(width, chip.height())), Qt::AlignCenter, text);
+    }
+}
+
+void HeatmapOverlay::paintLineLabels(QPainter &painter, const Scene &scene)
+{
+    // A leaf switch's name at the left end of its line, on a chip over its first ports, once a line is tall enough
+    // for legible text; the rail alone ("rail 5") where the name would hide more than a quarter of the line.
+    if (scene.layout->lineLabels.empty() || scene.cell < 12) {
+        return;
+    }
+    setPixelSize(painter, std::min(scene.cell * 0.7, 13.0 * scene.labelScale));
+    const QFontMetricsF metrics(painter.font());
+    painter.setPen(labelColour);
+    for (const auto &label : scene.layout->lineLabels) {
+        const QRectF line = cellsRect(scene, label.cells);
+        if (!onScreen(scene, line)) {
+            continue;
+        }
+        const QString &text
+            = metrics.horizontalAdvance(label.text) + 6 <= line.width() / 4 ? label.text : label.shortText;
+        const double width = metrics.horizontalAdvance(text) + 6;
+        if (text.isEmpty() || width > line.width() / 4) {
+            continue;
+        }
+        const QRectF chip(line.left(), line.center().y() - metrics.height() / 2, width, metrics.height());
+        painter.fillRect(chip, chipColour);
+        painter.drawText(chip, Qt::AlignCenter, text);
     }
 }
 
@@ -233,6 +291,30 @@ void HeatmapOverlay::paintNodeLabels(QPainter &painter, const Scene &scene)
     }
 }
 
+void HeatmapOverlay::paintDomain(QPainter &painter, const Scene &scene)
+{
+    if (scene.domainCells == nullptr || scene.domainCells->empty()) {
+        return;
+    }
+    // A line around each of the domain's racks, in the aisle beside them where there is room, so that it hides no GPU
+    // and reads at fleet zoom, where a GPU's own frame is under a pixel.
+    const double width = std::clamp(scene.cell * 0.5, 1.5, 3.0);
+    const double apart = std::min(scene.cell * HeatmapLayout::rackGap * 0.5, 4.0);
+    QColor colour = QColor::fromRgb(domainColour);
+    colour.setAlpha(230);
+    painter.save();
+    painter.setRenderHint(QPainter::Antialiasing, false);
+    painter.setPen(QPen(colour, width, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+    painter.setBrush(Qt::NoBrush);
+    for (const QRect &cells : *scene.domainCells) {
+        const QRectF around = cellsRect(scene, cells).adjusted(-apart, -apart, apart, apart);
+        if (onScreen(scene, around)) {
+            painter.drawRect(around);
+        }
+    }
+    painter.restore();
+}
+
 void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
 {
     const bool stale = !scene.staleNote.isEmpty();
@@ -259,7 +341,8 @@ bool HeatmapOverlayCache::Key::operator==(const Key &o) const
     return layoutCells == o.layoutCells && layoutWidth == o.layoutWidth && widget == o.widget && dpr == o.dpr
         && originX == o.originX && originY == o.originY && cell == o.cell && plane == o.plane && metricId == o.metricId
         && rangeMin == o.rangeMin && rangeMax == o.rangeMax && colorMap == o.colorMap && staleNote == o.staleNote
-        && replayNote == o.replayNote && labelScale == o.labelScale && font == o.font;
+        && replayNote == o.replayNote && labelScale == o.labelScale && font == o.font
+        && domainRevision == o.domainRevision;
 }
 
 void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devicePixelRatio)
@@ -271,7 +354,7 @@ void HeatmapOverlayCache::update(const HeatmapOverlay::Scene &scene, double devi
         scene.cell, values ? scene.plane : nullptr, values ? scene.metric->id : QString(),
         values ? scene.metric->rangeMin : 0.0F, values ? scene.metric->rangeMax : 0.0F,
         values && scene.colorMap != nullptr ? scene.colorMap->name() : QString(), scene.staleNote, scene.replayNote,
-        scene.labelScale, scene.font };
+        scene.labelScale, scene.font, scene.domainRevision };
     if (key == m_key && !m_image.image().isNull()) {
         return;
     }

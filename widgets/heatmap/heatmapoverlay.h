@@ -41,6 +41,10 @@ public:
         QString replayNote; // shown when there is no stale note
         double labelScale = 1; // text up to this many times its usual size (a wall)
         QFont font; // the widget's
+        // A shared domain's racks, in layout cells, outlined in its colour (HeatmapMapState::domainCells); its
+        // revision changes with them.
+        const std::vector<QRect> *domainCells = nullptr;
+        quint64 domainRevision = 0;
     };
 
     static void paint(QPainter &painter, const Scene &scene);
@@ -52,9 +56,12 @@ private:
     static void paintAisleLabels(
         QPainter &painter, const Scene &scene, const std::vector<HeatmapLayout::Label> &labels, double aisleCells);
     static void paintColumnLabels(QPainter &painter, const Scene &scene);
+    static void paintGroupLabels(QPainter &painter, const Scene &scene);
+    static void paintLineLabels(QPainter &painter, const Scene &scene);
     static void paintValues(QPainter &painter, const Scene &scene);
     static void paintNodeLabels(QPainter &painter, const Scene &scene);
     static void paintStaleBanner(QPainter &painter, const Scene &scene);
+    static void paintDomain(QPainter &painter, const Scene &scene);
 };
 
 // The overlay as an image (premultiplied, device pixels), redrawn only when what it shows changes (the view moved, a
@@ -93,6 +100,7 @@ private:
         QString replayNote;
         double labelScale = 0;
         QFont font;
+        quint64 domainRevision = 0;
         bool operator==(const Key &o) const;
     };
     Key m_key;

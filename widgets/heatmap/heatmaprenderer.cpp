@@ -86,6 +86,7 @@ bool HeatmapRenderer::initialize(QOpenGLContext *context)
         p.setUniformValue("uBackground", QColor::fromRgb(backgroundColour));
         p.setUniformValue("uAisle", QColor::fromRgb(aisleColour));
         p.setUniformValue("uNoData", QColor::fromRgb(noDataColour));
+        p.setUniformValue("uDomain", QColor::fromRgb(domainColour));
         m_screenUniforms[i] = { p.uniformLocation("uViewport"), p.uniformLocation("uOrigin"),
             p.uniformLocation("uCellSize"), p.uniformLocation("uLayoutSize"), p.uniformLocation("uRange"),
             p.uniformLocation("uAggregate"), p.uniformLocation("uStale"), p.uniformLocation("uSelectedCentre"),

@@ -30,6 +30,8 @@ HeatmapScene HeatmapSceneBuilder::scene(QSize size, double dpr, const QFont &fon
     text.labelScale = m_state.labelScale();
     text.replayNote = m_state.replayNote();
     text.font = font;
+    text.domainCells = &m_state.domainCells();
+    text.domainRevision = m_state.domainRevision();
     m_overlay.update(text, dpr);
 
     const QSize framebuffer(

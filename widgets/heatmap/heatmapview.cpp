@@ -275,6 +275,12 @@ void HeatmapView::setMarkedGpus(const std::vector<uint32_t> &gpus)
     redraw();
 }
 
+void HeatmapView::setDomainGpus(const std::vector<std::pair<uint32_t, uint32_t>> &runs)
+{
+    m_state.setDomainGpus(runs);
+    redraw();
+}
+
 void HeatmapView::zoomAt(const QPointF &anchor, double factor)
 {
     camera().zoomAt(anchor, factor);

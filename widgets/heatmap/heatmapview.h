@@ -105,8 +105,14 @@ public:
     using ViewPosition = HeatmapCamera::ViewPosition;
     ViewPosition viewPosition() const;
     void setViewPosition(const ViewPosition &position);
-    // GPUs outlined on the map wherever they are (a job's blast radius); empty for none.
+    // GPUs outlined on the map wherever they are (a job's blast radius); empty for none. Takes a domain's highlight
+    // away too: what is outlined now is something else.
     void setMarkedGpus(const std::vector<uint32_t> &gpus);
+    // The GPUs of the shared domain behind an incident (model/domainhighlight.h), as runs [first, count): each framed
+    // in the domain's cyan where it is not outlined (tinted when too small for a frame), and the domain's racks
+    // outlined around in it; empty for none. Set after the incident's GPUs are outlined (setMarkedGpus clears it).
+    void setDomainGpus(const std::vector<std::pair<uint32_t, uint32_t>> &runs);
+    size_t domainGpuCount() const { return m_state.domainGpuCount(); }
     // GPUs [first, first + count) in focus (a drill-down's place), the others dimmed; count 0 = all in focus.
     void setFocusRange(uint32_t first, uint32_t count);
     size_t markedGpuCount() const { return m_state.markedGpuCount(); }

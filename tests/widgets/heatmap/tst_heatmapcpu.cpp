@@ -343,9 +343,9 @@ private Q_SLOTS:
         QTest::newRow("cells, morphing halfway") << 0;
         QTest::newRow("worst of the GPUs under a pixel, morphing") << 1;
         QTest::newRow("mean of the GPUs under a pixel, morphing") << 2;
-        QTest::newRow("cells: stale, outlined, dimmed, ring, banner") << 3;
-        QTest::newRow("zoomed in: edges, frames, values, ring") << 4;
-        QTest::newRow("under a pixel: stale, outlined, dimmed, ring") << 5;
+        QTest::newRow("cells: stale, outlined, a domain, dimmed, ring, banner") << 3;
+        QTest::newRow("zoomed in: edges, frames, a domain, values, ring") << 4;
+        QTest::newRow("under a pixel: stale, outlined, a domain, dimmed, ring") << 5;
     }
 
     void cpuPassesDrawWhatTheShadersDraw()
@@ -404,6 +404,7 @@ private Q_SLOTS:
                     marked.push_back(g);
                 }
                 view.setMarkedGpus(marked);
+                view.setDomainGpus({ { 3, topology->gpuCount / 3 } }); // an incident's domain, around some marked
                 view.setFocusRange(16, topology->gpuCount / 2);
                 view.setSelectedGpu(static_cast<int>(topology->gpuCount / 3));
             }
