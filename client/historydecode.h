@@ -6,6 +6,7 @@
 // hold the others).
 
 #include "client/historyclient.h"
+#include "common/incidentlimits.h"
 #include "model/fleetmodel.h"
 #include "model/history.h"
 
@@ -18,10 +19,6 @@
 namespace fleetscope {
 
 namespace pb = fleetscope::telemetry::v1;
-
-// The most GPU runs and jobs an incident event lists (the backend's encoder cuts them so: frameencoder.h).
-constexpr size_t maxIncidentRuns = 4096;
-constexpr size_t maxIncidentJobs = 256;
 
 // One StreamEvents event checked against the fleet (a known kind and severity, a GPU and node of the topology or -1;
 // null topology: indices are checked for sign only) and in plain types, with a metric id of more than 64 bytes

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/incidentlimits.h"
 #include "core/fleetshape.h"
 #include "core/frame.h"
 #include "core/framepoller.h"
@@ -47,9 +48,9 @@ pb::QueryRangePart rangePartHeader(MetricId metric, const std::vector<uint32_t> 
 // left out and counted in it: ended ones first, the oldest first; running ones only when the running alone pass it,
 // the newest first.
 // An incident event's incident; its GPUs and jobs cut to what a console needs to draw and name them (gpu_count and
-// job_count stay true).
-constexpr size_t maxIncidentRuns = 4096;
-constexpr size_t maxIncidentJobs = 256;
+// job_count stay true): common/incidentlimits.h.
+using fleetscope::maxIncidentJobs;
+using fleetscope::maxIncidentRuns;
 void encodeIncident(const Incident &incident, pb::Incident *out);
 
 pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxBytes = maxMessageBytes - (64U << 10U));
