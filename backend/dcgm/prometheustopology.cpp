@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dcgm/prometheustopology.h"
 
+#include "dcgm/uplinklabels.h"
+
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -115,6 +119,7 @@ void PrometheusTopology::finish()
         std::fill_n(m_shape.nodeOfGpu.begin() + node.firstGpu, node.gpuCount, n);
     }
     m_generation = h == 0 ? 1 : h;
+    m_layoutGeneration = m_generation;
 }
 
 PrometheusTopology PrometheusTopology::fromFile(const TopologyFile &file)
@@ -208,11 +213,18 @@ void PrometheusTopology::applyDomains(const TopologyFile &file)
     if (anyLink) {
         m_shape.gpuLinks = std::move(links);
     }
-    // A file whose domains changed is another generation: consoles fetch the topology again.
+    hashDomains();
+}
+
+void PrometheusTopology::hashDomains()
+{
+    // A file whose domains changed, or links the labels gave, is another generation: consoles fetch the topology
+    // again.
     if (m_shape.domains.empty()) {
+        m_generation = m_layoutGeneration;
         return;
     }
-    uint64_t h = m_generation;
+    uint64_t h = m_layoutGeneration;
     for (const auto &d : m_shape.domains) {
         h = fnv(fnv(h, d.name), fmt::format("{}/{}/{}", static_cast<int>(d.kind), d.parent, d.rail));
     }
@@ -360,13 +372,8 @@ int64_t PrometheusTopology::indexOn(uint32_t node, std::string_view gpu) const
     return -1;
 }
 
-int64_t PrometheusTopology::indexOfNic(uint32_t node, std::string_view device) const
+int64_t PrometheusTopology::railOfNic(std::string_view device) const
 {
-    if (node >= m_shape.nodes.size()) {
-        return -1;
-    }
-    // The rail (GPU position) of the NIC, then the GPU whose gpu label is that position: a layout from the series'
-    // labels leaves out a GPU that has none, so the position in the node is not the label.
     uint32_t k = 0;
     if (!m_nics.empty()) {
         const auto it = std::find(m_nics.begin(), m_nics.end(), device);
@@ -385,7 +392,185 @@ int64_t PrometheusTopology::indexOfNic(uint32_t node, std::string_view device) c
             return -1;
         }
     }
-    return k < TopologyFile::maxGpusPerNode ? indexOn(node, std::to_string(k)) : -1;
+    return k < TopologyFile::maxGpusPerNode ? static_cast<int64_t>(k) : -1;
+}
+
+int64_t PrometheusTopology::indexOfNic(uint32_t node, std::string_view device) const
+{
+    if (node >= m_shape.nodes.size()) {
+        return -1;
+    }
+    // The rail (GPU position) of the NIC, then the GPU whose gpu label is that position: a layout from the series'
+    // labels leaves out a GPU that has none, so the position in the node is not the label.
+    const int64_t k = railOfNic(device);
+    return k < 0 ? -1 : indexOn(node, std::to_string(k));
+}
+
+std::vector<std::string> PrometheusTopology::applyUplinks(const std::vector<PromSample> &series)
+{
+    std::vector<UplinkLabels::Series> labels;
+    labels.reserve(series.size());
+    for (const auto &s : series) {
+        labels.push_back(UplinkLabels::Series::of(s));
+    }
+    return applyUplinks(labels);
+}
+
+std::vector<std::string> PrometheusTopology::applyUplinks(const std::vector<UplinkLabels::Series> &series)
+{
+    using Refusal = UplinkLabels::Refusal;
+    // Why a series did not give its GPU a link, beyond UplinkLabels' reasons.
+    enum Other : uint8_t { UnknownHost, UnknownNic, SecondUplink, FileGivesIt, NotALeaf, TooManyLeaves, OtherCount };
+    static constexpr const char *otherWhy[] = {
+        "hca's host is not a node of the topology",
+        "hca's device is no GPU's rail NIC (a storage NIC, or one past the node's GPUs)",
+        "its NIC has an uplink on a lower HCA port already (one leaf per NIC)",
+        "the topology file cables its GPU otherwise (the file wins)",
+        "uplink names a domain of the topology that is not a leaf switch",
+        "uplink names a new leaf past the bound of one new leaf per node (or rail)",
+    };
+    constexpr size_t refusals = static_cast<size_t>(Refusal::Count);
+    std::array<size_t, refusals + OtherCount> ignored {};
+    std::array<std::string, refusals + OtherCount> example;
+    // Labels from the wire go to the log cut and with their control characters replaced.
+    auto printable = [](const std::string &text, size_t bytes) {
+        std::string out = text.substr(0, bytes);
+        std::replace_if(
+            out.begin(), out.end(), [](char c) { return c < 0x20 || c >= 0x7f; }, '?');
+        return out;
+    };
+    auto ignore = [&](size_t why, const UplinkLabels::Series &s) {
+        if (ignored[why]++ == 0) {
+            example[why] = fmt::format("hca '{}' port '{}' uplink '{}' port '{}'", printable(s.hca, 80),
+                printable(s.port, 8), printable(s.uplink, 80), printable(s.uplinkPort, 8));
+        }
+    };
+
+    // Each usable uplink with its GPU, then one per GPU: the lowest HCA port, then the smallest leaf and port, so
+    // that the same series give the same links whatever order the answer or the pushes had.
+    struct Candidate
+    {
+        uint32_t gpu;
+        uint32_t hcaPort;
+        uint32_t rail;
+        std::string_view leaf;
+        uint32_t port;
+        const UplinkLabels::Series *series;
+    };
+    std::vector<Candidate> candidates;
+    for (const auto &s : series) {
+        UplinkLabels::Uplink uplink;
+        if (const auto refusal = UplinkLabels::read(s, &uplink); refusal != Refusal::None) {
+            ignore(static_cast<size_t>(refusal), s);
+            continue;
+        }
+        const int64_t node = nodeOf(uplink.host);
+        if (node < 0) {
+            ignore(refusals + UnknownHost, s);
+            continue;
+        }
+        const int64_t rail = railOfNic(uplink.nic);
+        const int64_t g = rail < 0 ? -1 : indexOfNic(static_cast<uint32_t>(node), uplink.nic);
+        if (g < 0) {
+            ignore(refusals + UnknownNic, s);
+            continue;
+        }
+        candidates.push_back(
+            { static_cast<uint32_t>(g), uplink.hcaPort, static_cast<uint32_t>(rail), uplink.leaf, uplink.port, &s });
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate &a, const Candidate &b) {
+        return std::tie(a.gpu, a.hcaPort, a.leaf, a.port) < std::tie(b.gpu, b.hcaPort, b.leaf, b.port);
+    });
+
+    std::unordered_map<std::string, uint32_t> byName;
+    for (uint32_t d = 0; d < m_shape.domains.size(); ++d) {
+        byName.emplace(m_shape.domains[d].name, d);
+    }
+    // The file's spine plane of each rail, when it lists exactly one: a new leaf's parent.
+    std::unordered_map<int32_t, int32_t> spineOfRail;
+    for (uint32_t d = 0; d < m_shape.domains.size(); ++d) {
+        const auto &domain = m_shape.domains[d];
+        if (domain.kind == DomainKind::SpinePlane && domain.rail >= 0) {
+            const auto [it, inserted] = spineOfRail.emplace(domain.rail, static_cast<int32_t>(d));
+            if (!inserted) {
+                it->second = -1;
+            }
+        }
+    }
+    // New leaves: one per node, or per rail in a fleet of fewer nodes than rails (two nodes of eight rails reach
+    // eight leaves), within the file's bound on domains.
+    size_t rails = 0;
+    for (const auto &node : m_shape.nodes) {
+        rails = std::max<size_t>(rails, node.gpuCount);
+    }
+    const size_t maxNewLeaves = std::min(std::max(m_shape.nodes.size(), rails),
+        TopologyFile::maxDomains - std::min<size_t>(TopologyFile::maxDomains, m_shape.domains.size()));
+    const bool hadLinks = !m_shape.gpuLinks.empty();
+    std::vector<GpuLink> links = hadLinks ? m_shape.gpuLinks : std::vector<GpuLink>(m_shape.gpuCount);
+    size_t linked = 0;
+    size_t added = 0;
+    const Candidate *kept = nullptr;
+    for (const auto &c : candidates) {
+        if (kept != nullptr && kept->gpu == c.gpu) {
+            // The same uplink twice (two exporters pushing it) is one; another is refused.
+            if (std::tie(kept->hcaPort, kept->leaf, kept->port) != std::tie(c.hcaPort, c.leaf, c.port)) {
+                ignore(refusals + SecondUplink, *c.series);
+            }
+            continue;
+        }
+        kept = &c;
+        if (hadLinks && m_shape.gpuLinks[c.gpu].leaf != GpuLink::none) {
+            const auto &fileLink = m_shape.gpuLinks[c.gpu];
+            if (m_shape.domains[fileLink.leaf].name != c.leaf || fileLink.port != c.port) {
+                ignore(refusals + FileGivesIt, *c.series);
+            }
+            continue;
+        }
+        uint32_t leaf = 0;
+        if (const auto it = byName.find(std::string(c.leaf)); it != byName.end()) {
+            if (m_shape.domains[it->second].kind != DomainKind::LeafSwitch) {
+                ignore(refusals + NotALeaf, *c.series);
+                continue;
+            }
+            leaf = it->second;
+        } else {
+            if (added == maxNewLeaves) {
+                ignore(refusals + TooManyLeaves, *c.series);
+                continue;
+            }
+            Domain domain;
+            domain.kind = DomainKind::LeafSwitch;
+            domain.name = std::string(c.leaf);
+            domain.rail = static_cast<int32_t>(c.rail);
+            if (const auto spine = spineOfRail.find(domain.rail); spine != spineOfRail.end()) {
+                domain.parent = spine->second;
+            }
+            leaf = static_cast<uint32_t>(m_shape.domains.size());
+            m_shape.domains.push_back(std::move(domain));
+            byName.emplace(m_shape.domains.back().name, leaf);
+            ++added;
+        }
+        links[c.gpu] = { leaf, c.port };
+        ++linked;
+    }
+
+    std::vector<std::string> lines;
+    if (linked > 0) {
+        m_shape.gpuLinks = std::move(links);
+        hashDomains();
+        lines.push_back(fmt::format("{} GPUs' leaf switch and port from {} ({} leaf switches not in the topology "
+                                    "file added)",
+            linked, UplinkLabels::seriesName, added));
+    }
+    for (size_t why = 0; why < ignored.size(); ++why) {
+        if (ignored[why] > 0) {
+            lines.push_back(
+                fmt::format("{} {} series ignored: {}; the first: {}", ignored[why], UplinkLabels::seriesName,
+                    why < refusals ? UplinkLabels::why(static_cast<Refusal>(why)) : otherWhy[why - refusals],
+                    example[why]));
+        }
+    }
+    return lines;
 }
 
 int64_t PrometheusTopology::rackOf(std::string_view name) const

@@ -3,6 +3,7 @@
 
 #include "core/fleetshape.h"
 #include "dcgm/promsample.h"
+#include "dcgm/uplinklabels.h"
 #include "formats/topologyfile.h"
 
 #include <cstdint>
@@ -39,6 +40,8 @@ public:
     // (a rail-optimised node cables rail k to GPU k's NIC); GPU k is the one labelled gpu="k". -1 when the node has
     // no such GPU, or the NIC is another (a storage NIC).
     int64_t indexOfNic(uint32_t node, std::string_view device) const;
+    // The GPU position (rail) a NIC serves, as indexOfNic reads it; -1 for another NIC.
+    int64_t railOfNic(std::string_view device) const;
     // The rack of this name, -1 when none.
     int64_t rackOf(std::string_view name) const;
     // The GPUs a series of this scope stands for (first, count; count 0: none of the topology's): a GPU's by its node
@@ -56,6 +59,16 @@ public:
         return gpusOf(scope, s.hostname, s.instance, s.gpu, s.nic, s.rack);
     }
 
+    // Each GPU's leaf switch and port from infiniband_exporter's uplink series (UplinkLabels): the node from the
+    // first word of hca, the GPU from its NIC as indexOfNic, the leaf a LeafSwitch domain of the uplink's name (added
+    // when the topology has none of that name: rail the NIC's, parent the file's spine plane of that rail when it
+    // lists exactly one), the port uplink_port. A link the topology file gives wins; a NIC with several uplinks
+    // keeps the one of its lowest HCA port; at most one domain per node (or per rail, when there are more) is added.
+    // Every series is checked before it counts; what was ignored is said once per reason. The generation changes with
+    // the links. Returns the lines to log.
+    std::vector<std::string> applyUplinks(const std::vector<UplinkLabels::Series> &series);
+    std::vector<std::string> applyUplinks(const std::vector<PromSample> &series);
+
     // Fills the GPUs' UUIDs and the nodes' model and driver from the series' labels; returns how many series named
     // no GPU of the topology.
     size_t applyIdentity(const std::vector<PromSample> &series);
@@ -67,9 +80,11 @@ private:
     void addNode(std::string hostname, uint32_t rack, std::vector<std::string> gpuLabels);
     void finish();
     void applyDomains(const TopologyFile &file);
+    void hashDomains();
 
     FleetShape m_shape;
     uint64_t m_generation = 0;
+    uint64_t m_layoutGeneration = 0; // of the floor plan alone, before domains and links
     std::unordered_map<std::string, uint32_t> m_nodeByHost;
     std::unordered_map<std::string, uint32_t> m_rackByName;
     std::vector<std::string> m_nics; // the file's fabric.nics; empty: mlx5_<k>

@@ -29,6 +29,11 @@ const LabelField labelFields[] = {
     { "row", Placement, &PromSample::row },
 
     { "DCGM_FI_DEV_VBIOS_VERSION", Placement, &PromSample::vbios },
+    { "hca", Placement, &PromSample::hca },
+    { "port", Placement, &PromSample::hcaPort },
+    { "uplink", Placement, &PromSample::uplink },
+    { "uplink_port", Placement, &PromSample::uplinkPort },
+    { "uplink_type", Placement, &PromSample::uplinkType },
     { "exported_namespace", Jobs, &PromSample::nameSpace, 3, &Ranks::nameSpace },
     { "namespace", Jobs, &PromSample::nameSpace, 2, &Ranks::nameSpace },
     { "pod_namespace", Jobs, &PromSample::nameSpace, 1, &Ranks::nameSpace },

@@ -26,6 +26,13 @@ struct PromSample
     std::string rack; // also a facility series' rack
     std::string nic; // node-exporter's device label (mlx5_0 ...): a rail series' NIC
     std::string instance; // the scrape target, host:port: a node-exporter series' node
+    // infiniband_exporter's infiniband_hca_uplink_info (read with Placement): the HCA's node description ("node01
+    // mlx5_3"), its port, and the switch, port and node type at the other end of the cable (UplinkLabels).
+    std::string hca;
+    std::string hcaPort; // port
+    std::string uplink;
+    std::string uplinkPort;
+    std::string uplinkType;
     // The job the GPU serves, as dcgm-exporter labels it: Kubernetes namespace/pod/container (the exported_* names a
     // scrape without honor_labels gives them win, then the pod_* names of --use-old-namespace), or the HPC job of
     // --hpc-job-mapping-dir (hpc_job, hpc_user). Read only when asked for (withJobs).

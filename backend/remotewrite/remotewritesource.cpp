@@ -202,6 +202,17 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         if (const size_t unknown = m_topology.applyIdentity(gpus); unknown > 0) {
             log(fmt::format("remote write: {} GPUs pushed are not in the topology file; they are ignored", unknown));
         }
+        if (!m_uplinks.empty()) {
+            std::vector<UplinkLabels::Series> uplinks;
+            uplinks.reserve(m_uplinks.size());
+            for (auto &[key, uplink] : m_uplinks) {
+                uplinks.push_back(std::move(uplink));
+            }
+            m_uplinks.clear();
+            for (const auto &line : m_topology.applyUplinks(uplinks)) {
+                log("remote write: " + line);
+            }
+        }
         WindowFolder::Options folder;
         folder.windowMs = m_windowMs;
         folder.delayMs = options.delayMs;
@@ -276,9 +287,17 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
         return names;
     }();
     std::vector<std::string> names;
+    std::vector<UplinkLabels::Series> uplinks;
     WriteRequestReader reader(bytes, m_options.limits);
     while (reader.next()) {
         const auto key = keyOf(reader.labels(), anyMap);
+        if (key.name == UplinkLabels::seriesName) {
+            auto &uplink = uplinks.emplace_back();
+            for (const auto &label : reader.labels()) {
+                uplink.read(label.name, label.value);
+            }
+            continue;
+        }
         if (std::binary_search(profileNames.begin(), profileNames.end(), key.name)
             && std::find(names.begin(), names.end(), key.name) == names.end()) {
             names.emplace_back(key.name);
@@ -302,6 +321,15 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
     std::lock_guard lock(m_mutex);
     for (auto &name : names) {
         m_namesSeen.insert(std::move(name));
+    }
+    for (auto &uplink : uplinks) {
+        // An HCA port's latest labels win; past one a GPU the rest is not kept (applyUplinks checks what is).
+        std::string key = uplink.hca + '\0' + uplink.port;
+        if (const auto it = m_uplinks.find(key); it != m_uplinks.end()) {
+            it->second = std::move(uplink);
+        } else if (m_uplinks.size() < FleetShape::maxGpus) {
+            m_uplinks.emplace(std::move(key), std::move(uplink));
+        }
     }
     const bool fromFile = !m_options.topologyFile.empty();
     for (auto &[gpu, times] : temps) {

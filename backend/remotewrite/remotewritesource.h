@@ -39,7 +39,9 @@ namespace fleetscope::backend {
 // Start-up: listens at once, then learns from the first pushes what it needs: the scrape interval (from the time
 // between two samples of the same series, at least 1 s, unless given) and, without a topology file, the fleet's
 // layout (the GPUs that send; done when no new one has appeared for one and a half intervals, at least 2 s). With a
-// topology file nothing is discovered: only its GPUs' samples teach the interval. start() returns when both are
+// topology file nothing is discovered: only its GPUs' samples teach the interval. infiniband_exporter's uplink series
+// pushed meanwhile give GPUs their leaf switch and port where the file does not (PrometheusTopology::applyUplinks);
+// those pushed later are not read, for the topology is fixed by then. start() returns when both are
 // known, or at startTimeout with what it has learnt (windows of 15 s when no interval was), failing only when no GPU
 // pushed at all; pushes before then only teach it.
 //
@@ -161,6 +163,7 @@ private:
     std::map<std::string, Discovered> m_discovered; // by hostname \0 gpu
     std::vector<int64_t> m_deltas;
     std::set<std::string> m_namesSeen; // of the built-in profiles' series names
+    std::map<std::string, UplinkLabels::Series> m_uplinks; // by hca \0 port; at most FleetShape::maxGpus
     std::array<size_t, 2> m_hostnameLabelUses {}; // GPUs seen with hostname, with Hostname
     int64_t m_lastNewGpuMs = 0;
     Stats m_stats;

@@ -347,10 +347,12 @@ ExporterPage::Rendered ExporterPage::renderNodeExporter(const FleetShape &shape,
     std::string &page = rendered.text;
     const auto &list = nodeFamilies();
     const auto nodes = static_cast<uint32_t>(shape.nodes.size());
+    // node_exporter's families, then infiniband_exporter's uplinks.
+    const size_t families = list.size() + 1;
     rendered.nodeCount = nodes;
-    rendered.headerStart.resize(list.size());
-    rendered.seriesStart.resize(list.size() * (static_cast<size_t>(nodes) + 1));
-    page.reserve(list.size() * (static_cast<size_t>(n) * 72 + 256));
+    rendered.headerStart.resize(families);
+    rendered.seriesStart.resize(families * (static_cast<size_t>(nodes) + 1));
+    page.reserve(list.size() * (static_cast<size_t>(n) * 72 + 256) + static_cast<size_t>(n) * 200);
     for (size_t f = 0; f < list.size(); ++f) {
         const auto &family = list[f];
         rendered.headerStart[f] = page.size();
@@ -372,7 +374,39 @@ ExporterPage::Rendered ExporterPage::renderNodeExporter(const FleetShape &shape,
         }
         nodeStart[nodes] = page.size();
     }
+    appendUplinks(shape, frame, &rendered, list.size());
     return rendered;
+}
+
+void ExporterPage::appendUplinks(const FleetShape &shape, const Frame &frame, Rendered *rendered, size_t f)
+{
+    auto online = [&](uint32_t g) { return g < frame.health.size() && (frame.health[g] & 0x07U) != health::Offline; };
+    std::string &page = rendered->text;
+    const uint32_t nodes = rendered->nodeCount;
+    rendered->headerStart[f] = page.size();
+    fmt::format_to(std::back_inserter(page), "# HELP {} {}\n# TYPE {} gauge\n", uplinkFamily,
+        "Constant 1 describing the switch port this HCA port is connected to.", uplinkFamily);
+    size_t *nodeStart = &rendered->seriesStart[f * (static_cast<size_t>(nodes) + 1)];
+    for (uint32_t k = 0; k < nodes; ++k) {
+        nodeStart[k] = page.size();
+        const auto &node = shape.nodes[k];
+        for (uint32_t local = 0; local < node.gpuCount; ++local) {
+            const uint32_t g = node.firstGpu + local;
+            if (g >= shape.gpuLinks.size() || shape.gpuLinks[g].leaf >= shape.domains.size() || !online(g)) {
+                continue;
+            }
+            const auto &link = shape.gpuLinks[g];
+            // GUIDs and LIDs the fabric would assign, stable per HCA and switch: Mellanox's OUI and the index.
+            fmt::format_to(std::back_inserter(page), "{}{{guid=\"0x1070fd03{:08x}\",hca=\"", uplinkFamily, g);
+            appendEscaped(&page, node.hostname);
+            fmt::format_to(std::back_inserter(page), " {}\",port=\"1\",uplink=\"", nicDevice(local));
+            appendEscaped(&page, shape.domains[link.leaf].name);
+            fmt::format_to(std::back_inserter(page),
+                "\",uplink_guid=\"0xfc6a1c03{:08x}\",uplink_lid=\"{}\",uplink_port=\"{}\",uplink_type=\"SW\"}} 1\n",
+                link.leaf, link.leaf % 0xbfff + 1, link.port);
+        }
+    }
+    nodeStart[nodes] = page.size();
 }
 
 std::string ExporterPage::renderFacility(const FleetShape &shape, const Frame &frame)

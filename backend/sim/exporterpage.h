@@ -102,6 +102,12 @@ public:
     };
     static const std::vector<NodeFamily> &nodeFamilies();
     static std::string nicDevice(uint32_t gpuInNode) { return "mlx5_" + std::to_string(gpuInNode); }
+    // After node_exporter's families, each node's page carries its rail NICs' uplinks as treydock/infiniband_exporter's
+    // HCA collector writes them (a site runs it with --exporter.runonce into node_exporter's textfile directory):
+    // infiniband_hca_uplink_info 1 with labels guid, hca ("<hostname> mlx5_<k>"), port 1, uplink (the GPU's leaf
+    // switch, FleetShape::gpuLinks), uplink_guid, uplink_lid, uplink_port (the leaf's port) and uplink_type SW, for
+    // each online GPU with a link.
+    static constexpr const char *uplinkFamily = "infiniband_hca_uplink_info";
     static Rendered renderNodeExporter(const FleetShape &shape, const Frame &frame);
 
     // The site's facility series, as a site maps them from its CDUs' and racks' BMC (Redfish) exporter: per
@@ -110,6 +116,9 @@ public:
     // tray's leak sensor is tripped), each with the label rack. The catalogue's dcgmField names them; a rack
     // without a value (an air-cooled one) has no lines.
     static std::string renderFacility(const FleetShape &shape, const Frame &frame);
+
+private:
+    static void appendUplinks(const FleetShape &shape, const Frame &frame, Rendered *rendered, size_t family);
 };
 
 } // namespace fleetscope::backend

@@ -322,6 +322,7 @@ private Q_SLOTS:
         const auto &state = frame->plane(be::MetricId::RailLinkState);
         size_t lines = 0;
         size_t counterLines = 0;
+        size_t uplinkLines = 0;
         for (uint32_t k = 0; k < shape.nodes.size(); ++k) {
             const auto &node = shape.nodes[k];
             const auto response = get(m_exporter->port(), "/node-exporter/" + QByteArray::fromStdString(node.hostname));
@@ -329,12 +330,27 @@ private Q_SLOTS:
             QVERIFY(response.head.contains("Content-Type: text/plain; version=0.0.4"));
             const Page page = parsePage(response.body);
             QVERIFY2(page.error.isEmpty(), qPrintable(page.error));
-            QCOMPARE(page.familyOrder.size(), families.size());
+            QCOMPARE(page.familyOrder.size(), families.size() + 1); // and infiniband_exporter's uplinks
             for (const auto &f : families) {
                 QCOMPARE(page.type.at(f.name), QByteArray(f.type));
                 QCOMPARE(page.help.at(f.name), QByteArray(f.help));
             }
             for (const auto &s : page.samples) {
+                if (s.name == be::ExporterPage::uplinkFamily) {
+                    // The NIC's leaf and port as the simulated fabric cables it, named as infiniband_exporter does.
+                    const QByteArray hca = s.labels.at("hca");
+                    QVERIFY2(hca.startsWith(QByteArray(QByteArray::fromStdString(node.hostname) + " mlx5_")),
+                        s.line.constData());
+                    const uint32_t g = node.firstGpu + hca.mid(hca.indexOf(' ') + 6).toUInt();
+                    QVERIFY(g < node.firstGpu + node.gpuCount && fleetscope::testing::online(*frame, g));
+                    const auto &link = shape.gpuLinks.at(g);
+                    QCOMPARE(s.labels.at("uplink"), QByteArray::fromStdString(shape.domains.at(link.leaf).name));
+                    QCOMPARE(s.labels.at("uplink_port").toUInt(), link.port);
+                    QCOMPARE(s.labels.at("uplink_type"), QByteArray("SW"));
+                    QCOMPARE(s.value.toDouble(), 1.0);
+                    ++uplinkLines;
+                    continue;
+                }
                 QCOMPARE(s.labels.size(), size_t { 2 });
                 QCOMPARE(s.labels.at("port"), QByteArray("1"));
                 QVERIFY(s.labels.at("device").startsWith("mlx5_"));
@@ -369,6 +385,7 @@ private Q_SLOTS:
         QVERIFY(online < shape.gpuCount); // a node is down: its NICs are absent
         QCOMPARE(lines, size_t { online } * families.size());
         QCOMPARE(counterLines, size_t { online } * 4);
+        QCOMPARE(uplinkLines, size_t { online });
         QCOMPARE(get(m_exporter->port(), "/node-exporter/no-such-host").status, 404);
         QCOMPARE(get(m_exporter->port(), "/node-exporter/").status, 404);
         QCOMPARE(get(m_exporter->port(), "/node-exporter/bad%zz").status, 400);
