@@ -7,6 +7,7 @@
 #include "app/problemsmodel.h"
 #include "model/domainhighlight.h"
 #include "model/navigation.h"
+#include "widgets/heatmap/colorlegend.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/wall/problemsboard.h"
 
@@ -59,6 +60,14 @@ ProblemsPage::ProblemsPage(ConsoleSession *session, Look look, MapPage *map, QWi
     // again every 5 s; the desk's dock each half minute.
     m_clock.setInterval(look == Look::Wall ? 5000 : 30000);
     connect(&m_clock, &QTimer::timeout, this, &ProblemsPage::refresh);
+    if (m_map != nullptr) {
+        // Another outline took the domain's highlight away: so goes its key.
+        connect(m_map->heatmap(), &HeatmapView::domainGpusChanged, this, [this](size_t count) {
+            if (count == 0) {
+                m_map->legend()->setDomainNote({});
+            }
+        });
+    }
     setShown(look == Look::Desk);
 }
 
@@ -230,6 +239,8 @@ void ProblemsPage::choose(const QModelIndex &index)
         Q_EMIT incidentChosen(problem.incident->id, gpuRuns(problem.gpus));
         QString text = tr("%1 · %2: %n GPU(s) outlined", nullptr, static_cast<int>(problem.gpus.size()))
                            .arg(incidentCauseLabel(problem), ProblemsModel::summary(problem));
+        // The legend keeps saying it while the highlight is shown (the status line's words go after 10 s).
+        m_map->legend()->setDomainNote(domain ? domain->text() : QString());
         if (domain) {
             text += tr(" · %1 (its racks outlined in cyan)").arg(domain->text());
         }

@@ -19,6 +19,7 @@
 #include "tests/app/firstpainttesting.h"
 #include "tests/model/fulldisktesting.h"
 #include "widgets/detail/detailpanel.h"
+#include "widgets/heatmap/colorlegend.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/navigation/breadcrumbbar.h"
 #include "widgets/navigation/breadcrumbmodel.h"
@@ -404,8 +405,12 @@ private Q_SLOTS:
             % QString::number(rack.count) % QStringLiteral(" GPUs; 8 hit");
         QVERIFY2(m_window->statusBar()->currentMessage().contains(domain),
             qPrintable(m_window->statusBar()->currentMessage()));
+        auto *legend = m_window->findChild<ColorLegend *>();
+        QVERIFY(legend != nullptr);
+        QVERIFY2(legend->domainNote().startsWith(domain), qPrintable(legend->domainNote()));
         m_window->heatmap()->setMarkedGpus({});
         QCOMPARE(m_window->heatmap()->domainGpuCount(), size_t { 0 });
+        QCOMPARE(legend->domainNote(), QString());
         m_window->navigation()->goTo(Place::fleet());
         problems->refresh();
     }

@@ -19,6 +19,12 @@ void ColorLegend::setMetric(const MetricInfo &metric, const ColorMap &map)
     update();
 }
 
+void ColorLegend::setDomainNote(const QString &note)
+{
+    m_domainNote = note;
+    update();
+}
+
 QSize ColorLegend::sizeHint() const
 {
     return { 360, fontMetrics().height() + 18 };
@@ -27,7 +33,7 @@ QSize ColorLegend::sizeHint() const
 void ColorLegend::paintEvent(QPaintEvent * /*event*/)
 {
     QPainter p(this);
-    const int keyLeft = paintNoDataKey(p);
+    const int keyLeft = paintDomainKey(p, paintNoDataKey(p));
     if (m_map.kind() == ColorMap::Kind::Categorical && !m_map.categoryNames().isEmpty()) {
         paintSwatches(p, keyLeft);
     } else {
@@ -56,6 +62,24 @@ int ColorLegend::paintNoDataKey(QPainter &p)
     p.drawImage(swatch.topLeft(), hatch);
     p.setPen(palette().color(QPalette::WindowText));
     p.drawText(QRect(swatch.right() + 6, 0, textWidth, height()), Qt::AlignLeft | Qt::AlignVCenter, label);
+    return swatch.left() - 16;
+}
+
+int ColorLegend::paintDomainKey(QPainter &p, int right)
+{
+    if (m_domainNote.isEmpty()) {
+        return right;
+    }
+    // At most half the legend: the colour bar keeps the rest.
+    const int side = height() - 8;
+    const int textWidth = std::min(fontMetrics().horizontalAdvance(m_domainNote) + 4, std::max(0, right / 2 - side));
+    const QRect swatch(right - textWidth - side - 6, 4, side, side);
+    p.fillRect(swatch, palette().color(QPalette::Window));
+    p.setPen(QPen(QColor::fromRgb(domainColour), 2));
+    p.drawRect(swatch.adjusted(1, 1, -1, -1));
+    p.setPen(palette().color(QPalette::WindowText));
+    p.drawText(QRect(swatch.right() + 6, 0, textWidth, height()), Qt::AlignLeft | Qt::AlignVCenter,
+        fontMetrics().elidedText(m_domainNote, Qt::ElideRight, textWidth));
     return swatch.left() - 16;
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
-#include "widgets/heatmap/colormap.h"
 #include "model/fleetmodel.h"
+#include "widgets/heatmap/colormap.h"
 
 #include <QWidget>
 
@@ -17,6 +17,9 @@ public:
     explicit ColorLegend(QWidget *parent = nullptr);
 
     void setMetric(const MetricInfo &metric, const ColorMap &map);
+    // What the map's cyan highlight is, beside a cyan key ("leaf su03-l5: 32 GPUs; 31 hit"); empty for none.
+    void setDomainNote(const QString &note);
+    QString domainNote() const { return m_domainNote; }
     QSize sizeHint() const override;
 
 protected:
@@ -28,9 +31,12 @@ private:
     // The key for the view's pattern: GPUs without a value (offline, no data) are hatched whatever the map; returns
     // where it starts.
     int paintNoDataKey(QPainter &p);
+    // The key for a shared domain highlighted, left of right; returns where it starts.
+    int paintDomainKey(QPainter &p, int right);
 
     MetricInfo m_metric;
     ColorMap m_map;
+    QString m_domainNote;
 };
 
 } // namespace fleetscope

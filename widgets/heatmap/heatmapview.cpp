@@ -58,9 +58,13 @@ void HeatmapView::redraw()
 void HeatmapView::setTopology(const TopologyPtr &topology)
 {
     Q_ASSERT(QThread::currentThread() == thread());
+    const bool hadDomain = m_state.domainGpuCount() > 0;
     m_state.setTopology(topology);
     m_camera.fit();
     relayout();
+    if (hadDomain) {
+        Q_EMIT domainGpusChanged(0);
+    }
 }
 
 void HeatmapView::setJobs(const JobsPtr &jobs)
@@ -271,14 +275,19 @@ void HeatmapView::setFocusRange(uint32_t first, uint32_t count)
 
 void HeatmapView::setMarkedGpus(const std::vector<uint32_t> &gpus)
 {
+    const bool hadDomain = m_state.domainGpuCount() > 0;
     m_state.setMarkedGpus(gpus);
     redraw();
+    if (hadDomain) {
+        Q_EMIT domainGpusChanged(0);
+    }
 }
 
 void HeatmapView::setDomainGpus(const std::vector<std::pair<uint32_t, uint32_t>> &runs)
 {
     m_state.setDomainGpus(runs);
     redraw();
+    Q_EMIT domainGpusChanged(m_state.domainGpuCount());
 }
 
 void HeatmapView::zoomAt(const QPointF &anchor, double factor)

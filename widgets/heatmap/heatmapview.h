@@ -166,6 +166,8 @@ Q_SIGNALS:
     void gpuActivated(int gpu);
     // Esc or Backspace on the map: one level up.
     void upRequested();
+    // A shared domain's highlight was set (count: its GPUs) or taken away (0), by setDomainGpus or a new outline.
+    void domainGpusChanged(size_t count);
     // A layout built on a worker thread is now shown (see isLayoutPending).
     void layoutReady();
     // A paint of the map has reached the window (after the swap on OpenGL, after the paint event on the CPU).
