@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "analytics/domainindex.h"
 #include "core/fleetshape.h"
 #include "core/framepoller.h"
 #include "core/incident.h"
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -30,6 +32,8 @@ namespace fleetscope::backend {
 // counted in dropped(), never opened).
 //
 // Not thread-safe: FrameSource's ticker (through FleetAnalytics) or a benchmark is its only caller.
+// Its parts: step 1 in incidentsymptoms.cpp, the fold of step 2 in incidentfold.cpp, the incidents' life in
+// incidentfolder.cpp, what they say in incidentwords.cpp; each GPU's domains in DomainIndex.
 class IncidentFolder
 {
 public:
@@ -91,6 +95,9 @@ public:
     uint16_t symptoms(uint32_t gpu) const { return gpu < m_cur.size() ? m_cur[gpu] : 0; }
 
 private:
+    static constexpr uint32_t none = std::numeric_limits<uint32_t>::max();
+    static constexpr uint32_t kindBit(DomainKind kind) { return 1U << static_cast<uint32_t>(kind); }
+
     // A kind of cause: the symptoms that open it, the domain kinds that can cause them, the symptoms that join it.
     struct CauseClass
     {
@@ -143,8 +150,6 @@ private:
         size_t sentJobs = 0;
     };
 
-    template <typename F> void forEachDomainOf(uint32_t gpu, F &&f) const;
-    bool domainHolds(uint32_t domain, uint32_t gpu) const;
     void readEvents(const std::vector<FleetEvent> &events, size_t count, double now);
     void scan(const Frame &frame, double now);
     void joinOrWait(double now, std::vector<FleetEvent> *out);
@@ -172,7 +177,7 @@ private:
     const FleetShape &m_shape;
     Options m_options;
     uint32_t m_gpus;
-    std::vector<uint32_t> m_domainGpus, m_domainNodes, m_domainRacks; // per domain, once per shape
+    DomainIndex m_index; // each GPU's domains, and each domain's GPU count
     // Per GPU.
     std::vector<uint16_t> m_cur, m_prev, m_eventBits;
     std::vector<int32_t> m_owner; // open incident slot, or -1
