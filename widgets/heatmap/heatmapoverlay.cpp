@@ -300,11 +300,9 @@ void HeatmapOverlay::paintDomain(QPainter &painter, const Scene &scene)
     // and reads at fleet zoom, where a GPU's own frame is under a pixel.
     const double width = std::clamp(scene.cell * 0.5, 1.5, 3.0);
     const double apart = std::min(scene.cell * HeatmapLayout::rackGap * 0.5, 4.0);
-    QColor colour = QColor::fromRgb(domainColour);
-    colour.setAlpha(230);
     painter.save();
     painter.setRenderHint(QPainter::Antialiasing, false);
-    painter.setPen(QPen(colour, width, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
+    painter.setPen(QPen(QColor::fromRgb(domainColour), width, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
     painter.setBrush(Qt::NoBrush);
     for (const QRect &cells : *scene.domainCells) {
         const QRectF around = cellsRect(scene, cells).adjusted(-apart, -apart, apart, apart);

@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QTest>
 
+#include <array>
 #include <cmath>
 
 using namespace fleetscope;
@@ -131,13 +132,16 @@ private Q_SLOTS:
         // The rack's outline: cyan in the aisle just left of its first cell, none beyond a few pixels around it.
         const QRectF rack = view.cellRect(16) | view.cellRect(31);
         const QRectF cell = view.cellRect(24);
-        const QPoint leftOfRack(static_cast<int>((rack.left() - 3) * dpr), static_cast<int>(cell.center().y() * dpr));
+        // Strictly left of the rack's cells, in the aisle: the outline, not a GPU's frame.
         bool outlined = false;
-        for (int dx = -3 * static_cast<int>(dpr); dx <= 3 * static_cast<int>(dpr); ++dx) {
-            outlined = outlined || isDomainColour(image.pixel(leftOfRack + QPoint(dx, 0)));
+        const int y = static_cast<int>(cell.center().y() * dpr);
+        for (int x = static_cast<int>((rack.left() - 6) * dpr); x < static_cast<int>(rack.left() * dpr) - 1; ++x) {
+            outlined = outlined || isDomainColour(image.pixel(x, y));
         }
         QVERIFY(outlined);
-        const QRect around = QRectF(rack.topLeft() * dpr, rack.size() * dpr).toAlignedRect().adjusted(-8, -8, 8, 8);
+        // The outline lies at most 4 + 1.5 pixels out from the cells.
+        const QRect around
+            = QRectF((rack.topLeft() - QPointF(8, 8)) * dpr, (rack.size() + QSizeF(16, 16)) * dpr).toAlignedRect();
         const auto [inside, outside] = domainPixels(image, around);
         QVERIFY(inside > 0);
         QCOMPARE(outside, 0);
@@ -148,6 +152,67 @@ private Q_SLOTS:
         QVERIFY(paint(view));
         const QImage after = view.grabMap().convertToFormat(QImage::Format_RGB32);
         QCOMPARE(domainPixels(after, after.rect()), std::make_pair(0, 0));
+    }
+
+    // Between one and four pixels a GPU there is no room for a frame: the domain's GPUs not outlined are tinted
+    // cyan, the same on the CPU and through the shaders; the highlight follows the GPUs into another arrangement.
+    void smallCellsAreTintedAlike()
+    {
+        if (HeatmapGlSurface::probe().isEmpty()) {
+            QSKIP("no OpenGL 3.3 here: nothing to compare the CPU's passes with");
+        }
+        const auto topology = fleet(10, 10);
+        const FramePtr frame = scatteredFrame(*topology, 3, true);
+        std::array<QImage, 3> images;
+        for (size_t k = 0; k < images.size(); ++k) {
+            HeatmapView view;
+            view.setPasses(k == 1 ? HeatmapView::Passes::Gpu : HeatmapView::Passes::Cpu);
+            view.setAnimated(false);
+            view.resize(320, 200);
+            view.setTopology(topology);
+            view.setMetric(temperature());
+            view.setFrame(frame);
+            view.setMarkedGpus({ 100, 101, 102, 103 });
+            if (k < 2) {
+                view.setDomainGpus({ { 96, 32 }, { 400, 16 } });
+            }
+            view.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&view));
+            QVERIFY(paint(view));
+            if (view.cellSize() >= 4) { // hi-DPI: more physical pixels than cells when fitted
+                view.zoomAt(QPointF(view.width() / 2.0, view.height() / 2.0), 3.0 / view.cellSize());
+                QVERIFY(paint(view));
+            }
+            const double cell = view.cellSize();
+            QVERIFY2(cell >= 1 && cell < 4, qPrintable(QString::number(cell)));
+            images[k] = view.grabMap().convertToFormat(QImage::Format_RGB32);
+            if (k == 0) {
+                // Another arrangement: the domain's GPUs move, and its cyan with them.
+                view.setArrangement(HeatmapView::Arrangement::Compact);
+                QTRY_VERIFY(!view.isLayoutPending());
+                QVERIFY(paint(view));
+                const QImage compact = view.grabMap().convertToFormat(QImage::Format_RGB32);
+                const double dpr = view.devicePixelRatioF();
+                const QRectF moved = view.cellRect(400) | view.cellRect(415);
+                const QRect around
+                    = QRectF(moved.topLeft() * dpr, moved.size() * dpr).toAlignedRect().adjusted(-8, -8, 8, 8);
+                QVERIFY(domainPixels(compact, around).first > 0);
+            }
+        }
+        int differing = 0;
+        for (int y = 0; y < images[0].height(); ++y) {
+            for (int x = 0; x < images[0].width(); ++x) {
+                const QRgb a = images[0].pixel(x, y);
+                const QRgb b = images[1].pixel(x, y);
+                differing += std::abs(qRed(a) - qRed(b)) > 1 || std::abs(qGreen(a) - qGreen(b)) > 1
+                        || std::abs(qBlue(a) - qBlue(b)) > 1
+                    ? 1
+                    : 0;
+            }
+        }
+        QCOMPARE(differing, 0);
+        // The tint shows: the domain's GPUs differ from the map without it.
+        QVERIFY(differingPixels(images[0], images[2]) > 0);
     }
 
     // By fabric, each scalable unit a block of 8 leaves' lines: its name and each leaf's with its rail.
