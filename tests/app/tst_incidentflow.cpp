@@ -4,10 +4,9 @@
 // domain of the kind at fault, with its cause, and the symptoms it explains not listed again on their own.
 #include "app/consolesession.h"
 #include "model/problems.h"
+#include "tests/app/backendprocesstesting.h"
 
 #include <QDateTime>
-#include <QElapsedTimer>
-#include <QProcess>
 #include <QStandardPaths>
 #include <QTest>
 
@@ -16,49 +15,13 @@ using namespace fleetscope;
 namespace {
 
 // A backend process staging one scenario, fast enough that its fault comes within seconds.
-class Backend
+bool startStaging(backendprocesstesting::BackendProcess *backend, const QString &scenario, const QString &hardware)
 {
-public:
-    bool start(const QString &scenario, const QString &hardware)
-    {
-        m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        m_process.start(QStringLiteral(FLEETSCOPE_BIN_DIR "/fleetscope-backend"),
-            { QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--gpus"),
-                hardware == QLatin1String("gb200-nvl72") ? QStringLiteral("1152") : QStringLiteral("2048"),
-                QStringLiteral("--hardware"), hardware, QStringLiteral("--scenario"), scenario,
-                QStringLiteral("--speed"), QStringLiteral("60"), QStringLiteral("--interval-ms"),
-                QStringLiteral("250") });
-        if (!m_process.waitForStarted(10000)) {
-            return false;
-        }
-        QByteArray out;
-        QElapsedTimer clock;
-        clock.start();
-        while (clock.elapsed() < 60000) {
-            if (!m_process.waitForReadyRead(1000) && m_process.state() != QProcess::Running) {
-                return false;
-            }
-            out += m_process.readAllStandardOutput();
-            const qsizetype at = out.indexOf("listening on ");
-            const qsizetype end = at >= 0 ? out.indexOf('\n', at) : -1;
-            if (end > at) {
-                m_address = QString::fromUtf8(out.mid(at + 13, end - at - 13)).trimmed();
-                return true;
-            }
-        }
-        return false;
-    }
-    ~Backend()
-    {
-        m_process.kill();
-        m_process.waitForFinished(5000);
-    }
-    QString address() const { return m_address; }
-
-private:
-    QProcess m_process;
-    QString m_address;
-};
+    return backend->start({ QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--gpus"),
+        hardware == QLatin1String("gb200-nvl72") ? QStringLiteral("1152") : QStringLiteral("2048"),
+        QStringLiteral("--hardware"), hardware, QStringLiteral("--scenario"), scenario, QStringLiteral("--speed"),
+        QStringLiteral("60"), QStringLiteral("--interval-ms"), QStringLiteral("250") });
+}
 
 } // namespace
 
@@ -93,8 +56,8 @@ private Q_SLOTS:
         QFETCH(QString, hardware);
         QFETCH(QString, cause);
         QFETCH(int, kind);
-        Backend backend;
-        QVERIFY(backend.start(scenario, hardware));
+        backendprocesstesting::BackendProcess backend;
+        QVERIFY(startStaging(&backend, scenario, hardware));
         ConsoleSession session(ConsoleSession::Options {});
         session.connectTo(backend.address());
         // The incident's first event, read as the problems page reads them: the first shared incident.

@@ -10,6 +10,7 @@
 #include "app/wallwindow.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
+#include "tests/app/backendprocesstesting.h"
 #include "tests/app/firstpainttesting.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/summary/summaryview.h"
@@ -21,7 +22,6 @@
 #include <QApplication>
 #include <QDateTime>
 #include <QMenuBar>
-#include <QProcess>
 #include <QScreen>
 #include <QSignalSpy>
 #include <QStackedWidget>
@@ -36,48 +36,13 @@ using namespace fleetscope;
 namespace {
 constexpr int intervalMs = 500;
 
-// A backend process; restartable on the same address.
-class Backend
+// A backend process, started again on the same address after an outage.
+bool startBackend(backendprocesstesting::BackendProcess *backend, const QString &listen)
 {
-public:
-    bool start(const QString &listen)
-    {
-        m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-        m_process.start(QStringLiteral(FLEETSCOPE_BIN_DIR "/fleetscope-backend"),
-            { QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QStringLiteral("2048"),
-                QStringLiteral("--interval-ms"), QString::number(intervalMs), QStringLiteral("--history"),
-                QStringLiteral("2h") });
-        if (!m_process.waitForStarted(10000)) {
-            return false;
-        }
-        QByteArray out;
-        QElapsedTimer clock;
-        clock.start();
-        while (clock.elapsed() < 60000) {
-            if (!m_process.waitForReadyRead(1000) && m_process.state() != QProcess::Running) {
-                return false;
-            }
-            out += m_process.readAllStandardOutput();
-            const qsizetype at = out.indexOf("listening on ");
-            const qsizetype end = at >= 0 ? out.indexOf('\n', at) : -1;
-            if (end > at) {
-                m_address = QString::fromUtf8(out.mid(at + 13, end - at - 13)).trimmed();
-                return true;
-            }
-        }
-        return false;
-    }
-    void stop()
-    {
-        m_process.kill(); // as an outage would: no goodbye to the client
-        m_process.waitForFinished(5000);
-    }
-    QString address() const { return m_address; }
-
-private:
-    QProcess m_process;
-    QString m_address;
-};
+    return backend->start({ QStringLiteral("--listen"), listen, QStringLiteral("--gpus"), QStringLiteral("2048"),
+        QStringLiteral("--interval-ms"), QString::number(intervalMs), QStringLiteral("--history"),
+        QStringLiteral("2h") });
+}
 
 // The last minute at twice real time: worth playing once 6 s are recorded.
 WallPage replayPage()
@@ -104,7 +69,7 @@ class TestWall : public QObject
     Q_OBJECT
 
     qint64 m_now = 0; // the playlist's clock
-    Backend m_backend;
+    backendprocesstesting::BackendProcess m_backend;
     std::unique_ptr<ConsoleSession> m_session;
     std::unique_ptr<WallWindow> m_window; // the wall: a window of its own over the session
     WallWindow *m_wall = nullptr;
@@ -120,7 +85,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         QStandardPaths::setTestModeEnabled(true);
-        QVERIFY(m_backend.start(QStringLiteral("127.0.0.1:0")));
+        QVERIFY(startBackend(&m_backend, QStringLiteral("127.0.0.1:0")));
         ConsoleSession::Options options;
         options.recordMinutes = 5;
         m_session = std::make_unique<ConsoleSession>(options);
@@ -342,7 +307,7 @@ private Q_SLOTS:
         QCOMPARE(m_session->lastLiveSampleMs(), lastBefore); // nothing new came in, nothing made up
 
         // Back on the same port: the client reconnects on its own (backoff capped at 10 s) and the banner goes.
-        QVERIFY(m_backend.start(address));
+        QVERIFY(startBackend(&m_backend, address));
         QTRY_VERIFY_WITH_TIMEOUT(!m_wall->header()->isStale(), 30000);
         QTRY_VERIFY_WITH_TIMEOUT(m_wall->header()->banner().isEmpty(), 5000);
         QVERIFY(m_window->heatmap()->staleNote().isEmpty());
