@@ -171,6 +171,58 @@ private Q_SLOTS:
         checkFrame(*topology);
     }
 
+    // A GPU's network attachment from labels alone: a real Prometheus scrapes the dcgm-exporter page and the nodes'
+    // node_exporter pages, whose infiniband_hca_uplink_info series (infiniband_exporter's, as its textfile output
+    // puts them there) name each rail NIC's leaf switch and port, and remote-writes both to a backend started without
+    // a topology file. The console's topology cables every GPU as the simulated fabric does, each leaf a leaf switch
+    // of its rail.
+    void uplinksFromLabels()
+    {
+        const QString prometheus = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (prometheus.isEmpty()) {
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus')");
+        }
+        const QString nodeTargets = m_dir.filePath(QStringLiteral("uplink-node-targets.json"));
+        std::string error;
+        QVERIFY2(m_fleet.exporter->writeNodeExporterTargetsFile(nodeTargets.toStdString(), &error), error.c_str());
+        const int port = freePort();
+        ProcessGuard backend;
+        startBackend(&backend, port);
+        const QString config = m_dir.filePath(QStringLiteral("prometheus-uplinks.yml"));
+        QVERIFY(testing::writeFile(config,
+            testing::scrapeConfig(m_fleet.exporter->port()) + testing::nodeExporterScrapeJob(nodeTargets)
+                + "remote_write:\n"
+                  "  - url: http://127.0.0.1:"
+                + QByteArray::number(port)
+                + "/api/v1/write\n"
+                  "    queue_config:\n"
+                  "      batch_send_deadline: 200ms\n"
+                  "      min_backoff: 100ms\n"));
+        ProcessGuard server;
+        QVERIFY(testing::startPrometheus(
+            &server, prometheus, config, m_dir.filePath(QStringLiteral("prometheus-uplinks-data")), freePort()));
+        const auto topology = subscribe(backend);
+        QVERIFY2(topology, server.process.readAll().constData());
+        const QByteArray linked
+            = QByteArray::number(m_fleet.online) + " GPUs' leaf switch and port from infiniband_hca_uplink_info";
+        QVERIFY2(m_backendLog.contains(linked), m_backendLog.constData());
+
+        const auto &shape = m_fleet.simulator->shape();
+        const auto map = simulatorGpus(*topology);
+        QCOMPARE(topology->gpuLinks.size(), size_t { topology->gpuCount });
+        for (uint32_t i = 0; i < topology->gpuCount; ++i) {
+            QVERIFY(map[i] >= 0);
+            const auto &want = shape.gpuLinks.at(static_cast<size_t>(map[i]));
+            const auto &got = topology->gpuLinks[i];
+            QVERIFY2(got.leaf < topology->domains.size(), qPrintable(topology->uuidText(i)));
+            const auto &leaf = topology->domains[got.leaf];
+            QCOMPARE(leaf.name, QString::fromStdString(shape.domains.at(want.leaf).name));
+            QCOMPARE(leaf.kind, DomainKind::LeafSwitch);
+            QCOMPARE(leaf.rail, shape.domains.at(want.leaf).rail);
+            QCOMPARE(got.port, want.port);
+        }
+    }
+
     // The door locked: the backend takes pushes only over TLS with a token (--remote-write-tls-cert, -tls-key,
     // -token-file), and real senders push through it as operators configure them: vmagent with
     // -remoteWrite.bearerTokenFile and -remoteWrite.tlsCAFile, Prometheus with authorization.credentials_file and
