@@ -156,11 +156,14 @@ private Q_SLOTS:
                 QVERIFY(d < domains.size());
             }
         }
+        uint32_t n = 0;
         for (const auto &p : parts) {
             for (const auto &node : p.nodes()) {
                 QCOMPARE(node.gpu_leaves_size(), static_cast<int>(node.gpu_count()));
-                QCOMPARE(node.domains_size(), 1);
+                // Its scalable unit; a node corded to one PDU alone (the 4th and 8th of a rack) that PDU too.
+                QCOMPARE(node.domains_size(), n++ % 4 == 3 ? 2 : 1);
                 QCOMPARE(domains[node.domains(0)].kind(), pb::DOMAIN_KIND_SCALABLE_UNIT);
+                QVERIFY(node.domains_size() == 1 || domains[node.domains(1)].kind() == pb::DOMAIN_KIND_PDU);
                 for (int i = 0; i < node.gpu_leaves_size(); ++i) {
                     const auto &leaf = domains[node.gpu_leaves(i)];
                     QCOMPARE(leaf.kind(), pb::DOMAIN_KIND_LEAF_SWITCH);
