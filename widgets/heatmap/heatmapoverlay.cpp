@@ -297,20 +297,26 @@ void HeatmapOverlay::paintDomain(QPainter &painter, const Scene &scene)
         return;
     }
     // A line around each of the domain's racks, in the aisle beside them where there is room, so that it hides no GPU
-    // and reads at fleet zoom, where a GPU's own frame is under a pixel.
-    const double width = std::clamp(scene.cell * 0.5, 1.5, 3.0);
-    const double apart = std::min(scene.cell * HeatmapLayout::rackGap * 0.5, 4.0);
-    painter.save();
-    painter.setRenderHint(QPainter::Antialiasing, false);
-    painter.setPen(QPen(QColor::fromRgb(domainColour), width, Qt::SolidLine, Qt::SquareCap, Qt::MiterJoin));
-    painter.setBrush(Qt::NoBrush);
-    for (const QRect &cells : *scene.domainCells) {
-        const QRectF around = cellsRect(scene, cells).adjusted(-apart, -apart, apart, apart);
-        if (onScreen(scene, around)) {
-            painter.drawRect(around);
-        }
+    // and reads at fleet zoom, where a GPU's own frame is under a pixel. Below a pixel a GPU a rack is a few pixels and
+    // its GPUs' tint says it (heatmapscreen.frag). Four fills a rack, not a stroked rectangle: the raster engine fills
+    // an aligned rectangle at once and strokes each one apart; measured at a million GPUs, a feed's 32,768 racks at a
+    // pixel a GPU, the text's redraw took 6 ms more filled, 55 ms more stroked.
+    if (scene.cell < 1) {
+        return;
     }
-    painter.restore();
+    const double width = std::clamp(scene.cell * 0.5, 1.5, 3.0);
+    const double apart = std::min(scene.cell * HeatmapLayout::rackGap * 0.5, 4.0) + width / 2;
+    const QColor colour = QColor::fromRgb(domainColour);
+    for (const QRect &cells : *scene.domainCells) {
+        const QRectF r = cellsRect(scene, cells).adjusted(-apart, -apart, apart, apart);
+        if (!onScreen(scene, r)) {
+            continue;
+        }
+        painter.fillRect(QRectF(r.left(), r.top(), r.width(), width), colour);
+        painter.fillRect(QRectF(r.left(), r.bottom() - width, r.width(), width), colour);
+        painter.fillRect(QRectF(r.left(), r.top() + width, width, r.height() - 2 * width), colour);
+        painter.fillRect(QRectF(r.right() - width, r.top() + width, width, r.height() - 2 * width), colour);
+    }
 }
 
 void HeatmapOverlay::paintStaleBanner(QPainter &painter, const Scene &scene)
