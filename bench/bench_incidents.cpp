@@ -73,7 +73,8 @@ bool holds(const std::vector<std::pair<uint32_t, uint32_t>> &runs, uint32_t gpu)
         runs.begin(), runs.end(), [&](const auto &r) { return gpu >= r.first && gpu - r.first < r.second; });
 }
 
-// Two domains the GPUs cannot tell apart: a rack's two PDUs (both serve every GPU of the rack).
+// Two domains that serve the same GPUs: a rack's two PDUs. An incident naming either is scored as reporting a trip of
+// the other (only the nodes corded to one alone tell them apart); reportedStrict counts those that named the one.
 bool twins(const be::FleetShape &shape, int64_t a, int64_t b)
 {
     if (a == b) {
