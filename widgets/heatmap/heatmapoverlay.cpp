@@ -157,8 +157,9 @@ void HeatmapOverlay::paintGroupLabels(QPainter &painter, const Scene &scene)
 
 void HeatmapOverlay::paintLineLabels(QPainter &painter, const Scene &scene)
 {
-    // A leaf switch's name at the left end of its line, on a chip over its first ports, once a line is tall enough
-    // for legible text; the rail alone ("rail 5") where the name would hide more than a quarter of the line.
+    // A leaf switch's name at the left end of its line (or of the view), on a chip over its first ports, once a line is
+    // tall enough for legible text; the rail alone ("rail 5") where the name would hide more than a quarter of the
+    // line.
     if (scene.layout->lineLabels.empty() || scene.cell < 12) {
         return;
     }
@@ -176,7 +177,9 @@ void HeatmapOverlay::paintLineLabels(QPainter &painter, const Scene &scene)
         if (text.isEmpty() || width > line.width() / 4) {
             continue;
         }
-        const QRectF chip(line.left(), line.center().y() - metrics.height() / 2, width, metrics.height());
+        // Pinned to the view's left edge while the line's start is scrolled off, as a row's chip is.
+        const double left = std::min(std::max(line.left(), 0.0), line.right() - width);
+        const QRectF chip(left, line.center().y() - metrics.height() / 2, width, metrics.height());
         painter.fillRect(chip, chipColour);
         painter.drawText(chip, Qt::AlignCenter, text);
     }

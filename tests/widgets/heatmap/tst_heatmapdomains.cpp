@@ -270,6 +270,12 @@ private Q_SLOTS:
         QVERIFY(lightPixels(zoomed, QRectF(line.topLeft() * dpr, line.size() * dpr).toAlignedRect()) >= 10);
         const QRectF far = view.cellRect(20 * 8 + 5) | view.cellRect(22 * 8 + 5);
         QCOMPARE(lightPixels(zoomed, QRectF(far.topLeft() * dpr, far.size() * dpr).toAlignedRect()), 0);
+        // Its start scrolled off the left, a line keeps its name at the view's left edge.
+        view.panBy(QPointF(-(view.cellRect(5).left() + 5 * view.cellRect(5).width()), 0));
+        QVERIFY(paint(view));
+        QVERIFY(view.cellRect(5).right() < 0);
+        const QRectF pinned(0, view.cellRect(5).top(), 2 * view.cellRect(5).width(), view.cellRect(5).height());
+        QVERIFY(lightPixels(view.grabMap(), QRectF(pinned.topLeft() * dpr, pinned.size() * dpr).toAlignedRect()) >= 10);
     }
 };
 
