@@ -147,6 +147,12 @@ MetricMap MetricMap::profile(Profile p)
         map.m_series[m] = def.series[m] ? std::string(def.series[m]) : metricCatalog()[m].dcgmField;
     }
     map.m_conversions[static_cast<size_t>(MetricId::RailTransmitWait)].scale = transmitWaitScale;
+    // NVLink's data CRC errors, summed with its flow-control ones (summedMetrics): named after the DCGM field in
+    // every generation's default-counters.csv, dcgm_nvlink_data_crc_error_count_total in the 1.x-compatible one
+    // (commented out in both by default, as the flow-control ones are: a site enables them).
+    map.m_secondSeries[static_cast<size_t>(MetricId::NvlinkErrors)] = p == Profile::Compat1x
+        ? "dcgm_nvlink_data_crc_error_count_total"
+        : "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL";
     const std::string other = std::string_view(def.hostnameLabel) == "hostname" ? "Hostname" : "hostname";
     map.m_labels.hostname = { def.hostnameLabel, other };
     return map;
@@ -157,9 +163,11 @@ std::vector<std::string> MetricMap::allProfileNames()
     std::vector<std::string> out;
     for (const auto p : allProfiles) {
         const auto map = profile(p);
-        for (const auto &name : map.m_series) {
-            if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) {
-                out.push_back(name);
+        for (const auto *names : { &map.m_series, &map.m_secondSeries }) {
+            for (const auto &name : *names) {
+                if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) {
+                    out.push_back(name);
+                }
             }
         }
     }
@@ -218,10 +226,41 @@ std::optional<MetricMap::Mapped> MetricMap::metric(std::string_view seriesName) 
 {
     for (size_t m = 0; m < m_series.size(); ++m) {
         if (!m_series[m].empty() && m_series[m] == seriesName) {
-            return Mapped { static_cast<MetricId>(m), m_conversions[m] };
+            return Mapped { static_cast<MetricId>(m), m_conversions[m], 0 };
+        }
+        if (!m_secondSeries[m].empty() && m_secondSeries[m] == seriesName) {
+            return Mapped { static_cast<MetricId>(m), m_conversions[m], 1 };
         }
     }
     return std::nullopt;
+}
+
+std::vector<std::string> MetricMap::seriesNames(MetricId id) const
+{
+    std::vector<std::string> out;
+    for (const auto *names : { &m_series, &m_secondSeries }) {
+        if (const auto &name = (*names)[static_cast<size_t>(id)]; !name.empty()) {
+            out.push_back(name);
+        }
+    }
+    return out;
+}
+
+std::string MetricMap::increaseQuery(MetricId id, const std::string &selector) const
+{
+    const auto names = seriesNames(id);
+    if (names.size() < 2) {
+        return fmt::format(
+            "increase({}{}[5m])", names.empty() ? std::string("fleetscope_none") : names.front(), selector);
+    }
+    // increase() drops the series' name, so two series of one GPU would collide in one expression over both names;
+    // each part gets a label of its own first, and the sum drops it again.
+    std::string parts;
+    for (size_t i = 0; i < names.size(); ++i) {
+        parts += fmt::format(R"({}label_replace(increase({}{}[5m]), "fleetscope_part", "{}", "", ""))",
+            i == 0 ? "" : " or ", names[i], selector, i);
+    }
+    return fmt::format("sum without (fleetscope_part) ({})", parts);
 }
 
 MetricMap::Scope MetricMap::scopeOf(MetricId id)

@@ -39,7 +39,16 @@ public:
     {
         MetricId id;
         Conversion conversion;
+        uint8_t part = 0; // which of a summed metric's series (summedMetrics): 0 the first
     };
+    // The metrics a map may read from two counters, summed: nvlink_errors, NVLink's CRC errors, which DCGM counts
+    // apart for flow-control units (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL) and data
+    // (DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL); their increases over the window add up. Replays
+    // (..._REPLAY_ERROR_COUNT_TOTAL) are not added: the link replays each flit that failed its CRC, so a replay is a
+    // CRC error counted again; nor recoveries (..._RECOVERY_ERROR_COUNT_TOTAL): a link retrained is an outage of the
+    // link, not one more corrupted flit, as node_exporter's link downs are kept apart from its symbol errors.
+    static constexpr std::array summedMetrics { MetricId::NvlinkErrors };
+    static constexpr size_t maxParts = 2;
     // The label names; for the node and the driver several names: of those a series carries, the one listed first
     // wins.
     struct Labels
@@ -121,7 +130,14 @@ public:
     // read.
     std::optional<Mapped> metric(std::string_view seriesName) const;
     // The series a catalogue metric is read from; empty when the map has none (health, or a metric a site left out).
+    // A summed metric's first.
     const std::string &seriesName(MetricId id) const { return m_series[static_cast<size_t>(id)]; }
+    // Every series a metric is read from, in part order (a summed metric's two; one for the rest; none).
+    std::vector<std::string> seriesNames(MetricId id) const;
+    // The PromQL for a counter's increase over the catalogue's 5-minute window, of the series under selector
+    // ("{hostname=~"..."}" or empty): increase(SERIES{...}[5m]), or for a summed metric the sum of its series'
+    // increases, each taken on its own (a counter's reset is its own), keeping every other label.
+    std::string increaseQuery(MetricId id, const std::string &selector) const;
     const Conversion &conversion(MetricId id) const { return m_conversions[static_cast<size_t>(id)]; }
     const Labels &labels() const { return m_labels; }
     // The node label this generation writes, the one a selector on hosts uses.
@@ -138,6 +154,7 @@ private:
 
     std::string m_name;
     std::array<std::string, static_cast<size_t>(MetricId::Count)> m_series;
+    std::array<std::string, static_cast<size_t>(MetricId::Count)> m_secondSeries; // a summed metric's part 1
     std::array<Conversion, static_cast<size_t>(MetricId::Count)> m_conversions {};
     Labels m_labels;
 };

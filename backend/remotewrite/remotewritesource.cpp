@@ -460,7 +460,7 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
             size_t ignored = 0;
             const bool usable = !std::isnan(cleanDcgmValue(sample.value, &ignored, &ignored));
             const double value = convert && usable ? metric->conversion.apply(sample.value) : sample.value;
-            samples.push_back({ static_cast<uint32_t>(g), metric->id, sample.timestampMs, value });
+            samples.push_back({ static_cast<uint32_t>(g), metric->id, sample.timestampMs, value, metric->part });
             newest = std::max(newest, sample.timestampMs);
         }
         if (metric->id == MetricId::GpuTemp && newest > 0 && key.hasJobLabels) {

@@ -15,7 +15,8 @@ namespace fleetscope::backend {
 namespace {
 
 constexpr size_t fieldCount = static_cast<size_t>(MetricId::Count);
-static_assert(fieldCount <= 32, "a window's mask has a bit per field");
+constexpr size_t slotCount = WindowFolder::slots;
+static_assert(slotCount <= 32, "a window's mask has a bit per slot");
 constexpr int64_t countWindowMs = 5 * 60 * 1000; // as increase(...[5m]) and changes(...[5m])
 constexpr size_t maxJobLabelSets = 1U << 20U;
 constexpr float nanF = std::numeric_limits<float>::quiet_NaN();
@@ -45,13 +46,30 @@ size_t sourceOf(MetricId id)
     return static_cast<size_t>(MetricMap::scopeOf(id));
 }
 
-// The fields of each source, as a window's mask bits.
+// The slot of a metric's part (WindowFolder::slots): the metric's own for part 0, one after the catalogue's for the
+// second counter of a summed metric; slotCount for a part no metric has.
+size_t slotOf(MetricId id, uint8_t part)
+{
+    if (part == 0) {
+        return static_cast<size_t>(id);
+    }
+    const auto &summed = MetricMap::summedMetrics;
+    const auto it = std::find(summed.begin(), summed.end(), id);
+    return part == 1 && it != summed.end() ? fieldCount + static_cast<size_t>(it - summed.begin()) : slotCount;
+}
+
+MetricId metricOfSlot(size_t slot)
+{
+    return slot < fieldCount ? static_cast<MetricId>(slot) : MetricMap::summedMetrics[slot - fieldCount];
+}
+
+// The slots of each source, as a window's mask bits.
 const std::array<uint32_t, WindowFolder::sources> &sourceMasks()
 {
     static const auto masks = [] {
         std::array<uint32_t, WindowFolder::sources> m {};
-        for (size_t f = 0; f < fieldCount; ++f) {
-            m[sourceOf(static_cast<MetricId>(f))] |= 1U << f;
+        for (size_t f = 0; f < slotCount; ++f) {
+            m[sourceOf(metricOfSlot(f))] |= 1U << f;
         }
         return m;
     }();
@@ -71,7 +89,7 @@ struct WindowFolder::Window
     std::array<std::vector<int32_t>, sources> time; // by source; a source's allocated with its first sample
     std::vector<uint32_t> mask; // a bit per field
     std::array<std::vector<float>, fieldCount> gauges;
-    std::array<std::vector<double>, fieldCount> counts;
+    std::array<std::vector<double>, slotCount> counts; // by slot
     std::vector<std::pair<uint32_t, uint32_t>> jobs; // (GPU, job label set id)
 };
 
@@ -104,15 +122,15 @@ WindowFolder::WindowFolder(const FleetShape &shape, const Options &options)
         m_options.graceMs = 3 * m_options.windowMs;
     }
     m_options.maxOpenWindows = std::max<size_t>(2, m_options.maxOpenWindows);
-    for (size_t f = 0; f < fieldCount; ++f) {
-        const auto id = static_cast<MetricId>(f);
+    for (size_t f = 0; f < slotCount; ++f) {
+        const auto id = metricOfSlot(f);
         if (!isPushed(id)) {
             continue;
         }
         if (isRawCounter(id)) {
             m_raw[f].assign(m_gpus, nanD);
         }
-        if (!isCount(id)) {
+        if (!isCount(id) && f < fieldCount) {
             m_values[f].assign(m_gpus, nanF);
         }
     }
@@ -243,15 +261,16 @@ void WindowFolder::add(
 {
     std::lock_guard lock(m_mutex);
     for (const auto &s : samples) {
-        if (s.gpu >= m_gpus || !isPushed(s.metric)) {
-            continue; // the mapping never makes these
+        const size_t f = slotOf(s.metric, s.part);
+        if (s.gpu >= m_gpus || !isPushed(s.metric) || f == slotCount) {
+            continue; // the mapping never makes these (a part the metric does not have among them)
         }
         Window *w = windowFor(windowOf(s.timeMs, m_options.windowMs), nowMs, counts);
         if (w == nullptr) {
             continue;
         }
         const auto offset = static_cast<int32_t>(s.timeMs - w->startMs + 1);
-        const auto bit = static_cast<uint32_t>(1U << static_cast<unsigned>(s.metric));
+        const auto bit = static_cast<uint32_t>(1U << static_cast<unsigned>(f));
         const size_t source = sourceOf(s.metric);
         if (w->time[source].empty()) {
             w->time[source].assign(m_gpus, 0);
@@ -273,7 +292,6 @@ void WindowFolder::add(
             mask &= ~sourceMasks()[source];
         }
         mask |= bit;
-        const auto f = static_cast<size_t>(s.metric);
         // Read before a gauge is narrowed to a float, where DCGM's int32 blanks would no longer be told apart.
         size_t sentinels = 0;
         size_t nans = 0;
@@ -367,11 +385,11 @@ void WindowFolder::fold(Window &w, Closed *closed)
             continue;
         }
         closed->gpusReporting += w.time[0][g] != 0 ? 1 : 0; // the GPU's own exporter
-        for (size_t f = 0; f < fieldCount; ++f) {
+        for (size_t f = 0; f < slotCount; ++f) {
             if ((w.mask[g] & (1U << f)) == 0) {
                 continue;
             }
-            const auto id = static_cast<MetricId>(f);
+            const auto id = metricOfSlot(f);
             if (!isRawCounter(id)) {
                 m_values[f][g] = w.gauges[f][g];
                 continue;
@@ -403,7 +421,7 @@ void WindowFolder::fold(Window &w, Closed *closed)
             }
             before = now;
             if (increase > 0) {
-                m_increases[f][g].emplace_back(at, increase);
+                m_increases[static_cast<size_t>(id)][g].emplace_back(at, increase); // a summed metric's parts add up
             }
         }
     }
@@ -451,8 +469,9 @@ void WindowFolder::fold(Window &w, Closed *closed)
             }
             continue;
         }
+        const size_t second = slotOf(id, 1);
         for (uint32_t g = 0; g < m_gpus; ++g) {
-            if (fresh[g] && !std::isnan(m_raw[f][g])) {
+            if (fresh[g] && (!std::isnan(m_raw[f][g]) || (second < slotCount && !std::isnan(m_raw[second][g])))) {
                 plane[g] = 0;
             }
         }

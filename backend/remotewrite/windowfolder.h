@@ -5,6 +5,7 @@
 #include "core/frame.h"
 #include "core/framepoller.h"
 #include "core/metriccatalog.h"
+#include "dcgm/metricmap.h"
 #include "dcgm/prometheusevents.h"
 #include "dcgm/prometheusjobs.h"
 #include "dcgm/promsample.h"
@@ -28,6 +29,7 @@ struct MappedSample
     MetricId metric = MetricId::GpuTemp;
     int64_t timeMs = 0;
     double value = 0;
+    uint8_t part = 0; // of a metric summed from two counters (MetricMap::Mapped::part)
 };
 
 // A GPU's job labels as one series showed them, at that series' sample time.
@@ -54,15 +56,16 @@ struct MappedJob
 // keeps its values from window to window and turns to no data once it has sent nothing for the grace period. The
 // counters (ECC, NVLink, PCIe, remapped rows, the rail NICs' downs and errors) become their increase over the last
 // five minutes and the XID gauge its number of changes, as the Prometheus source's increase(...[5m]) and
-// changes(...[5m]); a counter that falls was reset and counts from zero. Transmit wait (ticks, scaled to %-seconds by
-// the map) becomes its rate between a NIC's last two samples. A GPU's fields come from up to three exporters (its own
-// dcgm-exporter, its node's node-exporter, its rack's facility exporter), each at its own scrape time: a window keeps
-// each one's newest scrape, and each one's fields turn to no data on their own; the GPU is one with data by its own.
-// Events and jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
+// changes(...[5m]); a counter that falls was reset and counts from zero. NVLink's errors add up the increases of its
+// two CRC counters (MetricMap::summedMetrics), each with its own total and resets (MappedSample::part). Transmit wait
+// (ticks, scaled to %-seconds by the map) becomes its rate between a NIC's last two samples. A GPU's fields come from
+// up to three exporters (its own dcgm-exporter, its node's node-exporter, its rack's facility exporter), each at its
+// own scrape time: a window keeps each one's newest scrape, and each one's fields turn to no data on their own; the GPU
+// is one with data by its own. Events and jobs as the Prometheus source finds them (PrometheusEvents, PrometheusJobs).
 //
 // Memory: an open window holds, per GPU, a float per gauge and a double per raw counter that was pushed, a time per
-// source and a mask: 96 bytes for dcgm-exporter's 15 fields, 156 with node-exporter's and the facility's; the folded
-// state about the same; at most maxOpenWindows are open.
+// source and a mask: 96 bytes for dcgm-exporter's 15 fields (8 more with NVLink's data CRC counter), 156 with
+// node-exporter's and the facility's; the folded state about the same; at most maxOpenWindows are open.
 //
 // Threads: add() from any thread (the receiver's); closeNext() and nextCloseMs() from one thread (the frame source's
 // ticker). They share only the open windows, under m_mutex.
@@ -76,6 +79,9 @@ public:
     static constexpr int64_t maxWindowMs = 24 * 3600 * 1000;
     // The exporters a GPU's fields come from, each scraped at its own time (MetricMap::Scope).
     static constexpr size_t sources = 3;
+    // A window's fields: the catalogue's, then the second counter of each metric summed from two
+    // (MetricMap::summedMetrics), whose raw totals and resets are their own; their increases add up in the metric.
+    static constexpr size_t slots = static_cast<size_t>(MetricId::Count) + MetricMap::summedMetrics.size();
 
     struct Options
     {
@@ -168,7 +174,7 @@ public:
 private:
     // Folded state: the ticker's only.
     std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> m_values;
-    std::array<std::vector<double>, static_cast<size_t>(MetricId::Count)> m_raw; // counters' last raw values
+    std::array<std::vector<double>, slots> m_raw; // counters' last raw values, by slot
     std::array<std::unordered_map<uint32_t, std::deque<std::pair<int64_t, double>>>,
         static_cast<size_t>(MetricId::Count)>
         m_increases; // non-zero increases in the last five minutes, by GPU

@@ -234,10 +234,11 @@ ExporterPage::Rendered ExporterPage::render(
     Rendered rendered;
     std::string &page = rendered.text;
     const auto &list = families();
+    const auto &nvlink = nvlinkFamilies();
     const auto nodes = static_cast<uint32_t>(shape.nodes.size());
     rendered.nodeCount = nodes;
-    rendered.headerStart.resize(list.size());
-    rendered.seriesStart.resize(list.size() * (static_cast<size_t>(nodes) + 1));
+    rendered.headerStart.resize(list.size() + nvlink.size());
+    rendered.seriesStart.resize((list.size() + nvlink.size()) * (static_cast<size_t>(nodes) + 1));
     page.reserve(list.size() * (labels.size() + static_cast<size_t>(n) * 64));
     for (size_t f = 0; f < list.size(); ++f) {
         const auto &family = list[f];
@@ -282,7 +283,41 @@ ExporterPage::Rendered ExporterPage::render(
         }
         startNodesUpTo(nodes);
     }
+    // The other NVLink error counters, after the catalogue's families.
+    const std::vector<uint32_t> *crc = rawField(frame, MetricId::NvlinkErrors);
+    for (size_t e = 0; e < nvlink.size(); ++e) {
+        const size_t f = list.size() + e;
+        rendered.headerStart[f] = page.size();
+        fmt::format_to(std::back_inserter(page), "# HELP {} {}\n# TYPE {} counter\n", nvlink[e].name, nvlink[e].help,
+            nvlink[e].name);
+        size_t *nodeStart = &rendered.seriesStart[f * (static_cast<size_t>(nodes) + 1)];
+        for (uint32_t k = 0; k < nodes; ++k) {
+            nodeStart[k] = page.size();
+            const auto &node = shape.nodes[k];
+            for (uint32_t g = node.firstGpu; crc != nullptr && g < node.firstGpu + node.gpuCount; ++g) {
+                if (g >= n || g >= crc->size() || !online(g)) {
+                    continue;
+                }
+                page.append(nvlink[e].name);
+                page.append(labels, labelStart[g], labelStart[g + 1] - labelStart[g]);
+                page.append(fmt::format_int(nvlink[e].replays ? (*crc)[g] : 0U).c_str());
+                page.push_back('\n');
+            }
+        }
+        nodeStart[nodes] = page.size();
+    }
     return rendered;
+}
+
+const std::vector<ExporterPage::NvlinkFamily> &ExporterPage::nvlinkFamilies()
+{
+    // Names and help texts: dcgm-exporter's default-counters.csv (where they are commented out: a site enables them).
+    static const std::vector<NvlinkFamily> list = {
+        { "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", "Total number of NVLink data CRC errors.", false },
+        { "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", "Total number of NVLink retries.", true },
+        { "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", "Total number of NVLink recovery errors.", false },
+    };
+    return list;
 }
 
 const std::vector<ExporterPage::NodeFamily> &ExporterPage::nodeFamilies()

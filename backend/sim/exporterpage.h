@@ -38,6 +38,18 @@ public:
     // The families on the page, in catalogue order.
     static const std::vector<Family> &families();
 
+    // dcgm-exporter's other NVLink error counters, on the page after the catalogue's families, for the same GPUs as
+    // the flow-control CRC errors (DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL, the frame's raw NVLink count). The
+    // simulator's NVLink errors are all flow-control CRC errors, each replayed by the link: the replay counter counts
+    // them again, and the data CRC and recovery counters stay 0.
+    struct NvlinkFamily
+    {
+        const char *name;
+        const char *help;
+        bool replays; // the replay counter: the CRC errors' total; else 0
+    };
+    static const std::vector<NvlinkFamily> &nvlinkFamilies();
+
     // The PCI bus id dcgm-exporter reports for the GPU at this position in its node: the eight bus numbers of an
     // HGX H100 baseboard, the same in every node.
     static std::string pciBusId(uint32_t gpuInNode);

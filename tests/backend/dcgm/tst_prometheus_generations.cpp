@@ -457,6 +457,56 @@ private Q_SLOTS:
             old.identify(Labels { { "hostname", "new" }, { "Hostname", "old" } }).hostname, std::string_view("old"));
     }
 
+    // NVLink's errors: the flow-control and data CRC counters, summed, in every generation (the 1.x-compatible names
+    // in that profile); replays and recoveries are not read (a replay is a CRC error counted again, a recovery an
+    // outage of the link). The increase asked of a server is each counter's, summed with every other label kept.
+    void nvlinkErrorSeries()
+    {
+        for (const auto p : MetricMap::allProfiles) {
+            const MetricMap map = MetricMap::profile(p);
+            const bool compat = p == MetricMap::Profile::Compat1x;
+            const std::string flit
+                = compat ? "dcgm_nvlink_flit_crc_error_count_total" : "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL";
+            const std::string data
+                = compat ? "dcgm_nvlink_data_crc_error_count_total" : "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL";
+            QCOMPARE(map.seriesNames(MetricId::NvlinkErrors), (std::vector<std::string> { flit, data }));
+            QCOMPARE(map.seriesName(MetricId::NvlinkErrors), flit);
+            const auto first = map.metric(flit);
+            const auto second = map.metric(data);
+            QVERIFY(first && second);
+            QCOMPARE(first->id, MetricId::NvlinkErrors);
+            QCOMPARE(second->id, MetricId::NvlinkErrors);
+            QCOMPARE(int(first->part), 0);
+            QCOMPARE(int(second->part), 1);
+            QVERIFY(!map.metric("DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"));
+            QVERIFY(!map.metric("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"));
+            const auto names = MetricMap::allProfileNames();
+            QVERIFY(std::find(names.begin(), names.end(), data) != names.end());
+            QCOMPARE(map.increaseQuery(MetricId::NvlinkErrors, R"({hostname=~"a|b"})"),
+                "sum without (fleetscope_part) (label_replace(increase(" + flit
+                    + R"({hostname=~"a|b"}[5m]), "fleetscope_part", "0", "", "") or label_replace(increase()" + data
+                    + R"({hostname=~"a|b"}[5m]), "fleetscope_part", "1", "", ""))" + ")");
+        }
+        const MetricMap map = MetricMap::profile(MetricMap::Profile::Gen483);
+        QCOMPARE(map.increaseQuery(MetricId::EccDbe, ""), std::string("increase(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL[5m])"));
+        QCOMPARE(map.seriesNames(MetricId::EccDbe), std::vector<std::string> { "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL" });
+        QVERIFY(map.seriesNames(MetricId::HealthState).empty());
+        // Chosen from the names present, a generation keeps its second series; a site's map reads what it lists.
+        std::vector<std::string> adopted;
+        const auto chosen = MetricMap::choose(
+            { "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL" }, "hostname", &adopted);
+        QCOMPARE(chosen.metric("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL")->part, uint8_t { 1 });
+        MetricMap site;
+        std::string error;
+        QVERIFY2(MetricMap::parse("DCGM_FI_DEV_GPU_TEMP = gpu_temp\nDCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL = "
+                                  "nvlink_errors\n",
+                     &site, &error),
+            error.c_str());
+        QCOMPARE(site.seriesNames(MetricId::NvlinkErrors),
+            std::vector<std::string> { "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL" });
+        QVERIFY(!site.metric("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"));
+    }
+
     // node_exporter's InfiniBand series and the facility's in every profile (dcgm-exporter's generation does not name
     // them), what each is of, the labels a push's series carries them under, the node from the scrape target, and a
     // site's map: transmit wait keeps the tick conversion unless the line gives its own.

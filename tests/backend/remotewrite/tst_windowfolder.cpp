@@ -214,6 +214,42 @@ private Q_SLOTS:
         QCOMPARE(stateOf(*closed.frame, 2), health::Ok);
     }
 
+    // NVLink's errors from two counters (flow-control and data CRC, MetricMap::summedMetrics): the increases of both
+    // add up over the five minutes, and each counter's reset is its own: the other's fall is not a reset.
+    void nvlinkCountersAreSummed()
+    {
+        const auto shape = be::FleetShape::forGpuCount(16);
+        be::WindowFolder folder(shape, { 10000, 0, 600000, 8 });
+        be::WindowFolder::Counts counts;
+        be::WindowFolder::Closed closed;
+        auto window = [&](int64_t w, double flit, double data) {
+            auto second = sample(2, be::MetricId::NvlinkErrors, base + w * 10000, data);
+            second.part = 1;
+            folder.add({ sample(2, be::MetricId::GpuTemp, base + w * 10000, 50),
+                           sample(2, be::MetricId::NvlinkErrors, base + w * 10000, flit), second },
+                {}, base + w * 10000, &counts);
+            return folder.closeNext(base + (w + 1) * 10000, &closed);
+        };
+        QVERIFY(window(0, 100, 7));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::NvlinkErrors, 2), 0.0F);
+        QCOMPARE(counts.duplicate, uint64_t { 0 }); // two series of one metric at one time: neither a repeat
+        QVERIFY(window(1, 103, 9)); // 3 + 2
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::NvlinkErrors, 2), 5.0F);
+        QVERIFY(window(2, 104, 1)); // + 1, and the data counter reset to 1: + 1
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::NvlinkErrors, 2), 7.0F);
+        // The data counter alone (an exporter that has only it): its increases count.
+        QVERIFY(window(3, std::nan(""), 4));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::NvlinkErrors, 2), 10.0F);
+        QVERIFY(window(40, 104, 4));
+        QCOMPARE(valueOf(*closed.frame, be::MetricId::NvlinkErrors, 2), 0.0F);
+        // A part no metric has is not taken.
+        auto stray = sample(2, be::MetricId::GpuTemp, base + 41 * 10000, 99);
+        stray.part = 1;
+        be::WindowFolder::Counts strayCounts;
+        folder.add({ stray }, {}, base + 41 * 10000, &strayCounts);
+        QCOMPARE(strayCounts.accepted, uint64_t { 0 });
+    }
+
     // A GPU's fields come from three exporters scraped at their own times: node-exporter's scrape later in a window
     // does not replace the dcgm-exporter's fields of it (nor count as out of order), each source's fields turn to no
     // data on their own, and only the GPU's own make it one with data. Rail counters become 5-minute increases,

@@ -59,8 +59,13 @@ private Q_SLOTS:
 
         // Families: dcgm-exporter's names, types and help, in catalogue order.
         const auto &families = be::ExporterPage::families();
-        QCOMPARE(page.familyOrder.size(), families.size());
+        const auto &nvlink = be::ExporterPage::nvlinkFamilies(); // after them: the other NVLink error counters
+        QCOMPARE(page.familyOrder.size(), families.size() + nvlink.size());
         QCOMPARE(families.size(), size_t(15));
+        for (size_t i = 0; i < nvlink.size(); ++i) {
+            QCOMPARE(page.familyOrder[families.size() + i], QByteArray(nvlink[i].name));
+            QCOMPARE(page.type.at(nvlink[i].name), QByteArray("counter"));
+        }
         for (size_t i = 0; i < families.size(); ++i) {
             const QByteArray name = QByteArray::fromStdString(families[i].name);
             QCOMPARE(page.familyOrder[i], name);
@@ -122,6 +127,15 @@ private Q_SLOTS:
                 QCOMPARE(s.labels.size(), size_t(7));
             }
 
+            // The other NVLink counters: the replays are the flow-control CRC errors again, the rest 0.
+            if (const auto other
+                = std::find_if(nvlink.begin(), nvlink.end(), [&](const auto &f) { return s.name == f.name; });
+                other != nvlink.end()) {
+                const auto *crc = be::ExporterPage::rawField(*frame, be::MetricId::NvlinkErrors);
+                QVERIFY(crc != nullptr);
+                QCOMPARE(s.value.toLongLong(), other->replays ? static_cast<long long>((*crc)[g]) : 0LL);
+                continue;
+            }
             // The value, as DCGM prints it: integers for integer fields, %f for power.
             const auto family = std::find_if(families.begin(), families.end(),
                 [&](const be::ExporterPage::Family &f) { return QByteArray::fromStdString(f.name) == s.name; });
@@ -198,7 +212,8 @@ private Q_SLOTS:
                 const auto family
                     = std::find_if(be::ExporterPage::families().begin(), be::ExporterPage::families().end(),
                         [&](const auto &f) { return QByteArray::fromStdString(f.name) == s.name; });
-                if (!be::ExporterPage::isRawErrorField(family->metric)) {
+                if (family == be::ExporterPage::families().end()
+                    || !be::ExporterPage::isRawErrorField(family->metric)) {
                     continue;
                 }
                 const uint32_t g = gpuByHostAndIndex.at(s.labels.at("Hostname") + '/' + s.labels.at("gpu"));
