@@ -428,8 +428,13 @@ bool MetricMap::parse(std::string_view text, MetricMap *out, std::string *error)
             }
             return fail(fmt::format("'{}' is not a catalogue metric read from a series; one of {}", right[0], keys));
         }
-        if (mapped[static_cast<size_t>(*id)]) {
-            return fail(fmt::format("{} is mapped twice; one series per metric", right[0]));
+        const auto m = static_cast<size_t>(*id);
+        // A summed metric (nvlink_errors) takes a second series, summed with the first.
+        const bool summable = std::find(summedMetrics.begin(), summedMetrics.end(), *id) != summedMetrics.end();
+        const bool second = mapped[m] && summable && map.m_secondSeries[m].empty();
+        if (mapped[m] && !second) {
+            return fail(summable ? fmt::format("{} is mapped three times; it sums at most two series", right[0])
+                                 : fmt::format("{} is mapped twice; one series per metric", right[0]));
         }
         if (map.metric(left[0])) {
             return fail(fmt::format("{} is mapped twice", left[0]));
@@ -455,7 +460,15 @@ bool MetricMap::parse(std::string_view text, MetricMap *out, std::string *error)
             return fail(
                 fmt::format("unexpected '{}'; after the key only '* SCALE' and '+ OFFSET', in that order", right[i]));
         }
-        mapped[static_cast<size_t>(*id)] = true;
+        if (second) {
+            const auto &first = map.m_conversions[m];
+            if (conversion.scale != first.scale || conversion.offset != first.offset) {
+                return fail(fmt::format("the second series of {} takes the first one's conversion", right[0]));
+            }
+            map.m_secondSeries[m] = std::string(left[0]);
+            continue;
+        }
+        mapped[m] = true;
         map.set(*id, std::string(left[0]), conversion);
     }
     for (size_t m = 0; m < mapped.size(); ++m) {

@@ -117,7 +117,8 @@ public:
     // A site's map, from a file of lines (empty lines and '#' comments aside):
     //     SERIES = CATALOGUE-KEY [* SCALE] [+ OFFSET]      e.g. DCGM_FI_DEV_FB_USED_BYTES = fb_used
     //     * 9.5367431640625e-7 label hostname|gpu|uuid|model|driver = NAME [NAME...]
-    // Every line is checked; the first bad one fails with "line N: why". gpu_temp must be mapped (discovery and
+    // Every line is checked; the first bad one fails with "line N: why". A summed metric (nvlink_errors) may be given
+    // twice, with the same conversion: its two series are summed. gpu_temp must be mapped (discovery and
     // sample times come from it); labels not given keep the defaults above. rail_transmit_wait without '* SCALE'
     // takes transmitWaitScale (its series counts ticks, its plane is a %). At most maxFileBytes.
     static constexpr size_t maxFileBytes = 64 * 1024;

@@ -383,6 +383,11 @@ private Q_SLOTS:
                 "line 2: 'host-name' is not a Prometheus label name" },
             { "one gpu label", true, "label gpu = gpu index\n", "line 2: the gpu label has one name" },
             { "no temperature", false, "DCGM_FI_DEV_POWER_USAGE = power\n", "no series for gpu_temp" },
+            { "nvlink three times", true, "a = nvlink_errors\nb = nvlink_errors\nc = nvlink_errors\n",
+                "line 4: nvlink_errors is mapped three times; it sums at most two series" },
+            { "nvlink's second scaled otherwise", true, "a = nvlink_errors\nb = nvlink_errors * 2\n",
+                "line 3: the second series of nvlink_errors takes the first one's conversion" },
+            { "nvlink's series twice", true, "a = nvlink_errors\na = nvlink_errors\n", "line 3: a is mapped twice" },
         };
         const QByteArray ok = "DCGM_FI_DEV_GPU_TEMP = gpu_temp\n";
         for (const auto &r : rows) {
@@ -505,6 +510,14 @@ private Q_SLOTS:
         QCOMPARE(site.seriesNames(MetricId::NvlinkErrors),
             std::vector<std::string> { "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL" });
         QVERIFY(!site.metric("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"));
+        // A site's map may give nvlink_errors two series (4.9's renamed fields, say), summed; no other metric.
+        QVERIFY2(MetricMap::parse("DCGM_FI_DEV_GPU_TEMP = gpu_temp\nsite_nvlink_flit = nvlink_errors\n"
+                                  "site_nvlink_data = nvlink_errors\n",
+                     &site, &error),
+            error.c_str());
+        QCOMPARE(site.seriesNames(MetricId::NvlinkErrors),
+            (std::vector<std::string> { "site_nvlink_flit", "site_nvlink_data" }));
+        QCOMPARE(site.metric("site_nvlink_data")->part, uint8_t { 1 });
     }
 
     // node_exporter's InfiniBand series and the facility's in every profile (dcgm-exporter's generation does not name
