@@ -6,6 +6,7 @@
 // reports. The simulation is frozen on one frame so that every scrape sees the same page.
 #include "client/telemetryclient.h"
 #include "core/framesource.h"
+#include "dcgm/metricmap.h"
 #include "sim/exporterserver.h"
 #include "tests/backend/testing/chaincheck.h"
 #include "tests/backend/testing/prometheusprocess.h"
@@ -24,6 +25,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 using namespace fleetscope;
 namespace be = fleetscope::backend;
@@ -140,6 +142,37 @@ private Q_SLOTS:
             }
         }
         checkFrame(simulatorGpu);
+    }
+
+    // NVLink's errors as the catalogue sums them (MetricMap::increaseQuery) in MetricsQL: one series per online GPU,
+    // the sum of the flow-control and data CRC counters' own increases (0: the page is frozen), no label of the sum's
+    // making.
+    void nvlinkErrorsSummedInMetricsQl()
+    {
+        const auto map = be::MetricMap::profile(be::MetricMap::Profile::Gen3x482);
+        const auto names = map.seriesNames(be::MetricId::NvlinkErrors);
+        QCOMPARE(names.size(), size_t { 2 });
+        const QString summed = QString::fromStdString(map.increaseQuery(be::MetricId::NvlinkErrors, ""));
+        const QString late
+            = testing::waitForServer(m_victoria, QStringLiteral("VictoriaMetrics"), 30000, [&](QString *detail) {
+                  int status = 0;
+                  httpGet(m_port, "/internal/force_flush", 2000, &status);
+                  const auto data = instantQuery(m_port, QString::fromStdString(names.back()));
+                  *detail = QStringLiteral("%1 of %2 GPUs' data CRC counters").arg(data.size()).arg(m_fleet.online);
+                  return static_cast<uint32_t>(data.size()) == m_fleet.online;
+              });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
+        const auto answer = instantQuery(m_port, summed);
+        QVERIFY2(static_cast<uint32_t>(answer.size()) == m_fleet.online, qPrintable(summed));
+        std::set<std::pair<QString, QString>> gpus;
+        for (const auto &entry : answer) {
+            const auto labels = entry.toObject().value(QStringLiteral("metric")).toObject();
+            QVERIFY(!labels.contains(QStringLiteral("fleetscope_part")));
+            gpus.emplace(
+                labels.value(QStringLiteral("Hostname")).toString(), labels.value(QStringLiteral("gpu")).toString());
+            QCOMPARE(sampleValue(entry), 0.0);
+        }
+        QCOMPARE(static_cast<uint32_t>(gpus.size()), m_fleet.online);
     }
 
     void cleanupTestCase()
