@@ -521,7 +521,8 @@ std::vector<std::string> PrometheusTopology::applyUplinks(const std::vector<Upli
         kept = &c;
         if (hadLinks && m_shape.gpuLinks[c.gpu].leaf != GpuLink::none) {
             const auto &fileLink = m_shape.gpuLinks[c.gpu];
-            if (m_shape.domains[fileLink.leaf].name != c.leaf || fileLink.port != c.port) {
+            if (fileLink.leaf >= m_shape.domains.size() || m_shape.domains[fileLink.leaf].name != c.leaf
+                || fileLink.port != c.port) {
                 ignore(refusals + FileGivesIt, *c.series);
             }
             continue;
