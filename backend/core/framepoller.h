@@ -74,16 +74,6 @@ public:
         std::vector<float> *values, std::string *error) const = 0;
 };
 
-// The past as an upstream keeps it, for a source whose own frames begin at its start (the remote-write receiver beside
-// a Prometheus-compatible server that holds the same series): QueryRange's values (HistoryProvider) and the events
-// from before the start. The program makes and starts one and hands it to the source.
-class UpstreamHistory : public HistoryProvider
-{
-public:
-    // As FramePoller::pastEvents: the events of [fromMs, toMs], oldest first, asked from the ticker thread.
-    virtual std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) = 0;
-};
-
 // Where FrameSource's frames come from: something that, once per interval, produces the fleet's current state (a
 // simulation's next step, a poll of a Prometheus-compatible server, the windows a remote-write receiver closed).
 // FrameSource calls it from its constructor (pastFrames, firstFrame) and then from its ticker thread only (history()
@@ -103,6 +93,9 @@ public:
     {
         std::vector<std::shared_ptr<Frame>> frames;
         std::vector<TimedEvent> events; // sequence left to FrameSource
+        // The jobs that ran in them (running and ended ones, as jobs() gives them), for the judge's warm-up; empty:
+        // jobs() as of the first frame.
+        std::vector<JobInfo> jobs;
     };
     virtual Past pastFrames(int64_t /*nowMs*/, std::chrono::milliseconds /*every*/, size_t /*maxFrames*/) { return {}; }
     // The frame served before the first poll: the state at the start (its sequence is kept, and the following
@@ -131,6 +124,22 @@ public:
     }
     // History from the upstream, or null to serve QueryRange from the frames held in memory.
     virtual const HistoryProvider *history() const { return nullptr; }
+};
+
+// The past as an upstream keeps it, for a source whose own frames begin at its start (the remote-write receiver beside
+// a Prometheus-compatible server that holds the same series): QueryRange's values (HistoryProvider), the events
+// from before the start, and the frames of before the start that the judge learns from. The program makes and starts
+// one and hands it to the source.
+class UpstreamHistory : public HistoryProvider
+{
+public:
+    // As FramePoller::pastEvents: the events of [fromMs, toMs], oldest first, asked from the ticker thread.
+    virtual std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) = 0;
+    // As FramePoller::pastFrames, for the source to give as its own (asked once, before its first frame).
+    virtual FramePoller::Past pastFrames(int64_t /*nowMs*/, std::chrono::milliseconds /*every*/, size_t /*maxFrames*/)
+    {
+        return {};
+    }
 };
 
 } // namespace fleetscope::backend

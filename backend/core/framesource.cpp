@@ -42,7 +42,7 @@ FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &opt
         first->sampleTimeMs = now;
     }
     if (m_judge && !m_coarse.empty()) {
-        m_judge->warm({ m_coarse.begin(), m_coarse.end() }, m_poller->jobs());
+        m_judge->warm({ m_coarse.begin(), m_coarse.end() }, past.jobs.empty() ? m_poller->jobs() : past.jobs);
     }
     publish(std::move(first), m_poller->takeEvents());
     m_thread = std::thread([this] { run(); });

@@ -2,9 +2,10 @@
 // PrometheusSource's history: range queries (QueryRange) and the events before the backend started.
 #include "prometheus/prometheussource.h"
 
-#include "dcgm/dcgmvalue.h"
+#include "dcgm/dcgmgrade.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -44,12 +45,15 @@ int64_t rowOnGrid(int64_t timeMs, int64_t from, int64_t step, int64_t rows)
 
 bool PrometheusSource::rangeQuery(const std::string &promql, int64_t fromMs, int64_t toMs, int64_t stepMs,
     std::chrono::milliseconds timeout, PromJson *json, size_t maxPoints, const PromJson::SeriesFn &seriesFn,
-    const PromJson::PointFn &pointFn, std::string *error) const
+    const PromJson::PointFn &pointFn, std::string *error, size_t maxBytes, size_t *bytes, bool withJobs) const
 {
     const std::string target = fmt::format("/api/v1/query_range?query={}&start={}&end={}&step={}",
         PrometheusHttp::encode(promql), apiSeconds(fromMs), apiSeconds(toMs), apiSeconds(stepMs));
     // A copy per call: the client is not thread-safe, its copies are (and share a TLS context).
-    const PrometheusHttp http = m_http;
+    PrometheusHttp http = m_http;
+    if (maxBytes > 0) {
+        http.maxBodyBytes = std::min(http.maxBodyBytes, maxBytes);
+    }
     PrometheusHttp::Response response;
     std::string detail;
     if (!http.get(target, timeout, &response, &detail)) {
@@ -59,8 +63,11 @@ bool PrometheusSource::rangeQuery(const std::string &promql, int64_t fromMs, int
         *error = fmt::format("range query '{}': {}", promql, detail);
         return false;
     }
+    if (bytes) {
+        *bytes += response.body.size();
+    }
     const size_t maxSeries = size_t { m_topology.shape().gpuCount } * 2 + 64;
-    const bool parsed = json->parseMatrix(&response.body, maxSeries, maxPoints, seriesFn, pointFn, &detail);
+    const bool parsed = json->parseMatrix(&response.body, maxSeries, maxPoints, seriesFn, pointFn, &detail, withJobs);
     if (response.status != 200) {
         *error = fmt::format("range query '{}': HTTP {}: {}", promql, response.status,
             parsed ? std::string("(no error text)")
@@ -142,8 +149,6 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
             metricCatalog()[static_cast<size_t>(metric)].key, m_map.name());
         return false;
     }
-    const auto &conversion = m_map.conversion(metric);
-    const bool windowCount = metricCatalog()[static_cast<size_t>(metric)].isRate;
     const int64_t from = times.front();
     const int64_t to = times.back();
     const int64_t step = range.stepMs;
@@ -203,9 +208,7 @@ bool PrometheusSource::rangeValues(const Range &range, MetricId metric, const st
             if (row < 0) {
                 return;
             }
-            const double cleaned = cleanDcgmValue(value, &sentinels, &nans);
-            const auto converted = static_cast<float>(MetricMap::planeValue(
-                metric, windowCount ? conversion.applyToDifference(cleaned) : conversion.apply(cleaned)));
+            const float converted = planeValue(metric, value, &sentinels, &nans);
             const auto k = static_cast<size_t>(series);
             for (size_t c = columnStart[k]; c < columnStart[k + 1]; ++c) {
                 const size_t at = static_cast<size_t>(row) * columns + seriesColumns[c];
@@ -333,6 +336,208 @@ std::vector<TimedEvent> PrometheusSource::pastEvents(int64_t fromMs, int64_t toM
             "prometheus: {} events in the {} minutes before the start", out.size(), (toMs - fromMs) / 60000));
     }
     return out;
+}
+
+FramePoller::Past PrometheusSource::pastFrames(int64_t nowMs, std::chrono::milliseconds every, size_t maxFrames)
+{
+    const auto &shape = m_topology.shape();
+    const uint32_t n = shape.gpuCount;
+    const int64_t step = std::max<int64_t>(1, every.count());
+    // Rows from - rows x step .. now: the last one's sample is the newest the store holds, which the first poll's
+    // frame is stamped with; the frames given are those older than it.
+    const auto rows = static_cast<int64_t>(std::min<uint64_t>(
+        maxFrames, static_cast<uint64_t>(std::max<int64_t>(0, m_options.warmWindow.count()) / step)));
+    if (rows == 0 || n == 0 || nowMs <= 0) {
+        return {};
+    }
+    const int64_t from = std::max<int64_t>(nowMs % step, nowMs - rows * step);
+    const int64_t gridRows = (nowMs - from) / step + 1;
+    const auto started = std::chrono::steady_clock::now();
+    const auto deadline = started + m_options.warmTimeout;
+    size_t bytes = 0;
+    auto cold = [&](const std::string &why) {
+        log(fmt::format("prometheus: the anomaly detector does not learn from the store at the start ({}); it learns "
+                        "from the live frames",
+            why));
+        return Past {};
+    };
+    // Each query within what is left of the warm-up's time and bytes.
+    auto ask = [&](const std::string &promql, size_t maxSeries, bool withJobs, const PromJson::SeriesFn &seriesFn,
+                   const PromJson::PointFn &pointFn, std::string *error) {
+        const auto left
+            = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || bytes >= m_options.warmMaxBytes) {
+            *error = left.count() <= 0
+                ? fmt::format("its range queries took more than the {} ms allowed", m_options.warmTimeout.count())
+                : fmt::format("its answers reached the {} bytes allowed", m_options.warmMaxBytes);
+            return false;
+        }
+        PromJson json;
+        json.setLabels(m_map.labels());
+        // Every series at most one point per time asked for: more is not an answer to this grid.
+        const size_t maxPoints = maxSeries * static_cast<size_t>(gridRows);
+        if (!rangeQuery(promql, from, from + (gridRows - 1) * step, step, left, &json, maxPoints, seriesFn, pointFn,
+                error, m_options.warmMaxBytes - bytes, &bytes, withJobs)) {
+            if (error->find("larger than") != std::string::npos) {
+                *error += fmt::format(" (the warm-up's answers may have {} bytes together)", m_options.warmMaxBytes);
+            }
+            return false;
+        }
+        return true;
+    };
+
+    // The rows' sample times.
+    std::vector<int64_t> sampleOfRow(static_cast<size_t>(gridRows), -1);
+    std::string error;
+    if (!ask(
+            sampleTimeQuery(m_map), 16, false, [](const PromSample &) { return int64_t { 0 }; },
+            [&](int64_t, int64_t timeMs, double seconds) {
+                const int64_t row = rowOnGrid(timeMs, from, step, gridRows);
+                int64_t sampleMs = 0;
+                if (row >= 0 && PromJson::unixMs(seconds, &sampleMs) && sampleMs > 0) {
+                    sampleOfRow[static_cast<size_t>(row)] = sampleMs;
+                }
+            },
+            &error)) {
+        return cold(error);
+    }
+    // A frame per row with a sample newer than the last row's (a row may repeat an older sample while the store has
+    // none newer) and older than the newest of all.
+    const int64_t newest = *std::max_element(sampleOfRow.begin(), sampleOfRow.end());
+    std::vector<int32_t> frameOfRow(static_cast<size_t>(gridRows), -1);
+    Past past;
+    int64_t last = 0;
+    for (int64_t r = 0; r < gridRows; ++r) {
+        const int64_t sampleMs = sampleOfRow[static_cast<size_t>(r)];
+        if (sampleMs > last && sampleMs < newest) {
+            frameOfRow[static_cast<size_t>(r)] = static_cast<int32_t>(past.frames.size());
+            auto frame = emptyFrame();
+            frame->sampleTimeMs = sampleMs;
+            frame->sequence = past.frames.size();
+            past.frames.push_back(std::move(frame));
+            last = sampleMs;
+        }
+    }
+    if (past.frames.empty()) {
+        log(fmt::format("prometheus: the store holds no samples of the {} minutes before the start; the anomaly "
+                        "detector learns from the live frames",
+            (nowMs - from) / 60000));
+        return {};
+    }
+
+    // Every metric's series onto their GPUs, as a poll maps them (PrometheusTopology::gpusOf, planeValue); the GPU
+    // temperature's series (every dcgm-exporter has it, and every GPU's carries the job labels) give the jobs.
+    const size_t frames = past.frames.size();
+    std::vector<uint8_t> hasData(frames * n, 0);
+    std::vector<uint8_t> got(frames * n, 0);
+    std::vector<PrometheusTopology::Span> spans;
+    std::vector<uint32_t> pointsOf;
+    std::vector<PromSample> jobLabels; // distinct job labels
+    std::map<std::string, uint32_t> jobLabelIndex;
+    std::vector<uint32_t> jobOfSeries; // of the GPU temperature's series: its job labels and GPU
+    std::vector<uint32_t> gpuOfSeries;
+    std::vector<std::vector<uint32_t>> seenIn(frames); // per frame, the job series present
+    size_t sentinels = 0;
+    size_t nans = 0;
+    size_t duplicates = 0;
+    for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
+        const auto id = static_cast<MetricId>(m);
+        const auto promql = queryFor(m_map, id);
+        if (!promql) {
+            continue;
+        }
+        const auto scope = MetricMap::scopeOf(id);
+        const bool ofJobs = id == MetricId::GpuTemp;
+        const size_t maxSeries = size_t { n } * (scope == MetricMap::Scope::Gpu ? 2 : 4) + 64;
+        spans.clear();
+        pointsOf.clear();
+        std::fill(got.begin(), got.end(), 0);
+        bool tooMany = false;
+        auto &planes = past.frames;
+        const bool ok = ask(
+            *promql, maxSeries, ofJobs,
+            [&](const PromSample &labels) -> int64_t {
+                const auto span = m_topology.gpusOf(scope, labels);
+                if (span.count == 0) {
+                    return -1; // not a GPU of the topology: a poll ignores it too
+                }
+                spans.push_back(span);
+                pointsOf.push_back(0);
+                if (ofJobs) {
+                    const std::string key = labels.nameSpace + '\0' + labels.pod + '\0' + labels.container + '\0'
+                        + labels.hpcJob + '\0' + labels.hpcUser;
+                    const auto [it, added] = jobLabelIndex.emplace(key, static_cast<uint32_t>(jobLabels.size()));
+                    if (added) {
+                        jobLabels.push_back(labels);
+                    }
+                    jobOfSeries.push_back(it->second);
+                    gpuOfSeries.push_back(span.first);
+                }
+                return static_cast<int64_t>(spans.size() - 1);
+            },
+            [&](int64_t series, int64_t timeMs, double value) {
+                const auto k = static_cast<size_t>(series);
+                if (++pointsOf[k] > static_cast<uint32_t>(gridRows)) {
+                    tooMany = true;
+                    return;
+                }
+                const int64_t row = rowOnGrid(timeMs, from, step, gridRows);
+                if (row < 0 || frameOfRow[static_cast<size_t>(row)] < 0) {
+                    return;
+                }
+                const auto f = static_cast<size_t>(frameOfRow[static_cast<size_t>(row)]);
+                const float v = planeValue(id, value, &sentinels, &nans);
+                auto &plane = planes[f]->planes[m];
+                const auto span = spans[k];
+                for (uint32_t g = span.first; g < span.first + span.count; ++g) {
+                    if (got[f * n + g]++ != 0) {
+                        ++duplicates;
+                        continue;
+                    }
+                    plane[g] = v;
+                    // As on the live path: a GPU has data by its DCGM fields, not by its NIC's or rack's.
+                    if (scope == MetricMap::Scope::Gpu && std::isfinite(v)) {
+                        hasData[f * n + g] = 1;
+                    }
+                }
+                if (ofJobs) {
+                    seenIn[f].push_back(static_cast<uint32_t>(k));
+                }
+            },
+            &error);
+        if (!ok) {
+            return cold(error);
+        }
+        if (tooMany) {
+            return cold(fmt::format(
+                "range query '{}': a series has more points than the {} times asked for", *promql, gridRows));
+        }
+    }
+
+    // The jobs, frame by frame as polls would have seen them: those running in the first frame start there, later
+    // starts and ends are events.
+    for (size_t f = 0; f < frames; ++f) {
+        auto &frame = *past.frames[f];
+        const std::vector<uint8_t> has(hasData.begin() + static_cast<std::ptrdiff_t>(f * n),
+            hasData.begin() + static_cast<std::ptrdiff_t>((f + 1) * n));
+        gradeDcgmFrame(&frame, has);
+        m_jobs.begin(n);
+        for (const uint32_t k : seenIn[f]) {
+            m_jobs.add(gpuOfSeries[k], jobLabels[jobOfSeries[k]]);
+        }
+        std::vector<FleetEvent> events;
+        m_jobs.finish(frame.sampleTimeMs, shape, &events);
+        for (auto &e : events) {
+            past.events.push_back({ 0, frame.sampleTimeMs, std::move(e) });
+        }
+    }
+    past.jobs = m_jobs.jobs();
+    m_pastFrames = frames;
+    log(fmt::format("prometheus: the anomaly detector learns from {} frames of the {} minutes before the start, read "
+                    "from the store ({} KiB in {} ms)",
+        frames, (nowMs - from) / 60000, bytes / 1024,
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count()));
+    return past;
 }
 
 } // namespace fleetscope::backend

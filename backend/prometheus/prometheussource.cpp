@@ -331,6 +331,14 @@ bool PrometheusSource::query(const std::string &promql, int64_t evalMs, std::chr
     return true;
 }
 
+float PrometheusSource::planeValue(MetricId id, double raw, size_t *sentinels, size_t *nans) const
+{
+    const double value = cleanDcgmValue(raw, sentinels, nans);
+    const auto &conversion = m_map.conversion(id);
+    return static_cast<float>(
+        MetricMap::planeValue(id, isWindowCount(id) ? conversion.applyToDifference(value) : conversion.apply(value)));
+}
+
 std::shared_ptr<Frame> PrometheusSource::emptyFrame() const
 {
     return frameWithoutData(m_topology.shape().gpuCount);
@@ -341,12 +349,29 @@ std::shared_ptr<Frame> PrometheusSource::firstFrame()
     // Stamped with the start instead, it was newer than the first frame with data whenever the last scrape came
     // before the start: consoles saw time go backwards, and the flight recorder refused that frame.
     auto frame = emptyFrame();
+    frame->sequence = m_pastFrames; // after the frames of before the start
+    const auto deadline = std::chrono::steady_clock::now() + m_options.timeout;
+    const int64_t evalMs = nowUnixMs();
     std::string error;
     int64_t sampleMs = 0;
-    if (query(sampleTimeQuery(m_map), nowUnixMs(), std::chrono::steady_clock::now() + m_options.timeout, false,
-            &m_samples, &error)
-        && !m_samples.empty() && PromJson::unixMs(m_samples.front().value, &sampleMs) && sampleMs > 0) {
+    if (query(sampleTimeQuery(m_map), evalMs, deadline, false, &m_samples, &error) && !m_samples.empty()
+        && PromJson::unixMs(m_samples.front().value, &sampleMs) && sampleMs > 0) {
         frame->sampleTimeMs = sampleMs - 1;
+    }
+    // The jobs as of the start, from the labels of the GPU temperature's series (every GPU's): a judge that saw the
+    // first frame without them took every GPU of a job to join it at the first poll, and let it settle, not judged,
+    // for minutes.
+    const auto temps = queryFor(m_map, MetricId::GpuTemp);
+    const uint32_t n = m_topology.shape().gpuCount;
+    if (temps && query(*temps, evalMs, deadline, false, &m_samples, &error, true)) {
+        m_jobs.begin(n);
+        for (const auto &s : m_samples) {
+            if (const int64_t g = m_topology.indexOf(s.hostname, s.gpu); g >= 0) {
+                m_jobs.add(static_cast<uint32_t>(g), s);
+            }
+        }
+        m_events.clear();
+        m_jobs.finish(sampleMs > 0 ? sampleMs - 1 : evalMs, m_topology.shape(), &m_events);
     }
     return frame;
 }
@@ -437,8 +462,6 @@ std::shared_ptr<Frame> PrometheusSource::poll()
         if (!promql) {
             continue;
         }
-        const auto &conversion = m_map.conversion(id);
-        const bool windowCount = isWindowCount(id);
         const auto scope = MetricMap::scopeOf(id);
         // Every GPU metric's series carry the job labels (when any metric's do, they all should; reading them all
         // costs little and misses none). A node has more NICs than rails (storage, management): up to 4 a GPU.
@@ -455,9 +478,7 @@ std::shared_ptr<Frame> PrometheusSource::poll()
             // one with data: that is its DCGM fields'.
             for (const auto &s : m_samples) {
                 const auto span = m_topology.gpusOf(scope, s);
-                const double value = cleanDcgmValue(s.value, &m_report.sentinelValues, &m_report.nanValues);
-                const auto converted = static_cast<float>(MetricMap::planeValue(
-                    id, windowCount ? conversion.applyToDifference(value) : conversion.apply(value)));
+                const float converted = planeValue(id, s.value, &m_report.sentinelValues, &m_report.nanValues);
                 for (uint32_t g = span.first; g < span.first + span.count; ++g) {
                     if (got[g]) {
                         ++m_report.duplicateSeries;
@@ -485,10 +506,8 @@ std::shared_ptr<Frame> PrometheusSource::poll()
                 continue;
             }
             got[index] = 1;
-            const double value = cleanDcgmValue(s.value, &m_report.sentinelValues, &m_report.nanValues);
-            plane[index]
-                = static_cast<float>(windowCount ? conversion.applyToDifference(value) : conversion.apply(value));
-            hasData[index] |= std::isfinite(value) ? 1 : 0;
+            plane[index] = planeValue(id, s.value, &m_report.sentinelValues, &m_report.nanValues);
+            hasData[index] |= std::isfinite(plane[index]) ? 1 : 0;
         }
     }
 

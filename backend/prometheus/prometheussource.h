@@ -53,6 +53,13 @@ public:
         // --metric-map: the site's own names, units and labels; without one, start() chooses a built-in profile of
         // dcgm-exporter from the series the server holds.
         std::optional<MetricMap> metricMap;
+        // The frames the judge learns from at the start (pastFrames): the last warmWindow, one per FrameSource's
+        // coarse step, as much as the anomaly detector takes (AnomalyDetector::Options::warmSeconds). Their range
+        // queries have warmTimeout and warmMaxBytes of answers together: past either, or on any bad answer, the
+        // backend starts without them (its detector learns live), and the log says why.
+        std::chrono::milliseconds warmWindow { 1800000 };
+        std::chrono::milliseconds warmTimeout { 60000 };
+        size_t warmMaxBytes = size_t { 512 } << 20U;
     };
 
     // What the last poll found, beyond the values.
@@ -91,7 +98,9 @@ public:
     std::shared_ptr<Frame> emptyFrame() const;
     // The frame before the first poll: every GPU without data, stamped 1 ms before the newest sample the server
     // holds, so that the first poll's frame (stamped with that sample or a later one) never goes back in time. Left
-    // unstamped (FrameSource stamps it with the start) when the server has no sample or does not answer.
+    // unstamped (FrameSource stamps it with the start) when the server has no sample or does not answer. Numbered
+    // after the frames pastFrames gave; the jobs (jobs()) are those of the start, so that the judge knows them from
+    // its first frame.
     std::shared_ptr<Frame> firstFrame() override;
     std::shared_ptr<Frame> poll() override;
     std::string upstreamError() const override { return m_report.ok ? std::string() : m_report.error; }
@@ -103,6 +112,13 @@ public:
     std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
     std::vector<JobInfo> jobs() const override { return m_jobs.jobs(); }
     std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
+    // The store's frames of the warm-up window before nowMs (Options::warmWindow), one per `every` (a range query per
+    // metric, mapped to GPUs as a poll maps its instant queries), at most maxFrames, each stamped with the newest
+    // sample it holds and older than the newest sample of all (the first poll's); the jobs the series' labels show
+    // in them, and the jobs' starts and ends between them as events. Nothing (and a log line saying why) when the
+    // store holds no such samples, answers badly or exceeds the warm-up's bounds. Also the UpstreamHistory's, for a
+    // remote-write receiver whose history this is.
+    Past pastFrames(int64_t nowMs, std::chrono::milliseconds every, size_t maxFrames) override;
     const HistoryProvider *history() const override { return this; }
     const Report &lastReport() const { return m_report; }
 
@@ -134,10 +150,16 @@ private:
     bool query(const std::string &promql, int64_t evalMs, std::chrono::steady_clock::time_point deadline,
         bool withPlacement, std::vector<PromSample> *out, std::string *error, bool withJobs = false,
         size_t seriesPerGpu = 2);
-    // GET of a range query from fromMs to toMs (step apart) into the parser; thread-safe.
+    // GET of a range query from fromMs to toMs (step apart) into the parser; thread-safe. maxBytes (when not 0)
+    // bounds the answer below the client's own bound; *bytes (when given) grows by the answer's size.
     bool rangeQuery(const std::string &promql, int64_t fromMs, int64_t toMs, int64_t stepMs,
         std::chrono::milliseconds timeout, PromJson *json, size_t maxPoints, const PromJson::SeriesFn &seriesFn,
-        const PromJson::PointFn &pointFn, std::string *error) const;
+        const PromJson::PointFn &pointFn, std::string *error, size_t maxBytes = 0, size_t *bytes = nullptr,
+        bool withJobs = false) const;
+    // A series' sample as its plane holds it: DCGM's sentinels and NaN or infinite values as no data (counted), the
+    // map's conversion (of a difference, for a window count), node-exporter's port states as up or down. The one
+    // mapping of values for polls, range queries and the warm-up.
+    float planeValue(MetricId id, double raw, size_t *sentinels, size_t *nans) const;
     void log(const std::string &line) const;
     // Chooses the built-in profile from the discovery's series and the names the server holds.
     void chooseProfile(const std::vector<PromSample> &gpus, std::chrono::steady_clock::time_point deadline);
@@ -165,6 +187,7 @@ private:
     PrometheusJobs m_jobs;
     PrometheusEvents m_eventDetector;
     std::vector<FleetEvent> m_events; // found by the last poll
+    uint64_t m_pastFrames = 0; // given by pastFrames, numbered 0 .. m_pastFrames - 1 before the first frame
     mutable std::mutex m_logMutex; // m_log is called from the ticker and from history queries
 };
 

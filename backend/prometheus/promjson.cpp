@@ -277,8 +277,9 @@ bool PromJson::parseVector(std::string *body, size_t maxSeries, bool withPlaceme
 }
 
 bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints, const SeriesFn &seriesFn,
-    const PointFn &pointFn, std::string *error)
+    const PointFn &pointFn, std::string *error, bool withJobs)
 {
+    const unsigned wanted = withJobs ? PromLabelReader::Jobs : 0U;
     size_t series = 0;
     size_t points = 0;
     PromSample labels;
@@ -302,7 +303,7 @@ bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints
                     return e;
                 }
                 if (key == "metric") {
-                    if (auto e = readLabels(field.value(), 0, m_labels, &labels)) {
+                    if (auto e = readLabels(field.value(), wanted, m_labels, &labels)) {
                         return e;
                     }
                     haveLabels = true;

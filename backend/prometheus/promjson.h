@@ -38,11 +38,12 @@ public:
     // Parses a range query's {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},
     // "values":[[time,"value"],...]},...]}} as it goes, without keeping the series: for each series, seriesFn gets its
     // labels (the value fields unset) and returns a column (or -1 to skip its points); pointFn then gets each point
-    // of a kept series. False with an error as parseVector, also for more than maxPoints points in all.
+    // of a kept series. False with an error as parseVector, also for more than maxPoints points in all. With withJobs
+    // the series' job labels are read too.
     using SeriesFn = std::function<int64_t(const PromSample &labels)>;
     using PointFn = std::function<void(int64_t column, int64_t timeMs, double value)>;
     bool parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints, const SeriesFn &seriesFn,
-        const PointFn &pointFn, std::string *error);
+        const PointFn &pointFn, std::string *error, bool withJobs = false);
 
     // Prometheus' sample values: decimal numbers, "NaN", "+Inf", "-Inf". False when text is none of these.
     static bool parseValue(std::string_view text, double *value);

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 
 using namespace fleetscope::backend;
 using namespace fleetscope::backend::testing;
@@ -403,6 +404,193 @@ private Q_SLOTS:
             QVERIFY(!source->rangeTimes(&range, &times, &sampleTimes, &error));
             QVERIFY2(contains(error, "is not a time (beyond the year 9999"), error.c_str());
         }
+    }
+    // The frames the anomaly detector learns from at the start: the store's last 30 minutes, a frame a minute, each
+    // with the newest sample at its time (a row repeating an older one, while the store had none newer, gives no
+    // frame; the newest of all is the first poll's); the series mapped to GPUs and values as a poll maps them; the
+    // jobs their labels show, with a start between two frames as an event; the first frame numbered after them.
+    void theDetectorLearnsFromTheStore()
+    {
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        std::vector<std::string> log;
+        auto poller = startSource(fake, &log);
+        QVERIFY(poller);
+        const int64_t now = 1700000100000; // a whole minute: the grid's rows fall on whole minutes
+        const int64_t from = now - 30 * 60000;
+        auto t = [&](int k) { return from + int64_t { k } * 60000; };
+        auto seconds
+            = [](int64_t ms) { return QByteArray::number(static_cast<double>(ms) / 1000.0, 'f', 3).toStdString(); };
+        fake.setRange(PrometheusSource::sampleTimeQuery(hostnameProfile),
+            { 200,
+                matrixAnswer({ { {}, {},
+                    { { t(26), seconds(t(26) - 250) }, { t(27), seconds(t(26) - 250) }, { t(28), seconds(t(28) - 250) },
+                        { t(29), seconds(t(29) - 250) }, { t(30), seconds(t(30) - 250) } },
+                    {} } }),
+                0 });
+        std::vector<RangeSeries> temps;
+        for (uint32_t g = 0; g < gpusPerHost; ++g) {
+            temps.push_back({ "node-1", std::to_string(g),
+                { { t(26), "50" }, { t(27), "50" }, { t(28), "51" }, { t(29), "52" }, { t(30), "53" } },
+                R"(,"namespace":"ml","pod":"train-llm-0")" });
+            // node-2's GPUs join a job between the second and third frames.
+            temps.push_back({ "node-2", std::to_string(g), { { t(26), "60" }, { t(27), "60" }, { t(28), "61" } }, {} });
+            temps.push_back({ "node-2", std::to_string(g), { { t(29), "62" }, { t(30), "63" } },
+                R"(,"namespace":"ml","pod":"eval-7")" });
+        }
+        temps.push_back({ "stranger", "0", { { t(28), "99" } }, {} }); // not in the topology: ignored
+        temps.push_back({ "node-3", "0", { { t(28), "9223372036854775794" } }, {} }); // DCGM's blank: no data
+        fake.setRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp), { 200, matrixAnswer(temps), 0 });
+        fake.setRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::RailLinkState),
+            { 200,
+                matrixAnswer({ { {}, {}, { { t(26), "4" }, { t(28), "1" }, { t(29), "1" } },
+                    R"(,"instance":"node-10:9100","device":"mlx5_7","port":"1")" } }),
+                0 });
+        // Every other metric: an empty answer (the store has no such series).
+        for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
+            const auto id = static_cast<MetricId>(m);
+            if (const auto q = PrometheusSource::queryFor(hostnameProfile, id);
+                q && id != MetricId::GpuTemp && id != MetricId::RailLinkState) {
+                fake.setRange(*q, { 200, matrixAnswer({}), 0 });
+            }
+        }
+
+        const auto past = poller->pastFrames(now, 60000ms, 1000);
+        QCOMPARE(past.frames.size(), size_t { 3 });
+        const std::vector<int64_t> sampleTimes = { t(26) - 250, t(28) - 250, t(29) - 250 };
+        const std::vector<std::string> temp1 = { "50", "51", "52" };
+        for (size_t f = 0; f < 3; ++f) {
+            const auto &frame = *past.frames[f];
+            QCOMPARE(frame.sampleTimeMs, sampleTimes[f]);
+            QCOMPARE(frame.sequence, uint64_t { f });
+            const auto &temp = frame.plane(MetricId::GpuTemp);
+            QCOMPARE(temp[static_cast<size_t>(denseIndex("node-1", 3))], std::stof(temp1[f]));
+            QCOMPARE(temp[static_cast<size_t>(denseIndex("node-2", 5))], 60.0F + static_cast<float>(f));
+            QVERIFY(std::isnan(temp[static_cast<size_t>(denseIndex("node-3", 0))]));
+            QVERIFY(std::isnan(temp[static_cast<size_t>(denseIndex("node-10", 0))]));
+            // node-exporter's state id as the plane holds it; a GPU without data is graded so.
+            const float link = frame.plane(MetricId::RailLinkState)[static_cast<size_t>(denseIndex("node-10", 7))];
+            QCOMPARE(link, f == 0 ? 1.0F : 0.0F);
+            QCOMPARE(frame.health[static_cast<size_t>(denseIndex("node-1", 0))], uint8_t { fleetscope::health::Ok });
+            QCOMPARE(
+                frame.health[static_cast<size_t>(denseIndex("node-10", 0))], uint8_t { fleetscope::health::NoData });
+        }
+        QCOMPARE(past.jobs.size(), size_t { 2 });
+        std::map<std::string, JobInfo> jobs;
+        for (const auto &j : past.jobs) {
+            jobs[j.name] = j;
+        }
+        QCOMPARE(jobs.at("train-llm").startMs, sampleTimes[0]);
+        QCOMPARE(jobs.at("train-llm").gpuList().size(), size_t { gpusPerHost });
+        QCOMPARE(jobs.at("eval").startMs, sampleTimes[2]);
+        QCOMPARE(jobs.at("eval").gpuList().front(), static_cast<uint32_t>(denseIndex("node-2", 0)));
+        QCOMPARE(past.events.size(), size_t { 1 });
+        QVERIFY(past.events.front().event.kind == FleetEvent::Kind::JobStart);
+        QCOMPARE(past.events.front().timeMs, sampleTimes[2]);
+        // The source's own jobs are those of the last frame, and its first frame comes after them.
+        QCOMPARE(poller->jobs().size(), size_t { 2 });
+        QCOMPARE(poller->firstFrame()->sequence, uint64_t { 3 });
+        QVERIFY(std::any_of(log.begin(), log.end(), [](const std::string &line) {
+            return contains(line, "the anomaly detector learns from 3 frames of the 30 minutes before the start");
+        }));
+        // A store without samples then: nothing, said so.
+        FakePrometheus empty;
+        answerFleet(empty, 1700000000.5);
+        log.clear();
+        auto cold = startSource(empty, &log);
+        QVERIFY(cold);
+        empty.setRange(PrometheusSource::sampleTimeQuery(hostnameProfile), { 200, matrixAnswer({}), 0 });
+        QVERIFY(cold->pastFrames(now, 60000ms, 1000).frames.empty());
+        QVERIFY(std::any_of(log.begin(), log.end(), [](const std::string &line) {
+            return contains(line, "the store holds no samples of the 30 minutes before the start");
+        }));
+        QCOMPARE(cold->firstFrame()->sequence, uint64_t { 0 });
+    }
+
+    // The warm-up's bounds: an answer too big, too slow, malformed, with more series than the fleet could have or
+    // more points than times asked for, leaves the detector cold (no frames, no jobs) with a line saying why; the
+    // warm-up's time is bounded whatever the store does.
+    void theWarmUpIsBounded_data()
+    {
+        QTest::addColumn<QByteArray>("temps");
+        QTest::addColumn<int>("delayMs");
+        QTest::addColumn<int>("maxBytes");
+        QTest::addColumn<QString>("why");
+        const int64_t from = 1700000100000 - 30 * 60000;
+        auto points = [&](int count) {
+            std::vector<std::pair<int64_t, std::string>> out;
+            for (int k = 0; k < count; ++k) {
+                out.emplace_back(from + int64_t { k } * 60000, "50");
+            }
+            return out;
+        };
+        const QByteArray healthy = matrixAnswer({ { "node-1", "0", points(31), {} } });
+        QTest::newRow("malformed") << QByteArray(
+            "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{")
+                                   << 0 << 0 << QStringLiteral("range query 'DCGM_FI_DEV_GPU_TEMP'");
+        QTest::newRow("not json") << QByteArray("<html>bad gateway</html>") << 0 << 0
+                                  << QStringLiteral("range query 'DCGM_FI_DEV_GPU_TEMP'");
+        QTest::newRow("more points than times")
+            << matrixAnswer({ { "node-1", "0", points(40), {} } }) << 0 << 0
+            << QStringLiteral("a series has more points than the 31 times asked for");
+        std::vector<RangeSeries> many;
+        for (int i = 0; i < 200; ++i) {
+            many.push_back({ "node-1", std::to_string(i), points(1), {} });
+        }
+        QTest::newRow("more series than the fleet")
+            << matrixAnswer(many) << 0 << 0 << QStringLiteral("the answer has more than 128 series");
+        const std::string longLabel = ",\"note\":\"" + std::string(5000, 'x') + "\"";
+        QTest::newRow("too big") << matrixAnswer({ { "node-1", "0", points(31), longLabel } }) << 0 << 3000
+                                 << QStringLiteral("the warm-up's answers may have 3000 bytes together");
+        QTest::newRow("too slow") << healthy << 5000 << 0 << QStringLiteral("timed out");
+    }
+
+    void theWarmUpIsBounded()
+    {
+        QFETCH(QByteArray, temps);
+        QFETCH(int, delayMs);
+        QFETCH(int, maxBytes);
+        QFETCH(QString, why);
+        FakePrometheus fake;
+        answerFleet(fake, 1700000000.5);
+        std::vector<std::string> log;
+        auto source = std::make_unique<PrometheusSource>([&log](const std::string &line) { log.push_back(line); });
+        PrometheusSource::Options options;
+        options.url = fake.url();
+        options.timeout = 2000ms;
+        options.warmTimeout = 800ms;
+        if (maxBytes > 0) {
+            options.warmMaxBytes = static_cast<size_t>(maxBytes);
+        }
+        std::string error;
+        QVERIFY2(source->start(options, &error), error.c_str());
+        const int64_t now = 1700000100000;
+        std::vector<std::pair<int64_t, std::string>> times;
+        for (int k = 0; k <= 30; ++k) {
+            const int64_t ms = now - int64_t { 30 - k } * 60000;
+            times.emplace_back(ms, QByteArray::number(static_cast<double>(ms - 250) / 1000.0, 'f', 3).toStdString());
+        }
+        fake.setRange(
+            PrometheusSource::sampleTimeQuery(hostnameProfile), { 200, matrixAnswer({ { {}, {}, times, {} } }), 0 });
+        for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
+            if (const auto q = PrometheusSource::queryFor(hostnameProfile, static_cast<MetricId>(m))) {
+                fake.setRange(*q, { 200, matrixAnswer({}), 0 });
+            }
+        }
+        fake.setRange(*PrometheusSource::queryFor(hostnameProfile, MetricId::GpuTemp), { 200, temps, delayMs });
+
+        QElapsedTimer timer;
+        timer.start();
+        const auto past = source->pastFrames(now, 60000ms, 1000);
+        QVERIFY2(timer.elapsed() < 2500, qPrintable(QString::number(timer.elapsed())));
+        QVERIFY(past.frames.empty() && past.jobs.empty() && past.events.empty());
+        QVERIFY(source->jobs().empty());
+        QCOMPARE(source->firstFrame()->sequence, uint64_t { 0 });
+        const auto said = std::find_if(log.begin(), log.end(), [](const std::string &line) {
+            return contains(line, "the anomaly detector does not learn from the store at the start");
+        });
+        QVERIFY2(said != log.end(), log.empty() ? "nothing logged" : log.back().c_str());
+        QVERIFY2(contains(*said, why.toUtf8().constData()), said->c_str());
     }
 };
 
