@@ -8,6 +8,7 @@
 #include "client/telemetryclient.h"
 #include "core/framesource.h"
 #include "sim/exporterserver.h"
+#include "sim/simulatedfleet.h"
 #include "tests/backend/testing/chaincheck.h"
 #include "tests/backend/testing/prometheusprocess.h"
 #include "tests/backend/testing/testcertificates.h"
@@ -21,12 +22,15 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QNetworkProxy>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -42,6 +46,79 @@ int64_t nowMs()
 {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
+}
+
+// The simulator's floor plan and fabric as an operator's topology file: its halls, rows, racks and hosts in order, its
+// network domains (scalable units, spine planes, leaves), and each host's scalable unit and rail links, so that a
+// backend fed by pushes knows which leaf each GPU hangs off.
+QByteArray fabricTopologyOf(const be::FleetShape &shape)
+{
+    auto name = [&](int64_t d) { return QString::fromStdString(shape.domains[static_cast<size_t>(d)].name); };
+    auto network = [](be::DomainKind kind) {
+        return kind == be::DomainKind::ScalableUnit || kind == be::DomainKind::SpinePlane
+            || kind == be::DomainKind::LeafSwitch;
+    };
+    QJsonArray domains;
+    for (const auto &d : shape.domains) {
+        if (!network(d.kind)) {
+            continue;
+        }
+        QJsonObject o { { QStringLiteral("kind"), QString::fromLatin1(be::domainKindKey(d.kind)) },
+            { QStringLiteral("name"), QString::fromStdString(d.name) } };
+        if (d.parent >= 0 && network(shape.domains[static_cast<size_t>(d.parent)].kind)) {
+            o.insert(QStringLiteral("parent"), name(d.parent));
+        }
+        if (d.rail >= 0) {
+            o.insert(QStringLiteral("rail"), d.rail);
+        }
+        domains.append(o);
+    }
+    QJsonArray halls;
+    for (const auto &row : shape.rows) {
+        if (halls.isEmpty()
+            || halls.last().toObject().value(QStringLiteral("name")).toString() != QString::fromStdString(row.hall)) {
+            halls.append(QJsonObject { { QStringLiteral("name"), QString::fromStdString(row.hall) },
+                { QStringLiteral("rows"), QJsonArray() } });
+        }
+        QJsonArray racks;
+        for (uint32_t r = row.firstRack; r < row.firstRack + row.rackCount; ++r) {
+            const auto &rack = shape.racks[r];
+            QJsonArray hosts;
+            for (uint32_t n = rack.firstNode; n < rack.firstNode + rack.nodeCount; ++n) {
+                const auto &node = shape.nodes[n];
+                QJsonObject host { { QStringLiteral("hostname"), QString::fromStdString(node.hostname) },
+                    { QStringLiteral("gpus"), static_cast<int>(node.gpuCount) } };
+                for (const uint32_t d : node.domains) {
+                    if (shape.domains[d].kind == be::DomainKind::ScalableUnit) {
+                        host.insert(QStringLiteral("scalableUnit"), name(d));
+                    }
+                }
+                QJsonArray links;
+                for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount && g < shape.gpuLinks.size(); ++g) {
+                    const auto &link = shape.gpuLinks[g];
+                    if (link.leaf != be::GpuLink::none) {
+                        links.append(QJsonObject { { QStringLiteral("leaf"), name(link.leaf) },
+                            { QStringLiteral("port"), static_cast<int>(link.port) } });
+                    }
+                }
+                if (links.size() == static_cast<qsizetype>(node.gpuCount)) {
+                    host.insert(QStringLiteral("links"), links);
+                }
+                hosts.append(host);
+            }
+            racks.append(QJsonObject {
+                { QStringLiteral("name"), QString::fromStdString(rack.name) }, { QStringLiteral("hosts"), hosts } });
+        }
+        QJsonObject hall = halls.last().toObject();
+        QJsonArray rows = hall.value(QStringLiteral("rows")).toArray();
+        rows.append(QJsonObject {
+            { QStringLiteral("name"), QString::fromStdString(row.name) }, { QStringLiteral("racks"), racks } });
+        hall.insert(QStringLiteral("rows"), rows);
+        halls.replace(halls.size() - 1, hall);
+    }
+    return QJsonDocument(QJsonObject { { QStringLiteral("site"), QStringLiteral("e2e") },
+                             { QStringLiteral("halls"), halls }, { QStringLiteral("domains"), domains } })
+        .toJson();
 }
 
 } // namespace
@@ -374,7 +451,139 @@ private Q_SLOTS:
         QVERIFY(compared >= m_fleet.online);
     }
 
+    // A leaf switch down on the push path: the leaf-down scenario's fleet of two scalable units (in one alone a leaf's
+    // GPUs are its spine plane's, and the incident names the plane), live at 10x (its leaf goes down 120 simulated
+    // seconds in, 12 s after the start), each node's dcgm-exporter and node_exporter pages scraped by vmagent and
+    // pushed to the backend, which knows the fabric from its topology file (given the interval, it is ready before the
+    // first push). Before the onset every rail link reads up; then exactly the GPUs the simulator has down (the leaf's
+    // rail of its scalable unit) read 0, and an incident naming that leaf arrives over StreamEvents.
+    void leafDownThroughVmagent()
+    {
+        be::SimulationOptions options;
+        options.gpuCount = 512; // two scalable units: a leaf is less than its spine plane
+        options.seed = 11;
+        options.interval = 1000ms;
+        options.speed = 10;
+        options.scenario = be::Scenario::Kind::LeafDown;
+        const QString topologyFile = m_dir.filePath(QStringLiteral("leaf-topology.json"));
+        QVERIFY(testing::writeFile(topologyFile, fabricTopologyOf(be::SimulatedFleet::shapeOf(options))));
+        const int port = freePort();
+        ProcessGuard backend;
+        startBackend(&backend, port,
+            { QStringLiteral("--topology"), topologyFile, QStringLiteral("--remote-write-interval-ms"),
+                QStringLiteral("1000") });
+        // The receiver listens before the backend serves; with the layout and the interval given it serves at once.
+        QTRY_VERIFY_WITH_TIMEOUT(backend.process.state() == QProcess::Running && canConnect(port), 20000);
+
+        auto simulator = be::simulatedSource(options);
+        const auto &shape = simulator->shape();
+        QVERIFY(!shape.gpuLinks.empty());
+        be::ExporterServer exporter(*simulator, be::ExporterPage::Options());
+        std::string error;
+        QVERIFY2(exporter.start("127.0.0.1:0", &error), error.c_str());
+        const QString targets = m_dir.filePath(QStringLiteral("leaf-targets.json"));
+        const QString nodeTargets = m_dir.filePath(QStringLiteral("leaf-node-targets.json"));
+        QVERIFY2(exporter.writeTargetsFile(targets.toStdString(), &error), error.c_str());
+        QVERIFY2(exporter.writeNodeExporterTargetsFile(nodeTargets.toStdString(), &error), error.c_str());
+        const QString config = m_dir.filePath(QStringLiteral("leaf.yml"));
+        QVERIFY(testing::writeFile(config,
+            "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: dcgm\n"
+            "    file_sd_configs:\n      - files: ['"
+                + targets.toUtf8() + "']\n" + testing::nodeExporterScrapeJob(nodeTargets)));
+        ProcessGuard agent;
+        startVmagent(&agent, { QStringLiteral("http://127.0.0.1:%1/api/v1/write").arg(port) }, {}, config);
+
+        const auto topology = subscribe(backend, { QStringLiteral("rail_link_state") });
+        QVERIFY(topology);
+        QCOMPARE(topology->gpuCount, shape.gpuCount); // the file's layout: GPU g is the simulator's
+        const auto before = waitForPlaneOfEveryGpu(*m_client, QStringLiteral("rail_link_state"), 10000);
+        QVERIFY2(before, "no frame with every GPU's rail link");
+        const MetricPlane *links = before->plane(QStringLiteral("rail_link_state"));
+        QVERIFY(links != nullptr && links->values.size() == shape.gpuCount);
+        QVERIFY2(std::all_of(links->values.begin(), links->values.end(), [](float v) { return v == 1.0F; }),
+            "a rail link was down before the onset: the backend came too late to see the leaf go down");
+
+        // The leaf's GPUs down, as the simulator has them: wait for the received frame to say what the simulator says.
+        QSignalSpy frames(m_client.get(), &TelemetryClient::frameReady);
+        std::vector<uint32_t> expected;
+        std::vector<uint32_t> received;
+        QDeadlineTimer deadline(60000);
+        while (!deadline.hasExpired() && (expected.empty() || received != expected)) {
+            if (frames.isEmpty()) {
+                frames.wait(1000);
+            }
+            FramePtr frame;
+            while (!frames.isEmpty()) {
+                frame = frames.takeFirst().at(0).value<FramePtr>();
+            }
+            const auto simulated = simulator->latest();
+            expected.clear();
+            for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+                if (simulated->plane(be::MetricId::RailLinkState)[g] == 0.0F) {
+                    expected.push_back(g);
+                }
+            }
+            const MetricPlane *plane = frame ? frame->plane(QStringLiteral("rail_link_state")) : nullptr;
+            if (plane != nullptr && plane->values.size() == shape.gpuCount) {
+                received.clear();
+                for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+                    if (plane->values[g] == 0.0F) {
+                        received.push_back(g);
+                    }
+                }
+            }
+        }
+        QVERIFY2(!expected.empty() && received == expected,
+            qPrintable(QStringLiteral("%1 links down in the simulator, %2 in the backend's frames")
+                           .arg(expected.size())
+                           .arg(received.size())));
+        const uint32_t leaf = shape.gpuLinks[expected.front()].leaf;
+        for (const uint32_t g : expected) {
+            QCOMPARE(shape.gpuLinks[g].leaf, leaf);
+        }
+        const std::string leafName = shape.domains[leaf].name;
+
+        // The incident naming the leaf, among the events the backend holds (it may have opened already).
+        auto stub
+            = pb::Telemetry::NewStub(grpc::CreateChannel(m_address.toStdString(), grpc::InsecureChannelCredentials()));
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 30s);
+        pb::StreamEventsRequest since;
+        since.set_since_ms(0);
+        auto reader = stub->StreamEvents(&context, since);
+        pb::Event e;
+        std::string named;
+        while (named.empty() && reader->Read(&e)) {
+            if ((e.kind() == pb::EVENT_KIND_INCIDENT_OPEN || e.kind() == pb::EVENT_KIND_INCIDENT_UPDATE)
+                && e.incident().has_domain() && e.incident().domain() < topology->domains.size()
+                && topology->domains[e.incident().domain()].name.toStdString() == leafName) {
+                named = e.text();
+                QCOMPARE(e.incident().cause(), std::string("network"));
+                QVERIFY2(e.incident().gpu_count() >= expected.size() / 2, e.text().c_str());
+            }
+        }
+        context.TryCancel();
+        while (reader->Read(&e)) { }
+        reader->Finish();
+        m_backendLog += backend.process.readAllStandardError();
+        QVERIFY2(!named.empty(),
+            qPrintable(QStringLiteral("no incident named leaf %1; the backend's log:\n%2")
+                           .arg(QString::fromStdString(leafName), QString::fromUtf8(m_backendLog))));
+        m_client.reset();
+        exporter.stop();
+        simulator->stop();
+    }
+
 private:
+    // Whether something listens on 127.0.0.1:port.
+    static bool canConnect(int port)
+    {
+        QTcpSocket socket;
+        socket.setProxy(QNetworkProxy::NoProxy);
+        socket.connectToHost(QStringLiteral("127.0.0.1"), static_cast<quint16>(port));
+        return socket.waitForConnected(500);
+    }
+
     void startBackend(ProcessGuard *guard, int port, const QStringList &extra = {})
     {
         guard->process.start(QStringLiteral(FLEETSCOPE_BIN_DIR "/fleetscope-backend"),
