@@ -81,10 +81,26 @@ std::vector<Topology::DomainName> Topology::nodeDomainNames(uint32_t node) const
             }
         }
     };
+    // A node corded to one PDU alone names it among its own domains: it stands where its rack's PDUs would.
+    const auto isPdu = [this](uint32_t d) { return d < domains.size() && domains[d].kind == DomainKind::Pdu; };
+    const std::vector<uint32_t> &own = nodes[node].domains;
+    const bool ownCords = std::any_of(own.begin(), own.end(), isPdu);
+    std::vector<uint32_t> order;
     if (nodes[node].rack < racks.size()) {
-        add(racks[nodes[node].rack].domains);
+        for (const uint32_t d : racks[nodes[node].rack].domains) {
+            if (!ownCords || !isPdu(d)) {
+                order.push_back(d);
+            } else if (std::find_if(order.begin(), order.end(), isPdu) == order.end()) {
+                std::copy_if(own.begin(), own.end(), std::back_inserter(order), isPdu);
+            }
+        }
     }
-    add(nodes[node].domains);
+    for (const uint32_t d : own) {
+        if (std::find(order.begin(), order.end(), d) == order.end()) {
+            order.push_back(d);
+        }
+    }
+    add(order);
     return out;
 }
 

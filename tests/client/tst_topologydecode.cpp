@@ -148,6 +148,13 @@ private Q_SLOTS:
         QCOMPARE(Topology::linesByCause(topology->nodeDomainNames(0)),
             (QStringList { QStringLiteral("PDU r01-k01-a · PDU r01-k01-b"), QStringLiteral("cooling unit r01-crah1"),
                 QStringLiteral("scalable unit su01") }));
+        // The 4th and 8th nodes of a rack are corded to one PDU alone (side a, then b): it stands for the rack's two.
+        QCOMPARE(Topology::linesByCause(topology->nodeDomainNames(3)),
+            (QStringList { QStringLiteral("PDU r01-k01-a"), QStringLiteral("cooling unit r01-crah1"),
+                QStringLiteral("scalable unit su01") }));
+        QCOMPARE(Topology::linesByCause(topology->nodeDomainNames(7)),
+            (QStringList { QStringLiteral("PDU r01-k01-b"), QStringLiteral("cooling unit r01-crah1"),
+                QStringLiteral("scalable unit su01") }));
         QVERIFY(topology->nodeDomainNames(uint32_t(topology->nodes.size())).empty());
     }
 
