@@ -323,11 +323,11 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
         m_namesSeen.insert(std::move(name));
     }
     for (auto &uplink : uplinks) {
-        // An HCA port's latest labels win; past one a GPU the rest is not kept (applyUplinks checks what is).
-        std::string key = uplink.hca + '\0' + uplink.port;
-        if (const auto it = m_uplinks.find(key); it != m_uplinks.end()) {
-            it->second = std::move(uplink);
-        } else if (m_uplinks.size() < FleetShape::maxGpus) {
+        // One entry per distinct label set (the same series pushed again is one); applyUplinks chooses between an
+        // HCA port's several. Bounded by the fleet limit.
+        std::string key = uplink.hca + '\0' + uplink.port + '\0' + uplink.uplink + '\0' + uplink.uplinkPort + '\0'
+            + uplink.uplinkType;
+        if (m_uplinks.size() < FleetShape::maxGpus) {
             m_uplinks.emplace(std::move(key), std::move(uplink));
         }
     }

@@ -163,7 +163,7 @@ private:
     std::map<std::string, Discovered> m_discovered; // by hostname \0 gpu
     std::vector<int64_t> m_deltas;
     std::set<std::string> m_namesSeen; // of the built-in profiles' series names
-    std::map<std::string, UplinkLabels::Series> m_uplinks; // by hca \0 port; at most FleetShape::maxGpus
+    std::map<std::string, UplinkLabels::Series> m_uplinks; // by their labels; at most FleetShape::maxGpus
     std::array<size_t, 2> m_hostnameLabelUses {}; // GPUs seen with hostname, with Hostname
     int64_t m_lastNewGpuMs = 0;
     Stats m_stats;

@@ -200,6 +200,104 @@ private Q_SLOTS:
         QCOMPARE(frame->plane(be::MetricId::Power)[5], 700.0F);
     }
 
+    // What a push teaches besides the GPUs, through the receiver itself: infiniband_exporter's uplink series pushed
+    // during the discovery cable the GPUs (a bad one and a storage host's ignored and logged), and NVLink's two CRC
+    // counters become one nvlink_errors, their increases summed.
+    void uplinksAndNvlinkCountersFromPushes()
+    {
+        const int port = freePort();
+        QVERIFY(port > 0);
+        std::mutex logMutex;
+        std::string log;
+        be::RemoteWriteSource source([&](const std::string &line) {
+            std::lock_guard lock(logMutex);
+            log += line + '\n';
+        });
+        be::RemoteWriteSource::Options options;
+        options.listen = "127.0.0.1:" + std::to_string(port);
+        options.delayMs = 0;
+        options.windowMs = 1000;
+        options.startTimeout = std::chrono::seconds(30);
+        std::atomic<bool> done { false };
+        bool started = false;
+        std::string error;
+        std::thread starter([&] {
+            started = source.start(options, &error);
+            done = true;
+        });
+        auto uplink = [](const std::string &hca, const std::string &leaf, const std::string &port, int64_t t) {
+            return PushedSeries { { { "__name__", "infiniband_hca_uplink_info" }, { "hca", hca }, { "port", "1" },
+                                      { "uplink", leaf }, { "uplink_port", port }, { "uplink_type", "SW" },
+                                      { "instance", "ib-exporter:9315" } },
+                { { t, 1 } } };
+        };
+        auto scrape = [&](int64_t t, double flit, double data) {
+            std::vector<PushedSeries> series;
+            for (const char *host : { "gb-1", "gb-2" }) {
+                for (int g = 0; g < 2; ++g) {
+                    series.push_back(dcgmSeries("DCGM_FI_DEV_GPU_TEMP", host, g, t, 40, {}, "hostname"));
+                    series.push_back(
+                        dcgmSeries("DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", host, g, t, flit, {}, "hostname"));
+                    series.push_back(
+                        dcgmSeries("DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", host, g, t, data, {}, "hostname"));
+                    series.push_back(uplink(std::string(host) + " mlx5_" + std::to_string(g),
+                        "su1-l" + std::to_string(g), host == std::string("gb-1") ? "1" : "2", t));
+                }
+            }
+            series.push_back(uplink("storage-1 mlx5_0", "su1-l0", "30", t));
+            series.push_back(uplink("gb-1 mlx5_0", "su1-l0", "0", t)); // port 0: refused, the other kept
+            return series;
+        };
+        for (int64_t k = 0; !done; ++k) {
+            push(port, writeBody(scrape(be::nowUnixMs(), 10, 3)));
+            QTest::qWait(50);
+        }
+        starter.join();
+        QVERIFY2(started, error.c_str());
+        const auto &shape = source.shape();
+        QCOMPARE(shape.gpuCount, 4U);
+        QCOMPARE(shape.gpuLinks.size(), size_t { 4 });
+        for (uint32_t g = 0; g < 4; ++g) {
+            const auto &link = shape.gpuLinks[g];
+            QVERIFY(link.leaf < shape.domains.size());
+            QCOMPARE(shape.domains[link.leaf].name, "su1-l" + std::to_string(g % 2));
+            QCOMPARE(shape.domains[link.leaf].kind, be::DomainKind::LeafSwitch);
+            QCOMPARE(link.port, g < 2 ? 1U : 2U);
+        }
+        {
+            std::lock_guard lock(logMutex);
+            QVERIFY2(log.find("4 GPUs' leaf switch and port from infiniband_hca_uplink_info (2 leaf switches")
+                    != std::string::npos,
+                log.c_str());
+            QVERIFY2(log.find("series ignored: hca's host is not a node") != std::string::npos, log.c_str());
+            QVERIFY2(log.find("series ignored: uplink_port or port") != std::string::npos, log.c_str());
+        }
+        // The counters as they were, in a window after the start; then both rise, flow-control by 4, data by 2, on
+        // every GPU: the frame sums the increases.
+        std::shared_ptr<be::Frame> frame;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                push(port, writeBody(scrape(be::nowUnixMs(), 10, 3)));
+                while (auto f = source.poll()) {
+                    frame = f;
+                }
+                return frame != nullptr && frame->plane(be::MetricId::NvlinkErrors)[3] == 0.0F;
+            }(),
+            10000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            [&] {
+                push(port, writeBody(scrape(be::nowUnixMs(), 14, 5)));
+                while (auto f = source.poll()) {
+                    frame = f;
+                }
+                return frame != nullptr && frame->plane(be::MetricId::NvlinkErrors)[3] == 6.0F;
+            }(),
+            10000);
+        for (uint32_t g = 0; g < 4; ++g) {
+            QCOMPARE(frame->plane(be::MetricId::NvlinkErrors)[g], 6.0F);
+        }
+    }
+
     // A sender cannot steer the start: samples 10 ms apart do not make frames faster than one a second, and a new
     // hostname every push does not keep the discovery open for ever (it did, until the start failed after 120 s and
     // systemd restarted the backend in a loop): at startTimeout the receiver serves the GPUs it has learnt.
