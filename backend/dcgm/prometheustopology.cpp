@@ -200,6 +200,9 @@ void PrometheusTopology::applyDomains(const TopologyFile &file)
                 if (!host.scalableUnit.empty()) {
                     indexOf(host.scalableUnit, &node.domains);
                 }
+                for (const auto &pdu : host.power) {
+                    indexOf(pdu, &node.domains); // corded to these alone (FleetShape::cordsOf)
+                }
                 for (size_t g = 0; g < host.links.size() && g < node.gpuCount; ++g) {
                     const auto it = byName.find(host.links[g].leaf);
                     if (it != byName.end()) {

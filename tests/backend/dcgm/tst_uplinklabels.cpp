@@ -325,6 +325,32 @@ private Q_SLOTS:
         // The NIC-to-GPU rule is the rail series' (indexOfNic), so a NIC's counters and its link name one GPU.
         QCOMPARE(topology.indexOfNic(0, "mlx5_7"), int64_t { 1 });
     }
+
+    // A real fleet's topology file says which PDUs a host is corded to: the shape's cords follow it (the incident
+    // folder tells a tripped PDU from its twin by them), the others corded to every PDU of their rack.
+    void theFilesCordsReachTheShape()
+    {
+        const std::string json = R"({
+  "site": "t",
+  "halls": [{ "name": "h", "rows": [{ "name": "r1", "racks": [{ "name": "r1-k1", "power": ["r1-k1-a", "r1-k1-b"],
+    "hosts": [{ "hostname": "a", "gpus": 2 }, { "hostname": "b", "gpus": 2, "power": ["r1-k1-b"] }] }] }] }],
+  "domains": [ { "kind": "pdu", "name": "r1-k1-a" }, { "kind": "pdu", "name": "r1-k1-b" } ]
+})";
+        TopologyFile file;
+        std::string error;
+        QVERIFY2(TopologyFile::parse(json, &file, &error), error.c_str());
+        const auto topology = PrometheusTopology::fromFile(file);
+        const auto &shape = topology.shape();
+        const auto names = [&shape](const std::vector<uint32_t> &cords) {
+            std::vector<std::string> out;
+            for (const uint32_t d : cords) {
+                out.push_back(shape.domains.at(d).name);
+            }
+            return out;
+        };
+        QCOMPARE(names(shape.cordsOf(0)), (std::vector<std::string> { "r1-k1-a", "r1-k1-b" }));
+        QCOMPARE(names(shape.cordsOf(1)), (std::vector<std::string> { "r1-k1-b" }));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestUplinkLabels)
