@@ -68,7 +68,8 @@ std::optional<std::string> PrometheusSource::queryFor(const MetricMap &map, Metr
     if (id == MetricId::XidErrors) {
         return fmt::format("changes({}{}[5m])", series, selector);
     }
-    return fmt::format("increase({}{}[5m])", series, selector);
+    // A summed metric (NVLink's two CRC counters) as the sum of each counter's own increase.
+    return map.increaseQuery(id, selector);
 }
 
 std::string PrometheusSource::eventQuery(const MetricMap &map)

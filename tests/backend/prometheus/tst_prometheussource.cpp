@@ -120,6 +120,14 @@ private Q_SLOTS:
             std::string("increase(DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS[5m])"));
         QVERIFY(!PrometheusSource::queryFor(MetricMap::profile(MetricMap::Profile::Compat1x), MetricId::RemappedRows));
         QVERIFY(!PrometheusSource::queryFor(hostnameProfile, MetricId::Offender));
+        // NVLink's errors: the flow-control and the data CRC counters, each one's own increase, summed (both names:
+        // the increase of one alone missed the data CRC errors).
+        const auto nvlink = PrometheusSource::queryFor(hostnameProfile, MetricId::NvlinkErrors, R"({Hostname=~"a"})");
+        QCOMPARE(nvlink.value_or(""), hostnameProfile.increaseQuery(MetricId::NvlinkErrors, R"({Hostname=~"a"})"));
+        for (const auto &name : hostnameProfile.seriesNames(MetricId::NvlinkErrors)) {
+            QVERIFY2(nvlink.value_or("").find(name + R"({Hostname=~"a"}[5m])") != std::string::npos, name.c_str());
+        }
+        QCOMPARE(hostnameProfile.seriesNames(MetricId::NvlinkErrors).size(), size_t { 2 });
         // A poll's planes: the fake's answers to those queries, GPU by GPU (framesCarryValuesAndTheSampleTime has
         // every metric).
         FakePrometheus fake;
