@@ -453,7 +453,6 @@ FramePoller::Past PrometheusSource::pastFrames(int64_t nowMs, std::chrono::milli
         pointsOf.clear();
         std::fill(got.begin(), got.end(), 0);
         bool tooMany = false;
-        auto &planes = past.frames;
         const bool ok = ask(
             *promql, maxSeries, ofJobs,
             [&](const PromSample &labels) -> int64_t {
@@ -487,13 +486,14 @@ FramePoller::Past PrometheusSource::pastFrames(int64_t nowMs, std::chrono::milli
                 }
                 const auto f = static_cast<size_t>(frameOfRow[static_cast<size_t>(row)]);
                 const float v = planeValue(id, value, &sentinels, &nans);
-                auto &plane = planes[f]->planes[m];
+                auto &plane = past.frames[f]->planes[m];
                 const auto span = spans[k];
                 for (uint32_t g = span.first; g < span.first + span.count; ++g) {
-                    if (got[f * n + g]++ != 0) {
-                        ++duplicates;
+                    if (got[f * n + g] != 0) {
+                        ++duplicates; // a second series of the GPU at once: the first counts, as on a poll
                         continue;
                     }
+                    got[f * n + g] = 1;
                     plane[g] = v;
                     // As on the live path: a GPU has data by its DCGM fields, not by its NIC's or rack's.
                     if (scope == MetricMap::Scope::Gpu && std::isfinite(v)) {
