@@ -7,7 +7,10 @@
 #include <malloc.h>
 #endif
 
+#include <fmt/core.h>
+
 #include <algorithm>
+#include <cstdio>
 
 namespace fleetscope::backend {
 
@@ -18,17 +21,40 @@ void trimHeap()
     malloc_trim(0);
 #endif
 }
+
+// After a storm of calls ended (at least leastDrop since the last trim) and the heap was trimmed: what the program
+// still uses against what malloc holds free, so that the journal tells a leak (in use grows from storm to storm) from
+// memory the allocator keeps (free grows).
+void reportHeap(uint64_t callsEnded, uint64_t underWay)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    const struct mallinfo2 info = mallinfo2();
+    constexpr double mib = 1024.0 * 1024.0;
+    fmt::print(stderr,
+        "fleetscope-backend: {} calls ended ({} under way), heap trimmed: {:.1f} MiB in use, {:.1f} MiB free in "
+        "malloc's arenas\n",
+        callsEnded, underWay, static_cast<double>(info.uordblks + info.hblkhd) / mib,
+        static_cast<double>(info.fordblks) / mib);
+#else
+    (void)callsEnded;
+    (void)underWay;
+#endif
+}
 } // namespace
 
 void HeapTrim::keepFreedMemoryUntilTrimmed()
 {
     heap::keepFreedMemory();
+#if defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, maxArenas);
+#endif
 }
 
 HeapTrim::HeapTrim(std::chrono::milliseconds interval, uint64_t leastDrop, std::chrono::milliseconds quiet, Trim trim)
     : m_interval(interval)
     , m_leastDrop(leastDrop)
     , m_quiet(quiet)
+    , m_reports(!trim)
     , m_trim(trim ? std::move(trim) : Trim(trimHeap))
     , m_thread([this] { run(); })
 { }
@@ -57,7 +83,8 @@ void HeapTrim::ended()
     {
         std::lock_guard lock(m_mutex);
         m_calls -= m_calls > 0 ? 1 : 0;
-        wake = dueLocked() || m_ended++ == 0; // a storm ending, or the first end the quiet rule waits on
+        const bool first = m_ended++ == 0;
+        wake = dueLocked() || first; // a storm ending, or the first end the quiet rule waits on
     }
     if (wake) {
         m_changed.notify_all();
@@ -91,10 +118,15 @@ void HeapTrim::run()
                 }
             }
         }
+        const uint64_t ended = m_ended;
+        const uint64_t underWay = m_calls;
         m_most = m_calls;
         m_ended = 0;
         lock.unlock();
         m_trim();
+        if (m_reports && ended >= m_leastDrop) {
+            reportHeap(ended, underWay);
+        }
         lock.lock();
         ++m_trims;
         // At most one trim an interval: calls ending meanwhile wait for the next (from the most since this one).

@@ -29,7 +29,9 @@ public:
     static constexpr uint64_t defaultLeastDrop = 16;
     static constexpr std::chrono::milliseconds defaultQuiet { 2000 };
 
-    // `trim` is what runs (malloc_trim(0) by default; tests count instead).
+    // `trim` is what runs (malloc_trim(0) by default, which also logs what the heap holds once at least leastDrop calls
+    // ended since the last trim: "N calls ended (M under way), heap trimmed: X MiB in use, Y MiB free in malloc's
+    // arenas"; tests count instead).
     explicit HeapTrim(std::chrono::milliseconds interval = defaultInterval, uint64_t leastDrop = defaultLeastDrop,
         std::chrono::milliseconds quiet = defaultQuiet, Trim trim = {});
     ~HeapTrim();
@@ -65,6 +67,11 @@ public:
     // common/heap.h): malloc_trim gives back the free pages inside every arena but the top of the threads' arenas
     // only through a free that leaves more than the threshold there; with none, those tops kept up to 200 MB resident
     // after a storm of calls for good.
+    // It also caps glibc's arenas at maxArenas (8 per core otherwise): a thread's arena keeps up to the trim threshold
+    // at its top after a storm of calls (32 MiB, common/heap.h), which malloc_trim does not give back, so that what a
+    // storm can leave held is maxArenas x 32 MiB, not 16 x 32 MiB on two cores and more on larger machines. The
+    // handlers' allocations are few and large (a frame part each), so the threads sharing 4 arenas wait on none.
+    static constexpr int maxArenas = 4;
     static void keepFreedMemoryUntilTrimmed();
     // Trims run so far.
     uint64_t trims() const;
@@ -77,6 +84,7 @@ private:
     const std::chrono::milliseconds m_interval;
     const uint64_t m_leastDrop;
     const std::chrono::milliseconds m_quiet;
+    const bool m_reports; // the default trim logs the heap after a storm's end (stderr: the journal under systemd)
     const Trim m_trim;
     mutable std::mutex m_mutex;
     std::condition_variable m_changed;
