@@ -38,7 +38,7 @@ struct GpuPhysics; // simulator.cpp: one kind of GPU and how it is cooled
 // resistance, with no air warmed upstream. A CDU's coolant loops are the racks' in its segment of the row.
 //
 // Shared domains fail too (DomainFaultModel, at random and from scenarios): a cooling unit's racks breathe hot air,
-// a CDU's loops lose flow, a PDU trip caps its rack's nodes (and powers off single-corded ones), a leaf switch's GPUs
+// a CDU's loops lose flow, a PDU trip power-brakes the nodes corded to both sides (and powers off those corded to it alone), a leaf switch's GPUs
 // lose their rail links and their jobs stall, a flapping link slows its job, a leaking tray powers off. Each GPU's
 // rail port (RailCounters) and each liquid-cooled rack's coolant loop and leak sensor are planes of the frame.
 class Simulator
