@@ -91,6 +91,10 @@ struct TopologyFile
     static bool load(const std::string &path, TopologyFile *out, std::string *error);
     static bool parse(const std::string &json, TopologyFile *out, std::string *error);
     static bool parseYaml(const std::string &yaml, TopologyFile *out, std::string *error);
+
+private:
+    // The second pass, once a document is read (topologychecker.h): topologydomains.cpp.
+    static bool resolveDomains(TopologyFile *file, std::string *error);
 };
 
 } // namespace fleetscope::backend
