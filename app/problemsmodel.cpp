@@ -124,7 +124,8 @@ QString ProblemsModel::entryText(const Problem &p) const
         if (!evidence.isEmpty()) {
             lines << evidence;
         }
-        lines << tr("%L1 GPUs hit · jobs: %2").arg(p.gpusHit).arg(jobsText(p, 2));
+        lines << (p.gpusHit == 1 ? tr("1 GPU hit · jobs: %1").arg(jobsText(p, 2))
+                                 : tr("%L1 GPUs hit · jobs: %2").arg(p.gpusHit).arg(jobsText(p, 2)));
     } else {
         lines << place << summary(p);
         // A job's own line (its GPUs folded, its versions drifting) names the job already.

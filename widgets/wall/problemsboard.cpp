@@ -142,10 +142,10 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         painter.setPen(dim);
         const QRectF third(x, second.bottom(), first.width(), row * 0.65);
         painter.drawText(third, Qt::AlignLeft | Qt::AlignVCenter,
-            evidenceMetrics.elidedText(QStringLiteral("%1  ·  %L2 GPUs hit  ·  %3")
-                                           .arg(sinceText(p))
-                                           .arg(p.gpusHit)
-                                           .arg(tr("jobs: %1").arg(jobsText(p))),
+            evidenceMetrics.elidedText(
+                QStringLiteral("%1  ·  %2  ·  %3")
+                    .arg(sinceText(p), p.gpusHit == 1 ? tr("1 GPU hit") : tr("%L1 GPUs hit").arg(p.gpusHit),
+                        tr("jobs: %1").arg(jobsText(p))),
                 Qt::ElideRight, third.width()));
         y += row * 2.5;
         ++shown;
