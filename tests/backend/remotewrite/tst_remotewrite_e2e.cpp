@@ -452,8 +452,8 @@ private Q_SLOTS:
     }
 
     // A leaf switch down on the push path: the leaf-down scenario's fleet of two scalable units (in one alone a leaf's
-    // GPUs are its spine plane's, and the incident names the plane), live at 10x (its leaf goes down 120 simulated
-    // seconds in, 12 s after the start), each node's dcgm-exporter and node_exporter pages scraped by vmagent and
+    // GPUs are its spine plane's, and the incident names the plane), live at 8x (its leaf goes down 120 simulated
+    // seconds in, 15 s after the start), each node's dcgm-exporter and node_exporter pages scraped by vmagent and
     // pushed to the backend, which knows the fabric from its topology file (given the interval, it is ready before the
     // first push). Before the onset every rail link reads up; then exactly the GPUs the simulator has down (the leaf's
     // rail of its scalable unit) read 0, and an incident naming that leaf arrives over StreamEvents.
@@ -463,7 +463,7 @@ private Q_SLOTS:
         options.gpuCount = 512; // two scalable units: a leaf is less than its spine plane
         options.seed = 11;
         options.interval = 1000ms;
-        options.speed = 10;
+        options.speed = 8;
         options.scenario = be::Scenario::Kind::LeafDown;
         const QString topologyFile = m_dir.filePath(QStringLiteral("leaf-topology.json"));
         QVERIFY(testing::writeFile(topologyFile, fabricTopologyOf(be::SimulatedFleet::shapeOf(options))));
