@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -106,6 +107,11 @@ public:
     double lastCostSeconds() const { return m_lastCost; }
 
 private:
+    static constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+    static constexpr float madToSigma = 1.4826F; // a normal distribution's standard deviation per MAD
+    // The median of values (reordered), which must not be empty.
+    static float medianOf(std::vector<float> &values);
+
     struct Group
     {
         uint64_t jobId = 0; // 0: the idle GPUs of a rack
