@@ -14,12 +14,13 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <vector>
 
 namespace fleetscope::backend {
 
-struct GpuPhysics; // simulator.cpp: one kind of GPU and how it is cooled
+struct GpuPhysics; // sim/gpuphysics.h: one kind of GPU and how it is cooled
 
 // A deterministic fleet: the same (gpuCount, seed, step length) gives the same frames, bit for bit.
 //
@@ -38,9 +39,10 @@ struct GpuPhysics; // simulator.cpp: one kind of GPU and how it is cooled
 // resistance, with no air warmed upstream. A CDU's coolant loops are the racks' in its segment of the row.
 //
 // Shared domains fail too (DomainFaultModel, at random and from scenarios): a cooling unit's racks breathe hot air,
-// a CDU's loops lose flow, a PDU trip power-brakes the nodes corded to both sides (and powers off those corded to it alone), a leaf switch's GPUs
-// lose their rail links and their jobs stall, a flapping link slows its job, a leaking tray powers off. Each GPU's
-// rail port (RailCounters) and each liquid-cooled rack's coolant loop and leak sensor are planes of the frame.
+// a CDU's loops lose flow, a PDU trip power-brakes the nodes corded to both sides (and powers off those corded to it
+// alone), a leaf switch's GPUs lose their rail links and their jobs stall, a flapping link slows its job, a leaking
+// tray powers off. Each GPU's rail port (RailCounters) and each liquid-cooled rack's coolant loop and leak sensor are
+// planes of the frame.
 class Simulator
 {
 public:
@@ -98,6 +100,22 @@ public:
     std::vector<FleetEvent> takeEvents() { return std::move(m_events); }
 
 private:
+    // What each of the simulator's draws is salted with (determinism::hash).
+    enum Salt : uint64_t {
+        SaltGpuResistance = 1,
+        SaltGpuEfficiency,
+        SaltJobSize,
+        SaltJobPlace,
+        SaltJobDuration,
+        SaltJobShape,
+        SaltSchedule,
+        SaltUtilJitter,
+        SaltRowDrift,
+        SaltJobAge,
+        SaltCduFlow,
+    };
+    static constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+
     void schedule();
     bool placeJob(uint32_t nodeCount, uint64_t salt);
     float jobUtilisation(const Job &job, double t) const;
