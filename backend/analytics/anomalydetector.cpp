@@ -171,14 +171,15 @@ void AnomalyDetector::rebuildGroups()
     }
     // A GPU that joined or left a job heats up or cools down for a few minutes: not judged meanwhile, and where it
     // sits among its new peers (their average slot and silicon differ from the old ones') is learnt again from where
-    // it sat. Not while it is odd: that would learn the fault in force as its normal.
+    // it sat. Not while it is odd: that would learn the fault in force as its normal. Not where it was never seen
+    // with data: the job it is in is where it is first seen.
     if (m_lastTime < 0) {
         return;
     }
     for (uint32_t g = 0; g < n; ++g) {
         const uint64_t now = m_groups[static_cast<size_t>(m_groupOf[g])].jobId;
         auto &st = m_state[g];
-        if (now != before[g]) {
+        if (now != before[g] && st.seenWithData != 0) {
             st.settleLeft = static_cast<float>(m_options.settleSeconds);
             st.learning = st.anomalous == 0 && st.pendingSince < 0 ? 1 : 0;
             if (st.learning != 0) {

@@ -133,6 +133,9 @@ private:
         uint8_t anomalous = 0;
         uint8_t relearn = 0; // its places are let go (learnt afresh) in the next frame
         uint8_t metric = 0; // index into judged of the metric that started it
+        // It has had data in a judged frame: a job it is in before then is where it was first seen, not a job it
+        // joined (a source whose first frame has neither data nor jobs, as remote write before its first window).
+        uint8_t seenWithData = 0;
     };
     void rebuildGroups();
     void updatePhases(const std::vector<float> &util, double dt);

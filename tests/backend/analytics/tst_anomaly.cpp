@@ -500,6 +500,33 @@ private Q_SLOTS:
         QCOMPARE(fleet.count(EventKind::AnomalyEnd), 1);
     }
 
+    // A source whose first frame has no data and no jobs (remote write before its first window): the jobs that come
+    // with the first data are where its GPUs are first seen, not jobs they joined; no GPU waits out a settling.
+    void jobsKnownOnlyWithTheFirstDataAreNoJobChange()
+    {
+        Fleet fleet;
+        fleet.detector.setJobs({});
+        Frame empty = fleet.frame(1.0F, [](Frame &f) {
+            for (auto &plane : f.planes) {
+                std::fill(plane.begin(), plane.end(), noValue);
+            }
+        });
+        fleet.now += step;
+        fleet.detector.judge(&empty, fleet.now, &fleet.events);
+        fleet.detector.setJobs({ Fleet::job(0, 64) });
+        auto hot = [](Frame &f) {
+            f.planes[size_t(MetricId::GpuTemp)][13] += 12.0F;
+            f.planes[size_t(MetricId::MemTemp)][13] += 12.0F;
+        };
+        const Frame first = fleet.run(1, 1.0F, hot);
+        QVERIFY(first.plane(MetricId::Anomaly)[13] > 5.0F); // judged at once, not settling
+        fleet.run(11, 1.0F, hot); // 2 minutes: reported, with no history of it
+        QCOMPARE(fleet.count(EventKind::AnomalyStart), 1);
+        QCOMPARE(fleet.events.front().gpu, 13);
+        QVERIFY2(
+            fleet.events.front().text.find("no history yet") != std::string::npos, fleet.events.front().text.c_str());
+    }
+
     void aFaultComingOnAsItLearnsIsNotLearnt()
     {
         // From a minute after the first frame GPU 13 warms by 1.5 °C a minute (a fan failing): it is never learnt as
