@@ -550,6 +550,20 @@ std::shared_ptr<Frame> RemoteWriteSource::poll()
     return newest;
 }
 
+std::shared_ptr<Frame> RemoteWriteSource::firstFrame()
+{
+    auto frame = emptyFrame();
+    frame->sequence = m_pastFrames;
+    return frame;
+}
+
+FramePoller::Past RemoteWriteSource::pastFrames(int64_t nowMs, std::chrono::milliseconds every, size_t maxFrames)
+{
+    Past past = m_history ? m_history->pastFrames(nowMs, every, maxFrames) : Past {};
+    m_pastFrames = past.frames.size();
+    return past;
+}
+
 std::shared_ptr<Frame> RemoteWriteSource::closeWindows(int64_t nowMs)
 {
     std::shared_ptr<Frame> newest;

@@ -108,7 +108,11 @@ public:
     uint64_t topologyGeneration() const override { return m_topology.generation(); }
     // Every GPU without data, at the time of the start (before any sample).
     std::shared_ptr<Frame> emptyFrame() const;
-    std::shared_ptr<Frame> firstFrame() override { return emptyFrame(); }
+    // Numbered after the frames pastFrames gave.
+    std::shared_ptr<Frame> firstFrame() override;
+    // The frames the judge learns from at the start: from the store that history comes from (useHistory), as the
+    // Prometheus source gives its own; none without one.
+    Past pastFrames(int64_t nowMs, std::chrono::milliseconds every, size_t maxFrames) override;
     std::shared_ptr<Frame> poll() override;
     std::string upstreamError() const override;
     std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
@@ -175,6 +179,7 @@ private:
     int64_t m_windowMs = 0;
     std::unique_ptr<WindowFolder> m_folder;
     std::unique_ptr<UpstreamHistory> m_history;
+    uint64_t m_pastFrames = 0; // given by pastFrames, numbered 0 .. m_pastFrames - 1 before the first frame
     std::atomic<bool> m_ready { false };
 
     // The ticker's.
