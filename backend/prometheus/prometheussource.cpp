@@ -4,6 +4,7 @@
 #include "core/clock.h"
 #include "dcgm/dcgmgrade.h"
 #include "dcgm/dcgmvalue.h"
+#include "dcgm/uplinklabels.h"
 #include "formats/topologyfile.h"
 
 #include <algorithm>
@@ -266,6 +267,17 @@ bool PrometheusSource::start(const Options &options, std::string *error)
     if (const size_t unknown = m_topology.applyIdentity(gpus); unknown > 0) {
         log(fmt::format(
             "prometheus: {} GPUs the server knows are not in the topology file; they are ignored", unknown));
+    }
+    // Each GPU's leaf switch and port from infiniband_exporter's uplink labels where the file does not cable it
+    // (none where the exporter is not scraped).
+    std::vector<PromSample> uplinks;
+    std::string uplinkError;
+    if (query(UplinkLabels::query(), nowUnixMs(), deadline, true, &uplinks, &uplinkError)) {
+        for (const auto &line : m_topology.applyUplinks(uplinks)) {
+            log("prometheus: " + line);
+        }
+    } else {
+        log(fmt::format("prometheus: the GPUs' uplinks unknown for now ({})", uplinkError));
     }
     log(fmt::format("prometheus: {} GPUs on {} nodes in {} racks, layout from {}", m_topology.shape().gpuCount,
         m_topology.shape().nodes.size(), m_topology.shape().racks.size(),

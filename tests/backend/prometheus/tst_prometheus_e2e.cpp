@@ -441,9 +441,22 @@ private Q_SLOTS:
         QVERIFY2(late.isEmpty(), qPrintable(late));
         const QString path = m_dir.filePath(QStringLiteral("topology-fabric.json"));
         QVERIFY(fleetscope::testing::writeFile(path, topologyFileOf(shape)));
-        QVERIFY(subscribe(path.toStdString(),
+        const auto topology = subscribe(path.toStdString(),
             { QStringLiteral("rail_link_state"), QStringLiteral("rail_symbol_errors"),
-                QStringLiteral("rail_transmit_wait") }));
+                QStringLiteral("rail_transmit_wait") });
+        QVERIFY(topology);
+        // The file cables nothing: each online GPU's leaf and port come from infiniband_exporter's uplink labels on
+        // its node's page, read by the source at its start, as the simulated fabric has them.
+        QCOMPARE(topology->gpuLinks.size(), size_t { shape.gpuCount });
+        for (uint32_t g = 0; g < shape.gpuCount; ++g) {
+            const auto &link = topology->gpuLinks[g];
+            if (!online(frame, g)) {
+                continue;
+            }
+            QVERIFY(link.leaf < topology->domains.size());
+            QCOMPARE(topology->domains[link.leaf].name.toStdString(), shape.domains[shape.gpuLinks[g].leaf].name);
+            QCOMPARE(link.port, shape.gpuLinks[g].port);
+        }
         const MetricPlane *state = m_received->plane(QStringLiteral("rail_link_state"));
         const MetricPlane *symbols = m_received->plane(QStringLiteral("rail_symbol_errors"));
         const MetricPlane *wait = m_received->plane(QStringLiteral("rail_transmit_wait"));
