@@ -92,6 +92,12 @@ private Q_SLOTS:
         const auto problems = session.problems(QDateTime::currentMSecsSinceEpoch());
         QVERIFY(!problems.empty());
         QVERIFY(isSharedIncident(problems.front()));
+        // The wall's banner, on every page, names it: its cause and the domain at fault.
+        EventSeverity severity = EventSeverity::Info;
+        const QString banner = leadIncidentLine(problems, tallyProblems(problems), &severity);
+        const QString domainName = topology->domains[static_cast<size_t>(domain)].name;
+        QVERIFY2(banner.startsWith(cause.toUpper() + QStringLiteral(" · ")) && banner.contains(domainName),
+            qPrintable(banner));
     }
 };
 
