@@ -202,6 +202,17 @@ bool RemoteWriteSource::start(const Options &options, std::string *error)
         if (const size_t unknown = m_topology.applyIdentity(gpus); unknown > 0) {
             log(fmt::format("remote write: {} GPUs pushed are not in the topology file; they are ignored", unknown));
         }
+        for (size_t why = 0; why < m_uplinksRefused.size(); ++why) {
+            if (m_uplinksRefused[why].count > 0) {
+                log(fmt::format("remote write: {} {} series ignored: {}; the first: {}", m_uplinksRefused[why].count,
+                    UplinkLabels::seriesName, UplinkLabels::why(static_cast<UplinkLabels::Refusal>(why)),
+                    m_uplinksRefused[why].example));
+            }
+        }
+        if (m_uplinksOfUnknownHosts > 0) {
+            log(fmt::format("remote write: {} {} series ignored: hca's host is not a node of the topology file",
+                m_uplinksOfUnknownHosts, UplinkLabels::seriesName));
+        }
         if (!m_uplinks.empty()) {
             std::vector<UplinkLabels::Series> uplinks;
             uplinks.reserve(m_uplinks.size());
@@ -323,6 +334,22 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
         m_namesSeen.insert(std::move(name));
     }
     for (auto &uplink : uplinks) {
+        // Only what UplinkLabels reads as an uplink is kept (its names at most 64 bytes, its ports numbers), and with
+        // a topology file only its hosts': a sender cannot fill memory with label sets no GPU would take. What is
+        // refused is counted by reason, with its first example, for start() to log as applyUplinks logs its own.
+        UplinkLabels::Uplink read;
+        const auto refusal = UplinkLabels::read(uplink, &read);
+        if (refusal != UplinkLabels::Refusal::None) {
+            auto &refused = m_uplinksRefused[static_cast<size_t>(refusal)];
+            if (refused.count++ == 0) {
+                refused.example = uplinkExample(uplink);
+            }
+            continue;
+        }
+        if (!m_options.topologyFile.empty() && m_topology.nodeOf(read.host) < 0) {
+            ++m_uplinksOfUnknownHosts;
+            continue;
+        }
         // One entry per distinct label set (the same series pushed again is one); applyUplinks chooses between an
         // HCA port's several. Bounded by the fleet limit.
         std::string key = uplink.hca + '\0' + uplink.port + '\0' + uplink.uplink + '\0' + uplink.uplinkPort + '\0'
@@ -548,6 +575,19 @@ std::shared_ptr<Frame> RemoteWriteSource::poll()
     auto newest = closeWindows(nowUnixMs());
     logDrops();
     return newest;
+}
+
+std::string RemoteWriteSource::uplinkExample(const UplinkLabels::Series &s)
+{
+    // Labels from the wire go to the log cut and with their control characters replaced.
+    auto printable = [](const std::string &text, size_t bytes) {
+        std::string out = text.substr(0, bytes);
+        std::replace_if(
+            out.begin(), out.end(), [](char c) { return c < 0x20 || c >= 0x7f; }, '?');
+        return out;
+    };
+    return fmt::format("hca '{}' port '{}' uplink '{}' port '{}'", printable(s.hca, 80), printable(s.port, 8),
+        printable(s.uplink, 80), printable(s.uplinkPort, 8));
 }
 
 std::shared_ptr<Frame> RemoteWriteSource::firstFrame()

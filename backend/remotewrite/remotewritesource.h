@@ -168,6 +168,14 @@ private:
     std::vector<int64_t> m_deltas;
     std::set<std::string> m_namesSeen; // of the built-in profiles' series names
     std::map<std::string, UplinkLabels::Series> m_uplinks; // by their labels; at most FleetShape::maxGpus
+    struct Refused
+    {
+        size_t count = 0;
+        std::string example; // the first's labels, cut and printable
+    };
+    std::array<Refused, static_cast<size_t>(UplinkLabels::Refusal::Count)> m_uplinksRefused {};
+    size_t m_uplinksOfUnknownHosts = 0; // with a topology file
+    static std::string uplinkExample(const UplinkLabels::Series &series);
     std::array<size_t, 2> m_hostnameLabelUses {}; // GPUs seen with hostname, with Hostname
     int64_t m_lastNewGpuMs = 0;
     Stats m_stats;
