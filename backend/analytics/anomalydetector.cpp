@@ -78,6 +78,7 @@ AnomalyDetector::AnomalyDetector(const FleetShape &shape, const Options &options
         m_rackOf[g] = shape.nodes[shape.nodeOfGpu[g]].rack;
     }
     m_state.resize(n);
+    m_unseen = static_cast<uint32_t>(n);
     m_slotOf.resize(n);
     for (size_t g = 0; g < n; ++g) {
         const auto slot = g - shape.nodes[shape.nodeOfGpu[g]].firstGpu;
@@ -272,6 +273,20 @@ void AnomalyDetector::assess(
         }
     }
     m_lastTime = timeSeconds;
+    // Which GPUs have had a reading of their own (whatever their peers): a job they are in before that is where they
+    // are first seen (rebuildGroups). Looked for until every GPU has had one.
+    if (m_unseen > 0) {
+        for (uint32_t g = 0; g < m_shape.gpuCount; ++g) {
+            auto &st = m_state[g];
+            for (size_t k = 0; k < judged.size() && st.seenWithData == 0; ++k) {
+                const auto &plane = frame.plane(judged[k]);
+                if (g < plane.size() && !std::isnan(plane[g])) {
+                    st.seenWithData = 1;
+                    --m_unseen;
+                }
+            }
+        }
+    }
     const auto &util = frame.plane(MetricId::GpuUtil);
     if (util.size() == m_shape.gpuCount) {
         updatePhases(util, dt);

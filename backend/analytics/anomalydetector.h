@@ -133,8 +133,8 @@ private:
         uint8_t anomalous = 0;
         uint8_t relearn = 0; // its places are let go (learnt afresh) in the next frame
         uint8_t metric = 0; // index into judged of the metric that started it
-        // It has had data in a judged frame: a job it is in before then is where it was first seen, not a job it
-        // joined (a source whose first frame has neither data nor jobs, as remote write before its first window).
+        // It has had a reading in a judged frame: a job it is in before then is where it was first seen, not a job
+        // it joined (a source whose first frame has neither data nor jobs, as remote write before its first window).
         uint8_t seenWithData = 0;
     };
     void rebuildGroups();
@@ -159,6 +159,7 @@ private:
     std::vector<int32_t> m_groupOf; // per GPU
     std::vector<uint32_t> m_rackOf; // per GPU
     std::vector<GpuState> m_state;
+    uint32_t m_unseen = 0; // GPUs not yet seenWithData
     double m_lastTime = -1;
     // Per judged metric: per GPU where it usually sits (NaN: not yet known), its score in this frame (NaN: none),
     // and per group the median and scale of this frame.

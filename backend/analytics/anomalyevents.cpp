@@ -51,7 +51,6 @@ void AnomalyDetector::persist(std::vector<float> *plane, double now, double dt, 
             data = !std::isnan(m_deviation[k][g]);
         }
         auto &st = m_state[g];
-        st.seenWithData = static_cast<uint8_t>(st.seenWithData | (data ? 1 : 0));
         if (any && st.unconfirmedLeft > 0 && m_unplaced[g] == 0 && st.pendingSince < 0 && st.anomalous == 0
             && best < m_options.startScore) {
             // Judged in line with the places it learnt: they are its own.

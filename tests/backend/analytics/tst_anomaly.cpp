@@ -527,6 +527,22 @@ private Q_SLOTS:
             fleet.events.front().text.find("no history yet") != std::string::npos, fleet.events.front().text.c_str());
     }
 
+    // A GPU of a job too small to have peers (2 GPUs: never judged against them) has had readings all the same: when
+    // its job ends it settles among the idle GPUs of its rack like any other, rather than being judged at once.
+    void aSmallJobsGpuSettlesWhenItsJobEnds()
+    {
+        Fleet fleet;
+        JobInfo small = Fleet::job(0, 2);
+        small.id = 9;
+        fleet.detector.setJobs({ small });
+        fleet.run(30, 1.0F);
+        fleet.detector.setJobs({});
+        const Frame after = fleet.run(1, 1.0F, [](Frame &f) {
+            f.planes[size_t(MetricId::GpuTemp)][0] += 20.0F; // still warm from its job
+        });
+        QVERIFY(std::isnan(after.plane(MetricId::Anomaly)[0])); // settling: not judged
+    }
+
     void aFaultComingOnAsItLearnsIsNotLearnt()
     {
         // From a minute after the first frame GPU 13 warms by 1.5 °C a minute (a fan failing): it is never learnt as
