@@ -118,13 +118,28 @@ void HeapTrim::run()
                 }
             }
         }
-        const uint64_t ended = m_ended;
+        // Reported when a storm's worth of calls ended since the last trim, and again when the storm is over (none
+        // under way, or none started for the quiet time): a storm is trimmed half way as its calls end, and what the
+        // heap holds after it is the figure that tells a leak.
+        const bool over = m_calls == 0 || !dueLocked();
         const uint64_t underWay = m_calls;
+        bool report = false;
+        if (m_reports && m_reportedPart) {
+            m_endedSinceReport += m_ended;
+            report = over;
+        } else if (m_reports && m_ended >= m_leastDrop) {
+            m_endedSinceReport = m_ended;
+            report = true;
+        }
+        const uint64_t ended = m_endedSinceReport;
+        if (report) {
+            m_reportedPart = !over;
+        }
         m_most = m_calls;
         m_ended = 0;
         lock.unlock();
         m_trim();
-        if (m_reports && ended >= m_leastDrop) {
+        if (report) {
             reportHeap(ended, underWay);
         }
         lock.lock();

@@ -31,7 +31,8 @@ public:
 
     // `trim` is what runs (malloc_trim(0) by default, which also logs what the heap holds once at least leastDrop calls
     // ended since the last trim: "N calls ended (M under way), heap trimmed: X MiB in use, Y MiB free in malloc's
-    // arenas"; tests count instead).
+    // arenas", and again once that storm is over (none under way, or none started for `quiet`); tests count
+    // instead).
     explicit HeapTrim(std::chrono::milliseconds interval = defaultInterval, uint64_t leastDrop = defaultLeastDrop,
         std::chrono::milliseconds quiet = defaultQuiet, Trim trim = {});
     ~HeapTrim();
@@ -91,6 +92,8 @@ private:
     uint64_t m_calls = 0; // under way
     uint64_t m_most = 0; // the most under way at once since the last trim
     uint64_t m_ended = 0; // since the last trim
+    uint64_t m_endedSinceReport = 0; // in the storm last reported
+    bool m_reportedPart = false; // a storm reported before it was over
     std::chrono::steady_clock::time_point m_lastStart;
     uint64_t m_trims = 0;
     bool m_stopping = false;
