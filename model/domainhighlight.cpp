@@ -21,7 +21,7 @@ std::optional<DomainHighlight> highlightDomain(
     }
     DomainHighlight out;
     out.domain = static_cast<uint32_t>(domain);
-    out.runs = topology.gpuRunsOfDomain(out.domain);
+    out.runs = topology.gpuRunsOfDomain(out.domain, Topology::PowerBy::Cords); // the GPUs it powers, serves, cools
     if (out.runs.empty()) {
         return std::nullopt;
     }

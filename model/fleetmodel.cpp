@@ -149,7 +149,7 @@ std::vector<Topology::DomainName> Topology::domainNames(uint32_t gpu) const
     return parts;
 }
 
-std::vector<std::pair<uint32_t, uint32_t>> Topology::gpuRunsOfDomain(uint32_t domain) const
+std::vector<std::pair<uint32_t, uint32_t>> Topology::gpuRunsOfDomain(uint32_t domain, PowerBy power) const
 {
     std::vector<std::pair<uint32_t, uint32_t>> runs;
     if (domain >= domains.size()) {
@@ -172,8 +172,19 @@ std::vector<std::pair<uint32_t, uint32_t>> Topology::gpuRunsOfDomain(uint32_t do
             runs.emplace_back(first, count);
         }
     };
+    // By cords, a node corded to one PDU alone (its own domains name it) is powered by that one, not its rack's others.
+    const auto isPdu = [this](uint32_t d) { return d < domains.size() && domains[d].kind == DomainKind::Pdu; };
+    const auto rackServes = [&](const Node &node) {
+        if (node.rack >= racks.size()) {
+            return false;
+        }
+        const bool ownCords = power == PowerBy::Cords && std::any_of(node.domains.begin(), node.domains.end(), isPdu);
+        const auto &list = racks[node.rack].domains;
+        return std::any_of(list.begin(), list.end(),
+            [&](uint32_t d) { return d < within.size() && within[d] != 0 && !(ownCords && isPdu(d)); });
+    };
     for (const Node &node : nodes) {
-        if ((node.rack < racks.size() && any(racks[node.rack].domains)) || any(node.domains)) {
+        if (rackServes(node) || any(node.domains)) {
             add(node.firstGpu, node.gpuCount);
             continue;
         }

@@ -117,9 +117,13 @@ struct Topology
     // port 17, rail 5"; an NVLink domain on a line of its own): short lines that a narrow view need not break inside a
     // name (Qt breaks after a hyphen).
     static QStringList linesByCause(const std::vector<DomainName> &names);
-    // The GPUs a domain serves, its children's included (a busway's are those of its PDUs' racks): ascending runs
-    // [first, count) that do not touch. Empty for an index past the table. Reads every GPU's memberships once.
-    std::vector<std::pair<uint32_t, uint32_t>> gpuRunsOfDomain(uint32_t domain) const;
+    // The GPUs of a domain, its children's included (a busway's are those of its PDUs' racks): ascending runs
+    // [first, count) that do not touch. Empty for an index past the table. Reads every GPU's memberships once. By
+    // membership, a rack's PDUs each hold all its GPUs (as domainsOfGpu says); byCords, a node corded to one PDU alone
+    // is that PDU's only: the GPUs the domain powers.
+    enum class PowerBy : uint8_t { Membership, Cords };
+    std::vector<std::pair<uint32_t, uint32_t>> gpuRunsOfDomain(
+        uint32_t domain, PowerBy power = PowerBy::Membership) const;
     // "PDU r03-k05-a", or empty for an index past the table.
     QString domainName(uint32_t domain) const;
 };

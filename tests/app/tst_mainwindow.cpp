@@ -374,7 +374,7 @@ private Q_SLOTS:
         incident->domain = fleet->racks[1].domains[0];
         incident->cause = QStringLiteral("power");
         incident->evidence = QStringLiteral("both nodes on PDU r01-k02-a lost power within 2 s");
-        incident->gpuRuns = { { rack.first, 4 }, { rack.end() - 4, 4 } };
+        incident->gpuRuns = { { rack.first, 4 }, { rack.first + 24, 4 } }; // its 1st node's and its 4th's (on a alone)
         incident->gpuCount = 8;
         FleetEvent open;
         open.kind = EventKind::IncidentOpen;
@@ -400,9 +400,11 @@ private Q_SLOTS:
         QCOMPARE(m_window->heatmap()->markedGpuCount(), size_t { 8 });
         QVERIFY2(m_window->statusBar()->currentMessage().startsWith(QStringLiteral("POWER · PDU r01-k02-a tripped")),
             qPrintable(m_window->statusBar()->currentMessage()));
-        QCOMPARE(m_window->heatmap()->domainGpuCount(), size_t { rack.count });
+        // The GPUs the PDU powers: the rack's, but for its 8th node, corded to the other PDU alone.
+        const size_t powered = rack.count - fleet->nodes[fleet->racks[1].firstNode + 7].gpuCount;
+        QCOMPARE(m_window->heatmap()->domainGpuCount(), powered);
         const QString domain = fleet->domainName(fleet->racks[1].domains[0]) % QStringLiteral(": ")
-            % QString::number(rack.count) % QStringLiteral(" GPUs; 8 hit");
+            % QString::number(powered) % QStringLiteral(" GPUs; 8 hit");
         QVERIFY2(m_window->statusBar()->currentMessage().contains(domain),
             qPrintable(m_window->statusBar()->currentMessage()));
         auto *legend = m_window->findChild<ColorLegend *>();

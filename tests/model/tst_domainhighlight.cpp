@@ -77,6 +77,9 @@ TopologyPtr fleetWithDomains()
         Topology::Node &node = t->nodes[n];
         const bool first = n < 4;
         node.domains = { first ? Su01 : Su02 };
+        if (n == 3) {
+            node.domains.push_back(Pdu2B); // corded to rack 2's PDU b alone
+        }
         const uint32_t port = (first ? n : n - 4) + 1;
         t->gpuLinks[node.firstGpu + 5] = { first ? Su01L5 : Su02L5, port };
         if (first) {
@@ -103,10 +106,12 @@ private Q_SLOTS:
             << uint32_t { Su01L0 } << Runs { { 0, 1 }, { 8, 1 }, { 16, 1 }, { 24, 1 } };
         QTest::newRow("spine plane: its leaves'")
             << uint32_t { Spine5 } << Runs { { 5, 1 }, { 13, 1 }, { 21, 1 }, { 29, 1 }, { 37, 1 }, { 45, 1 } };
-        QTest::newRow("PDU: its rack") << uint32_t { Pdu2A } << Runs { { 16, 16 } };
-        QTest::newRow("busway: its PDUs' racks") << uint32_t { BusA } << Runs { { 0, 32 } };
+        QTest::newRow("PDU: its rack, but a node corded to the other alone")
+            << uint32_t { Pdu2A } << Runs { { 16, 8 } };
+        QTest::newRow("PDU: its rack, with the node corded to it alone") << uint32_t { Pdu2B } << Runs { { 16, 16 } };
+        QTest::newRow("busway: its PDUs' racks") << uint32_t { BusA } << Runs { { 0, 24 } };
         QTest::newRow("feed: its busways' PDUs' racks") << uint32_t { FeedB } << Runs { { 0, 48 } };
-        QTest::newRow("the other feed") << uint32_t { FeedA } << Runs { { 0, 32 } };
+        QTest::newRow("the other feed") << uint32_t { FeedA } << Runs { { 0, 24 } };
         QTest::newRow("cooling unit: its racks") << uint32_t { Crah1 } << Runs { { 0, 32 } };
         QTest::newRow("CDU: its loops' racks") << uint32_t { Cdu1 } << Runs { { 32, 16 } };
         QTest::newRow("coolant loop") << uint32_t { Loop1A } << Runs { { 32, 16 } };
@@ -121,7 +126,10 @@ private Q_SLOTS:
         QFETCH(uint32_t, domain);
         QFETCH(Runs, runs);
         const TopologyPtr topology = fleetWithDomains();
-        QCOMPARE(topology->gpuRunsOfDomain(domain), runs);
+        QCOMPARE(topology->gpuRunsOfDomain(domain, Topology::PowerBy::Cords), runs);
+        if (domain == Pdu2A) { // by membership the rack's PDUs each hold all its GPUs, as domainsOfGpu says
+            QCOMPARE(topology->gpuRunsOfDomain(domain), (Runs { { 16, 16 } }));
+        }
         const auto highlight = highlightDomain(*topology, domain, {});
         QCOMPARE(highlight.has_value(), !runs.empty());
         if (highlight) {
