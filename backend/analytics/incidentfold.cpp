@@ -125,11 +125,20 @@ void IncidentFolder::foldClass(int cls, double now, std::vector<FleetEvent> *out
             // serves the same GPUs, as a rack's two PDUs do, is told apart only by the nodes corded to one alone).
             size_t others = 0;
             uint32_t twin = none;
+            // Twins are a rack's two PDUs: both in one rack's list (whatever order a topology file gave the table).
+            const auto sameRack = [this](uint32_t a, uint32_t b) {
+                return std::any_of(m_shape.racks.begin(), m_shape.racks.end(), [&](const auto &rack) {
+                    const auto &list = rack.domains;
+                    return std::find(list.begin(), list.end(), a) != list.end()
+                        && std::find(list.begin(), list.end(), b) != list.end();
+                });
+            };
             for (uint32_t d = 0; d < domains.size(); ++d) {
                 if (d == best || m_pend[d] == 0 || domains[d].kind != domains[best].kind) {
                     continue;
                 }
-                if (twin == none && m_pend[d] == m_pend[best] && m_index.gpus(d) == m_index.gpus(best)) {
+                if (twin == none && m_pend[d] == m_pend[best] && m_index.gpus(d) == m_index.gpus(best)
+                    && sameRack(d, best)) {
                     twin = d;
                 } else {
                     ++others;
