@@ -36,10 +36,18 @@ FrameSource::FrameSource(std::unique_ptr<FramePoller> poller, const Options &opt
     for (auto &f : past.frames) {
         unjudged(f.get()); // frames from before the start were not judged
     }
-    m_coarse.assign(past.frames.begin(), past.frames.end());
     auto first = m_poller->firstFrame();
     if (first->sampleTimeMs == 0) {
         first->sampleTimeMs = now;
+    }
+    // The past as history holds it: in time order and before the first frame, whatever an upstream answered (a
+    // store's replica ahead of the one the first poll asked, an exporter's skewed clock).
+    int64_t last = std::numeric_limits<int64_t>::min();
+    for (auto &f : past.frames) {
+        if (f->sampleTimeMs > last && f->sampleTimeMs < first->sampleTimeMs && f->sequence < first->sequence) {
+            last = f->sampleTimeMs;
+            m_coarse.push_back(std::move(f));
+        }
     }
     if (m_judge && !m_coarse.empty()) {
         m_judge->warm({ m_coarse.begin(), m_coarse.end() }, past.jobs.empty() ? m_poller->jobs() : past.jobs);

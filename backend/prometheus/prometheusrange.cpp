@@ -394,7 +394,10 @@ FramePoller::Past PrometheusSource::pastFrames(int64_t nowMs, std::chrono::milli
             [&](int64_t, int64_t timeMs, double seconds) {
                 const int64_t row = rowOnGrid(timeMs, from, step, gridRows);
                 int64_t sampleMs = 0;
-                if (row >= 0 && PromJson::unixMs(seconds, &sampleMs) && sampleMs > 0) {
+                // No newer than the row's own time (a store answers timestamp() at or before it; a skewed exporter's
+                // or another replica's later sample would put the past after the first live frame).
+                if (row >= 0 && PromJson::unixMs(seconds, &sampleMs) && sampleMs > 0 && sampleMs <= timeMs
+                    && sampleMs <= nowMs) {
                     sampleOfRow[static_cast<size_t>(row)] = sampleMs;
                 }
             },

@@ -742,6 +742,53 @@ private Q_SLOTS:
         source.stop();
     }
 
+    // An upstream's past as history holds it: in time order and before the first frame, whatever it answered (a
+    // replica ahead of the one the first poll asked, a skewed exporter's clock).
+    void thePastIsKeptBeforeTheFirstFrame()
+    {
+        class Past final : public FramePoller
+        {
+        public:
+            const FleetShape &shape() const override { return m_fleet.shape; }
+            uint64_t topologyGeneration() const override { return 1; }
+            FramePoller::Past pastFrames(int64_t, std::chrono::milliseconds, size_t) override
+            {
+                FramePoller::Past past;
+                uint64_t sequence = 0;
+                for (const int64_t t : { 100, 300, 200, 900, 1000 }) {
+                    auto f = std::make_shared<Frame>(m_fleet.frame(1.0F));
+                    f->sampleTimeMs = t;
+                    f->sequence = sequence++;
+                    past.frames.push_back(std::move(f));
+                }
+                return past;
+            }
+            std::shared_ptr<Frame> firstFrame() override
+            {
+                auto f = std::make_shared<Frame>(m_fleet.frame(1.0F));
+                f->sampleTimeMs = 800;
+                f->sequence = 5;
+                return f;
+            }
+            std::shared_ptr<Frame> poll() override { return nullptr; }
+            std::string upstreamError() const override { return {}; }
+            std::vector<JobInfo> jobs() const override { return { Fleet::job(0, 64) }; }
+
+        private:
+            Fleet m_fleet;
+        };
+        FrameSource::Options options;
+        options.interval = std::chrono::hours(1); // no poll during the test
+        options.pastEvents = 0ms;
+        FrameSource source(std::make_unique<Past>(), options);
+        std::vector<int64_t> times;
+        for (const auto &f : source.framesBetween(0, 10000)) {
+            times.push_back(f->sampleTimeMs);
+        }
+        QCOMPARE(times, (std::vector<int64_t> { 100, 300, 800 }));
+        source.stop();
+    }
+
     void simulatorRecordsWhatItInjects()
     {
         Simulator plain(1024, 3, 10.0);
