@@ -707,14 +707,21 @@ private Q_SLOTS:
             return settled.residentMiB < 1.1 * rest.residentMiB + historyMiB + arenaTopsMiB;
         };
         QTRY_VERIFY_WITH_TIMEOUT(settledDown(), 60000);
-        inUseMiB = heapInUseAfterABurst();
-        QVERIFY(inUseMiB > 0);
-        // The history kept since the newest frame before rest's report, counted after this one.
-        historyMiB = (std::floor(static_cast<double>(newestSampleMs(*frameStub) - restNewestMs) / coarseEveryMs) + 1)
-            * frameMiB;
-        // 16 MiB: what gRPC and the frames in flight hold at a given moment (3 MiB apart in the runs measured); a leak
-        // of 3 KiB a call over the storms' 6,000 would show.
-        QVERIFY(inUseMiB < restInUseMiB + historyMiB + 16.0);
+        // The heap comes back to what it used at rest plus the history kept since (counted after each burst, from
+        // the newest frame before rest's report) within 16 MiB: gRPC gives the cancelled calls' buffers back as their
+        // connections close, some seconds after the storms (130 MiB still in use at the first look in one run of
+        // three); a leak, of 3 KiB a call over the storms' 6,000, would not come back.
+        const auto heapBack = [&] {
+            inUseMiB = heapInUseAfterABurst();
+            historyMiB
+                = (std::floor(static_cast<double>(newestSampleMs(*frameStub) - restNewestMs) / coarseEveryMs) + 1)
+                * frameMiB;
+            qInfo("%.0f s after the storms: heap %.1f MiB in use", static_cast<double>(settling.elapsed()) / 1000.0,
+                inUseMiB);
+            return inUseMiB > 0 && inUseMiB < restInUseMiB + historyMiB + 16.0;
+        };
+        const bool heapCameBack = QTest::qWaitFor(heapBack, 60000); // each look is a burst: once it passes, no more
+        QVERIFY2(heapCameBack, "the heap in use did not come back to rest's plus the history kept since within 60 s");
         QTRY_VERIFY_WITH_TIMEOUT((settled = sample(pid)).threads <= rest.threads + 16, 30000);
         queue.Shutdown();
         while (queue.Next(&got, &ok)) { }
