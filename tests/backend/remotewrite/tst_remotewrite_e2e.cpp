@@ -453,17 +453,22 @@ private Q_SLOTS:
 
     // A leaf switch down on the push path: the leaf-down scenario's fleet of two scalable units (in one alone a leaf's
     // GPUs are its spine plane's, and the incident names the plane), live at 8x (its leaf goes down 120 simulated
-    // seconds in, 15 s after the start), each node's dcgm-exporter and node_exporter pages scraped by vmagent and
-    // pushed to the backend, which knows the fabric from its topology file (given the interval, it is ready before the
-    // first push). Before the onset every rail link reads up; then exactly the GPUs the simulator has down (the leaf's
-    // rail of its scalable unit) read 0, and an incident naming that leaf arrives over StreamEvents.
+    // seconds in, 15 s after the start; 3x and 40 s under a sanitizer), each node's dcgm-exporter and node_exporter
+    // pages scraped by vmagent and pushed to the backend, which knows the fabric from its topology file (given the
+    // interval, it is ready before the first push). Before the onset every rail link reads up; then exactly the GPUs
+    // the simulator has down (the leaf's rail of its scalable unit) read 0, and an incident naming that leaf arrives
+    // over StreamEvents.
     void leafDownThroughVmagent()
     {
         be::SimulationOptions options;
         options.gpuCount = 512; // two scalable units: a leaf is less than its spine plane
         options.seed = 11;
         options.interval = 1000ms;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        options.speed = 3; // under a sanitizer the chain takes longer to serve its first frame: the onset 40 s in
+#else
         options.speed = 8;
+#endif
         options.scenario = be::Scenario::Kind::LeafDown;
         const QString topologyFile = m_dir.filePath(QStringLiteral("leaf-topology.json"));
         QVERIFY(testing::writeFile(topologyFile, fabricTopologyOf(be::SimulatedFleet::shapeOf(options))));
