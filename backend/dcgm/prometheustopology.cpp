@@ -435,17 +435,9 @@ std::vector<std::string> PrometheusTopology::applyUplinks(const std::vector<Upli
     constexpr size_t refusals = static_cast<size_t>(Refusal::Count);
     std::array<size_t, refusals + OtherCount> ignored {};
     std::array<std::string, refusals + OtherCount> example;
-    // Labels from the wire go to the log cut and with their control characters replaced.
-    auto printable = [](const std::string &text, size_t bytes) {
-        std::string out = text.substr(0, bytes);
-        std::replace_if(
-            out.begin(), out.end(), [](char c) { return c < 0x20 || c >= 0x7f; }, '?');
-        return out;
-    };
     auto ignore = [&](size_t why, const UplinkLabels::Series &s) {
         if (ignored[why]++ == 0) {
-            example[why] = fmt::format("hca '{}' port '{}' uplink '{}' port '{}'", printable(s.hca, 80),
-                printable(s.port, 8), printable(s.uplink, 80), printable(s.uplinkPort, 8));
+            example[why] = UplinkLabels::example(s);
         }
     };
 

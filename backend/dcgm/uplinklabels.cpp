@@ -115,6 +115,18 @@ UplinkLabels::Refusal UplinkLabels::read(const Series &series, Uplink *out)
     return Refusal::None;
 }
 
+std::string UplinkLabels::example(const Series &s)
+{
+    auto printable = [](const std::string &text, size_t bytes) {
+        std::string out = text.substr(0, bytes);
+        std::replace_if(
+            out.begin(), out.end(), [](char c) { return c < 0x20 || c >= 0x7f; }, '?');
+        return out;
+    };
+    return fmt::format("hca '{}' port '{}' uplink '{}' port '{}'", printable(s.hca, 80), printable(s.port, 8),
+        printable(s.uplink, 80), printable(s.uplinkPort, 8));
+}
+
 std::string UplinkLabels::query()
 {
     return fmt::format("max by (hca, port, uplink, uplink_port, uplink_type) ({})", seriesName);

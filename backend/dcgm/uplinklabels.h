@@ -66,6 +66,9 @@ public:
     // The instant query a poller asks: one series per HCA port, deduplicated over the exporters that scrape the same
     // fabric (a site runs two for redundancy).
     static std::string query();
+    // A series' labels for a log line, each cut and its control characters replaced (they come from the wire):
+    // "hca 'node01 mlx5_3' port '1' uplink 'su03-l3' port '17'".
+    static std::string example(const Series &series);
 
     // A decimal from 1 to maxPort, nothing else (no sign, no spaces, no leading zero run past 5 digits).
     static bool parsePort(std::string_view text, uint32_t *port);

@@ -342,7 +342,7 @@ bool RemoteWriteSource::discover(std::string_view bytes, int64_t nowMs, std::str
         if (refusal != UplinkLabels::Refusal::None) {
             auto &refused = m_uplinksRefused[static_cast<size_t>(refusal)];
             if (refused.count++ == 0) {
-                refused.example = uplinkExample(uplink);
+                refused.example = UplinkLabels::example(uplink);
             }
             continue;
         }
@@ -575,19 +575,6 @@ std::shared_ptr<Frame> RemoteWriteSource::poll()
     auto newest = closeWindows(nowUnixMs());
     logDrops();
     return newest;
-}
-
-std::string RemoteWriteSource::uplinkExample(const UplinkLabels::Series &s)
-{
-    // Labels from the wire go to the log cut and with their control characters replaced.
-    auto printable = [](const std::string &text, size_t bytes) {
-        std::string out = text.substr(0, bytes);
-        std::replace_if(
-            out.begin(), out.end(), [](char c) { return c < 0x20 || c >= 0x7f; }, '?');
-        return out;
-    };
-    return fmt::format("hca '{}' port '{}' uplink '{}' port '{}'", printable(s.hca, 80), printable(s.port, 8),
-        printable(s.uplink, 80), printable(s.uplinkPort, 8));
 }
 
 std::shared_ptr<Frame> RemoteWriteSource::firstFrame()

@@ -175,7 +175,6 @@ private:
     };
     std::array<Refused, static_cast<size_t>(UplinkLabels::Refusal::Count)> m_uplinksRefused {};
     size_t m_uplinksOfUnknownHosts = 0; // with a topology file
-    static std::string uplinkExample(const UplinkLabels::Series &series);
     std::array<size_t, 2> m_hostnameLabelUses {}; // GPUs seen with hostname, with Hostname
     int64_t m_lastNewGpuMs = 0;
     Stats m_stats;
