@@ -396,6 +396,10 @@ private Q_SLOTS:
         auto frameStub = stubOnItsOwnConnection(m_address, -1);
         const int64_t restNewestMs = newestSampleMs(*frameStub);
         QVERIFY(restNewestMs > 0);
+        // Time since then by the clock, not by asking: a call every look would keep HeapTrim's quiet rule from ever
+        // trimming what the storms' last calls freed (frames come at wall-clock rate, the frame before rest's newest).
+        QElapsedTimer sinceRest;
+        sinceRest.start();
         ProcessSample rest = sample(pid);
         {
             QTimer sampler;
@@ -701,7 +705,7 @@ private Q_SLOTS:
         const double arenaTopsMiB = be::HeapTrim::maxArenas * static_cast<double>(heap::largestKeptBuffer) / (1 << 20);
         auto settledDown = [&] {
             settled = sample(pid);
-            const int64_t newestMs = newestSampleMs(*frameStub);
+            const int64_t newestMs = restNewestMs + sinceRest.elapsed();
             // The coarse frames kept since rest: one per whole minute passed, and one more for where the minute fell.
             historyMiB = (std::floor(static_cast<double>(newestMs - restNewestMs) / coarseEveryMs) + 1) * frameMiB;
             return settled.residentMiB < 1.1 * rest.residentMiB + historyMiB + arenaTopsMiB;
@@ -713,9 +717,7 @@ private Q_SLOTS:
         // three); a leak, of 3 KiB a call over the storms' 6,000, would not come back.
         const auto heapBack = [&] {
             inUseMiB = heapInUseAfterABurst();
-            historyMiB
-                = (std::floor(static_cast<double>(newestSampleMs(*frameStub) - restNewestMs) / coarseEveryMs) + 1)
-                * frameMiB;
+            historyMiB = (std::floor(static_cast<double>(sinceRest.elapsed()) / coarseEveryMs) + 1) * frameMiB;
             qInfo("%.0f s after the storms: heap %.1f MiB in use", static_cast<double>(settling.elapsed()) / 1000.0,
                 inUseMiB);
             return inUseMiB > 0 && inUseMiB < restInUseMiB + historyMiB + 16.0;
