@@ -314,6 +314,21 @@ private Q_SLOTS:
             const auto status = reader->Finish();
             QVERIFY2(status.ok(), status.error_message().c_str());
         }
+        // How long each scrape took, by its timestamp: the exporter answered it within that time, and under a
+        // sanitizer on a loaded machine that can be more than a frame's interval after the scrape's timestamp.
+        std::map<int64_t, int64_t> scrapeMs;
+        {
+            const auto durations
+                = instantQuery(port, QStringLiteral("scrape_duration_seconds{job=\"dcgm\"}[2m]"), to + 1000);
+            QCOMPARE(durations.size(), 1);
+            const auto samples = durations.at(0).toObject().value(QStringLiteral("values")).toArray();
+            for (const auto &sample : samples) {
+                const auto pair = sample.toArray();
+                scrapeMs[std::llround(pair.at(0).toDouble() * 1000.0)]
+                    = static_cast<int64_t>(std::ceil(pair.at(1).toString().toDouble() * 1000.0));
+            }
+            QVERIFY(!scrapeMs.empty());
+        }
         const auto frames = simulator.framesBetween(to - 40000, to + 5000);
         const uint32_t n = simulator.shape().gpuCount;
         size_t rows = 0;
@@ -326,11 +341,13 @@ private Q_SLOTS:
             for (size_t r = 0; r < times.size(); ++r) {
                 const int64_t scraped = times[r];
                 // The frame the exporter served at that scrape: the newest one published by the time the request
-                // reached it, a few milliseconds after the scrape's timestamp.
+                // reached it, between the scrape's timestamp and its end.
+                const auto took = scrapeMs.find(scraped);
+                QVERIFY2(took != scrapeMs.end(), qPrintable(QStringLiteral("no scrape at %1").arg(scraped)));
                 bool matched = false;
                 QString tried;
                 for (size_t f = 0; f < frames.size() && !matched; ++f) {
-                    const bool publishedBefore = frames[f]->sampleTimeMs <= scraped + 250;
+                    const bool publishedBefore = frames[f]->sampleTimeMs <= scraped + took->second + 5;
                     const bool notYetReplaced = f + 1 == frames.size() || frames[f + 1]->sampleTimeMs > scraped - 5;
                     if (!publishedBefore || !notYetReplaced) {
                         continue;
@@ -347,10 +364,11 @@ private Q_SLOTS:
                     matched = same;
                 }
                 QVERIFY2(matched,
-                    qPrintable(QStringLiteral("%1 at the scrape of %2: no frame of those then latest (%3) has its "
-                                              "values")
+                    qPrintable(QStringLiteral("%1 at the scrape of %2 (%3 ms): no frame of those then latest (%4) "
+                                              "has its values")
                                    .arg(key)
                                    .arg(scraped)
+                                   .arg(took->second)
                                    .arg(tried)));
             }
         }
