@@ -37,7 +37,7 @@ bool causeExplains(const QString &cause, Problem::Kind kind)
     if (cause == QLatin1String("network")) {
         return kind == K::Anomaly || kind == K::XidBurst || kind == K::NodeDown;
     }
-    return kind != K::Drift && kind != K::Incident; // a GPU's or a node's own incident
+    return kind != K::Drift && kind != K::Incident && kind != K::Alert; // a GPU's or a node's own incident
 }
 
 // Whether the GPU is inside the domain: one of its rack's, its node's or its leaf switch's domains, or a parent of one
@@ -273,6 +273,9 @@ void sortProblems(std::vector<Problem> *problems)
         const bool aIncident = isSharedIncident(a);
         if (aIncident != isSharedIncident(b)) {
             return aIncident;
+        }
+        if (a.isQuietAlert() != b.isQuietAlert()) {
+            return b.isQuietAlert();
         }
         if (a.severity != b.severity) {
             return a.severity > b.severity;

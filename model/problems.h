@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/alerts.h"
 #include "model/fleetmodel.h"
 #include "model/history.h"
 #include "model/place.h"
@@ -29,9 +30,10 @@ struct Problem
         NodeDown,
         Anomaly,
         Drift,
-        Incident
+        Incident,
+        Alert // the NOC's Alertmanager's, as the backend placed it on the fleet (model/alertproblems.h)
     };
-    static constexpr int kindCount = 8;
+    static constexpr int kindCount = 9;
 
     Kind kind = Kind::XidBurst;
     EventSeverity severity = EventSeverity::Warning;
@@ -47,6 +49,10 @@ struct Problem
     // An incident: the backend's, as of its latest event (open or update); null for every other kind.
     std::shared_ptr<const Incident> incident;
     uint32_t covered = 0; // an incident: the open problems of its GPUs it explains, not listed on their own
+    // An alert: as the backend last served it; null for every other kind. quietNote: why a suppressed one is quiet,
+    // for people ("silenced by alice until 16:00: swapping the PSU"); empty while it fires.
+    std::shared_ptr<const FleetAlert> alert;
+    QString quietNote;
     // Several GPUs of one running job with the same kind of problem (and metric), folded into one line: the job (0:
     // not folded) and its name. gpus holds the GPUs behind it.
     uint64_t foldedJob = 0;
@@ -59,13 +65,16 @@ struct Problem
     uint32_t blastGpus = 0; // every GPU of the jobs it hits, and the GPUs it hits outside any job
 
     // Which problem this is across updates: the same kind at the same place (and for a burst, from the same first XID;
-    // an incident by its id; a folded line by its job).
+    // an incident by its id; a folded line by its job; an alert by its fingerprint).
     using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, QString, uint64_t, uint64_t>;
     Key key() const
     {
         const uint64_t id = incident ? incident->id : foldedJob;
-        return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0, metric, driftJob, id };
+        return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0,
+            alert ? alert->fingerprint : metric, driftJob, id };
     }
+    // An alert that Alertmanager silenced or inhibited: listed after every problem that is not.
+    bool isQuietAlert() const { return alert && alert->suppressed; }
 };
 
 QString describe(Problem::Kind kind);
@@ -86,16 +95,21 @@ Place smallestPlaceHolding(const std::vector<uint32_t> &gpus, const Topology &to
 std::vector<std::pair<uint32_t, uint32_t>> gpuRuns(const std::vector<uint32_t> &gpus);
 
 // What the problems page and the health strip count, from one list of open problems, so that both say the same:
-// incidents (shared ones), and the other problems (lines), of which critical.
+// incidents (shared ones), and the other problems (lines), of which critical; the NOC's alerts apart, of which
+// critical (firing) and silenced or inhibited.
 struct ProblemTally
 {
     uint32_t incidents = 0;
     uint32_t others = 0;
     uint32_t criticalIncidents = 0;
     uint32_t criticalOthers = 0;
+    uint32_t alerts = 0;
+    uint32_t criticalAlerts = 0; // firing, not silenced
+    uint32_t quietAlerts = 0; // silenced or inhibited
 };
 ProblemTally tallyProblems(const std::vector<Problem> &problems);
-// "2 incidents · 9 other problems (3 critical)", "No open problems".
+// "2 incidents · 9 other problems (3 critical)", "No open problems"; with alerts "… · 3 alerts (1 critical, 1
+// silenced)".
 QString tallyText(const ProblemTally &tally);
 // What a wall's banner says while a shared incident is open: the first one of the ranked problems, its cause and
 // headline, and what else is open ("NETWORK · Leaf su03-l5 down: 32 GPUs lost their link · 1 more incident · 9 other
@@ -107,7 +121,8 @@ QString leadIncidentLine(const std::vector<Problem> &ranked, const ProblemTally 
 std::vector<Problem> driftProblems(const VersionDrift &drift);
 // Fills each problem's jobs and blast radius from the running jobs (may be null), then sorts them (sortProblems).
 void rankProblems(std::vector<Problem> *problems, const JobList *jobs);
-// Incidents first, then critical, then by blast radius (GPUs of the jobs hit), then oldest.
+// Incidents first, then critical, then by blast radius (GPUs of the jobs hit), then oldest; alerts silenced or
+// inhibited after all the rest (someone is on them).
 void sortProblems(std::vector<Problem> *problems);
 
 // Folds events (oldest first) into problems: XIDs on one GPU are one burst until 3 minutes pass without one (as

@@ -27,6 +27,8 @@ QString describe(Problem::Kind kind)
         return QStringLiteral("Version drift");
     case Problem::Kind::Incident:
         return QStringLiteral("Incident");
+    case Problem::Kind::Alert:
+        return QStringLiteral("Alert");
     }
     return {};
 }
@@ -93,6 +95,13 @@ QString problemSummary(const Problem &p)
     case Problem::Kind::Anomaly: // the detector's reason says what and by how much
     case Problem::Kind::Drift: // the versions and how many GPUs run each
         return p.text.isEmpty() ? describe(p.kind) : p.text;
+    case Problem::Kind::Alert: { // "GpuTooHot: GPU 5 at 92 °C": its name, then its summary annotation
+        const QString name = p.alert ? p.alert->name() : QString();
+        if (name.isEmpty() || p.text.isEmpty()) {
+            return name.isEmpty() ? (p.text.isEmpty() ? describe(p.kind) : p.text) : name;
+        }
+        return QStringLiteral("%1: %2").arg(name, p.text);
+    }
     default:
         return describe(p.kind);
     }
@@ -114,6 +123,20 @@ QString problemPlace(const Problem &p, const Topology *topology)
             return smallestPlaceHolding(p.gpus, *topology).name(*topology);
         }
         return plural(p.incident ? p.incident->gpuCount : p.gpusHit, "GPU", "GPUs");
+    }
+    if (p.kind == Problem::Kind::Alert) {
+        // What the backend placed it on: a domain by name, else the GPUs' place; nothing in the fleet: fleet-wide.
+        const int64_t domain = p.alert ? p.alert->domain : -1;
+        if (topology != nullptr && domain >= 0 && static_cast<uint64_t>(domain) < topology->domains.size()) {
+            const auto &d = topology->domains[static_cast<size_t>(domain)];
+            return QStringLiteral("%1 %2").arg(QLatin1String(domainKindName(d.kind)), d.name);
+        }
+        if (p.gpus.empty()) {
+            return QStringLiteral("fleet-wide");
+        }
+        if (topology != nullptr && p.gpu < 0 && p.node < 0) {
+            return smallestPlaceHolding(p.gpus, *topology).name(*topology);
+        }
     }
     if (topology == nullptr) {
         return p.gpu >= 0 ? QStringLiteral("GPU #%1").arg(p.gpu) : QStringLiteral("node #%1").arg(p.node);
@@ -192,7 +215,11 @@ ProblemTally tallyProblems(const std::vector<Problem> &problems)
     ProblemTally tally;
     for (const auto &p : problems) {
         const bool critical = p.severity == EventSeverity::Critical;
-        if (isSharedIncident(p)) {
+        if (p.kind == Problem::Kind::Alert) {
+            ++tally.alerts;
+            tally.quietAlerts += p.isQuietAlert() ? 1 : 0;
+            tally.criticalAlerts += critical && !p.isQuietAlert() ? 1 : 0;
+        } else if (isSharedIncident(p)) {
             ++tally.incidents;
             tally.criticalIncidents += critical ? 1 : 0;
         } else {
@@ -205,20 +232,32 @@ ProblemTally tallyProblems(const std::vector<Problem> &problems)
 
 QString tallyText(const ProblemTally &t)
 {
-    if (t.incidents == 0 && t.others == 0) {
+    if (t.incidents == 0 && t.others == 0 && t.alerts == 0) {
         return QStringLiteral("No open problems");
     }
     QStringList parts;
     if (t.incidents > 0) {
         parts << plural(t.incidents, "incident", "incidents");
     }
-    if (t.others > 0 || t.incidents == 0) {
+    if (t.others > 0 || (t.incidents == 0 && t.alerts == 0)) {
         parts << (t.incidents > 0 ? plural(t.others, "other problem", "other problems")
                                   : plural(t.others, "problem", "problems"));
     }
     QString text = parts.join(QStringLiteral(" · "));
     if (const uint32_t critical = t.criticalIncidents + t.criticalOthers; critical > 0) {
         text += QStringLiteral(" (%1 critical)").arg(critical);
+    }
+    if (t.alerts > 0) {
+        // The NOC's alerts apart: they overlap the fleet's own problems (the same fault seen by two tools).
+        QStringList notes;
+        if (t.criticalAlerts > 0) {
+            notes << QStringLiteral("%1 critical").arg(t.criticalAlerts);
+        }
+        if (t.quietAlerts > 0) {
+            notes << QStringLiteral("%1 silenced").arg(t.quietAlerts);
+        }
+        text += (text.isEmpty() ? QString() : QStringLiteral(" · ")) + plural(t.alerts, "alert", "alerts")
+            + (notes.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(notes.join(QStringLiteral(", "))));
     }
     return text;
 }
