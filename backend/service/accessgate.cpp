@@ -2,13 +2,10 @@
 #include "service/accessgate.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
-
-#include <sys/stat.h>
-#include <time.h>
 
 #include <fmt/format.h>
+#include <grpc/grpc_security_constants.h>
+#include <grpcpp/security/auth_context.h>
 #include <grpcpp/server_context.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -18,32 +15,71 @@ namespace fleetscope::backend {
 using namespace std::chrono_literals;
 
 namespace {
+constexpr std::string_view blanks = " \t\r\n\v\f";
+
 std::string_view trimmed(std::string_view text)
 {
-    const auto first = text.find_first_not_of(" \t\r\n");
+    const auto first = text.find_first_not_of(blanks);
     if (first == std::string_view::npos) {
         return {};
     }
-    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
+    return text.substr(first, text.find_last_not_of(blanks) - first + 1);
 }
 
-// The longest token line read: a token is a secret of tens of bytes, not a document.
+// The next white-space separated word of *rest, taken off it (empty when none is left).
+std::string_view takeWord(std::string_view *rest)
+{
+    const auto first = rest->find_first_not_of(blanks);
+    if (first == std::string_view::npos) {
+        *rest = {};
+        return {};
+    }
+    *rest = rest->substr(first);
+    const auto end = rest->find_first_of(blanks);
+    const std::string_view word = rest->substr(0, end);
+    *rest = end == std::string_view::npos ? std::string_view {} : rest->substr(end);
+    return word;
+}
+
+// Calls line(number, text) for each line of a file's text that is not blank nor a comment, trimmed; stops at the
+// first that returns false.
+template <typename Line> bool eachLine(std::string_view text, Line line)
+{
+    size_t number = 0;
+    while (!text.empty()) {
+        ++number;
+        const auto end = text.find('\n');
+        const std::string_view raw = text.substr(0, end);
+        text = end == std::string_view::npos ? std::string_view {} : text.substr(end + 1);
+        const auto content = trimmed(raw);
+        if (content.empty() || content.front() == '#') {
+            continue;
+        }
+        if (!line(number, content)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// A name in the backend's files: a printable word (ASCII '!' to '~') of at most maxCallerNameBytes, not read as a
+// comment. The files' errors never quote the word: a token put where a name goes must not reach the log.
+bool goodName(std::string_view word)
+{
+    return !word.empty() && word.size() <= maxCallerNameBytes && word.front() != '#'
+        && std::all_of(word.begin(), word.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
+// The longest token read: a token is a secret of tens of bytes, not a document.
 constexpr size_t maxTokenBytes = 4096;
-constexpr size_t maxTokenFileBytes = 1 << 20;
+// The longest subject read; a certificate's subject past it is in no line.
+constexpr size_t maxSubjectBytes = 1024;
 constexpr auto logEvery = std::chrono::minutes(1);
 constexpr std::string_view overflowClient = "(other addresses, past 4096)";
 constexpr std::string_view untrackedClients = "(addresses past the 16384 whose refusals are tracked)";
-
-int64_t nanoseconds(const struct timespec &t)
-{
-    return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-TokenFile::Stamp stampOf(const struct stat &info)
-{
-    return { nanoseconds(info.st_mtim), nanoseconds(info.st_ctim), static_cast<int64_t>(info.st_size),
-        static_cast<uint64_t>(info.st_ino), static_cast<uint32_t>(info.st_mode) };
-}
+constexpr std::string_view anonymous = "anonymous";
+// Unmapped certificates' subjects said in the log, at most; the set is emptied when it is full.
+constexpr size_t maxUnmappedSaid = 1024;
 
 void toStderr(const std::string &line)
 {
@@ -56,10 +92,36 @@ std::chrono::steady_clock::time_point steadyNow()
 }
 } // namespace
 
+std::string_view roleName(Role role)
+{
+    return role == Role::Operator ? "operator" : "viewer";
+}
+
+std::optional<Role> roleNamed(std::string_view word)
+{
+    if (word == "viewer") {
+        return Role::Viewer;
+    }
+    if (word == "operator") {
+        return Role::Operator;
+    }
+    return std::nullopt;
+}
+
 TokenFile::TokenFile(std::string path, Log log, Clock clock)
-    : m_path(std::move(path))
-    , m_log(log ? std::move(log) : Log(toStderr))
-    , m_clock(clock ? std::move(clock) : Clock(steadyNow))
+    : m_file(std::move(path),
+        { "token file", true,
+            [this](std::string_view text, std::string *error) -> CredentialFile::Content {
+                auto entries = std::make_shared<std::vector<Entry>>();
+                if (!parse(text, m_file.path(), entries.get(), error)) {
+                    return nullptr;
+                }
+                return entries;
+            },
+            [](const void *content) {
+                return fmt::format("{} token(s)", static_cast<const std::vector<Entry> *>(content)->size());
+            } },
+        std::move(log), std::move(clock))
 { }
 
 TokenFile::Digest TokenFile::digest(std::string_view text)
@@ -70,177 +132,225 @@ TokenFile::Digest TokenFile::digest(std::string_view text)
     return out;
 }
 
-bool TokenFile::parse(std::string_view text, std::string_view path, std::vector<Digest> *digests, std::string *error)
+bool TokenFile::parse(std::string_view text, std::string_view path, std::vector<Entry> *entries, std::string *error)
 {
-    digests->clear();
-    std::istringstream lines { std::string(text) };
-    size_t lineNumber = 0;
-    for (std::string line; std::getline(lines, line);) {
-        ++lineNumber;
-        const auto token = trimmed(line);
-        if (token.empty() || token.front() == '#') {
-            continue;
-        }
-        if (token.size() > maxTokenBytes || token.find_first_of(" \t") != std::string_view::npos) {
-            *error = fmt::format("the token file '{}', line {}: a token is one word of at most {} bytes", path,
-                lineNumber, maxTokenBytes);
+    entries->clear();
+    std::map<Digest, size_t> lines; // a token's line, to refuse it given twice
+    const bool good = eachLine(text, [&](size_t number, std::string_view rest) {
+        const auto wrong = [&](std::string_view what) {
+            *error = fmt::format("the token file '{}', line {}: {}", path, number, what);
             return false;
+        };
+        const std::string_view token = takeWord(&rest);
+        const std::string_view name = takeWord(&rest);
+        const std::string_view role = takeWord(&rest);
+        if (!trimmed(rest).empty()) {
+            return wrong("a line is TOKEN [NAME [ROLE]], white-space separated");
         }
-        digests->push_back(digest(token));
+        if (token.size() > maxTokenBytes) {
+            return wrong(fmt::format("a token is one word of at most {} bytes", maxTokenBytes));
+        }
+        if (!name.empty() && !goodName(name)) {
+            return wrong(fmt::format(
+                "a name is a printable word of at most {} bytes that does not start with '#'", maxCallerNameBytes));
+        }
+        const auto named = role.empty() ? std::optional<Role>(Role::Viewer) : roleNamed(role);
+        if (!named) {
+            return wrong("a role is 'viewer' or 'operator'");
+        }
+        Entry entry { digest(token), name.empty() ? fmt::format("token-{}", number) : std::string(name), *named };
+        if (const auto [found, added] = lines.try_emplace(entry.digest, number); !added) {
+            return wrong(fmt::format("the same token as line {}", found->second));
+        }
+        entries->push_back(std::move(entry));
+        return true;
+    });
+    if (!good) {
+        entries->clear();
+        return false;
     }
-    if (digests->empty()) {
+    if (entries->empty()) {
         *error = fmt::format("the token file '{}' holds no token", path);
         return false;
     }
     return true;
 }
 
-bool TokenFile::Stamp::fresh() const
+bool TokenFile::parse(std::string_view text, std::string_view path, std::vector<Digest> *digests, std::string *error)
 {
-    struct timespec now
-    {
-    };
-    clock_gettime(CLOCK_REALTIME, &now);
-    return nanoseconds(now) - std::max(mtimeNs, ctimeNs) < 1'000'000'000;
-}
-
-bool TokenFile::read(std::vector<Digest> *digests, Stamp *stamp, std::string *error) const
-{
-    struct stat info
-    {
-    };
-    *stamp = Stamp();
-    if (::stat(m_path.c_str(), &info) != 0) {
-        *error = fmt::format("cannot read the token file '{}'", m_path);
+    std::vector<Entry> entries;
+    digests->clear();
+    if (!parse(text, path, &entries, error)) {
         return false;
     }
-    *stamp = stampOf(info);
-    if (!S_ISREG(info.st_mode) || info.st_size > static_cast<off_t>(maxTokenFileBytes)) {
-        *error = fmt::format("the token file '{}' is not a file of at most 1 MiB", m_path);
-        return false;
+    for (const auto &entry : entries) {
+        digests->push_back(entry.digest);
     }
-    std::ifstream in(m_path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (!in) {
-        *error = fmt::format("cannot read the token file '{}'", m_path);
-        return false;
-    }
-    return parse(text.str(), m_path, digests, error);
-}
-
-void TokenFile::warnIfOthersMayRead(const Stamp &stamp) const
-{
-    // Looked at from the mode, not from who we are: the question is who else on the host can read it.
-    if ((stamp.mode & (S_IRGRP | S_IROTH)) != 0) {
-        m_log(fmt::format("warning: the token file '{}' may be read by {} (mode {:04o}): whoever can read it can read "
-                          "the fleet; chmod 600 it (in Kubernetes, the secret volume's defaultMode 0400)",
-            m_path, (stamp.mode & S_IROTH) != 0 ? "every account on this host" : "its group", stamp.mode & 07777));
-    }
+    return true;
 }
 
 bool TokenFile::load(std::string *error)
 {
-    std::vector<Digest> digests;
-    Stamp stamp;
-    const bool good = read(&digests, &stamp, error);
-    if (good) {
-        warnIfOthersMayRead(stamp);
-    }
-    std::lock_guard lock(m_mutex);
-    m_lastLook = m_clock();
-    m_stamp = stamp;
-    m_stampFresh = stamp.fresh();
-    if (!good) {
-        m_digests.clear();
-        m_problem = *error;
-        return false;
-    }
-    m_digests = std::move(digests);
-    m_problem.clear();
-    return true;
+    return m_file.load(error);
 }
 
-void TokenFile::lookForChange()
+std::shared_ptr<const std::vector<TokenFile::Entry>> TokenFile::entries()
 {
-    Stamp seen;
-    {
-        std::lock_guard lock(m_mutex);
-        const auto now = m_clock();
-        if (now - m_lastLook < lookEvery) {
-            return;
-        }
-        m_lastLook = now; // the one caller this second that looks; the others go on with what is held
-    }
-    struct stat info
-    {
-    };
-    if (::stat(m_path.c_str(), &info) == 0) {
-        seen = stampOf(info);
-    }
-    {
-        std::lock_guard lock(m_mutex);
-        // Read again also while the file is wrong (it may be put right within the stamp's granularity), and when the
-        // stamp read last was too fresh to trust.
-        if (seen == m_stamp && m_problem.empty() && !m_stampFresh) {
-            return;
-        }
-    }
-    std::vector<Digest> digests;
-    Stamp stamp;
-    std::string error;
-    const bool good = read(&digests, &stamp, &error);
-    std::lock_guard lock(m_mutex);
-    const bool changed = !(stamp == m_stamp);
-    m_stamp = stamp;
-    m_stampFresh = stamp.fresh();
-    if (!good) {
-        m_digests.clear();
-        if (error != m_problem) {
-            m_log(fmt::format("{}: every call is refused until it is put right", error));
-        }
-        m_problem = std::move(error);
-        return;
-    }
-    if (changed || !m_problem.empty()) {
-        warnIfOthersMayRead(stamp);
-    }
-    if (!m_problem.empty()) {
-        m_log(fmt::format(
-            "the token file '{}' holds {} token(s) again: calls are admitted again", m_path, digests.size()));
-    }
-    m_problem.clear();
-    m_digests = std::move(digests);
+    return std::static_pointer_cast<const std::vector<Entry>>(m_file.current());
 }
 
-TokenFile::Verdict TokenFile::check(std::string_view token)
+TokenFile::Verdict TokenFile::check(std::string_view token, Entry *matched)
 {
-    lookForChange();
-    const Digest presented = digest(token);
-    std::lock_guard lock(m_mutex);
-    if (!m_problem.empty()) {
+    const auto entries = this->entries();
+    if (!entries) {
         return Verdict::Unusable;
     }
-    int matches = 0;
-    for (const auto &known : m_digests) { // every digest compared, in constant time each
-        matches |= CRYPTO_memcmp(known.data(), presented.data(), presented.size()) == 0 ? 1 : 0;
+    const Digest presented = digest(token);
+    // Every digest compared, in constant time each, and the match's place kept without a branch on it.
+    size_t found = 0; // its index + 1
+    for (size_t i = 0; i < entries->size(); ++i) {
+        const size_t equal = CRYPTO_memcmp((*entries)[i].digest.data(), presented.data(), presented.size()) == 0;
+        found |= (i + 1) & (size_t { 0 } - equal);
     }
-    return matches != 0 ? Verdict::Accepted : Verdict::Refused;
+    if (found == 0) {
+        return Verdict::Refused;
+    }
+    if (matched) {
+        *matched = (*entries)[found - 1];
+    }
+    return Verdict::Accepted;
 }
 
 std::string TokenFile::problem()
 {
-    std::lock_guard lock(m_mutex);
-    return m_problem;
+    return m_file.problem();
 }
 
 size_t TokenFile::count()
 {
-    std::lock_guard lock(m_mutex);
-    return m_digests.size();
+    const auto entries = this->entries();
+    return entries ? entries->size() : 0;
 }
 
-AccessGate::AccessGate() = default;
+struct ClientRoles::Table
+{
+    std::vector<Entry> entries;
+    std::map<std::string, size_t, std::less<>> bySubject; // index in entries
+    std::map<std::string, size_t, std::less<>> byCommonName;
+};
+
+ClientRoles::ClientRoles(std::string path, CredentialFile::Log log, CredentialFile::Clock clock)
+    : m_file(std::move(path),
+        { "client roles file", false,
+            [this](std::string_view text, std::string *error) -> CredentialFile::Content {
+                auto table = std::make_shared<Table>();
+                if (!parse(text, m_file.path(), &table->entries, error)) {
+                    return nullptr;
+                }
+                for (size_t i = 0; i < table->entries.size(); ++i) {
+                    const Entry &entry = table->entries[i];
+                    (entry.byCommonName ? table->byCommonName : table->bySubject).emplace(entry.subject, i);
+                }
+                return table;
+            },
+            [](const void *content) {
+                return fmt::format("{} certificate(s)", static_cast<const Table *>(content)->entries.size());
+            } },
+        std::move(log), std::move(clock))
+{ }
+
+bool ClientRoles::parse(std::string_view text, std::string_view path, std::vector<Entry> *entries, std::string *error)
+{
+    entries->clear();
+    std::map<std::pair<bool, std::string>, size_t> lines; // a subject's line, to refuse it given twice
+    const bool good = eachLine(text, [&](size_t number, std::string_view rest) {
+        const auto wrong = [&](std::string_view what) {
+            *error = fmt::format("the client roles file '{}', line {}: {}", path, number, what);
+            return false;
+        };
+        const auto role = roleNamed(takeWord(&rest));
+        const std::string_view name = takeWord(&rest);
+        const std::string_view subject = trimmed(rest);
+        if (!role || name.empty() || subject.empty()) {
+            return wrong("a line is ROLE NAME SUBJECT: 'viewer' or 'operator', a name, the certificate's subject "
+                         "(\"CN=noc-wall,O=Example NOC\", or \"CN=noc-wall\" for its common name alone)");
+        }
+        if (!goodName(name)) {
+            return wrong(fmt::format(
+                "a name is a printable word of at most {} bytes that does not start with '#'", maxCallerNameBytes));
+        }
+        if (subject.size() > maxSubjectBytes
+            || std::any_of(subject.begin(), subject.end(), [](char c) { return c >= 0 && c < ' '; })) {
+            return wrong(fmt::format("a subject is at most {} bytes, without control characters", maxSubjectBytes));
+        }
+        Entry entry { *role, std::string(name), std::string(subject), false };
+        // "CN=NAME" alone: the common name (any case of the attribute, no second part after a ',' or '+'; a ',' in
+        // a common name is "\," in a subject and stands for a whole subject's line).
+        if (subject.size() > 3 && (subject[0] == 'C' || subject[0] == 'c') && (subject[1] == 'N' || subject[1] == 'n')
+            && subject[2] == '=' && subject.find_first_of(",+\\", 3) == std::string_view::npos) {
+            entry.byCommonName = true;
+            entry.subject = std::string(subject.substr(3));
+        }
+        if (const auto [found, added] = lines.try_emplace({ entry.byCommonName, entry.subject }, number); !added) {
+            return wrong(fmt::format("the same subject as line {}", found->second));
+        }
+        entries->push_back(std::move(entry));
+        return true;
+    });
+    if (!good) {
+        entries->clear();
+        return false;
+    }
+    if (entries->empty()) {
+        *error = fmt::format("the client roles file '{}' holds no certificate", path);
+        return false;
+    }
+    return true;
+}
+
+bool ClientRoles::load(std::string *error)
+{
+    return m_file.load(error);
+}
+
+std::shared_ptr<const ClientRoles::Table> ClientRoles::table()
+{
+    return std::static_pointer_cast<const Table>(m_file.current());
+}
+
+ClientRoles::Verdict ClientRoles::find(std::string_view subject, std::string_view commonName, Entry *matched)
+{
+    const auto table = this->table();
+    if (!table) {
+        return Verdict::Unusable;
+    }
+    auto found = table->bySubject.find(subject);
+    if (found == table->bySubject.end()) {
+        found = commonName.empty() ? table->byCommonName.end() : table->byCommonName.find(commonName);
+        if (found == table->byCommonName.end()) {
+            return Verdict::Unmapped;
+        }
+    }
+    *matched = table->entries[found->second];
+    return Verdict::Mapped;
+}
+
+std::string ClientRoles::problem()
+{
+    return m_file.problem();
+}
+
+size_t ClientRoles::count()
+{
+    const auto table = this->table();
+    return table ? table->entries.size() : 0;
+}
+
+AccessGate::AccessGate()
+    : m_log(toStderr)
+    , m_clock(steadyNow)
+    , m_lineBudgetRefilled(m_clock())
+{ }
 
 AccessGate::AccessGate(Options options, Log log, Clock clock)
     : m_options(std::move(options))
@@ -252,13 +362,20 @@ AccessGate::AccessGate(Options options, Log log, Clock clock)
     if (!m_options.tokenFile.empty()) {
         m_tokens = std::make_unique<TokenFile>(m_options.tokenFile, m_log, m_clock);
     }
+    if (!m_options.clientRolesFile.empty()) {
+        m_roles = std::make_unique<ClientRoles>(m_options.clientRolesFile, m_log, m_clock);
+    }
 }
 
 AccessGate::~AccessGate() = default;
 
 bool AccessGate::load(std::string *error)
 {
-    return !m_tokens || m_tokens->load(error);
+    if (m_roles && !m_options.requireClientCertificate) {
+        *error = fmt::format("the client roles file '{}' needs client certificates (--tls-client-ca)", m_roles->path());
+        return false;
+    }
+    return (!m_tokens || m_tokens->load(error)) && (!m_roles || m_roles->load(error));
 }
 
 std::string AccessGate::clientAddress(std::string_view peer)
@@ -276,43 +393,114 @@ std::string AccessGate::clientAddress(std::string_view peer)
     return std::string(port == std::string_view::npos ? rest : rest.substr(0, port));
 }
 
+std::string AccessGate::nameOfCommonName(std::string_view commonName)
+{
+    // A certificate from the client CA, but its words go into logs, messages and Alertmanager's createdBy.
+    std::string name;
+    for (const char c : trimmed(commonName.substr(0, maxCallerNameBytes))) {
+        name += c >= ' ' && c < 0x7f ? c : '?';
+    }
+    return name.empty() ? std::string("(no common name)") : name;
+}
+
 AccessGate::Admission AccessGate::admit(grpc::ServerContextBase *context, std::string_view method, Call call)
 {
     if (m_open) {
-        return {};
+        Admission admission;
+        admission.m_caller = { std::string(anonymous), m_options.anonymousRole, clientAddress(context->peer()) };
+        return admission;
     }
-    std::string_view authorization;
+    Credentials credentials;
     const auto &metadata = context->client_metadata();
     if (const auto found = metadata.find("authorization"); found != metadata.end()) {
-        authorization = { found->second.data(), found->second.size() };
+        credentials.authorization = { found->second.data(), found->second.size() };
     }
-    bool certificate = false;
+    // Held here: the views below point into it.
+    std::shared_ptr<const grpc::AuthContext> auth;
     if (m_options.requireClientCertificate) {
-        const auto auth = context->auth_context();
-        certificate = auth && !auth->FindPropertyValues("x509_pem_cert").empty();
+        auth = context->auth_context();
+        const auto first = [&auth](const char *property) {
+            const auto values = auth->FindPropertyValues(property);
+            return values.empty() ? std::string_view {}
+                                  : std::string_view(values.front().data(), values.front().size());
+        };
+        if (auth && !auth->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME).empty()) {
+            credentials.certificate = true;
+            credentials.subject = first(GRPC_X509_SUBJECT_PROPERTY_NAME);
+            credentials.commonName = first(GRPC_X509_CN_PROPERTY_NAME);
+        }
     }
-    return admit(context->peer(), authorization, certificate, method, call);
+    return admit(context->peer(), credentials, method, call);
+}
+
+bool AccessGate::certificateCaller(const Credentials &credentials, Caller *caller)
+{
+    ClientRoles::Entry entry;
+    const auto verdict
+        = m_roles ? m_roles->find(credentials.subject, credentials.commonName, &entry) : ClientRoles::Verdict::Unmapped;
+    if (verdict == ClientRoles::Verdict::Unusable) {
+        return false;
+    }
+    if (verdict == ClientRoles::Verdict::Mapped) {
+        caller->name = std::move(entry.name);
+        caller->role = entry.role;
+        return true;
+    }
+    caller->name = nameOfCommonName(credentials.commonName);
+    caller->role = Role::Viewer;
+    if (m_roles) {
+        // Said once for each subject: what to write in the roles file, in gRPC's own words for it.
+        std::string subject;
+        for (const char c : credentials.subject.substr(0, maxSubjectBytes)) {
+            subject += c >= ' ' && c < 0x7f ? c : '?';
+        }
+        std::lock_guard lock(m_mutex);
+        if (m_unmappedSaid.size() >= maxUnmappedSaid) {
+            m_unmappedSaid.clear();
+        }
+        if (m_unmappedSaid.try_emplace(subject, true).second) {
+            m_log(fmt::format("a certificate in no line of the client roles file '{}' is a viewer named {}: its "
+                              "subject is '{}'",
+                m_roles->path(), caller->name, subject));
+        }
+    }
+    return true;
 }
 
 grpc::Status AccessGate::checkCredentials(
-    std::string_view authorization, bool hasClientCertificate, std::string_view method, Reason *reason)
+    const Credentials &credentials, std::string_view method, Caller *caller, Reason *reason)
 {
-    if (m_options.requireClientCertificate && !hasClientCertificate) {
+    if (m_options.requireClientCertificate && !credentials.certificate) {
         *reason = Reason::NoCertificate;
         return { grpc::StatusCode::UNAUTHENTICATED,
             fmt::format("this backend takes only clients with a certificate from its client CA; none was presented "
                         "({})",
                 method) };
     }
+    const auto rolesWrong = [&] {
+        *reason = Reason::RolesFileWrong;
+        return grpc::Status { grpc::StatusCode::UNAVAILABLE,
+            fmt::format("this backend cannot check client certificates now: its client roles file is missing, empty "
+                        "or unreadable, and every call is refused until its operator puts it right ({})",
+                method) };
+    };
     if (!m_tokens) {
+        if (credentials.certificate) {
+            return certificateCaller(credentials, caller) ? grpc::Status::OK : rolesWrong();
+        }
+        caller->name = anonymous;
+        caller->role = m_options.anonymousRole;
         return grpc::Status::OK;
     }
+    const auto authorization = credentials.authorization;
     constexpr std::string_view scheme = "bearer ";
     const bool bearer = authorization.size() > scheme.size()
         && std::equal(scheme.begin(), scheme.end(), authorization.begin(),
             [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
     // The file's state before the caller's part: while it is wrong, every call hears so, with a token or without.
-    const auto verdict = m_tokens->check(bearer ? trimmed(authorization.substr(scheme.size())) : std::string_view {});
+    TokenFile::Entry entry;
+    const auto verdict
+        = m_tokens->check(bearer ? trimmed(authorization.substr(scheme.size())) : std::string_view {}, &entry);
     if (verdict == TokenFile::Verdict::Unusable) {
         *reason = Reason::TokenFileWrong;
         // Not the path nor what is wrong with it: that is for the backend's log, not for whoever calls.
@@ -332,17 +520,39 @@ grpc::Status AccessGate::checkCredentials(
         return { grpc::StatusCode::PERMISSION_DENIED,
             fmt::format("the token is not one this backend accepts ({})", method) };
     }
+    caller->name = std::move(entry.name);
+    caller->role = entry.role;
+    if (credentials.certificate && m_roles) {
+        // Both must allow a write (see the class comment); the name stays the token's.
+        Caller byCertificate;
+        if (!certificateCaller(credentials, &byCertificate)) {
+            return rolesWrong();
+        }
+        caller->role = std::min(caller->role, byCertificate.role);
+    }
     return grpc::Status::OK;
 }
 
 AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view authorization,
     bool hasClientCertificate, std::string_view method, Call call)
 {
+    Credentials credentials;
+    credentials.authorization = authorization;
+    credentials.certificate = hasClientCertificate;
+    return admit(peer, credentials, method, call);
+}
+
+AccessGate::Admission AccessGate::admit(
+    std::string_view peer, const Credentials &credentials, std::string_view method, Call call)
+{
     Admission admission;
+    admission.m_caller.address = clientAddress(peer);
     if (m_open) {
+        admission.m_caller.name = anonymous;
+        admission.m_caller.role = m_options.anonymousRole;
         return admission;
     }
-    const std::string address = clientAddress(peer);
+    const std::string &address = admission.m_caller.address;
     const auto now = m_clock();
     const double refusalsAMinute = m_options.maxRefusalsPerMinutePerClient;
 
@@ -364,9 +574,9 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
 
     // The credentials outside the lock (the token file may be read again).
     Reason reason = Reason::Count;
-    if (auto refused = checkCredentials(authorization, hasClientCertificate, method, &reason); !refused.ok()) {
+    if (auto refused = checkCredentials(credentials, method, &admission.m_caller, &reason); !refused.ok()) {
         std::lock_guard lock(m_mutex);
-        if (reason == Reason::TokenFileWrong) {
+        if (reason == Reason::TokenFileWrong || reason == Reason::RolesFileWrong) {
             // No caller's doing, so not held against the address; one line a minute, whoever calls.
             logRefusal(&m_tokenFileLogged, address, reason, now);
         } else if (Refusals *refusals = chargeRefusal(address, now)) {
@@ -422,6 +632,31 @@ AccessGate::Admission AccessGate::admit(std::string_view peer, std::string_view 
     return admission;
 }
 
+grpc::Status AccessGate::mayWrite(const Admission &admission, std::string_view what)
+{
+    if (!admission.ok()) {
+        return admission.status();
+    }
+    const Caller &caller = admission.caller();
+    if (caller.role == Role::Operator) {
+        return grpc::Status::OK;
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        const auto found = m_clients.find(caller.address);
+        logRefusal(found != m_clients.end() ? &found->second.lastLogged : &m_writesLogged,
+            fmt::format("{} ({})", caller.address, caller.name), Reason::NotOperator, m_clock());
+    }
+    // Where the role comes from, so that whoever reads it knows whom to ask.
+    const std::string_view from = caller.name == anonymous
+        ? "the backend's --anonymous-role, for callers without a credential"
+        : (m_tokens ? "the role on its line of the backend's token file"
+                    : "its line in the backend's client roles file");
+    return { grpc::StatusCode::PERMISSION_DENIED,
+        fmt::format("{} is a {}: {} needs the operator role ({}; docs/ALERTS.md)", caller.name, roleName(caller.role),
+            what, from) };
+}
+
 AccessGate::Refusals *AccessGate::refusalsOf(const std::string &address, std::chrono::steady_clock::time_point now)
 {
     const auto found = m_refusals.find(address);
@@ -465,9 +700,11 @@ void AccessGate::logRefusal(
         "no token",
         "token refused",
         "the token file is wrong",
+        "the client roles file is wrong",
         "too many refused calls",
         "call rate",
         "streams",
+        "a viewer's write",
     };
     auto &logged = (*lastLogged)[static_cast<size_t>(reason)];
     if (logged != std::chrono::steady_clock::time_point {} && now - logged < logEvery) {
@@ -549,6 +786,7 @@ size_t AccessGate::refusalRecords()
 
 AccessGate::Admission::Admission(Admission &&other) noexcept
     : m_status(std::move(other.m_status))
+    , m_caller(std::move(other.m_caller))
     , m_gate(std::exchange(other.m_gate, nullptr))
     , m_client(std::move(other.m_client))
 { }
@@ -560,6 +798,7 @@ AccessGate::Admission &AccessGate::Admission::operator=(Admission &&other) noexc
             m_gate->release(m_client);
         }
         m_status = std::move(other.m_status);
+        m_caller = std::move(other.m_caller);
         m_gate = std::exchange(other.m_gate, nullptr);
         m_client = std::move(other.m_client);
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "service/credentialfile.h"
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -8,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,34 +23,48 @@ class ServerContextBase;
 
 namespace fleetscope::backend {
 
-// Bearer tokens, one per line of a file (blank lines and lines starting with '#' skipped, surrounding white space
-// dropped). Only SHA-256 digests of the tokens are held, and a presented token is compared with each in constant time.
+// What a caller may do: a viewer reads, an operator also writes (silences, docs/ALERTS.md). The order is the order of
+// what they may do (std::min of two roles is the lesser).
+enum class Role : uint8_t { Viewer, Operator };
+// "viewer", "operator".
+std::string_view roleName(Role role);
+// The role a word names in the backend's files, nullopt for any other word.
+std::optional<Role> roleNamed(std::string_view word);
+
+// Who calls, as the gate found them: the name of their token or certificate in the backend's files (printable ASCII, at
+// most maxCallerNameBytes; "anonymous" where no credential is asked), their role, and their address (the peer's IP).
+struct Caller
+{
+    std::string name;
+    Role role = Role::Viewer;
+    std::string address;
+};
+constexpr size_t maxCallerNameBytes = 64;
+
+// Bearer tokens, one per line of a file: "TOKEN [NAME [ROLE]]", white-space separated (blank lines and lines starting
+// with '#' skipped). NAME is a printable word of at most 64 bytes that does not start with '#', ROLE "viewer" or
+// "operator". A line with a token alone, as every line was before tokens had names, is named "token-LINE" and is a
+// viewer: the API was read-only then, and an old token must not gain writes by an upgrade. A line of another shape, a
+// bad name or role, or a token given twice is an error naming the line, and refuses every call (as a file gone wrong
+// does: CredentialFile). Only SHA-256 digests of the tokens are held, and a presented token is compared with each in
+// constant time; the matched line's name and role come back with the verdict.
 //
-// Rotation without a restart: the file is looked at (one stat()) at most once a second, by the first call after the
-// second is up, and read again when its modification or change time, size, inode or mode differ from the last read
-// (or when that read came too soon after a change to trust the stamp: Stamp::fresh). A stat() per call, as before, made
-// every call of a token-guessing flood a system call on a path; once a second bounds that whatever the call rate, needs
-// no thread of its own, and sees every way a file is replaced: written in place, renamed over, chmod'ed, or swapped
-// under a symbolic link as Kubernetes does with a mounted secret (its ..data link), which an inotify watch on the file
-// misses unless it watches the directory too. The price is that a new token takes effect up to a second after it is
-// written.
-//
-// Fail closed: a file that becomes empty, missing or unreadable, or holds a line that is not a token, refuses every
-// call until it is put right (a file emptied by mistake must not leave the old tokens working, nor, worse, read as
-// "no token needed"). It is said once each time what is wrong changes, and the file is read again every second while
-// it is wrong, so that it is taken back as soon as it is put right.
-//
-// A file that its group or others may read is a warning (at start, and again when the file changes), not a refusal: a
-// packager may have reasons (a group of operators), but usually it is a mistake that lets every account on the host
-// read the fleet.
+// The file is read again when it changes, and fails closed while it is wrong: see CredentialFile. Others than its
+// owner may read it: a warning.
 class TokenFile
 {
 public:
     using Digest = std::array<unsigned char, 32>;
-    using Log = std::function<void(const std::string &)>;
-    using Clock = std::function<std::chrono::steady_clock::time_point()>;
-    // How often the file is looked at for a change.
-    static constexpr std::chrono::seconds lookEvery { 1 };
+    using Log = CredentialFile::Log;
+    using Clock = CredentialFile::Clock;
+    static constexpr std::chrono::seconds lookEvery = CredentialFile::lookEvery;
+
+    struct Entry
+    {
+        Digest digest {};
+        std::string name;
+        Role role = Role::Viewer;
+    };
 
     // log: where the warnings and the changes of state go (stderr by default); clock: steady_clock by default.
     explicit TokenFile(std::string path, Log log = {}, Clock clock = {});
@@ -56,53 +73,65 @@ public:
     bool load(std::string *error);
 
     enum class Verdict { Accepted, Refused, Unusable };
-    // Whether token is one of the file's, or Unusable while the file is wrong (see problem()).
-    Verdict check(std::string_view token);
+    // Whether token is one of the file's (its line's name and role in *matched), or Unusable while the file is wrong
+    // (see problem()).
+    Verdict check(std::string_view token, Entry *matched = nullptr);
     // What is wrong with the file as last read, empty while it is good.
     std::string problem();
-    const std::string &path() const { return m_path; }
+    const std::string &path() const { return m_file.path(); }
     size_t count();
 
     static Digest digest(std::string_view text);
-    // The digests of the tokens in a token file's text (what load() reads the file with); false with an error naming
-    // path (for messages only) and the line when a line is not one token, or when the text holds none.
+    // The entries of a token file's text (what load() reads the file with); false with an error naming path (for
+    // messages only) and the line when a line is wrong, or when the text holds no token.
+    static bool parse(std::string_view text, std::string_view path, std::vector<Entry> *entries, std::string *error);
+    // The same, the digests alone.
     static bool parse(std::string_view text, std::string_view path, std::vector<Digest> *digests, std::string *error);
 
-    // What stat() says of the file, to tell whether it changed since it was read.
-    struct Stamp
+private:
+    std::shared_ptr<const std::vector<Entry>> entries();
+
+    CredentialFile m_file;
+};
+
+// Client certificates' names and roles, one per line of a file (--client-roles): "ROLE NAME SUBJECT", ROLE and NAME as
+// in a token file, SUBJECT the rest of the line. SUBJECT is matched against the certificate's subject as gRPC gives it
+// (its auth context's "x509_subject": OpenSSL's RFC 2253 form, the most specific part first and no spaces after the
+// commas, "CN=noc-wall,O=Example NOC"), or, written "CN=NAME" alone, against its common name only. A line for the whole
+// subject is taken before one for its common name. A subject given twice is an error naming the line, as is a line of
+// another shape, and refuses every call until it is put right (CredentialFile, as the token file). A verified
+// certificate that no line matches is a viewer named by its common name; the gate says once which subject it was
+// (what to write in this file).
+class ClientRoles
+{
+public:
+    struct Entry
     {
-        int64_t mtimeNs = -1;
-        int64_t ctimeNs = -1;
-        int64_t size = -1;
-        uint64_t inode = 0;
-        uint32_t mode = 0;
-        bool operator==(const Stamp &other) const
-        {
-            return mtimeNs == other.mtimeNs && ctimeNs == other.ctimeNs && size == other.size && inode == other.inode
-                && mode == other.mode;
-        }
-        // Changed within a second before now (the wall clock): the file system's times have a granularity of a
-        // clock tick (about 4 ms), so a file written again in place, at the same size, within the tick of a read would
-        // keep the stamp read with it. Such a stamp is not trusted: the file is read again at the next look (as git
-        // does with its "racily clean" entries).
-        bool fresh() const;
+        Role role = Role::Viewer;
+        std::string name;
+        std::string subject; // the whole subject, or the common name alone when byCommonName
+        bool byCommonName = false;
     };
 
-private:
-    // Reads the file into digests; false with an error. Its stamp as read in *stamp (that of a failed stat: Stamp()).
-    bool read(std::vector<Digest> *digests, Stamp *stamp, std::string *error) const;
-    void warnIfOthersMayRead(const Stamp &stamp) const;
-    void lookForChange();
+    explicit ClientRoles(std::string path, CredentialFile::Log log = {}, CredentialFile::Clock clock = {});
+    bool load(std::string *error);
 
-    std::string m_path;
-    Log m_log;
-    Clock m_clock;
-    std::mutex m_mutex; // guards everything below
-    std::vector<Digest> m_digests; // empty while the file is wrong: nothing is accepted
-    std::string m_problem; // what is wrong with the file, said once each time it changes; empty while good
-    Stamp m_stamp;
-    bool m_stampFresh = false; // when read: see Stamp::fresh
-    std::chrono::steady_clock::time_point m_lastLook {};
+    enum class Verdict { Mapped, Unmapped, Unusable };
+    // The line for a certificate of this subject and common name (in *matched), Unmapped when none is, or Unusable
+    // while the file is wrong.
+    Verdict find(std::string_view subject, std::string_view commonName, Entry *matched);
+    std::string problem();
+    const std::string &path() const { return m_file.path(); }
+    size_t count();
+
+    // A roles file's text; false with an error naming path and the line when a line is wrong or none is there.
+    static bool parse(std::string_view text, std::string_view path, std::vector<Entry> *entries, std::string *error);
+
+private:
+    struct Table;
+    std::shared_ptr<const Table> table();
+
+    CredentialFile m_file;
 };
 
 // Who may call the API and how much: every RPC of the Telemetry service and of server reflection passes through
@@ -111,7 +140,15 @@ private:
 // Credentials: with a token file, a call must carry "authorization: Bearer TOKEN" with one of its tokens; with client
 // certificates required, the TLS session must have one verified by the client CA (gRPC checks the chain during the
 // handshake; a certificate from another CA never gets here). A call without them is UNAUTHENTICATED, one with a wrong
-// token PERMISSION_DENIED, and every call is UNAVAILABLE while the token file is wrong (TokenFile: it fails closed).
+// token PERMISSION_DENIED, and every call is UNAVAILABLE while the token file or the client roles file is wrong (they
+// fail closed).
+//
+// Who calls (Admission::caller()): the token's line names the caller and gives its role (TokenFile); without a token
+// file, the certificate's line in the client roles file does (ClientRoles; a certificate in no line, or without a roles
+// file, is a viewer named by its common name). With both, the name is the token's and the role the lesser of the two
+// when a roles file is given (both must allow a write), the token's otherwise: a certificate is often a host's, a token
+// a person's. Without credentials (loopback), everyone is "anonymous" with Options::anonymousRole. Writes ask
+// mayWrite() besides.
 //
 // Refusals are limited per client address (the peer's IP without its port, so that one host's connections count
 // together), before the credentials are looked at: past maxRefusalsPerMinutePerClient refused calls (a bucket of that
@@ -147,6 +184,10 @@ public:
         uint32_t maxCallsPerSecondPerClient = 500;
         // A bucket of this many, one back every 60 / N s (--max-refusals-per-minute); 0: refusals not limited.
         uint32_t maxRefusalsPerMinutePerClient = 60;
+        // Certificates' names and roles (--client-roles; ClientRoles): needs requireClientCertificate.
+        std::string clientRolesFile;
+        // Everyone's role where no credential is asked (--anonymous-role): a viewer unless said.
+        Role anonymousRole = Role::Viewer;
     };
     using Log = std::function<void(const std::string &)>;
     using Clock = std::function<std::chrono::steady_clock::time_point()>;
@@ -164,7 +205,8 @@ public:
     AccessGate(const AccessGate &) = delete;
     AccessGate &operator=(const AccessGate &) = delete;
 
-    // Reads the token file; false with an error when it cannot (checked at start). Warns when others may read it.
+    // Reads the token file and the client roles file; false with an error when one cannot be read or is wrong, or when
+    // a roles file is given without client certificates (checked at start). Warns when others may read the tokens.
     bool load(std::string *error);
 
     // An admitted call holds one of these; a stream's releases its slot when it goes.
@@ -177,19 +219,41 @@ public:
         ~Admission();
         bool ok() const { return m_status.ok(); }
         const grpc::Status &status() const { return m_status; }
+        // Who was admitted (a refused call's caller is known as far as the gate looked: its address at least).
+        const Caller &caller() const { return m_caller; }
 
     private:
         friend class AccessGate;
         grpc::Status m_status;
+        Caller m_caller;
         AccessGate *m_gate = nullptr;
         std::string m_client; // set while a stream slot is held
     };
 
     enum class Call { Unary, Stream };
     Admission admit(grpc::ServerContextBase *context, std::string_view method, Call call);
+    // What admit() reads off a context: the authorization header and the TLS session's client certificate, verified
+    // by the client CA, as gRPC's auth context gives it.
+    struct Credentials
+    {
+        std::string_view authorization;
+        bool certificate = false;
+        std::string_view subject; // "x509_subject": "CN=noc-wall,O=Example NOC"
+        std::string_view commonName; // "x509_common_name": "noc-wall"
+    };
     // The same, from what admit() reads off a context: tests drive it without gRPC.
+    Admission admit(std::string_view peer, const Credentials &credentials, std::string_view method, Call call);
     Admission admit(std::string_view peer, std::string_view authorization, bool hasClientCertificate,
         std::string_view method, Call call);
+
+    // Whether an admitted caller may write (what: "silencing", for people): OK for an operator; PERMISSION_DENIED with
+    // words for people for a viewer ("noc-wall is a viewer: silencing needs the operator role (docs/ALERTS.md)"),
+    // logged as the other refusals are (once a minute per address, lines limited); a refused admission's own status.
+    grpc::Status mayWrite(const Admission &admission, std::string_view what);
+
+    // A certificate's common name as a caller's name: printable ASCII ('?' for any other byte), at most
+    // maxCallerNameBytes, "(no common name)" when empty.
+    static std::string nameOfCommonName(std::string_view commonName);
 
     // The address part of a gRPC peer string ("ipv4:10.0.0.7:53122" -> "10.0.0.7", "ipv6:[::1]:5" -> "::1").
     static std::string clientAddress(std::string_view peer);
@@ -206,9 +270,11 @@ private:
         NoToken,
         TokenRefused,
         TokenFileWrong,
+        RolesFileWrong,
         TooManyRefusals,
         CallRate,
         Streams,
+        NotOperator,
         Count
     };
     using LastLogged = std::array<std::chrono::steady_clock::time_point, static_cast<size_t>(Reason::Count)>;
@@ -226,9 +292,12 @@ private:
         std::chrono::steady_clock::time_point lastRefused {};
         LastLogged lastLogged {};
     };
-    // The credentials' verdict: OK, or the reason and the status to answer.
+    // The credentials' verdict: OK with the caller's name and role, or the reason and the status to answer.
     grpc::Status checkCredentials(
-        std::string_view authorization, bool hasClientCertificate, std::string_view method, Reason *reason);
+        const Credentials &credentials, std::string_view method, Caller *caller, Reason *reason);
+    // A certificate's caller: its line in the roles file, or a viewer by its common name; false while the file is
+    // wrong.
+    bool certificateCaller(const Credentials &credentials, Caller *caller);
     // An address's refusal record refilled to now (null when it has none: nothing refused lately, or untracked).
     Refusals *refusalsOf(const std::string &address, std::chrono::steady_clock::time_point now);
     // Counts a refusal against the address (a record made if there is room; null when there is none).
@@ -243,11 +312,14 @@ private:
     Log m_log;
     Clock m_clock;
     std::unique_ptr<TokenFile> m_tokens;
+    std::unique_ptr<ClientRoles> m_roles;
     std::mutex m_mutex; // guards the tables and log counters below
     std::map<std::string, Client, std::less<>> m_clients;
     std::map<std::string, Refusals, std::less<>> m_refusals;
     LastLogged m_untrackedLogged {}; // refusals from addresses past maxRefusalRecords
     LastLogged m_tokenFileLogged {}; // refusals while the token file is wrong, whoever calls
+    LastLogged m_writesLogged {}; // writes refused to addresses without a record (an open gate keeps none)
+    std::map<std::string, bool, std::less<>> m_unmappedSaid; // subjects in no roles line, said once (bounded)
     std::chrono::steady_clock::time_point m_lastRefusalSweep {};
     double m_lineBudget = refusalLinesBurst; // lines about refusals that may be written now
     std::chrono::steady_clock::time_point m_lineBudgetRefilled {};
