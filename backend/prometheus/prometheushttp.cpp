@@ -263,7 +263,15 @@ struct Transfer
     bool tooLarge = false;
     bool reserved = false;
     bool tcpConnected = false; // libcurl's log said "Connected to"
+    const std::atomic<bool> *cancel = nullptr;
 };
+
+// Called by libcurl at least once a second while a transfer runs: non-zero ends it.
+int onProgress(void *user, curl_off_t, curl_off_t, curl_off_t, curl_off_t)
+{
+    const auto *t = static_cast<const Transfer *>(user);
+    return t->cancel != nullptr && t->cancel->load() ? 1 : 0;
+}
 
 // libcurl's log, read for one line only: whether the TCP connection was made, for an error that says where the time
 // went.
@@ -307,7 +315,18 @@ struct CurlFree
 bool PrometheusHttp::get(
     const std::string &target, std::chrono::milliseconds timeout, Response *out, std::string *error) const
 {
-    const std::string where = fmt::format("{}{}", m_baseUrl, target.substr(0, target.find('?')));
+    Request r;
+    r.target = target;
+    return request(r, timeout, out, error);
+}
+
+bool PrometheusHttp::request(
+    const Request &request, std::chrono::milliseconds timeout, Response *out, std::string *error) const
+{
+    const std::string &target = request.target;
+    const char *method = request.method == Method::Post ? "POST " : request.method == Method::Delete ? "DELETE " : "";
+    const std::string where = fmt::format("{}{}{}", method, m_baseUrl, target.substr(0, target.find('?')));
+    const size_t maxBytes = request.maxBodyBytes != 0 ? request.maxBodyBytes : maxBodyBytes;
     std::string secret;
     if (!readCredential(&secret, error)) {
         *error = fmt::format("{}: {}", where, *error);
@@ -318,14 +337,39 @@ bool PrometheusHttp::get(
         *error = fmt::format("{}: cannot set up libcurl", where);
         return false;
     }
-    const std::unique_ptr<curl_slist, CurlFree> headers(curl_slist_append(nullptr, "Accept: application/json"));
+    std::unique_ptr<curl_slist, CurlFree> headers(curl_slist_append(nullptr, "Accept: application/json"));
+    if (request.method == Method::Post && headers) {
+        // No "Expect: 100-continue" round trip before a larger body: the server reads it or answers an error.
+        curl_slist *more = curl_slist_append(headers.get(), "Expect:");
+        const std::string type = "Content-Type: " + request.contentType;
+        more = more ? curl_slist_append(more, type.c_str()) : nullptr;
+        if (!more) {
+            headers.reset();
+        }
+    }
+    if (!headers) {
+        *error = fmt::format("{}: cannot set up libcurl", where);
+        return false;
+    }
     const std::string url = m_origin + m_prefix + target;
     char detail[CURL_ERROR_SIZE] = {};
-    Transfer transfer { curl.get(), &out->body, maxBodyBytes };
+    Transfer transfer { curl.get(), &out->body, maxBytes };
+    transfer.cancel = request.cancel;
     out->body.clear();
     CURL *c = curl.get();
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    if (request.method == Method::Post) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
+    } else if (request.method == Method::Delete) {
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+    }
+    if (request.cancel != nullptr) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, onProgress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &transfer);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
     // Sent with the first request (one method each, nothing to negotiate); no redirect is followed, so to this
     // server only.
     if (!m_options.bearerTokenFile.empty()) {
@@ -344,7 +388,7 @@ bool PrometheusHttp::get(
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, m_tls ? "https" : "http");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
-    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(maxBodyBytes));
+    curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(maxBytes));
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &transfer);
     curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, onLog);
@@ -422,13 +466,17 @@ std::string PrometheusHttp::describe(void *handle, int code, const char *detail,
     case CURLE_WRITE_ERROR:
     case CURLE_FILESIZE_EXCEEDED:
         if (tooLarge || rc == CURLE_FILESIZE_EXCEEDED) {
-            return fmt::format("answer larger than {} MiB; refused", maxBodyBytes >> 20U);
+            return transfer.maxBytes >= (size_t { 1 } << 20U)
+                ? fmt::format("answer larger than {} MiB; refused", transfer.maxBytes >> 20U)
+                : fmt::format("answer larger than {} bytes; refused", transfer.maxBytes);
         }
         return text;
     case CURLE_PARTIAL_FILE:
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
         return fmt::format("connection closed before the whole answer came ({})", text);
+    case CURLE_ABORTED_BY_CALLBACK:
+        return "cancelled: the backend is stopping";
     case CURLE_WEIRD_SERVER_REPLY:
         return fmt::format("not an HTTP answer ({})", text);
     default:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -8,14 +9,14 @@
 
 namespace fleetscope::backend {
 
-// A blocking HTTP client for a Prometheus-compatible server's API, over libcurl (Debian's, with OpenSSL): one GET
-// per connection, one deadline for all of it (name resolution, connect, TLS handshake, send, the whole answer), a cap
-// on the answer's size, uncompressed answers (asking for gzip would add to the server's cost, the poll's
-// bottleneck). https://: the server's certificate is verified against the system's CAs or a given bundle, with its
-// hostname (or IP address) checked and SNI sent; TLS 1.2 at least. Optional basic or bearer authentication, the
+// A blocking HTTP client for a Prometheus-compatible server's API (and Alertmanager's), over libcurl (Debian's, with
+// OpenSSL): one request per connection, one deadline for all of it (name resolution, connect, TLS handshake, send, the
+// whole answer), a cap on the answer's size, uncompressed answers (asking for gzip would add to the server's cost, the
+// poll's bottleneck). https://: the server's certificate is verified against the system's CAs or a given bundle, with
+// its hostname (or IP address) checked and SNI sent; TLS 1.2 at least. Optional basic or bearer authentication, the
 // secret read from its file for every request. Errors say what happened in the words an operator needs (where the
-// time went, why a certificate is not trusted). get() is const and keeps no state between calls: any number of
-// threads may use one client.
+// time went, why a certificate is not trusted). get() and request() are const and keep no state between calls: any
+// number of threads may use one client.
 class PrometheusHttp
 {
 public:
@@ -37,6 +38,19 @@ public:
         std::string body;
     };
 
+    enum class Method : uint8_t { Get, Post, Delete };
+    struct Request
+    {
+        Method method = Method::Get;
+        std::string target; // starts with '/', query already encoded
+        std::string body; // sent with Post
+        std::string contentType = "application/json"; // of body
+        size_t maxBodyBytes = 0; // the answer's cap; 0: the client's maxBodyBytes
+        // When set and it becomes true, the transfer ends within about a second (libcurl's progress callback), so that
+        // a poller's thread can be joined without waiting out a slow server's deadline.
+        const std::atomic<bool> *cancel = nullptr;
+    };
+
     // Takes "http[s]://host[:port][/prefix]", parsed by libcurl (curl_url); false with an error for anything else
     // (credentials, a query or a fragment in the URL included), for inconsistent options, an unreadable secret or a CA
     // bundle without a certificate.
@@ -49,6 +63,9 @@ public:
     // TLS failure, a time-out, malformed HTTP, an answer over maxBodyBytes or HTTP 401 (the credentials were
     // refused; the error says which were sent); true for any other HTTP status, even 500.
     bool get(const std::string &target, std::chrono::milliseconds timeout, Response *out, std::string *error) const;
+    // Any request, with the same deadline, cap, credentials and errors as get(); an error names the method unless it
+    // is a GET.
+    bool request(const Request &request, std::chrono::milliseconds timeout, Response *out, std::string *error) const;
 
     size_t maxBodyBytes = size_t { 1 } << 30U;
 
