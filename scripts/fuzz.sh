@@ -7,6 +7,7 @@
 # that did it under build/fuzz/runs/<target>/.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: remotewrite topology frameparts promjson topologyfile
 #                                             answers tokenfile configfile viewstring playlist
+#                                             alertmanager_json
 FLEETSCOPE_PRESET=fuzz
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 # libFuzzer and the sanitizers' runtime with clang 16; llvm-16 for llvm-symbolizer-16 (stacks with file:line).
@@ -21,10 +22,12 @@ fi
 # The longest input each target is given: a few times its largest seed, small enough to stay fast.
 declare -A max_len=([remotewrite]=16384 [topology]=32768 [frameparts]=8192 [promjson]=4096 [topologyfile]=4096
     [answers]=4096 [tokenfile]=8192 [configfile]=8192 [viewstring]=2048 [playlist]=8192)
+max_len+=([alertmanager_json]=8192)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=(remotewrite topology frameparts promjson topologyfile answers tokenfile configfile viewstring
         playlist)
+    targets+=(alertmanager_json)
 fi
 for t in "${targets[@]}"; do
     if [ -z "${max_len[$t]:-}" ]; then
