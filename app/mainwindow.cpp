@@ -15,6 +15,7 @@
 #include "app/pages/summarypage.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
+#include "widgets/alerts/silencesview.h"
 #include "widgets/detail/detailpanel.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/navigation/breadcrumbbar.h"
@@ -88,7 +89,8 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
                 10000);
         });
     addDeskMenus(this, m_breadcrumbs,
-        { m_rollupDock->toggleViewAction(), m_problemsDock->toggleViewAction(), m_detailDock->toggleViewAction() });
+        { m_rollupDock->toggleViewAction(), m_problemsDock->toggleViewAction(), m_silencesDock->toggleViewAction(),
+            m_detailDock->toggleViewAction() });
 
     connect(m_pages, &QTabWidget::currentChanged, this, [this] {
         const bool summary = isSummaryShown();
@@ -232,6 +234,12 @@ void MainWindow::makeDocks()
     m_problemsDock->setWidget(m_problems);
     addDockWidget(Qt::LeftDockWidgetArea, m_problemsDock);
     splitDockWidget(m_rollupDock, m_problemsDock, Qt::Vertical);
+    // The NOC's silences, behind the problems (a tab): who is on what, until when; Expire on each.
+    m_silencesDock = new QDockWidget(tr("Silences"), this);
+    m_silencesDock->setObjectName(QStringLiteral("silences"));
+    m_silencesDock->setWidget(m_problems->silencesView());
+    tabifyDockWidget(m_problemsDock, m_silencesDock);
+    m_problemsDock->raise();
     resizeDocks({ m_rollupDock, m_detailDock }, { 330, 480 }, Qt::Horizontal);
     // The map first: the detail opens with the first GPU or node chosen (View menu brings it back).
     m_detailDock->hide();

@@ -89,6 +89,7 @@ private:
     QDockWidget *m_detailDock = nullptr;
     ProblemsPage *m_problems = nullptr;
     QDockWidget *m_problemsDock = nullptr;
+    QDockWidget *m_silencesDock = nullptr;
     SummaryView *m_summary = nullptr;
     SummaryPage *m_summaryPage = nullptr;
     QWidget *m_summaryTab = nullptr; // the page in a scroll area

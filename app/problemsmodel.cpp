@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/problemsmodel.h"
 
+#include "model/alertproblems.h"
+
 #include <QColor>
 #include <QDateTime>
 #include <QLocale>
@@ -126,6 +128,22 @@ QString ProblemsModel::entryText(const Problem &p) const
         }
         lines << (p.gpusHit == 1 ? tr("1 GPU hit · jobs: %1").arg(jobsText(p, 2))
                                  : tr("%L1 GPUs hit · jobs: %2").arg(p.gpusHit).arg(jobsText(p, 2)));
+    } else if (p.kind == Problem::Kind::Alert) {
+        // "ALERT · r01-k03-n02 GPU 5", its name and summary, its description, and why it is quiet or the jobs it hits.
+        const QString label = !p.isQuietAlert() ? tr("ALERT")
+            : p.alert->silencedBy.empty()       ? tr("ALERT (inhibited)")
+                                                : tr("ALERT (silenced)");
+        lines << QStringLiteral("%1 · %2").arg(label, place);
+        lines << summary(p);
+        const QString description = p.alert ? p.alert->annotation(QStringLiteral("description")) : QString();
+        if (!description.isEmpty() && description != p.text) {
+            lines << (description.size() > 240 ? description.left(239) + QStringLiteral("…") : description);
+        }
+        if (p.isQuietAlert()) {
+            lines << p.quietNote;
+        } else if (!p.gpus.empty()) {
+            lines << tr("jobs: %1").arg(jobsText(p, 2));
+        }
     } else {
         lines << place << summary(p);
         // A job's own line (its GPUs folded, its versions drifting) names the job already.
@@ -150,7 +168,10 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
         return severityColour;
     }
     if (role == Qt::DecorationRole && index.column() == EntryColumn) {
-        return severityColour;
+        return p->isQuietAlert() ? QColor(0x90, 0x90, 0x90) : severityColour; // someone is on it: grey
+    }
+    if (role == Qt::ForegroundRole && p->isQuietAlert()) {
+        return QColor(0x80, 0x80, 0x80);
     }
     if (role == Qt::BackgroundRole && isSharedIncident(*p)) { // an incident stands out from the lines under it
         QColor tint = severityColour;
@@ -183,8 +204,18 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
                           .arg(gpus.join(QStringLiteral(", ")),
                               p->gpus.size() > 16 ? tr(" and %1 more").arg(p->gpus.size() - 16) : QString());
             }
-            if (!p->text.isEmpty() && p->text != summary(*p)) {
+            if (!p->text.isEmpty() && p->text != summary(*p) && !p->alert) {
                 tip += QLatin1Char('\n') + p->text;
+            }
+            if (p->alert) { // every label, as Alertmanager holds them, and where its runbook is
+                QStringList labels;
+                for (const auto &l : p->alert->labels) {
+                    labels << QStringLiteral("%1=%2").arg(l.name, l.value);
+                }
+                tip += QLatin1Char('\n') + tr("labels: %1").arg(labels.join(QStringLiteral(", ")));
+                if (const QUrl runbook = runbookUrl(*p->alert); runbook.isValid()) {
+                    tip += QLatin1Char('\n') + tr("runbook: %1").arg(runbook.toString());
+                }
             }
             return tip;
         }

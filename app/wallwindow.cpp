@@ -479,6 +479,9 @@ void WallWindow::refresh()
         m_header->setBanner(lead,
             m_problemsPage->leadSeverity() == EventSeverity::Critical ? WallHeader::Tone::Critical
                                                                       : WallHeader::Tone::Warning);
+    } else if (const QString alerts = m_problemsPage->alertsNote(); !alerts.isEmpty()) {
+        // The NOC's alerts shown are the last ones read: a quiet board would read as all clear.
+        m_header->setBanner(alerts, WallHeader::Tone::Warning);
     } else if (!m_problem.isEmpty() && m_problemClock.isValid() && m_problemClock.elapsed() < problemShownMs) {
         m_header->setBanner(m_problem, WallHeader::Tone::Warning);
     } else {

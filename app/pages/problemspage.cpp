@@ -5,18 +5,25 @@
 #include "app/healthstrip.h"
 #include "app/pages/mappage.h"
 #include "app/problemsmodel.h"
+#include "app/session/fleetalerts.h"
+#include "model/alertproblems.h"
 #include "model/domainhighlight.h"
 #include "model/navigation.h"
+#include "widgets/alerts/silencedialog.h"
+#include "widgets/alerts/silencesview.h"
 #include "widgets/heatmap/colorlegend.h"
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/wall/problemsboard.h"
 
 #include <QComboBox>
 #include <QDateTime>
+#include <QDesktopServices>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QMenu>
+#include <QPushButton>
 #include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -42,6 +49,7 @@ ProblemsPage::ProblemsPage(ConsoleSession *session, Look look, MapPage *map, QWi
     connect(m_session, &ConsoleSession::fleetEventsChanged, this, &ProblemsPage::refresh);
     connect(m_session, &ConsoleSession::jobsChanged, this, &ProblemsPage::refresh);
     connect(m_session, &ConsoleSession::topologyChanged, this, &ProblemsPage::refresh);
+    followAlerts(m_session->alerts());
     if (look == Look::Desk) {
         connect(m_session, &ConsoleSession::shownChanged, this,
             [this](const ShownState &shown, ShownState::Changes changes) {
@@ -119,15 +127,48 @@ void ProblemsPage::makeTable()
                            "they hit. Click one to show it."));
     connect(m_table, &QTableView::clicked, this, &ProblemsPage::choose);
     connect(m_table, &QTableView::activated, this, &ProblemsPage::choose);
+    connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &ProblemsPage::updateActions);
+
+    // What an operator does about the chosen problem: silence it (in Alertmanager, through the backend), read its
+    // runbook. The same from the table's context menu.
+    m_silenceButton = new QPushButton(tr("Silence…"), this);
+    m_runbookButton = new QPushButton(tr("Open runbook"), this);
+    connect(m_silenceButton, &QPushButton::clicked, this, &ProblemsPage::silenceChosen);
+    connect(m_runbookButton, &QPushButton::clicked, this, &ProblemsPage::openChosenRunbook);
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint &at) {
+        const QModelIndex index = m_table->indexAt(at);
+        if (!index.isValid()) {
+            return;
+        }
+        m_table->selectRow(index.row());
+        QMenu menu(this);
+        menu.setToolTipsVisible(true); // a greyed-out entry says why
+        menu.addAction(tr("Show on map"), this, [this, index] { choose(index); });
+        QAction *silence = menu.addAction(m_silenceButton->text(), this, &ProblemsPage::silenceChosen);
+        silence->setEnabled(m_silenceButton->isEnabled());
+        silence->setToolTip(m_silenceButton->toolTip());
+        QAction *runbook = menu.addAction(m_runbookButton->text(), this, &ProblemsPage::openChosenRunbook);
+        runbook->setEnabled(m_runbookButton->isEnabled());
+        runbook->setToolTip(m_runbookButton->toolTip());
+        menu.exec(m_table->viewport()->mapToGlobal(at));
+    });
 
     auto *top = new QHBoxLayout;
     top->setContentsMargins(0, 0, 0, 0);
     top->addWidget(m_count, 1);
     top->addWidget(m_kinds);
+    auto *actions = new QHBoxLayout;
+    actions->setContentsMargins(0, 0, 0, 0);
+    actions->addWidget(m_silenceButton);
+    actions->addWidget(m_runbookButton);
+    actions->addStretch(1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(top);
     layout->addWidget(m_table, 1);
+    layout->addLayout(actions);
+    updateActions();
 }
 
 void ProblemsPage::setShown(bool shown)
@@ -149,7 +190,9 @@ void ProblemsPage::refresh()
         return;
     }
     const int64_t now = QDateTime::currentMSecsSinceEpoch();
-    std::vector<Problem> problems = m_session->problems(now);
+    const TopologyPtr topology = m_session->topology();
+    const JobsPtr jobs = m_session->jobs();
+    std::vector<Problem> problems = withAlerts(m_session->problems(now), *m_alerts, topology.get(), jobs.get(), now);
     if (m_board != nullptr) {
         // A wall shows what is wrong: information stays on the desk.
         problems.erase(std::remove_if(problems.begin(), problems.end(),
@@ -157,7 +200,7 @@ void ProblemsPage::refresh()
             problems.end());
         m_tally = tallyProblems(problems);
         m_lead = leadIncidentLine(problems, m_tally, &m_leadSeverity);
-        m_board->setProblems(std::move(problems), m_session->topology(), m_session->jobs(), now);
+        m_board->setProblems(std::move(problems), topology, jobs, now);
         Q_EMIT tallied(m_tally);
         return;
     }
@@ -169,12 +212,13 @@ void ProblemsPage::refresh()
             chosen = p->key();
         }
     }
-    m_model->setProblems(std::move(problems), m_session->topology(), m_session->jobs(), now);
+    m_model->setProblems(std::move(problems), topology, jobs, now);
     if (chosen) {
         if (const int row = m_model->rowOf(*chosen); row >= 0) {
             m_table->selectRow(row);
         }
     }
+    updateActions();
     const ShownState &state = m_session->shown();
     const FramePtr frame = state.raw ? state.raw : state.frame;
     m_gpusCritical = frame ? HealthStrip::count(*frame)[HealthStrip::Critical] : 0;
@@ -193,6 +237,9 @@ void ProblemsPage::showCount()
     const QString tally = tallyText(m_tally);
     const QString problems = shown == total ? tally : tr("%1 shown of %2").arg(shown).arg(tally);
     m_count->setText(tr("%1 · %L2 GPUs critical now").arg(problems).arg(m_gpusCritical));
+    if (!m_alertsNote.isEmpty()) {
+        m_count->setText(m_count->text() + QLatin1Char('\n') + alertsNote());
+    }
 }
 
 void ProblemsPage::fitRows()
@@ -247,8 +294,163 @@ void ProblemsPage::choose(const QModelIndex &index)
         Q_EMIT message(text, 10000);
         return;
     }
+    if (problem.kind == Problem::Kind::Alert) {
+        Q_EMIT message(tr("ALERT %1 at %2: %n GPU(s) outlined%3", nullptr, static_cast<int>(problem.gpus.size()))
+                           .arg(ProblemsModel::summary(problem), ProblemsModel::placeName(problem, topology.get()),
+                               problem.quietNote.isEmpty() ? QString() : QStringLiteral(" · ") + problem.quietNote),
+            10000);
+        return;
+    }
     Q_EMIT message(
         tr("%1 at %2").arg(ProblemsModel::summary(problem), ProblemsModel::placeName(problem, topology.get())), 10000);
+}
+
+void ProblemsPage::followAlerts(FleetAlerts *alerts)
+{
+    if (alerts == nullptr) {
+        return;
+    }
+    connect(alerts, &FleetAlerts::boardChanged, this,
+        [this, alerts] { setAlerts(std::make_shared<const AlertBoard>(alerts->board())); });
+    connect(alerts, &FleetAlerts::accessChanged, this, [this, alerts] { setAccess(alerts->access()); });
+    connect(alerts, &FleetAlerts::freshnessChanged, this, [this, alerts] {
+        setAlertsNote(alerts->freshness() == FleetAlerts::Freshness::Old ? alerts->freshnessText() : QString());
+    });
+    connect(this, &ProblemsPage::silenceRequested, alerts, &FleetAlerts::createSilence);
+    connect(this, &ProblemsPage::expireRequested, alerts, &FleetAlerts::expireSilence);
+    connect(alerts, &FleetAlerts::silenceDone, this, [this](bool ok, const QString &text) {
+        Q_EMIT message(ok ? text : tr("Silence refused: %1").arg(text), 10000);
+    });
+    m_access = alerts->access();
+    m_alertsNote = alerts->freshness() == FleetAlerts::Freshness::Old ? alerts->freshnessText() : QString();
+    setAlerts(std::make_shared<const AlertBoard>(alerts->board()));
+}
+
+void ProblemsPage::setAlerts(std::shared_ptr<const AlertBoard> board)
+{
+    m_alerts = board ? std::move(board) : std::make_shared<const AlertBoard>();
+    showSilences();
+    refresh();
+}
+
+void ProblemsPage::setAccess(const BackendAccess &access)
+{
+    m_access = access;
+    updateActions();
+    showSilences();
+}
+
+void ProblemsPage::setAlertsNote(const QString &note)
+{
+    m_alertsNote = note;
+    showSilences();
+    if (m_count != nullptr) {
+        showCount();
+    }
+}
+
+QString ProblemsPage::silenceRefusal() const
+{
+    return fleetscope::silenceRefusal(m_access);
+}
+
+QString ProblemsPage::alertsNote() const
+{
+    return m_alertsNote.isEmpty() ? QString() : tr("Alerts are old: %1").arg(m_alertsNote);
+}
+
+const Problem *ProblemsPage::chosen() const
+{
+    if (m_table == nullptr) {
+        return nullptr;
+    }
+    const auto rows = m_table->selectionModel()->selectedRows();
+    return rows.isEmpty() ? nullptr : m_model->problemAt(rows.first().row());
+}
+
+bool ProblemsPage::canSilenceChosen() const
+{
+    return chosen() != nullptr && silenceRefusal().isEmpty();
+}
+
+bool ProblemsPage::canOpenChosenRunbook() const
+{
+    const Problem *p = chosen();
+    return p != nullptr && p->alert && runbookUrl(*p->alert).isValid();
+}
+
+void ProblemsPage::updateActions()
+{
+    if (m_silenceButton == nullptr) {
+        return;
+    }
+    const Problem *p = chosen();
+    const QString refusal = silenceRefusal();
+    m_silenceButton->setEnabled(canSilenceChosen());
+    m_silenceButton->setToolTip(!refusal.isEmpty() ? refusal
+            : p == nullptr                         ? tr("Choose a problem, an incident or an alert to silence")
+                                                   : tr("Silence the alerts of this problem in Alertmanager"));
+    m_runbookButton->setEnabled(canOpenChosenRunbook());
+    m_runbookButton->setToolTip(canOpenChosenRunbook() ? runbookUrl(*p->alert).toString()
+            : p != nullptr && p->alert                 ? tr("This alert has no runbook_url annotation")
+                                                       : tr("Only an alert has a runbook"));
+}
+
+void ProblemsPage::silenceChosen()
+{
+    const Problem *p = chosen();
+    if (p == nullptr || !silenceRefusal().isEmpty()) {
+        return;
+    }
+    const TopologyPtr topology = m_session->topology();
+    const SilenceProposal proposal = proposeSilence(*p, topology.get());
+    if (m_dialog) {
+        m_dialog->close();
+    }
+    m_dialog = new SilenceDialog(this);
+    m_dialog->setAttribute(Qt::WA_DeleteOnClose);
+    m_dialog->setSubject(proposal.subject);
+    m_dialog->setMatchers(proposal.matchers);
+    m_dialog->setAlerts(m_alerts->alerts);
+    m_dialog->setCreator(m_access.name);
+    connect(
+        m_dialog, &QDialog::accepted, this, [this, dialog = m_dialog] { Q_EMIT silenceRequested(dialog->draft()); });
+    m_dialog->open();
+}
+
+SilenceDialog *ProblemsPage::silenceDialog() const
+{
+    return m_dialog;
+}
+
+void ProblemsPage::openChosenRunbook()
+{
+    const Problem *p = chosen();
+    const QUrl url = p != nullptr && p->alert ? runbookUrl(*p->alert) : QUrl();
+    if (url.isValid()) {
+        QDesktopServices::openUrl(url);
+    }
+}
+
+SilencesView *ProblemsPage::silencesView()
+{
+    if (m_silences == nullptr) {
+        m_silences = new SilencesView;
+        connect(m_silences, &SilencesView::expireRequested, this, &ProblemsPage::expireRequested);
+        connect(this, &QObject::destroyed, m_silences, &QObject::deleteLater);
+        showSilences();
+    }
+    return m_silences;
+}
+
+void ProblemsPage::showSilences()
+{
+    if (m_silences == nullptr) {
+        return;
+    }
+    m_silences->setSilences(m_alerts->silences, QDateTime::currentMSecsSinceEpoch());
+    m_silences->setRefusal(silenceRefusal());
+    m_silences->setNote(alertsNote());
 }
 
 Place ProblemsPage::placeToShow(const Problem &problem, const Topology &topology)

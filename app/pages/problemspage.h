@@ -1,21 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/alerts.h"
 #include "model/problems.h"
 
+#include <QPointer>
 #include <QTimer>
 #include <QWidget>
 
+#include <memory>
+
 class QComboBox;
 class QLabel;
+class QPushButton;
 class QTableView;
 
 namespace fleetscope {
 
 class ConsoleSession;
+class FleetAlerts;
 class MapPage;
 class ProblemsBoard;
 class ProblemsModel;
+class SilenceDialog;
+class SilencesView;
 
 // What is wrong right now, ranked by severity and blast radius, as the desk and the wall show it, wired once to the
 // session: read again as events, jobs or the fleet change, and with time (bursts go quiet, durations grow): every 5 s
@@ -29,6 +37,13 @@ class ProblemsModel;
 // the domain's GPUs, hit or not (HeatmapView::setDomainGpus); the message says which ("leaf su03-l5: 32 GPUs; 31 hit").
 // The wall's: a board in type readable across a room, warnings and worse only (information, a rack half way through a
 // driver rollout, stays on the desk); nobody points at it.
+//
+// The NOC's alerts (the session's FleetAlerts) are listed among the problems, ranked by their severity, those
+// silenced or inhibited after the rest and marked with who silenced them, until when and why. On the desk a chosen
+// alert drills to its GPUs as a problem does; "Silence…" (a button and the table's context menu) opens a
+// SilenceDialog with matchers proposed for the chosen problem, incident or alert, "Open runbook" opens an alert's
+// runbook in the desktop's browser. Both are greyed out, with the reason as their tooltip, where the backend says this
+// console may not silence.
 class ProblemsPage : public QWidget
 {
     Q_OBJECT
@@ -57,6 +72,31 @@ public:
     void fitRows();
     // Where a chosen problem is shown: its GPU, its node, or the smallest place holding its GPUs.
     static Place placeToShow(const Problem &problem, const Topology &topology);
+
+    // The alerts shown beside the problems, who this console is to the backend (whether it may silence), and what to
+    // say while the alerts are old (FleetAlerts::freshnessText; empty while live): kept as the session's FleetAlerts
+    // says (which is handed the silences asked for); tests may hand them in.
+    void setAlerts(std::shared_ptr<const AlertBoard> board);
+    void setAccess(const BackendAccess &access);
+    void setAlertsNote(const QString &note);
+    const AlertBoard &alertBoard() const { return *m_alerts; }
+    // Why Silence… and Expire are greyed out (model/alertproblems.h silenceRefusal); empty when they are not.
+    QString silenceRefusal() const;
+    // The wall's banner while the alerts are old: "Alerts are old: Alertmanager unreachable …"; empty while live.
+    QString alertsNote() const;
+
+    // The desk's actions on the chosen problem (the selected row), as the buttons and the context menu run them:
+    // Silence… opens the dialog (silenceDialog() while it is open; its OK asks for the silence: silenceRequested),
+    // Open runbook opens the alert's runbook_url. Whether each is offered for the selected row now.
+    void silenceChosen();
+    void openChosenRunbook();
+    bool canSilenceChosen() const;
+    bool canOpenChosenRunbook() const;
+    SilenceDialog *silenceDialog() const;
+    QPushButton *silenceButton() const { return m_silenceButton; }
+    QPushButton *runbookButton() const { return m_runbookButton; }
+    // The desk's list of silences, with Expire on each (made on first use; the desk puts it in a dock).
+    SilencesView *silencesView();
     // Rows measured to fit their wrapped entries; past them rows keep the height of the last one measured.
     static constexpr int maxFittedRows = 200;
 
@@ -67,10 +107,18 @@ Q_SIGNALS:
     void tallied(const ProblemTally &tally);
     // An incident was chosen: its GPUs, as runs [first, count), outlined on the map.
     void incidentChosen(quint64 id, const std::vector<std::pair<uint32_t, uint32_t>> &gpuRuns);
+    // The operator asked for a silence (the dialog's OK), or to end one (Expire): followAlerts hands them to the
+    // backend.
+    void silenceRequested(const fleetscope::SilenceDraft &draft);
+    void expireRequested(const QString &silenceId);
 
 private:
     void applyFilter();
     void choose(const QModelIndex &index);
+    const Problem *chosen() const;
+    void updateActions();
+    void showSilences();
+    void followAlerts(FleetAlerts *alerts);
 
     void makeTable();
     // The count above the table: the tally, and the GPUs critical in the frame shown as the health strip counts them.
@@ -90,6 +138,13 @@ private:
     QString m_lead;
     EventSeverity m_leadSeverity = EventSeverity::Warning;
     uint32_t m_gpusCritical = 0;
+    std::shared_ptr<const AlertBoard> m_alerts = std::make_shared<const AlertBoard>();
+    BackendAccess m_access;
+    QString m_alertsNote;
+    QPushButton *m_silenceButton = nullptr;
+    QPushButton *m_runbookButton = nullptr;
+    QPointer<SilenceDialog> m_dialog;
+    QPointer<SilencesView> m_silences;
 };
 
 } // namespace fleetscope

@@ -61,6 +61,19 @@ QString ProblemsBoard::evidenceText(const Problem &p) const
     return evidence;
 }
 
+QString ProblemsBoard::whatText(const Problem &p) const
+{
+    if (p.kind != Problem::Kind::Alert) {
+        return problemSummary(p);
+    }
+    // The room reads that it is the NOC's alert, and whether someone is on it.
+    QString what = tr("ALERT %1").arg(problemSummary(p));
+    if (p.isQuietAlert()) {
+        what += QStringLiteral(" — ") + p.quietNote;
+    }
+    return what;
+}
+
 QString ProblemsBoard::headline() const
 {
     return tallyText(tallyProblems(m_problems));
@@ -81,6 +94,9 @@ QStringList ProblemsBoard::rowTexts() const
         if (p.kind == Problem::Kind::Incident) {
             rows << QStringLiteral("%1 · %2  %3  %4  %5")
                         .arg(incidentCauseLabel(p), problemSummary(p), evidenceText(p), sinceText(p), jobsText(p));
+        } else if (p.kind == Problem::Kind::Alert) {
+            rows << QStringLiteral("%1  %2  %3  %4")
+                        .arg(problemPlace(p, m_topology.get()), whatText(p), sinceText(p), jobsText(p));
         } else {
             rows << QStringLiteral("%1  %2  %3  %4")
                         .arg(problemPlace(p, m_topology.get()), problemSummary(p), sinceText(p), jobsText(p));
@@ -163,18 +179,24 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         if (isSharedIncident(p)) {
             break; // one that did not fit above
         }
-        if (y + 2 * row > height() && shown + 1 < m_problems.size()) {
+        // A silenced or inhibited alert: someone is on it, so it is drawn dim, its swatch grey, and who, until when
+        // and why on a line of its own under it (beside the problem's words it would be cut first).
+        const bool quiet = p.isQuietAlert();
+        const double tall = quiet ? row * 1.5 : row;
+        if (y + tall + row > height() && shown + 1 < m_problems.size()) {
             break; // keep a line for "and N more"
         }
-        if (y + row > height()) {
+        if (y + tall > height()) {
             break;
         }
         const QRectF line(pad, y, width() - 2 * pad, row * 0.9);
-        painter.fillRect(QRectF(line.left(), line.top(), row * 0.18, line.height()),
-            p.severity == EventSeverity::Critical ? wallstyle::critical : warning);
+        painter.fillRect(QRectF(line.left(), line.top(), row * 0.18, tall - row * 0.1),
+            quiet                                       ? QColor(0x6a, 0x72, 0x80)
+                : p.severity == EventSeverity::Critical ? wallstyle::critical
+                                                        : warning);
         double x = line.left() + row * 0.4;
         painter.setFont(whereFont);
-        painter.setPen(text);
+        painter.setPen(quiet ? dim : text);
         const QRectF whereRect(x, line.top(), whereWidth, line.height());
         painter.drawText(whereRect, Qt::AlignLeft | Qt::AlignVCenter,
             QFontMetricsF(whereFont).elidedText(problemPlace(p, m_topology.get()), Qt::ElideRight, whereRect.width()));
@@ -190,11 +212,20 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         const QRectF sinceRect(jobsRect.left() - sinceWidth, line.top(), sinceWidth, line.height());
         painter.drawText(sinceRect, Qt::AlignLeft | Qt::AlignVCenter, sinceText(p));
         painter.setFont(whatFont);
-        painter.setPen(text);
+        painter.setPen(quiet ? dim : text);
         const QRectF whatRect(x, line.top(), sinceRect.left() - x - pad, line.height());
         painter.drawText(whatRect, Qt::AlignLeft | Qt::AlignVCenter,
-            QFontMetricsF(whatFont).elidedText(problemSummary(p), Qt::ElideRight, whatRect.width()));
-        y += row;
+            QFontMetricsF(whatFont).elidedText(
+                quiet ? tr("ALERT %1").arg(problemSummary(p)) : whatText(p), Qt::ElideRight, whatRect.width()));
+        if (quiet) {
+            painter.setFont(smallFont);
+            painter.setPen(dim);
+            const double noteLeft = line.left() + row * 0.4;
+            const QRectF noteRect(noteLeft, line.bottom() - row * 0.05, line.right() - noteLeft, row * 0.5);
+            painter.drawText(noteRect, Qt::AlignLeft | Qt::AlignVCenter,
+                QFontMetricsF(smallFont).elidedText(p.quietNote, Qt::ElideRight, noteRect.width()));
+        }
+        y += tall;
         ++shown;
     }
     if (shown < m_problems.size()) {

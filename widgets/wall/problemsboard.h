@@ -15,7 +15,8 @@ namespace fleetscope {
 // evidence, since when and the jobs under it. Then the other problems ranked by severity and by the GPUs of the jobs
 // they hit, a line each: where, what, since when, and which jobs. Painted, showing as many as fit (nobody at a wall
 // can scroll); the count of those that do not fit is said. The headline counts as the health strip does
-// (tallyText).
+// (tallyText). The NOC's alerts are lines among them ("ALERT GpuTooHot: …"), a silenced or inhibited one dim and
+// saying so ("— silenced by alice until 16:00: swapping the PSU").
 class ProblemsBoard : public QWidget
 {
     Q_OBJECT
@@ -38,6 +39,8 @@ private:
     QString jobsText(const Problem &problem) const;
     QString evidenceText(const Problem &problem) const;
     QString sinceText(const Problem &problem) const;
+    // What a line says: the problem's words; an alert's marked as one, with who silenced it, until when and why.
+    QString whatText(const Problem &problem) const;
 
     std::vector<Problem> m_problems;
     TopologyPtr m_topology;
