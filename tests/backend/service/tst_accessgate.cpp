@@ -385,6 +385,375 @@ private Q_SLOTS:
         QVERIFY2(said.empty(), said.empty() ? "" : said.front().c_str());
     }
 
+    // A token's line names its caller and gives its role; a line with a token alone (the old format) is a viewer
+    // named by its line, so that no token gains writes by an upgrade.
+    void tokenLinesNameTheCaller()
+    {
+        const QString path = writeTokenFile(QStringLiteral("named.tokens"),
+            "old-token\n# the NOC\n\twall-token   noc-wall \nop-token alice operator\nview-token bob viewer\n");
+        QVERIFY(!path.isEmpty());
+        GateProbe probe;
+        std::string error;
+        const auto gate = probe.gateOver(path, &error);
+        QVERIFY2(gate, error.c_str());
+        const auto caller = [&gate](const std::string &token) {
+            const auto admitted
+                = gate->admit("ipv4:10.0.0.7:1", "Bearer " + token, false, "GetAccess", be::AccessGate::Call::Unary);
+            return admitted.ok() ? fmt::format("{} {} {}", admitted.caller().name, be::roleName(admitted.caller().role),
+                       admitted.caller().address)
+                                 : admitted.status().error_message();
+        };
+        QCOMPARE(caller("old-token"), std::string("token-1 viewer 10.0.0.7"));
+        QCOMPARE(caller("wall-token"), std::string("noc-wall viewer 10.0.0.7"));
+        QCOMPARE(caller("op-token"), std::string("alice operator 10.0.0.7"));
+        QCOMPARE(caller("view-token"), std::string("bob viewer 10.0.0.7"));
+        // The caller goes with its admission.
+        auto held = gate->admit("ipv4:10.0.0.8:1", "Bearer op-token", false, "GetAccess", be::AccessGate::Call::Stream);
+        const be::AccessGate::Admission moved(std::move(held));
+        QCOMPARE(moved.caller().name, std::string("alice"));
+        QCOMPARE(moved.caller().address, std::string("10.0.0.8"));
+        const auto refused
+            = gate->admit("ipv4:10.0.0.7:1", "Bearer alice", false, "GetAccess", be::AccessGate::Call::Unary);
+        QCOMPARE(refused.status().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+        QVERIFY(refused.caller().name.empty());
+        QCOMPARE(refused.caller().address, std::string("10.0.0.7"));
+    }
+
+    // A line of another shape is refused at start with its number, and the secret is never in the words.
+    void badTokenLinesAreRefusedWithTheLine_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QString>("said");
+        QTest::newRow("unknown role") << QByteArray("a-token alice\nsecret-x bob admin\n")
+                                      << "line 2: a role is 'viewer' or 'operator'";
+        QTest::newRow("role in capitals") << QByteArray("secret-x bob Operator\n") << "line 1: a role is";
+        QTest::newRow("four words") << QByteArray("# c\n\nsecret-x bob operator extra\n")
+                                    << "line 3: a line is TOKEN [NAME [ROLE]]";
+        QTest::newRow("name too long") << QByteArray("secret-x " + QByteArray(65, 'n') + "\n")
+                                       << "line 1: a name is a printable word of at most 64 bytes";
+        QTest::newRow("name of control characters") << QByteArray("ok-token\nsecret-x bo\x01"
+                                                                  "b viewer\n")
+                                                    << "line 2: a name is";
+        QTest::newRow("name not ASCII") << QByteArray("secret-x j\xc3\xbcrgen\n") << "line 1: a name is";
+        QTest::newRow("name read as a comment") << QByteArray("secret-x #wall\n") << "line 1: a name is";
+        QTest::newRow("token twice") << QByteArray("secret-x alice operator\nother\nsecret-x bob viewer\n")
+                                     << "line 3: the same token as line 1";
+        QTest::newRow("token too long") << QByteArray(QByteArray(4097, 't') + " alice\n")
+                                        << "line 1: a token is one word of at most 4096 bytes";
+        QTest::newRow("no token") << QByteArray("# nobody\n") << "holds no token";
+    }
+
+    void badTokenLinesAreRefusedWithTheLine()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(QString, said);
+        const QString path = writeTokenFile(QStringLiteral("bad.tokens"), text);
+        QVERIFY(!path.isEmpty());
+        GateProbe probe;
+        std::string error;
+        QVERIFY(!probe.gateOver(path, &error));
+        QVERIFY2(error.find(said.toStdString()) != std::string::npos, error.c_str());
+        QVERIFY2(error.find(path.toStdString()) != std::string::npos, error.c_str());
+        QVERIFY2(error.find("secret-x") == std::string::npos, error.c_str());
+        // parse() says the same, and keeps nothing.
+        std::vector<be::TokenFile::Entry> entries { be::TokenFile::Entry() };
+        std::string parsed;
+        QVERIFY(!be::TokenFile::parse(text.toStdString(), "f", &entries, &parsed));
+        QVERIFY(entries.empty());
+        QVERIFY2(parsed.find(said.toStdString()) != std::string::npos, parsed.c_str());
+    }
+
+    // A token file rewritten while served: the names and roles of its new lines are taken within a second, and a bad
+    // role written later refuses every call (it fails closed, as a file gone wrong does) until it is put right.
+    void aRewrittenTokenFileKeepsNamesAndFailsClosed()
+    {
+        const QString name = QStringLiteral("renamed.tokens");
+        const QString path = writeTokenFile(name, "a-token alice operator\n");
+        QVERIFY(!path.isEmpty());
+        GateProbe probe;
+        std::string error;
+        const auto gate = probe.gateOver(path, &error);
+        QVERIFY2(gate, error.c_str());
+        const auto admit = [&gate](const char *token) {
+            return gate->admit(
+                "ipv4:10.0.0.7:1", fmt::format("Bearer {}", token), false, "GetAccess", be::AccessGate::Call::Unary);
+        };
+        QCOMPARE(admit("a-token").caller().role, be::Role::Operator);
+        QVERIFY(!m_certificates.write(name, "a-token alice viewer\nb-token bob operator\n").isEmpty());
+        probe.now += 1s;
+        auto alice = admit("a-token");
+        QVERIFY2(alice.ok(), alice.status().error_message().c_str());
+        QCOMPARE(alice.caller().name, std::string("alice"));
+        QCOMPARE(alice.caller().role, be::Role::Viewer);
+        const auto bob = admit("b-token");
+        QCOMPARE(bob.caller().name, std::string("bob"));
+        QCOMPARE(bob.caller().role, be::Role::Operator);
+
+        QVERIFY(!m_certificates.write(name, "a-token alice viewer\nb-token bob root\n").isEmpty());
+        probe.now += 1s;
+        QCOMPARE(admit("a-token").status().error_code(), grpc::StatusCode::UNAVAILABLE);
+        QCOMPARE(admit("b-token").status().error_code(), grpc::StatusCode::UNAVAILABLE);
+        QVERIFY(std::any_of(probe.lines.begin(), probe.lines.end(), [](const std::string &line) {
+            return line.find("line 2: a role is") != std::string::npos
+                && line.find("every call is refused") != std::string::npos;
+        }));
+        QVERIFY(!m_certificates.write(name, "a-token alice viewer\nb-token bob operator\n").isEmpty());
+        probe.now += 1s;
+        QCOMPARE(admit("b-token").caller().role, be::Role::Operator);
+        QVERIFY2(probe.lines.back().find("holds 2 token(s) again") != std::string::npos, probe.lines.back().c_str());
+    }
+
+    // Where no credential is asked (loopback), everyone is "anonymous", a viewer unless the backend says otherwise.
+    void withoutCredentialsEveryoneIsAnonymous()
+    {
+        be::AccessGate open;
+        auto admitted = open.admit("ipv4:127.0.0.1:5", "", false, "GetAccess", be::AccessGate::Call::Unary);
+        QVERIFY(admitted.ok());
+        QCOMPARE(admitted.caller().name, std::string("anonymous"));
+        QCOMPARE(admitted.caller().role, be::Role::Viewer);
+        QCOMPARE(admitted.caller().address, std::string("127.0.0.1"));
+        GateProbe probe;
+        be::AccessGate::Options options;
+        std::string error;
+        QCOMPARE(probe.gate(options, &error)
+                     ->admit("ipv6:[::1]:5", "", false, "GetAccess", be::AccessGate::Call::Unary)
+                     .caller()
+                     .role,
+            be::Role::Viewer);
+        options.anonymousRole = be::Role::Operator;
+        const auto gate = probe.gate(options, &error);
+        admitted = gate->admit("ipv6:[::1]:5", "Bearer ignored", false, "GetAccess", be::AccessGate::Call::Unary);
+        QCOMPARE(admitted.caller().name, std::string("anonymous"));
+        QCOMPARE(admitted.caller().role, be::Role::Operator);
+        QCOMPARE(admitted.caller().address, std::string("::1"));
+        QVERIFY(gate->mayWrite(admitted, "silencing").ok());
+    }
+
+    // A viewer's write is refused PERMISSION_DENIED in words for people, and logged once a minute per address;
+    // an operator's is let through; a refused admission answers its own status.
+    void viewersMayNotWrite()
+    {
+        const QString path
+            = writeTokenFile(QStringLiteral("writers.tokens"), "wall-token noc-wall viewer\nop-token alice operator\n");
+        QVERIFY(!path.isEmpty());
+        GateProbe probe;
+        std::string error;
+        const auto gate = probe.gateOver(path, &error);
+        QVERIFY2(gate, error.c_str());
+        const auto wall
+            = gate->admit("ipv4:10.0.0.7:1", "Bearer wall-token", false, "CreateSilence", be::AccessGate::Call::Unary);
+        QVERIFY(wall.ok());
+        const auto refused = gate->mayWrite(wall, "silencing");
+        QCOMPARE(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+        QVERIFY2(refused.error_message().rfind("noc-wall is a viewer: silencing needs the operator role (", 0) == 0
+                && refused.error_message().find("token file") != std::string::npos
+                && refused.error_message().find("docs/ALERTS.md") != std::string::npos,
+            refused.error_message().c_str());
+        QCOMPARE(probe.lines.size(), size_t { 1 });
+        QVERIFY2(
+            probe.lines[0].find("10.0.0.7 (noc-wall): a viewer's write") != std::string::npos, probe.lines[0].c_str());
+        for (int i = 0; i < 5; ++i) {
+            QCOMPARE(gate->mayWrite(wall, "expiring a silence").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+        }
+        QCOMPARE(probe.lines.size(), size_t { 1 }); // once a minute
+        probe.now += 61s;
+        QVERIFY(!gate->mayWrite(wall, "silencing").ok());
+        QCOMPARE(probe.lines.size(), size_t { 2 });
+
+        const auto alice
+            = gate->admit("ipv4:10.0.0.8:1", "Bearer op-token", false, "CreateSilence", be::AccessGate::Call::Unary);
+        QVERIFY(gate->mayWrite(alice, "silencing").ok());
+        const auto stranger
+            = gate->admit("ipv4:10.0.0.9:1", "Bearer guess", false, "CreateSilence", be::AccessGate::Call::Unary);
+        QCOMPARE(gate->mayWrite(stranger, "silencing").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+        QVERIFY2(gate->mayWrite(stranger, "silencing").error_message().find("token is not one") != std::string::npos,
+            gate->mayWrite(stranger, "silencing").error_message().c_str());
+
+        // The anonymous caller of an open gate hears where its role comes from.
+        be::AccessGate open;
+        const auto anyone = open.admit("ipv4:127.0.0.1:1", "", false, "CreateSilence", be::AccessGate::Call::Unary);
+        const auto words = open.mayWrite(anyone, "silencing").error_message();
+        QVERIFY2(words.find("anonymous is a viewer") != std::string::npos
+                && words.find("--anonymous-role") != std::string::npos,
+            words.c_str());
+    }
+
+    // Client certificates: the line for the whole subject first, then one for the common name; a certificate in no
+    // line is a viewer named by its common name, said once with its subject (what to write in the file).
+    void certificatesAreMappedByTheRolesFile()
+    {
+        const QString path = m_certificates.write(QStringLiteral("mapped.roles"),
+            "# the NOC\noperator alice CN=alice\nviewer wall   CN=noc-wall,OU=Wall\\, Hall 2,O=Example NOC  \n"
+            "operator wall-by-cn cn=noc-wall\n");
+        QVERIFY(!path.isEmpty());
+        GateProbe probe;
+        be::AccessGate::Options options;
+        options.requireClientCertificate = true;
+        options.clientRolesFile = path.toStdString();
+        std::string error;
+        const auto gate = probe.gate(options, &error);
+        QVERIFY2(gate, error.c_str());
+        const auto caller = [&gate](std::string_view subject, std::string_view commonName) {
+            be::AccessGate::Credentials credentials;
+            credentials.certificate = true;
+            credentials.subject = subject;
+            credentials.commonName = commonName;
+            const auto admitted = gate->admit("ipv4:10.0.0.7:1", credentials, "GetAccess", be::AccessGate::Call::Unary);
+            return admitted.ok() ? fmt::format("{} {}", admitted.caller().name, be::roleName(admitted.caller().role))
+                                 : admitted.status().error_message();
+        };
+        QCOMPARE(caller("CN=noc-wall,OU=Wall\\, Hall 2,O=Example NOC", "noc-wall"), std::string("wall viewer"));
+        QCOMPARE(caller("CN=noc-wall,O=Elsewhere", "noc-wall"), std::string("wall-by-cn operator"));
+        QCOMPARE(caller("CN=alice,O=Example NOC", "alice"), std::string("alice operator"));
+        QVERIFY(probe.lines.empty());
+        QCOMPARE(caller("CN=bob,O=Example NOC", "bob"), std::string("bob viewer"));
+        QCOMPARE(caller("CN=bob,O=Example NOC", "bob"), std::string("bob viewer"));
+        QCOMPARE(probe.lines.size(), size_t { 1 });
+        QVERIFY2(
+            probe.lines[0].find("is a viewer named bob: its subject is 'CN=bob,O=Example NOC'") != std::string::npos,
+            probe.lines[0].c_str());
+        // A common name's words are a name's: printable, bounded.
+        QCOMPARE(caller("CN=x", "eve\n\x1b[2Jroot"), std::string("eve??[2Jroot viewer"));
+        QCOMPARE(caller("O=none", ""), std::string("(no common name) viewer"));
+        QCOMPARE(be::AccessGate::nameOfCommonName(std::string(100, 'n')), std::string(64, 'n'));
+        // Without a certificate, refused as before.
+        QCOMPARE(
+            gate->admit("ipv4:10.0.0.8:1", "", false, "GetAccess", be::AccessGate::Call::Unary).status().error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+        // Without a roles file, every certificate is a viewer named by its common name, and nothing is said.
+        be::AccessGate::Options plain;
+        plain.requireClientCertificate = true;
+        GateProbe quiet;
+        const auto unmapped = quiet.gate(plain, &error);
+        be::AccessGate::Credentials credentials;
+        credentials.certificate = true;
+        credentials.subject = "CN=alice";
+        credentials.commonName = "alice";
+        const auto admitted = unmapped->admit("ipv4:10.0.0.7:1", credentials, "GetAccess", be::AccessGate::Call::Unary);
+        QCOMPARE(admitted.caller().name, std::string("alice"));
+        QCOMPARE(admitted.caller().role, be::Role::Viewer);
+        QVERIFY(quiet.lines.empty());
+        // A roles file needs client certificates.
+        options.requireClientCertificate = false;
+        QVERIFY(!probe.gate(options, &error));
+        QVERIFY2(error.find("needs client certificates (--tls-client-ca)") != std::string::npos, error.c_str());
+    }
+
+    void badRolesLinesAreRefusedWithTheLine_data()
+    {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QString>("said");
+        QTest::newRow("unknown role") << QByteArray("admin alice CN=alice\n") << "line 1: a line is ROLE NAME SUBJECT";
+        QTest::newRow("no subject") << QByteArray("# c\noperator alice\n") << "line 2: a line is ROLE NAME SUBJECT";
+        QTest::newRow("bad name") << QByteArray("operator " + QByteArray(65, 'a') + " CN=a\n")
+                                  << "line 1: a name is a printable word";
+        QTest::newRow("control character") << QByteArray("viewer a CN=a\x01z\n")
+                                           << "line 1: a subject is at most 1024 bytes, without control characters";
+        QTest::newRow("subject twice") << QByteArray("viewer a CN=a,O=b\noperator b CN=a,O=b\n")
+                                       << "line 2: the same subject as line 1";
+        QTest::newRow("common name twice")
+            << QByteArray("viewer a CN=a\noperator b cn=a\n") << "line 2: the same subject as line 1";
+        QTest::newRow("empty") << QByteArray("\n# none yet\n") << "holds no certificate";
+    }
+
+    void badRolesLinesAreRefusedWithTheLine()
+    {
+        QFETCH(QByteArray, text);
+        QFETCH(QString, said);
+        const QString path = m_certificates.write(QStringLiteral("bad.roles"), text);
+        QVERIFY(!path.isEmpty());
+        GateProbe probe;
+        be::AccessGate::Options options;
+        options.requireClientCertificate = true;
+        options.clientRolesFile = path.toStdString();
+        std::string error;
+        QVERIFY(!probe.gate(options, &error));
+        QVERIFY2(
+            error.find(said.toStdString()) != std::string::npos && error.find(path.toStdString()) != std::string::npos,
+            error.c_str());
+    }
+
+    // A roles file gone wrong while served refuses every call (UNAVAILABLE, not held against the callers), and is
+    // taken back once put right, its new lines with it.
+    void aRolesFileGoneWrongRefusesEveryCall()
+    {
+        const QString name = QStringLiteral("changing.roles");
+        const QString path = m_certificates.write(name, "operator alice CN=alice\n");
+        GateProbe probe;
+        be::AccessGate::Options options;
+        options.requireClientCertificate = true;
+        options.clientRolesFile = path.toStdString();
+        std::string error;
+        const auto gate = probe.gate(options, &error);
+        QVERIFY2(gate, error.c_str());
+        be::AccessGate::Credentials credentials;
+        credentials.certificate = true;
+        credentials.subject = "CN=alice";
+        credentials.commonName = "alice";
+        const auto admit
+            = [&] { return gate->admit("ipv4:10.0.0.7:1", credentials, "GetAccess", be::AccessGate::Call::Unary); };
+        QCOMPARE(admit().caller().role, be::Role::Operator);
+        QVERIFY(!m_certificates.write(name, "operator alice CN=alice\nowner bob CN=bob\n").isEmpty());
+        probe.now += 1s;
+        for (int i = 0; i < 100; ++i) { // more than the refusals an address may have a minute
+            const auto refused = admit();
+            QCOMPARE(refused.status().error_code(), grpc::StatusCode::UNAVAILABLE);
+            QVERIFY2(refused.status().error_message().find("cannot check client certificates") != std::string::npos,
+                refused.status().error_message().c_str());
+        }
+        QVERIFY2(probe.lines.front().find("line 2: a line is ROLE NAME SUBJECT") != std::string::npos,
+            probe.lines.front().c_str());
+        QVERIFY(!m_certificates.write(name, "viewer alice CN=alice\n").isEmpty());
+        probe.now += 1s;
+        const auto back = admit();
+        QVERIFY2(back.ok(), back.status().error_message().c_str());
+        QCOMPARE(back.caller().role, be::Role::Viewer);
+        QVERIFY2(
+            probe.lines.back().find("holds 1 certificate(s) again") != std::string::npos, probe.lines.back().c_str());
+    }
+
+    // A token and a certificate: the token names the caller; with a roles file, both must allow a write.
+    void aTokenAndACertificateTakeTheLesserRole()
+    {
+        const QString tokens = writeTokenFile(QStringLiteral("both.tokens"), "op-token alice operator\n");
+        const QString roles = m_certificates.write(QStringLiteral("both.roles"), "operator desk CN=desk\n");
+        GateProbe probe;
+        be::AccessGate::Options options;
+        options.requireClientCertificate = true;
+        options.tokenFile = tokens.toStdString();
+        std::string error;
+        const auto withoutRoles = probe.gate(options, &error);
+        QVERIFY2(withoutRoles, error.c_str());
+        be::AccessGate::Credentials credentials;
+        credentials.authorization = "Bearer op-token";
+        credentials.certificate = true;
+        credentials.subject = "CN=laptop";
+        credentials.commonName = "laptop";
+        auto admitted = withoutRoles->admit("ipv4:10.0.0.7:1", credentials, "GetAccess", be::AccessGate::Call::Unary);
+        QCOMPARE(admitted.caller().name, std::string("alice"));
+        QCOMPARE(admitted.caller().role, be::Role::Operator);
+        options.clientRolesFile = roles.toStdString();
+        const auto withRoles = probe.gate(options, &error);
+        QVERIFY2(withRoles, error.c_str());
+        admitted = withRoles->admit("ipv4:10.0.0.7:1", credentials, "GetAccess", be::AccessGate::Call::Unary);
+        QCOMPARE(admitted.caller().name, std::string("alice"));
+        QCOMPARE(admitted.caller().role, be::Role::Viewer); // an unmapped certificate is a viewer's
+        credentials.subject = "CN=desk";
+        credentials.commonName = "desk";
+        admitted = withRoles->admit("ipv4:10.0.0.7:1", credentials, "GetAccess", be::AccessGate::Call::Unary);
+        QCOMPARE(admitted.caller().name, std::string("alice"));
+        QCOMPARE(admitted.caller().role, be::Role::Operator);
+    }
+
+    void rolesAreNamed()
+    {
+        QCOMPARE(be::roleName(be::Role::Viewer), std::string_view("viewer"));
+        QCOMPARE(be::roleName(be::Role::Operator), std::string_view("operator"));
+        QCOMPARE(be::roleNamed("operator"), std::optional<be::Role>(be::Role::Operator));
+        QCOMPARE(be::roleNamed("viewer"), std::optional<be::Role>(be::Role::Viewer));
+        QVERIFY(!be::roleNamed("admin") && !be::roleNamed("") && !be::roleNamed("Viewer"));
+    }
+
     void clientAddresses()
     {
         QCOMPARE(be::AccessGate::clientAddress("ipv4:10.0.0.7:53122"), std::string("10.0.0.7"));

@@ -10,7 +10,10 @@
 
 #include <QTest>
 
+#include <fmt/format.h>
+
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -30,6 +33,93 @@ template <typename Part> grpc::Status endedWithoutAPart(std::unique_ptr<grpc::Cl
         return { grpc::StatusCode::INTERNAL, "a part was sent before the call ended" };
     }
     return reader->Finish();
+}
+
+// The gate's verdict on a real TLS session: a server built as BackendServer builds its own (client certificates asked
+// for and verified against "ca", the gate before the call), answering GetAccess alone with the admission's caller.
+class CallerServer final : public pb::Telemetry::Service
+{
+public:
+    CallerServer(const TestCertificates &certificates, const be::AccessGate::Options &options)
+        : m_gate(options, [this](const std::string &line) { said(line); })
+    {
+        std::string error;
+        if (!m_gate.load(&error)) {
+            m_error = error;
+            return;
+        }
+        const auto read = [](const QString &path) {
+            QFile file(path);
+            return file.open(QIODevice::ReadOnly) ? file.readAll().toStdString() : std::string();
+        };
+        grpc::SslServerCredentialsOptions tls(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+        tls.pem_root_certs = read(certificates.crt(QStringLiteral("ca")));
+        tls.pem_key_cert_pairs.push_back(
+            { read(certificates.key(QStringLiteral("server"))), read(certificates.crt(QStringLiteral("server"))) });
+        grpc::ServerBuilder builder;
+        builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(tls), &m_port);
+        builder.RegisterService(this);
+        m_server = builder.BuildAndStart();
+        if (!m_server || m_port == 0) {
+            m_error = "cannot listen";
+        }
+    }
+    ~CallerServer() override
+    {
+        if (m_server) {
+            m_server->Shutdown(std::chrono::system_clock::now() + 1s);
+        }
+    }
+    const std::string &error() const { return m_error; }
+    std::string address() const { return "127.0.0.1:" + std::to_string(m_port); }
+    std::vector<std::string> lines()
+    {
+        std::lock_guard lock(m_mutex);
+        return m_lines;
+    }
+
+    grpc::Status GetAccess(grpc::ServerContext *context, const pb::GetAccessRequest *, pb::Access *access) override
+    {
+        const auto admitted = m_gate.admit(context, "GetAccess", be::AccessGate::Call::Unary);
+        if (!admitted.ok()) {
+            return admitted.status();
+        }
+        access->set_name(admitted.caller().name);
+        access->set_role(admitted.caller().role == be::Role::Operator ? pb::ROLE_OPERATOR : pb::ROLE_VIEWER);
+        return grpc::Status::OK;
+    }
+
+private:
+    void said(const std::string &line)
+    {
+        std::lock_guard lock(m_mutex);
+        m_lines.push_back(line);
+    }
+
+    std::mutex m_mutex; // the gate logs from gRPC's threads
+    std::vector<std::string> m_lines;
+    be::AccessGate m_gate;
+    std::string m_error;
+    int m_port = 0;
+    std::unique_ptr<grpc::Server> m_server;
+};
+
+// "name role" as the gate found the caller of one GetAccess through the console's channel code, or the refusal.
+std::string callerOf(const std::string &address, const ChannelSecurity &security)
+{
+    QString error;
+    auto channel = fleetscope::createChannel(address, security, grpc::ChannelArguments(), &error);
+    if (!channel) {
+        return error.toStdString();
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 10s);
+    pb::Access access;
+    const auto status = pb::Telemetry::NewStub(channel)->GetAccess(&context, pb::GetAccessRequest(), &access);
+    if (!status.ok()) {
+        return fmt::format("{}: {}", static_cast<int>(status.error_code()), status.error_message());
+    }
+    return fmt::format("{} {}", access.name(), access.role() == pb::ROLE_OPERATOR ? "operator" : "viewer");
 }
 
 } // namespace
@@ -250,6 +340,68 @@ private Q_SLOTS:
             && be::BackendServer::isLoopback("localhost") && !be::BackendServer::isLoopback("0.0.0.0")
             && !be::BackendServer::isLoopback("[::]") && !be::BackendServer::isLoopback("10.0.0.1")
             && !be::BackendServer::isLoopback("127.example.com") && be::BackendServer::isLoopback("127.0.1.1"));
+    }
+
+    // A certificate's subject, as Debian 12's gRPC (1.51) puts it in the auth context after a real handshake
+    // (OpenSSL's RFC 2253 form: the most specific part first, a ',' in a value escaped), maps to a name and role; a
+    // line for the common name alone maps any subject with it; a certificate in no line is a viewer named by its
+    // common name, and the backend says its subject once. The roles file is read again when it changes.
+    void certificateSubjectsMapToRoles()
+    {
+        const QString name = QStringLiteral("wall.roles");
+        const QString roles = m_certificates.write(name,
+            "# the NOC\nviewer wall CN=noc-wall,OU=Wall\\, Hall 2,O=Example NOC\noperator wall-by-cn CN=noc-wall\n"
+            "operator alice CN=alice\n");
+        be::AccessGate::Options options;
+        options.requireClientCertificate = true;
+        options.clientRolesFile = roles.toStdString();
+        CallerServer server(m_certificates, options);
+        QVERIFY2(server.error().empty(), server.error().c_str());
+        ChannelSecurity wall;
+        wall.caFile = m_certificates.crt(QStringLiteral("ca"));
+        wall.certFile = m_certificates.crt(QStringLiteral("nocwall"));
+        wall.keyFile = m_certificates.key(QStringLiteral("nocwall"));
+        QCOMPARE(callerOf(server.address(), wall), std::string("wall viewer"));
+        ChannelSecurity client = wall;
+        client.certFile = m_certificates.crt(QStringLiteral("client"));
+        client.keyFile = m_certificates.key(QStringLiteral("client"));
+        QCOMPARE(callerOf(server.address(), client), std::string("client viewer"));
+        const auto lines = server.lines();
+        QCOMPARE(lines.size(), size_t { 1 });
+        QVERIFY2(lines[0].find("is a viewer named client: its subject is 'CN=client'") != std::string::npos,
+            lines[0].c_str());
+
+        // The whole subject's line gone, the common name's maps the wall, within a second or so.
+        QVERIFY(!m_certificates.write(name, "operator wall-by-cn CN=noc-wall\n").isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(callerOf(server.address(), wall), std::string("wall-by-cn operator"), 5000);
+        // A line gone wrong refuses every call until it is put right.
+        QVERIFY(!m_certificates.write(name, "operator wall-by-cn\n").isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            callerOf(server.address(), wall).find("cannot check client certificates") != std::string::npos, 5000);
+        QVERIFY(!m_certificates.write(name, "viewer wall CN=noc-wall\n").isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(callerOf(server.address(), wall), std::string("wall viewer"), 5000);
+    }
+
+    // A token's name and role through TLS, as the console sends it.
+    void aTokenNamesItsCaller()
+    {
+        const QString tokens
+            = writeTokenFile(QStringLiteral("named-over-tls.tokens"), "s3cret-one\nop-s3cret alice operator\n");
+        QVERIFY(!tokens.isEmpty());
+        const QString consoleToken = m_certificates.write(QStringLiteral("alice.token"), "op-s3cret\n");
+        be::AccessGate::Options options;
+        options.requireClientCertificate = true;
+        options.tokenFile = tokens.toStdString();
+        CallerServer server(m_certificates, options);
+        QVERIFY2(server.error().empty(), server.error().c_str());
+        ChannelSecurity console;
+        console.caFile = m_certificates.crt(QStringLiteral("ca"));
+        console.certFile = m_certificates.crt(QStringLiteral("client"));
+        console.keyFile = m_certificates.key(QStringLiteral("client"));
+        console.tokenFile = consoleToken;
+        QCOMPARE(callerOf(server.address(), console), std::string("alice operator"));
+        console.tokenFile = m_goodToken;
+        QCOMPARE(callerOf(server.address(), console), std::string("token-1 viewer"));
     }
 
     // The console says why it is refused, keeps retrying, and connects once its token is put right.

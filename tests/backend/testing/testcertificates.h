@@ -29,12 +29,13 @@ public:
             && issue(QStringLiteral("expired"), QStringLiteral("ca"), serverNames, -1)
             && issue(QStringLiteral("elsewhere"), QStringLiteral("ca"), QStringLiteral("DNS:elsewhere.example"), 2)
             && issue(QStringLiteral("client"), QStringLiteral("ca"), QString(), 2)
-            && issue(QStringLiteral("strangerclient"), QStringLiteral("otherca"), QString(), 2);
+            && issue(QStringLiteral("strangerclient"), QStringLiteral("otherca"), QString(), 2)
+            && issue(QStringLiteral("nocwall"), QStringLiteral("ca"), QString(), 2, nocWallSubject);
     }
     QString error() const { return m_error; }
 
     // NAME.crt and NAME.key: ca, otherca, server (127.0.0.1 and localhost), expired, elsewhere (another host's),
-    // client (from ca), strangerclient (from otherca).
+    // client (from ca), strangerclient (from otherca), nocwall (from ca, a client's with the subject below).
     QString crt(const QString &name) const { return m_dir.filePath(name + QStringLiteral(".crt")); }
     QString key(const QString &name) const { return m_dir.filePath(name + QStringLiteral(".key")); }
     QString path(const QString &name) const { return m_dir.filePath(name); }
@@ -51,6 +52,9 @@ public:
         QFile::remove(target);
         return QFile::rename(target + QStringLiteral(".new"), target) ? target : QString();
     }
+
+    // nocwall's subject as openssl -subj takes it: several parts, one with a comma.
+    static inline const QString nocWallSubject = QStringLiteral("/O=Example NOC/OU=Wall\\, Hall 2/CN=noc-wall");
 
 private:
     static inline const QString serverNames = QStringLiteral("IP:127.0.0.1,DNS:localhost");
@@ -79,8 +83,9 @@ private:
             QStringLiteral("/CN=Fleetscope test %1").arg(name) });
     }
 
-    // A certificate for name from ca, valid for days (negative: expired), with these subject alternative names.
-    bool issue(const QString &name, const QString &ca, const QString &altNames, int days)
+    // A certificate for name from ca, valid for days (negative: expired), with these subject alternative names and
+    // subject ("/CN=name" when none is given).
+    bool issue(const QString &name, const QString &ca, const QString &altNames, int days, QString subject = {})
     {
         const QString extensions = name + QStringLiteral(".ext");
         QFile ext(m_dir.filePath(extensions));
@@ -95,7 +100,7 @@ private:
         return run({ QStringLiteral("req"), QStringLiteral("-newkey"), QStringLiteral("ec"), QStringLiteral("-pkeyopt"),
                    QStringLiteral("ec_paramgen_curve:P-256"), QStringLiteral("-nodes"), QStringLiteral("-keyout"),
                    name + QStringLiteral(".key"), QStringLiteral("-out"), name + QStringLiteral(".csr"),
-                   QStringLiteral("-subj"), QStringLiteral("/CN=%1").arg(name) })
+                   QStringLiteral("-subj"), subject.isEmpty() ? QStringLiteral("/CN=%1").arg(name) : subject })
             && run({ QStringLiteral("x509"), QStringLiteral("-req"), QStringLiteral("-in"),
                 name + QStringLiteral(".csr"), QStringLiteral("-CA"), ca + QStringLiteral(".crt"),
                 QStringLiteral("-CAkey"), ca + QStringLiteral(".key"), QStringLiteral("-CAcreateserial"),
