@@ -116,8 +116,16 @@ QString ProblemsModel::entryText(const Problem &p) const
     QStringList lines;
     const QString place = placeName(p, m_topology.get());
     if (p.kind == Problem::Kind::Incident) {
-        lines << QStringLiteral("%1 · %2").arg(incidentCauseLabel(p), place);
+        lines << QStringLiteral("%1%2 · %3")
+                     .arg(incidentCauseLabel(p),
+                         !p.isQuietAlert()                 ? QString()
+                             : p.alert->silencedBy.empty() ? tr(" (inhibited)")
+                                                           : tr(" (silenced)"),
+                         place);
         lines << summary(p);
+        if (p.isQuietAlert()) { // its alert, the backend's in Alertmanager: who is on it
+            lines << p.quietNote;
+        }
         QString evidence = p.incident ? p.incident->evidence : QString();
         if (p.covered > 0) {
             evidence += (evidence.isEmpty() ? QString() : QStringLiteral(" ")) //

@@ -38,6 +38,38 @@ SilenceMatcher equal(const QString &name, const QString &value)
     return SilenceMatcher { name, value, false, true };
 }
 
+// The open incident a FleetscopeIncident alert stands for: the same cause, and its domain by name, or (a node's or a
+// GPU's own incident) its GPUs on the alert's host.
+Problem *incidentOf(const FleetAlert &alert, std::vector<Problem> *problems, const Topology *topology)
+{
+    if (alert.name() != QLatin1String(incidentAlertName) || topology == nullptr) {
+        return nullptr;
+    }
+    const QString domain = alert.label(QStringLiteral("domain"));
+    const QString host = alert.label(QStringLiteral("hostname"));
+    const QString cause = alert.label(QStringLiteral("cause"));
+    for (Problem &p : *problems) {
+        if (p.kind != Problem::Kind::Incident || !p.incident || (!cause.isEmpty() && p.incident->cause != cause)) {
+            continue;
+        }
+        const int64_t d = p.incident->domain;
+        if (d >= 0) {
+            if (!domain.isEmpty() && static_cast<uint64_t>(d) < topology->domains.size()
+                && topology->domains[static_cast<size_t>(d)].name == domain) {
+                return &p;
+            }
+            continue;
+        }
+        if (!host.isEmpty() && domain.isEmpty() && !p.gpus.empty() && p.gpus.back() < topology->gpuCount
+            && p.gpus.back() < topology->nodeOfGpu.size()
+            && topology->nodeOfGpu[p.gpus.front()] == topology->nodeOfGpu[p.gpus.back()]
+            && topology->nodeOf(p.gpus.front()).hostname == host) {
+            return &p;
+        }
+    }
+    return nullptr;
+}
+
 } // namespace
 
 QString untilText(int64_t atMs, int64_t nowMs)
@@ -138,6 +170,16 @@ std::vector<Problem> withAlerts(
         return ranked;
     }
     std::vector<Problem> alerts = alertProblems(board, topology, nowMs);
+    alerts.erase(std::remove_if(alerts.begin(), alerts.end(),
+                     [&](const Problem &alert) {
+                         Problem *incident = incidentOf(*alert.alert, &ranked, topology);
+                         if (incident != nullptr && (!incident->alert || alert.isQuietAlert())) {
+                             incident->alert = alert.alert; // a silenced one rather than one that fires
+                             incident->quietNote = alert.quietNote;
+                         }
+                         return incident != nullptr;
+                     }),
+        alerts.end());
     rankProblems(&alerts, jobs); // their jobs and blast radius; the problems handed in have theirs
     ranked.insert(ranked.end(), std::make_move_iterator(alerts.begin()), std::make_move_iterator(alerts.end()));
     sortProblems(&ranked);

@@ -20,9 +20,14 @@ namespace fleetscope {
 // since when, its summary annotation as its words, and, when suppressed, why (quietNote).
 std::vector<Problem> alertProblems(const AlertBoard &board, const Topology *topology, int64_t nowMs);
 // The ranked problems with the board's alerts ranked among them (sortProblems: by severity and blast radius, the
-// silenced and inhibited after everything else).
+// silenced and inhibited after everything else). The backend's own incidents come back from Alertmanager as alerts
+// (FleetscopeIncident, with --alertmanager-send): such an alert is its incident's (the same cause, and its domain's
+// name or its node's hostname), set on the incident rather than listed again, so that a silenced incident reads as
+// one.
 std::vector<Problem> withAlerts(
     std::vector<Problem> ranked, const AlertBoard &board, const Topology *topology, const JobList *jobs, int64_t nowMs);
+// The alertname the backend sends its incidents under (backend/alerting/alertsender.cpp).
+inline constexpr const char *incidentAlertName = "FleetscopeIncident";
 // Why a suppressed alert is quiet, for people: "silenced by alice until 16:00: swapping the PSU", "inhibited by
 // NodeDown"; empty while it fires.
 QString quietNote(const FleetAlert &alert, const AlertBoard &board, int64_t nowMs);

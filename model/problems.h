@@ -49,8 +49,9 @@ struct Problem
     // An incident: the backend's, as of its latest event (open or update); null for every other kind.
     std::shared_ptr<const Incident> incident;
     uint32_t covered = 0; // an incident: the open problems of its GPUs it explains, not listed on their own
-    // An alert: as the backend last served it; null for every other kind. quietNote: why a suppressed one is quiet,
-    // for people ("silenced by alice until 16:00: swapping the PSU"); empty while it fires.
+    // An alert: as the backend last served it; also an incident's own alert, the backend's FleetscopeIncident that
+    // Alertmanager holds for it (model/alertproblems.h withAlerts); null otherwise. quietNote: why a suppressed one
+    // is quiet, for people ("silenced by alice until 16:00: swapping the PSU"); empty while it fires.
     std::shared_ptr<const FleetAlert> alert;
     QString quietNote;
     // Several GPUs of one running job with the same kind of problem (and metric), folded into one line: the job (0:
@@ -71,9 +72,10 @@ struct Problem
     {
         const uint64_t id = incident ? incident->id : foldedJob;
         return { static_cast<int>(kind), gpu, node, rack, kind == Kind::XidBurst ? sinceMs : 0,
-            alert ? alert->fingerprint : metric, driftJob, id };
+            kind == Kind::Alert && alert ? alert->fingerprint : metric, driftJob, id };
     }
-    // An alert that Alertmanager silenced or inhibited: listed after every problem that is not.
+    // An alert (or an incident whose alert) Alertmanager silenced or inhibited: listed after every problem that is
+    // not (an incident after the incidents that are not).
     bool isQuietAlert() const { return alert && alert->suppressed; }
 };
 

@@ -272,6 +272,9 @@ QString leadIncidentLine(const std::vector<Problem> &ranked, const ProblemTally 
         *severity = lead->severity;
     }
     QString line = incidentCauseLabel(*lead) + QStringLiteral(" · ") + lead->text;
+    if (lead->isQuietAlert()) { // ranked after those that are not: every open incident is someone's already
+        line += QStringLiteral(" · ") + lead->quietNote;
+    }
     if (tally.incidents > 1) {
         line += QStringLiteral(" · ") + plural(tally.incidents - 1, "more incident", "more incidents");
     }

@@ -12,6 +12,7 @@
 #include "app/wallwindow.h"
 #include "model/alertproblems.h"
 #include "model/navigation.h"
+#include "tests/model/testtopology.h"
 #include "widgets/alerts/silencedialog.h"
 #include "widgets/alerts/silencesview.h"
 #include "widgets/heatmap/heatmapview.h"
@@ -320,6 +321,68 @@ private Q_SLOTS:
         page->setAlertsNote({});
         wall.refresh();
         QVERIFY(!wall.header()->banner().startsWith(QStringLiteral("Alerts are old")));
+    }
+
+    // The backend's own incident silenced in Alertmanager (its FleetscopeIncident alert): one entry, the incident's,
+    // saying who is on it, on the desk and on the wall.
+    void aSilencedIncident()
+    {
+        auto topology = std::const_pointer_cast<Topology>(testing::makeTopology());
+        topology->domains.push_back({ DomainKind::CoolingUnit, QStringLiteral("r01-crah1"), -1, -1 });
+        const int64_t now = QDateTime::currentMSecsSinceEpoch();
+        auto incident = std::make_shared<Incident>();
+        incident->id = 12;
+        incident->startMs = now - 4 * 60'000;
+        incident->domain = 0;
+        incident->cause = QStringLiteral("cooling");
+        incident->evidence = QStringLiteral("16 of its GPUs began throttling within 40 s");
+        incident->gpuRuns = { { 16, 16 } };
+        incident->gpuCount = 16;
+        Problem p;
+        p.kind = Problem::Kind::Incident;
+        p.severity = EventSeverity::Critical;
+        p.incident = incident;
+        p.sinceMs = incident->startMs;
+        p.text = QStringLiteral("Cooling unit r01-crah1 failing: 16 GPUs throttling");
+        for (uint32_t g = 16; g < 32; ++g) {
+            p.gpus.push_back(g);
+        }
+        std::vector<Problem> ranked = { p };
+        rankProblems(&ranked, nullptr);
+        AlertBoard board;
+        FleetAlert own;
+        own.fingerprint = QStringLiteral("f12");
+        own.labels = { { QStringLiteral("alertname"), QStringLiteral("FleetscopeIncident") },
+            { QStringLiteral("cause"), QStringLiteral("cooling") },
+            { QStringLiteral("domain"), QStringLiteral("r01-crah1") } };
+        own.severity = EventSeverity::Critical;
+        own.suppressed = true;
+        own.silencedBy = { QStringLiteral("s-7") };
+        board.alerts = { own };
+        board.silences = { { QStringLiteral("s-7"),
+            { { QStringLiteral("domain"), QStringLiteral("r01-crah1"), false, true } }, now, now + 3'600'000,
+            QStringLiteral("carol"), QStringLiteral("CRAH vendor on site"), FleetSilence::State::Active } };
+        const auto all = withAlerts(ranked, board, topology.get(), nullptr, now);
+        QCOMPARE(all.size(), size_t { 1 });
+
+        ProblemsModel model;
+        model.setProblems(all, topology, nullptr, now);
+        const QStringList lines = model.index(0, ProblemsModel::EntryColumn).data().toString().split(QLatin1Char('\n'));
+        QCOMPARE(lines.value(0), QStringLiteral("COOLING (silenced) · cooling unit r01-crah1"));
+        QVERIFY2(lines.value(2).startsWith(QStringLiteral("silenced by carol until ")), qPrintable(lines.value(2)));
+        QVERIFY(lines.value(2).endsWith(QStringLiteral(": CRAH vendor on site")));
+
+        ProblemsBoard wall;
+        wall.resize(1280, 640);
+        wall.setProblems(all, topology, nullptr, now);
+        QCOMPARE(wall.rowTexts().size(), 1);
+        QVERIFY2(
+            wall.rowTexts()[0].contains(QStringLiteral("  silenced by carol until ")), qPrintable(wall.rowTexts()[0]));
+        QCOMPARE(wall.headline(), QStringLiteral("1 incident (1 critical)"));
+        if (const int ms = qEnvironmentVariableIntValue("FLEETSCOPE_LOOK"); ms > 0) {
+            wall.show();
+            QTest::qWait(ms);
+        }
     }
 
     // For a person: the dock with alerts and the dialog open on one (FLEETSCOPE_LOOK=ms).

@@ -264,6 +264,62 @@ private Q_SLOTS:
         QVERIFY(!silenceMatches({}, a));
     }
 
+    // The backend's own incident, back from Alertmanager as FleetscopeIncident: set on its incident (by its domain's
+    // name and cause), not listed again; silenced, the incident says so and goes after those no one is on, and the
+    // wall's banner names who is on it when it leads.
+    void anIncidentsOwnAlertIsTheIncidents()
+    {
+        auto topology = std::const_pointer_cast<Topology>(testing::makeTopology());
+        topology->domains.push_back({ DomainKind::CoolingUnit, QStringLiteral("r01-crah1"), -1, -1 });
+        topology->domains.push_back({ DomainKind::Pdu, QStringLiteral("r01-k01-a"), -1, -1 });
+        Problem cooling;
+        cooling.kind = Problem::Kind::Incident;
+        cooling.severity = EventSeverity::Critical;
+        cooling.incident = makeIncident(0);
+        cooling.text = QStringLiteral("Cooling unit r01-crah1 failing");
+        cooling.gpus = { 16, 17 };
+        Problem power = cooling;
+        auto pdu = std::make_shared<Incident>(*cooling.incident);
+        pdu->id = 5;
+        pdu->domain = 1;
+        pdu->cause = QStringLiteral("power");
+        power.incident = pdu;
+        power.severity = EventSeverity::Warning;
+        power.text = QStringLiteral("PDU r01-k01-a tripped");
+        std::vector<Problem> ranked = { cooling, power };
+        rankProblems(&ranked, nullptr);
+        QCOMPARE(ranked[0].incident->id, uint64_t { 4 }); // critical first
+
+        AlertBoard board;
+        FleetAlert own = makeAlert(QString::fromLatin1(incidentAlertName), EventSeverity::Critical,
+            { label("cause", QStringLiteral("cooling")), label("domain", QStringLiteral("r01-crah1")) }, {});
+        own.suppressed = true;
+        own.silencedBy = { QStringLiteral("s-9") };
+        board.alerts.push_back(own);
+        // Another domain's name under another cause is not this incident's.
+        board.alerts.push_back(makeAlert(QString::fromLatin1(incidentAlertName), EventSeverity::Warning,
+            { label("cause", QStringLiteral("network")), label("domain", QStringLiteral("r01-k01-a")) }, {}));
+        board.silences.push_back({ QStringLiteral("s-9"), {}, t0, t0 + 60 * minute, QStringLiteral("carol"),
+            QStringLiteral("CRAH vendor on site"), FleetSilence::State::Active });
+        const auto all = withAlerts(ranked, board, topology.get(), nullptr, t0);
+        QCOMPARE(all.size(), size_t { 3 }); // two incidents and the network alert that is no incident's
+        QCOMPARE(all[0].incident->id, uint64_t { 5 }); // the one no one is on first
+        QCOMPARE(all[1].incident->id, uint64_t { 4 });
+        QVERIFY(all[1].isQuietAlert());
+        QCOMPARE(all[1].quietNote, QStringLiteral("silenced by carol until 15:00: CRAH vendor on site"));
+        QCOMPARE(all[1].key(), ranked[0].key()); // still the same problem for the table's selection
+        QCOMPARE(all[2].kind, Problem::Kind::Alert);
+        const ProblemTally tally = tallyProblems(all);
+        QCOMPARE(tally.incidents, uint32_t { 2 });
+        QCOMPARE(tally.alerts, uint32_t { 1 });
+        EventSeverity severity = EventSeverity::Info;
+        QCOMPARE(leadIncidentLine(all, tally, &severity).left(30), QStringLiteral("POWER · PDU r01-k01-a tripped "));
+        const std::vector<Problem> quietOnly = { all[1] };
+        QCOMPARE(leadIncidentLine(quietOnly, tallyProblems(quietOnly), &severity),
+            QStringLiteral("COOLING · Cooling unit r01-crah1 failing · silenced by carol until 15:00: CRAH vendor on "
+                           "site"));
+    }
+
     void whoMaySilence()
     {
         BackendAccess viewer { QStringLiteral("noc-wall"), BackendAccess::Role::Viewer, true, false };

@@ -92,8 +92,10 @@ QStringList ProblemsBoard::rowTexts() const
     QStringList rows;
     for (const auto &p : m_problems) {
         if (p.kind == Problem::Kind::Incident) {
-            rows << QStringLiteral("%1 · %2  %3  %4  %5")
-                        .arg(incidentCauseLabel(p), problemSummary(p), evidenceText(p), sinceText(p), jobsText(p));
+            rows << QStringLiteral("%1 · %2  %3  %4%5  %6")
+                        .arg(incidentCauseLabel(p), problemSummary(p), evidenceText(p),
+                            p.isQuietAlert() ? p.quietNote + QStringLiteral("  ") : QString(), sinceText(p),
+                            jobsText(p));
         } else if (p.kind == Problem::Kind::Alert) {
             rows << QStringLiteral("%1  %2  %3  %4")
                         .arg(problemPlace(p, m_topology.get()), whatText(p), sinceText(p), jobsText(p));
@@ -135,8 +137,13 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
             break;
         }
         const QRectF block(pad, y, width() - 2 * pad, row * 2.3);
+        // Its alert silenced in Alertmanager (the backend sends it there): someone is on it; the swatch says so and
+        // the last line says who, until when and why.
+        const bool quiet = p.isQuietAlert();
         painter.fillRect(QRectF(block.left(), block.top(), row * 0.18, block.height()),
-            p.severity == EventSeverity::Critical ? wallstyle::critical : warning);
+            quiet                                       ? QColor(0x6a, 0x72, 0x80)
+                : p.severity == EventSeverity::Critical ? wallstyle::critical
+                                                        : warning);
         const double x = block.left() + row * 0.4;
         const QRectF first(x, block.top(), block.right() - x, row);
         painter.setFont(causeFont);
@@ -158,10 +165,10 @@ void ProblemsBoard::paintEvent(QPaintEvent * /*event*/)
         painter.setPen(dim);
         const QRectF third(x, second.bottom(), first.width(), row * 0.65);
         painter.drawText(third, Qt::AlignLeft | Qt::AlignVCenter,
-            evidenceMetrics.elidedText(
-                QStringLiteral("%1  ·  %2  ·  %3")
-                    .arg(sinceText(p), p.gpusHit == 1 ? tr("1 GPU hit") : tr("%L1 GPUs hit").arg(p.gpusHit),
-                        tr("jobs: %1").arg(jobsText(p))),
+            evidenceMetrics.elidedText((quiet ? p.quietNote + QStringLiteral("  ·  ") : QString())
+                    + QStringLiteral("%1  ·  %2  ·  %3")
+                          .arg(sinceText(p), p.gpusHit == 1 ? tr("1 GPU hit") : tr("%L1 GPUs hit").arg(p.gpusHit),
+                              tr("jobs: %1").arg(jobsText(p))),
                 Qt::ElideRight, third.width()));
         y += row * 2.5;
         ++shown;
