@@ -4,6 +4,7 @@
 #include "core/determinism.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -67,6 +68,12 @@ std::string FleetShape::gpuSerial(uint32_t gpu) const
         return {};
     }
     return fmt::format("1654{:09}", determinism::hash(seed, 0x5345524c, gpu) % 1000000000ULL);
+}
+
+std::string FleetShape::simulatedPciBusId(uint32_t gpuInNode)
+{
+    static constexpr std::array<unsigned, 8> buses = { 0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB };
+    return fmt::format("00000000:{:02X}:00.0", buses[gpuInNode % buses.size()]);
 }
 
 FleetShape FleetShape::forGpuCount(uint32_t gpuCount, uint64_t seed, Hardware hardware)

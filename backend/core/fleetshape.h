@@ -126,6 +126,9 @@ struct FleetShape
     // serials.
     std::string gpuUuid(uint32_t gpu) const;
     std::string gpuSerial(uint32_t gpu) const;
+    // A simulated GPU's PCI bus id as its exporter labels it (pci_bus_id), by its position in its node: an HGX
+    // board's eight buses. A real fleet's are not stored.
+    static std::string simulatedPciBusId(uint32_t gpuInNode);
     uint64_t seed = 1;
     Hardware hardware = Hardware::HgxH100; // of a simulated fleet
     bool simulated = true;

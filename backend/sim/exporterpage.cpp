@@ -102,8 +102,7 @@ const std::vector<uint32_t> *ExporterPage::rawField(const Frame &frame, MetricId
 
 std::string ExporterPage::pciBusId(uint32_t gpuInNode)
 {
-    static constexpr std::array<unsigned, 8> buses = { 0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB };
-    return fmt::format("00000000:{:02X}:00.0", buses[gpuInNode % buses.size()]);
+    return FleetShape::simulatedPciBusId(gpuInNode);
 }
 
 ExporterPage::PodLabels ExporterPage::podLabels(const JobInfo &job, uint32_t nodeOrdinal)
