@@ -2,11 +2,13 @@
 // The backend's reading of and writing to a real Prometheus Alertmanager (Debian's prometheus-alertmanager, 0.25 in
 // bookworm; skips, saying so, when it is not installed): alerts posted through its API seen by AlertmanagerWatch with
 // their labels, annotations and state; a silence made and expired through the watch, seen in Alertmanager's API and
-// in the state published before the call returns; Alertmanager stopped and back; a server answering garbage and one
-// that never answers; 10,000 alerts and 1,000 silences, with the cost of a poll printed.
+// in the state published before the call returns; https and basic authentication; Alertmanager stopped and back; a
+// server answering garbage and one that never answers; 10,000 alerts and 1,000 silences, with the cost of a poll
+// printed.
 #include "alerting/alertmanagerapi.h"
 #include "alerting/alertmanagerwatch.h"
 #include "tests/backend/testing/alertmanagerprocess.h"
+#include "tests/backend/testing/testcertificates.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -15,6 +17,7 @@
 
 #include <httplib.h>
 
+#include <crypt.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -135,6 +138,19 @@ struct OwnAlertmanager
         return waitForAlertmanager(guard, port);
     }
 };
+
+// A bcrypt hash of password (cost 4, the least bcrypt allows), as Alertmanager's basic_auth_users takes it; empty when
+// libcrypt cannot make one.
+QByteArray bcrypt(const QByteArray &password)
+{
+    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+    if (!crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt)) {
+        return {};
+    }
+    crypt_data data {};
+    const char *hash = crypt_r(password.constData(), salt, &data);
+    return hash && hash[0] == '$' ? QByteArray(hash) : QByteArray();
+}
 
 // An HTTP server in the test that answers what a case sets, on its own thread (cpp-httplib).
 struct GarbageServer
@@ -489,6 +505,83 @@ private Q_SLOTS:
         QVERIFY(back);
         QVERIFY(back->status.error.empty());
         QVERIFY(back->status.lastSuccessMs > down->status.lastSuccessMs);
+    }
+
+    // https with the server's CA and basic authentication (Alertmanager's --web.config.file), reads and writes; a
+    // wrong password and an untrusted certificate said in an operator's words.
+    void tlsAndCredentials()
+    {
+        TestCertificates certificates;
+        QVERIFY2(certificates.make(), qPrintable(certificates.error()));
+        const QByteArray hash = bcrypt("s3cret");
+        QVERIFY(!hash.isEmpty());
+        const QString webConfig = certificates.write(QStringLiteral("web.yml"),
+            "tls_server_config:\n  cert_file: " + certificates.crt(QStringLiteral("server")).toUtf8() + "\n  key_file: "
+                + certificates.key(QStringLiteral("server")).toUtf8() + "\nbasic_auth_users:\n  fleet: " + hash + "\n");
+        const std::string password = certificates.write(QStringLiteral("password"), "s3cret\n").toStdString();
+        const std::string wrong = certificates.write(QStringLiteral("wrong"), "guess\n").toStdString();
+        OwnAlertmanager am;
+        const QString config = am.dir.filePath(QStringLiteral("alertmanager.yml"));
+        QVERIFY(writeFile(config, alertmanagerConfig()));
+        QVERIFY(startAlertmanager(&am.guard, config, am.dir.filePath(QStringLiteral("data")), am.port,
+            { QStringLiteral("--web.config.file=") + webConfig }));
+
+        const auto api = [&](const std::string &caFile, const std::string &passwordFile) {
+            be::AlertmanagerApi api;
+            be::AlertmanagerApi::Options options;
+            options.http.caFile = caFile;
+            options.http.user = "fleet";
+            options.http.passwordFile = passwordFile;
+            options.timeout = 5000ms;
+            std::string error;
+            if (!api.setBaseUrl("https://127.0.0.1:" + std::to_string(am.port), options, &error)) {
+                qWarning("%s", error.c_str());
+            }
+            return api;
+        };
+        const std::string ca = certificates.crt(QStringLiteral("ca")).toStdString();
+        const be::AlertmanagerApi trusted = api(ca, password);
+        const QString late
+            = waitForServer(am.guard, QStringLiteral("Alertmanager over https"), 30000, [&](QString *detail) {
+                  std::string body;
+                  std::string error;
+                  const bool answered = trusted.getSilences(&body, &error) == be::AlertDesk::Failure::None;
+                  *detail = QString::fromStdString(error);
+                  return answered;
+              });
+        QVERIFY2(late.isEmpty(), qPrintable(late));
+
+        std::string error;
+        QCOMPARE(
+            trusted.postAlerts({ alert("tls", { { "alertname", "GpuHot" }, { "Hostname", "r01-k01-n01" } }) }, &error),
+            be::AlertDesk::Failure::None);
+        be::AlertmanagerWatch watch(trusted, fastPolls(10s));
+        QVERIFY(waitForState(watch, [](const be::AlertsState &s) { return ofSuite(s, "tls").size() == 1; }));
+        be::SilenceRequest request;
+        request.matchers = { { "alertname", "GpuHot", false, true } };
+        request.duration = 10min;
+        request.comment = "over https";
+        request.createdBy = "alice";
+        std::string id;
+        QCOMPARE(watch.createSilence(request, &id, &error), be::AlertDesk::Failure::None);
+        QVERIFY(silenceIn(*watch.latest(), id));
+        QCOMPARE(watch.expireSilence(id, &error), be::AlertDesk::Failure::None);
+        QVERIFY(!silenceIn(*watch.latest(), id));
+
+        be::AlertmanagerWatch refused(api(ca, wrong), fastPolls(10s));
+        auto state = refused.waitNewer(0, std::chrono::steady_clock::now() + 10s);
+        QVERIFY2(state->status.error.find("HTTP 401 Unauthorized: the server refused user 'fleet' with the password "
+                                          "given")
+                != std::string::npos,
+            state->status.error.c_str());
+        QCOMPARE(refused.createSilence(request, &id, &error), be::AlertDesk::Failure::Unavailable);
+        QVERIFY2(error.find("POST https://") == 0 && error.find("401") != std::string::npos, error.c_str());
+
+        be::AlertmanagerWatch stranger(
+            api(certificates.crt(QStringLiteral("otherca")).toStdString(), password), fastPolls(10s));
+        state = stranger.waitNewer(0, std::chrono::steady_clock::now() + 10s);
+        QVERIFY2(state->status.error.find("the server's certificate is not trusted") != std::string::npos,
+            state->status.error.c_str());
     }
 
     void garbageIsRefused_data()
