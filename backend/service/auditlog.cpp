@@ -75,7 +75,7 @@ bool hidesOrReorders(char32_t c)
 AuditLog::AuditLog(Log log, Clock clock)
     : m_log(log ? std::move(log) : Log(toStderr))
     , m_clock(clock ? std::move(clock) : Clock(wallNow))
-    , m_refusedRefilled(m_clock())
+    , m_notDoneRefilled(m_clock())
 { }
 
 std::string AuditLog::quoted(std::string_view value, size_t maxBytes)
@@ -234,20 +234,20 @@ void AuditLog::record(const Caller &caller, std::string_view action, const std::
     std::lock_guard lock(m_mutex);
     // Taken under the lock, so that the lines are in the order of their times.
     const auto now = m_clock();
-    if (outcome == Outcome::Refused) {
+    if (outcome != Outcome::Done) {
         // The wall clock may step back: no refill then, rather than a negative one.
-        const double elapsed = std::max(0.0, std::chrono::duration<double>(now - m_refusedRefilled).count());
-        m_refusedBudget = std::min<double>(refusedLinesBurst, m_refusedBudget + elapsed);
-        m_refusedRefilled = now;
-        if (m_refusedBudget < 1) {
-            ++m_refusedLeftOut;
+        const double elapsed = std::max(0.0, std::chrono::duration<double>(now - m_notDoneRefilled).count());
+        m_notDoneBudget = std::min<double>(notDoneLinesBurst, m_notDoneBudget + elapsed);
+        m_notDoneRefilled = now;
+        if (m_notDoneBudget < 1) {
+            ++m_notDoneLeftOut;
             return;
         }
-        m_refusedBudget -= 1;
+        m_notDoneBudget -= 1;
     }
     std::string whole = fmt::format("audit: time={}{}", isoTime(now), line);
-    if (m_refusedLeftOut > 0) {
-        whole += fmt::format(" left_out={}", std::exchange(m_refusedLeftOut, 0));
+    if (m_notDoneLeftOut > 0) {
+        whole += fmt::format(" left_out={}", std::exchange(m_notDoneLeftOut, 0));
     }
     m_log(whole);
 }

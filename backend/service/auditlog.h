@@ -27,9 +27,10 @@ namespace fleetscope::backend {
 // the gate found it (AccessGate::Caller); action; the action's details (createSilence: matchers, Alertmanager's own
 // notation, duration, comment; expireSilence: silence); outcome: done, refused (a viewer: mayWrite), invalid (the
 // request was refused as malformed), not-found, failed (Alertmanager did not do it); then, when done, what was made
-// (silence: its id), else reason: why, for people. Last, when refused attempts' lines were left out before this one
-// (at most refusedLinesBurst, then one a second: a viewer's client retrying in a loop must not flood the journal, whose
-// own rate limit would then drop the lines that matter), left_out=N.
+// (silence: its id), else reason: why, for people. Last, when lines of attempts not done were left out before this one,
+// left_out=N: those (refused, invalid, not found, failed) are at most notDoneLinesBurst, then one a second, so that a
+// client retrying in a loop does not flood the journal, whose own rate limit would then drop the lines that matter;
+// every write done has its line.
 //
 // time, role, action, outcome and left_out are words of the backend's own; every other value is quoted: between
 // double quotes, '"' and '\' escaped with a '\', a newline, a carriage return and a tab as \n, \r and \t, any other
@@ -56,7 +57,7 @@ public:
         std::string_view value;
         size_t maxBytes = maxValueBytes; // of the value as written, quotes and escapes included
     };
-    static constexpr int refusedLinesBurst = 60;
+    static constexpr int notDoneLinesBurst = 60;
 
     // log: gets each line, "audit: " first (stderr by default); clock: the wall clock by default.
     explicit AuditLog(Log log = {}, Clock clock = {});
@@ -83,9 +84,9 @@ private:
     Log m_log;
     Clock m_clock;
     std::mutex m_mutex; // guards the budget below, and orders the lines
-    double m_refusedBudget = refusedLinesBurst;
-    std::chrono::system_clock::time_point m_refusedRefilled {};
-    uint64_t m_refusedLeftOut = 0;
+    double m_notDoneBudget = notDoneLinesBurst;
+    std::chrono::system_clock::time_point m_notDoneRefilled {};
+    uint64_t m_notDoneLeftOut = 0;
 };
 
 } // namespace fleetscope::backend

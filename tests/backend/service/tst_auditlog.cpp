@@ -205,7 +205,7 @@ private Q_SLOTS:
     }
 
     // A viewer's client retrying a refused write in a loop writes 60 lines, then one a second with how many were left
-    // out; writes done are never left out.
+    // out; so do other attempts not done; writes done are never left out.
     void refusedAttemptsAreLimited()
     {
         AuditProbe probe;
@@ -214,22 +214,29 @@ private Q_SLOTS:
         for (int i = 0; i < 1000; ++i) {
             audit.expireSilence(wall, "x", be::AuditLog::Outcome::Refused, "a viewer");
         }
-        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::refusedLinesBurst });
+        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::notDoneLinesBurst });
         audit.expireSilence(alice(), "x", be::AuditLog::Outcome::Done, {});
-        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::refusedLinesBurst + 1 });
+        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::notDoneLinesBurst + 1 });
         QVERIFY2(probe.lines.back().find("who=\"alice\"") != std::string::npos
                 && probe.lines.back().find(" left_out=940") != std::string::npos,
             probe.lines.back().c_str());
         audit.expireSilence(wall, "x", be::AuditLog::Outcome::Refused, "a viewer");
-        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::refusedLinesBurst + 1 });
+        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::notDoneLinesBurst + 1 });
         probe.now += 1s;
         audit.expireSilence(wall, "x", be::AuditLog::Outcome::Refused, "a viewer");
-        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::refusedLinesBurst + 2 });
+        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::notDoneLinesBurst + 2 });
         QVERIFY2(probe.lines.back().find(" left_out=1") != std::string::npos, probe.lines.back().c_str());
+        // Invalid, not found and failed attempts share the limit: a line of each is left out now.
+        audit.expireSilence(wall, "", be::AuditLog::Outcome::Invalid, "a silence id is 1 to 64 bytes");
+        audit.expireSilence(alice(), "x", be::AuditLog::Outcome::NotFound, "no such silence");
+        audit.expireSilence(alice(), "x", be::AuditLog::Outcome::Failed, "Alertmanager: timeout");
+        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::notDoneLinesBurst + 2 });
+        audit.expireSilence(alice(), "x", be::AuditLog::Outcome::Done, {});
+        QVERIFY2(probe.lines.back().find(" left_out=3") != std::string::npos, probe.lines.back().c_str());
         // A wall clock stepped back refills nothing.
         probe.now -= 1h;
         audit.expireSilence(wall, "x", be::AuditLog::Outcome::Refused, "a viewer");
-        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::refusedLinesBurst + 2 });
+        QCOMPARE(probe.lines.size(), size_t { be::AuditLog::notDoneLinesBurst + 3 });
     }
 
     // From many threads at once, each line is written whole and the lines are in the order of their times.
