@@ -49,6 +49,7 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
     connect(&m_time, &TimeMachine::historyLoadingChanged, this, &ConsoleSession::historyLoadingChanged);
     connect(&m_time, &TimeMachine::message, this, &ConsoleSession::message);
     connect(&m_events, &FleetEvents::changed, this, &ConsoleSession::fleetEventsChanged);
+    connect(&m_alerts, &FleetAlerts::errorOccurred, this, &ConsoleSession::problemReported);
     connect(&m_display, &Display::shownChanged, this, &ConsoleSession::shownChanged);
     connect(&m_display, &Display::metricsChanged, this, [this] {
         Q_EMIT metricsChanged();
@@ -71,6 +72,7 @@ void ConsoleSession::connectTo(const QString &address)
     m_history = new HistoryClient(address, m_security, this);
     m_history->setTopology(m_live.topology());
     m_summaryClient = new SummaryClient(address, m_security, this);
+    m_alerts.connectTo(address, m_security);
     // Requests of the old connections are gone: the services cancel them on the old clients and say so (reset), and
     // what follows the fleet's events follows them on the new one. The old clients go after.
     m_historyService.setClient(m_history);
@@ -86,6 +88,7 @@ void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
         m_history->setTopology(topology);
     }
     m_events.follow();
+    m_alerts.setTopology(topology);
     m_display.updateDrift();
     Q_EMIT topologyChanged(topology);
     goToPendingTime();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "app/session/display.h"
+#include "app/session/fleetalerts.h"
 #include "app/session/fleetevents.h"
 #include "app/session/historyservice.h"
 #include "app/session/livefeed.h"
@@ -118,6 +119,9 @@ public:
     std::vector<Problem> problems(int64_t nowMs) const;
     // The GPUs with an open anomaly (the backend's detector), ascending; cheap, nothing ranked.
     std::vector<uint32_t> anomalousGpus() const { return m_events.board().gpusWith(Problem::Kind::Anomaly); }
+    // The NOC's alerts and silences (Alertmanager's, through the backend), who this console is to the backend, and
+    // the silences it asks for; followed again by connectTo.
+    FleetAlerts *alerts() { return &m_alerts; }
 
 Q_SIGNALS:
     // What is drawn changed (ShownState::Change says which parts): the metric (views reset their transitions), the
@@ -157,6 +161,7 @@ private:
     SummaryFetcher m_summaries; // over m_summaryClient
     LiveFeed m_live;
     FleetEvents m_events;
+    FleetAlerts m_alerts;
     TimeMachine m_time;
     Display m_display; // reads the live feed and the time machine: declared after them, so it goes first
 };

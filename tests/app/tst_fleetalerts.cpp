@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+// The session's alerts (FleetAlerts): how fresh what is shown is, said for people, judged again each second so that it
+// turns old without a word from the backend; the last board kept, as old, when the backend goes; nothing called live
+// before data; silences asked only where access allows. Against the alerts backend of the client's suites, and
+// through ConsoleSession's connectTo.
+#include "app/consolesession.h"
+#include "app/session/fleetalerts.h"
+#include "tests/client/alertsbackend.h"
+
+#include <QDateTime>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace fleetscope;
+using namespace fleetscope::alertstesting;
+
+namespace {
+
+using Freshness = FleetAlerts::Freshness;
+
+FleetAlerts::Inputs liveInputs(int64_t now)
+{
+    FleetAlerts::Inputs in;
+    in.seenBoard = true;
+    in.streamOpen = true;
+    in.streamState = AlertsClient::State::Open;
+    in.status.reachable = true;
+    in.status.lastSuccessMs = now - 2000;
+    in.status.pollIntervalMs = 1000;
+    return in;
+}
+
+QString hhmm(int64_t ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("HH:mm"));
+}
+
+TopologyPtr fleetOf(uint32_t gpus, uint64_t generation)
+{
+    auto t = std::make_shared<Topology>();
+    t->generation = generation;
+    t->gpuCount = gpus;
+    t->nodes.resize(gpus / 8);
+    t->nodeOfGpu.resize(gpus);
+    return t;
+}
+
+} // namespace
+
+class TestFleetAlerts : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void theRule()
+    {
+        // Noon today, so that "as of" is said as a time of day.
+        const int64_t now = QDateTime(QDate::currentDate(), QTime(12, 0)).toMSecsSinceEpoch();
+        auto in = liveInputs(now);
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Live);
+        QCOMPARE(FleetAlerts::describe(in, now), QString());
+
+        // Past three poll intervals by the backend's time of its last read.
+        in.status.lastSuccessMs = now - 4000;
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Old);
+        QCOMPARE(FleetAlerts::describe(in, now),
+            QStringLiteral("Alertmanager last read 4 s ago: alerts as of %1").arg(hhmm(now - 4000)));
+
+        // Alertmanager not answering the backend.
+        in = liveInputs(now);
+        in.status.reachable = false;
+        in.status.error = QStringLiteral("connection refused");
+        in.status.lastSuccessMs = now - 125000;
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Old);
+        QCOMPARE(FleetAlerts::describe(in, now),
+            QStringLiteral("Alertmanager unreachable for 2 min (connection refused): alerts as of %1")
+                .arg(hhmm(now - 125000)));
+
+        // The stream down: the backend is what does not answer.
+        in = liveInputs(now);
+        in.streamOpen = false;
+        in.streamState = AlertsClient::State::Reconnecting;
+        in.streamDetail = QStringLiteral("backend unavailable (connection refused)");
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Old);
+        QCOMPARE(FleetAlerts::describe(in, now),
+            QStringLiteral("backend unreachable (backend unavailable (connection refused)): alerts as of %1")
+                .arg(hhmm(now - 2000)));
+
+        // A read yesterday is dated.
+        in.status.lastSuccessMs = now - 86400000;
+        QVERIFY(FleetAlerts::describe(in, now).endsWith(
+            QDateTime::fromMSecsSinceEpoch(now - 86400000).toString(QStringLiteral("yyyy-MM-dd HH:mm"))));
+
+        // A backend's clock ahead of this one's: just now.
+        in = liveInputs(now);
+        in.status.lastSuccessMs = now + 60000;
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Live);
+        // No interval said: a minute is assumed.
+        in = liveInputs(now);
+        in.status.pollIntervalMs = 0;
+        in.status.lastSuccessMs = now - 170000;
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Live);
+        in.status.lastSuccessMs = now - 190000;
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Old);
+        // Never read: not live, whatever else it says.
+        in = liveInputs(now);
+        in.status.lastSuccessMs = 0;
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::Old);
+
+        // Nothing shown is never called live.
+        in = liveInputs(now);
+        in.seenBoard = false;
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::NotConfigured);
+        QCOMPARE(FleetAlerts::describe(in, now), QStringLiteral("alerts: waiting for the backend"));
+        in.notConfigured = true;
+        in.streamState = AlertsClient::State::NotConfigured;
+        in.streamDetail = QStringLiteral("the backend reads no Alertmanager");
+        QCOMPARE(FleetAlerts::judge(in, now), Freshness::NotConfigured);
+        QCOMPARE(FleetAlerts::describe(in, now), QStringLiteral("the backend reads no Alertmanager"));
+
+        QCOMPARE(FleetAlerts::durationText(59999), QStringLiteral("59 s"));
+        QCOMPARE(FleetAlerts::durationText(3 * 3600000), QStringLiteral("3 h"));
+        QCOMPARE(FleetAlerts::durationText(int64_t { 3 } * 86400000), QStringLiteral("3 days"));
+    }
+
+    // Live once a state came; old without a word from the backend once Alertmanager's last read is past three polls.
+    void turnsOldWithoutNewData()
+    {
+        AlertsBackend backend;
+        const int64_t now = QDateTime::currentMSecsSinceEpoch();
+        backend.publish(oneState(1, { "GpuHot" }, 1000, true, now - 500)); // live for about 2.5 s more
+        QVERIFY(backend.start() != 0);
+        FleetAlerts alerts;
+        QCOMPARE(alerts.freshness(), Freshness::NotConfigured);
+        QVERIFY(!alerts.freshnessText().isEmpty());
+        alerts.connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QTRY_COMPARE(alerts.freshness(), Freshness::Live);
+        QCOMPARE(alerts.board().alerts.size(), size_t { 1 });
+        QVERIFY(alerts.freshnessText().isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(alerts.freshness(), Freshness::Old, 5000);
+        QVERIFY2(alerts.freshnessText().startsWith(QLatin1String("Alertmanager last read")),
+            qPrintable(alerts.freshnessText()));
+        // A newer read: live again.
+        backend.publish(oneState(2, { "GpuHot" }, 1000, true, QDateTime::currentMSecsSinceEpoch()));
+        QTRY_COMPARE(alerts.freshness(), Freshness::Live);
+    }
+
+    void aBackendGoneLeavesTheLastBoardOld()
+    {
+        auto backend = std::make_unique<AlertsBackend>();
+        backend->publish(oneState(1, { "Kept" }, 60000));
+        QVERIFY(backend->start() != 0);
+        FleetAlerts alerts;
+        QSignalSpy changed(&alerts, &FleetAlerts::freshnessChanged);
+        alerts.connectTo(QString::fromStdString(backend->address()), ChannelSecurity());
+        QTRY_COMPARE(alerts.freshness(), Freshness::Live);
+        backend.reset();
+        QTRY_COMPARE(alerts.freshness(), Freshness::Old);
+        QVERIFY(!changed.isEmpty());
+        QCOMPARE(alerts.board().alerts.size(), size_t { 1 });
+        QCOMPARE(alerts.board().alerts[0].name(), QStringLiteral("Kept"));
+        QVERIFY2(alerts.freshnessText().startsWith(QLatin1String("backend unreachable (")),
+            qPrintable(alerts.freshnessText()));
+    }
+
+    void alertmanagerUnreachableIsOld()
+    {
+        AlertsBackend backend;
+        backend.publish(oneState(1, { "A" }, 1000, false, QDateTime::currentMSecsSinceEpoch() - 130000));
+        QVERIFY(backend.start() != 0);
+        FleetAlerts alerts;
+        alerts.connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QTRY_COMPARE(alerts.board().generation, uint64_t { 1 });
+        QCOMPARE(alerts.freshness(), Freshness::Old);
+        QVERIFY2(alerts.freshnessText().startsWith(QLatin1String("Alertmanager unreachable for 2 min (connection "
+                                                                 "refused): alerts as of ")),
+            qPrintable(alerts.freshnessText()));
+    }
+
+    // A backend restarted without an Alertmanager: what it read before is dropped.
+    void noAlertmanagerShowsNothing()
+    {
+        AlertsBackend backend;
+        backend.setConfigured(false);
+        QVERIFY(backend.start() != 0);
+        FleetAlerts alerts;
+        alerts.connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QTRY_COMPARE(alerts.streamState(), AlertsClient::State::NotConfigured);
+        QCOMPARE(alerts.freshness(), Freshness::NotConfigured);
+        QCOMPARE(alerts.freshnessText(), QStringLiteral("the backend reads no Alertmanager"));
+        QVERIFY(alerts.board().alerts.empty());
+    }
+
+    // A viewer's silence is refused here, as the backend would; an operator's goes to the backend.
+    void silencesFollowAccess()
+    {
+        AlertsBackend backend;
+        backend.setAccess(pb::ROLE_VIEWER, "bob");
+        backend.publish(oneState(1, { "A" }));
+        QVERIFY(backend.start() != 0);
+        FleetAlerts alerts;
+        QSignalSpy access(&alerts, &FleetAlerts::accessChanged);
+        QSignalSpy done(&alerts, &FleetAlerts::silenceDone);
+        alerts.connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QVERIFY(!alerts.access().maySilence); // greyed out until the backend says
+        QTRY_COMPARE(alerts.access().role, BackendAccess::Role::Viewer);
+        QVERIFY(!alerts.access().maySilence);
+        SilenceDraft draft;
+        draft.matchers.push_back({ QStringLiteral("alertname"), QStringLiteral("A"), false, true });
+        draft.comment = QStringLiteral("on it");
+        alerts.createSilence(draft);
+        QTRY_COMPARE(done.size(), 1);
+        QVERIFY(!done[0][0].toBool());
+        QCOMPARE(done[0][1].toString(), QStringLiteral("not allowed: bob is a viewer: only an operator may silence"));
+        QVERIFY(backend.silencesAsked().empty());
+
+        backend.setAccess(pb::ROLE_OPERATOR, "alice");
+        alerts.connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QTRY_VERIFY(alerts.access().maySilence);
+        QCOMPARE(alerts.access().name, QStringLiteral("alice"));
+        alerts.createSilence(draft);
+        QTRY_COMPARE(done.size(), 2);
+        QVERIFY(done[1][0].toBool());
+        QCOMPARE(done[1][1].toString(), QStringLiteral("Silence s-1 made"));
+        alerts.expireSilence(QStringLiteral("s-1"));
+        QTRY_COMPARE(done.size(), 3);
+        QCOMPARE(done[2][1].toString(), QStringLiteral("Silence s-1 expired"));
+
+        backend.setSilenceAnswer(grpc::Status(grpc::StatusCode::NOT_FOUND, "no silence s-1"));
+        alerts.expireSilence(QStringLiteral("s-1"));
+        QTRY_COMPARE(done.size(), 4);
+        QVERIFY(!done[3][0].toBool());
+        QCOMPARE(done[3][1].toString(), QStringLiteral("Silence s-1 not expired: no such silence: no silence s-1"));
+    }
+
+    // Another fleet: the kept board is placed nowhere until the stream's next state, decoded against it.
+    void anotherFleetUnplacesTheKeptBoard()
+    {
+        AlertsBackend backend;
+        backend.publish(oneState(1, { "A" }));
+        QVERIFY(backend.start() != 0);
+        FleetAlerts alerts;
+        alerts.setTopology(fleetOf(64, 1));
+        alerts.connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QTRY_COMPARE(alerts.board().generation, uint64_t { 1 });
+        QCOMPARE(alerts.board().alerts.at(0).gpuRuns.size(), size_t { 1 });
+        backend.stop();
+        QTRY_COMPARE(alerts.freshness(), Freshness::Old);
+        QSignalSpy boards(&alerts, &FleetAlerts::boardChanged);
+        alerts.setTopology(fleetOf(32, 2));
+        QCOMPARE(boards.size(), 1);
+        QCOMPARE(alerts.board().alerts.size(), size_t { 1 });
+        QVERIFY(alerts.board().alerts[0].gpuRuns.empty());
+        QCOMPARE(alerts.board().alerts[0].gpuCount, uint32_t { 0 });
+    }
+
+    // The session follows the alerts of the backend it connects to.
+    void theSessionFollowsTheAlerts()
+    {
+        AlertsBackend backend;
+        backend.publish(oneState(4, { "FromTheSession" }));
+        QVERIFY(backend.start() != 0);
+        ConsoleSession session(ConsoleSession::Options {});
+        session.connectTo(QString::fromStdString(backend.address()));
+        QTRY_COMPARE(session.alerts()->board().generation, uint64_t { 4 });
+        QCOMPARE(session.alerts()->board().alerts.at(0).name(), QStringLiteral("FromTheSession"));
+        QCOMPARE(session.alerts()->freshness(), Freshness::Live);
+    }
+};
+
+QTEST_MAIN(TestFleetAlerts)
+#include "tst_fleetalerts.moc"
