@@ -653,15 +653,16 @@ private Q_SLOTS:
             QVERIFY(!state->status.reachable);
             QVERIFY2(state->status.error.find("timed out waiting for the answer") != std::string::npos,
                 state->status.error.c_str());
-            QVERIFY2(clock.elapsed() < 3000, qPrintable(QString::number(clock.elapsed())));
+            QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
         }
-        // A watch destroyed while a poll waits on a slow server stops within about a second, not the 60 s deadline.
+        // A watch destroyed while a poll waits on a slow server stops within about a second (libcurl's progress
+        // callback; 5 s allows for a loaded machine), not the 60 s deadline.
         clock.restart();
         {
             be::AlertmanagerWatch watch(apiAt(urlOf(silent.port), 60s), fastPolls(10s));
             QTRY_VERIFY(clock.elapsed() > 200); // the poll is under way
         }
-        QVERIFY2(clock.elapsed() < 3000, qPrintable(QString::number(clock.elapsed())));
+        QVERIFY2(clock.elapsed() < 5000, qPrintable(QString::number(clock.elapsed())));
     }
 
     // 10,000 firing alerts and 1,000 silences (issue 33's scale): all read, and what a poll costs.
