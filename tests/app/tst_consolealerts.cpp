@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// The console's alerts against the real thing: a fleetscope-backend process reading a real Prometheus Alertmanager
+// (Debian's prometheus-alertmanager, on loopback with a free port and temporary storage), and console sessions
+// following it. An alert added to Alertmanager (amtool) reaches the session placed on the GPU its labels name; a
+// viewer's silence is refused by the backend; an operator's silence is made in Alertmanager under the caller's name and
+// seen by a second console; Alertmanager gone, the board is kept and said to be old. Skips, saying so, when
+// Alertmanager is not installed.
+#include "app/consolesession.h"
+#include "client/alertsclient.h"
+#include "tests/app/backendprocesstesting.h"
+#include "tests/backend/testing/alertmanagerprocess.h"
+
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace fleetscope;
+using namespace fleetscope::testing;
+using fleetscope::backendprocesstesting::BackendProcess;
+
+namespace {
+
+using Freshness = FleetAlerts::Freshness;
+
+bool startBackend(BackendProcess *backend, int alertmanagerPort, const QString &role)
+{
+    return backend->start({ QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--gpus"),
+        QStringLiteral("64"), QStringLiteral("--alertmanager-url"),
+        QStringLiteral("http://127.0.0.1:%1").arg(alertmanagerPort), QStringLiteral("--alertmanager-poll-ms"),
+        QStringLiteral("500"), QStringLiteral("--anonymous-role"), role });
+}
+
+// amtool's words: an alert with these labels (alertname first), firing from now.
+QString addAlert(int port, const QStringList &labels)
+{
+    QProcess amtool;
+    amtool.setProcessChannelMode(QProcess::MergedChannels);
+    amtool.start(QStringLiteral("amtool"),
+        QStringList { QStringLiteral("--alertmanager.url=http://127.0.0.1:%1").arg(port), QStringLiteral("alert"),
+            QStringLiteral("add") }
+            + labels + QStringList { QStringLiteral("--annotation=summary=too hot") });
+    if (!amtool.waitForFinished(20000) || amtool.exitCode() != 0) {
+        return QStringLiteral("amtool failed: %1").arg(QString::fromUtf8(amtool.readAll()));
+    }
+    return {};
+}
+
+const FleetAlert *findAlert(const AlertBoard &board, const QString &name)
+{
+    for (const auto &a : board.alerts) {
+        if (a.name() == name) {
+            return &a;
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+class TestConsoleAlerts : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        if (alertmanagerBinary().isEmpty()) {
+            QSKIP("prometheus-alertmanager is not installed (scripts/common.sh installs it)");
+        }
+        QVERIFY(m_dir.isValid());
+        const QString config = m_dir.filePath(QStringLiteral("alertmanager.yml"));
+        QVERIFY(writeFile(config, alertmanagerConfig()));
+        m_port = freePort();
+        QVERIFY(startAlertmanager(&m_alertmanager, config, m_dir.filePath(QStringLiteral("data")), m_port));
+        const QString waited = waitForAlertmanager(m_alertmanager, m_port);
+        QVERIFY2(waited.isEmpty(), qPrintable(waited));
+    }
+
+    // The alert reaches the console placed on the GPU its labels name; a viewer may not silence it.
+    void anAlertOnTheMapAndAViewerRefused()
+    {
+        BackendProcess backend;
+        QVERIFY(startBackend(&backend, m_port, QStringLiteral("viewer")));
+        ConsoleSession session(ConsoleSession::Options {});
+        session.connectTo(backend.address());
+        QTRY_VERIFY_WITH_TIMEOUT(session.topology() != nullptr, 30000);
+        const TopologyPtr topology = session.topology();
+        const Topology::Node &node = topology->nodes.at(1);
+        const QString added = addAlert(m_port,
+            { QStringLiteral("alertname=GpuHotE2e"), QStringLiteral("Hostname=") + node.hostname,
+                QStringLiteral("gpu=3"), QStringLiteral("severity=critical") });
+        QVERIFY2(added.isEmpty(), qPrintable(added));
+
+        FleetAlerts *alerts = session.alerts();
+        QTRY_VERIFY_WITH_TIMEOUT(findAlert(alerts->board(), QStringLiteral("GpuHotE2e")) != nullptr, 20000);
+        QTRY_COMPARE(alerts->freshness(), Freshness::Live);
+        const FleetAlert *alert = findAlert(alerts->board(), QStringLiteral("GpuHotE2e"));
+        QCOMPARE(alert->severity, EventSeverity::Critical);
+        QCOMPARE(alert->annotation(QStringLiteral("summary")), QStringLiteral("too hot"));
+        QCOMPARE(alert->node, int64_t { 1 });
+        QCOMPARE(alert->gpuCount, uint32_t { 1 });
+        QCOMPARE(alert->gpuRuns.size(), size_t { 1 });
+        QCOMPARE(alert->gpuRuns[0].first, node.firstGpu + 3);
+        QVERIFY(!alert->suppressed);
+
+        QTRY_COMPARE(alerts->access().role, BackendAccess::Role::Viewer);
+        QVERIFY(alerts->access().alertmanager);
+        QVERIFY(!alerts->access().maySilence);
+        // Asked anyway, past the greyed-out control: the backend refuses it.
+        AlertsClient client;
+        QSignalSpy done(&client, &AlertsClient::silenceDone);
+        client.start(backend.address());
+        SilenceDraft draft;
+        draft.matchers.push_back({ QStringLiteral("alertname"), QStringLiteral("GpuHotE2e"), false, true });
+        draft.comment = QStringLiteral("a viewer trying");
+        client.createSilence(draft);
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 15000);
+        QVERIFY(!done[0][1].toBool());
+        QVERIFY2(done[0][2].toString().startsWith(QLatin1String("not allowed: ")), qPrintable(done[0][2].toString()));
+        QVERIFY(alertmanagerSilences(m_port).isEmpty());
+    }
+
+    // An operator's silence: made in Alertmanager under the caller's name, seen by a second console, then expired.
+    void anOperatorsSilenceIsSeenEverywhere()
+    {
+        BackendProcess backend;
+        QVERIFY(startBackend(&backend, m_port, QStringLiteral("operator")));
+        ConsoleSession desk(ConsoleSession::Options {});
+        ConsoleSession wall(ConsoleSession::Options {});
+        desk.connectTo(backend.address());
+        wall.connectTo(backend.address());
+        QTRY_VERIFY_WITH_TIMEOUT(findAlert(desk.alerts()->board(), QStringLiteral("GpuHotE2e")) != nullptr, 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(findAlert(wall.alerts()->board(), QStringLiteral("GpuHotE2e")) != nullptr, 20000);
+        QTRY_VERIFY(desk.alerts()->access().maySilence);
+        QCOMPARE(desk.alerts()->access().name, QStringLiteral("anonymous"));
+
+        QSignalSpy done(desk.alerts(), &FleetAlerts::silenceDone);
+        SilenceDraft draft;
+        draft.matchers.push_back({ QStringLiteral("alertname"), QStringLiteral("GpuHotE2e"), false, true });
+        draft.durationMs = 3600000;
+        draft.comment = QStringLiteral("on it from the desk");
+        desk.alerts()->createSilence(draft);
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 15000);
+        QVERIFY2(done[0][0].toBool(), qPrintable(done[0][1].toString()));
+
+        // In Alertmanager, under the caller's name.
+        QJsonObject made;
+        for (const auto &s : alertmanagerSilences(m_port)) {
+            if (s.toObject().value(QStringLiteral("comment")).toString() == draft.comment) {
+                made = s.toObject();
+            }
+        }
+        QCOMPARE(made.value(QStringLiteral("createdBy")).toString(), QStringLiteral("anonymous"));
+        const QString id = made.value(QStringLiteral("id")).toString();
+        QVERIFY(done[0][1].toString().contains(id));
+
+        // Both consoles see the alert silenced, and the silence.
+        for (ConsoleSession *session : { &desk, &wall }) {
+            QTRY_VERIFY_WITH_TIMEOUT(findAlert(session->alerts()->board(), QStringLiteral("GpuHotE2e")) != nullptr
+                    && findAlert(session->alerts()->board(), QStringLiteral("GpuHotE2e"))->suppressed,
+                15000);
+            const FleetSilence *silence = session->alerts()->board().silence(id);
+            QVERIFY(silence != nullptr);
+            QCOMPARE(silence->createdBy, QStringLiteral("anonymous"));
+            QCOMPARE(silence->comment, draft.comment);
+        }
+
+        desk.alerts()->expireSilence(id);
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 2, 15000);
+        QVERIFY2(done[1][0].toBool(), qPrintable(done[1][1].toString()));
+        QTRY_VERIFY_WITH_TIMEOUT(wall.alerts()->board().silence(id) == nullptr, 15000);
+        QTRY_VERIFY_WITH_TIMEOUT(!findAlert(wall.alerts()->board(), QStringLiteral("GpuHotE2e"))->suppressed, 15000);
+    }
+
+    // Alertmanager gone: the console keeps what it showed, said to be old, and why.
+    void alertmanagerGoneLeavesTheBoardOld()
+    {
+        BackendProcess backend;
+        QVERIFY(startBackend(&backend, m_port, QStringLiteral("viewer")));
+        ConsoleSession session(ConsoleSession::Options {});
+        session.connectTo(backend.address());
+        FleetAlerts *alerts = session.alerts();
+        QTRY_VERIFY_WITH_TIMEOUT(findAlert(alerts->board(), QStringLiteral("GpuHotE2e")) != nullptr, 20000);
+        QTRY_COMPARE(alerts->freshness(), Freshness::Live);
+        m_alertmanager.process.kill();
+        m_alertmanager.process.waitForFinished(5000);
+        QTRY_COMPARE_WITH_TIMEOUT(alerts->freshness(), Freshness::Old, 15000);
+        QVERIFY(findAlert(alerts->board(), QStringLiteral("GpuHotE2e")) != nullptr);
+        QVERIFY2(alerts->freshnessText().startsWith(QLatin1String("Alertmanager unreachable")),
+            qPrintable(alerts->freshnessText()));
+        QVERIFY2(alerts->freshnessText().contains(QLatin1String("alerts as of")), qPrintable(alerts->freshnessText()));
+    }
+
+private:
+    QTemporaryDir m_dir;
+    ProcessGuard m_alertmanager;
+    int m_port = 0;
+};
+
+QTEST_GUILESS_MAIN(TestConsoleAlerts)
+#include "tst_consolealerts.moc"
