@@ -38,8 +38,12 @@ const char *severityWord(EventSeverity severity)
     return "info";
 }
 
+// By name, without those with no value: Alertmanager takes an empty label for a missing one, and a real fleet's
+// site or a host may have no name.
 void sortByName(std::vector<AlertLabel> *labels)
 {
+    labels->erase(std::remove_if(labels->begin(), labels->end(), [](const AlertLabel &l) { return l.value.empty(); }),
+        labels->end());
     std::sort(labels->begin(), labels->end(), [](const AlertLabel &a, const AlertLabel &b) { return a.name < b.name; });
 }
 

@@ -303,7 +303,9 @@ private Q_SLOTS:
         QCOMPARE(annotationOf(first.alert, "description"), std::string("32 GPUs' rail links went down within 10 s"));
         QCOMPARE(annotationOf(first.alert, "gpus"), std::string("32"));
         // endsAt four resend intervals ahead, so that Alertmanager resolves it when the backend is gone.
-        QVERIFY2(first.alert.endsAtMs - first.post.wallMs >= 1150 && first.alert.endsAtMs - first.post.wallMs <= 1250,
+        // (The post is recorded a moment after the sender took the time: at most 1,200 ms, less a busy machine's
+        // delay.)
+        QVERIFY2(first.alert.endsAtMs - first.post.wallMs >= 900 && first.alert.endsAtMs - first.post.wallMs <= 1200,
             qPrintable(QString::number(first.alert.endsAtMs - first.post.wallMs)));
         QVERIFY(first.alert.startsAtMs > 0 && first.alert.startsAtMs <= first.post.wallMs);
         // Re-sent every resend interval, open, with the same start, no sooner.
@@ -445,6 +447,20 @@ private Q_SLOTS:
         }
     }
 
+    // stop() ends the thread within its wait on the source (200 ms at most).
+    void stopsPromptly()
+    {
+        Rig rig(quick());
+        rig.fleet->push(incidentEvent(EventKind::IncidentOpen, EventSeverity::Critical, 1, -1, -1, 2, "node"));
+        QTRY_VERIFY_WITH_TIMEOUT(rig.sender->stats().posts >= 1, 5000);
+        const auto started = std::chrono::steady_clock::now();
+        rig.sender->stop();
+        const auto took = std::chrono::steady_clock::now() - started;
+        QVERIFY2(took < 1s, qPrintable(QString::number(took / 1ms)));
+        // Twice is harmless.
+        rig.sender->stop();
+    }
+
     // A simulated leaf goes down 2 minutes in and comes back 15 minutes later: the fleet's analytics open an incident
     // naming it, and it is sent open, then resolved.
     void aSimulatedLeafDownIsSentAndResolved()
@@ -503,8 +519,8 @@ private Q_SLOTS:
             static_cast<long long>(resolved.post.wallMs - opened.post.wallMs), leafAlerts().size());
     }
 
-    // Through AlertmanagerApi (as the backend posts) to a real Alertmanager: the incident is among its alerts with its labels and
-    // annotations, then gone from them (resolved) once it closes.
+    // Through AlertmanagerApi (as the backend posts) to a real Alertmanager: the incident is among its alerts with its
+    // labels and annotations, then gone from them (resolved) once it closes.
     void anIncidentArrivesInAlertmanagerAndIsResolved()
     {
         using namespace fleetscope::testing;
