@@ -9,6 +9,7 @@
 #include "client/alertsclient.h"
 #include "tests/app/backendprocesstesting.h"
 #include "tests/backend/testing/alertmanagerprocess.h"
+#include "tests/backend/testing/testcertificates.h"
 
 #include <QJsonObject>
 #include <QSignalSpy>
@@ -23,12 +24,18 @@ namespace {
 
 using Freshness = FleetAlerts::Freshness;
 
-bool startBackend(BackendProcess *backend, int alertmanagerPort, const QString &role)
+bool startBackend(BackendProcess *backend, int alertmanagerPort, const QStringList &extra)
 {
-    return backend->start({ QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"), QStringLiteral("--gpus"),
-        QStringLiteral("64"), QStringLiteral("--alertmanager-url"),
-        QStringLiteral("http://127.0.0.1:%1").arg(alertmanagerPort), QStringLiteral("--alertmanager-poll-ms"),
-        QStringLiteral("500"), QStringLiteral("--anonymous-role"), role });
+    return backend->start(QStringList { QStringLiteral("--listen"), QStringLiteral("127.0.0.1:0"),
+                              QStringLiteral("--gpus"), QStringLiteral("64"), QStringLiteral("--alertmanager-url"),
+                              QStringLiteral("http://127.0.0.1:%1").arg(alertmanagerPort),
+                              QStringLiteral("--alertmanager-poll-ms"), QStringLiteral("500") }
+        + extra);
+}
+
+bool startBackend(BackendProcess *backend, int alertmanagerPort, const QString &anonymousRole)
+{
+    return startBackend(backend, alertmanagerPort, { QStringLiteral("--anonymous-role"), anonymousRole });
 }
 
 // amtool's words: an alert with these labels (alertname first), firing from now.
@@ -171,6 +178,65 @@ private Q_SLOTS:
         QVERIFY2(done[1][0].toBool(), qPrintable(done[1][1].toString()));
         QTRY_VERIFY_WITH_TIMEOUT(wall.alerts()->board().silence(id) == nullptr, 15000);
         QTRY_VERIFY_WITH_TIMEOUT(!findAlert(wall.alerts()->board(), QStringLiteral("GpuHotE2e"))->suppressed, 15000);
+    }
+
+    // Over TLS with tokens: each console is who its token's line names, with that line's role; the silence made is
+    // Alertmanager's under that name.
+    void tokensSayWhoSilences()
+    {
+        TestCertificates certificates;
+        if (!certificates.make()) {
+            QSKIP(qPrintable(certificates.error()));
+        }
+        const QString tokens = certificates.write(
+            QStringLiteral("tokens"), "operator-token-0123456789 alice operator\nviewer-token-0123456789 bob viewer\n");
+        const QString aliceToken = certificates.write(QStringLiteral("alice.token"), "operator-token-0123456789\n");
+        const QString bobToken = certificates.write(QStringLiteral("bob.token"), "viewer-token-0123456789\n");
+        BackendProcess backend;
+        QVERIFY(startBackend(&backend, m_port,
+            { QStringLiteral("--tls-cert"), certificates.crt(QStringLiteral("server")), QStringLiteral("--tls-key"),
+                certificates.key(QStringLiteral("server")), QStringLiteral("--token-file"), tokens }));
+        ChannelSecurity security;
+        security.caFile = certificates.crt(QStringLiteral("ca"));
+        security.tokenFile = aliceToken;
+        ConsoleSession alice(ConsoleSession::Options {});
+        alice.setChannelSecurity(security);
+        alice.connectTo(backend.address());
+        security.tokenFile = bobToken;
+        ConsoleSession bob(ConsoleSession::Options {});
+        bob.setChannelSecurity(security);
+        bob.connectTo(backend.address());
+
+        QTRY_VERIFY_WITH_TIMEOUT(findAlert(bob.alerts()->board(), QStringLiteral("GpuHotE2e")) != nullptr, 20000);
+        QTRY_COMPARE(bob.alerts()->access().name, QStringLiteral("bob"));
+        QCOMPARE(bob.alerts()->access().role, BackendAccess::Role::Viewer);
+        QVERIFY(!bob.alerts()->access().maySilence);
+        QTRY_COMPARE(alice.alerts()->access().name, QStringLiteral("alice"));
+        QCOMPARE(alice.alerts()->access().role, BackendAccess::Role::Operator);
+        QVERIFY(alice.alerts()->access().maySilence);
+
+        QSignalSpy done(alice.alerts(), &FleetAlerts::silenceDone);
+        SilenceDraft draft;
+        draft.matchers.push_back({ QStringLiteral("alertname"), QStringLiteral("GpuHotE2e"), false, true });
+        draft.durationMs = 600000;
+        draft.comment = QStringLiteral("alice over TLS");
+        alice.alerts()->createSilence(draft);
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 1, 15000);
+        QVERIFY2(done[0][0].toBool(), qPrintable(done[0][1].toString()));
+        QString createdBy;
+        QString id;
+        for (const auto &s : alertmanagerSilences(m_port)) {
+            if (s.toObject().value(QStringLiteral("comment")).toString() == draft.comment) {
+                createdBy = s.toObject().value(QStringLiteral("createdBy")).toString();
+                id = s.toObject().value(QStringLiteral("id")).toString();
+            }
+        }
+        QCOMPARE(createdBy, QStringLiteral("alice"));
+        QTRY_VERIFY_WITH_TIMEOUT(bob.alerts()->board().silence(id) != nullptr, 15000);
+        QCOMPARE(bob.alerts()->board().silence(id)->createdBy, QStringLiteral("alice"));
+        alice.alerts()->expireSilence(id);
+        QTRY_COMPARE_WITH_TIMEOUT(done.size(), 2, 15000);
+        QVERIFY2(done[1][0].toBool(), qPrintable(done[1][1].toString()));
     }
 
     // Alertmanager gone: the console keeps what it showed, said to be old, and why.
