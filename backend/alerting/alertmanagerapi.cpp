@@ -8,7 +8,7 @@ namespace fleetscope::backend {
 namespace {
 
 // What Alertmanager answers a write with: an id, or nothing. Anything longer is not Alertmanager.
-constexpr size_t maxWriteAnswerBytes = 64 * 1024;
+constexpr size_t maxWriteAnswerBytes = size_t { 64 } << 10U;
 
 const char *methodName(PrometheusHttp::Method method)
 {

@@ -206,7 +206,8 @@ bool AlertmanagerJson::parseTime(std::string_view text, int64_t *ms)
     if (at != text.size()) {
         return false;
     }
-    const int64_t seconds = daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
+    const int64_t seconds
+        = daysFromCivil(year, month, day) * 86400 + int64_t { hour } * 3600 + int64_t { minute } * 60 + second;
     const int64_t result = (seconds - offsetMinutes * 60) * 1000 + fractionMs;
     *ms = result == goZeroTimeMs ? 0 : result;
     return true;
@@ -488,6 +489,69 @@ simdjson::error_code readMatcher(Value value, size_t maxBytes, SilenceMatcher *m
     return simdjson::SUCCESS;
 }
 
+simdjson::error_code readSilenceState(Value value, AlertmanagerSilence::State *state, std::string *detail)
+{
+    od::object status;
+    if (auto e = value.get_object().get(status)) {
+        *detail = "\"status\" is not an object";
+        return e;
+    }
+    bool haveState = false;
+    for (auto field : status) {
+        std::string_view name;
+        if (auto e = field.unescaped_key().get(name)) {
+            return e;
+        }
+        if (name != "state") {
+            continue;
+        }
+        std::string_view text;
+        if (auto e = readString(field.value(), &text)) {
+            *detail = "\"state\" is not a string";
+            return e;
+        }
+        if (text == "active") {
+            *state = AlertmanagerSilence::State::Active;
+        } else if (text == "pending") {
+            *state = AlertmanagerSilence::State::Pending;
+        } else if (text == "expired") {
+            *state = AlertmanagerSilence::State::Expired;
+        } else {
+            *detail = fmt::format("unknown state '{}'", printable(AlertmanagerJson::cutText(text, 32)));
+            return simdjson::INCORRECT_TYPE;
+        }
+        haveState = true;
+    }
+    if (!haveState) {
+        *detail = "\"status\" has no \"state\"";
+        return simdjson::NO_SUCH_FIELD;
+    }
+    return simdjson::SUCCESS;
+}
+
+// A silence's matchers, at most maxMatchers kept; *tooMany when there were more (all are read, to check them).
+simdjson::error_code readMatchers(
+    Value value, const AlertmanagerLimits &limits, std::vector<SilenceMatcher> *out, bool *tooMany, std::string *detail)
+{
+    od::array matchers;
+    if (auto e = value.get_array().get(matchers)) {
+        *detail = "\"matchers\" is not an array";
+        return e;
+    }
+    for (auto item : matchers) {
+        SilenceMatcher matcher;
+        if (auto e = readMatcher(item, limits.maxTextBytes, &matcher, detail)) {
+            return e;
+        }
+        if (out->size() < limits.maxMatchers) {
+            out->push_back(std::move(matcher));
+        } else {
+            *tooMany = true;
+        }
+    }
+    return simdjson::SUCCESS;
+}
+
 // One silence; *tooManyMatchers when it has more than the bound (it is then read to its end, its matchers not kept).
 simdjson::error_code readSilence(Value value, const AlertmanagerLimits &limits, AlertmanagerSilence *silence,
     bool *tooManyMatchers, std::string *detail)
@@ -515,52 +579,10 @@ simdjson::error_code readSilence(Value value, const AlertmanagerLimits &limits, 
             silence->id = text;
             haveId = true;
         } else if (key == "status") {
-            od::object status;
-            if ((e = field.value().get_object().get(status))) {
-                *detail = "\"status\" is not an object";
-                return e;
-            }
-            for (auto s : status) {
-                std::string_view name;
-                if ((e = s.unescaped_key().get(name))) {
-                    return e;
-                }
-                if (name != "state") {
-                    continue;
-                }
-                if ((e = readString(s.value(), &text))) {
-                    *detail = "\"state\" is not a string";
-                    return e;
-                }
-                if (text == "active") {
-                    silence->state = AlertmanagerSilence::State::Active;
-                } else if (text == "pending") {
-                    silence->state = AlertmanagerSilence::State::Pending;
-                } else if (text == "expired") {
-                    silence->state = AlertmanagerSilence::State::Expired;
-                } else {
-                    *detail = fmt::format("unknown state '{}'", printable(AlertmanagerJson::cutText(text, 32)));
-                    return simdjson::INCORRECT_TYPE;
-                }
-                haveState = true;
-            }
+            e = readSilenceState(field.value(), &silence->state, detail);
+            haveState = true;
         } else if (key == "matchers") {
-            od::array matchers;
-            if ((e = field.value().get_array().get(matchers))) {
-                *detail = "\"matchers\" is not an array";
-                return e;
-            }
-            for (auto item : matchers) {
-                SilenceMatcher matcher;
-                if ((e = readMatcher(item, limits.maxTextBytes, &matcher, detail))) {
-                    return e;
-                }
-                if (silence->matchers.size() < limits.maxMatchers) {
-                    silence->matchers.push_back(std::move(matcher));
-                } else {
-                    *tooManyMatchers = true;
-                }
-            }
+            e = readMatchers(field.value(), limits, &silence->matchers, tooManyMatchers, detail);
             haveMatchers = true;
         } else if (key == "createdBy" || key == "comment") {
             if ((e = readString(field.value(), &text))) {
@@ -581,7 +603,7 @@ simdjson::error_code readSilence(Value value, const AlertmanagerLimits &limits, 
         }
     }
     if (!haveId || !haveState || !haveMatchers) {
-        *detail = fmt::format("no \"{}\"", !haveId ? "id" : !haveState ? "status\".\"state" : "matchers");
+        *detail = fmt::format("no \"{}\"", !haveId ? "id" : !haveState ? "status" : "matchers");
         return simdjson::NO_SUCH_FIELD;
     }
     return simdjson::SUCCESS;

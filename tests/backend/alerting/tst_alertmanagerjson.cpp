@@ -313,6 +313,8 @@ private Q_SLOTS:
         row("id with newline", "[" + silenceJson("a\\nb", "active", oneMatcher) + "]", "\"id\"");
         row("state unknown", "[" + silenceJson("s1", "deleted", oneMatcher) + "]",
             "silence s1: unknown state 'deleted'");
+        row("status without state", R"([{"id":"s1","status":{},"matchers":[]}])",
+            "silence s1: \"status\" has no \"state\"");
         row("no matchers", R"([{"id":"s1","status":{"state":"active"}}])", "no \"matchers\"");
         row("matchers object", "[" + silenceJson("s1", "active", "{}") + "]", "\"matchers\" is not an array");
         row("matcher string", "[" + silenceJson("s1", "active", R"(["a=b"])") + "]", "a matcher is not an object");
