@@ -2,6 +2,7 @@
 #include "model/alertproblems.h"
 
 #include <QDateTime>
+#include <QHash>
 #include <QRegularExpression>
 
 #include <algorithm>
@@ -79,7 +80,35 @@ QString untilText(int64_t atMs, int64_t nowMs)
     return at.date() == now.date() ? at.toString(QStringLiteral("HH:mm")) : at.toString(QStringLiteral("d MMM HH:mm"));
 }
 
-QString quietNote(const FleetAlert &alert, const AlertBoard &board, int64_t nowMs)
+namespace {
+// The board's silences by id and alerts by fingerprint, looked up for every suppressed alert: at 10,000 alerts and
+// 1,000 silences searching the lists took milliseconds of each refresh on the GUI thread.
+struct BoardIndex
+{
+    // indexAlerts: the alerts by fingerprint too, wanted where one is inhibited (the rest of the time they would be
+    // 10,000 keys for nothing).
+    BoardIndex(const AlertBoard &board, bool indexAlerts)
+    {
+        silences.reserve(static_cast<qsizetype>(board.silences.size()));
+        for (const auto &s : board.silences) {
+            if (!silences.contains(s.id)) { // the first of a repeated id, as AlertBoard::silence finds
+                silences.insert(s.id, &s);
+            }
+        }
+        if (indexAlerts) {
+            alerts.reserve(static_cast<qsizetype>(board.alerts.size()));
+            for (const auto &a : board.alerts) {
+                if (!alerts.contains(a.fingerprint)) {
+                    alerts.insert(a.fingerprint, &a);
+                }
+            }
+        }
+    }
+    QHash<QString, const FleetSilence *> silences;
+    QHash<QString, const FleetAlert *> alerts;
+};
+
+QString quietNote(const FleetAlert &alert, const BoardIndex &index, int64_t nowMs)
 {
     if (!alert.suppressed) {
         return {};
@@ -88,7 +117,7 @@ QString quietNote(const FleetAlert &alert, const AlertBoard &board, int64_t nowM
     if (!alert.silencedBy.empty()) {
         const FleetSilence *silence = nullptr;
         for (const QString &id : alert.silencedBy) {
-            if ((silence = board.silence(id)) != nullptr) {
+            if ((silence = index.silences.value(id)) != nullptr) {
                 break;
             }
         }
@@ -109,17 +138,17 @@ QString quietNote(const FleetAlert &alert, const AlertBoard &board, int64_t nowM
         notes << note;
     }
     if (!alert.inhibitedBy.empty()) {
-        QString by;
-        for (const auto &other : board.alerts) {
-            if (other.fingerprint == alert.inhibitedBy.front()) {
-                by = other.name();
-                break;
-            }
-        }
-        notes << (by.isEmpty() ? QStringLiteral("inhibited by another alert")
-                               : QStringLiteral("inhibited by %1").arg(by));
+        const FleetAlert *by = index.alerts.value(alert.inhibitedBy.front());
+        notes << (by == nullptr || by->name().isEmpty() ? QStringLiteral("inhibited by another alert")
+                                                        : QStringLiteral("inhibited by %1").arg(by->name()));
     }
     return notes.isEmpty() ? QStringLiteral("suppressed") : notes.join(QStringLiteral("; "));
+}
+} // namespace
+
+QString quietNote(const FleetAlert &alert, const AlertBoard &board, int64_t nowMs)
+{
+    return alert.suppressed ? quietNote(alert, BoardIndex(board, !alert.inhibitedBy.empty()), nowMs) : QString();
 }
 
 QUrl runbookUrl(const FleetAlert &alert)
@@ -135,12 +164,25 @@ QUrl runbookUrl(const FleetAlert &alert)
 
 std::vector<Problem> alertProblems(const AlertBoard &board, const Topology *topology, int64_t nowMs)
 {
+    return alertProblems(std::make_shared<const AlertBoard>(board), topology, nowMs);
+}
+
+std::vector<Problem> alertProblems(
+    const std::shared_ptr<const AlertBoard> &shared, const Topology *topology, int64_t nowMs)
+{
     std::vector<Problem> problems;
+    if (!shared) {
+        return problems;
+    }
+    const AlertBoard &board = *shared;
     problems.reserve(board.alerts.size());
+    const BoardIndex index(board, std::any_of(board.alerts.begin(), board.alerts.end(), [](const FleetAlert &a) {
+        return !a.inhibitedBy.empty();
+    }));
     for (const auto &a : board.alerts) {
         Problem p;
         p.kind = Problem::Kind::Alert;
-        p.alert = std::make_shared<const FleetAlert>(a);
+        p.alert = std::shared_ptr<const FleetAlert>(shared, &a); // the board's own, kept alive by it
         p.severity = a.severity;
         p.sinceMs = a.startsAtMs > 0 ? a.startsAtMs : nowMs;
         p.lastMs = p.sinceMs;
@@ -157,7 +199,7 @@ std::vector<Problem> alertProblems(const AlertBoard &board, const Topology *topo
         } else if (nodeKnown && a.domain < 0) {
             p.node = a.node;
         }
-        p.quietNote = quietNote(a, board, nowMs);
+        p.quietNote = quietNote(a, index, nowMs);
         problems.push_back(std::move(p));
     }
     return problems;
@@ -166,7 +208,15 @@ std::vector<Problem> alertProblems(const AlertBoard &board, const Topology *topo
 std::vector<Problem> withAlerts(
     std::vector<Problem> ranked, const AlertBoard &board, const Topology *topology, const JobList *jobs, int64_t nowMs)
 {
-    if (board.alerts.empty()) {
+    return board.alerts.empty()
+        ? ranked
+        : withAlerts(std::move(ranked), std::make_shared<const AlertBoard>(board), topology, jobs, nowMs);
+}
+
+std::vector<Problem> withAlerts(std::vector<Problem> ranked, const std::shared_ptr<const AlertBoard> &board,
+    const Topology *topology, const JobList *jobs, int64_t nowMs)
+{
+    if (!board || board->alerts.empty()) {
         return ranked;
     }
     std::vector<Problem> alerts = alertProblems(board, topology, nowMs);

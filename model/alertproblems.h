@@ -9,6 +9,7 @@
 #include <QUrl>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 // The NOC's alerts beside the fleet's own problems, and the silences an operator makes from a problem: the matchers
@@ -18,12 +19,18 @@ namespace fleetscope {
 // One problem per alert of the board, unranked: its GPUs (the backend's runs, bounded by the topology), a single
 // GPU's or a node's place set as the fleet's own problems set theirs (so that a click drills there), its severity,
 // since when, its summary annotation as its words, and, when suppressed, why (quietNote).
+// Each problem's alert shares the board (no copy: a board of 10,000 alerts is read on each refresh); a board handed by
+// reference is copied once.
+std::vector<Problem> alertProblems(
+    const std::shared_ptr<const AlertBoard> &board, const Topology *topology, int64_t nowMs);
 std::vector<Problem> alertProblems(const AlertBoard &board, const Topology *topology, int64_t nowMs);
 // The ranked problems with the board's alerts ranked among them (sortProblems: by severity and blast radius, the
 // silenced and inhibited after everything else). The backend's own incidents come back from Alertmanager as alerts
 // (FleetscopeIncident, with --alertmanager-send): such an alert is its incident's (the same cause, and its domain's
 // name or its node's hostname), set on the incident rather than listed again, so that a silenced incident reads as
 // one.
+std::vector<Problem> withAlerts(std::vector<Problem> ranked, const std::shared_ptr<const AlertBoard> &board,
+    const Topology *topology, const JobList *jobs, int64_t nowMs);
 std::vector<Problem> withAlerts(
     std::vector<Problem> ranked, const AlertBoard &board, const Topology *topology, const JobList *jobs, int64_t nowMs);
 // The alertname the backend sends its incidents under (backend/alerting/alertsender.cpp).

@@ -192,7 +192,7 @@ void ProblemsPage::refresh()
     const int64_t now = QDateTime::currentMSecsSinceEpoch();
     const TopologyPtr topology = m_session->topology();
     const JobsPtr jobs = m_session->jobs();
-    std::vector<Problem> problems = withAlerts(m_session->problems(now), *m_alerts, topology.get(), jobs.get(), now);
+    std::vector<Problem> problems = withAlerts(m_session->problems(now), m_alerts, topology.get(), jobs.get(), now);
     if (m_board != nullptr) {
         // A wall shows what is wrong: information stays on the desk.
         problems.erase(std::remove_if(problems.begin(), problems.end(),
