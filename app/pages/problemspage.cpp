@@ -319,7 +319,8 @@ void ProblemsPage::followAlerts(FleetAlerts *alerts)
     connect(this, &ProblemsPage::silenceRequested, alerts, &FleetAlerts::createSilence);
     connect(this, &ProblemsPage::expireRequested, alerts, &FleetAlerts::expireSilence);
     connect(alerts, &FleetAlerts::silenceDone, this, [this](bool ok, const QString &text) {
-        Q_EMIT message(ok ? text : tr("Silence refused: %1").arg(text), 10000);
+        // FleetAlerts says it whole ("Silence 4f2… made", "Silence not made: …").
+        Q_EMIT message(text.isEmpty() ? (ok ? tr("Silence made") : tr("Silence not made")) : text, 10000);
     });
     m_access = alerts->access();
     m_alertsNote = alerts->freshness() == FleetAlerts::Freshness::Old ? alerts->freshnessText() : QString();
