@@ -433,9 +433,9 @@ private Q_SLOTS:
                 break;
             }
         }
-        // Cheap against a poll every few seconds: 34 ms here (dev), most of it the spine planes' 4,096 runs copied;
-        // a sanitizer's build is a few times slower.
-        QVERIFY2(placeMs < 500, qPrintable(QString::number(placeMs)));
+        // Cheap against a poll every few seconds: 34-79 ms here (dev), most of it the spine planes' 4,096 runs
+        // copied; 279 ms under the address sanitizer. A lookup that walked the fleet would take minutes.
+        QVERIFY2(placeMs < 1000, qPrintable(QString::number(placeMs)));
     }
 };
 
