@@ -3,15 +3,18 @@
 // them beside the fleet's problems (a silenced one marked, after the rest), a click drills to an alert's GPUs and
 // outlines them, Silence… proposes the alert's matchers and hands the draft on, Open runbook opens its runbook_url,
 // both greyed out with the reason for a viewer; the wall's board shows the alerts and its banner says when they are
-// old. The boards are built here (what the session's FleetAlerts would hold); the stream itself has tests of its own.
+// old. The boards are mostly built here (what the session's FleetAlerts would hold); one case follows the session's
+// own FleetAlerts over a backend that serves the alerts contract (tests/client/alertsbackend.h).
 #include "app/consolesession.h"
 #include "app/embeddedbackend.h"
 #include "app/pages/mappage.h"
 #include "app/pages/problemspage.h"
 #include "app/problemsmodel.h"
+#include "app/session/fleetalerts.h"
 #include "app/wallwindow.h"
 #include "model/alertproblems.h"
 #include "model/navigation.h"
+#include "tests/client/alertsbackend.h"
 #include "tests/model/testtopology.h"
 #include "widgets/alerts/silencedialog.h"
 #include "widgets/alerts/silencesview.h"
@@ -321,6 +324,59 @@ private Q_SLOTS:
         page->setAlertsNote({});
         wall.refresh();
         QVERIFY(!wall.header()->banner().startsWith(QStringLiteral("Alerts are old")));
+    }
+
+    // The page follows the session's FleetAlerts: the alerts the backend serves are listed, who the backend says this
+    // console is greys Silence… out or not, a silence asked for from the dialog reaches the backend and its answer
+    // the status bar, and alerts gone old are said.
+    void itFollowsTheSessionsAlerts()
+    {
+        using namespace alertstesting;
+        AlertsBackend backend;
+        QVERIFY(backend.start() > 0);
+        backend.setAccess(pb::ROLE_VIEWER, "noc-wall");
+        backend.publish(oneState(1, { "GpuTooHot", "XidErrors" }));
+        ConsoleSession session(ConsoleSession::Options {});
+        ProblemsPage page(&session, ProblemsPage::Look::Desk);
+        page.show();
+        session.alerts()->connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QTRY_COMPARE(page.model()->rowCount(), 2);
+        QCOMPARE(page.alertBoard().alerts.size(), size_t { 2 });
+        QVERIFY(page.model()->problemAt(0)->alert != nullptr);
+        auto *view = page.findChild<QTableView *>();
+        view->selectRow(0);
+        QTRY_COMPARE(
+            page.silenceRefusal(), QStringLiteral("you are a viewer (noc-wall): silencing needs the operator role"));
+        QVERIFY(!page.silenceButton()->isEnabled());
+        QCOMPARE(page.silenceButton()->toolTip(), page.silenceRefusal());
+
+        // The same console as an operator (the backend asked again on the next connection).
+        backend.setAccess(pb::ROLE_OPERATOR, "alice");
+        session.alerts()->connectTo(QString::fromStdString(backend.address()), ChannelSecurity());
+        QTRY_VERIFY(page.silenceRefusal().isEmpty());
+        view->selectRow(0);
+        QVERIFY(page.silenceButton()->isEnabled());
+        QSignalSpy messages(&page, &ProblemsPage::message);
+        page.silenceChosen();
+        QVERIFY(page.silenceDialog() != nullptr);
+        page.silenceDialog()->setComment(QStringLiteral("on it"));
+        page.silenceDialog()->findChild<QDialogButtonBox *>()->button(QDialogButtonBox::Ok)->click();
+        QTRY_COMPARE(backend.silencesAsked().size(), size_t { 1 });
+        const pb::CreateSilenceRequest asked = backend.silencesAsked()[0];
+        QCOMPARE(asked.comment(), std::string("on it"));
+        QVERIFY(asked.matchers_size() >= 1);
+        QCOMPARE(asked.matchers(0).name(), std::string("alertname"));
+        QTRY_VERIFY(!messages.isEmpty());
+        QVERIFY2(
+            messages.last()[0].toString().contains(QStringLiteral("made")), qPrintable(messages.last()[0].toString()));
+
+        // Alertmanager unreachable: the alerts stay, said to be old.
+        QCOMPARE(page.alertsNote(), QString());
+        backend.publish(
+            oneState(2, { "GpuTooHot", "XidErrors" }, 1000, false, QDateTime::currentMSecsSinceEpoch() - 120'000));
+        QTRY_VERIFY(!page.alertsNote().isEmpty());
+        QVERIFY2(page.alertsNote().startsWith(QStringLiteral("Alerts are old: ")), qPrintable(page.alertsNote()));
+        QCOMPARE(page.model()->rowCount(), 2);
     }
 
     // The backend's own incident silenced in Alertmanager (its FleetscopeIncident alert): one entry, the incident's,
