@@ -352,8 +352,11 @@ AlertDesk::Failure AlertmanagerWatch::createSilence(const SilenceRequest &reques
     }
     NewSilence silence;
     silence.matchers = request.matchers;
-    silence.startsAtMs = nowMs();
-    silence.endsAtMs = silence.startsAtMs + request.duration.count();
+    // A start a minute back: Alertmanager starts a silence that starts in the past at its own now, so that a backend
+    // whose clock is ahead of Alertmanager's does not make a pending silence that mutes nothing yet.
+    const int64_t now = nowMs();
+    silence.startsAtMs = now - 60'000;
+    silence.endsAtMs = now + request.duration.count();
     silence.createdBy = request.createdBy;
     silence.comment = request.comment;
     const Failure failure = m_api.postSilence(silence, id, error);
