@@ -18,13 +18,14 @@
 namespace fleetscope::backend {
 
 // The AlertDesk over a real Alertmanager: a thread polls its alerts and silences every pollInterval and publishes a
-// new AlertsState (the generation one higher) only when what it read or the status changed. A failed poll keeps the
-// alerts last read and says in the status that Alertmanager is unreachable, and why. Each alert goes through the
-// placement hook (AlertPlacement, wired by main) before it is compared and published; the alerts are then sorted by
-// severity, then newest first. A silence made or expired here is checked first (InvalidArgument with the reason), sent,
-// and followed at once by a poll on the caller's thread, so that the state that shows it is published before the call
-// returns. The destructor stops the thread without waiting out a poll interval or a slow server's deadline (within
-// about a second).
+// new AlertsState (the generation one higher) only when what it read or the status changed (status.lastSuccessMs is
+// then that of the publishing poll: a poll that reads the same is no news to consoles). A failed poll keeps the
+// alerts last read and says in the status that Alertmanager is unreachable, and why, with the time of the last poll
+// read whole. Each alert goes through the placement hook (AlertPlacement, wired by main) before it is compared and
+// published; the alerts are then sorted by severity, then newest first. A silence made or expired here is checked
+// first (InvalidArgument with the reason), sent, and followed at once by a poll on the caller's thread, so that the
+// state that shows it is published before the call returns. The destructor stops the thread without waiting out a
+// poll interval or a slow server's deadline (within about a second).
 //
 // Locking: m_pollMutex serializes polls (the thread's and the writers') and guards what a poll keeps between polls
 // (the decoder, m_lastSuccessMs); m_stateMutex guards m_state, m_cost and m_stopping, and m_published is signalled
