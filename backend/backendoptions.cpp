@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "backendoptions.h"
 
+#include "alertoptions.h"
+
 #include "configfile.h"
 #include "core/listenaddress.h"
 #include "helpformatter.h"
@@ -92,10 +94,27 @@ void addOptions(CLI::App &app, BackendOptions &o)
         ->needs(tlsCert)
         ->check(pemFile());
     app.add_option("--token-file", security.access.tokenFile,
-           "every call must carry one of the bearer tokens in FILE (one a line; '#' starts a comment); the file is "
-           "read again when it changes, so a token is rotated without a restart")
+           "every call must carry one of the bearer tokens in FILE, a line each: 'TOKEN [NAME [ROLE]]', ROLE viewer "
+           "(reads; a token alone) or operator (also silences); '#' starts a comment; the file is read again when it "
+           "changes, so a token is rotated without a restart")
         ->type_name("FILE")
         ->needs(tlsCert);
+    auto *clientCa = app.get_option("--tls-client-ca");
+    app.add_option("--client-roles", security.access.clientRolesFile,
+           "names and roles of client certificates, a line each: 'ROLE NAME SUBJECT' (SUBJECT as gRPC prints it, "
+           "'CN=noc-wall,O=Example', or 'CN=NAME' alone); a certificate in no line is a viewer named by its CN")
+        ->type_name("FILE")
+        ->needs(clientCa)
+        ->check(readableFile("client roles file"));
+    app.add_option_function<std::string>(
+           "--anonymous-role",
+           [&security](
+               const std::string &word) { security.access.anonymousRole = roleNamed(word).value_or(Role::Viewer); },
+           "what a caller without credentials (a loopback backend without a token file or client CA) may do: viewer "
+           "(the default) or operator")
+        ->type_name("ROLE")
+        ->check(checkWith(
+            [](const std::string &word) { return roleNamed(word) ? "" : "a role is 'viewer' or 'operator'"; }));
     app.add_flag("--insecure-listen", security.insecureListen,
         "serve non-loopback addresses without TLS and a token or client CA (the gRPC API, the exporter pages, remote "
         "write): anyone who reaches a port reads the whole fleet, or pushes made-up values");
@@ -289,6 +308,7 @@ void addOptions(CLI::App &app, BackendOptions &o)
            "OFFSET]' and 'label hostname = NAME...'; without one a dcgm-exporter profile is chosen from the series "
            "the server holds (or that are pushed)")
         ->type_name("FILE");
+    addAlertmanagerOptions(app, o);
 }
 
 // What is left after CLI11's parse: arguments that are no option, or a secret where it must not be (never echoed).
@@ -296,7 +316,8 @@ std::string leftOver(const std::vector<std::string> &remaining)
 {
     for (const auto &arg : remaining) {
         const std::string name = arg.substr(0, arg.find('='));
-        if (name == "--prometheus-password" || name == "--prometheus-bearer-token") {
+        if (name == "--prometheus-password" || name == "--prometheus-bearer-token" || name == "--alertmanager-password"
+            || name == "--alertmanager-bearer-token") {
             return fmt::format("{}: secrets are not taken on the command line, where every user of the machine can "
                                "read them; use {}-file",
                 name, name);
@@ -332,7 +353,7 @@ std::string crossCheck(const CLI::App &app, const BackendOptions &o)
     if (!https && (!http.caFile.empty() || http.insecureSkipVerify)) {
         return "--prometheus-ca and --prometheus-insecure-skip-verify need an https:// --prometheus-url";
     }
-    return {};
+    return checkAlertmanagerOptions(o);
 }
 
 } // namespace
@@ -447,6 +468,12 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args, const std:
             fmt::format("WARNING: --insecure-listen: serving {} {}; anyone who reaches the port reads the whole fleet",
                 o.listen, o.security.tls() ? "without a token or client CA" : "without TLS or credentials"));
     }
+    if (o.security.access.anonymousRole == Role::Operator && !o.security.authenticates()
+        && splitListenAddress(o.listen, &host, &port, &why) && !BackendServer::isLoopback(host)) {
+        result.warnings.emplace_back(fmt::format("WARNING: --anonymous-role operator on {} without a token file or "
+                                                 "client CA: anyone who reaches the port can silence the NOC's alerts",
+            o.listen));
+    }
     // --insecure-listen is one rule for every door, and each HTTP door it opens is warned about as the gRPC one is.
     o.exporterSecurity.insecureListen = o.security.insecureListen;
     o.remoteWrite.security.insecureListen = o.security.insecureListen;
@@ -468,6 +495,7 @@ ParseResult parseBackendOptions(const std::vector<std::string> &args, const std:
         result.warnings.emplace_back("WARNING: the Prometheus credentials go over plain http:// in clear text; use "
                                      "an https:// URL");
     }
+    warnAboutAlertmanager(o, &result.warnings);
     return result;
 }
 

@@ -2,16 +2,28 @@
 #pragma once
 
 #include "core/framesource.h"
+#include "prometheus/prometheushttp.h"
 #include "prometheus/prometheussource.h"
 #include "remotewrite/remotewritesource.h"
 #include "service/backendserver.h"
 #include "sim/simulatedfleet.h"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace fleetscope::backend {
+
+// The NOC's Alertmanager (--alertmanager-*): read, silenced through, and sent the backend's findings.
+struct AlertmanagerOptions
+{
+    std::string url; // empty: none
+    PrometheusHttp::Options http; // its credentials and TLS, as for Prometheus
+    std::chrono::milliseconds poll { 5000 };
+    std::chrono::milliseconds timeout { 10000 };
+    bool send = false; // --alertmanager-send: incidents and anomalies posted as alerts
+};
 
 struct BackendOptions
 {
@@ -32,6 +44,7 @@ struct BackendOptions
     bool fromRemoteWrite = false;
     RemoteWriteSource::Options remoteWrite;
     BackendServer::Security security; // TLS, client certificates, tokens, per-client limits
+    AlertmanagerOptions alertmanager;
     std::string configFile; // the configuration file read, if any
     bool showHelp = false;
     bool showVersion = false;

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "alerting/alertmanagerwatch.h"
+#include "alerting/alertplacement.h"
+#include "alerting/alertsender.h"
 #include "analytics/fleetanalytics.h"
 #include "backendoptions.h"
 #include "common/heap.h"
@@ -102,6 +105,36 @@ int main(int argc, char **argv)
         served->setTopologyAhead(generation, std::move(topology));
     }
     BackendServer &server = *served;
+    // The NOC's Alertmanager: its alerts placed on this fleet and served, silences made through it, and with
+    // --alertmanager-send the backend's findings posted to it. Stopped after the server (declared after it).
+    std::unique_ptr<AlertPlacement> placement;
+    std::unique_ptr<AlertmanagerWatch> alerts;
+    std::unique_ptr<AlertSender> sender;
+    if (const auto &am = options.alertmanager; !am.url.empty()) {
+        AlertmanagerApi api;
+        AlertmanagerApi::Options apiOptions;
+        apiOptions.http = am.http;
+        apiOptions.timeout = am.timeout;
+        if (!api.setBaseUrl(am.url, apiOptions, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --alertmanager-url: {}\n", error);
+            return 1;
+        }
+        placement = std::make_unique<AlertPlacement>(server.source().shape());
+        AlertmanagerWatch::Options watch;
+        watch.pollInterval = am.poll;
+        watch.sending = am.send;
+        alerts = std::make_unique<AlertmanagerWatch>(
+            api, watch, [where = placement.get()](AlertmanagerAlert *alert) { where->place(alert); });
+        server.setAlertDesk(alerts.get());
+        if (am.send) {
+            sender = std::make_unique<AlertSender>(
+                server.source(), [api](const std::vector<OutgoingAlert> &batch, std::string *why) {
+                    return api.postAlerts(batch, why) == AlertDesk::Failure::None;
+                });
+        }
+        fmt::print("alerts from {} every {} ms{}\n", api.baseUrl(), am.poll.count(),
+            am.send ? "; incidents and anomalies sent to it" : "");
+    }
     if (!server.start(options.listen, &error)) {
         fmt::print(stderr, "fleetscope-backend: {}\n", error);
         return 1;

@@ -14,6 +14,7 @@ FLEETSCOPE_PACKAGES=(
     libgl-dev libegl-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core
     libsimdjson-dev  # the backend's Prometheus source parses PromQL answers with it
     prometheus  # the exporter's integration test scrapes the simulator with a real Prometheus
+    prometheus-alertmanager  # the NOC's alerts: the backend reads and silences a real Alertmanager in the tests (amtool too)
     victoria-metrics  # the same chain through a real single-node VictoriaMetrics (tst_victoriametrics_e2e)
     libcurl4-openssl-dev  # http(s) towards Prometheus, with the system's OpenSSL
     libssl-dev  # checks a --prometheus-ca bundle and names certificate errors (also pulled in by libgrpc-dev)

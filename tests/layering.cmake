@@ -21,15 +21,16 @@ set(rules
     # core and formats and under the two producers that read dcgm-exporter's series; the producers and the service
     # beside one another, the simulator's source judged by analytics as main judges the others (remote write's history
     # from a Prometheus-compatible server is a core UpstreamHistory that main hands it).
-    "backend/core|\"(analytics|formats|http|sim|dcgm|prometheus|remotewrite|service)/"
-    "backend/analytics|\"(formats|http|sim|dcgm|prometheus|remotewrite|service)/"
-    "backend/formats|\"(analytics|http|sim|dcgm|prometheus|remotewrite|service)/"
-    "backend/http|\"(analytics|formats|sim|dcgm|prometheus|remotewrite|service)/"
-    "backend/dcgm|\"(analytics|http|sim|prometheus|remotewrite|service)/"
-    "backend/sim|\"(dcgm|prometheus|remotewrite|service)/"
-    "backend/prometheus|\"(analytics|http|sim|remotewrite|service)/"
-    "backend/remotewrite|\"(analytics|sim|prometheus|service)/"
-    "backend/service|\"(analytics|formats|http|sim|dcgm|prometheus|remotewrite)/")
+    "backend/core|\"(analytics|formats|http|sim|dcgm|prometheus|remotewrite|alerting|service)/"
+    "backend/analytics|\"(formats|http|sim|dcgm|prometheus|remotewrite|alerting|service)/"
+    "backend/formats|\"(analytics|http|sim|dcgm|prometheus|remotewrite|alerting|service)/"
+    "backend/http|\"(analytics|formats|sim|dcgm|prometheus|remotewrite|alerting|service)/"
+    "backend/dcgm|\"(analytics|http|sim|prometheus|remotewrite|alerting|service)/"
+    "backend/sim|\"(dcgm|prometheus|remotewrite|alerting|service)/"
+    "backend/prometheus|\"(analytics|http|sim|remotewrite|alerting|service)/"
+    "backend/remotewrite|\"(analytics|sim|prometheus|alerting|service)/"
+    "backend/alerting|\"(analytics|http|sim|dcgm|remotewrite|service)/"
+    "backend/service|\"(analytics|formats|http|sim|dcgm|prometheus|remotewrite|alerting)/")
 
 set(violations "")
 foreach(rule IN LISTS rules)

@@ -95,9 +95,15 @@ BackendServer::BackendServer(std::unique_ptr<FrameSource> source)
 BackendServer::BackendServer(std::unique_ptr<FrameSource> source, Security security)
     : m_security(withClientCertificates(std::move(security)))
     , m_gate(std::make_unique<AccessGate>(m_security.access))
+    , m_audit(std::make_unique<AuditLog>())
     , m_source(std::move(source))
     , m_service(std::make_unique<TelemetryService>(*m_source, m_gate.get()))
 { }
+
+void BackendServer::setAlertDesk(AlertDesk *desk)
+{
+    m_service->setAlertDesk(desk, m_audit.get());
+}
 
 void BackendServer::setTopologyAhead(uint64_t generation, std::future<SharedEncodings::TopologyParts> parts)
 {

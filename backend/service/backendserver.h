@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/alerts.h"
 #include "core/framesource.h"
 #include "service/accessgate.h"
+#include "service/auditlog.h"
 #include "service/sharedencodings.h"
 
 #include <future>
@@ -61,6 +63,10 @@ public:
     const FrameSource &source() const { return *m_source; }
     // The service answering the calls (what its calls share, what it cut).
     const TelemetryService &service() const { return *m_service; }
+    // Serves the NOC's alerts from desk (StreamAlerts, the silence calls; null: none), each write logged to the
+    // server's audit log. Before start(); the desk outlives the server.
+    void setAlertDesk(AlertDesk *desk);
+    AuditLog &auditLog() { return *m_audit; }
     // See TelemetryService::setTopologyAhead.
     void setTopologyAhead(uint64_t generation, std::future<SharedEncodings::TopologyParts> parts);
     // Cancels open streams and stops; safe to call twice.
@@ -73,6 +79,7 @@ private:
     int m_port = 0;
     Security m_security;
     std::unique_ptr<AccessGate> m_gate;
+    std::unique_ptr<AuditLog> m_audit;
     std::unique_ptr<FrameSource> m_source;
     std::unique_ptr<TelemetryService> m_service;
     std::unique_ptr<grpc::Server> m_server;

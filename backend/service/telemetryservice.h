@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "core/alerts.h"
 #include "core/framesource.h"
 #include "service/accessgate.h"
+#include "service/auditlog.h"
 #include "service/heaptrim.h"
 #include "service/sharedencodings.h"
 #include "service/stallwatch.h"
@@ -10,7 +12,9 @@
 #include <fleetscope/telemetry/v1/telemetry.grpc.pb.h>
 
 #include <future>
+#include <memory>
 #include <mutex>
+#include <vector>
 
 namespace fleetscope::backend {
 
@@ -50,6 +54,25 @@ public:
         grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) override;
     grpc::Status GetSummary(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetSummaryRequest *request,
         fleetscope::telemetry::v1::Summary *response) override;
+
+    // The NOC's alerts (alerting/AlertmanagerWatch), served and silenced through; null: StreamAlerts and the silence
+    // calls answer FAILED_PRECONDITION. Every write is logged to audit. Set before the server starts; both outlive it.
+    void setAlertDesk(AlertDesk *desk, AuditLog *audit)
+    {
+        m_alerts = desk;
+        m_audit = audit;
+    }
+    grpc::Status StreamAlerts(grpc::ServerContext *context,
+        const fleetscope::telemetry::v1::StreamAlertsRequest *request,
+        grpc::ServerWriter<fleetscope::telemetry::v1::AlertsPart> *writer) override;
+    grpc::Status GetAccess(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetAccessRequest *request,
+        fleetscope::telemetry::v1::Access *response) override;
+    grpc::Status CreateSilence(grpc::ServerContext *context,
+        const fleetscope::telemetry::v1::CreateSilenceRequest *request,
+        fleetscope::telemetry::v1::Silence *response) override;
+    grpc::Status ExpireSilence(grpc::ServerContext *context,
+        const fleetscope::telemetry::v1::ExpireSilenceRequest *request,
+        fleetscope::telemetry::v1::ExpireSilenceResponse *response) override;
 
     // Streams cut because their client took nothing for the stall limit.
     uint64_t stalledStreamsCut() const { return m_stalls.cut(); }
@@ -94,7 +117,16 @@ private:
         const std::vector<MetricId> &metrics, std::vector<uint32_t> gpus, int64_t from, int64_t to, int64_t step,
         grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) const;
 
+    // The latest alerts state's parts, encoded once for every stream (alertsEncoded).
+    using AlertParts = std::shared_ptr<const std::vector<fleetscope::telemetry::v1::AlertsPart>>;
+    AlertParts encodedAlerts(const std::shared_ptr<const AlertsState> &state);
+
     const FrameSource &m_source;
+    AlertDesk *m_alerts = nullptr;
+    AuditLog *m_audit = nullptr;
+    std::mutex m_alertsMutex; // guards the two below
+    uint64_t m_alertsGeneration = 0;
+    AlertParts m_alertParts;
     AccessGate m_openGate;
     AccessGate *m_gate;
     mutable StallWatch m_stalls;

@@ -392,6 +392,66 @@ private Q_SLOTS:
         QVERIFY2(r.error.find("--max-streams-per-client") != std::string::npos, r.error.c_str());
     }
 
+    // The NOC's Alertmanager and the roles: read, checked together, unsafe combinations said.
+    void alertmanagerAndRoles()
+    {
+        const QByteArray cert = file("s.crt", "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n");
+        const QByteArray key = file("s.key", "key");
+        auto r = parseBackendOptions(toArgs({ "--alertmanager-url", "https://am.example:9093", "--alertmanager-user",
+            "fleet", "--alertmanager-password-file", file("am-password", "p"), "--alertmanager-ca", cert,
+            "--alertmanager-poll-ms", "2000", "--alertmanager-timeout-ms", "3000", "--alertmanager-send" }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QVERIFY(r.warnings.empty());
+        const auto &am = r.options.alertmanager;
+        QCOMPARE(am.url, std::string("https://am.example:9093"));
+        QCOMPARE(am.http.user, std::string("fleet"));
+        QCOMPARE(am.poll.count(), 2000);
+        QCOMPARE(am.timeout.count(), 3000);
+        QVERIFY(am.send);
+        QVERIFY(!parseBackendOptions({}).options.alertmanager.send);
+
+        r = parseBackendOptions(toArgs({ "--alertmanager-send" }));
+        QVERIFY2(r.error.find("need --alertmanager-url") != std::string::npos, r.error.c_str());
+        r = parseBackendOptions(toArgs({ "--alertmanager-url", "http://am:9093", "--alertmanager-ca", cert }));
+        QVERIFY2(r.error.find("need an https://") != std::string::npos, r.error.c_str());
+        r = parseBackendOptions(toArgs({ "--alertmanager-url", "http://am:9093", "--alertmanager-poll-ms", "10" }));
+        QVERIFY2(r.error.find("--alertmanager-poll-ms") != std::string::npos, r.error.c_str());
+        r = parseBackendOptions(toArgs({ "--alertmanager-password", "x" }));
+        QVERIFY2(r.error.find("secrets are not taken") != std::string::npos, r.error.c_str());
+
+        r = parseBackendOptions(toArgs({ "--alertmanager-url", "http://10.0.0.9:9093",
+            "--alertmanager-bearer-token-file", file("am-token", "t") }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.warnings.size(), size_t { 1 });
+        QVERIFY2(r.warnings[0].find("clear text") != std::string::npos, r.warnings[0].c_str());
+        r = parseBackendOptions(
+            toArgs({ "--alertmanager-url", "https://10.0.0.9:9093", "--alertmanager-insecure-skip-verify" }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.warnings.size(), size_t { 1 });
+        QVERIFY2(r.warnings[0].find("NOT checked") != std::string::npos, r.warnings[0].c_str());
+
+        QCOMPARE(parseBackendOptions({}).options.security.access.anonymousRole, Role::Viewer);
+        r = parseBackendOptions(toArgs({ "--anonymous-role", "operator" }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.security.access.anonymousRole, Role::Operator);
+        QVERIFY(r.warnings.empty()); // loopback
+        r = parseBackendOptions(toArgs({ "--anonymous-role", "admin" }));
+        QVERIFY2(r.error.find("'viewer' or 'operator'") != std::string::npos, r.error.c_str());
+        r = parseBackendOptions(
+            toArgs({ "--listen", "10.1.2.3:50051", "--insecure-listen", "--anonymous-role", "operator" }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.warnings.size(), size_t { 2 });
+        QVERIFY2(r.warnings[1].find("can silence") != std::string::npos, r.warnings[1].c_str());
+
+        const QByteArray roles = file("roles", "operator alice CN=alice\n");
+        r = parseBackendOptions(
+            toArgs({ "--tls-cert", cert, "--tls-key", key, "--tls-client-ca", cert, "--client-roles", roles }));
+        QVERIFY2(r.error.empty(), r.error.c_str());
+        QCOMPARE(r.options.security.access.clientRolesFile, roles.toStdString());
+        r = parseBackendOptions(toArgs({ "--client-roles", roles }));
+        QVERIFY2(r.error.find("--client-roles requires --tls-client-ca") != std::string::npos, r.error.c_str());
+    }
+
 private:
     // A file in the test's folder with this content; its path.
     QByteArray file(const char *name, const QByteArray &content)
