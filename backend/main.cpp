@@ -11,6 +11,7 @@
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <future>
@@ -110,6 +111,7 @@ int main(int argc, char **argv)
     std::unique_ptr<AlertPlacement> placement;
     std::unique_ptr<AlertmanagerWatch> alerts;
     std::unique_ptr<AlertSender> sender;
+    std::atomic<bool> stopping { false }; // ends a post to Alertmanager under way when the backend stops
     if (const auto &am = options.alertmanager; !am.url.empty()) {
         AlertmanagerApi api;
         AlertmanagerApi::Options apiOptions;
@@ -193,6 +195,7 @@ int main(int argc, char **argv)
     int signal = 0;
     sigwait(&stopSignals, &signal);
     fmt::print(stderr, "fleetscope-backend: stopping on signal {}\n", signal);
+    stopping = true;
     if (exporter) {
         exporter->stop();
     }
