@@ -132,18 +132,18 @@ FleetAlerts::Inputs FleetAlerts::inputs() const
     return in;
 }
 
-FleetAlerts::Freshness FleetAlerts::judge(const Inputs &in, int64_t nowMs)
+FleetAlerts::Freshness FleetAlerts::judge(const Inputs &in, int64_t /*nowMs*/)
 {
     if (in.notConfigured || !in.seenBoard) {
         return Freshness::NotConfigured; // nothing shown, nothing called live
     }
+    // The backend publishes a state when what it read or its status changes, not at each poll (AlertmanagerWatch): a
+    // quiet Alertmanager keeps the last state's lastSuccessMs, and an age past three polls would call it old. What says
+    // Alertmanager answers is the newest state's word on an open stream: a poll that fails publishes reachable = false.
     if (!in.streamOpen || !in.status.reachable || in.status.lastSuccessMs <= 0) {
         return Freshness::Old;
     }
-    const int64_t poll = in.status.pollIntervalMs > 0 ? in.status.pollIntervalMs : assumedPollMs;
-    // A backend's clock ahead of this one's makes the age negative: read as just now.
-    const int64_t age = std::max<int64_t>(0, nowMs - in.status.lastSuccessMs);
-    return age <= 3 * poll ? Freshness::Live : Freshness::Old;
+    return Freshness::Live;
 }
 
 QString FleetAlerts::describe(const Inputs &in, int64_t nowMs)
@@ -179,7 +179,7 @@ QString FleetAlerts::describe(const Inputs &in, int64_t nowMs)
         }
         return QStringLiteral("Alertmanager unreachable for %1%2: %3").arg(durationText(age), why, when);
     }
-    return QStringLiteral("Alertmanager last read %1 ago: %2").arg(durationText(age), when);
+    return QStringLiteral("Alertmanager not read yet");
 }
 
 QString FleetAlerts::durationText(int64_t ms)

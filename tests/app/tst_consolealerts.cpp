@@ -11,6 +11,7 @@
 #include "tests/backend/testing/alertmanagerprocess.h"
 #include "tests/backend/testing/testcertificates.h"
 
+#include <QElapsedTimer>
 #include <QJsonObject>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -102,6 +103,17 @@ private Q_SLOTS:
         FleetAlerts *alerts = session.alerts();
         QTRY_VERIFY_WITH_TIMEOUT(findAlert(alerts->board(), QStringLiteral("GpuHotE2e")) != nullptr, 20000);
         QTRY_COMPARE(alerts->freshness(), Freshness::Live);
+        // Polls that read the same publish nothing: live all along, past three poll intervals (0.5 s) of them.
+        const uint64_t generation = alerts->board().generation;
+        const int64_t lastRead = alerts->board().status.lastSuccessMs;
+        QElapsedTimer quiet;
+        quiet.start();
+        while (quiet.elapsed() < 2500) {
+            QTest::qWait(100);
+            QCOMPARE(alerts->freshness(), Freshness::Live);
+        }
+        QCOMPARE(alerts->board().generation, generation);
+        QCOMPARE(alerts->board().status.lastSuccessMs, lastRead);
         const FleetAlert *alert = findAlert(alerts->board(), QStringLiteral("GpuHotE2e"));
         QCOMPARE(alert->severity, EventSeverity::Critical);
         QCOMPARE(alert->annotation(QStringLiteral("summary")), QStringLiteral("too hot"));
