@@ -73,7 +73,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
     const QCommandLineOption key(
         QStringLiteral("key"), QStringLiteral("The client certificate's private key (PEM)."), QStringLiteral("FILE"));
     const QCommandLineOption tokenFile(QStringLiteral("token-file"),
-        QStringLiteral("Send the bearer token in FILE (its first line) with every call, over TLS; read again for "
+        QStringLiteral("Send the bearer token in FILE (its first word) with every call, over TLS; read again for "
                        "each call, so a rotated token needs no restart. Never give a token on the command line."),
         QStringLiteral("FILE"));
     const QCommandLineOption gpus(QStringLiteral("gpus"),

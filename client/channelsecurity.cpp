@@ -26,13 +26,15 @@ bool readFile(const QString &path, const char *what, std::string *out, QString *
     return true;
 }
 
-// The first line of the file that is neither blank nor a comment, trimmed; empty when there is none.
+// The first word of the first line of the file that is neither blank nor a comment; empty when there is none. A line
+// copied whole from the backend's token file ("TOKEN NAME ROLE") sends its token alone.
 QByteArray tokenIn(const QByteArray &text)
 {
     for (const QByteArray &line : text.split('\n')) {
-        const QByteArray token = line.trimmed();
-        if (!token.isEmpty() && !token.startsWith('#')) {
-            return token;
+        const QByteArray trimmed = line.simplified();
+        if (!trimmed.isEmpty() && !trimmed.startsWith('#')) {
+            const qsizetype space = trimmed.indexOf(' ');
+            return space < 0 ? trimmed : trimmed.left(space);
         }
     }
     return {};

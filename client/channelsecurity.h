@@ -21,7 +21,7 @@ struct ChannelSecurity
     QString caFile; // PEM CAs that may sign the backend's certificate; empty: the system's (when TLS is on)
     QString certFile; // the console's own certificate (mutual TLS), with keyFile
     QString keyFile;
-    QString tokenFile; // a bearer token (the first non-comment line), read again for each call
+    QString tokenFile; // a bearer token (the first word of the first non-comment line), read again for each call
 
     // TLS is on when any of them is given: a token or a client key is never sent in clear text.
     bool tls() const { return !caFile.isEmpty() || !certFile.isEmpty() || !keyFile.isEmpty() || !tokenFile.isEmpty(); }

@@ -252,6 +252,9 @@ private Q_SLOTS:
         pb::ListMetricsResponse metrics;
         pb::ListJobsResponse jobs;
         pb::Summary summary;
+        pb::Access access;
+        pb::Silence silence;
+        pb::ExpireSilenceResponse expired;
         const std::vector<std::pair<const char *, grpc::Status>> statuses {
             { "GetTopology", endedWithoutAPart(stub->GetTopology(context(), pb::GetTopologyRequest())) },
             { "ListMetrics", stub->ListMetrics(context(), pb::ListMetricsRequest(), &metrics) },
@@ -260,6 +263,10 @@ private Q_SLOTS:
             { "ListJobs", stub->ListJobs(context(), pb::ListJobsRequest(), &jobs) },
             { "QueryRange", endedWithoutAPart(stub->QueryRange(context(), pb::QueryRangeRequest())) },
             { "GetSummary", stub->GetSummary(context(), pb::GetSummaryRequest(), &summary) },
+            { "StreamAlerts", endedWithoutAPart(stub->StreamAlerts(context(), pb::StreamAlertsRequest())) },
+            { "GetAccess", stub->GetAccess(context(), pb::GetAccessRequest(), &access) },
+            { "CreateSilence", stub->CreateSilence(context(), pb::CreateSilenceRequest(), &silence) },
+            { "ExpireSilence", stub->ExpireSilence(context(), pb::ExpireSilenceRequest(), &expired) },
         };
         for (const auto &[method, status] : statuses) {
             QVERIFY2(status.error_code() == grpc::StatusCode::UNAUTHENTICATED, method);
@@ -299,6 +306,14 @@ private Q_SLOTS:
             closed.error_message().find("cannot check tokens") != std::string::npos, closed.error_message().c_str());
         QVERIFY(!m_certificates.write(QStringLiteral("rotating.tokens"), "second-token\n").isEmpty());
         QTRY_COMPARE_WITH_TIMEOUT(listMetrics(address, console).error_code(), grpc::StatusCode::OK, 5000);
+
+        // A console's file holding a line copied whole from the backend's ("TOKEN NAME ROLE") sends the token alone.
+        QVERIFY(!m_certificates
+                     .write(QStringLiteral("rotating.console"),
+                         "# as in the backend's file\n  second-token  "
+                         "alice operator\n")
+                     .isEmpty());
+        QCOMPARE(listMetrics(address, console).error_code(), grpc::StatusCode::OK);
     }
 
     void tokenFileChecksAtStart()
