@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "common/alertnames.h"
 #include "model/alerts.h"
 #include "model/fleetmodel.h"
 #include "model/problems.h"
@@ -33,8 +34,6 @@ std::vector<Problem> withAlerts(std::vector<Problem> ranked, const std::shared_p
     const Topology *topology, const JobList *jobs, int64_t nowMs);
 std::vector<Problem> withAlerts(
     std::vector<Problem> ranked, const AlertBoard &board, const Topology *topology, const JobList *jobs, int64_t nowMs);
-// The alertname the backend sends its incidents under (backend/alerting/alertsender.cpp).
-inline constexpr const char *incidentAlertName = "FleetscopeIncident";
 // Why a suppressed alert is quiet, for people: "silenced by alice until 16:00: swapping the PSU", "inhibited by
 // NodeDown"; empty while it fires.
 QString quietNote(const FleetAlert &alert, const AlertBoard &board, int64_t nowMs);

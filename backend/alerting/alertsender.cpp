@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "alerting/alertsender.h"
 
+#include "common/alertnames.h"
+
 #include "core/clock.h"
 #include "core/metriccatalog.h"
 
@@ -407,7 +409,7 @@ OutgoingAlert AlertSender::incidentAlert(const TimedEvent &timed) const
     const Incident &incident = *e.incident;
     const FleetShape &shape = m_source.shape();
     OutgoingAlert alert;
-    alert.labels.push_back({ "alertname", "FleetscopeIncident" });
+    alert.labels.push_back({ "alertname", incidentAlertName });
     alert.labels.push_back({ "severity", severityWord(e.severity) });
     if (!incident.cause.empty()) {
         alert.labels.push_back({ "cause", incident.cause });
@@ -432,7 +434,7 @@ OutgoingAlert AlertSender::anomalyAlert(const TimedEvent &timed) const
 {
     const FleetEvent &e = timed.event;
     OutgoingAlert alert;
-    alert.labels.push_back({ "alertname", "FleetscopeAnomaly" });
+    alert.labels.push_back({ "alertname", anomalyAlertName });
     alert.labels.push_back({ "severity", severityWord(e.severity) });
     addPlace(&alert.labels, e.gpu, e.node);
     const auto metric = static_cast<size_t>(*e.metric);
