@@ -75,6 +75,10 @@ std::vector<WallHeader::HealthCount> HealthStrip::wallCounts(const ProblemTally 
     counts.push_back({ tally.incidents > 0 ? (one ? tr("other problem") : tr("other problems"))
                                            : (one ? tr("problem") : tr("problems")),
         tally.others, colour(tally.criticalOthers), QString() });
+    // The NOC's alerts that fire (silenced and inhibited ones are someone's already), when Alertmanager has any.
+    if (const uint32_t firing = tally.alerts - std::min(tally.alerts, tally.quietAlerts); firing > 0) {
+        counts.push_back({ firing == 1 ? tr("alert") : tr("alerts"), firing, colour(tally.criticalAlerts), QString() });
+    }
     return counts;
 }
 

@@ -306,6 +306,13 @@ private Q_SLOTS:
         QCOMPARE(rows.last(), silenced);
         QVERIFY2(wall.problems()->headline().contains(QStringLiteral("3 alerts (1 critical, 1 silenced)")),
             qPrintable(wall.problems()->headline()));
+        // The header counts the alerts that fire; the silenced one is someone's already.
+        wall.refresh();
+        const auto &health = wall.header()->health();
+        const auto alerts = std::find_if(health.begin(), health.end(),
+            [](const WallHeader::HealthCount &c) { return c.label == QStringLiteral("alerts"); });
+        QVERIFY(alerts != health.end());
+        QCOMPARE(alerts->count, 2U);
 
         QCOMPARE(page->alertsNote(), QString());
         page->setAlertsNote(
