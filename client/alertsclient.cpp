@@ -319,6 +319,18 @@ void AlertsClient::onStreamEnded(quint64 call, int code, const QString &why, boo
     m_retryTimer.start(m_nextRetryMs);
 }
 
+void AlertsClient::onSilenceAnswered(quint64 call, bool ok, bool denied, const QString &message)
+{
+    m_silenceCalls.erase(call);
+    if (denied && m_accessKnown) {
+        // The backend's word on who this console is may have changed since it was asked (a token file rewritten):
+        // asked again, so that what is greyed out follows.
+        m_accessKnown = false;
+        fetchAccess();
+    }
+    Q_EMIT silenceDone(call, ok, message);
+}
+
 quint64 AlertsClient::refuseCall(const QString &message)
 {
     return m_jobs->reject(this, [this, message](quint64 id) {
@@ -346,12 +358,10 @@ quint64 AlertsClient::createSilence(const SilenceDraft &draft)
             [this, security, deadlineMs](
                 quint64 call, const grpc::Status &status, pb::Silence &answer) -> std::function<void()> {
                 const bool ok = status.ok();
+                const bool denied = status.error_code() == grpc::StatusCode::PERMISSION_DENIED;
                 const QString message
                     = ok ? wireText(answer.id(), maxNameText) : describeSilenceCall(status, security, deadlineMs);
-                return [this, call, ok, message] {
-                    m_silenceCalls.erase(call);
-                    Q_EMIT silenceDone(call, ok, message);
-                };
+                return [this, call, ok, denied, message] { onSilenceAnswered(call, ok, denied, message); };
             });
     }
     m_silenceCalls.insert(id);
@@ -378,11 +388,9 @@ quint64 AlertsClient::expireSilence(const QString &silenceId)
             [this, security, deadlineMs](
                 quint64 call, const grpc::Status &status, pb::ExpireSilenceResponse &) -> std::function<void()> {
                 const bool ok = status.ok();
+                const bool denied = status.error_code() == grpc::StatusCode::PERMISSION_DENIED;
                 const QString message = ok ? QString() : describeSilenceCall(status, security, deadlineMs);
-                return [this, call, ok, message] {
-                    m_silenceCalls.erase(call);
-                    Q_EMIT silenceDone(call, ok, message);
-                };
+                return [this, call, ok, denied, message] { onSilenceAnswered(call, ok, denied, message); };
             });
     }
     m_silenceCalls.insert(id);

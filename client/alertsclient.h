@@ -102,6 +102,7 @@ private:
     void onStreamOpened(quint64 call);
     void onStreamEnded(quint64 call, int code, const QString &why, bool opened);
     quint64 refuseCall(const QString &message);
+    void onSilenceAnswered(quint64 call, bool ok, bool denied, const QString &message);
 
     QString m_address;
     ChannelSecurity m_security;

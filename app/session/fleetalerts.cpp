@@ -72,8 +72,7 @@ void FleetAlerts::connectTo(const QString &address, const ChannelSecurity &secur
         m_access = BackendAccess();
         Q_EMIT accessChanged();
     }
-    m_client.setTopology(m_topology);
-    m_client.start(address, security);
+    m_client.start(address, security); // with the fleet setTopology last gave it
     reevaluate();
 }
 
@@ -214,16 +213,8 @@ void FleetAlerts::reevaluate()
 void FleetAlerts::createSilence(const SilenceDraft &draft)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (m_client.accessKnown() && !m_access.maySilence) {
-        // What is greyed out said again should it be asked anyway (a shortcut): the backend would refuse it.
-        const QString why = !m_access.alertmanager
-            ? QStringLiteral("the backend reads no Alertmanager")
-            : QStringLiteral("%1 is a viewer: only an operator may silence").arg(m_access.name);
-        QMetaObject::invokeMethod(
-            this, [this, why] { Q_EMIT silenceDone(false, QStringLiteral("not allowed: %1").arg(why)); },
-            Qt::QueuedConnection);
-        return;
-    }
+    // Asked of the backend even where access() greys it out: the backend decides (its refusal is said, and who this
+    // console is asked again), and a role given since the last GetAccess is not refused here on stale words.
     m_asked[m_client.createSilence(draft)] = Asked { true, QString() };
 }
 
