@@ -170,6 +170,10 @@ Answers makeAnswers(const be::FleetShape &shape, int alertCount, int silenceCoun
     const auto ago = [&](int64_t maxMs) { return now - static_cast<int64_t>(rng() % static_cast<uint64_t>(maxMs)); };
     Answers out;
     std::set<Labels> seen; // Alertmanager holds one alert per label set
+    // Draws of each kind: a small fleet has fewer distinct label sets of a kind than asked for, and gets fewer alerts.
+    int64_t draws = 0;
+    const int64_t maxDraws = int64_t { 50 } * alertCount;
+    const auto more = [&](int target) { return static_cast<int>(out.alerts.size()) < target && draws++ < maxDraws; };
     const auto add = [&](Spec spec) {
         std::sort(spec.labels.begin(), spec.labels.end());
         if (!seen.insert(spec.labels).second) {
@@ -190,7 +194,8 @@ Answers makeAnswers(const be::FleetShape &shape, int alertCount, int silenceCoun
     // inhibit their GPUs' GpuHot (the inhibition rule of tests/backend/testing/alertmanagerprocess.h).
     std::vector<std::pair<uint32_t, std::string>> downNodes; // node, NodeDown's fingerprint
     const int nodeAlerts = alertCount * 15 / 100;
-    while (static_cast<int>(out.alerts.size()) < nodeAlerts) {
+    draws = 0;
+    while (more(nodeAlerts)) {
         const auto node = static_cast<uint32_t>(pick(shape.nodes.size()));
         const std::string &host = shape.nodes[node].hostname;
         const char *names[]
@@ -213,7 +218,8 @@ Answers makeAnswers(const be::FleetShape &shape, int alertCount, int silenceCoun
     // GPU alerts (70%): dcgm-exporter's labels. 3% of all are GpuHot on a node that is down: inhibited.
     const int gpuAlerts = nodeAlerts + alertCount * 70 / 100;
     const int inhibitedWanted = alertCount * 3 / 100;
-    while (static_cast<int>(out.alerts.size()) < gpuAlerts) {
+    draws = 0;
+    while (more(gpuAlerts)) {
         const bool inhibit = out.inhibited < inhibitedWanted && !downNodes.empty();
         const std::pair<uint32_t, std::string> down
             = inhibit ? downNodes[pick(downNodes.size())] : std::pair { uint32_t { 0 }, std::string() };
@@ -247,7 +253,8 @@ Answers makeAnswers(const be::FleetShape &shape, int alertCount, int silenceCoun
     }
     // Racks (7%), domains by name (5%), fleet-wide (the rest, 3%).
     const int rackAlerts = gpuAlerts + alertCount * 7 / 100;
-    while (static_cast<int>(out.alerts.size()) < rackAlerts) {
+    draws = 0;
+    while (more(rackAlerts)) {
         const auto &rack = shape.racks[pick(shape.racks.size())];
         const char *names[] = { "RackInletTemperatureHigh", "RackPowerNearLimit", "RackDoorOpen" };
         const size_t which = pick(3);
@@ -258,7 +265,8 @@ Answers makeAnswers(const be::FleetShape &shape, int alertCount, int silenceCoun
         add(std::move(s));
     }
     const int domainAlerts = rackAlerts + alertCount * 5 / 100;
-    while (!shape.domains.empty() && static_cast<int>(out.alerts.size()) < domainAlerts) {
+    draws = 0;
+    while (!shape.domains.empty() && more(domainAlerts)) {
         const auto &domain = shape.domains[pick(shape.domains.size())];
         Spec s;
         // A label name as Prometheus allows it: cooling_unit for the key "cooling-unit" (AlertPlacement reads both).
@@ -269,7 +277,8 @@ Answers makeAnswers(const be::FleetShape &shape, int alertCount, int silenceCoun
         s.annotations = { { "summary", key + " " + domain.name + " reports a fault" } };
         add(std::move(s));
     }
-    while (static_cast<int>(out.alerts.size()) < alertCount) {
+    draws = 0;
+    while (more(alertCount)) {
         const char *names[] = { "PrometheusRuleFailures", "KubeQuotaAlmostFull", "DcgmExporterScrapeSlow" };
         Spec s;
         s.labels = { { "alertname", names[pick(3)] }, { "namespace", "team-" + std::to_string(pick(100000)) },
@@ -732,7 +741,8 @@ int main(int argc, char **argv)
         }
     }
     const int reps = !args.empty() ? std::max(1, std::atoi(args[0].c_str())) : 15;
-    const auto gpus = static_cast<uint32_t>(args.size() > 1 ? std::atol(args[1].c_str()) : 1048576);
+    const auto gpus = static_cast<uint32_t>(std::clamp<long>(
+        args.size() > 1 ? std::atol(args[1].c_str()) : 1048576, be::FleetShape::minGpus, be::FleetShape::maxGpus));
     const int64_t now = nowMs();
 
     auto start = std::chrono::steady_clock::now();
