@@ -56,6 +56,8 @@ ConsoleSession::ConsoleSession(const Options &options, QObject *parent)
         goToPendingTime();
     });
     connect(&m_display, &Display::driftChanged, this, &ConsoleSession::driftChanged);
+    connect(&m_display, &Display::alertLayerChanged, this, &ConsoleSession::alertLayerChanged);
+    m_display.followAlerts(&m_alerts);
     connect(&m_display, &Display::optionsChanged, this, &ConsoleSession::displayOptionsChanged);
     connect(&m_display, &Display::message, this, &ConsoleSession::message);
 }
@@ -90,6 +92,7 @@ void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
     m_events.follow();
     m_alerts.setTopology(topology);
     m_display.updateDrift();
+    m_display.updateAlertLayer();
     Q_EMIT topologyChanged(topology);
     goToPendingTime();
 }

@@ -75,6 +75,9 @@ public:
     // The fleet's driver and VBIOS versions and their drift, from the topology and the jobs (computed on a worker
     // when either changes; driftChanged says when).
     const VersionDrift &versionDrift() const { return m_display.versionDrift(); }
+    // The NOC's alerts as a layer of the map (computed on a worker as the board or the fleet changes;
+    // alertLayerChanged says when).
+    const AlertLayer &alertLayer() const { return m_display.alertLayer(); }
 
     // What is shown. The metric by id (kept while the catalogue is unknown; replaced by the first metric, with a
     // message, when the backend has no such metric); the value or its change per minute over a window (0 = value);
@@ -133,6 +136,7 @@ Q_SIGNALS:
     // metrics() changed: the backend's catalogue, or a layer's categories.
     void metricsChanged();
     void driftChanged();
+    void alertLayerChanged();
     // Something went wrong that a person should know (the status bar; a wall's banner).
     void problemReported(const QString &message);
     // Information for the status bar, shown for timeoutMs.

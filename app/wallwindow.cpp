@@ -6,6 +6,7 @@
 #include "app/pages/mappage.h"
 #include "app/pages/problemspage.h"
 #include "app/pages/summarypage.h"
+#include "model/alertlayer.h"
 #include "model/hottestrow.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
@@ -282,9 +283,9 @@ QString WallWindow::metricOrDefault(const WallPage &page, int index)
 {
     const QString id = page.metric.isEmpty() ? defaultMetric : page.metric;
     const auto &metrics = m_session->metrics();
-    if (metrics.empty()
+    if (metrics.empty() || id == QLatin1String(AlertLayer::metricId)
         || std::any_of(metrics.begin(), metrics.end(), [&id](const MetricInfo &m) { return m.id == id; })) {
-        return id; // not known yet, or known
+        return id; // not known yet, or known; the alerts layer is offered once the alerts arrive (Display waits)
     }
     report(tr("Playlist page %1: this backend has no metric \"%2\"; showing %3 instead")
                .arg(index + 1)

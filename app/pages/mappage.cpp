@@ -58,7 +58,12 @@ MapPage::MapPage(ConsoleSession *session, bool animated, QWidget *parent)
     m_navigation = new Navigation(this);
 
     connect(session, &ConsoleSession::shownChanged, this, &MapPage::drawShown);
-    connect(session, &ConsoleSession::driftChanged, this, &MapPage::markDrift);
+    connect(session, &ConsoleSession::driftChanged, this, &MapPage::markLayer);
+    connect(session, &ConsoleSession::alertLayerChanged, this, [this] {
+        if (m_session->shownMetric().id == QLatin1String(AlertLayer::metricId)) {
+            markLayer();
+        }
+    });
     connect(session, &ConsoleSession::topologyChanged, this, [this](const TopologyPtr &topology) {
         m_view->setTopology(topology);
         m_navigation->setTopology(topology);
@@ -101,7 +106,7 @@ void MapPage::drawShown(const ShownState &shown, ShownState::Changes changes)
     if (changes & ShownState::Metric) { // a new metric resets the map's transition
         m_view->setMetric(shown.metric);
         m_legend->setMetric(shown.metric, m_view->colorMap());
-        markDrift();
+        markLayer();
     } else if (changes & ShownState::Range) { // the range alone keeps it
         m_view->setRange(shown.metric.rangeMin, shown.metric.rangeMax);
         m_legend->setMetric(shown.metric, m_view->colorMap());
@@ -111,17 +116,22 @@ void MapPage::drawShown(const ShownState &shown, ShownState::Changes changes)
     }
 }
 
-void MapPage::markDrift()
+void MapPage::markLayer()
 {
-    // The version layer outlines the GPUs off their job's or rack's versions; leaving it takes its outlines away
-    // (and only its own: a search's or a problem's stay).
-    const bool layer = m_session->shownMetric().id == QLatin1String(VersionDrift::metricId);
-    if (layer) {
+    // The version layer outlines the GPUs off their job's or rack's versions, the alert layer those with a firing
+    // alert (a silenced one is being handled); leaving a layer takes its outlines away (and only its own: a search's
+    // or a problem's stay).
+    const QString shown = m_session->shownMetric().id;
+    const bool drift = shown == QLatin1String(VersionDrift::metricId);
+    const bool alerts = shown == QLatin1String(AlertLayer::metricId);
+    if (drift) {
         m_view->setMarkedGpus(m_session->versionDrift().flaggedGpus);
-    } else if (m_markingDrift) {
+    } else if (alerts) {
+        m_view->setMarkedGpus(m_session->alertLayer().firingGpus);
+    } else if (m_markingLayer) {
         m_view->setMarkedGpus({});
     }
-    m_markingDrift = layer;
+    m_markingLayer = drift || alerts;
 }
 
 void MapPage::openTowards(uint32_t gpu)

@@ -58,8 +58,9 @@ Q_SIGNALS:
 private:
     // Draws what the session shows.
     void drawShown(const ShownState &shown, ShownState::Changes changes);
-    // Outlines the GPUs off their job's or rack's versions while the version layer is shown.
-    void markDrift();
+    // Outlines the GPUs a layer flags while it is shown: the version layer's off their job's or rack's versions, the
+    // alert layer's with a firing alert.
+    void markLayer();
     void onPlaceChanged(Place place);
     void applyPendingView();
 
@@ -69,7 +70,7 @@ private:
     ColorLegend *m_legend = nullptr;
     Navigation *m_navigation = nullptr;
     std::optional<ViewState> m_pendingView; // applied once the topology arrives
-    bool m_markingDrift = false; // the outlines shown are the version layer's
+    bool m_markingLayer = false; // the outlines shown are a layer's
 };
 
 } // namespace fleetscope

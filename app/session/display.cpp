@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/session/display.h"
 
+#include "app/session/fleetalerts.h"
 #include "app/session/livefeed.h"
 #include "app/session/timemachine.h"
 #include "model/autorange.h"
@@ -22,6 +23,12 @@ struct DriftResult
     VersionDrift drift;
     std::vector<Problem> problems;
 };
+
+// The console's own layers: categories, drawn from a plane made here over each frame, no rate of change.
+bool isLayer(const QString &id)
+{
+    return id == QLatin1String(VersionDrift::metricId) || id == QLatin1String(AlertLayer::metricId);
+}
 } // namespace
 
 Display::Display(const Options &options, LiveFeed *live, TimeMachine *time, QObject *parent)
@@ -69,11 +76,70 @@ void Display::updateDrift()
         });
 }
 
+void Display::followAlerts(const FleetAlerts *alerts)
+{
+    m_alerts = alerts;
+    connect(alerts, &FleetAlerts::boardChanged, this, &Display::updateAlertLayer);
+    connect(alerts, &FleetAlerts::freshnessChanged, this, &Display::updateAlertLayer);
+    updateAlertLayer();
+}
+
+void Display::updateAlertLayer()
+{
+    if (m_alerts == nullptr) {
+        return;
+    }
+    const AlertBoard &board = m_alerts->board();
+    // Offered while the backend reads an Alertmanager: said so, or a board came (kept, as old, while it is down).
+    const bool offered = m_alerts->freshness() != FleetAlerts::Freshness::NotConfigured || board.generation != 0
+        || !board.alerts.empty();
+    if (offered != m_alertsOffered) {
+        m_alertsOffered = offered;
+        if (offered && m_wantsAlertLayer && !m_live->metrics().empty()) {
+            m_wantsAlertLayer = false;
+            rebuildMetrics();
+            setMetric(QString::fromLatin1(AlertLayer::metricId));
+        } else {
+            onCatalogueChanged(); // offered, or taken away (the layer shown gives way to the first metric, said so)
+        }
+    }
+    const TopologyPtr topology = m_live->topology();
+    if (!topology) {
+        return;
+    }
+    if (m_alertLayer.topologyGeneration == topology->generation && m_alertLayer.boardGeneration == board.generation
+        && board.generation != 0) {
+        return; // only the freshness changed
+    }
+    // The runs are copied here (a few ms for 10,000 alerts), the board's text stays; the layer takes tens of ms at a
+    // million GPUs when alerts cover whole rows: off the GUI thread, the latest request wins.
+    m_alertJob.start([runs = alertRunsOf(board), topology](
+                         const JobTracker::Ticket &) { return computeAlertLayer(runs, *topology); },
+        [this](AlertLayer layer) {
+            m_alertLayer = std::move(layer);
+            if (m_shown.metric.id == QLatin1String(AlertLayer::metricId)) {
+                redrawLayer();
+            }
+            Q_EMIT alertLayerChanged();
+        });
+}
+
+void Display::redrawLayer()
+{
+    m_layerSource.reset();
+    if (m_shown.raw && !m_shown.comparing) {
+        showFrame(m_shown.raw);
+    }
+}
+
 void Display::rebuildMetrics()
 {
     m_metrics = m_live->metrics();
     if (!m_metrics.empty()) {
         m_metrics.push_back(m_drift.metric());
+        if (m_alertsOffered) {
+            m_metrics.push_back(AlertLayer::metric());
+        }
     }
     Q_EMIT metricsChanged();
 }
@@ -102,7 +168,13 @@ void Display::onCatalogueChanged()
         return;
     }
     if (selectedMetric() == nullptr) {
-        if (!m_metricId.isEmpty()) {
+        if (m_metricId == QLatin1String(AlertLayer::metricId)) {
+            // Chosen (a wall's page, a view) before the backend said it reads an Alertmanager: shown once it does.
+            m_wantsAlertLayer = true;
+            Q_EMIT message(tr("The alerts layer shows once the backend's alerts arrive; showing %1 meanwhile.")
+                               .arg(m_metrics[0].name),
+                15000);
+        } else if (!m_metricId.isEmpty()) {
             Q_EMIT message(
                 tr("The backend has no metric '%1'; showing %2 instead.").arg(m_metricId, m_metrics[0].name), 15000);
         }
@@ -114,6 +186,7 @@ void Display::onCatalogueChanged()
 
 void Display::setMetric(const QString &id)
 {
+    m_wantsAlertLayer = false; // chosen now: what was waiting for the alerts layer gives way
     if (id == m_metricId) {
         return;
     }
@@ -159,7 +232,7 @@ void Display::applyMetric()
     }
     m_shown.comparing = false;
     m_time->cancelComparison(); // of another metric, or of this one now drawn otherwise
-    const bool layer = metric->id == QLatin1String(VersionDrift::metricId);
+    const bool layer = isLayer(metric->id);
     // The value, or its rate of change per minute over the chosen window (from the frames as they arrive); a
     // layer of categories has no rate.
     if (m_changeWindowS > 0 && !layer) {
@@ -185,7 +258,7 @@ void Display::applyMetric()
         updateAutoRange();
     }
     publish();
-    m_live->subscribe(metric->id);
+    m_live->subscribe(layer ? QString() : metric->id); // a layer is the console's: the backend serves no such metric
 }
 
 void Display::showFrame(const FramePtr &frame)
@@ -196,7 +269,7 @@ void Display::showFrame(const FramePtr &frame)
         return; // a recorded frame of an earlier fleet layout cannot be drawn on this one
     }
     FramePtr shown = m_rate ? m_rate->apply(frame) : frame;
-    if (m_shown.metric.id == QLatin1String(VersionDrift::metricId)) {
+    if (isLayer(m_shown.metric.id)) {
         // The layer's plane over the frame's time and health (made once per frame: the wall and the desk share it).
         if (frame != m_layerSource || !m_layerFrame) {
             auto layered = std::make_shared<Frame>();
@@ -204,7 +277,9 @@ void Display::showFrame(const FramePtr &frame)
             layered->sampleTimeMs = frame->sampleTimeMs;
             layered->topologyGeneration = frame->topologyGeneration;
             layered->health = frame->health;
-            layered->planes.push_back({ m_shown.metric.id, m_drift.plane(*topology) });
+            const bool alerts = m_shown.metric.id == QLatin1String(AlertLayer::metricId);
+            layered->planes.push_back(
+                { m_shown.metric.id, alerts ? m_alertLayer.plane(*topology) : m_drift.plane(*topology) });
             m_layerSource = frame;
             m_layerFrame = std::move(layered);
         }

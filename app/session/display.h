@@ -2,6 +2,7 @@
 #pragma once
 
 #include "jobs/jobtracker.h"
+#include "model/alertlayer.h"
 #include "model/fleetmodel.h"
 #include "model/framecomparer.h"
 #include "model/problems.h"
@@ -16,6 +17,7 @@
 
 namespace fleetscope {
 
+class FleetAlerts;
 class LiveFeed;
 class TimeMachine;
 
@@ -40,9 +42,10 @@ Q_DECLARE_OPERATORS_FOR_FLAGS(ShownState::Changes)
 
 // The session's display: what is shown, chosen (the metric, its value or rate of change, the colour map, a fixed or
 // auto range) and drawn (a frame through the rate, the version layer, a comparison's difference), and what can be
-// shown (the backend's catalogue and the console's own layers, VersionDrift's computed from the topology and jobs).
+// shown (the backend's catalogue and the console's own layers, VersionDrift's computed from the topology and jobs, and
+// the AlertLayer of the NOC's alerts while the backend reads an Alertmanager).
 //
-// Threads: the GUI thread; the drift is computed on a JobTracker (latest request wins).
+// Threads: the GUI thread; the drift and the alert layer are computed on JobTrackers (latest request wins).
 class Display : public QObject
 {
     Q_OBJECT
@@ -62,6 +65,8 @@ public:
     const VersionDrift &versionDrift() const { return m_drift; }
     // The drift's problems, worded once per drift (unranked).
     const std::vector<Problem> &driftProblems() const { return m_driftProblems; }
+    // The NOC's alerts on the map (empty until the first board is placed on the fleet shown).
+    const AlertLayer &alertLayer() const { return m_alertLayer; }
 
     void setMetric(const QString &id);
     QString metricId() const { return m_metricId; }
@@ -83,11 +88,17 @@ public:
     void onCatalogueChanged();
     // Computes the version drift from the current topology and jobs.
     void updateDrift();
+    // Follows the session's alerts: the alert layer is offered while the backend reads an Alertmanager, and computed
+    // again as the board changes.
+    void followAlerts(const FleetAlerts *alerts);
+    // Computes the alert layer from the current board and topology (and offers it, or takes it away).
+    void updateAlertLayer();
 
 Q_SIGNALS:
     void shownChanged(const fleetscope::ShownState &shown, fleetscope::ShownState::Changes changes);
     void metricsChanged();
     void driftChanged();
+    void alertLayerChanged();
     // setMetric, setChangeWindow, setColourMap or setAutoRange changed what the controls should show.
     void optionsChanged();
     void message(const QString &text, int timeoutMs);
@@ -99,6 +110,8 @@ private:
     template <typename T> void setOption(T &option, T value);
     void updateAutoRange();
     void publish();
+    // The layer shown is drawn again over the frame shown (its categories or GPUs changed).
+    void redrawLayer();
 
     LiveFeed *m_live;
     TimeMachine *m_time;
@@ -115,7 +128,13 @@ private:
     std::vector<Problem> m_driftProblems; // driftProblems(m_drift), unranked
     FramePtr m_layerSource; // the live frame the layer frame below was made for
     FramePtr m_layerFrame;
-    JobTracker m_driftJob; // last: its jobs read nothing of this object, and no result is applied after it goes
+    const FleetAlerts *m_alerts = nullptr;
+    AlertLayer m_alertLayer;
+    bool m_alertsOffered = false; // the alert layer is among metrics()
+    bool m_wantsAlertLayer = false; // chosen before it was offered: shown once it is
+    // Last: their jobs read nothing of this object, and no result is applied after they go.
+    JobTracker m_driftJob;
+    JobTracker m_alertJob;
 };
 
 } // namespace fleetscope

@@ -106,6 +106,14 @@ ColorMap ColorMap::forMetric(const MetricInfo &metric)
     if (metric.categories.isEmpty()) {
         return byName(metric.colourMap);
     }
+    if (metric.colourMap == QLatin1String("alerts") && metric.categories.size() == 5) {
+        // The alert layer's (model/alertlayer.h): no alert the calm ground, silenced reddish purple, then Okabe-Ito's
+        // sky blue, orange and vermillion as health's warning and critical are, so that severity reads the same.
+        return categorical(metric.colourMap,
+            { { metric.categories[0], qRgb(0x4a, 0x6c, 0x8c) }, { metric.categories[1], qRgb(0xcc, 0x79, 0xa7) },
+                { metric.categories[2], qRgb(0x56, 0xb4, 0xe9) }, { metric.categories[3], qRgb(0xe6, 0x9f, 0x00) },
+                { metric.categories[4], qRgb(0xd5, 0x5e, 0x00) } });
+    }
     // A layer's categories, most common first: the first a calm steel blue so that the usual reads as the ground,
     // then Okabe-Ito's colours, told apart with every common colour-vision deficiency; the eighth, light grey, is
     // where the rarest share one category.
