@@ -53,7 +53,10 @@ public:
     QString streamDetail() const { return m_client.stateDetail(); }
 
     // The rule, for any time: what the backend last said (board: seen at all, status), whether the stream is open now,
-    // whether the backend said it reads no Alertmanager. Age is nowMs - lastSuccessMs, both the backend's as given.
+    // whether the backend said it reads no Alertmanager. Live: the stream is open and its newest state says the last
+    // poll was answered (the backend publishes a state when a poll fails, not at each poll that reads the same, so
+    // lastSuccessMs is not the last poll's and is not aged against three intervals). The words count the time since
+    // lastSuccessMs, the backend's as given, each second (freshnessChanged when they change).
     struct Inputs
     {
         bool seenBoard = false;
@@ -67,8 +70,6 @@ public:
     static QString describe(const Inputs &in, int64_t nowMs);
     // "45 s", "2 min", "3 h", "2 days"
     static QString durationText(int64_t ms);
-    // How long a poll interval is taken to be when the backend does not say.
-    static constexpr int64_t assumedPollMs = 60000;
 
 Q_SIGNALS:
     void boardChanged();
