@@ -80,15 +80,12 @@ void Display::followAlerts(const FleetAlerts *alerts)
 {
     m_alerts = alerts;
     connect(alerts, &FleetAlerts::boardChanged, this, &Display::updateAlertLayer);
-    connect(alerts, &FleetAlerts::freshnessChanged, this, &Display::updateAlertLayer);
+    connect(alerts, &FleetAlerts::freshnessChanged, this, &Display::offerAlertLayer);
     updateAlertLayer();
 }
 
-void Display::updateAlertLayer()
+void Display::offerAlertLayer()
 {
-    if (m_alerts == nullptr) {
-        return;
-    }
     const AlertBoard &board = m_alerts->board();
     // Offered while the backend reads an Alertmanager: said so, or a board came (kept, as old, while it is down).
     const bool offered = m_alerts->freshness() != FleetAlerts::Freshness::NotConfigured || board.generation != 0
@@ -103,14 +100,20 @@ void Display::updateAlertLayer()
             onCatalogueChanged(); // offered, or taken away (the layer shown gives way to the first metric, said so)
         }
     }
+}
+
+void Display::updateAlertLayer()
+{
+    if (m_alerts == nullptr) {
+        return;
+    }
+    offerAlertLayer();
     const TopologyPtr topology = m_live->topology();
     if (!topology) {
         return;
     }
-    if (m_alertLayer.topologyGeneration == topology->generation && m_alertLayer.boardGeneration == board.generation
-        && board.generation != 0) {
-        return; // only the freshness changed
-    }
+    // Every board, even of a generation seen: FleetAlerts hands the same state again placed on another fleet.
+    const AlertBoard &board = m_alerts->board();
     // The runs are copied here (a few ms for 10,000 alerts), the board's text stays; the layer takes tens of ms at a
     // million GPUs when alerts cover whole rows: off the GUI thread, the latest request wins.
     m_alertJob.start([runs = alertRunsOf(board), topology](

@@ -110,6 +110,8 @@ private:
     template <typename T> void setOption(T &option, T value);
     void updateAutoRange();
     void publish();
+    // Offers the alert layer, or takes it away, by what the backend says of its Alertmanager.
+    void offerAlertLayer();
     // The layer shown is drawn again over the frame shown (its categories or GPUs changed).
     void redrawLayer();
 

@@ -94,6 +94,7 @@ class TestAlertsMap : public QObject
     std::unique_ptr<AlertsBackend> m_alerts;
     std::unique_ptr<MapPage> m_map;
     std::unique_ptr<WallWindow> m_wall;
+    QString m_address; // the simulator backend's
 
 private Q_SLOTS:
     void initTestCase()
@@ -101,6 +102,8 @@ private Q_SLOTS:
         m_session = std::make_unique<ConsoleSession>(ConsoleSession::Options {});
         m_backend = std::make_unique<EmbeddedBackend>(512, 1, QStringList());
         connect(m_backend.get(), &EmbeddedBackend::ready, m_session.get(), &ConsoleSession::connectTo);
+        connect(
+            m_backend.get(), &EmbeddedBackend::ready, this, [this](const QString &address) { m_address = address; });
         m_map = std::make_unique<MapPage>(m_session.get(), false);
         m_backend->start();
         m_map->resize(900, 600);
@@ -197,6 +200,28 @@ private Q_SLOTS:
         QCOMPARE(valueAt(view, 40), float { AlertLayer::NoAlert });
         QTRY_COMPARE(view->markedGpuCount(), size_t { 8 });
         QCOMPARE(m_session->alertLayer().boardGeneration, uint64_t { 2 });
+    }
+
+    // Alerts followed before the fleet is known: the board comes again, the same state, placed once the fleet is
+    // (FleetAlerts drops the placements of another fleet and asks again); the layer is drawn from the placed one.
+    void placedOnceTheFleetArrives()
+    {
+        QVERIFY(!m_address.isEmpty());
+        ConsoleSession::Options options;
+        options.metric = QString::fromLatin1(AlertLayer::metricId);
+        ConsoleSession session(options);
+        MapPage map(&session, false);
+        map.resize(600, 400);
+        map.show();
+        const QString alerts = QString::fromStdString(m_alerts->address());
+        session.alerts()->connectTo(alerts, ChannelSecurity());
+        QTRY_COMPARE(session.alerts()->board().generation, uint64_t { 2 }); // the state, before any fleet
+        session.connectTo(m_address); // the fleet, and its alerts (none there: followed again below)
+        session.alerts()->connectTo(alerts, ChannelSecurity());
+        QTRY_VERIFY_WITH_TIMEOUT(session.topology() != nullptr, 30000);
+        QTRY_COMPARE(session.shownMetric().id, QString::fromLatin1(AlertLayer::metricId));
+        QTRY_COMPARE(valueAt(map.heatmap(), 100), float { AlertLayer::Critical });
+        QTRY_COMPARE(map.heatmap()->markedGpuCount(), size_t { 8 });
     }
 
     // Leaving the layer takes its outlines away; a view (a wall's page) naming it shows it again.
