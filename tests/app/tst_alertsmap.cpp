@@ -202,6 +202,22 @@ private Q_SLOTS:
         QCOMPARE(m_session->alertLayer().boardGeneration, uint64_t { 2 });
     }
 
+    // FleetAlerts drops the placements for another fleet and hands the same state again once placed (the same
+    // generation): the layer follows both.
+    void theSameStatePlacedAgain()
+    {
+        const TopologyPtr topology = m_session->topology();
+        FleetAlerts *alerts = m_session->alerts();
+        alerts->setTopology(nullptr); // as for another fleet: placed nowhere
+        QTRY_VERIFY(m_session->alertLayer().firingGpus.empty());
+        QTRY_COMPARE(valueAt(m_map->heatmap(), 100), float { AlertLayer::NoAlert });
+        alerts->setTopology(topology); // the stream followed again, its state placed
+        QTRY_COMPARE(m_session->alertLayer().firingGpus.size(), size_t { 8 });
+        QCOMPARE(alerts->board().generation, uint64_t { 2 });
+        QTRY_COMPARE(valueAt(m_map->heatmap(), 100), float { AlertLayer::Critical });
+        QTRY_COMPARE(m_map->heatmap()->markedGpuCount(), size_t { 8 });
+    }
+
     // Alerts followed before the fleet is known: the board comes again, the same state, placed once the fleet is
     // (FleetAlerts drops the placements of another fleet and asks again); the layer is drawn from the placed one.
     void placedOnceTheFleetArrives()
