@@ -50,7 +50,8 @@ struct AlertRuns
 };
 AlertRuns alertRunsOf(const AlertBoard &board);
 
-// O(runs + GPUs) whatever the board: 10,000 alerts over whole rows cost about what 10,000 alerts on a GPU each cost.
+// O(runs + GPUs) whatever the board: alerts piled on the same GPUs (a thousand on the same rows) are counted through a
+// difference array rather than painted one over another. Any thread; the runs and topology are only read.
 AlertLayer computeAlertLayer(const AlertRuns &runs, const Topology &topology);
 AlertLayer computeAlertLayer(const AlertBoard &board, const Topology &topology);
 
