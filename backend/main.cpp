@@ -107,11 +107,13 @@ int main(int argc, char **argv)
     }
     BackendServer &server = *served;
     // The NOC's Alertmanager: its alerts placed on this fleet and served, silences made through it, and with
-    // --alertmanager-send the backend's findings posted to it. Stopped after the server (declared after it).
+    // --alertmanager-send the backend's findings posted to it. Their requests under way are cancelled before the
+    // server stops (a CreateSilence waiting on Alertmanager would hold its shutdown up); they go after it, the flag
+    // after the sender that reads it.
+    std::atomic<bool> stopping { false };
     std::unique_ptr<AlertPlacement> placement;
     std::unique_ptr<AlertmanagerWatch> alerts;
     std::unique_ptr<AlertSender> sender;
-    std::atomic<bool> stopping { false }; // ends a post to Alertmanager under way when the backend stops
     if (const auto &am = options.alertmanager; !am.url.empty()) {
         AlertmanagerApi api;
         AlertmanagerApi::Options apiOptions;
@@ -129,6 +131,7 @@ int main(int argc, char **argv)
             api, watch, [where = placement.get()](AlertmanagerAlert *alert) { where->place(alert); });
         server.setAlertDesk(alerts.get());
         if (am.send) {
+            api.setCancel(&stopping); // the sender's copy: a post under way ends within a second at the stop
             sender = std::make_unique<AlertSender>(
                 server.source(), [api](const std::vector<OutgoingAlert> &batch, std::string *why) {
                     return api.postAlerts(batch, why) == AlertDesk::Failure::None;
@@ -196,6 +199,9 @@ int main(int argc, char **argv)
     sigwait(&stopSignals, &signal);
     fmt::print(stderr, "fleetscope-backend: stopping on signal {}\n", signal);
     stopping = true;
+    if (alerts) {
+        alerts->cancel();
+    }
     if (exporter) {
         exporter->stop();
     }

@@ -266,9 +266,19 @@ std::string AlertmanagerJson::cutText(std::string_view text, size_t maxBytes)
 
 namespace {
 
-// Reads {"name":"value",...} into out, sorted by name, at most maxCount (the rest by the answer's order left out),
-// each name and value cut to maxBytes. `severity` (when not null) gets the `severity` label's meaning even when that
-// label is past the bound.
+// The labels an alert is named, ranked and placed by (AlertPlacement): kept past the bound on labels, so that an alert
+// with many labels of its own is neither fleet-wide nor nameless for it.
+bool placesAlert(std::string_view name)
+{
+    static constexpr std::string_view names[]
+        = { "alertname", "severity", "Hostname", "hostname", "host", "node", "instance", "gpu", "UUID", "uuid",
+              "pci_bus_id", "rack", "row", "domain", "pdu", "cooling_unit", "cdu", "leaf", "switch" };
+    return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+// Reads {"name":"value",...} into out, sorted by name, at most maxCount (the rest by the answer's order left out, but
+// for the labels that place an alert), each name and value cut to maxBytes. `severity` (when not null) gets the
+// `severity` label's meaning even when that label is past the bound.
 simdjson::error_code readLabelObject(Value value, size_t maxCount, size_t maxBytes, std::vector<AlertLabel> *out,
     EventSeverity *severity, std::string *detail, const char *what)
 {
@@ -290,11 +300,18 @@ simdjson::error_code readLabelObject(Value value, size_t maxCount, size_t maxByt
         if (severity != nullptr && name == "severity") {
             *severity = AlertmanagerJson::severityOf(text);
         }
-        if (out->size() < maxCount) {
+        if (out->size() < maxCount || (severity != nullptr && placesAlert(name) && out->size() < maxCount + 32)) {
             out->push_back({ AlertmanagerJson::cutText(name, maxBytes), AlertmanagerJson::cutText(text, maxBytes) });
         }
     }
-    std::sort(out->begin(), out->end(), [](const AlertLabel &a, const AlertLabel &b) { return a.name < b.name; });
+    // Back to maxCount (what a console takes): the last of the others in the answer's order make room for those kept.
+    for (size_t i = out->size(); out->size() > maxCount && i-- > 0;) {
+        if (!placesAlert((*out)[i].name)) {
+            out->erase(out->begin() + static_cast<std::ptrdiff_t>(i));
+        }
+    }
+    std::stable_sort(
+        out->begin(), out->end(), [](const AlertLabel &a, const AlertLabel &b) { return a.name < b.name; });
     // A name twice (no Alertmanager writes it; a JSON object may hold it): the first kept.
     out->erase(std::unique(
                    out->begin(), out->end(), [](const AlertLabel &a, const AlertLabel &b) { return a.name == b.name; }),

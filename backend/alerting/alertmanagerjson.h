@@ -18,7 +18,8 @@ struct AlertmanagerLimits
 {
     size_t maxAnswerBytes = size_t { 64 } << 20U; // one GET's answer (20,000 alerts with their annotations fit)
     size_t maxAlerts = 20000; // kept per poll; past it the least severe are left out
-    size_t maxLabels = 64; // per alert, for labels and for annotations each; the rest (by name) left out
+    size_t maxLabels
+        = 64; // per alert, for labels and for annotations each; the rest left out (but those that place it)
     size_t maxTextBytes = 4096; // a label's or annotation's value, a silence's comment; cut past it, with "…"
     size_t maxSilences = 5000; // active and pending ones kept
     size_t maxMatchers = 32; // a silence with more is left out (its matchers cut would show it broader than it is)

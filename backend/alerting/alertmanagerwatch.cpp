@@ -146,9 +146,12 @@ bool AlertmanagerWatch::check(const SilenceRequest &request, std::string *error)
             return false;
         }
     }
-    if (std::all_of(request.matchers.begin(), request.matchers.end(), matchesEverything)) {
-        *error = "every matcher matches every alert (name=\"\", or a regex such as .* or .+): a silence must name what "
-                 "it silences";
+    // At least one matcher that names something: a silence of negative matchers alone (alertname!="x") or of matchers
+    // that match everything mutes nearly every alert, which no console's proposal makes and no operator means.
+    if (std::none_of(request.matchers.begin(), request.matchers.end(),
+            [](const SilenceMatcher &m) { return m.isEqual && !matchesEverything(m); })) {
+        *error = "no matcher names what it silences (every one is negative, name=\"\", or a regex such as .* or .+): "
+                 "a silence needs at least one = or =~ matcher that picks some alerts";
         return false;
     }
     if (request.duration < minDuration || request.duration > maxDuration) {

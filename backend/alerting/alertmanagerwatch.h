@@ -61,6 +61,10 @@ public:
     // Whether a matcher matches every alert, or every alert that has the label at all.
     static bool matchesEverything(const SilenceMatcher &matcher);
 
+    // Ends the requests under way within about a second, and every later one at once (Unavailable): the backend is
+    // stopping, and a silence's caller must not hold the server's shutdown up for Alertmanager's timeouts.
+    void cancel() { m_cancel = true; }
+
     // Polls now, on the caller's thread, and publishes what changed (what the thread does every pollInterval).
     void pollNow();
 

@@ -64,9 +64,11 @@ template <typename Line> bool eachLine(std::string_view text, Line line)
 
 // A name in the backend's files: a printable word (ASCII '!' to '~') of at most maxCallerNameBytes, not read as a
 // comment. The files' errors never quote the word: a token put where a name goes must not reach the log.
+// "anonymous" is the name of a caller without credentials (Options::anonymousRole), so no line may take it: in the
+// audit log the two must not read the same.
 bool goodName(std::string_view word)
 {
-    return !word.empty() && word.size() <= maxCallerNameBytes && word.front() != '#'
+    return !word.empty() && word.size() <= maxCallerNameBytes && word.front() != '#' && word != "anonymous"
         && std::all_of(word.begin(), word.end(), [](char c) { return c > ' ' && c < 0x7f; });
 }
 
@@ -152,7 +154,8 @@ bool TokenFile::parse(std::string_view text, std::string_view path, std::vector<
         }
         if (!name.empty() && !goodName(name)) {
             return wrong(fmt::format(
-                "a name is a printable word of at most {} bytes that does not start with '#'", maxCallerNameBytes));
+                "a name is a printable word of at most {} bytes that does not start with '#' and is not 'anonymous'",
+                maxCallerNameBytes));
         }
         const auto named = role.empty() ? std::optional<Role>(Role::Viewer) : roleNamed(role);
         if (!named) {
@@ -277,7 +280,8 @@ bool ClientRoles::parse(std::string_view text, std::string_view path, std::vecto
         }
         if (!goodName(name)) {
             return wrong(fmt::format(
-                "a name is a printable word of at most {} bytes that does not start with '#'", maxCallerNameBytes));
+                "a name is a printable word of at most {} bytes that does not start with '#' and is not 'anonymous'",
+                maxCallerNameBytes));
         }
         if (subject.size() > maxSubjectBytes
             || std::any_of(subject.begin(), subject.end(), [](char c) { return c >= 0 && c < ' '; })) {
@@ -399,6 +403,9 @@ std::string AccessGate::nameOfCommonName(std::string_view commonName)
     std::string name;
     for (const char c : trimmed(commonName.substr(0, maxCallerNameBytes))) {
         name += c >= ' ' && c < 0x7f ? c : '?';
+    }
+    if (name == anonymous) {
+        return "cn:" + name; // not the name of a caller without credentials
     }
     return name.empty() ? std::string("(no common name)") : name;
 }

@@ -91,11 +91,16 @@ AuditLog::Outcome outcomeOf(AlertDesk::Failure failure)
 TelemetryService::AlertParts TelemetryService::encodedAlerts(const std::shared_ptr<const AlertsState> &state)
 {
     std::lock_guard lock(m_alertsMutex);
-    if (!m_alertParts || m_alertsGeneration != state->generation) {
-        m_alertParts = std::make_shared<const std::vector<pb::AlertsPart>>(encodeAlerts(*state));
+    if (m_alertParts && m_alertsGeneration == state->generation) {
+        return m_alertParts;
+    }
+    auto parts = std::make_shared<const std::vector<pb::AlertsPart>>(encodeAlerts(*state));
+    // A stream still sending an older state than the one kept encodes it for itself, leaving the newer one kept.
+    if (!m_alertParts || state->generation > m_alertsGeneration) {
+        m_alertParts = parts;
         m_alertsGeneration = state->generation;
     }
-    return m_alertParts;
+    return parts;
 }
 
 grpc::Status TelemetryService::StreamAlerts(grpc::ServerContext *context, const pb::StreamAlertsRequest * /*request*/,
@@ -151,6 +156,10 @@ grpc::Status TelemetryService::CreateSilence(
     const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "CreateSilence", AccessGate::Call::Unary);
     if (!admitted.ok()) {
+        if (m_audit) { // no credential, a wrong one, too many: an attempt at a write all the same
+            m_audit->createSilence(
+                admitted.caller(), SilenceRequest(), AuditLog::Outcome::Refused, admitted.status().error_message());
+        }
         return admitted.status();
     }
     const auto &caller = admitted.caller();
@@ -201,6 +210,10 @@ grpc::Status TelemetryService::ExpireSilence(
     const auto ended = m_trim.call();
     const auto admitted = m_gate->admit(context, "ExpireSilence", AccessGate::Call::Unary);
     if (!admitted.ok()) {
+        if (m_audit) {
+            m_audit->expireSilence(admitted.caller(), request->id().substr(0, maxSilenceIdBytes),
+                AuditLog::Outcome::Refused, admitted.status().error_message());
+        }
         return admitted.status();
     }
     const auto &caller = admitted.caller();

@@ -379,9 +379,10 @@ private Q_SLOTS:
         QTest::newRow("33 matchers") << 1 << "at most 32";
         QTest::newRow("bad name") << 2 << "is not a label name";
         QTest::newRow("value over 1 KiB") << 3 << "1025 bytes; at most 1024";
-        QTest::newRow("empty value") << 4 << "every matcher matches every alert";
-        QTest::newRow("regex .*") << 5 << "every matcher matches every alert";
-        QTest::newRow("regex ^(.+)$") << 6 << "every matcher matches every alert";
+        QTest::newRow("empty value") << 4 << "no matcher names what it silences";
+        QTest::newRow("regex .*") << 5 << "no matcher names what it silences";
+        QTest::newRow("regex ^(.+)$") << 6 << "no matcher names what it silences";
+        QTest::newRow("negative matchers alone") << 14 << "no matcher names what it silences";
         QTest::newRow("30 s") << 7 << "from 1 minute to 30 days";
         QTest::newRow("31 days") << 8 << "from 1 minute to 30 days";
         QTest::newRow("no comment") << 9 << "needs a comment";
@@ -435,6 +436,9 @@ private Q_SLOTS:
             break;
         case 11:
             r.comment = "bad \xff";
+            break;
+        case 14:
+            r.matchers = { { "alertname", "GpuHot", false, false }, { "severity", "zzz", true, false } };
             break;
         case 12:
             r.createdBy.clear();

@@ -417,12 +417,12 @@ private Q_SLOTS:
     void labelsAndTextAreBounded()
     {
         be::AlertmanagerJson json;
-        // 100 labels, the severity label last: 64 kept, the severity still read.
+        // 100 labels, then the severity and the host: 64 kept, the two that place and rank an alert among them.
         std::string labels = "{";
         for (int i = 0; i < 100; ++i) {
             labels += QStringLiteral("\"l%1\":\"v\",").arg(i, 3, 10, QLatin1Char('0')).toStdString();
         }
-        labels += "\"severity\":\"critical\"}";
+        labels += "\"severity\":\"critical\",\"Hostname\":\"r01-k01-n01\"}";
         // A 10,000-byte annotation of two-byte characters, and 10,000 silence ids.
         std::string description;
         for (int i = 0; i < 5000; ++i) {
@@ -442,7 +442,9 @@ private Q_SLOTS:
         QCOMPARE(out.alerts.size(), size_t { 1 });
         const auto &a = out.alerts[0];
         QCOMPARE(a.labels.size(), size_t { 64 });
-        QCOMPARE(a.labels.back().name, std::string("l063"));
+        QCOMPARE(a.labels.front().name, std::string("Hostname"));
+        QCOMPARE(a.labels.back().name, std::string("severity"));
+        QCOMPARE(a.labels[a.labels.size() - 2].name, std::string("l061"));
         QCOMPARE(a.severity, EventSeverity::Critical);
         QCOMPARE(a.silencedBy.size(), size_t { 64 });
         const std::string &cut = a.annotations.at(0).value;

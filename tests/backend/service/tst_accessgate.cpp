@@ -436,6 +436,8 @@ private Q_SLOTS:
                                                     << "line 2: a name is";
         QTest::newRow("name not ASCII") << QByteArray("secret-x j\xc3\xbcrgen\n") << "line 1: a name is";
         QTest::newRow("name read as a comment") << QByteArray("secret-x #wall\n") << "line 1: a name is";
+        QTest::newRow("the name of no credentials")
+            << QByteArray("secret-x anonymous operator\n") << "line 1: a name is a printable word";
         QTest::newRow("token twice") << QByteArray("secret-x alice operator\nother\nsecret-x bob viewer\n")
                                      << "line 3: the same token as line 1";
         QTest::newRow("token too long") << QByteArray(QByteArray(4097, 't') + " alice\n")
@@ -616,6 +618,7 @@ private Q_SLOTS:
         QCOMPARE(caller("CN=x", "eve\n\x1b[2Jroot"), std::string("eve??[2Jroot viewer"));
         QCOMPARE(caller("O=none", ""), std::string("(no common name) viewer"));
         QCOMPARE(be::AccessGate::nameOfCommonName(std::string(100, 'n')), std::string(64, 'n'));
+        QCOMPARE(be::AccessGate::nameOfCommonName("anonymous"), std::string("cn:anonymous"));
         // Without a certificate, refused as before.
         QCOMPARE(
             gate->admit("ipv4:10.0.0.8:1", "", false, "GetAccess", be::AccessGate::Call::Unary).status().error_code(),
