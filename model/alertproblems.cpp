@@ -260,28 +260,41 @@ SilenceProposal proposeSilence(const Problem &p, const Topology *topology)
                                .arg(a.name().isEmpty() ? QStringLiteral("without a name") : a.name(), place);
         return proposal;
     }
-    const QString hostname = QStringLiteral("Hostname");
+    // The backend's own findings reach Alertmanager as its alerts (--alertmanager-send: alertnames.h), labelled
+    // `hostname` and `gpu`; a GPU's other problems are what the NOC's rules over dcgm-exporter page for, labelled
+    // `Hostname`. A silence proposed for an incident or an anomaly names the backend's alert, so that it mutes that
+    // page.
+    const bool backendsOwn = p.kind == Problem::Kind::Incident || p.kind == Problem::Kind::Anomaly;
+    const QString hostname = backendsOwn ? QStringLiteral("hostname") : QStringLiteral("Hostname");
+    const auto named = [&p, backendsOwn](std::vector<SilenceMatcher> matchers) {
+        if (backendsOwn) {
+            matchers.insert(matchers.begin(),
+                equal(QStringLiteral("alertname"),
+                    QLatin1String(p.kind == Problem::Kind::Incident ? incidentAlertName : anomalyAlertName)));
+        }
+        return matchers;
+    };
     const QString what = describe(p.kind);
     // A GPU's: its host and its index on the node, as dcgm-exporter labels it.
     if (topology && p.gpu >= 0 && static_cast<uint64_t>(p.gpu) < topology->gpuCount
         && static_cast<uint64_t>(p.gpu) < topology->nodeOfGpu.size()) {
         const auto gpu = static_cast<uint32_t>(p.gpu);
         const auto &node = topology->nodeOf(gpu);
-        proposal.matchers
-            = { equal(hostname, node.hostname), equal(QStringLiteral("gpu"), QString::number(gpu - node.firstGpu)) };
+        proposal.matchers = named(
+            { equal(hostname, node.hostname), equal(QStringLiteral("gpu"), QString::number(gpu - node.firstGpu)) });
         proposal.subject = QStringLiteral("%1 on GPU %2 of %3").arg(what).arg(gpu - node.firstGpu).arg(node.hostname);
         return proposal;
     }
     if (topology && p.gpu < 0 && p.rack < 0 && p.node >= 0 && static_cast<uint64_t>(p.node) < topology->nodes.size()) {
         const auto &node = topology->nodes[static_cast<size_t>(p.node)];
-        proposal.matchers = { equal(hostname, node.hostname) };
+        proposal.matchers = named({ equal(hostname, node.hostname) });
         proposal.subject = QStringLiteral("%1 on node %2").arg(what, node.hostname);
         return proposal;
     }
     if (topology && p.incident && p.incident->domain >= 0
         && static_cast<uint64_t>(p.incident->domain) < topology->domains.size()) {
         const auto &d = topology->domains[static_cast<size_t>(p.incident->domain)];
-        proposal.matchers = { equal(QStringLiteral("domain"), d.name) };
+        proposal.matchers = named({ equal(QStringLiteral("domain"), d.name) });
         proposal.subject = QStringLiteral("%1 incident of %2 %3")
                                .arg(incidentCauseLabel(p).toLower(), QLatin1String(domainKindName(d.kind)), d.name);
         return proposal;
@@ -320,6 +333,7 @@ SilenceProposal proposeSilence(const Problem &p, const Topology *topology)
         }
         proposal.subject = QStringLiteral("%1 at %2").arg(what, problemPlace(p, topology));
         if (!proposal.matchers.empty()) {
+            proposal.matchers = named(std::move(proposal.matchers));
             return proposal;
         }
     }

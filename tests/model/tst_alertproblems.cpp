@@ -208,8 +208,27 @@ private Q_SLOTS:
         incident.incident = makeIncident(0);
         incident.gpus = { 16, 17 };
         const SilenceProposal domain = proposeSilence(incident, topology.get());
-        QCOMPARE(texts(domain), QStringLiteral("domain=\"r01-crah1\""));
+        QCOMPARE(texts(domain), QStringLiteral("alertname=\"FleetscopeIncident\", domain=\"r01-crah1\""));
         QCOMPARE(domain.subject, QStringLiteral("cooling incident of cooling unit r01-crah1"));
+
+        // The backend's own findings are its alerts (--alertmanager-send), labelled as its sender labels them
+        // (alertname, hostname, gpu; backend/alerting/alertsender.cpp): a GPU's own incident and an anomaly propose
+        // matchers that mute those pages, not the NOC's dcgm rules' (Hostname).
+        Problem ownIncident;
+        ownIncident.kind = Problem::Kind::Incident;
+        ownIncident.incident = makeIncident(-1);
+        ownIncident.gpu = 21;
+        const SilenceProposal own = proposeSilence(ownIncident, topology.get());
+        QCOMPARE(texts(own), QStringLiteral("alertname=\"FleetscopeIncident\", hostname=\"r01-k02-n01\", gpu=\"5\""));
+        const FleetAlert sent = makeAlert(QLatin1String(incidentAlertName), EventSeverity::Critical,
+            { label("cause", QStringLiteral("gpu")), label("gpu", QStringLiteral("5")),
+                label("hostname", QStringLiteral("r01-k02-n01")), label("site", QStringLiteral("sim")) },
+            { { 21, 1 } });
+        QVERIFY(silenceMatches(own.matchers, sent));
+        const SilenceProposal anomaly
+            = proposeSilence(gpuProblem(Problem::Kind::Anomaly, 21, EventSeverity::Warning), topology.get());
+        QCOMPARE(
+            texts(anomaly), QStringLiteral("alertname=\"FleetscopeAnomaly\", hostname=\"r01-k02-n01\", gpu=\"5\""));
 
         Problem folded;
         folded.kind = Problem::Kind::EccDoubleBit;
