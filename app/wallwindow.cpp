@@ -477,7 +477,10 @@ void WallWindow::refresh()
     } else if (const QString lead = m_problemsPage->leadIncident(); !lead.isEmpty()) {
         // What is wrong, and why, where the room reads first: the worst shared incident (the health strip's counts
         // give way to it; the problems page lists them all).
-        m_header->setBanner(lead,
+        // The NOC's alerts gone old are said after it: with an incident open the room must still know that the
+        // alerts it counts are not Alertmanager's newest.
+        const bool alertsOld = !m_problemsPage->alertsNote().isEmpty();
+        m_header->setBanner(alertsOld ? lead + tr(" · NOC alerts are old") : lead,
             m_problemsPage->leadSeverity() == EventSeverity::Critical ? WallHeader::Tone::Critical
                                                                       : WallHeader::Tone::Warning);
     } else if (const QString alerts = m_problemsPage->alertsNote(); !alerts.isEmpty()) {

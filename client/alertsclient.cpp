@@ -97,7 +97,10 @@ private:
             // Reported from here (the client waits for its calls before its coalescer goes): a backend sending only
             // bad states posts no more than one error a second.
             m_client->m_errors.report(QStringLiteral("alerts"), result.error);
-            deliver([client = m_client] { ++client->m_statesRejected; });
+            deliver([client = m_client, why = result.error] {
+                ++client->m_statesRejected;
+                client->m_lastRejection = why;
+            });
         }
         if (!result.board) {
             return;

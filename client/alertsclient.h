@@ -69,11 +69,15 @@ public:
     int nextRetryDelayMs() const { return m_nextRetryMs; }
     // States dropped whole since start (counts that lie, a part of another state, bounds passed).
     quint64 statesRejected() const { return m_statesRejected; }
+    // Why the last state was refused (the decoder's words); empty before any was.
+    QString lastRejection() const { return m_lastRejection; }
 
     // Asks the backend for a silence; silenceDone(requestId, ...) says how it went. The id is never 0.
     quint64 createSilence(const SilenceDraft &draft);
     quint64 expireSilence(const QString &silenceId);
-    // How long a silence call may take (default 10 s).
+    // How long a silence call may take (default 60 s): the backend makes the silence in Alertmanager and reads it back
+    // before it answers, up to a few of Alertmanager's timeouts (10 s each by default) when it is slow; a call cut
+    // short of that would say "not known whether it was done" of a silence made, and invite a second one.
     void setCallDeadline(std::chrono::milliseconds deadline) { m_callDeadline = deadline; }
 
     // The retry waits (0.5 s doubling to 10 s while unreachable, 30 s without an Alertmanager); tests shorten them.
@@ -116,10 +120,11 @@ private:
     quint64 m_accessCall = 0;
     quint64 m_stream = 0; // the StreamAlerts followed, 0 for none
     quint64 m_statesRejected = 0;
+    QString m_lastRejection;
     Backoff m_backoff;
     int m_backoffMs = 500; // the next wait while unreachable
     int m_nextRetryMs = 0;
-    std::chrono::milliseconds m_callDeadline = std::chrono::seconds(10);
+    std::chrono::milliseconds m_callDeadline = std::chrono::seconds(60);
     QTimer m_retryTimer;
     QString m_channelError;
 

@@ -102,6 +102,7 @@ void FleetAlerts::onBoard(const AlertBoardPtr &board)
 {
     m_board = board;
     m_seenBoard = true;
+    m_rejectedAtBoard = m_client.statesRejected();
     Q_EMIT boardChanged();
     reevaluate();
 }
@@ -128,6 +129,8 @@ FleetAlerts::Inputs FleetAlerts::inputs() const
     // Why the stream is down, without the retry's countdown (which would change the words at each retry).
     in.streamDetail
         = in.streamState == AlertsClient::State::Reconnecting ? m_client.lastError() : m_client.stateDetail();
+    in.newerRefused = m_client.statesRejected() > m_rejectedAtBoard;
+    in.refusedWhy = m_client.lastRejection();
     return in;
 }
 
@@ -139,7 +142,7 @@ FleetAlerts::Freshness FleetAlerts::judge(const Inputs &in, int64_t /*nowMs*/)
     // The backend publishes a state when what it read or its status changes, not at each poll (AlertmanagerWatch): a
     // quiet Alertmanager keeps the last state's lastSuccessMs, and an age past three polls would call it old. What says
     // Alertmanager answers is the newest state's word on an open stream: a poll that fails publishes reachable = false.
-    if (!in.streamOpen || !in.status.reachable || in.status.lastSuccessMs <= 0) {
+    if (!in.streamOpen || !in.status.reachable || in.status.lastSuccessMs <= 0 || in.newerRefused) {
         return Freshness::Old;
     }
     return Freshness::Live;
@@ -170,6 +173,10 @@ QString FleetAlerts::describe(const Inputs &in, int64_t nowMs)
     const int64_t age = std::max<int64_t>(0, nowMs - s.lastSuccessMs);
     if (!in.streamOpen) {
         return QStringLiteral("backend unreachable (%1): %2").arg(in.streamDetail, when);
+    }
+    if (in.newerRefused) {
+        const QString why = in.refusedWhy.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(in.refusedWhy);
+        return QStringLiteral("the backend's newest alerts could not be read%1: %2").arg(why, when);
     }
     if (!s.reachable) {
         const QString why = s.error.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(s.error);

@@ -65,6 +65,10 @@ public:
         AlertSourceStatus status;
         QString streamDetail; // why the stream is down, when it is
         AlertsClient::State streamState = AlertsClient::State::Idle;
+        // A state newer than the board was sent and refused (a count that lies, runs off the fleet, too large): the
+        // board shown is not the backend's newest, so it is old whatever it says.
+        bool newerRefused = false;
+        QString refusedWhy;
     };
     static Freshness judge(const Inputs &in, int64_t nowMs);
     static QString describe(const Inputs &in, int64_t nowMs);
@@ -89,6 +93,7 @@ private:
     AlertsClient m_client;
     AlertBoardPtr m_board; // never null: an empty board before the first state
     bool m_seenBoard = false;
+    quint64 m_rejectedAtBoard = 0; // the client's states refused, as of the board shown
     TopologyPtr m_topology; // the fleet m_board's placements index (the client's states come decoded against it)
     BackendAccess m_access;
     Freshness m_freshness = Freshness::NotConfigured;

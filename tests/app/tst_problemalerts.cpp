@@ -318,11 +318,14 @@ private Q_SLOTS:
         page->setAlertsNote(
             QStringLiteral("Alertmanager unreachable for 2 min (connection refused): alerts as of 14:02"));
         wall.refresh();
-        if (page->leadIncident().isEmpty()) { // an open incident of the simulated fleet would come first
+        if (page->leadIncident().isEmpty()) {
             QCOMPARE(wall.header()->banner(),
                 QStringLiteral(
                     "Alerts are old: Alertmanager unreachable for 2 min (connection refused): alerts as of 14:02"));
             QCOMPARE(wall.header()->bannerTone(), WallHeader::Tone::Warning);
+        } else { // an open incident of the simulated fleet comes first, and the note after it
+            QVERIFY2(wall.header()->banner().endsWith(QStringLiteral(" · NOC alerts are old")),
+                qPrintable(wall.header()->banner()));
         }
         if (const int ms = qEnvironmentVariableIntValue("FLEETSCOPE_LOOK"); ms > 0) {
             wall.playlist()->setPaused(true);
