@@ -10,6 +10,7 @@
 #include "tests/app/backendprocesstesting.h"
 #include "tests/backend/testing/alertmanagerprocess.h"
 #include "tests/backend/testing/testcertificates.h"
+#include "tests/realparts.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -74,7 +75,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         if (alertmanagerBinary().isEmpty()) {
-            QSKIP("prometheus-alertmanager is not installed (scripts/common.sh installs it)");
+            FLEETSCOPE_SKIP_WITHOUT("prometheus-alertmanager is not installed (scripts/common.sh installs it)");
         }
         QVERIFY(m_dir.isValid());
         const QString config = m_dir.filePath(QStringLiteral("alertmanager.yml"));
@@ -198,7 +199,7 @@ private Q_SLOTS:
     {
         TestCertificates certificates;
         if (!certificates.make()) {
-            QSKIP(qPrintable(certificates.error()));
+            FLEETSCOPE_SKIP_WITHOUT(qPrintable(certificates.error()));
         }
         const QString tokens = certificates.write(
             QStringLiteral("tokens"), "operator-token-0123456789 alice operator\nviewer-token-0123456789 bob viewer\n");

@@ -544,16 +544,19 @@ private Q_SLOTS:
     }
 
     // The console's cost per update at the scale: 10,000 firing alerts and 1,000 silences over 1,048,576 GPUs,
-    // in parts of at most 3 MiB as the backend cuts them, decoded whole. Logged for docs/PERFORMANCE.md; the bound is a
-    // sanity check (a decode that grew with the fleet, not the alerts, would take seconds).
+    // in parts of about 3 MiB as the backend cuts them, decoded whole. The time is logged (a figure, not a pass mark:
+    // bench_alerts measures it for docs/PERFORMANCE.md).
     void tenThousandAlertsOverAMillionGpus()
     {
         const auto fleet = fleetOf(1U << 20U);
         std::vector<pb::AlertsPart> parts;
         parts.push_back(head(1, 10000, 1000, false));
+        // The part's size counted as it grows (asking the message each time would walk it whole for every alert).
+        size_t partBytes = parts.back().ByteSizeLong();
         for (uint32_t i = 0; i < 10000; ++i) {
-            if (parts.back().ByteSizeLong() > (3U << 20U)) {
+            if (partBytes > (3U << 20U)) {
                 parts.push_back(more(1, false));
+                partBytes = parts.back().ByteSizeLong();
             }
             auto a = alert("GpuHot" + std::to_string(i));
             for (const char *name : { "Hostname", "gpu", "severity", "instance", "job" }) {
@@ -571,6 +574,7 @@ private Q_SLOTS:
                 run->set_count(8);
             }
             a.set_node(static_cast<int64_t>(i) * 12);
+            partBytes += a.ByteSizeLong() + 8;
             *parts.back().add_alerts() = std::move(a);
         }
         for (uint32_t i = 0; i < 1000; ++i) {
@@ -597,7 +601,6 @@ private Q_SLOTS:
         QVERIFY(board->problems.isEmpty());
         qInfo("10,000 alerts and 1,000 silences over 1,048,576 GPUs: %zu parts, %.1f MiB, decoded in %lld ms",
             parts.size(), static_cast<double>(bytes) / (1 << 20), static_cast<long long>(ms));
-        QVERIFY(ms < 5000);
     }
 
 private:

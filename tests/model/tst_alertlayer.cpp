@@ -220,8 +220,9 @@ private Q_SLOTS:
         QCOMPARE(
             layer.gpusIn[AlertLayer::Critical] + layer.gpusIn[AlertLayer::Warning] + layer.gpusIn[AlertLayer::Info],
             t.gpuCount);
-        // The fastest of five: a machine busy with other work slows one run, not an algorithm that is too slow.
-        QVERIFY2(fastestNs < 50'000'000, "the layer took 50 ms or more");
+        // A figure, not a pass mark (timings are measured, docs/PERFORMANCE.md): the fastest of five, since a machine
+        // busy with other work slows one run.
+        qInfo("the fastest of five: %.1f ms", static_cast<double>(fastestNs) / 1e6);
     }
 };
 

@@ -14,6 +14,7 @@
 #include "sim/simulatedfleet.h"
 #include "tests/backend/testing/alertmanagerprocess.h"
 #include "tests/backend/testing/testcertificates.h"
+#include "tests/realparts.h"
 
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -179,7 +180,7 @@ private Q_SLOTS:
     {
         if (alertmanagerBinary().isEmpty() || QStandardPaths::findExecutable(QStringLiteral("vmalert")).isEmpty()
             || QStandardPaths::findExecutable(QStringLiteral("victoria-metrics")).isEmpty()) {
-            QSKIP("prometheus-alertmanager or victoria-metrics (vmalert) is not installed");
+            FLEETSCOPE_SKIP_WITHOUT("prometheus-alertmanager or victoria-metrics (vmalert) is not installed");
         }
         // The fleet: the bad-gpu scenario's GPU logs an XID every step from the 12th on (a minute a second).
         be::SimulationOptions options;

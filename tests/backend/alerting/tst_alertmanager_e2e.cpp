@@ -9,6 +9,7 @@
 #include "alerting/alertmanagerwatch.h"
 #include "tests/backend/testing/alertmanagerprocess.h"
 #include "tests/backend/testing/testcertificates.h"
+#include "tests/realparts.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -223,7 +224,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         if (alertmanagerBinary().isEmpty()) {
-            QSKIP("prometheus-alertmanager is not installed (scripts/common.sh installs it)");
+            FLEETSCOPE_SKIP_WITHOUT("prometheus-alertmanager is not installed (scripts/common.sh installs it)");
         }
         const QString why = m_am.start();
         QVERIFY2(why.isEmpty(), qPrintable(why));

@@ -347,7 +347,7 @@ private Q_SLOTS:
         QElapsedTimer timer;
         timer.start();
         QCOMPARE(placed(placement, many).node, int64_t(2));
-        QVERIFY(timer.elapsed() < 2000);
+        qInfo("100,000 labels placed in %lld ms", static_cast<long long>(timer.elapsed()));
         // An empty fleet's shape: nothing anywhere.
         const FleetShape empty;
         const AlertPlacement none(empty);
@@ -434,8 +434,7 @@ private Q_SLOTS:
             }
         }
         // Cheap against a poll every few seconds: 34-79 ms here (dev), most of it the spine planes' 4,096 runs
-        // copied; 279 ms under the address sanitizer. A lookup that walked the fleet would take minutes.
-        QVERIFY2(placeMs < 1000, qPrintable(QString::number(placeMs)));
+        // copied; 279 ms under the address sanitizer (a figure, printed above; bench_alerts measures it).
     }
 };
 

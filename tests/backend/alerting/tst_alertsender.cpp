@@ -11,6 +11,7 @@
 #include "sim/simulator.h"
 
 #include "tests/backend/testing/alertmanagerprocess.h"
+#include "tests/realparts.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -456,7 +457,8 @@ private Q_SLOTS:
         const auto started = std::chrono::steady_clock::now();
         rig.sender->stop();
         const auto took = std::chrono::steady_clock::now() - started;
-        QVERIFY2(took < 1s, qPrintable(QString::number(took / 1ms)));
+        QVERIFY2(took < 5s, // it waits 200 ms at most; 5 s for a loaded machine under a sanitizer
+            qPrintable(QString::number(took / 1ms)));
         // Twice is harmless.
         rig.sender->stop();
     }
@@ -525,7 +527,7 @@ private Q_SLOTS:
     {
         using namespace fleetscope::testing;
         if (alertmanagerBinary().isEmpty()) {
-            QSKIP("prometheus-alertmanager is not installed (scripts/common.sh installs it)");
+            FLEETSCOPE_SKIP_WITHOUT("prometheus-alertmanager is not installed (scripts/common.sh installs it)");
         }
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
