@@ -3,10 +3,12 @@
 // (Debian's prometheus-alertmanager, on loopback with a free port and temporary storage), and console sessions
 // following it. An alert added to Alertmanager (amtool) reaches the session placed on the GPU its labels name; a
 // viewer's silence is refused by the backend; an operator's silence is made in Alertmanager under the caller's name and
-// seen by a second console; Alertmanager gone, the board is kept and said to be old. Skips, saying so, when
-// Alertmanager is not installed.
+// seen by a second console; a vmalert rule over the simulator's pages scraped by VictoriaMetrics reaches the map's
+// alerts layer; Alertmanager gone, the board is kept and said to be old. Skips, saying so, when Alertmanager is not
+// installed.
 #include "app/consolesession.h"
 #include "client/alertsclient.h"
+#include "model/alertlayer.h"
 #include "tests/app/backendprocesstesting.h"
 #include "tests/backend/testing/alertmanagerprocess.h"
 #include "tests/backend/testing/testcertificates.h"
@@ -15,8 +17,11 @@
 #include <QElapsedTimer>
 #include <QJsonObject>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 using namespace fleetscope;
 using namespace fleetscope::testing;
@@ -250,6 +255,75 @@ private Q_SLOTS:
         alice.alerts()->expireSilence(id);
         QTRY_COMPARE_WITH_TIMEOUT(done.size(), 2, 15000);
         QVERIFY2(done[1][0].toBool(), qPrintable(done[1][1].toString()));
+    }
+
+    // The NOC's whole chain to the map: the backend's simulated fleet served as dcgm-exporter pages, scraped by a real
+    // VictoriaMetrics, vmalert evaluating a rule over DCGM_FI_DEV_XID_ERRORS and sending what fires to Alertmanager,
+    // the backend reading it, and the console: the bad GPU's XID alert on its board, placed on the GPU its labels name,
+    // and on the alerts layer the map draws (the GPU critical and outlined).
+    void vmalertsRuleReachesTheMap()
+    {
+        const QString vm = QStandardPaths::findExecutable(QStringLiteral("victoria-metrics"));
+        if (vm.isEmpty() || QStandardPaths::findExecutable(QStringLiteral("vmalert")).isEmpty()) {
+            FLEETSCOPE_SKIP_WITHOUT("victoria-metrics (with vmalert) is not installed (scripts/common.sh installs it)");
+        }
+        // The bad-gpu scenario's GPU logs an XID every step from its 12th (a minute a second).
+        const int exporterPort = freePort();
+        BackendProcess backend;
+        QVERIFY(startBackend(&backend, m_port,
+            { QStringLiteral("--gpus"), QStringLiteral("256"), QStringLiteral("--seed"), QStringLiteral("5"),
+                QStringLiteral("--scenario"), QStringLiteral("bad-gpu"), QStringLiteral("--speed"),
+                QStringLiteral("60"), QStringLiteral("--exporter-listen"),
+                QStringLiteral("127.0.0.1:%1").arg(exporterPort) }));
+        const QString scrape = m_dir.filePath(QStringLiteral("scrape.yml"));
+        QVERIFY(writeFile(scrape, scrapeConfig(exporterPort)));
+        const int vmPort = freePort();
+        ProcessGuard victoria;
+        QVERIFY(startVictoriaMetrics(&victoria, vm, scrape, m_dir.filePath(QStringLiteral("vm")), vmPort));
+        const QString rules = m_dir.filePath(QStringLiteral("rules.yml"));
+        QVERIFY(writeFile(rules,
+            "groups:\n"
+            "  - name: gpu\n"
+            "    interval: 1s\n"
+            "    rules:\n"
+            "      - alert: GpuXidChain\n"
+            "        expr: DCGM_FI_DEV_XID_ERRORS > 0\n"
+            "        labels:\n"
+            "          severity: critical\n"
+            "        annotations:\n"
+            "          summary: 'XID {{ $value }} on {{ $labels.Hostname }} GPU {{ $labels.gpu }}'\n"));
+        ProcessGuard vmalert;
+        QVERIFY(startVmalert(&vmalert, rules, vmPort, m_port, freePort()));
+
+        ConsoleSession session(ConsoleSession::Options {});
+        session.connectTo(backend.address());
+        FleetAlerts *alerts = session.alerts();
+        QTRY_VERIFY_WITH_TIMEOUT(findAlert(alerts->board(), QStringLiteral("GpuXidChain")) != nullptr, 120000);
+        const TopologyPtr topology = session.topology();
+        QVERIFY(topology);
+        const FleetAlert *alert = findAlert(alerts->board(), QStringLiteral("GpuXidChain"));
+        // Placed where its labels say: that host's GPU of that index.
+        int64_t node = -1;
+        for (size_t n = 0; n < topology->nodes.size(); ++n) {
+            if (topology->nodes[n].hostname == alert->label(QStringLiteral("Hostname"))) {
+                node = static_cast<int64_t>(n);
+            }
+        }
+        QVERIFY2(node >= 0, qPrintable(alert->label(QStringLiteral("Hostname"))));
+        const uint32_t gpu
+            = topology->nodes[static_cast<size_t>(node)].firstGpu + alert->label(QStringLiteral("gpu")).toUInt();
+        QCOMPARE(alert->node, node);
+        QCOMPARE(alert->gpuCount, 1U);
+        QCOMPARE(alert->gpuRuns.size(), size_t { 1 });
+        QCOMPARE(alert->gpuRuns[0].first, gpu);
+        QCOMPARE(alert->severity, EventSeverity::Critical);
+        // On the map's alerts layer: critical, outlined.
+        QTRY_VERIFY_WITH_TIMEOUT(session.alertLayer().boardGeneration == alerts->board().generation
+                && session.alertLayer().categoryOfGpu.size() == topology->gpuCount,
+            20000);
+        QCOMPARE(session.alertLayer().categoryOfGpu[gpu], uint8_t { AlertLayer::Critical });
+        const auto &firing = session.alertLayer().firingGpus;
+        QVERIFY(std::binary_search(firing.begin(), firing.end(), gpu));
     }
 
     // Alertmanager gone: the console keeps what it showed, said to be old, and why.
