@@ -3,6 +3,7 @@
 
 #include "common/domains.h"
 #include "common/health.h"
+#include "model/jobphase.h"
 
 #include <QMetaType>
 #include <QString>
@@ -168,6 +169,10 @@ struct Job
     int64_t startTimeMs = 0;
     int64_t lastCheckpointMs = 0; // 0 when none yet
     int64_t endTimeMs = 0; // 0 while running
+    // Its account in brief (docs/JOBS.md), when the backend gives one: goodput < 0 when it does not.
+    double goodput = -1; // productive GPU-time over GPU-time watched, 0..1
+    JobPhase phase = JobPhase::Unwatched;
+    uint32_t stragglerCount = 0;
 
     bool isRunning() const { return endTimeMs == 0; }
 };

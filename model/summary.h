@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/jobreport.h"
+
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -80,6 +82,12 @@ struct Summary
     std::vector<SummaryRepeatOffender> repeatOffenders; // highest lasting score first, as of the range's end
     double topPercentFailureShare = 0; // of the decayed failures, the share the worst 1 % of GPUs carry, 0..1
     SummaryUnitHours unitHours;
+    // Jobs' goodput over the range (docs/JOBS.md); jobsAccounted 0: none said (no job ran, or an older backend).
+    uint32_t jobsAccounted = 0;
+    double goodput = 0; // 0..1
+    double jobGpuHours = 0;
+    double productiveGpuHours = 0;
+    std::vector<GoodputLoss> losses; // GPU-hours lost by cause and subject, summed over jobs, most first
     QStringList problems; // parts dropped as malformed, for people
 };
 using SummaryPtr = std::shared_ptr<const Summary>;

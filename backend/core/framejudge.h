@@ -3,6 +3,7 @@
 
 #include "core/frame.h"
 #include "core/framepoller.h"
+#include "core/jobaccount.h"
 
 #include <array>
 #include <memory>
@@ -28,6 +29,8 @@ public:
     // ones included), before the first frame is judged: those frames stay unjudged and raise no events.
     virtual void warm(const std::vector<std::shared_ptr<const Frame>> & /*past*/, const std::vector<JobInfo> & /*jobs*/)
     { }
+    // The jobs' accounts it keeps from the frames it judges (thread-safe), or null when it keeps none.
+    virtual const JobAccounts *jobAccounts() const { return nullptr; }
 };
 
 } // namespace fleetscope::backend

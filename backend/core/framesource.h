@@ -55,6 +55,8 @@ public:
     std::chrono::milliseconds interval() const { return m_options.interval; }
     // History from a polled source's upstream (thread-safe), or null: QueryRange then answers from the frames held.
     const HistoryProvider *history() const { return m_poller->history(); }
+    // The jobs' accounts its judge keeps (thread-safe), or null without a judge that keeps them.
+    const JobAccounts *jobAccounts() const { return m_judge ? m_judge->jobAccounts() : nullptr; }
 
     std::shared_ptr<const Frame> latest() const;
     // Why the upstream of a polled source failed at its last poll; empty while it answers (and for the simulator).
