@@ -10,9 +10,11 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 namespace fleetscope {
@@ -23,7 +25,7 @@ struct KindName
     WallPage::Kind kind;
     const char *name;
 };
-constexpr std::array<KindName, 7> kindNames { {
+constexpr std::array<KindName, 8> kindNames { {
     { WallPage::Kind::Fleet, "fleet" },
     { WallPage::Kind::HottestRow, "hottest-row" },
     { WallPage::Kind::Summary, "summary" },
@@ -31,6 +33,7 @@ constexpr std::array<KindName, 7> kindNames { {
     { WallPage::Kind::Problems, "problems" },
     { WallPage::Kind::Replay, "replay" },
     { WallPage::Kind::View, "view" },
+    { WallPage::Kind::Job, "job" },
 } };
 
 // Which keys each kind of page may carry: anything else is a typo the operator should hear about.
@@ -47,12 +50,42 @@ bool keyAllowed(WallPage::Kind kind, const QString &key)
         return key == QLatin1String("metric") || key == QLatin1String("minutes") || key == QLatin1String("speed");
     case WallPage::Kind::View:
         return key == QLatin1String("view");
+    case WallPage::Kind::Job:
+        return key == QLatin1String("job");
     case WallPage::Kind::Summary:
     case WallPage::Kind::Events:
     case WallPage::Kind::Problems:
         return false;
     }
     return false;
+}
+// A job page's "job": a name (the header shows it, so no control characters) or a whole, positive id.
+bool readJob(const QJsonValue &value, QString *job, QString *why)
+{
+    if (value.isDouble()) {
+        const double id = value.toDouble();
+        if (id != std::floor(id) || id < 1 || id > static_cast<double>(WallPlaylist::maxJobId)) {
+            *why = QStringLiteral("must be a job's name or a whole id from 1 to %1").arg(WallPlaylist::maxJobId);
+            return false;
+        }
+        *job = QString::number(static_cast<qint64>(id));
+        return true;
+    }
+    const QString text = value.toString();
+    if (!value.isString() || text.trimmed().isEmpty()) {
+        *why = QStringLiteral("must be a job's name or id (leave it out for the job with the lowest goodput)");
+        return false;
+    }
+    if (text.size() > WallPlaylist::maxJobText) {
+        *why = QStringLiteral("is %1 characters long: at most %2").arg(text.size()).arg(WallPlaylist::maxJobText);
+        return false;
+    }
+    if (std::any_of(text.begin(), text.end(), [](QChar c) { return c.category() == QChar::Other_Control; })) {
+        *why = QStringLiteral("holds a control character");
+        return false;
+    }
+    *job = text;
+    return true;
 }
 } // namespace
 
@@ -69,7 +102,7 @@ QString WallPage::kindName(Kind kind)
 bool operator==(const WallPage &a, const WallPage &b)
 {
     return a.kind == b.kind && a.seconds == b.seconds && a.metric == b.metric && a.view == b.view
-        && a.replayMinutes == b.replayMinutes && a.replaySpeed == b.replaySpeed;
+        && a.replayMinutes == b.replayMinutes && a.replaySpeed == b.replaySpeed && a.job == b.job;
 }
 
 WallPlaylist::WallPlaylist(Clock clock, QObject *parent)
@@ -153,7 +186,8 @@ std::optional<std::vector<WallPage>> WallPlaylist::parse(const QByteArray &json,
         if (!known) {
             return fail(where
                 + QStringLiteral(
-                    ": \"show\" must be fleet, hottest-row, summary, problems, events, replay or view, not \"%1\"")
+                    ": \"show\" must be fleet, hottest-row, summary, problems, events, replay, view or job, not "
+                    "\"%1\"")
                       .arg(show));
         }
         for (auto it = o.begin(); it != o.end(); ++it) {
@@ -208,6 +242,12 @@ std::optional<std::vector<WallPage>> WallPlaylist::parse(const QByteArray &json,
             QString why;
             if (!ViewState::parse(page.view, &why)) {
                 return fail(where + QStringLiteral(": \"view\": %1").arg(why));
+            }
+        }
+        if (const QJsonValue job = o.value(QLatin1String("job")); !job.isUndefined()) {
+            QString why;
+            if (!readJob(job, &page.job, &why)) {
+                return fail(where + QStringLiteral(": \"job\" ") + why);
             }
         }
         pages.push_back(page);
@@ -301,6 +341,43 @@ void WallPlaylist::show(int index)
     m_current = index;
     m_shownAtMs = m_clock();
     Q_EMIT pageChanged(index);
+}
+
+const Job *jobForWallPage(const WallPage &page, const JobList &jobs)
+{
+    const Job *best = nullptr;
+    if (!page.job.isEmpty()) {
+        bool isId = false;
+        const uint64_t id = page.job.toULongLong(&isId);
+        // An id first: a job may well be named "4711" by someone, but the number is what a ticket quotes.
+        for (const bool byId : { true, false }) {
+            for (const Job &job : jobs.jobs) {
+                const bool named = byId ? isId && job.id == id : job.name == page.job;
+                if (named
+                    && (best == nullptr
+                        || std::pair(job.isRunning(), job.startTimeMs)
+                            > std::pair(best->isRunning(), best->startTimeMs))) {
+                    best = &job;
+                }
+            }
+            if (best != nullptr) {
+                return best;
+            }
+        }
+        return nullptr;
+    }
+    // The worst first: lower goodput, then more stragglers; unknown goodput last; then the bigger job, the lower id.
+    auto rank = [](const Job &job) {
+        const bool known = job.goodput >= 0;
+        return std::tuple(!known, known ? job.goodput : 0.0, -static_cast<int64_t>(job.stragglerCount),
+            -static_cast<int64_t>(job.gpus.size()), job.id);
+    };
+    for (const Job &job : jobs.jobs) {
+        if (job.isRunning() && (best == nullptr || rank(job) < rank(*best))) {
+            best = &job;
+        }
+    }
+    return best;
 }
 
 } // namespace fleetscope

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "model/fleetmodel.h"
+
 #include <QObject>
 #include <QString>
 #include <QTimer>
@@ -22,6 +24,7 @@ struct WallPage
         Problems, // the open problems, ranked by severity and by the GPUs of the jobs they hit
         Replay, // the last minutes again from the flight recorder, fast: heat fronts moving across racks
         View, // any view string (Copy view)
+        Job, // one job's own page (docs/JOBS.md): its stragglers, timeline and goodput
     };
 
     Kind kind = Kind::Fleet;
@@ -30,6 +33,8 @@ struct WallPage
     QString view; // View: the view string, one ViewState::parse reads
     int replayMinutes = 15; // Replay: how far back it starts
     double replaySpeed = 30; // Replay: times real time
+    // Job: the job by name ("train-llm-192") or id ("4711"); empty = the running job with the lowest goodput.
+    QString job;
 
     static QString kindName(Kind kind); // as in the file: "fleet", "hottest-row", ...
     friend bool operator==(const WallPage &a, const WallPage &b);
@@ -39,7 +44,8 @@ struct WallPage
 // (--playlist FILE, docs/wall-playlist-example.json):
 //     { "pages": [ { "show": "fleet", "seconds": 30, "metric": "gpu_temp" },
 //                  { "show": "hottest-row", "seconds": 20 }, { "show": "summary", "seconds": 20 },
-//                  { "show": "events", "seconds": 15 }, { "show": "replay", "seconds": 30, "minutes": 15 } ] }
+//                  { "show": "events", "seconds": 15 }, { "show": "replay", "seconds": 30, "minutes": 15 },
+//                  { "show": "job", "seconds": 30, "job": "train-llm-192" } ] }
 // The time comes from a clock given to it (monotonic milliseconds), so tests drive it with a clock of their own
 // and tick() by hand; the console's clock is a QElapsedTimer and a timer ticks it four times a second.
 //
@@ -51,6 +57,9 @@ public:
     static constexpr int minSeconds = 3;
     static constexpr int maxSeconds = 3600;
     static constexpr int maxPages = 64;
+    // A job page's "job": a name of at most this many characters, or an id up to 2^53 - 1 (exact in JSON's numbers).
+    static constexpr int maxJobText = 256;
+    static constexpr qint64 maxJobId = (qint64(1) << 53) - 1;
 
     using Clock = std::function<qint64()>;
 
@@ -94,5 +103,11 @@ private:
     qint64 m_shownAtMs = 0;
     bool m_paused = false;
 };
+
+// The job a job page shows among those listed: the one its "job" names (an id's digits, else a name; a running one
+// before an ended one, then the latest started, as a name is reused when a job is submitted again), or without one
+// the running job with the lowest goodput, ties to the one with the most stragglers (jobs the backend gives no goodput
+// for come after those it does, by their stragglers, then their GPUs). Null when none fits.
+const Job *jobForWallPage(const WallPage &page, const JobList &jobs);
 
 } // namespace fleetscope

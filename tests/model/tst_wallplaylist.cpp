@@ -133,6 +133,101 @@ private Q_SLOTS:
         QCOMPARE((*pages)[5].view, QStringLiteral("fs1;p=rack:3"));
     }
 
+    // A job page names its job by name or id (a number or its digits), or none: the worst running job.
+    void jobPages()
+    {
+        QString error;
+        const auto pages = WallPlaylist::parse(R"({"pages": [
+            {"show": "job", "job": "train-llm-192", "seconds": 30},
+            {"show": "job", "job": 4711},
+            {"show": "job"}]})",
+            &error);
+        QVERIFY2(pages, qPrintable(error));
+        QCOMPARE(pages->size(), size_t(3));
+        QCOMPARE((*pages)[0].kind, WallPage::Kind::Job);
+        QCOMPARE((*pages)[0].job, QStringLiteral("train-llm-192"));
+        QCOMPARE((*pages)[0].seconds, 30);
+        QCOMPARE((*pages)[1].job, QStringLiteral("4711"));
+        QVERIFY((*pages)[2].job.isEmpty());
+        QCOMPARE(WallPage::kindName(WallPage::Kind::Job), QStringLiteral("job"));
+        QVERIFY(!((*pages)[0] == (*pages)[2]));
+    }
+
+    void badJobPages_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("job on a fleet page")
+            << QByteArray(R"({"pages": [{"show":"fleet","job":"a"}]})") << "unknown key \"job\" for a fleet page";
+        QTest::newRow("metric on a job page")
+            << QByteArray(R"({"pages": [{"show":"job","metric":"power"}]})") << "unknown key \"metric\"";
+        QTest::newRow("fractional id") << QByteArray(R"({"pages": [{"show":"job","job":47.5}]})") << "whole id";
+        QTest::newRow("negative id") << QByteArray(R"({"pages": [{"show":"job","job":-3}]})") << "whole id";
+        QTest::newRow("zero id") << QByteArray(R"({"pages": [{"show":"job","job":0}]})") << "whole id";
+        QTest::newRow("id past 2^53") << QByteArray(R"({"pages": [{"show":"job","job":1e300}]})") << "whole id";
+        QTest::newRow("empty name") << QByteArray(R"({"pages": [{"show":"job","job":"  "}]})") << "page 1: \"job\"";
+        QTest::newRow("not a name") << QByteArray(R"({"pages": [{"show":"job","job":[1]}]})") << "name or id";
+        QTest::newRow("control character")
+            << QByteArray("{\"pages\": [{\"show\":\"job\",\"job\":\"a\\u001b[2Jb\"}]}") << "control character";
+        QTest::newRow("name too long") << QByteArray(
+            "{\"pages\": [{\"show\":\"job\",\"job\":\"" + QByteArray(WallPlaylist::maxJobText + 1, 'j') + "\"}]}")
+                                       << "at most 256";
+    }
+
+    void badJobPages()
+    {
+        QFETCH(QByteArray, json);
+        QFETCH(QString, expected);
+        QString error;
+        QVERIFY(!WallPlaylist::parse(json, &error));
+        QVERIFY2(error.contains(expected), qPrintable(error));
+    }
+
+    // Which job a page shows: by id, by name (running, then the newest, as names are reused), or the worst running.
+    void theJobAPageShows()
+    {
+        auto job = [](uint64_t id, const char *name, double goodput, uint32_t stragglers, bool running,
+                       int64_t start = 1000, size_t gpus = 8) {
+            Job j;
+            j.id = id;
+            j.name = QString::fromLatin1(name);
+            j.goodput = goodput;
+            j.stragglerCount = stragglers;
+            j.endTimeMs = running ? 0 : start + 500;
+            j.startTimeMs = start;
+            j.gpus.resize(gpus);
+            return j;
+        };
+        JobList jobs;
+        jobs.jobs = { job(11, "train-llm-192", 0.95, 0, false, 100), job(12, "train-llm-192", 0.97, 1, true, 200),
+            job(13, "eval", 0.80, 1, true), job(14, "finetune", 0.80, 3, true), job(15, "ended-worst", 0.1, 9, false),
+            job(16, "unaccounted", -1, 40, true), job(17, "4711", 0.9, 0, true) };
+        WallPage page;
+        page.kind = WallPage::Kind::Job;
+        const Job *shown = jobForWallPage(page, jobs);
+        QVERIFY(shown != nullptr);
+        QCOMPARE(shown->id, uint64_t(14)); // 0.80 twice: the one with more stragglers; ended and unknown ones not
+        page.job = QStringLiteral("train-llm-192");
+        QCOMPARE(jobForWallPage(page, jobs)->id, uint64_t(12)); // the running one of that name
+        jobs.jobs[1].endTimeMs = 300;
+        QCOMPARE(jobForWallPage(page, jobs)->id, uint64_t(12)); // both ended: the newest
+        page.job = QStringLiteral("13");
+        QCOMPARE(jobForWallPage(page, jobs)->id, uint64_t(13));
+        page.job = QStringLiteral("17");
+        QCOMPARE(jobForWallPage(page, jobs)->name, QStringLiteral("4711"));
+        page.job = QStringLiteral("4711"); // no job has that id: the name
+        QCOMPARE(jobForWallPage(page, jobs)->id, uint64_t(17));
+        page.job = QStringLiteral("nobody");
+        QCOMPARE(jobForWallPage(page, jobs), nullptr);
+        // No running job has an account: the most stragglers.
+        page.job.clear();
+        for (Job &j : jobs.jobs) {
+            j.goodput = -1;
+        }
+        QCOMPARE(jobForWallPage(page, jobs)->id, uint64_t(16));
+        QCOMPARE(jobForWallPage(page, JobList()), nullptr);
+    }
+
     void badFilesSayWhatIsWrong_data()
     {
         QTest::addColumn<QByteArray>("json");
