@@ -116,6 +116,9 @@ struct Frame
 {
     uint64_t sequence = 0;
     int64_t sampleTimeMs = 0;
+    // When it became the source's latest (Unix ms of the backend's clock; set by FrameSource as it publishes it): the
+    // producer's and the judge's work lie between the sample time and this. 0 until published.
+    int64_t publishedMs = 0;
     std::array<std::vector<float>, static_cast<size_t>(MetricId::Count)> planes;
     std::vector<uint8_t> health;
     // Where the producer holds the raw counters (a simulated fleet; null otherwise); shared by the frames between two

@@ -184,6 +184,7 @@ void FrameSource::publish(std::shared_ptr<Frame> frame, std::vector<FleetEvent> 
     }
     {
         std::lock_guard lock(m_mutex);
+        frame->publishedMs = nowUnixMs();
         for (auto &e : events) {
             m_events.push_back({ m_nextEventSequence++, frame->sampleTimeMs, std::move(e) });
         }

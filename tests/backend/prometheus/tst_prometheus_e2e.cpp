@@ -341,14 +341,16 @@ private Q_SLOTS:
             for (size_t r = 0; r < times.size(); ++r) {
                 const int64_t scraped = times[r];
                 // The frame the exporter served at that scrape: the newest one published by the time the request
-                // reached it, between the scrape's timestamp and its end.
+                // reached it, between the scrape's timestamp and its end. A frame is published after its sample
+                // time (once simulated and judged: under a sanitizer that can take longer than a scrape), so by its
+                // publication time.
                 const auto took = scrapeMs.find(scraped);
                 QVERIFY2(took != scrapeMs.end(), qPrintable(QStringLiteral("no scrape at %1").arg(scraped)));
                 bool matched = false;
                 QString tried;
                 for (size_t f = 0; f < frames.size() && !matched; ++f) {
-                    const bool publishedBefore = frames[f]->sampleTimeMs <= scraped + took->second + 5;
-                    const bool notYetReplaced = f + 1 == frames.size() || frames[f + 1]->sampleTimeMs > scraped - 5;
+                    const bool publishedBefore = frames[f]->publishedMs <= scraped + took->second + 5;
+                    const bool notYetReplaced = f + 1 == frames.size() || frames[f + 1]->publishedMs > scraped - 5;
                     if (!publishedBefore || !notYetReplaced) {
                         continue;
                     }
