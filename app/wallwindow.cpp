@@ -338,6 +338,9 @@ void WallWindow::showPage(int index)
         m_title = tr("Problems · what is wrong now, and what it hits");
         m_stack->setCurrentWidget(m_problemsPage); // which reads the problems while shown (ProblemsPage)
         break;
+    case WallPage::Kind::Job:
+        showJobPage(page);
+        break;
     case WallPage::Kind::Events:
         m_title = tr("Events · the last hour");
         m_events->setEvents(m_session->fleetEvents(), m_wallClock());
@@ -386,6 +389,26 @@ void WallWindow::showMapPage(const WallPage &page, bool hottest)
         }
     }
     openMapView(view);
+    m_stack->setCurrentWidget(m_map);
+}
+
+void WallWindow::showJobPage(const WallPage &page)
+{
+    const JobsPtr jobs = m_session->jobs();
+    const Job *job = jobs ? jobForWallPage(page, *jobs) : nullptr;
+    if (job == nullptr) {
+        m_title
+            = page.job.isEmpty() ? tr("Job · no running job") : tr("Job %1 · not listed by the backend").arg(page.job);
+        m_waiting = true; // the next listing may name it
+        return;
+    }
+    m_title = tr("Job %1 #%2 · %3 · %L4 GPUs").arg(job->name).arg(job->id).arg(job->owner).arg(job->gpus.size());
+    if (!m_reshowing) {
+        ViewState view;
+        view.metric = metricOrDefault(page, m_playlist.current());
+        openMapView(view);
+    }
+    m_map->heatmap()->setMarkedGpus(job->gpus);
     m_stack->setCurrentWidget(m_map);
 }
 

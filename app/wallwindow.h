@@ -73,6 +73,7 @@ private:
     void applyFonts(int screenHeight);
     void showMapPage(const WallPage &page, bool hottest);
     void showReplay(const WallPage &page);
+    void showJobPage(const WallPage &page);
     void openMapView(const ViewState &view);
     QString metricLabel(const QString &id) const;
     QString metricOrDefault(const WallPage &page, int index);
