@@ -2,6 +2,7 @@
 #include "widgets/detail/detailpanel.h"
 
 #include "model/place.h"
+#include "widgets/detail/detailjobs.h"
 #include "widgets/detail/eventtable.h"
 #include "widgets/detail/gpucharts.h"
 #include "widgets/style/fontscale.h"
@@ -69,7 +70,7 @@ DetailPanel::DetailPanel(HistorySource *history, QWidget *parent)
     , m_status(new QLabel(this))
     , m_eventModel(new EventTableModel(this))
     , m_eventView(new QTableView(this))
-    , m_jobsTable(new QTableWidget(this))
+    , m_jobs(new DetailJobs(this))
 {
     auto *content = new QWidget;
     auto *layout = new QVBoxLayout(content);
@@ -151,19 +152,9 @@ DetailPanel::DetailPanel(HistorySource *history, QWidget *parent)
     eventsLayout->addWidget(m_eventView);
     layout->addWidget(eventsBox);
 
-    auto *jobsBox = new QGroupBox(QStringLiteral("Jobs"), content);
-    auto *jobsLayout = new QVBoxLayout(jobsBox);
-    m_jobsTable->setParent(jobsBox);
-    m_jobsTable->setColumnCount(5);
-    m_jobsTable->setHorizontalHeaderLabels({ QStringLiteral("Job"), QStringLiteral("Owner"), QStringLiteral("GPUs"),
-        QStringLiteral("Started"), QStringLiteral("Ended") });
-    m_jobsTable->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_jobsTable->verticalHeader()->hide();
-    m_jobsTable->horizontalHeader()->setStretchLastSection(true);
-    m_jobsTable->setMinimumHeight(80);
-    m_jobsTable->setMaximumHeight(160);
-    jobsLayout->addWidget(m_jobsTable);
-    layout->addWidget(jobsBox);
+    m_jobs->setParent(content);
+    connect(m_jobs, &DetailJobs::jobPageRequested, this, &DetailPanel::jobPageRequested);
+    layout->addWidget(m_jobs);
     layout->addStretch(1);
 
     auto *scroll = new QScrollArea(this);
@@ -249,7 +240,7 @@ void DetailPanel::setFrame(const FramePtr &frame)
 
 void DetailPanel::setJobs(const JobsPtr &jobs)
 {
-    m_jobs = jobs;
+    m_jobList = jobs;
     updateJobs();
 }
 
@@ -560,46 +551,12 @@ void DetailPanel::updateValues()
 
 void DetailPanel::updateJobs()
 {
-    m_jobsTable->setRowCount(0);
-    if (!m_jobs || m_subject.empty() || !m_topology || m_jobs->topologyGeneration != m_topology->generation) {
-        return;
-    }
-    auto time = [](int64_t ms) {
-        return ms == 0 ? QStringLiteral("running")
-                       : QDateTime::fromMSecsSinceEpoch(ms).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
-    };
-    for (const Job &job : m_jobs->jobs) {
-        const bool served = std::any_of(m_subject.begin(), m_subject.end(),
-            [&](uint32_t g) { return std::binary_search(job.gpus.begin(), job.gpus.end(), g); });
-        if (!served) {
-            continue;
-        }
-        const int row = m_jobsTable->rowCount();
-        m_jobsTable->insertRow(row);
-        m_jobsTable->setItem(row, 0, new QTableWidgetItem(QStringLiteral("%1 (#%2)").arg(job.name).arg(job.id)));
-        m_jobsTable->setItem(row, 1, new QTableWidgetItem(job.owner));
-        m_jobsTable->setItem(row, 2, new QTableWidgetItem(QString::number(job.gpus.size())));
-        m_jobsTable->setItem(row, 3, new QTableWidgetItem(time(job.startTimeMs)));
-        m_jobsTable->setItem(row, 4, new QTableWidgetItem(time(job.endTimeMs)));
-    }
-    // Jobs the backend could not fit in its answer may have served this GPU too: say so rather than imply there are
-    // none.
-    QStringList leftOut;
-    if (m_jobs->runningJobsLeftOut > 0) {
-        leftOut << QStringLiteral("%1 running").arg(m_jobs->runningJobsLeftOut);
-    }
-    if (m_jobs->endedJobsLeftOut > 0) {
-        leftOut << QStringLiteral("%1 older ended").arg(m_jobs->endedJobsLeftOut);
-    }
-    if (!leftOut.isEmpty()) {
-        const int row = m_jobsTable->rowCount();
-        m_jobsTable->insertRow(row);
-        auto *note = new QTableWidgetItem(QStringLiteral("Not listed: %1 job(s) the backend left out of its answer")
-                                              .arg(leftOut.join(QStringLiteral(", "))));
-        note->setForeground(palette().color(QPalette::PlaceholderText));
-        m_jobsTable->setItem(row, 0, note);
-        m_jobsTable->setSpan(row, 0, 1, m_jobsTable->columnCount());
-    }
+    m_jobs->setSubject(m_jobList, m_topology, m_subject);
+}
+
+QTableWidget *DetailPanel::jobsTable() const
+{
+    return m_jobs->table();
 }
 
 } // namespace fleetscope

@@ -22,6 +22,7 @@ QT_END_NAMESPACE
 
 namespace fleetscope {
 
+class DetailJobs;
 class EventTableModel;
 class MetricChart;
 
@@ -70,7 +71,9 @@ public:
     const std::vector<uint32_t> &peerGpus() const { return m_peers; }
     MetricChart *chart(const QString &metricId) const;
     EventTableModel *eventModel() const { return m_eventModel; }
-    QTableWidget *jobsTable() const { return m_jobsTable; }
+    QTableWidget *jobsTable() const;
+    // The jobs that served the subject, and "Open job page" (jobPageRequested).
+    DetailJobs *jobs() const { return m_jobs; }
     QTableWidget *valuesTable() const { return m_valuesTable; }
     // The last history error shown, or empty.
     QString lastError() const { return m_lastError; }
@@ -79,6 +82,8 @@ Q_SIGNALS:
     void loadingChanged(bool loading);
     // The charts were redrawn from a new answer.
     void historyShown();
+    // "Open job page" on the subject's job, or a double-click on a job listed.
+    void jobPageRequested(quint64 jobId);
 
 private:
     void select(int gpu, int node);
@@ -99,7 +104,7 @@ private:
     TopologyPtr m_topology;
     std::vector<MetricInfo> m_metrics;
     FramePtr m_frame;
-    JobsPtr m_jobs;
+    JobsPtr m_jobList;
     int m_gpu = -1;
     int m_node = -1;
     std::vector<uint32_t> m_subject;
@@ -123,7 +128,7 @@ private:
     std::map<QString, MetricChart *> m_charts;
     EventTableModel *m_eventModel;
     QTableView *m_eventView;
-    QTableWidget *m_jobsTable;
+    DetailJobs *m_jobs;
 };
 
 } // namespace fleetscope

@@ -331,7 +331,13 @@ float HeatmapView::valueOf(int gpu) const
 
 QString HeatmapView::describeGpu(int gpu) const
 {
-    return m_state.describeGpu(gpu);
+    QString text = m_state.describeGpu(gpu);
+    // The job named above has a page of its own: J opens it (keyPressEvent).
+    const JobsPtr jobs = m_state.jobs();
+    if (!text.isEmpty() && jobs && gpu >= 0 && jobs->runningJobOn(static_cast<uint32_t>(gpu)) != nullptr) {
+        text += QStringLiteral("<br><small>J: job page</small>");
+    }
+    return text;
 }
 
 } // namespace fleetscope

@@ -166,6 +166,9 @@ Q_SIGNALS:
     void gpuActivated(int gpu);
     // Esc or Backspace on the map: one level up.
     void upRequested();
+    // J on a GPU in a running job (the one under the cursor, else the selected one), or by job a double-click on a
+    // job's block: that job's own page.
+    void jobPageRequested(quint64 jobId);
     // A shared domain's highlight was set (count: its GPUs) or taken away (0), by setDomainGpus or a new outline.
     void domainGpusChanged(size_t count);
     // A layout built on a worker thread is now shown (see isLayoutPending).

@@ -62,6 +62,15 @@ void HeatmapView::mouseReleaseEvent(QMouseEvent *event)
 
 void HeatmapView::mouseDoubleClickEvent(QMouseEvent *event)
 {
+    // By job, a block is a job: a double-click on it opens the job's page rather than zooming.
+    if (m_state.arrangement() == Arrangement::ByJob && event->button() == Qt::LeftButton) {
+        const JobsPtr jobs = m_state.jobs();
+        const int gpu = gpuAt(event->position());
+        if (const Job *job = jobs && gpu >= 0 ? jobs->runningJobOn(static_cast<uint32_t>(gpu)) : nullptr) {
+            Q_EMIT jobPageRequested(job->id);
+            return;
+        }
+    }
     zoomAt(event->position(), (event->modifiers() & Qt::ShiftModifier) != 0 ? 0.5 : 2.0);
 }
 
@@ -101,6 +110,14 @@ void HeatmapView::keyPressEvent(QKeyEvent *event)
             Q_EMIT gpuActivated(gpu);
         }
         break;
+    case Qt::Key_J: {
+        const int gpu = m_hoveredGpu >= 0 ? m_hoveredGpu : m_state.selectedGpu();
+        const JobsPtr jobs = m_state.jobs();
+        if (const Job *job = jobs && gpu >= 0 ? jobs->runningJobOn(static_cast<uint32_t>(gpu)) : nullptr) {
+            Q_EMIT jobPageRequested(job->id);
+        }
+        break;
+    }
     case Qt::Key_Left:
         panBy({ step, 0 });
         break;
