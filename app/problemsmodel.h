@@ -52,9 +52,11 @@ public:
     // The entry's lines: "COOLING · cooling unit r05-crah1", the headline, the evidence, "jobs: a, b +4 · 3,072 GPUs".
     QString entryText(const Problem &problem) const;
 
+    // A job's name by its id ("job 4711" when it is not listed).
+    QString jobName(uint64_t id) const;
+
 private:
     void refilter();
-    QString jobName(uint64_t id) const;
     // "finetune-11, eval-suite-1 +4 (3,072 GPUs)": at most names jobs by name.
     QString jobsText(const Problem &problem, size_t names) const;
 

@@ -151,6 +151,7 @@ void ProblemsPage::makeTable()
         QAction *runbook = menu.addAction(m_runbookButton->text(), this, &ProblemsPage::openChosenRunbook);
         runbook->setEnabled(m_runbookButton->isEnabled());
         runbook->setToolTip(m_runbookButton->toolTip());
+        addJobPageActions(&menu, index.row());
         menu.exec(m_table->viewport()->mapToGlobal(at));
     });
 
@@ -303,6 +304,58 @@ void ProblemsPage::choose(const QModelIndex &index)
     }
     Q_EMIT message(
         tr("%1 at %2").arg(ProblemsModel::summary(problem), ProblemsModel::placeName(problem, topology.get())), 10000);
+}
+
+void ProblemsPage::addJobPageActions(QMenu *menu, int row)
+{
+    // The jobs it hits, each with a page of its own: one entry for one job, a submenu for several (the first few; the
+    // rest are a search away).
+    constexpr size_t listed = 12;
+    const Problem *p = m_model->problemAt(row);
+    if (p == nullptr || p->jobIds.empty()) {
+        return;
+    }
+    menu->addSeparator();
+    QMenu *jobs = p->jobIds.size() == 1 ? menu : menu->addMenu(tr("Open job page"));
+    for (size_t i = 0; i < p->jobIds.size() && i < listed; ++i) {
+        const quint64 id = p->jobIds[i];
+        const QString text
+            = p->jobIds.size() == 1 ? tr("Open job page (%1)").arg(m_model->jobName(id)) : m_model->jobName(id);
+        jobs->addAction(text, this, [this, id] { Q_EMIT jobPageRequested(id); });
+    }
+    if (p->jobIds.size() > listed) {
+        jobs->addAction(tr("%L1 more: Find job:<id>").arg(p->jobIds.size() - listed))->setEnabled(false);
+    }
+}
+
+bool ProblemsPage::showIncident(quint64 incidentId)
+{
+    if (m_table == nullptr) {
+        return false;
+    }
+    refresh();
+    auto find = [this, incidentId] {
+        for (int row = 0; row < m_model->rowCount(); ++row) {
+            const Problem *p = m_model->problemAt(row);
+            if (p != nullptr && p->incident && p->incident->id == incidentId) {
+                return row;
+            }
+        }
+        return -1;
+    };
+    int row = find();
+    if (row < 0 && m_kinds->currentIndex() != 0) { // filtered away: show every kind again
+        m_kinds->setCurrentIndex(0);
+        row = find();
+    }
+    if (row < 0) {
+        return false;
+    }
+    const QModelIndex index = m_model->index(row, ProblemsModel::EntryColumn);
+    m_table->selectRow(row);
+    m_table->scrollTo(index);
+    choose(index);
+    return true;
 }
 
 void ProblemsPage::followAlerts(FleetAlerts *alerts)

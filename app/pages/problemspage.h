@@ -12,6 +12,7 @@
 
 class QComboBox;
 class QLabel;
+class QMenu;
 class QPushButton;
 class QTableView;
 
@@ -43,7 +44,7 @@ class SilencesView;
 // alert drills to its GPUs as a problem does; "Silence…" (a button and the table's context menu) opens a
 // SilenceDialog with matchers proposed for the chosen problem, incident or alert, "Open runbook" opens an alert's
 // runbook in the desktop's browser. Both are greyed out, with the reason as their tooltip, where the backend says this
-// console may not silence.
+// console may not silence. The context menu's "Open job page" opens the page of a job the problem hits.
 class ProblemsPage : public QWidget
 {
     Q_OBJECT
@@ -70,6 +71,9 @@ public:
     // Rows as tall as their wrapped entries (the first ones: a million GPUs' thousands of problems are not measured);
     // done by refresh() and as the dock is resized.
     void fitRows();
+    // The desk's: chooses the open incident of that id (every kind shown again if the filter hid it) and shows it on
+    // the map as a click would, its domain outlined. False when it is not open (or on the wall).
+    bool showIncident(quint64 incidentId);
     // Where a chosen problem is shown: its GPU, its node, or the smallest place holding its GPUs.
     static Place placeToShow(const Problem &problem, const Topology &topology);
 
@@ -111,6 +115,8 @@ Q_SIGNALS:
     // backend.
     void silenceRequested(const fleetscope::SilenceDraft &draft);
     void expireRequested(const QString &silenceId);
+    // "Open job page" on a problem that hits a job (the table's context menu).
+    void jobPageRequested(quint64 jobId);
 
 private:
     void applyFilter();
@@ -119,6 +125,7 @@ private:
     void updateActions();
     void showSilences();
     void followAlerts(FleetAlerts *alerts);
+    void addJobPageActions(QMenu *menu, int row);
 
     void makeTable();
     // The count above the table: the tally, and the GPUs critical in the frame shown as the health strip counts them.
