@@ -203,20 +203,28 @@ void setJobGpus(const JobInfo &job, pb::Job *out)
 }
 } // namespace
 
-pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxBytes)
+void encodeJob(const JobInfo &job, pb::Job *out)
+{
+    out->set_id(job.id);
+    out->set_name(job.name);
+    out->set_owner(job.owner);
+    setJobGpus(job, out);
+    out->set_start_time_ms(job.startMs);
+    out->set_last_checkpoint_ms(job.lastCheckpointMs);
+    out->set_end_time_ms(job.endMs);
+}
+
+pb::ListJobsResponse encodeJobs(
+    const std::vector<JobInfo> &jobs, size_t maxBytes, const std::function<void(const JobInfo &, pb::Job *)> &account)
 {
     std::vector<pb::Job> encoded(jobs.size());
     std::vector<size_t> bytes(jobs.size());
     for (size_t i = 0; i < jobs.size(); ++i) {
-        const JobInfo &job = jobs[i];
         pb::Job &out = encoded[i];
-        out.set_id(job.id);
-        out.set_name(job.name);
-        out.set_owner(job.owner);
-        setJobGpus(job, &out);
-        out.set_start_time_ms(job.startMs);
-        out.set_last_checkpoint_ms(job.lastCheckpointMs);
-        out.set_end_time_ms(job.endMs);
+        encodeJob(jobs[i], &out);
+        if (account) {
+            account(jobs[i], &out);
+        }
         const size_t size = out.ByteSizeLong();
         // The job's field tag and length in the answer; the two counts at its end take at most 12 bytes.
         bytes[i] = 1 + CodedOutputStream::VarintSize64(size) + size;

@@ -9,6 +9,7 @@
 
 #include <fleetscope/telemetry/v1/telemetry.pb.h>
 
+#include <functional>
 #include <vector>
 
 namespace fleetscope::backend {
@@ -53,7 +54,12 @@ using fleetscope::maxIncidentJobs;
 using fleetscope::maxIncidentRuns;
 void encodeIncident(const Incident &incident, pb::Incident *out);
 
-pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxBytes = maxMessageBytes - (64U << 10U));
+// account, when given, adds to each job what the backend's job accounting says of it (goodput, phase) before the
+// answer is measured.
+pb::ListJobsResponse encodeJobs(const std::vector<JobInfo> &jobs, size_t maxBytes = maxMessageBytes - (64U << 10U),
+    const std::function<void(const JobInfo &, pb::Job *)> &account = {});
+// One job as ListJobs gives it (GetJob's JobReport.job too).
+void encodeJob(const JobInfo &job, pb::Job *out);
 
 // The catalogue; a simulated fleet of GPUs that draw more than the catalogue's range suggests (GB200, 1,200 W)
 // widens its power range.

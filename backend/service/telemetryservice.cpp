@@ -3,12 +3,14 @@
 
 #include "core/clock.h"
 #include "service/frameencoder.h"
+#include "service/jobencoder.h"
 #include "service/summary.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
 
 namespace fleetscope::backend {
 
@@ -333,7 +335,19 @@ grpc::Status TelemetryService::ListJobs(
     if (!admitted.ok()) {
         return admitted.status();
     }
-    *response = encodeJobs(m_source.jobs());
+    const auto jobs = m_source.jobs();
+    // Each job's account in brief, where the source keeps accounts and holds the job's.
+    std::unordered_map<uint64_t, JobBrief> briefs;
+    if (const JobAccounts *accounts = m_source.jobAccounts()) {
+        for (const auto &brief : accounts->briefs()) {
+            briefs.emplace(brief.id, brief);
+        }
+    }
+    *response = encodeJobs(jobs, maxMessageBytes - (64U << 10U), [&briefs](const JobInfo &job, pb::Job *out) {
+        if (const auto it = briefs.find(job.id); it != briefs.end()) {
+            encodeBrief(it->second, out);
+        }
+    });
     return grpc::Status::OK;
 }
 
@@ -521,6 +535,9 @@ grpc::Status TelemetryService::GetSummary(
         events.end());
     const uint32_t top = request->top_offenders() == 0 ? 20 : std::min<uint32_t>(request->top_offenders(), 1000);
     *response = summarise(m_source.shape(), frames, events, m_source.jobs(), from, end, top);
+    if (const JobAccounts *accounts = m_source.jobAccounts()) {
+        encodeGoodput(accounts->between(response->from_ms(), response->to_ms()), response);
+    }
     return grpc::Status::OK;
 }
 

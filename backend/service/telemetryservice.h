@@ -49,6 +49,9 @@ public:
         grpc::ServerWriter<fleetscope::telemetry::v1::Event> *writer) override;
     grpc::Status ListJobs(grpc::ServerContext *context, const fleetscope::telemetry::v1::ListJobsRequest *request,
         fleetscope::telemetry::v1::ListJobsResponse *response) override;
+    // One job's account (telemetryjobs.cpp); FAILED_PRECONDITION when the source keeps none (FrameSource::jobAccounts).
+    grpc::Status GetJob(grpc::ServerContext *context, const fleetscope::telemetry::v1::GetJobRequest *request,
+        fleetscope::telemetry::v1::JobReport *response) override;
 
     grpc::Status QueryRange(grpc::ServerContext *context, const fleetscope::telemetry::v1::QueryRangeRequest *request,
         grpc::ServerWriter<fleetscope::telemetry::v1::QueryRangePart> *writer) override;
