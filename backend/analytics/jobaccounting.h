@@ -19,6 +19,7 @@ namespace fleetscope::backend {
 class JobTrack;
 class JobLedger;
 struct FleetNames;
+struct HeldIncident;
 
 // The fleet's job accounting (docs/JOBS.md): from every frame judged, each running job's phase (compute with its
 // all-reduce dips, checkpoint, stall, restart), its stragglers ranked, its utilisation band, and where its GPU-time
@@ -49,21 +50,17 @@ public:
     GoodputSummary between(int64_t fromMs, int64_t toMs) const override;
 
 private:
-    struct OpenIncident
-    {
-        std::shared_ptr<const Incident> incident;
-        std::string headline;
-    };
-
     void followIncidents(const std::vector<FleetEvent> &events);
     void dropEnded(int64_t nowMs);
 
     std::unique_ptr<const FleetNames> m_names;
     mutable std::mutex m_mutex;
+    uint64_t m_frames = 0; // frames accounted
     int64_t m_lastMs = 0;
     std::unordered_map<uint64_t, std::unique_ptr<JobTrack>> m_jobs;
-    std::map<uint64_t, OpenIncident> m_incidents; // by id
+    std::unique_ptr<std::map<uint64_t, HeldIncident>> m_incidents; // open ones, by id
     std::unique_ptr<JobLedger> m_ledger;
+    std::vector<float> m_scratch; // reused frame after frame
 };
 
 } // namespace fleetscope::backend

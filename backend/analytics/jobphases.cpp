@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "analytics/jobphases.h"
+
+#include "analytics/jobledger.h"
+#include "common/health.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fleetscope::backend {
+
+namespace {
+
+constexpr double msPerHour = 3600.0 * 1000.0;
+// A job's own losses by key: more than this (stragglers come and go) and the smallest are summed into one.
+constexpr size_t maxHeldLosses = 256;
+
+float at(const std::vector<float> &plane, uint32_t gpu)
+{
+    return gpu < plane.size() ? plane[gpu] : std::numeric_limits<float>::quiet_NaN();
+}
+
+// The smallest of losses beyond maxLosses summed into one Unspecified "the rest", so that they still add up.
+void capLosses(std::vector<GoodputLoss> *losses, size_t maxLosses)
+{
+    std::sort(losses->begin(), losses->end(),
+        [](const GoodputLoss &a, const GoodputLoss &b) { return a.gpuHours > b.gpuHours; });
+    if (losses->size() <= maxLosses) {
+        return;
+    }
+    GoodputLoss rest;
+    rest.jobId = (*losses)[0].jobId;
+    rest.what = "the rest";
+    for (size_t i = maxLosses - 1; i < losses->size(); ++i) {
+        rest.gpuHours += (*losses)[i].gpuHours;
+    }
+    losses->resize(maxLosses - 1);
+    losses->push_back(std::move(rest));
+}
+
+} // namespace
+
+FleetNames::FleetNames(const FleetShape &shape)
+    : gpuCount(shape.gpuCount)
+    , nodeOfGpu(shape.nodeOfGpu)
+{
+    nodeFirstGpu.reserve(shape.nodes.size());
+    hostnames.reserve(shape.nodes.size());
+    for (const auto &node : shape.nodes) {
+        nodeFirstGpu.push_back(node.firstGpu);
+        hostnames.push_back(node.hostname);
+    }
+}
+
+int64_t FleetNames::nodeOf(uint32_t gpu) const
+{
+    return gpu < nodeOfGpu.size() && nodeOfGpu[gpu] < hostnames.size() ? static_cast<int64_t>(nodeOfGpu[gpu]) : -1;
+}
+
+std::string FleetNames::gpuName(uint32_t gpu) const
+{
+    const int64_t node = nodeOf(gpu);
+    if (node < 0) {
+        return fmt::format("GPU {}", gpu);
+    }
+    return fmt::format(
+        "{} GPU {}", hostnames[static_cast<size_t>(node)], gpu - nodeFirstGpu[static_cast<size_t>(node)]);
+}
+
+std::string FleetNames::nodeName(int64_t node) const
+{
+    return node >= 0 && static_cast<size_t>(node) < hostnames.size() ? hostnames[static_cast<size_t>(node)]
+                                                                     : fmt::format("node {}", node);
+}
+
+const HeldIncident *incidentCovering(const HeldIncidents &incidents, uint64_t jobId, const std::vector<uint32_t> &gpus)
+{
+    for (const auto &[id, held] : incidents) {
+        const Incident &incident = *held.incident;
+        if (std::find(incident.jobs.begin(), incident.jobs.end(), jobId) != incident.jobs.end()) {
+            return &held;
+        }
+        // Both ascending: one pass over the runs and the GPUs together.
+        auto gpu = gpus.begin();
+        for (const auto &[first, count] : incident.gpuRuns) {
+            gpu = std::lower_bound(gpu, gpus.end(), first);
+            if (gpu == gpus.end()) {
+                break;
+            }
+            if (static_cast<uint64_t>(*gpu) < static_cast<uint64_t>(first) + count) {
+                return &held;
+            }
+        }
+    }
+    return nullptr;
+}
+
+JobTrack::JobTrack(const JobInfo &info, std::vector<uint32_t> gpus, int64_t watchedFromMs)
+    : m_info(info)
+    , m_gpus(std::move(gpus))
+    , m_watchedFromMs(watchedFromMs)
+    , m_asOfMs(watchedFromMs)
+{
+    m_stragglers.resize(m_gpus.size());
+    m_band.reserve(JobReport::maxBandPoints);
+}
+
+bool JobTrack::sameGpus(const JobInfo &info) const
+{
+    if (!info.gpus.empty()) {
+        return info.gpus == m_gpus;
+    }
+    return info.gpuCount == m_gpus.size() && (m_gpus.empty() || m_gpus.front() == info.firstGpu);
+}
+
+void JobTrack::setGpus(std::vector<uint32_t> gpus)
+{
+    m_gpus = std::move(gpus);
+    m_stragglers.resize(m_gpus.size());
+}
+
+void JobTrack::setInfo(const JobInfo &info)
+{
+    m_info = info;
+}
+
+bool JobTrack::scan(const Frame &frame, const Context &ctx, Scan *out) const
+{
+    const auto &util = frame.plane(MetricId::GpuUtil);
+    if (util.empty()) {
+        return false; // the producer says nothing of utilisation: this frame tells nothing
+    }
+    const auto &rail = frame.plane(MetricId::RailLinkState);
+    std::vector<float> &values = ctx.scratch;
+    values.clear();
+    Scan s;
+    for (const uint32_t g : m_gpus) {
+        const auto state = g < frame.health.size() ? health::stateOf(frame.health[g]) : health::NoData;
+        const float u = at(util, g);
+        if (state == health::Offline || !std::isfinite(u)) {
+            if (s.offline++ == 0) {
+                s.offlineGpu = g;
+            }
+            if (ctx.names.nodeOf(g) == ctx.names.nodeOf(static_cast<uint32_t>(s.offlineGpu))) {
+                ++s.offlineOnNode;
+            }
+            continue;
+        }
+        ++s.reporting;
+        values.push_back(u);
+        if (state == health::Critical && s.impaired++ == 0) {
+            s.impairedGpu = g;
+        }
+        if (at(rail, g) == 0.0F && s.cut++ == 0) {
+            s.cutGpu = g;
+        }
+    }
+    if (!values.empty()) {
+        const auto n = values.size();
+        const auto mid = values.begin() + static_cast<std::ptrdiff_t>(n / 2);
+        std::nth_element(values.begin(), mid, values.end());
+        s.median = *mid;
+        const auto low = values.begin() + static_cast<std::ptrdiff_t>((n - 1) / 10);
+        std::nth_element(values.begin(), low, mid);
+        s.p10 = *low;
+        const auto high = values.begin() + static_cast<std::ptrdiff_t>((n - 1) * 9 / 10);
+        if (high > mid) {
+            std::nth_element(mid + 1, high, values.end());
+        }
+        s.p90 = high > mid ? *high : s.median;
+    }
+    *out = s;
+    return true;
+}
+
+JobTrack::Subject JobTrack::subjectOf(const Scan &s, const FleetNames &names) const
+{
+    Subject subject;
+    if (s.offline > 0) {
+        const auto g = static_cast<uint32_t>(s.offlineGpu);
+        subject.gpu = g;
+        subject.node = names.nodeOf(g);
+        subject.why = s.offlineOnNode > 1 ? fmt::format("{} down", names.nodeName(subject.node))
+                                          : fmt::format("{} offline", names.gpuName(g));
+    } else if (s.impaired > 0) {
+        const auto g = static_cast<uint32_t>(s.impairedGpu);
+        subject.gpu = g;
+        subject.node = names.nodeOf(g);
+        subject.why = fmt::format("{} impaired", names.gpuName(g));
+    } else if (s.cut > 0) {
+        const auto g = static_cast<uint32_t>(s.cutGpu);
+        subject.gpu = g;
+        subject.node = names.nodeOf(g);
+        subject.why = fmt::format("{} rail link down", names.gpuName(g));
+    }
+    return subject;
+}
+
+void JobTrack::account(const Frame &frame, const Context &ctx)
+{
+    const int64_t t = frame.sampleTimeMs;
+    if (m_ended || (m_started && t <= m_asOfMs)) {
+        return;
+    }
+    Scan s;
+    if (!scan(frame, ctx, &s)) {
+        return;
+    }
+    const int64_t from = m_started ? m_asOfMs : std::min(m_watchedFromMs, t);
+    const int64_t dtMs = std::max<int64_t>(0, t - from);
+    m_started = true;
+    addBand(t, s);
+
+    const bool idle = s.reporting == 0 || s.median < idleBelow;
+    const bool busy = !idle && s.median >= computeFrom;
+    const bool fault = s.offline + s.impaired + s.cut > 0;
+    JobPhase phase = JobPhase::Compute;
+    if (idle) {
+        if (fault && m_phase != JobPhase::Stall) {
+            // Held by a fault: a stall from here; a checkpoint under way until now stays one.
+            if (m_phase == JobPhase::Checkpoint) {
+                settleIdle(LossCause::Checkpoint, nullptr, ctx);
+            }
+            m_stallFromMs = from;
+            m_stallLostGpus = false;
+            m_stall = subjectOf(s, ctx.names);
+            phase = JobPhase::Stall;
+        } else if (m_phase == JobPhase::Stall) {
+            if (m_stall.gpu < 0 && fault) {
+                m_stall = subjectOf(s, ctx.names);
+            }
+            phase = JobPhase::Stall;
+        } else {
+            if (m_phase != JobPhase::Checkpoint) {
+                m_idleFromMs = from;
+            }
+            phase = JobPhase::Checkpoint;
+            if (static_cast<double>(t - m_idleFromMs) > ctx.checkpointLimitSeconds * 1000.0) {
+                idleBecomesStall(ctx);
+                phase = JobPhase::Stall;
+            }
+        }
+    } else {
+        if (m_phase == JobPhase::Checkpoint) {
+            settleIdle(LossCause::Checkpoint, nullptr, ctx);
+            m_checkpointSeen = true;
+            m_markMs = from;
+            m_markProductive = m_productive;
+        }
+        if (m_phase == JobPhase::Stall && m_stallLostGpus) {
+            restart(from, ctx);
+            phase = busy ? JobPhase::Compute : JobPhase::Restart;
+        } else if (m_phase == JobPhase::Restart) {
+            phase = busy ? JobPhase::Compute : JobPhase::Restart;
+        }
+    }
+    if (phase == JobPhase::Stall && s.offline > 0) {
+        m_stallLostGpus = true;
+    }
+
+    if (phase == JobPhase::Compute) {
+        countDip(!busy, t, dtMs);
+        if (busy) {
+            m_stragglers.observe(frame, m_gpus, t, &ctx.scratch);
+        }
+    } else {
+        m_inDip = false;
+        m_lastDipStartMs = 0;
+    }
+
+    // The interval since the previous frame, charged to what this frame says.
+    const double gpuHours = static_cast<double>(m_gpus.size()) * static_cast<double>(dtMs) / msPerHour;
+    m_gpuHours += gpuHours;
+    double productive = 0;
+    uint64_t incidentId = 0;
+    std::string why;
+    const HeldIncident *incident = nullptr;
+    if (phase == JobPhase::Stall || (phase == JobPhase::Compute && m_stragglers.paceLost() > 0)) {
+        incident = incidentCovering(ctx.incidents, m_info.id, m_gpus);
+    }
+    switch (phase) {
+    case JobPhase::Compute: {
+        const double pace = m_stragglers.paceLost();
+        productive = gpuHours * (1.0 - pace);
+        m_computeMs += dtMs;
+        if (pace > 0 && gpuHours > 0) {
+            const double lost = gpuHours * pace;
+            m_stragglers.charge(lost);
+            if (incident != nullptr) {
+                addLoss(incidentLoss(*incident), lost, t, ctx);
+            } else {
+                const auto gpu = m_gpus[static_cast<size_t>(m_stragglers.slowest())];
+                GoodputLoss key;
+                key.cause = LossCause::Straggler;
+                key.gpu = gpu;
+                key.what = fmt::format("{} {:.0f}% slow", ctx.names.gpuName(gpu), pace * 100);
+                addLoss(key, lost, t, ctx);
+            }
+        }
+        break;
+    }
+    case JobPhase::Checkpoint: {
+        m_pendingIdle += gpuHours;
+        const int64_t hour = t - t % JobLedger::bucketMs;
+        if (m_pendingByHour.empty() || m_pendingByHour.back().first != hour) {
+            m_pendingByHour.emplace_back(hour, 0.0);
+        }
+        m_pendingByHour.back().second += gpuHours;
+        break;
+    }
+    case JobPhase::Stall: {
+        if (incident != nullptr) {
+            addLoss(incidentLoss(*incident), gpuHours, t, ctx);
+            m_stallIncident = incident->incident->id;
+            m_stallIncidentWhy = incident->headline;
+            incidentId = m_stallIncident;
+            why = m_stallIncidentWhy;
+        } else {
+            GoodputLoss key;
+            key.cause = LossCause::Stall;
+            key.gpu = m_stall.gpu;
+            key.node = m_stall.node;
+            key.what = m_stall.why;
+            addLoss(key, gpuHours, t, ctx);
+            why = m_stall.why;
+        }
+        break;
+    }
+    case JobPhase::Restart: {
+        GoodputLoss key;
+        key.cause = LossCause::Restart;
+        key.gpu = m_stall.gpu;
+        key.node = m_stall.node;
+        key.what = "restart after " + m_stall.why;
+        addLoss(key, gpuHours, t, ctx);
+        why = key.what;
+        break;
+    }
+    default:
+        break;
+    }
+    m_productive += productive;
+    ctx.ledger.post(t, m_info.id, gpuHours, productive);
+    addSpan(phase, from, t, incidentId, why);
+    m_phase = phase;
+    m_asOfMs = t;
+}
+
+void JobTrack::countDip(bool dip, int64_t timeMs, int64_t dtMs)
+{
+    if (!dip) {
+        m_inDip = false;
+        return;
+    }
+    if (!m_inDip) {
+        m_inDip = true;
+        if (m_lastDipStartMs > 0) {
+            m_periods[m_periodCount % m_periods.size()] = static_cast<float>(timeMs - m_lastDipStartMs) / 1000.0F;
+            ++m_periodCount;
+        }
+        m_lastDipStartMs = timeMs;
+    }
+    if (timeMs - m_lastDipStartMs <= longestDipMs) {
+        m_dipMs += dtMs;
+    }
+}
+
+double JobTrack::stepSeconds() const
+{
+    const size_t n = std::min<size_t>(m_periodCount, m_periods.size());
+    if (n == 0) {
+        return 0;
+    }
+    std::array<float, 32> periods = m_periods;
+    std::nth_element(periods.begin(), periods.begin() + static_cast<std::ptrdiff_t>(n / 2),
+        periods.begin() + static_cast<std::ptrdiff_t>(n));
+    return periods[n / 2];
+}
+
+GoodputLoss JobTrack::incidentLoss(const HeldIncident &held) const
+{
+    GoodputLoss key;
+    key.cause = LossCause::Incident;
+    key.incidentId = held.incident->id;
+    key.domain = held.incident->domain;
+    key.what = fmt::format("incident {}: {}", held.incident->id, held.headline);
+    return key;
+}
+
+void JobTrack::addLoss(const GoodputLoss &key, double gpuHours, int64_t timeMs, const Context &ctx)
+{
+    if (gpuHours == 0) {
+        return;
+    }
+    ctx.ledger.postLoss(timeMs, m_info.id, key, gpuHours);
+    const LossKey k = LossKey::of(key);
+    for (GoodputLoss &loss : m_losses) {
+        if (LossKey::of(loss) == k) {
+            loss.gpuHours += gpuHours;
+            return;
+        }
+    }
+    GoodputLoss loss = key;
+    loss.gpuHours = gpuHours;
+    loss.jobId = m_info.id;
+    m_losses.push_back(std::move(loss));
+    if (m_losses.size() > maxHeldLosses) {
+        capLosses(&m_losses, maxHeldLosses / 2);
+    }
+}
+
+void JobTrack::settleIdle(LossCause cause, const HeldIncident *incident, const Context &ctx)
+{
+    GoodputLoss key = incident != nullptr ? incidentLoss(*incident) : GoodputLoss {};
+    if (incident == nullptr) {
+        key.cause = cause;
+        key.what = cause == LossCause::Checkpoint ? "checkpoints" : m_stall.why;
+        if (cause == LossCause::Stall) {
+            key.gpu = m_stall.gpu;
+            key.node = m_stall.node;
+        }
+    }
+    for (const auto &[hourMs, gpuHours] : m_pendingByHour) {
+        addLoss(key, gpuHours, hourMs, ctx);
+    }
+    m_pendingByHour.clear();
+    m_pendingIdle = 0;
+}
+
+void JobTrack::idleBecomesStall(const Context &ctx)
+{
+    // Idle together past the checkpoint limit: the whole idle span was a stall, from its start.
+    m_stallFromMs = m_idleFromMs;
+    m_stallLostGpus = false;
+    m_stall = Subject {};
+    m_stall.why = fmt::format("idle past the checkpoint limit ({:.0f} s)", ctx.checkpointLimitSeconds);
+    const HeldIncident *incident = incidentCovering(ctx.incidents, m_info.id, m_gpus);
+    settleIdle(LossCause::Stall, incident, ctx);
+    if (!m_spans.empty() && m_spans.back().phase == JobPhase::Checkpoint) {
+        JobPhaseSpan &span = m_spans.back();
+        span.phase = JobPhase::Stall;
+        span.incidentId = incident != nullptr ? incident->incident->id : 0;
+        span.why = incident != nullptr ? incident->headline : m_stall.why;
+        if (m_spans.size() > 1) {
+            JobPhaseSpan &before = m_spans[m_spans.size() - 2];
+            if (before.phase == span.phase && before.incidentId == span.incidentId && before.why == span.why) {
+                before.toMs = span.toMs;
+                m_spans.pop_back();
+            }
+        }
+    }
+}
+
+void JobTrack::restart(int64_t timeMs, const Context &ctx)
+{
+    // The work since the last checkpoint before the stall is redone: GPUs x (stall start - that checkpoint's end),
+    // at most what was counted productive since.
+    const int64_t reference
+        = m_checkpointSeen ? m_markMs : std::max({ m_info.lastCheckpointMs, m_info.startMs, m_watchedFromMs });
+    const double window = static_cast<double>(std::max<int64_t>(0, m_stallFromMs - reference));
+    const double rework = std::clamp(
+        static_cast<double>(m_gpus.size()) * window / msPerHour, 0.0, std::max(0.0, m_productive - m_markProductive));
+    ++m_restarts;
+    if (rework > 0) {
+        m_productive -= rework;
+        ctx.ledger.post(timeMs, m_info.id, 0, -rework);
+        GoodputLoss key;
+        key.cause = LossCause::Restart;
+        key.gpu = m_stall.gpu;
+        key.node = m_stall.node;
+        key.what = "restart after " + m_stall.why;
+        addLoss(key, rework, timeMs, ctx);
+    }
+    // A restart resumes from a checkpoint: work lost in a later stall is counted from here.
+    m_checkpointSeen = true;
+    m_markMs = timeMs;
+    m_markProductive = m_productive;
+}
+
+void JobTrack::addBand(int64_t timeMs, const Scan &s)
+{
+    if (m_pending.frames == 0) {
+        m_pending = {};
+        m_pending.timeMs = timeMs;
+    }
+    m_pending.p10 += s.p10;
+    m_pending.median += s.median;
+    m_pending.p90 += s.p90;
+    m_pending.reporting += s.reporting;
+    if (++m_pending.frames < m_framesPerPoint) {
+        return;
+    }
+    const double n = m_pending.frames;
+    m_band.push_back(
+        { m_pending.timeMs, static_cast<float>(m_pending.p10 / n), static_cast<float>(m_pending.median / n),
+            static_cast<float>(m_pending.p90 / n), static_cast<uint32_t>(std::lround(m_pending.reporting / n)) });
+    m_pending.frames = 0;
+    if (m_band.size() < JobReport::maxBandPoints) {
+        return;
+    }
+    // Full: neighbours merged pairwise, each point now standing for twice the frames.
+    size_t out = 0;
+    for (size_t i = 0; i + 1 < m_band.size(); i += 2) {
+        const JobBandPoint &a = m_band[i];
+        const JobBandPoint &b = m_band[i + 1];
+        m_band[out++] = { a.timeMs, (a.p10 + b.p10) / 2, (a.median + b.median) / 2, (a.p90 + b.p90) / 2,
+            (a.reporting + b.reporting + 1) / 2 };
+    }
+    m_band.resize(out);
+    m_framesPerPoint *= 2;
+}
+
+void JobTrack::addSpan(JobPhase phase, int64_t fromMs, int64_t toMs, uint64_t incidentId, const std::string &why)
+{
+    if (!m_spans.empty()) {
+        JobPhaseSpan &last = m_spans.back();
+        if (last.phase == phase && last.incidentId == incidentId && last.why == why) {
+            last.toMs = toMs;
+            return;
+        }
+    }
+    m_spans.push_back({ phase, fromMs, toMs, incidentId, why });
+    if (m_spans.size() > JobReport::maxPhaseSpans) {
+        // The oldest two become one, of the longer one's phase.
+        JobPhaseSpan &first = m_spans[0];
+        JobPhaseSpan &second = m_spans[1];
+        if (first.toMs - first.fromMs > second.toMs - second.fromMs) {
+            second.phase = first.phase;
+            second.incidentId = first.incidentId;
+            second.why = std::move(first.why);
+        }
+        second.fromMs = first.fromMs;
+        m_spans.pop_front();
+    }
+}
+
+void JobTrack::end(int64_t endMs, const Context &ctx)
+{
+    if (m_ended) {
+        return;
+    }
+    if (m_phase == JobPhase::Checkpoint) {
+        settleIdle(LossCause::Checkpoint, nullptr, ctx);
+    }
+    m_ended = true;
+    m_endMs = endMs;
+    m_phase = JobPhase::Ended;
+}
+
+void JobTrack::report(JobReport *out) const
+{
+    out->job = m_info;
+    out->asOfMs = m_asOfMs;
+    out->watchedFromMs = m_watchedFromMs;
+    out->gpuHours = m_gpuHours;
+    out->productiveGpuHours = m_productive;
+    out->goodput = m_gpuHours > 0 ? std::clamp(m_productive / m_gpuHours, 0.0, 1.0) : 0.0;
+    out->losses = m_losses;
+    if (m_pendingIdle > 0) {
+        // A checkpoint under way reads as one until it lasts too long.
+        auto it = std::find_if(out->losses.begin(), out->losses.end(),
+            [](const GoodputLoss &l) { return l.cause == LossCause::Checkpoint; });
+        if (it == out->losses.end()) {
+            GoodputLoss loss;
+            loss.cause = LossCause::Checkpoint;
+            loss.jobId = m_info.id;
+            loss.what = "checkpoints";
+            it = out->losses.insert(out->losses.end(), loss);
+        }
+        it->gpuHours += m_pendingIdle;
+    }
+    capLosses(&out->losses, JobReport::maxLosses);
+    m_stragglers.ranked(m_asOfMs, m_gpus, &out->stragglers);
+    out->phases.assign(m_spans.begin(), m_spans.end());
+    out->band = m_band;
+    if (m_pending.frames > 0) {
+        const double n = m_pending.frames;
+        out->band.push_back(
+            { m_pending.timeMs, static_cast<float>(m_pending.p10 / n), static_cast<float>(m_pending.median / n),
+                static_cast<float>(m_pending.p90 / n), static_cast<uint32_t>(std::lround(m_pending.reporting / n)) });
+    }
+    out->phase = m_phase;
+    out->stepSeconds = stepSeconds();
+    out->allReduceShare = m_computeMs > 0 ? std::clamp(static_cast<double>(m_dipMs) / m_computeMs, 0.0, 1.0) : 0.0;
+    out->restarts = m_restarts;
+}
+
+JobBrief JobTrack::brief() const
+{
+    return { m_info.id, m_gpuHours > 0 ? std::clamp(m_productive / m_gpuHours, 0.0, 1.0) : 0.0, m_phase,
+        m_stragglers.count() };
+}
+
+} // namespace fleetscope::backend

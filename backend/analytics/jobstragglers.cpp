@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "analytics/jobstragglers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fleetscope::backend {
+
+namespace {
+
+constexpr MetricId metricOf[] = { MetricId::SmClock, MetricId::Power, MetricId::GpuUtil, MetricId::GpuTemp };
+// Below 0.8 of the threshold a straggler's clock starts again: a score hovering at 1 does not restart it.
+constexpr float releaseScore = 0.8F;
+
+float valueAt(const std::vector<float> &plane, uint32_t gpu)
+{
+    return gpu < plane.size() ? plane[gpu] : std::numeric_limits<float>::quiet_NaN();
+}
+
+// The median of the finite positive values of the job's GPUs in a plane; NaN when none.
+float medianOf(const std::vector<float> &plane, const std::vector<uint32_t> &gpus, std::vector<float> *scratch)
+{
+    scratch->clear();
+    for (const uint32_t g : gpus) {
+        const float v = valueAt(plane, g);
+        if (std::isfinite(v) && v > 0) {
+            scratch->push_back(v);
+        }
+    }
+    if (scratch->empty()) {
+        return std::numeric_limits<float>::quiet_NaN();
+    }
+    const auto mid = scratch->begin() + static_cast<std::ptrdiff_t>(scratch->size() / 2);
+    std::nth_element(scratch->begin(), mid, scratch->end());
+    return *mid;
+}
+
+// "1,980": thousands grouped, as the reason says them.
+std::string grouped(double value)
+{
+    const auto whole = static_cast<long long>(std::llround(value));
+    std::string digits = std::to_string(std::llabs(whole));
+    for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) {
+        digits.insert(static_cast<size_t>(i), ",");
+    }
+    return whole < 0 ? "-" + digits : digits;
+}
+
+std::string duration(int64_t ms)
+{
+    const double minutes = static_cast<double>(ms) / 60000.0;
+    if (minutes < 120) {
+        return fmt::format("{:.0f} min", std::max(1.0, minutes));
+    }
+    return fmt::format("{:.1f} h", minutes / 60);
+}
+
+} // namespace
+
+float JobStragglers::Gpu::score() const
+{
+    return std::max({ metrics[Clock].deficit / clockThreshold, metrics[Power].deficit / powerThreshold,
+        metrics[Util].deficit / utilThreshold, metrics[Temp].deficit * 10.0F / tempThresholdC });
+}
+
+int JobStragglers::Gpu::strongest() const
+{
+    const float scores[Kinds] = { metrics[Clock].deficit / clockThreshold, metrics[Power].deficit / powerThreshold,
+        metrics[Util].deficit / utilThreshold, metrics[Temp].deficit * 10.0F / tempThresholdC };
+    return static_cast<int>(std::max_element(scores, scores + Kinds) - scores);
+}
+
+void JobStragglers::resize(size_t gpus)
+{
+    m_gpus.assign(gpus, Gpu {});
+    m_lastMs = 0;
+    m_paceLost = 0;
+    m_slowest = -1;
+    m_count = 0;
+}
+
+void JobStragglers::observe(
+    const Frame &frame, const std::vector<uint32_t> &gpus, int64_t timeMs, std::vector<float> *scratch)
+{
+    if (gpus.size() != m_gpus.size()) {
+        resize(gpus.size());
+    }
+    // Smoothed on the frames' own times, whatever their interval: a frame weighs its share of the window.
+    const double dt = m_lastMs > 0 ? static_cast<double>(timeMs - m_lastMs) / 1000.0 : 0.0;
+    m_lastMs = timeMs;
+    const auto alpha = static_cast<float>(1.0 - std::exp(-std::max(0.0, dt) / windowSeconds));
+    float medians[Kinds];
+    const std::vector<float> *planes[Kinds];
+    for (int k = 0; k < Kinds; ++k) {
+        planes[k] = &frame.plane(metricOf[k]);
+        medians[k] = medianOf(*planes[k], gpus, scratch);
+    }
+    m_paceLost = 0;
+    m_slowest = -1;
+    m_count = 0;
+    for (size_t i = 0; i < gpus.size(); ++i) {
+        Gpu &gpu = m_gpus[i];
+        for (int k = 0; k < Kinds; ++k) {
+            const float v = valueAt(*planes[k], gpus[i]);
+            if (!std::isfinite(v) || !std::isfinite(medians[k])) {
+                continue;
+            }
+            const float deficit
+                = k == Temp ? std::max(0.0F, (v - medians[k]) / 10.0F) : std::max(0.0F, 1.0F - v / medians[k]);
+            Metric &m = gpu.metrics[k];
+            if (!gpu.seen) {
+                m = { deficit, v, medians[k] };
+            } else {
+                m.deficit += alpha * (deficit - m.deficit);
+                m.value += alpha * (v - m.value);
+                m.median += alpha * (medians[k] - m.median);
+            }
+        }
+        gpu.seen = true;
+        const float score = gpu.score();
+        if (score >= 1) {
+            if (gpu.aboveSinceMs == 0) {
+                gpu.aboveSinceMs = timeMs;
+            }
+        } else if (score < releaseScore) {
+            gpu.aboveSinceMs = 0;
+        }
+        if (gpu.aboveSinceMs != 0 && timeMs - gpu.aboveSinceMs >= persistMs) {
+            ++m_count;
+            const double clock = gpu.metrics[Clock].deficit;
+            if (clock > m_paceLost) {
+                m_paceLost = clock;
+                m_slowest = static_cast<int>(i);
+            }
+        }
+    }
+    m_paceLost = std::min(m_paceLost, 1.0);
+}
+
+void JobStragglers::charge(double gpuHours)
+{
+    if (m_slowest >= 0) {
+        m_gpus[static_cast<size_t>(m_slowest)].gpuHoursLost += gpuHours;
+    }
+}
+
+void JobStragglers::ranked(int64_t nowMs, const std::vector<uint32_t> &gpus, std::vector<Straggler> *out) const
+{
+    out->clear();
+    std::vector<size_t> persistent;
+    for (size_t i = 0; i < m_gpus.size() && i < gpus.size(); ++i) {
+        const Gpu &gpu = m_gpus[i];
+        if (gpu.aboveSinceMs != 0 && m_lastMs - gpu.aboveSinceMs >= persistMs) {
+            persistent.push_back(i);
+        }
+    }
+    // Hold-back: synchronous training runs at the slowest rank's pace, so the slowest costs the job its whole clock
+    // deficit; each of the others only what it would cost once those slower were fixed, beyond the next slowest.
+    std::sort(persistent.begin(), persistent.end(),
+        [this](size_t a, size_t b) { return m_gpus[a].metrics[Clock].deficit > m_gpus[b].metrics[Clock].deficit; });
+    for (size_t r = 0; r < persistent.size(); ++r) {
+        const Gpu &gpu = m_gpus[persistent[r]];
+        const float mine = gpu.metrics[Clock].deficit;
+        const float next = r + 1 < persistent.size() ? m_gpus[persistent[r + 1]].metrics[Clock].deficit : 0.0F;
+        Straggler s;
+        s.gpu = gpus[persistent[r]];
+        s.score = gpu.score();
+        const int k = gpu.strongest();
+        s.metric = metricOf[k];
+        s.value = gpu.metrics[k].value;
+        s.jobMedian = gpu.metrics[k].median;
+        s.holdBack = std::clamp(r == 0 ? mine : mine - next, 0.0F, 1.0F);
+        s.sinceMs = gpu.aboveSinceMs;
+        s.gpuHoursLost = gpu.gpuHoursLost;
+        static constexpr const char *names[Kinds] = { "SM clock", "power", "utilisation", "temperature" };
+        static constexpr const char *units[Kinds] = { " MHz", " W", "%", " °C" };
+        s.reason = fmt::format("{} {}{} against the job's {}{} for {}", names[k], grouped(s.value), units[k],
+            grouped(s.jobMedian), units[k], duration(nowMs - gpu.aboveSinceMs));
+        out->push_back(std::move(s));
+    }
+    std::stable_sort(out->begin(), out->end(), [](const Straggler &a, const Straggler &b) {
+        return a.holdBack != b.holdBack ? a.holdBack > b.holdBack : a.score > b.score;
+    });
+    if (out->size() > JobReport::maxStragglers) {
+        out->resize(JobReport::maxStragglers);
+    }
+}
+
+} // namespace fleetscope::backend

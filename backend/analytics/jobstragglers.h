@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include "core/frame.h"
+#include "core/jobaccount.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fleetscope::backend {
+
+// A job's GPUs against their peers, over its compute frames (docs/JOBS.md "Stragglers"): per GPU its deficit against
+// the job's median of each frame (SM clock, power and utilisation below it, temperature above it), smoothed over about
+// 5 minutes of frame time; a GPU scoring at least 1 for 2 minutes is a straggler. The slowest straggler's clock
+// deficit is the pace the job loses. Memory: a fixed record per GPU, sized once; nothing allocated per frame.
+class JobStragglers
+{
+public:
+    static constexpr double windowSeconds = 300; // the smoothing's time constant
+    static constexpr int64_t persistMs = 120 * 1000;
+    // Deficits that score 1 (why these: docs/JOBS.md).
+    static constexpr float clockThreshold = 0.05F;
+    static constexpr float powerThreshold = 0.10F;
+    static constexpr float utilThreshold = 0.10F;
+    static constexpr float tempThresholdC = 10.0F;
+
+    void resize(size_t gpus);
+    // One compute frame at timeMs over the job's GPUs (dense indices); scratch is reused for the medians.
+    void observe(const Frame &frame, const std::vector<uint32_t> &gpus, int64_t timeMs, std::vector<float> *scratch);
+    // The share of the job's pace lost now (the slowest straggler's clock deficit), 0 when none.
+    double paceLost() const { return m_paceLost; }
+    // The straggler that sets the pace (an index into the job's GPUs), -1 when none.
+    int slowest() const { return m_slowest; }
+    // Charges GPU-hours lost to the slowest.
+    void charge(double gpuHours);
+    // Stragglers now, ranked by hold-back then score, at most JobReport::maxStragglers.
+    void ranked(int64_t nowMs, const std::vector<uint32_t> &gpus, std::vector<Straggler> *out) const;
+    uint32_t count() const { return m_count; }
+
+private:
+    struct Metric
+    {
+        float deficit = 0; // smoothed: a share below the median, or (temperature) tens of °C above it
+        float value = 0; // smoothed value and job median, for people
+        float median = 0;
+    };
+    enum Kind { Clock, Power, Util, Temp, Kinds };
+    struct Gpu
+    {
+        Metric metrics[Kinds];
+        bool seen = false;
+        int64_t aboveSinceMs = 0; // score at least 1 since; 0 when not
+        double gpuHoursLost = 0;
+        float score() const;
+        int strongest() const;
+    };
+
+    std::vector<Gpu> m_gpus;
+    int64_t m_lastMs = 0;
+    double m_paceLost = 0;
+    int m_slowest = -1;
+    uint32_t m_count = 0;
+};
+
+} // namespace fleetscope::backend
