@@ -7,8 +7,6 @@
 #include "widgets/heatmap/heatmapview.h"
 #include "widgets/search/searchbox.h"
 
-#include <algorithm>
-
 namespace fleetscope {
 
 DeskSearch::DeskSearch(ConsoleSession *session, MapPage *map, SearchBox *box)
@@ -63,31 +61,8 @@ void DeskSearch::open(const SearchResult &result)
         map->setFocus();
         return;
     }
-    // A job's blast radius: its GPUs outlined wherever they are, and the view fitted around them.
-    const JobsPtr jobs = m_session->jobs();
-    const Job *job = nullptr;
-    if (jobs) {
-        const auto found
-            = std::find_if(jobs->jobs.begin(), jobs->jobs.end(), [&result](const Job &j) { return j.id == result.id; });
-        job = found != jobs->jobs.end() ? &*found : nullptr;
-    }
-    if (job == nullptr || job->gpus.empty()) {
-        Q_EMIT message(tr("Job %1 is no longer listed by the backend").arg(result.id), 10000);
-    } else {
-        map->setMarkedGpus(job->gpus);
-        QRect cells;
-        for (uint32_t gpu : job->gpus) {
-            cells |= map->cellsOf(gpu, 1);
-        }
-        map->zoomToCells(cells);
-        Q_EMIT message(tr("Job %1 #%2 (%3): %L4 GPUs outlined%5")
-                           .arg(job->name)
-                           .arg(job->id)
-                           .arg(job->owner)
-                           .arg(job->gpus.size())
-                           .arg(job->isRunning() ? QString() : tr(", ended")),
-            15000);
-    }
+    // A job: its page, which outlines its GPUs (its blast radius) and fits the view around them.
+    Q_EMIT jobChosen(result.id);
     map->setFocus();
 }
 

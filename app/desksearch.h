@@ -13,8 +13,8 @@ class MapPage;
 class SearchBox;
 
 // Find on the desk: the fleet's search index (hostnames, serials, UUIDs, jobs, racks, rows), built on a worker for
-// each topology (latest wins), and what a chosen result does: open a place, or outline a job's GPUs wherever they
-// are and fit the view around them (its blast radius).
+// each topology (latest wins), and what a chosen result does: open a place, or a job's page (jobChosen; the job desk
+// outlines its GPUs wherever they are and fits the view around them, its blast radius).
 class DeskSearch : public QObject
 {
     Q_OBJECT
@@ -23,6 +23,8 @@ public:
 
 Q_SIGNALS:
     void message(const QString &text, int timeoutMs);
+    // A job was found ("job:4711", "job:train-llm-192", its name): its page is to open.
+    void jobChosen(quint64 jobId);
 
 private:
     void rebuild();

@@ -10,6 +10,7 @@
 #include "app/deskstatus.h"
 #include "app/desktoolbar.h"
 #include "app/firstpaint.h"
+#include "app/pages/jobdesk.h"
 #include "app/pages/mappage.h"
 #include "app/pages/problemspage.h"
 #include "app/pages/summarypage.h"
@@ -90,7 +91,7 @@ MainWindow::MainWindow(const ConsoleOptions &options, ConsoleSession *session, Q
         });
     addDeskMenus(this, m_breadcrumbs,
         { m_rollupDock->toggleViewAction(), m_problemsDock->toggleViewAction(), m_silencesDock->toggleViewAction(),
-            m_detailDock->toggleViewAction() });
+            m_detailDock->toggleViewAction(), m_jobDesk->toggleViewAction() });
 
     connect(m_pages, &QTabWidget::currentChanged, this, [this] {
         const bool summary = isSummaryShown();
@@ -171,6 +172,7 @@ QWidget *MainWindow::makeMapTab()
     m_search->setPlaceholderText(tr("Find host, serial, UUID, job… (Ctrl+F)"));
     m_search->setMinimumWidth(m_search->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 36);
     auto *search = new DeskSearch(m_session, m_map, m_search);
+    m_deskSearch = search;
     connect(search, &DeskSearch::message, this,
         [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
     auto *placeBar = new QHBoxLayout;
@@ -240,6 +242,16 @@ void MainWindow::makeDocks()
     m_silencesDock->setWidget(m_problems->silencesView());
     tabifyDockWidget(m_problemsDock, m_silencesDock);
     m_problemsDock->raise();
+    // A job's own page, a tab beside the detail: opened by every entry point (JobDesk follows the map's and the
+    // problems'; Find's and the detail's come from here).
+    m_jobDesk = new JobDesk(m_session, m_map, m_problems, m_problemsDock, this);
+    addDockWidget(Qt::RightDockWidgetArea, m_jobDesk);
+    tabifyDockWidget(m_detailDock, m_jobDesk);
+    m_jobDesk->hide();
+    connect(m_jobDesk, &JobDesk::message, this,
+        [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
+    connect(m_deskSearch, &DeskSearch::jobChosen, m_jobDesk, [this](quint64 id) { m_jobDesk->openJob(id); });
+    connect(m_detail, &DetailPanel::jobPageRequested, m_jobDesk, [this](quint64 id) { m_jobDesk->openJob(id); });
     resizeDocks({ m_rollupDock, m_detailDock }, { 330, 480 }, Qt::Horizontal);
     // The map first: the detail opens with the first GPU or node chosen (View menu brings it back).
     m_detailDock->hide();

@@ -14,11 +14,13 @@ namespace fleetscope {
 class BreadcrumbBar;
 class ConsoleSession;
 class DeskExports;
+class DeskSearch;
 class DeskStatus;
 class DeskToolbar;
 class DetailPanel;
 class FlightRecorder;
 class HeatmapView;
+class JobDesk;
 class MapPage;
 class Navigation;
 class ReplayController;
@@ -31,7 +33,8 @@ class TimelineBar;
 
 // The desk: the console for an engineer at a desk, composed of pages over a ConsoleSession. The map page (place
 // bar with breadcrumbs and search, the map, the timeline, the legend) with its docks (rollups of the place, detail
-// of the selection), and the executive summary on a page of its own; menus File, View, Go and Help; the status bar.
+// of the selection, a job's own page), and the executive summary on a page of its own; menus File, View, Go and Help;
+// the status bar.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -54,6 +57,9 @@ public:
     bool isLoadingHistory() const;
     Navigation *navigation() const;
     DetailPanel *detailPanel() const { return m_detail; }
+    // The job page's dock (JobDesk): every entry point opens it.
+    JobDesk *jobDesk() const { return m_jobDesk; }
+    ProblemsPage *problemsPage() const { return m_problems; }
     RollupModel *rollups() const { return m_rollups; }
     SearchBox *searchBox() const { return m_search; }
     SummaryView *summary() const { return m_summary; }
@@ -83,6 +89,7 @@ private:
     DeskExports *m_exports = nullptr;
     BreadcrumbBar *m_breadcrumbs = nullptr;
     SearchBox *m_search = nullptr;
+    DeskSearch *m_deskSearch = nullptr;
     RollupModel *m_rollups = nullptr;
     QDockWidget *m_rollupDock = nullptr;
     DetailPanel *m_detail = nullptr;
@@ -90,6 +97,7 @@ private:
     ProblemsPage *m_problems = nullptr;
     QDockWidget *m_problemsDock = nullptr;
     QDockWidget *m_silencesDock = nullptr;
+    JobDesk *m_jobDesk = nullptr;
     SummaryView *m_summary = nullptr;
     SummaryPage *m_summaryPage = nullptr;
     QWidget *m_summaryTab = nullptr; // the page in a scroll area

@@ -6,12 +6,14 @@
 #include "app/pages/mappage.h"
 #include "app/pages/problemspage.h"
 #include "app/pages/summarypage.h"
+#include "app/session/jobwatch.h"
 #include "model/alertlayer.h"
 #include "model/hottestrow.h"
 #include "model/navigation.h"
 #include "model/replaycontroller.h"
 #include "model/viewstate.h"
 #include "widgets/heatmap/heatmapview.h"
+#include "widgets/job/jobpage.h"
 #include "widgets/style/fontscale.h"
 #include "widgets/summary/summaryview.h"
 #include "widgets/wall/eventsboard.h"
@@ -26,6 +28,7 @@
 #include <QStackedWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 
 Q_LOGGING_CATEGORY(lcWall, "fleetscope.wall")
@@ -86,6 +89,9 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     m_stack->addWidget(m_summaryPage);
     m_events = new EventsBoard(m_stack);
     m_stack->addWidget(m_events);
+    m_jobPage = new JobPage(m_stack);
+    m_jobPage->setWallMode(true);
+    m_stack->addWidget(m_jobPage);
     m_problemsPage = new ProblemsPage(session, ProblemsPage::Look::Wall, nullptr, m_stack);
     m_problems = m_problemsPage->board();
     m_stack->addWidget(m_problemsPage);
@@ -116,6 +122,8 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
     connect(session, &ConsoleSession::fleetEventsChanged, this, [this] {
         if (m_stack->currentWidget() == m_events) {
             m_events->setEvents(m_session->fleetEvents(), m_wallClock());
+        } else if (m_stack->currentWidget() == m_jobPage) {
+            m_jobPage->setEvents(m_session->fleetEvents());
         }
     });
     connect(session, &ConsoleSession::topologyChanged, m_events, &EventsBoard::setTopology);
@@ -145,6 +153,15 @@ WallWindow::WallWindow(ConsoleSession *session, std::vector<WallPage> pages, boo
             });
         }
     });
+    connect(session->jobWatch(), &JobWatch::reportChanged, this, [this] {
+        if (m_playlist.currentPage().kind == WallPage::Kind::Job) {
+            m_reshowing = true;
+            showPage(m_playlist.current()); // the report, and its goodput in the title
+            m_reshowing = false;
+            refresh();
+        }
+    });
+    connect(session->jobWatch(), &JobWatch::problemChanged, m_jobPage, &JobPage::setProblem);
     connect(&m_playlist, &WallPlaylist::pageChanged, this, &WallWindow::onPageChanged);
     // Once a second: the clock shows seconds, and on a software renderer every repaint recomposites the GL map.
     m_refreshTimer.setInterval(1000);
@@ -307,6 +324,9 @@ void WallWindow::showPage(int index)
     if (page.kind != WallPage::Kind::Replay && m_session->replay()->mode() != ReplayController::Mode::Live) {
         m_session->replay()->goLive();
     }
+    if (page.kind != WallPage::Kind::Job) {
+        m_session->jobWatch()->stop(); // asked again only while a job's page is up
+    }
     switch (page.kind) {
     case WallPage::Kind::Fleet:
         showMapPage(page, false);
@@ -394,22 +414,44 @@ void WallWindow::showMapPage(const WallPage &page, bool hottest)
 
 void WallWindow::showJobPage(const WallPage &page)
 {
+    // The job named, or the worst running one as of this listing; watched while its page is up (JobWatch asks
+    // again every 5 s), its report handed over as it comes (reportChanged).
+    // Shown again (a report came, a listing was awaited), the page keeps its job while it is listed: the worst job
+    // of a later listing waits for the page's next turn.
     const JobsPtr jobs = m_session->jobs();
-    const Job *job = jobs ? jobForWallPage(page, *jobs) : nullptr;
+    JobWatch *watch = m_session->jobWatch();
+    const Job *job = nullptr;
+    if (jobs && m_reshowing && watch->isWatching()) {
+        const auto kept = std::find_if(
+            jobs->jobs.begin(), jobs->jobs.end(), [watch](const Job &j) { return j.id == watch->jobId(); });
+        job = kept != jobs->jobs.end() ? &*kept : nullptr;
+    }
+    if (job == nullptr && jobs) {
+        job = jobForWallPage(page, *jobs);
+    }
+    m_stack->setCurrentWidget(m_jobPage);
+    m_jobPage->setTopology(m_session->topology());
     if (job == nullptr) {
         m_title
             = page.job.isEmpty() ? tr("Job · no running job") : tr("Job %1 · not listed by the backend").arg(page.job);
+        watch->stop();
+        m_jobPage->setReport(nullptr);
+        m_jobPage->setProblem(!jobs ? tr("waiting for the backend's jobs") : m_title);
         m_waiting = true; // the next listing may name it
         return;
     }
-    m_title = tr("Job %1 #%2 · %3 · %L4 GPUs").arg(job->name).arg(job->id).arg(job->owner).arg(job->gpus.size());
-    if (!m_reshowing) {
-        ViewState view;
-        view.metric = metricOrDefault(page, m_playlist.current());
-        openMapView(view);
+    if (!watch->isWatching() || watch->jobId() != job->id) {
+        watch->watch(job->id, job->name);
     }
-    m_map->heatmap()->setMarkedGpus(job->gpus);
-    m_stack->setCurrentWidget(m_map);
+    const JobReportPtr report = watch->report();
+    m_jobPage->setReport(report && report->job.id == job->id ? report : nullptr);
+    m_jobPage->setProblem(watch->problem());
+    m_jobPage->setEvents(m_session->fleetEvents());
+    m_jobPage->setAlerts(m_session->alerts()->board());
+    m_title = tr("Job %1 #%2 · %3 · %L4 GPUs").arg(job->name).arg(job->id).arg(job->owner).arg(job->gpus.size());
+    if (report && report->job.id == job->id) {
+        m_title += tr(" · goodput %1%").arg(report->goodput * 100, 0, 'f', 1);
+    }
 }
 
 void WallWindow::showReplay(const WallPage &page)

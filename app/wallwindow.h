@@ -22,6 +22,7 @@ class EventsBoard;
 class ProblemsBoard;
 class ProblemsPage;
 class HeatmapView;
+class JobPage;
 class MapPage;
 class Navigation;
 class SummaryPage;
@@ -31,10 +32,10 @@ struct ViewState;
 
 // `fleetscope --wall`: the console as a NOC wall display, a window of its own over a ConsoleSession. Frameless full
 // screen on one screen, no cursor, type sized for reading across a room, a playlist of pages (the fleet, the
-// hottest row, the executive summary, the events, a fast replay) cycling on its own, and a header with the clock
-// and the age of the data that turns red when the data is stale. Nothing opens a dialog: every problem is a banner
-// in the header. While the backend is away the last known state stays drawn with the stale pattern, the playlist
-// keeps cycling and replays come from the flight recorder; when it returns everything resumes on its own.
+// hottest row, the executive summary, the events, a fast replay, a job's own page) cycling on its own, and a header
+// with the clock and the age of the data that turns red when the data is stale. Nothing opens a dialog: every problem
+// is a banner in the header. While the backend is away the last known state stays drawn with the stale pattern, the
+// playlist keeps cycling and replays come from the flight recorder; when it returns everything resumes on its own.
 class WallWindow : public QWidget
 {
     Q_OBJECT
@@ -59,6 +60,8 @@ public:
     Navigation *navigation() const;
     SummaryView *summary() const { return m_summary; }
     SummaryPage *summaryPage() const { return m_summaryPage; }
+    // The job page kind's page, in wall mode.
+    JobPage *jobPage() const { return m_jobPage; }
     // Updates the header, banner, map notes and events now (also done every second and on each new frame).
     void refresh();
     // A problem for the banner, shown for half a minute unless a newer one replaces it.
@@ -91,6 +94,7 @@ private:
     EventsBoard *m_events = nullptr;
     ProblemsPage *m_problemsPage = nullptr;
     ProblemsBoard *m_problems = nullptr; // its board
+    JobPage *m_jobPage = nullptr;
     QTimer m_refreshTimer;
     QString m_problem;
     QElapsedTimer m_problemClock; // since m_problem was reported

@@ -333,7 +333,6 @@ bool ProblemsPage::showIncident(quint64 incidentId)
     if (m_table == nullptr) {
         return false;
     }
-    refresh();
     auto find = [this, incidentId] {
         for (int row = 0; row < m_model->rowCount(); ++row) {
             const Problem *p = m_model->problemAt(row);
@@ -344,8 +343,9 @@ bool ProblemsPage::showIncident(quint64 incidentId)
         return -1;
     };
     int row = find();
-    if (row < 0 && m_kinds->currentIndex() != 0) { // filtered away: show every kind again
+    if (row < 0) { // opened since the last refresh, or filtered away: every kind, read again
         m_kinds->setCurrentIndex(0);
+        refresh();
         row = find();
     }
     if (row < 0) {

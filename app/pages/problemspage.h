@@ -71,8 +71,8 @@ public:
     // Rows as tall as their wrapped entries (the first ones: a million GPUs' thousands of problems are not measured);
     // done by refresh() and as the dock is resized.
     void fitRows();
-    // The desk's: chooses the open incident of that id (every kind shown again if the filter hid it) and shows it on
-    // the map as a click would, its domain outlined. False when it is not open (or on the wall).
+    // The desk's: chooses the open incident of that id (the problems read again, every kind, when it is not listed)
+    // and shows it on the map as a click would, its domain outlined. False when it is not open (or on the wall).
     bool showIncident(quint64 incidentId);
     // Where a chosen problem is shown: its GPU, its node, or the smallest place holding its GPUs.
     static Place placeToShow(const Problem &problem, const Topology &topology);
