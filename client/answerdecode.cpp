@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/answerdecode.h"
 
+#include "client/jobdecode.h"
 #include "client/wiretext.h"
 
 #include "model/viewstate.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -135,6 +137,30 @@ uint64_t claimedGpus(const pb::Job &j, uint32_t n, QString *problem)
     return count;
 }
 
+// A job's fields but its GPUs. Its account in brief when it holds together (a goodput in 0..1, no more stragglers
+// than GPUs), else none (counted in *badAccounts); a phase this console does not know is Unwatched.
+Job jobFields(const pb::Job &j, size_t *badAccounts)
+{
+    Job job;
+    job.id = j.id();
+    job.name = wireText(j.name(), maxJobText);
+    job.owner = wireText(j.owner(), maxJobText);
+    job.startTimeMs = j.start_time_ms();
+    job.lastCheckpointMs = j.last_checkpoint_ms();
+    job.endTimeMs = j.end_time_ms();
+    const uint64_t gpus = static_cast<uint64_t>(j.gpus_size())
+        + std::accumulate(j.gpu_runs().begin(), j.gpu_runs().end(), uint64_t { 0 },
+            [](uint64_t sum, const pb::GpuRun &run) { return sum + run.count(); });
+    if ((j.has_goodput() && !(j.goodput() >= 0 && j.goodput() <= 1)) || j.straggler_count() > gpus) {
+        ++*badAccounts;
+        return job;
+    }
+    job.goodput = j.has_goodput() ? j.goodput() : -1;
+    job.phase = decodeJobPhase(j.phase());
+    job.stragglerCount = j.straggler_count();
+    return job;
+}
+
 // Calls f(gpu) for each GPU of a job whose GPUs claimedGpus accepted, in order, until f returns false.
 template <typename F> void forEachGpu(const pb::Job &j, F f)
 {
@@ -152,6 +178,27 @@ template <typename F> void forEachGpu(const pb::Job &j, F f)
     }
 }
 } // namespace
+
+std::optional<Job> decodeJob(const pb::Job &j, uint32_t gpuCount, QString *problem)
+{
+    const uint64_t gpus = claimedGpus(j, gpuCount, problem);
+    if (!problem->isEmpty()) {
+        return std::nullopt;
+    }
+    size_t badAccounts = 0;
+    Job job = jobFields(j, &badAccounts);
+    if (badAccounts > 0) {
+        *problem = QStringLiteral("has an account that does not hold together (goodput %1, %2 stragglers)")
+                       .arg(j.goodput())
+                       .arg(j.straggler_count());
+    }
+    job.gpus.reserve(static_cast<size_t>(gpus));
+    forEachGpu(j, [&job](uint32_t g) {
+        job.gpus.push_back(g);
+        return true;
+    });
+    return job;
+}
 
 JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error)
 {
@@ -171,6 +218,7 @@ JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topolog
         }
         ++dropped;
     };
+    size_t badAccounts = 0; // jobs kept without their account
     uint64_t spent = 0; // GPU entries looked at so far, of jobs kept or dropped
     uint32_t runningPast = 0; // jobs left out past the bound
     uint32_t endedPast = 0;
@@ -189,13 +237,7 @@ JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topolog
             ++(running ? runningPast : endedPast);
             return;
         }
-        Job job;
-        job.id = j.id();
-        job.name = wireText(j.name(), maxJobText);
-        job.owner = wireText(j.owner(), maxJobText);
-        job.startTimeMs = j.start_time_ms();
-        job.lastCheckpointMs = j.last_checkpoint_ms();
-        job.endTimeMs = j.end_time_ms();
+        Job job = jobFields(j, &badAccounts);
         job.gpus.reserve(static_cast<size_t>(gpus));
         forEachGpu(j, [&](uint32_t g) {
             ++spent;
@@ -272,6 +314,10 @@ JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topolog
                     .arg(bound)
                     .arg(n);
     }
+    if (badAccounts > 0) {
+        said << QStringLiteral("dropped the account of %1 job(s): a goodput outside 0..1 or more stragglers than GPUs")
+                    .arg(badAccounts);
+    }
     if (!said.isEmpty()) {
         *error = said.join(QStringLiteral("; "));
     }
@@ -283,6 +329,60 @@ SummaryRollup decodeRollup(const pb::Rollup &r)
 {
     return { wireText(r.name(), maxNameText), r.gpu_count(), r.mean_utilisation(), r.busy_gpu_hours(),
         r.idle_gpu_hours(), r.unhealthy_gpus(), r.availability(), r.failures() };
+}
+
+// The jobs' goodput and losses over the summary's range, bounded by its fleet rollup (no topology here: the views
+// check the GPUs, nodes and domains against theirs).
+void decodeJobsAccount(const pb::Summary &answer, Summary *s)
+{
+    const uint32_t n = std::min(answer.fleet().gpu_count(), maxGpus);
+    const double rangeHours = static_cast<double>(std::max<int64_t>(0, s->toMs - s->fromMs)) / 3.6e6;
+    // Every GPU of the fleet in jobs for the whole range is the most there can be (a little slack for rounding).
+    const double most = static_cast<double>(n) * rangeHours * (1 + 1e-9) + 1e-9;
+    const double hours = answer.job_gpu_hours();
+    const double productive = answer.productive_gpu_hours();
+    QString why;
+    if (answer.has_goodput() && !(answer.goodput() >= 0 && answer.goodput() <= 1)) {
+        why = QStringLiteral("goodput %1 is outside 0..1").arg(answer.goodput());
+    } else if (!(hours >= 0 && hours <= most) || !(productive >= 0 && productive <= hours * (1 + 1e-9) + 1e-9)) {
+        why = QStringLiteral("%1 productive of %2 GPU-hours, of at most %3 in the range")
+                  .arg(productive)
+                  .arg(hours)
+                  .arg(most);
+    }
+    if (!why.isEmpty()) {
+        s->problems << QStringLiteral("dropped the jobs' goodput and losses: %1").arg(why);
+        return;
+    }
+    if (answer.jobs_accounted() == 0) {
+        return; // none said
+    }
+    s->jobsAccounted = answer.jobs_accounted();
+    s->goodput = answer.has_goodput() ? answer.goodput() : 0;
+    s->jobGpuHours = hours;
+    s->productiveGpuHours = productive;
+    const int count = std::min(answer.losses_size(), static_cast<int>(maxSummaryLosses));
+    if (answer.losses_size() > count) {
+        s->problems << QStringLiteral("dropped %1 job losses past the first %2")
+                           .arg(answer.losses_size() - count)
+                           .arg(maxSummaryLosses);
+    }
+    const LossBounds bounds { n, n, maxDomains(n), hours * (1 + 1e-9) + 1e-9 };
+    s->losses.reserve(static_cast<size_t>(count));
+    int dropped = 0;
+    QString first;
+    for (int i = 0; i < count; ++i) {
+        QString problem;
+        if (auto loss = decodeLoss(answer.losses(i), bounds, &problem)) {
+            loss->jobId = 0; // summed over jobs
+            s->losses.push_back(std::move(*loss));
+        } else if (dropped++ == 0) {
+            first = problem;
+        }
+    }
+    if (dropped > 0) {
+        s->problems << QStringLiteral("dropped %1 job losses (the first: %2)").arg(dropped).arg(first);
+    }
 }
 } // namespace
 
@@ -338,6 +438,7 @@ std::shared_ptr<Summary> decodeSummary(const pb::Summary &answer, QString *failu
     summary->topPercentFailureShare = answer.top_percent_failure_share();
     summary->unitHours
         = { answer.unit_gpu_hours_lost(), answer.stranded_gpu_hours(), answer.units(), answer.healthy_units_at_end() };
+    decodeJobsAccount(answer, summary.get());
     if (!validateSummary(summary.get())) {
         *failure = summary->problems.join(QStringLiteral("; "));
     }

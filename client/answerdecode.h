@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace fleetscope {
@@ -42,6 +43,11 @@ constexpr uint64_t maxJobGpuEntries(uint32_t gpuCount)
 // The most dropped jobs described one by one in decodeJobs' error (the rest are counted).
 constexpr int maxJobProblemsSaid = 10;
 
+// One job as a list gives it, checked against a fleet of gpuCount GPUs as decodeJobs checks each (its GPUs and times;
+// not against other jobs) and expanded: nullopt with *problem when that fails; the job without its account (goodput
+// -1) with *problem when only the account does not hold together (a goodput outside 0..1, more stragglers than GPUs).
+std::optional<Job> decodeJob(const pb::Job &job, uint32_t gpuCount, QString *problem);
+
 // Jobs against the topology they were listed for. Every job's GPUs are checked before any is expanded, running and
 // ended jobs alike: inside the topology, ascending, none twice (runs: not empty, each past the one before); and its
 // times: none before the epoch, and an end, when there is one, not before the start. A job
@@ -49,13 +55,16 @@ constexpr int maxJobProblemsSaid = 10;
 // (the rest are kept). The GPU entries looked at, kept or not, stay within maxJobGpuEntries: running jobs come first,
 // then the ended ones newest first (the wire lists them by start time); those past the bound are left out, counted
 // in endedJobsLeftOut or runningJobsLeftOut and said in *error, which describes at most maxJobProblemsSaid dropped
-// jobs one by one.
+// jobs one by one. A job whose account in brief does not hold together (decodeJob) is kept without it, counted in
+// *error.
 JobsPtr decodeJobs(const pb::ListJobsResponse &response, const Topology &topology, QString *error);
 
 // GetSummary's answer in plain types, checked by validateSummary (what was dropped is in problems; at most
 // maxRepeatOffenders repeat offenders and maxOffenders offenders are copied, and no more rows, racks or jobs than the
-// fleet rollup's GPUs, up to maxGpus). *failure is set when nothing of it can be shown. The request's id and range are
-// left to the caller.
+// fleet rollup's GPUs, up to maxGpus; at most maxSummaryLosses losses, each as decodeLoss checks it within the fleet
+// rollup's GPUs; the jobs' figures zeroed when a goodput is outside 0..1 or the hours are not finite, negative,
+// productive past all or past the fleet's over the range). *failure is set when nothing of it can be shown. The
+// request's id and range are left to the caller.
 std::shared_ptr<Summary> decodeSummary(const pb::Summary &answer, QString *failure);
 
 } // namespace fleetscope
