@@ -41,6 +41,8 @@ void showKeyboardShortcuts(QWidget *parent, QMenuBar *menus)
         { QT_TRANSLATE_NOOP("DeskHelp", "Wheel, +, -"), QT_TRANSLATE_NOOP("DeskHelp", "Zoom at the cursor") },
         { QT_TRANSLATE_NOOP("DeskHelp", "Drag, arrow keys"), QT_TRANSLATE_NOOP("DeskHelp", "Pan") },
         { QT_TRANSLATE_NOOP("DeskHelp", "0, Home"), QT_TRANSLATE_NOOP("DeskHelp", "Fit the whole fleet") },
+        { QT_TRANSLATE_NOOP("DeskHelp", "J; by job, double-click"),
+            QT_TRANSLATE_NOOP("DeskHelp", "Open the job page of the GPU under the cursor") },
     };
     for (const auto &[keys, what] : mapKeys) {
         row(tr(keys), tr(what));
