@@ -71,11 +71,20 @@ JobLedger::Bucket *JobLedger::bucketAt(int64_t timeMs)
     return &bucket;
 }
 
-void JobLedger::post(int64_t timeMs, uint64_t jobId, double gpuHours, double productiveGpuHours)
+void JobLedger::post(int64_t fromMs, int64_t timeMs, uint64_t jobId, double gpuHours, double productiveGpuHours)
 {
     Bucket *bucket = bucketAt(timeMs);
     if (bucket == nullptr) {
         return;
+    }
+    const int64_t start = bucket->hour * bucketMs;
+    const int64_t from = std::clamp(fromMs, start, timeMs);
+    if (bucket->coveredToMs == 0) {
+        bucket->coveredFromMs = from;
+        bucket->coveredToMs = timeMs;
+    } else {
+        bucket->coveredFromMs = std::min(bucket->coveredFromMs, from);
+        bucket->coveredToMs = std::max(bucket->coveredToMs, timeMs);
     }
     bucket->gpuHours += gpuHours;
     bucket->productiveGpuHours += productiveGpuHours;
@@ -142,12 +151,12 @@ GoodputSummary JobLedger::between(int64_t fromMs, int64_t toMs) const
     std::vector<uint64_t> jobs;
     std::unordered_map<LossKey, Entry, LossKeyHash> losses;
     for (const Bucket &bucket : m_buckets) {
-        if (bucket.hour < 0) {
+        if (bucket.hour < 0 || bucket.coveredToMs == 0) {
             continue;
         }
-        const int64_t start = bucket.hour * bucketMs;
-        // The newest hour is filled only up to the newest frame.
-        const int64_t end = std::min(start + bucketMs, std::max(start, m_newestMs));
+        // The first and the newest hour are filled only in part.
+        const int64_t start = bucket.coveredFromMs;
+        const int64_t end = bucket.coveredToMs;
         double share = 0;
         if (end > start) {
             const int64_t overlap = std::min(toMs, end) - std::max(fromMs, start);

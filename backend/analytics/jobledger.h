@@ -47,13 +47,15 @@ public:
     static constexpr size_t bucketCount = 8 * 24;
     static constexpr size_t keepKeys = 1000;
 
-    // The newest frame's time: the hour it falls in is filled up to it (between() prorates it by that much).
+    // The newest frame's time: hours 8 days older are let go.
     void advance(int64_t nowMs);
-    // A job's GPU-hours at timeMs, and the productive ones of them (negative: work found lost, to be redone).
-    void post(int64_t timeMs, uint64_t jobId, double gpuHours, double productiveGpuHours);
+    // A job's GPU-hours of the interval (fromMs, timeMs], in timeMs's hour, and the productive ones of them
+    // (negative: work found lost, to be redone).
+    void post(int64_t fromMs, int64_t timeMs, uint64_t jobId, double gpuHours, double productiveGpuHours);
     // A loss of a job at timeMs; the loss's gpuHours are ignored for gpuHours (its what is kept with the key when new).
     void postLoss(int64_t timeMs, uint64_t jobId, const GoodputLoss &loss, double gpuHours);
-    // The sums over the hours overlapping [fromMs, toMs], a partial hour prorated by its share in the range.
+    // The sums over the hours overlapping [fromMs, toMs], an hour prorated by the share of the time it covers (from
+    // its first interval's start to its last's end, within the hour) that lies in the range.
     GoodputSummary between(int64_t fromMs, int64_t toMs) const;
 
 private:
@@ -65,6 +67,8 @@ private:
     struct Bucket
     {
         int64_t hour = -1; // timeMs / bucketMs; -1 unused
+        int64_t coveredFromMs = 0; // the time its intervals cover, within the hour
+        int64_t coveredToMs = 0;
         double gpuHours = 0;
         double productiveGpuHours = 0;
         std::vector<uint64_t> jobs; // ascending

@@ -343,7 +343,7 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
         break;
     }
     m_productive += productive;
-    ctx.ledger.post(t, m_info.id, gpuHours, productive);
+    ctx.ledger.post(from, t, m_info.id, gpuHours, productive);
     addSpan(phase, from, t, incidentId, why);
     m_phase = phase;
     m_asOfMs = t;
@@ -466,7 +466,7 @@ void JobTrack::restart(int64_t timeMs, const Context &ctx)
     ++m_restarts;
     if (rework > 0) {
         m_productive -= rework;
-        ctx.ledger.post(timeMs, m_info.id, 0, -rework);
+        ctx.ledger.post(timeMs, timeMs, m_info.id, 0, -rework);
         GoodputLoss key;
         key.cause = LossCause::Restart;
         key.gpu = m_stall.gpu;
