@@ -48,6 +48,9 @@ const std::vector<Scenario::Info> &Scenario::all()
         { Kind::Leak, "leak",
             "an NVL72 tray's leak sensor trips: the tray and its neighbours are powered off (GB200 NVL72 fleets; an "
             "air-cooled fleet has no coolant to leak)" },
+        { Kind::Straggler, "straggler",
+            "one GPU of the largest running job loses 20 % of its SM clock and stays slow: the whole job runs at its "
+            "pace" },
     };
     return list;
 }

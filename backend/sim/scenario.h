@@ -17,7 +17,19 @@ namespace fleetscope::backend {
 class Scenario
 {
 public:
-    enum class Kind { None, CoolingFailure, PowerCap, BadGpu, NodeFlap, CduFailure, PduTrip, LeafDown, LinkFlap, Leak };
+    enum class Kind {
+        None,
+        CoolingFailure,
+        PowerCap,
+        BadGpu,
+        NodeFlap,
+        CduFailure,
+        PduTrip,
+        LeafDown,
+        LinkFlap,
+        Leak,
+        Straggler
+    };
     struct Info
     {
         Kind kind;
@@ -28,6 +40,9 @@ public:
     static std::optional<Kind> byName(const std::string &name);
 
     static constexpr double onsetSeconds = 120.0;
+    // straggler: the share of its SM clock the slowed GPU loses (the simulator picks it: one of the largest running
+    // job's GPUs at the onset, which depends on its jobs, not on time alone).
+    static constexpr float stragglerDrop = 0.20F;
 
     Scenario() = default;
     Scenario(Kind kind, const FleetShape &shape, uint64_t seed);

@@ -18,6 +18,7 @@ SimulatedFleet::SimulatedFleet(const SimulationOptions &options)
           std::chrono::duration<double>(options.interval).count() * options.speed, options.scenario, options.hardware)
 {
     m_simulator.setDegradationRate(options.degradationsPerGpuDay);
+    m_simulator.setStragglerRate(options.stragglersPerGpuDay);
 }
 
 uint64_t SimulatedFleet::generationOf(const SimulationOptions &options)
@@ -107,10 +108,9 @@ JobInfo SimulatedFleet::describeJob(const Simulator::Job &job, int64_t nowMs) co
         return nowMs - static_cast<int64_t>(std::llround((t - simSeconds) / m_options.speed * 1000.0));
     };
     info.startMs = wall(job.startSeconds);
-    const double age = std::min(t, job.endSeconds) - job.startSeconds;
-    if (age >= job.checkpointEverySeconds) {
-        info.lastCheckpointMs
-            = wall(job.startSeconds + std::floor(age / job.checkpointEverySeconds) * job.checkpointEverySeconds);
+    // The last checkpoint completed (a restart's cadence restarts from its end; one under way is not yet one).
+    if (!std::isnan(job.lastCheckpointSeconds)) {
+        info.lastCheckpointMs = wall(job.lastCheckpointSeconds);
     }
     info.endMs = job.endSeconds <= t ? wall(job.endSeconds) : 0;
     return info;

@@ -26,6 +26,9 @@ struct SimulationOptions : FrameSource::Options
     // Degradations the simulator injects, per GPU and simulated day (cooling, clock and power faults that the anomaly
     // detector should find); 0: none (the default, so that a plain fleet is as it always was).
     double degradationsPerGpuDay = 0;
+    // Stragglers the simulator injects, per GPU and simulated day (StragglerModel::documentedRatePerGpuDay is
+    // docs/FAULTS.md's); 0: none at random (the default, as for degradations), the straggler scenario's still.
+    double stragglersPerGpuDay = 0;
 };
 
 // The simulator as a frame producer: one simulation step per poll, stamped with the wall-clock time it was taken.

@@ -45,6 +45,7 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
     , m_injected(m_shape.gpuCount, seed)
     , m_domainFaults(m_shape, seed, physicsOf(hardware).maxPower * 0.5F)
     , m_rail(m_shape.gpuCount, seed)
+    , m_stragglers(m_shape.gpuCount, seed)
 {
     for (const auto &planned : m_scenario.plannedFaults()) {
         m_domainFaults.plan(planned.fault, planned.staged);
@@ -89,6 +90,12 @@ Simulator::Simulator(uint32_t gpuCount, uint64_t seed, double stepSeconds, Scena
         const double age = 6 * 3600.0 * unit(hash(m_seed, SaltJobAge, job.id));
         job.startSeconds -= age;
         job.endSeconds -= age * 0.5;
+        job.cadenceFromSeconds = job.runningSinceSeconds = job.startSeconds;
+        // Its past ran without incident: its last checkpoint is the last one due.
+        if (age >= job.checkpointEverySeconds + 45.0) {
+            job.lastCheckpointSeconds
+                = job.startSeconds + std::floor((age - 45.0) / job.checkpointEverySeconds) * job.checkpointEverySeconds;
+        }
     }
     updateCooling(true);
     updateGpus(); // the GPUs' power, which warms the racks' inlets
@@ -135,7 +142,7 @@ bool Simulator::placeJob(uint32_t nodeCount, uint64_t salt)
             job.id = m_nextJobId++;
             job.firstNode = first;
             job.nodeCount = nodeCount;
-            job.startSeconds = nowSeconds();
+            job.startSeconds = job.cadenceFromSeconds = job.runningSinceSeconds = nowSeconds();
             const double hours = 0.25 + 11.75 * std::pow(unit(hash(m_seed, SaltJobDuration, job.id)), 2.0);
             job.endSeconds = job.startSeconds + hours * 3600.0;
             const uint64_t shapeHash = hash(m_seed, SaltJobShape, job.id);
@@ -175,6 +182,7 @@ void Simulator::schedule()
             e.node = it->firstNode;
             e.text = fmt::format("job {} ended", it->id);
             m_events.push_back(std::move(e));
+            m_truth.ended(it->id, t);
             m_endedJobs.push_back(*it);
         }
         m_jobs.erase(ended, m_jobs.end());
@@ -204,19 +212,42 @@ void Simulator::schedule()
     }
 }
 
-float Simulator::jobUtilisation(const Job &job, double t) const
+bool Simulator::inCheckpoint(const Job &job, double t) const
 {
-    const double age = t - job.startSeconds;
-    // Checkpoint: all GPUs of the job wait on storage for about a minute.
-    if (std::fmod(age, job.checkpointEverySeconds) < 45.0) {
-        return 4.0F;
-    }
+    // All GPUs of the job wait on storage for about a minute; a fresh job's first 45 s load (a restarted one loaded
+    // during its restart).
+    const double age = t - job.cadenceFromSeconds;
+    return (age >= job.checkpointEverySeconds || !job.fromRestart) && std::fmod(age, job.checkpointEverySeconds) < 45.0;
+}
+
+float Simulator::computeUtilisation(const Job &job, double t) const
+{
     // Iteration: compute, then an all-reduce where the GPUs wait on the network.
-    const double phase = std::fmod(age / job.iterationSeconds + job.phase, 1.0);
+    const double phase = std::fmod((t - job.startSeconds) / job.iterationSeconds + job.phase, 1.0);
     if (phase > 0.9) {
         return 38.0F;
     }
     return 97.0F;
+}
+
+void Simulator::stageStraggler(double t)
+{
+    // One GPU of the largest running job (the first placed among equals), chosen by the seed.
+    const Job *largest = nullptr;
+    for (const auto &job : m_jobs) {
+        if (largest == nullptr || job.nodeCount > largest->nodeCount) {
+            largest = &job;
+        }
+    }
+    if (largest == nullptr) {
+        return;
+    }
+    const uint32_t first = m_shape.nodes[largest->firstNode].firstGpu;
+    const auto &last = m_shape.nodes[largest->firstNode + largest->nodeCount - 1];
+    const uint32_t count = last.firstGpu + last.gpuCount - first;
+    const auto gpu = static_cast<uint32_t>(first + hash(m_seed, SaltStragglerPick, largest->id) % count);
+    m_stragglers.begin({ gpu, Scenario::stragglerDrop, t, std::numeric_limits<double>::infinity() });
+    m_stagedStraggler = gpu;
 }
 
 void Simulator::step(double seconds)
@@ -231,6 +262,7 @@ void Simulator::step(double seconds)
     m_faults.step(m_step, t, seconds, m_temp, m_scenario.badGpu(), extraXids,
         [this, t](uint32_t node) { return m_scenario.nodeHeldDown(node, t) || m_domainFaults.nodeDown(node); });
     m_injected.step(m_step, t, seconds);
+    m_stragglers.step(m_step, t, seconds);
     for (const auto &port : m_domainFaults.portCounts()) {
         m_rail.count(port.gpu, port.linkDowns, port.symbolErrors, port.receiveErrors, t);
     }
@@ -242,6 +274,9 @@ void Simulator::step(double seconds)
         m_events.push_back(std::move(e));
     }
     schedule();
+    if (m_scenario.kind() == Scenario::Kind::Straggler && m_stagedStraggler < 0 && t >= Scenario::onsetSeconds) {
+        stageStraggler(t);
+    }
     updateCooling();
     updateGpus();
     m_rail.accumulateWait(t);

@@ -8,8 +8,10 @@
 #include "sim/domainfaultmodel.h"
 #include "sim/faultmodel.h"
 #include "sim/injectedfaults.h"
+#include "sim/jobtruth.h"
 #include "sim/railcounters.h"
 #include "sim/scenario.h"
+#include "sim/stragglermodel.h"
 
 #include <array>
 #include <cstdint>
@@ -43,6 +45,11 @@ struct GpuPhysics; // sim/gpuphysics.h: one kind of GPU and how it is cooled
 // alone), a leaf switch's GPUs lose their rail links and their jobs stall, a flapping link slows its job, a leaking
 // tray powers off. Each GPU's rail port (RailCounters) and each liquid-cooled rack's coolant loop and leak sensor are
 // planes of the frame.
+//
+// A job's GPUs move at the pace of its slowest (synchronous training): a straggler (StragglerModel: a GPU whose SM
+// clock dropped, at random or from the straggler scenario) or a flapping link slows the whole job. A job whose stall
+// lost GPUs (a node down) restarts: it loads its last checkpoint for a few minutes and redoes the work since. Where
+// every job's GPU-time went is kept as ground truth (JobTruth).
 class Simulator
 {
 public:
@@ -78,6 +85,17 @@ public:
         double checkpointEverySeconds = 1800;
         double phase = 0;
         float memoryMiB = 0;
+        // Checkpoints and restarts. Checkpoints come every checkpointEverySeconds from cadenceFromSeconds (the start,
+        // or the end of the last restart); a fresh job's first 45 s load like one.
+        double cadenceFromSeconds = 0;
+        double lastCheckpointSeconds = std::numeric_limits<double>::quiet_NaN(); // the last completed one's start
+        double restartUntilSeconds = 0; // while restarting: when it computes again
+        double runningSinceSeconds = 0; // when it last resumed (a checkpoint begun before does not complete)
+        uint32_t restarts = 0;
+        bool restarting = false;
+        bool fromRestart = false; // its cadence runs from a restart (no loading window at its origin)
+        bool stalled = false; // as of the last step
+        bool lostGpus = false; // a GPU of it went offline during the current stall
     };
     const std::vector<Job> &jobs() const { return m_jobs; }
     // Jobs that ended within the last simulated hour, oldest first.
@@ -88,6 +106,15 @@ public:
     // perGpuPerDay (0 by default: a plain simulation is unchanged by them).
     const InjectedFaults &injectedFaults() const { return m_injected; }
     void setDegradationRate(double perGpuPerDay) { m_injected.setRate(perGpuPerDay); }
+    // Stragglers at random, per GPU and day (0 by default; StragglerModel::documentedRatePerGpuDay is
+    // docs/FAULTS.md's).
+    void setStragglerRate(double perGpuPerDay) { m_stragglers.setRate(perGpuPerDay); }
+    const StragglerModel &stragglers() const { return m_stragglers; }
+    // The straggler scenario's GPU once it slowed (-1 before, or in another scenario).
+    int64_t stagedStraggler() const { return m_stagedStraggler; }
+    // Ground truth for job accounting (tests and benchmarks only; never served): each job's productive GPU-time and
+    // losses by cause, and the straggler episodes.
+    const JobTruth &jobTruth() const { return m_truth; }
     // Multiplies the rates of domain faults at random (1: docs/FAULTS.md's; 0: none, only a scenario's).
     void setDomainFaultScale(double scale) { m_domainFaults.setRateScale(scale); }
     const DomainFaultModel &domainFaults() const { return m_domainFaults; }
@@ -113,12 +140,22 @@ private:
         SaltRowDrift,
         SaltJobAge,
         SaltCduFlow,
+        SaltRestart,
+        SaltStragglerPick,
     };
     static constexpr float nan = std::numeric_limits<float>::quiet_NaN();
 
     void schedule();
     bool placeJob(uint32_t nodeCount, uint64_t salt);
-    float jobUtilisation(const Job &job, double t) const;
+    // A job computing: its GPUs' utilisation at full pace (all-reduce dips included).
+    float computeUtilisation(const Job &job, double t) const;
+    bool inCheckpoint(const Job &job, double t) const;
+    void stageStraggler(double t);
+    // Each job's state this step (stall and its cause, restart, checkpoint, pace), its checkpoints and restarts, and
+    // the ground truth; jobDrag and slowGpu: per job, the pace its slowest GPU allows and which GPU.
+    void accountJobs(const std::vector<float> &jobDrag, const std::vector<int64_t> &slowGpu);
+    JobTruth::StallLoss stallCause(const Job &job) const;
+    int64_t domainFaultOf(uint32_t gpu, bool link) const;
     // settle: the liquid loops jump to their equilibrium (at the start) instead of following it.
     void updateCooling(bool settle = false);
     void updateLiquidLoops(const std::vector<float> &gpuKw, bool settle);
@@ -162,12 +199,16 @@ private:
     std::deque<Job> m_endedJobs;
     std::vector<int32_t> m_jobOfNode; // index into m_jobs, -1 when idle
     std::vector<uint8_t> m_jobStalled; // per job, this step: one of its GPUs is impaired or its node is down
+    std::vector<JobTruth::State> m_jobState; // per job, this step
 
     Scenario m_scenario;
     FaultModel m_faults;
     InjectedFaults m_injected;
     DomainFaultModel m_domainFaults;
     RailCounters m_rail;
+    StragglerModel m_stragglers;
+    int64_t m_stagedStraggler = -1;
+    JobTruth m_truth;
     std::vector<float> m_jobCongestion; // per job, this step: transmit wait (%) of its GPUs from a link fault
     std::vector<FleetEvent> m_events;
     // The raw error fields of the last snapshot, and the fault model's totalsVersion() they are of.

@@ -36,6 +36,10 @@ constexpr float waitLinkDown = 35.0F;
 constexpr float waitLinkFlap = 20.0F;
 constexpr float flapDrag = 0.6F; // a job with a flapping link runs at this share of its pace
 
+// A job's GPUs while checkpointing (waiting on storage) and while restarting (loading the checkpoint).
+constexpr float checkpointUtil = 4.0F;
+constexpr float restartUtil = 15.0F;
+
 // A GPU that starts to throttle is a warning; one that stops is news only.
 FleetEvent throttleEvent(
     double t, bool started, FleetEvent::Kind start, FleetEvent::Kind end, uint32_t gpu, size_t node, std::string text)
@@ -136,9 +140,17 @@ void Simulator::updateGpus()
     // degrading GPU that still works drags its job down to its own pace.
     // A rank whose rail link is down stalls its job too; one whose link flaps slows it, and the job's other ports
     // wait on it (transmit wait).
+    // A straggler (a GPU whose clock dropped) likewise sets its job's pace.
     m_jobStalled.assign(m_jobs.size(), 0);
     m_jobCongestion.assign(m_jobs.size(), 0.0F);
     std::vector<float> jobDrag(m_jobs.size(), 1.0F);
+    std::vector<int64_t> slowGpu(m_jobs.size(), -1);
+    const auto slowedBy = [&](size_t j, float drag, uint32_t gpu) {
+        if (drag < jobDrag[j]) {
+            jobDrag[j] = drag;
+            slowGpu[j] = gpu;
+        }
+    };
     for (const uint32_t g : m_domainFaults.affectedGpus()) {
         const int32_t j = m_jobOfNode[m_shape.nodeOfGpu[g]];
         if (j < 0) {
@@ -146,11 +158,26 @@ void Simulator::updateGpus()
         }
         const auto index = static_cast<size_t>(j);
         if (m_domainFaults.linkFlapping(g)) {
-            jobDrag[index] = std::min(jobDrag[index], flapDrag);
+            slowedBy(index, flapDrag, g);
             m_jobCongestion[index] = std::max(m_jobCongestion[index], waitLinkFlap);
+            if (m_step > 0) {
+                m_truth.slowGpu(g, m_jobs[index].id, 1.0F - flapDrag, JobTruth::StragglerKind::Link, t);
+            }
         } else if (m_domainFaults.linkDown(g)) {
             m_jobStalled[index] = 1;
             m_jobCongestion[index] = std::max(m_jobCongestion[index], waitLinkDown);
+        }
+    }
+    for (const size_t i : m_stragglers.active()) {
+        const uint32_t g = m_stragglers.faults()[i].gpu;
+        const int32_t j = m_jobOfNode[m_shape.nodeOfGpu[g]];
+        if (j < 0 || m_faults.gpuOffline(g)) {
+            continue;
+        }
+        const float drop = m_stragglers.drop(g);
+        slowedBy(static_cast<size_t>(j), 1.0F - drop, g);
+        if (m_step > 0) {
+            m_truth.slowGpu(g, m_jobs[static_cast<size_t>(j)].id, drop, JobTruth::StragglerKind::Clock, t);
         }
     }
     for (size_t j = 0; j < m_jobs.size(); ++j) {
@@ -163,9 +190,10 @@ void Simulator::updateGpus()
             }
         }
         if (badGpu >= first && badGpu < last.firstGpu + last.gpuCount) {
-            jobDrag[j] = std::min(jobDrag[j], 1.0F - 0.45F * badSeverity);
+            slowedBy(j, 1.0F - 0.45F * badSeverity, static_cast<uint32_t>(badGpu));
         }
     }
+    accountJobs(jobDrag, slowGpu);
 
     for (size_t k = 0; k < m_shape.nodes.size(); ++k) {
         const auto &node = m_shape.nodes[k];
@@ -189,8 +217,20 @@ void Simulator::updateGpus()
         const int32_t jobIndex = m_jobOfNode[k];
         const Job *job = jobIndex >= 0 ? &m_jobs[static_cast<size_t>(jobIndex)] : nullptr;
         float jobUtil = 0.0F;
-        if (job != nullptr && m_jobStalled[static_cast<size_t>(jobIndex)] == 0) {
-            jobUtil = jobUtilisation(*job, t) * jobDrag[static_cast<size_t>(jobIndex)];
+        if (job != nullptr) {
+            switch (m_jobState[static_cast<size_t>(jobIndex)]) {
+            case JobTruth::State::Compute:
+                jobUtil = computeUtilisation(*job, t) * jobDrag[static_cast<size_t>(jobIndex)];
+                break;
+            case JobTruth::State::Checkpoint:
+                jobUtil = checkpointUtil;
+                break;
+            case JobTruth::State::Restart:
+                jobUtil = restartUtil;
+                break;
+            case JobTruth::State::Stall:
+                break;
+            }
         }
         float preheat = 0; // air warmed by the GPUs upstream in this chassis
         for (uint32_t g = node.firstGpu; g < node.firstGpu + node.gpuCount; ++g) {
@@ -223,6 +263,11 @@ void Simulator::updateGpus()
             if (impaired) {
                 reasons |= reasonHwSlowdown;
                 clock = std::min(clock, 800.0F);
+            }
+            if (const float drop = m_stragglers.drop(g); drop > 0 && util > 1.0F) {
+                // A straggler: its clock down by the drop, its dynamic power with it.
+                power = phys.idlePower + (power - phys.idlePower) * (1.0F - drop);
+                clock *= 1.0F - drop;
             }
             if (m_injected.degrading()) {
                 // A stuck clock: power follows the clock down (roughly linearly at a fixed voltage).
