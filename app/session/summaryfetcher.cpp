@@ -73,8 +73,7 @@ void SummaryFetcher::onSummary(const SummaryPtr &summary)
     } else if (id == m_weekId) {
         m_next.week = summary;
     } else if (const auto it = m_trendIds.find(id); it != m_trendIds.end()) {
-        (it->second ? m_next.weekTrend : m_next.dayTrend)
-            .push_back({ summary->requestedToMs, summary->fleet.meanUtilisation });
+        (it->second ? m_next.weekTrend : m_next.dayTrend).push_back(summaryTrendPoint(*summary));
     }
     settle(id);
 }

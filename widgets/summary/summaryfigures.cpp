@@ -2,6 +2,7 @@
 #include "widgets/summary/summaryfigures.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace fleetscope {
 
@@ -25,6 +26,14 @@ SummaryFigures computeSummaryFigures(const Summary &day, const Summary &week, do
     f.worstShare = f.weekFailures > 0 ? static_cast<double>(f.worstFailures) / static_cast<double>(f.weekFailures) : 0;
     f.worstShareIsLowerBound = listed < f.worstCount && week.offenders.size() >= maxSummaryOffenders;
     return f;
+}
+
+SummaryTrendPoint summaryTrendPoint(const Summary &bucket)
+{
+    SummaryTrendPoint p { bucket.requestedToMs, bucket.fleet.meanUtilisation };
+    p.hasGoodput = bucket.jobsAccounted > 0 && std::isfinite(bucket.goodput);
+    p.goodput = p.hasGoodput ? 100 * std::clamp(bucket.goodput, 0.0, 1.0) : 0;
+    return p;
 }
 
 QString formatSummaryPercent(double percent)

@@ -11,12 +11,16 @@
 
 namespace fleetscope {
 
-// One point of a utilisation trend: a bucket's fleet utilisation.
+// One point of the trends: a bucket's fleet utilisation and its jobs' goodput.
 struct SummaryTrendPoint
 {
     int64_t endMs = 0; // the bucket's end
     double utilisation = 0; // percent
+    bool hasGoodput = false; // false: no job accounted in the bucket (none ran, or an older backend)
+    double goodput = 0; // percent, when hasGoodput
 };
+// A bucket's point from its summary.
+SummaryTrendPoint summaryTrendPoint(const Summary &bucket);
 
 // What one refresh brought: the day's and the week's summaries (null when that call failed) and the trend buckets
 // that answered, oldest first.

@@ -2,7 +2,9 @@
 #include "widgets/summary/summaryview.h"
 
 #include "widgets/style/fontscale.h"
+#include "widgets/summary/goodputpanel.h"
 #include "widgets/summary/repeatoffenderspanel.h"
+#include "widgets/summary/summarycharts.h"
 #include "widgets/summary/summaryreport.h"
 #include "widgets/summary/summarytables.h"
 
@@ -47,22 +49,6 @@ QLabel *figureLabel(const QString &name, QWidget *parent)
     return label;
 }
 
-// The percentage scale both charts use: the trend's utilisation and the Pareto chart's cumulative share.
-QValueAxis *percentAxis()
-{
-    auto *axis = new QValueAxis;
-    axis->setRange(0, 100);
-    axis->setLabelFormat(QStringLiteral("%.0f %%"));
-    return axis;
-}
-
-void replaceChart(QChartView *view, QChart *chart)
-{
-    // The view owns the chart; the one it had is deleted with its series (the default or the previous one).
-    QChart *old = view->chart();
-    view->setChart(chart);
-    delete old;
-}
 } // namespace
 
 SummaryView::SummaryView(QWidget *parent)
@@ -83,6 +69,9 @@ SummaryView::SummaryView(QWidget *parent)
     m_price->setSuffix(QStringLiteral(" / GPU-h"));
     m_price->setValue(2.50);
     connect(m_price, &QDoubleSpinBox::valueChanged, this, [this] { updateFigures(); });
+    m_goodput = new GoodputPanel(this);
+    m_goodput->setPricePerGpuHour(m_price->value());
+    connect(m_goodput, &GoodputPanel::gpuChosen, this, &SummaryView::gpuChosen);
 
     m_dayUtil = figureLabel(QStringLiteral("dayUtilisation"), this);
     m_weekUtil = figureLabel(QStringLiteral("weekUtilisation"), this);
@@ -97,6 +86,7 @@ SummaryView::SummaryView(QWidget *parent)
     auto *figures = new QFormLayout;
     figures->addRow(tr("Utilisation, last day"), m_dayUtil);
     figures->addRow(tr("Utilisation, last week"), m_weekUtil);
+    m_goodput->addFiguresTo(figures); // beside utilisation: what the jobs made of it
     figures->addRow(tr("Idle, last day"), m_idle);
     figures->addRow(tr("Price"), m_price);
     figures->addRow(tr("Cost of idle, last day"), m_cost);
@@ -104,16 +94,8 @@ SummaryView::SummaryView(QWidget *parent)
     figures->addRow(tr("Failures from the worst 1 % of GPUs"), m_worstShare);
     figures->addRow(m_note);
 
-    m_trendView = new QChartView(this);
-    m_trendView->setObjectName(QStringLiteral("trendChart"));
-    m_trendView->setRenderHint(QPainter::Antialiasing);
-    m_trendView->setMinimumHeight(260);
-    m_trendView->setMinimumWidth(380); // a chart narrower than that is a smudge
-    m_paretoView = new QChartView(this);
-    m_paretoView->setObjectName(QStringLiteral("paretoChart"));
-    m_paretoView->setRenderHint(QPainter::Antialiasing);
-    m_paretoView->setMinimumHeight(260);
-    m_paretoView->setMinimumWidth(380);
+    m_trendView = newSummaryChartView(QStringLiteral("trendChart"), this);
+    m_paretoView = newSummaryChartView(QStringLiteral("paretoChart"), this);
 
     const QStringList rollupHeaders = { tr("Name"), tr("GPUs"), tr("Utilisation"), tr("Idle GPU-h"), tr("Availability"),
         tr("Unhealthy"), tr("Failures") };
@@ -157,10 +139,11 @@ SummaryView::SummaryView(QWidget *parent)
     m_jobTable->sortByColumn(0, Qt::AscendingOrder);
     grid->addLayout(figures, 0, 0);
     grid->addWidget(m_trendView, 0, 1);
-    grid->addWidget(m_offenderTable, 1, 0);
-    grid->addWidget(m_paretoView, 1, 1);
-    grid->addWidget(m_rowTable, 2, 0);
-    grid->addWidget(m_jobTable, 2, 1);
+    grid->addWidget(m_goodput, 1, 0, 1, 2);
+    grid->addWidget(m_offenderTable, 2, 0);
+    grid->addWidget(m_paretoView, 2, 1);
+    grid->addWidget(m_rowTable, 3, 0);
+    grid->addWidget(m_jobTable, 3, 1);
     auto *risk = new QVBoxLayout;
     auto *riskTitle = new QLabel(tr("Capacity at risk now: GPUs in racks with thermal or hardware trouble"), this);
     risk->addWidget(riskTitle);
@@ -168,9 +151,9 @@ SummaryView::SummaryView(QWidget *parent)
     risk->addWidget(m_unitHoursLabel);
     risk->addWidget(m_riskLabel);
     risk->addWidget(m_riskRackTable, 1);
-    grid->addLayout(risk, 3, 0);
-    grid->addWidget(m_riskJobTable, 3, 1);
-    grid->addWidget(m_repeat, 4, 0, 1, 2);
+    grid->addLayout(risk, 4, 0);
+    grid->addWidget(m_riskJobTable, 4, 1);
+    grid->addWidget(m_repeat, 5, 0, 1, 2);
     grid->setColumnStretch(1, 2);
     m_riskLabel->setText(tr("waiting for live data"));
 
@@ -194,6 +177,7 @@ void SummaryView::setTopology(TopologyPtr topology)
     m_topology = std::move(topology);
     m_hasRisk = false;
     m_repeat->setSummary(m_week, m_topology);
+    m_goodput->setTopology(m_topology);
     updateFigures();
     updateParetoChart();
 }
@@ -289,17 +273,20 @@ void SummaryView::setBaseFont(const QFont &base)
     if (m_trendView != nullptr) {
         updateTrendChart();
         updateParetoChart();
+        m_goodput->setLook(base, m_dark);
     }
 }
 
 void SummaryView::useWallLayout()
 {
+    // The week's goodput stays among the figures; where it went is a desk's table.
     for (QWidget *desk : std::initializer_list<QWidget *> {
              m_offenderTable, m_rowTable, m_jobTable, m_riskRackTable, m_note, m_repeat }) {
         desk->hide();
     }
+    m_goodput->useWallLayout();
     m_grid->removeWidget(m_paretoView);
-    m_grid->addWidget(m_paretoView, 1, 0, 1, 2);
+    m_grid->addWidget(m_paretoView, 2, 0, 1, 2);
     // Nobody types at a wall: the price the costs use is shown, not edited (no arrows, no focus frame, no cursor).
     m_price->setReadOnly(true);
     m_price->setButtonSymbols(QAbstractSpinBox::NoButtons);
@@ -312,6 +299,7 @@ void SummaryView::setDark(bool dark)
     m_dark = dark;
     updateTrendChart();
     updateParetoChart();
+    m_goodput->setLook(font(), m_dark);
 }
 
 void SummaryView::showFetch(const SummaryFetch &result)
@@ -335,6 +323,7 @@ void SummaryView::setSummaries(SummaryPtr day, SummaryPtr week)
     fillRollups(m_jobModel, m_day->jobs);
     // The scores are as of the range's end, the same for the day and the week.
     m_repeat->setSummary(m_week, m_topology);
+    m_goodput->setSummaries(m_day, m_week);
     updateUnitHours();
     updateFigures();
     updateParetoChart();
@@ -344,6 +333,7 @@ void SummaryView::setTrend(std::vector<TrendPoint> day, std::vector<TrendPoint> 
 {
     m_dayTrend = std::move(day);
     m_weekTrend = std::move(week);
+    m_goodput->setTrend(m_dayTrend, m_weekTrend);
     updateTrendChart();
 }
 
@@ -379,6 +369,7 @@ void SummaryView::updateFigures()
         return;
     }
     m_figures = computeFigures(*m_day, *m_week, pricePerGpuHour());
+    m_goodput->setPricePerGpuHour(pricePerGpuHour());
     const auto &f = m_figures;
     m_dayUtil->setText(formatPercent(f.dayUtilisation));
     m_weekUtil->setText(formatPercent(f.weekUtilisation));
@@ -404,23 +395,7 @@ void SummaryView::updateFigures()
 
 QChart *SummaryView::newChart() const
 {
-    auto *chart = new QChart;
-    // The theme first: it resets fonts and series colours, which are set after it.
-    chart->setTheme(m_dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
-    QFont title = font();
-    title.setBold(true);
-    chart->setTitleFont(title);
-    chart->legend()->setFont(font());
-    return chart;
-}
-
-void SummaryView::styleChart(QChart *chart) const
-{
-    const QFont labels = scaledFont(font(), 0.8);
-    for (QAbstractAxis *axis : chart->axes()) {
-        axis->setLabelsFont(labels);
-        axis->setTitleFont(labels);
-    }
+    return newSummaryChart(font(), m_dark);
 }
 
 void SummaryView::updateTrendChart()
@@ -429,7 +404,7 @@ void SummaryView::updateTrendChart()
     chart->setTitle(tr("Fleet utilisation against the %1 % target").arg(targetUtilisation));
     auto *time = new QDateTimeAxis;
     time->setFormat(QStringLiteral("dd MMM HH:mm"));
-    auto *value = percentAxis();
+    auto *value = summaryPercentAxis();
     chart->addAxis(time, Qt::AlignBottom);
     chart->addAxis(value, Qt::AlignLeft);
 
@@ -466,8 +441,8 @@ void SummaryView::updateTrendChart()
     target->attachAxis(time);
     target->attachAxis(value);
     time->setRange(QDateTime::fromMSecsSinceEpoch(first), QDateTime::fromMSecsSinceEpoch(last));
-    styleChart(chart);
-    replaceChart(m_trendView, chart);
+    styleSummaryAxes(chart, font());
+    replaceSummaryChart(m_trendView, chart);
 }
 
 void SummaryView::updateParetoChart()
@@ -503,7 +478,7 @@ void SummaryView::updateParetoChart()
     auto *countAxis = new QValueAxis;
     countAxis->setRange(0, maxFailures);
     countAxis->setLabelFormat(QStringLiteral("%.0f"));
-    auto *shareAxis = percentAxis();
+    auto *shareAxis = summaryPercentAxis();
     chart->addAxis(gpuAxis, Qt::AlignBottom);
     chart->addAxis(countAxis, Qt::AlignLeft);
     chart->addAxis(shareAxis, Qt::AlignRight);
@@ -511,8 +486,8 @@ void SummaryView::updateParetoChart()
     barSeries->attachAxis(countAxis);
     cumulative->attachAxis(gpuAxis);
     cumulative->attachAxis(shareAxis);
-    styleChart(chart);
-    replaceChart(m_paretoView, chart);
+    styleSummaryAxes(chart, font());
+    replaceSummaryChart(m_paretoView, chart);
 }
 
 QByteArray SummaryView::offendersCsv() const
@@ -535,6 +510,26 @@ QString SummaryView::exportRepeatOffendersCsv(const QString &path) const
     return SummaryReport::writeFile(path, repeatOffendersCsv());
 }
 
+QByteArray SummaryView::goodputCsv() const
+{
+    return m_goodput->figuresCsv();
+}
+
+QString SummaryView::exportGoodputCsv(const QString &path) const
+{
+    return SummaryReport::writeFile(path, goodputCsv());
+}
+
+QByteArray SummaryView::goodputLossesCsv() const
+{
+    return m_goodput->lossesCsv();
+}
+
+QString SummaryView::exportGoodputLossesCsv(const QString &path) const
+{
+    return SummaryReport::writeFile(path, goodputLossesCsv());
+}
+
 QStringList SummaryView::reportLines() const
 {
     const auto &f = m_figures;
@@ -545,8 +540,9 @@ QStringList SummaryView::reportLines() const
                          QDateTime::fromMSecsSinceEpoch(m_day->toMs, Qt::UTC).toString(Qt::ISODate));
     }
     lines << tr("Utilisation, last day: %1 (target %2 %)").arg(formatPercent(f.dayUtilisation)).arg(targetUtilisation)
-          << tr("Utilisation, last week: %1").arg(formatPercent(f.weekUtilisation))
-          << tr("Idle, last day: %1, costing %2 at %3 per GPU-hour")
+          << tr("Utilisation, last week: %1").arg(formatPercent(f.weekUtilisation));
+    lines << m_goodput->reportLines();
+    lines << tr("Idle, last day: %1, costing %2 at %3 per GPU-hour")
                  .arg(formatHours(f.idleGpuHours), formatMoney(f.idleCost), formatMoney(pricePerGpuHour()))
           << tr("Availability: %1 (%2 of %3 GPUs healthy)")
                  .arg(formatPercent(100 * f.availability))
@@ -567,7 +563,17 @@ QStringList SummaryView::reportLines() const
 
 QString SummaryView::exportPdf(const QString &path)
 {
-    return SummaryReport::writePdf(path, { reportLines(), m_trendView->grab(), m_paretoView->grab(), m_figures.worst });
+    SummaryReport::PdfContent content;
+    content.lines = reportLines();
+    content.trendChart = m_trendView->grab();
+    content.paretoChart = m_paretoView->grab();
+    content.worst = m_figures.worst;
+    if (m_goodput->figures().hasWeek) {
+        content.goodputTrendChart = m_goodput->trendChart();
+        content.goodputCauseChart = m_goodput->causeChart();
+        content.lossRows = m_goodput->lossRows();
+    }
+    return SummaryReport::writePdf(path, content);
 }
 
 QString SummaryView::exportPng(const QString &path)

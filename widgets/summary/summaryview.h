@@ -20,10 +20,12 @@ class QTableView;
 
 namespace fleetscope {
 
+class GoodputPanel;
 class RepeatOffendersPanel;
 
-// The executive summary: fleet utilisation over the last day and week against the 85 % target, idle GPU-hours and
-// their cost, availability, where failures concentrate (Pareto), and utilisation by row and by job.
+// The executive summary: fleet utilisation over the last day and week against the 85 % target, the running jobs'
+// goodput against 97 % and where it went (GoodputPanel), idle GPU-hours and their cost, availability, where failures
+// concentrate (Pareto), and utilisation by row and by job.
 //
 // The page only shows what it is handed (the session's SummaryFetcher asks the backend and assembles the answers),
 // computeSummaryFigures derives the figures, SummaryReport writes the reports.
@@ -87,6 +89,13 @@ public:
     QByteArray repeatOffendersCsv() const;
     QString exportRepeatOffendersCsv(const QString &path) const;
     RepeatOffendersPanel *repeatOffenders() const { return m_repeat; }
+    // The jobs' goodput as CSV: one row for the day and one for the week (SummaryReport::goodputCsv), and where it
+    // went, the week's losses most first (SummaryReport::goodputLossesCsv).
+    QByteArray goodputCsv() const;
+    QString exportGoodputCsv(const QString &path) const;
+    QByteArray goodputLossesCsv() const;
+    QString exportGoodputLossesCsv(const QString &path) const;
+    GoodputPanel *goodput() const { return m_goodput; }
     QString exportPdf(const QString &path);
     QString exportPng(const QString &path);
 
@@ -103,7 +112,6 @@ private:
     void updateRisk();
     void updateUnitHours();
     QChart *newChart() const;
-    void styleChart(QChart *chart) const;
     QString gpuName(uint32_t gpu) const;
     QStringList reportLines() const;
 
@@ -136,6 +144,7 @@ private:
     QLabel *m_unitsLabel = nullptr; // schedulable units fully healthy, and the GPUs stranded in the others
     QLabel *m_unitHoursLabel = nullptr; // GPU-hours lost in units not fully healthy over the last day
     RepeatOffendersPanel *m_repeat = nullptr;
+    GoodputPanel *m_goodput = nullptr;
     QStandardItemModel *m_riskRackModel = nullptr;
     QStandardItemModel *m_riskJobModel = nullptr;
     QTableView *m_riskRackTable = nullptr;
