@@ -39,8 +39,10 @@ void encodeGoodput(const GoodputSummary &goodput, fleetscope::telemetry::v1::Sum
 // GetJob's answer, its job as ListJobs encodes it with the report's own goodput, phase and straggler count. Lists
 // past the contract's maxima are cut: losses and stragglers to the first ones (most first), band points to as many
 // picked evenly over the job's life (the newest kept), the oldest phase spans merged into the oldest one kept. When
-// the answer would still pass maxBytes (a job holding most of a million-GPU fleet out of order, whose GPUs alone take
-// 3 MiB), older spans are merged the same way until it fits. False, with error set, when the rest alone passes it.
+// the answer would still pass maxBytes, older spans are merged the same way until it fits: at the contract's maxima a
+// job's GPUs take at most 2.2 MiB (a fleet of 2^20 GPUs, as list or runs, whichever is smaller) and the rest 1.3 MiB,
+// so this holds against what is not bounded (a job's name and owner as its scheduler gives them). False, with error
+// set, when the answer without its spans passes maxBytes.
 bool encodeJobReport(const JobReport &report, fleetscope::telemetry::v1::JobReport *out, std::string *error,
     size_t maxBytes = maxMessageBytes - (64U << 10U));
 
