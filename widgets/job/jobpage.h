@@ -12,7 +12,15 @@
 #include <cstdint>
 #include <vector>
 
+class QBoxLayout;
+class QLabel;
+class QStackedWidget;
+class QTableWidget;
+
 namespace fleetscope {
+
+class JobHeader;
+class JobTimeline;
 
 // A job's own page (docs/JOBS.md): who it is and what it is doing now, its goodput and the GPU-hours it lost per
 // cause, its stragglers ranked by how much each holds it back, and its timeline (its GPUs' utilisation band over its
@@ -50,6 +58,34 @@ Q_SIGNALS:
     // An incident's mark or loss: show it among the problems, its domain outlined.
     void incidentActivated(quint64 incidentId);
     void closeRequested();
+
+private:
+    // The report's job's events and alerts, again as marks and as the list (a new report, events or alerts).
+    void refreshHits();
+    void refreshTables();
+    void refreshProblem();
+    void activateRow(QTableWidget *table, int row);
+
+    TopologyPtr m_topology;
+    JobReportPtr m_report;
+    QString m_problem;
+    std::vector<FleetEvent> m_events; // the session's, whole: a new report may name another job
+    AlertBoard m_alerts;
+    bool m_wall = false;
+
+    QStackedWidget *m_stack;
+    QLabel *m_placeholder;
+    QWidget *m_content;
+    QLabel *m_banner;
+    JobHeader *m_header;
+    JobTimeline *m_timeline;
+    QBoxLayout *m_tablesRow = nullptr;
+    QLabel *m_stragglersCaption;
+    QTableWidget *m_stragglers;
+    QLabel *m_lossesCaption;
+    QTableWidget *m_losses;
+    QLabel *m_hitsCaption;
+    QTableWidget *m_hits;
 };
 
 } // namespace fleetscope
