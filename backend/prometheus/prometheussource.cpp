@@ -377,13 +377,16 @@ std::shared_ptr<Frame> PrometheusSource::firstFrame()
     const auto temps = queryFor(m_map, MetricId::GpuTemp);
     const uint32_t n = m_topology.shape().gpuCount;
     if (temps && query(*temps, evalMs, deadline, false, &m_samples, &error, true)) {
+        m_events.clear();
+        noteAliases(m_samples);
+        pollSlurm(evalMs, sampleMs > 0 ? sampleMs - 1 : evalMs, deadline);
         m_jobs.begin(n);
         for (const auto &s : m_samples) {
-            if (const int64_t g = m_topology.indexOf(s.hostname, s.gpu); g >= 0) {
+            if (const int64_t g = m_topology.indexOf(s.hostname, s.gpu);
+                g >= 0 && !m_slurm.claims(static_cast<uint32_t>(g))) {
                 m_jobs.add(static_cast<uint32_t>(g), s);
             }
         }
-        m_events.clear();
         m_jobs.finish(sampleMs > 0 ? sampleMs - 1 : evalMs, m_topology.shape(), &m_events);
     }
     return frame;
@@ -399,7 +402,7 @@ std::shared_ptr<Frame> PrometheusSource::poll()
     m_report = {};
     // The queries of one poll: the sample time, one a metric, the events'.
     size_t queriesDone = 0;
-    size_t queriesPlanned = 2;
+    size_t queriesPlanned = 3;
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
         queriesPlanned += queryFor(m_map, static_cast<MetricId>(m)) ? 1 : 0;
     }
@@ -468,6 +471,7 @@ std::shared_ptr<Frame> PrometheusSource::poll()
     std::vector<uint8_t> hasData(n, 0);
     std::vector<uint8_t> got(n, 0);
     m_events.clear();
+    pollSlurm(evalMs, sampleMs, deadline);
     m_jobs.begin(n);
     for (size_t m = 0; m < static_cast<size_t>(MetricId::Count); ++m) {
         const auto id = static_cast<MetricId>(m);
@@ -503,6 +507,9 @@ std::shared_ptr<Frame> PrometheusSource::poll()
             }
             continue;
         }
+        if (id == MetricId::GpuTemp) {
+            noteAliases(m_samples); // for the next poll's Slurm join
+        }
         for (const auto &s : m_samples) {
             const int64_t g = m_topology.indexOf(s.hostname, s.gpu);
             if (g < 0) {
@@ -512,8 +519,11 @@ std::shared_ptr<Frame> PrometheusSource::poll()
                 continue;
             }
             const auto index = static_cast<size_t>(g);
-            // A GPU shared by two jobs has a series per job (dcgm-exporter's HPC mapping): both are its jobs.
-            m_jobs.add(static_cast<uint32_t>(g), s);
+            // A GPU shared by two jobs has a series per job (dcgm-exporter's HPC mapping): both are its jobs. A
+            // GPU a Slurm job claims is that job's: its pod labels name a Slurm node's pod, not a job.
+            if (!m_slurm.claims(static_cast<uint32_t>(g))) {
+                m_jobs.add(static_cast<uint32_t>(g), s);
+            }
             if (got[index]) {
                 ++m_report.duplicateSeries;
                 continue;
@@ -555,7 +565,8 @@ std::shared_ptr<Frame> PrometheusSource::poll()
             reasonsNow[g] = reasons[g];
         }
         m_jobs.finish(sampleMs, m_topology.shape(), &m_events);
-        m_eventDetector.update(xidNow, dbeNow, reasonsNow, m_topology.shape(), m_jobs.jobOfGpu(), &m_events);
+        m_slurm.mergedJobOfGpu(m_jobs.jobOfGpu(), &m_jobOfGpu);
+        m_eventDetector.update(xidNow, dbeNow, reasonsNow, m_topology.shape(), m_jobOfGpu, &m_events);
     }
 
     m_report.gpusWithoutData = gradeDcgmFrame(frame.get(), hasData);

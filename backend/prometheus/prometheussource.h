@@ -7,6 +7,7 @@
 #include "dcgm/prometheusevents.h"
 #include "dcgm/prometheusjobs.h"
 #include "dcgm/prometheustopology.h"
+#include "dcgm/slurmjobs.h"
 #include "prometheus/prometheushttp.h"
 #include "prometheus/promjson.h"
 
@@ -24,10 +25,11 @@ namespace fleetscope::backend {
 // sample's timestamp, which becomes the frame's sample time. Every answer is checked; a poll with any failed answer
 // publishes nothing (the last good frame stays) and says why in upstreamError() and the log.
 //
-// Each poll also reads the jobs from the series' labels (PrometheusJobs) and the events from the changes since the
-// last poll (PrometheusEvents; one more query, for the raw XID gauge and double-bit ECC counter). History comes from
-// the server's range queries (/api/v1/query_range): QueryRange's values, and the events of the hour before the
-// start (pastEvents).
+// Each poll also reads the jobs from the series' labels (PrometheusJobs) and from a Slurm exporter's node-to-job
+// series (SlurmJobs, one more query; a node a Slurm job runs on is that job's, whatever pod its series name), and the
+// events from the changes since the last poll (PrometheusEvents; one more query, for the raw XID gauge and double-bit
+// ECC counter). History comes from the server's range queries (/api/v1/query_range): QueryRange's values, and the
+// events of the hour before the start (pastEvents).
 //
 // Threads: start() on any thread before the poller is handed to FrameSource; from then on only FrameSource's ticker
 // thread calls it, except the HistoryProvider methods, which any thread may call at any time (they share nothing
@@ -110,7 +112,9 @@ public:
     // The scrape interval seen (the median of the last few intervals of one host's samples), 0 while unknown.
     int64_t scrapeIntervalMs() const { return m_scrapeIntervalMs; }
     std::vector<FleetEvent> takeEvents() override { return std::move(m_events); }
-    std::vector<JobInfo> jobs() const override { return m_jobs.jobs(); }
+    std::vector<JobInfo> jobs() const override { return SlurmJobs::merged(m_slurm.jobs(), m_jobs.jobs()); }
+    // What the last Slurm query found and dropped.
+    const SlurmJobs::Report &slurmReport() const { return m_slurm.report(); }
     std::vector<TimedEvent> pastEvents(int64_t fromMs, int64_t toMs) override;
     // The store's frames of the warm-up window before nowMs (Options::warmWindow), one per `every` (a range query per
     // metric, mapped to GPUs as a poll maps its instant queries), at most maxFrames, each stamped with the newest
@@ -185,6 +189,15 @@ private:
     int64_t m_loggedIntervalMs = 0;
     std::vector<PromSample> m_samples; // reused between queries
     PrometheusJobs m_jobs;
+    // The Slurm exporter's series joined onto the layout (prometheusslurm.cpp): false, the Slurm jobs left as they
+    // were and a log line once, when the query fails (a fleet without the exporter answers nothing: no Slurm jobs).
+    // Run before the metrics' queries, so that the GPUs a Slurm job claims are kept from the pod labels' jobs.
+    bool pollSlurm(int64_t evalMs, int64_t sampleMs, std::chrono::steady_clock::time_point deadline);
+    // The pod names of the GPU series' (soperator's Slurm nodes are pods): a node_name may be one.
+    void noteAliases(const std::vector<PromSample> &samples);
+    SlurmJobs m_slurm;
+    std::vector<uint64_t> m_jobOfGpu; // Slurm's jobs, else the pod labels'
+    std::string m_loggedSlurm; // the Slurm problem last logged
     PrometheusEvents m_eventDetector;
     std::vector<FleetEvent> m_events; // found by the last poll
     uint64_t m_pastFrames = 0; // given by pastFrames, numbered 0 .. m_pastFrames - 1 before the first frame

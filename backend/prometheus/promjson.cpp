@@ -276,6 +276,66 @@ bool PromJson::parseVector(std::string *body, size_t maxSeries, bool withPlaceme
     return ok;
 }
 
+bool PromJson::parseVectorLabels(
+    std::string *body, size_t maxSeries, const LabelFn &labelFn, const ValueFn &seriesFn, std::string *error)
+{
+    size_t series = 0;
+    return parseAnswer(
+        m_parser->parser, body, "vector",
+        [&](od::value element, std::string *detail) -> simdjson::error_code {
+            if (series++ == maxSeries) {
+                *detail = fmt::format("the answer has more than {} series", maxSeries);
+                return simdjson::CAPACITY;
+            }
+            od::object object;
+            if (auto e = element.get_object().get(object)) {
+                return e;
+            }
+            bool haveValue = false;
+            double value = 0;
+            for (auto field : object) {
+                std::string_view key;
+                if (auto e = field.unescaped_key().get(key)) {
+                    return e;
+                }
+                if (key == "metric") {
+                    od::object labels;
+                    if (auto e = field.value().get_object().get(labels)) {
+                        return e;
+                    }
+                    for (auto label : labels) {
+                        std::string_view name;
+                        std::string_view text;
+                        if (auto e = label.unescaped_key().get(name)) {
+                            return e;
+                        }
+                        if (auto e = label.value().get_string().get(text)) {
+                            return e;
+                        }
+                        labelFn(name, text);
+                    }
+                } else if (key == "value") {
+                    od::array pair;
+                    if (auto e = field.value().get_array().get(pair)) {
+                        return e;
+                    }
+                    int64_t timeMs = 0;
+                    if (auto e = readPair(pair, &timeMs, &value, detail)) {
+                        return e;
+                    }
+                    haveValue = true;
+                }
+            }
+            if (!haveValue) {
+                *detail = "a series has no \"value\" (a range query's matrix?)";
+                return simdjson::INCORRECT_TYPE;
+            }
+            seriesFn(value);
+            return simdjson::SUCCESS;
+        },
+        error);
+}
+
 bool PromJson::parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints, const SeriesFn &seriesFn,
     const PointFn &pointFn, std::string *error, bool withJobs)
 {

@@ -45,6 +45,14 @@ public:
     bool parseMatrix(std::string *body, size_t maxSeries, size_t maxPoints, const SeriesFn &seriesFn,
         const PointFn &pointFn, std::string *error, bool withJobs = false);
 
+    // The same envelope with every label of each series handed on as it is, for series that are not dcgm-exporter's
+    // (a Slurm exporter's): labelFn gets each label, then seriesFn the series' value. False with an error as
+    // parseVector. The views live until labelFn returns.
+    using LabelFn = std::function<void(std::string_view name, std::string_view value)>;
+    using ValueFn = std::function<void(double value)>;
+    bool parseVectorLabels(
+        std::string *body, size_t maxSeries, const LabelFn &labelFn, const ValueFn &seriesFn, std::string *error);
+
     // Prometheus' sample values: decimal numbers, "NaN", "+Inf", "-Inf". False when text is none of these.
     static bool parseValue(std::string_view text, double *value);
 

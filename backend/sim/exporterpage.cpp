@@ -486,4 +486,51 @@ std::string ExporterPage::renderFacility(const FleetShape &shape, const Frame &f
     return page;
 }
 
+std::string ExporterPage::renderSlurm(const FleetShape &shape, const std::vector<JobInfo> &jobs)
+{
+    const uint32_t n = shape.gpuCount;
+    auto running = [&](const JobInfo &job) {
+        const auto gpus = job.gpuList();
+        return job.endMs == 0 && !gpus.empty() && gpus.back() < n;
+    };
+    std::string page = "# HELP slurm_node_job Which node each running Slurm job runs on.\n"
+                       "# TYPE slurm_node_job gauge\n";
+    auto out = std::back_inserter(page);
+    for (const auto &job : jobs) {
+        if (!running(job)) {
+            continue;
+        }
+        int64_t lastNode = -1;
+        for (const uint32_t g : job.gpuList()) {
+            const uint32_t k = shape.nodeOfGpu[g];
+            if (static_cast<int64_t>(k) == lastNode) {
+                continue;
+            }
+            lastNode = k;
+            page.append("slurm_node_job{job_id=\"");
+            fmt::format_to(out, "{}", job.id);
+            page.append("\",node_name=\"");
+            appendEscaped(&page, shape.nodes[k].hostname);
+            page.append("\"} 1\n");
+        }
+    }
+    page.append("# HELP slurm_job_info A Slurm job's details.\n"
+                "# TYPE slurm_job_info gauge\n");
+    for (const auto &job : jobs) {
+        if (!running(job)) {
+            continue;
+        }
+        fmt::format_to(out, "slurm_job_info{{job_id=\"{}\",job_name=\"", job.id);
+        appendEscaped(&page, job.name);
+        page.append("\",job_state=\"RUNNING\",slurm_partition=\"");
+        page.append(slurmPartition);
+        page.append("\",start_time=\"");
+        fmt::format_to(out, "{}", job.startMs > 0 ? job.startMs / 1000 : 0);
+        page.append("\",user_name=\"");
+        appendEscaped(&page, job.owner);
+        page.append("\"} 1\n");
+    }
+    return page;
+}
+
 } // namespace fleetscope::backend

@@ -129,6 +129,14 @@ public:
     // without a value (an air-cooled one) has no lines.
     static std::string renderFacility(const FleetShape &shape, const Frame &frame);
 
+    // The running jobs as soperator's Slurm exporter shows them (one exporter for the whole cluster; its metrics are
+    // listed in nebius/soperator's docs/slurm-exporter.md): slurm_node_job 1 with job_id and node_name for each node
+    // of each running job, and slurm_job_info 1 for each running job with job_id, job_name, user_name (the job's
+    // owner), job_state RUNNING, slurm_partition and start_time (Unix seconds). The simulator's Slurm nodes are its
+    // hosts, so node_name is the hostname. Jobs that ended, or that name GPUs outside the fleet, are left out.
+    static constexpr const char *slurmPartition = "main";
+    static std::string renderSlurm(const FleetShape &shape, const std::vector<JobInfo> &jobs);
+
 private:
     static void appendUplinks(const FleetShape &shape, const Frame &frame, Rendered *rendered, size_t family);
 };

@@ -22,7 +22,9 @@ namespace fleetscope::backend {
 // them). Beside each, /node-exporter/<hostname> is that node's Prometheus node_exporter page of its rail NICs (the
 // InfiniBand collector's series, ExporterPage::renderNodeExporter; nodeExporterSdTargets lists them, for a scrape
 // job of their own as a site has for node_exporter), and /facility the site's facility exporter (coolant and leak
-// per liquid-cooled rack, ExporterPage::renderFacility; listed last there). An unknown node, like any other path, is
+// per liquid-cooled rack, ExporterPage::renderFacility; listed last there), and /slurm the cluster's Slurm exporter
+// (soperator's node-to-job and job series of the running jobs, ExporterPage::renderSlurm; slurmSdTargets lists it, a
+// scrape job of its own). An unknown node, like any other path, is
 // 404; a bad percent-escape in the name 400; other methods 405.
 //
 // The connections are a BoundedHttpServer's (http/): its door's rule (loopback, or TLS and a token or client
@@ -70,6 +72,7 @@ public:
     // The node_exporter pages and the facility page of the same frame as page()'s.
     std::shared_ptr<const ExporterPage::Rendered> nodeExporterPage(uint64_t *sequence = nullptr);
     std::shared_ptr<const std::string> facilityPage(uint64_t *sequence = nullptr);
+    std::shared_ptr<const std::string> slurmPage(uint64_t *sequence = nullptr);
     // How many times a page has been rendered: once per frame scraped (or following one scraped), however many
     // scrapes and nodes.
     uint64_t renderCount();
@@ -86,8 +89,12 @@ public:
     static std::string nodeExporterSdTargets(const FleetShape &shape, const std::string &address);
     // Writes fileSdTargets for this server's address to path, whole or not at all (a scraper that watches the file
     // never reads half of it); a wildcard listening address is written as loopback. False with an error when not.
+    // The Slurm exporter's page as one target group (__metrics_path__ /slurm, instance "slurm-exporter"): a cluster
+    // has one Slurm exporter, not one a node.
+    static std::string slurmSdTargets(const std::string &address);
     bool writeTargetsFile(const std::string &path, std::string *error) const;
     bool writeNodeExporterTargetsFile(const std::string &path, std::string *error) const;
+    bool writeSlurmTargetsFile(const std::string &path, std::string *error) const;
 
 private:
     // One frame's pages, rendered together.
@@ -96,6 +103,7 @@ private:
         ExporterPage::Rendered dcgm;
         ExporterPage::Rendered nodeExporter;
         std::string facility;
+        std::string slurm;
     };
     std::shared_ptr<const Pages> pageFor(bool served, uint64_t *sequence);
     bool writeFileWhole(const std::string &path, const std::string &text, std::string *error) const;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the exporter serves (its HTTP side is exporterserver.cpp): the page, rendered once per frame and shared by
 // every scrape of it; what each path answers (/metrics the fleet's page, /metrics/<hostname> a node's, cut from it,
-// /node-exporter/<hostname> a node's node_exporter page, /facility the facility's) and the hostname index a node's
-// path is looked up in; and the Prometheus file_sd files that list the node targets.
+// /node-exporter/<hostname> a node's node_exporter page, /facility the facility's, /slurm the Slurm exporter's) and
+// the hostname index a node's path is looked up in; and the Prometheus file_sd files that list the targets.
 #include "formats/jsontext.h"
 #include "sim/exporterserver.h"
 
@@ -72,6 +72,12 @@ std::shared_ptr<const std::string> ExporterServer::facilityPage(uint64_t *sequen
     return { pages, &pages->facility };
 }
 
+std::shared_ptr<const std::string> ExporterServer::slurmPage(uint64_t *sequence)
+{
+    auto pages = pageFor(true, sequence);
+    return { pages, &pages->slurm };
+}
+
 void ExporterServer::renderAhead()
 {
     uint64_t seen = 0;
@@ -130,6 +136,7 @@ std::shared_ptr<const ExporterServer::Pages> ExporterServer::pageFor(bool served
     rendered->dcgm = ExporterPage::render(m_source.shape(), *frame, jobs, m_options);
     rendered->nodeExporter = ExporterPage::renderNodeExporter(m_source.shape(), *frame);
     rendered->facility = ExporterPage::renderFacility(m_source.shape(), *frame);
+    rendered->slurm = ExporterPage::renderSlurm(m_source.shape(), jobs);
     lock.lock();
     m_pages = std::move(rendered);
     m_pageSequence = frame->sequence;
@@ -159,6 +166,9 @@ void ExporterServer::answerScrape(std::string_view path, HttpResponse *response)
     } else if (path == "/facility") {
         response->contentType = pageType;
         response->shared = facilityPage();
+    } else if (path == "/slurm") {
+        response->contentType = pageType;
+        response->shared = slurmPage();
     } else if (!dcgmNode && !nodeExporter) {
         response->status = 404;
     } else if (!percentDecode(path.substr(dcgmNode ? nodePrefix.size() : nodeExporterPrefix.size()), &hostname)) {
@@ -210,6 +220,14 @@ std::string ExporterServer::nodeExporterSdTargets(const FleetShape &shape, const
     return json;
 }
 
+std::string ExporterServer::slurmSdTargets(const std::string &address)
+{
+    std::string json = "[\n  {\"targets\": [";
+    appendJsonString(&json, address);
+    json.append("], \"labels\": {\"__metrics_path__\": \"/slurm\", \"instance\": \"slurm-exporter\"}}\n]\n");
+    return json;
+}
+
 std::string ExporterServer::scrapeAddress() const
 {
     // A scraper cannot connect to a wildcard address: loopback stands for it.
@@ -230,6 +248,11 @@ bool ExporterServer::writeTargetsFile(const std::string &path, std::string *erro
 bool ExporterServer::writeNodeExporterTargetsFile(const std::string &path, std::string *error) const
 {
     return writeFileWhole(path, nodeExporterSdTargets(m_source.shape(), scrapeAddress()), error);
+}
+
+bool ExporterServer::writeSlurmTargetsFile(const std::string &path, std::string *error) const
+{
+    return writeFileWhole(path, slurmSdTargets(scrapeAddress()), error);
 }
 
 bool ExporterServer::writeFileWhole(const std::string &path, const std::string &json, std::string *error) const
