@@ -84,7 +84,7 @@ GoodputFigures computeGoodputFigures(const Summary &day, const Summary &week, do
     return f;
 }
 
-QString lossCauseName(LossCause cause)
+QString goodputCauseName(LossCause cause)
 {
     switch (cause) {
     case LossCause::Incident:
@@ -103,7 +103,7 @@ QString lossCauseName(LossCause cause)
     return tr("Other");
 }
 
-QString lossCauseKey(LossCause cause)
+QString goodputCauseKey(LossCause cause)
 {
     switch (cause) {
     case LossCause::Incident:
@@ -131,7 +131,7 @@ QString summaryGpuName(uint32_t gpu, const Topology *topology)
     return tr("%1 GPU %2").arg(node.hostname).arg(gpu - node.firstGpu);
 }
 
-QString lossSubject(const GoodputLoss &loss, const Topology *topology)
+QString goodputLossSubject(const GoodputLoss &loss, const Topology *topology)
 {
     QStringList parts;
     if (loss.cause == LossCause::Incident && loss.incidentId != 0) {

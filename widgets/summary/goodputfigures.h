@@ -51,12 +51,12 @@ struct GoodputFigures
 GoodputFigures computeGoodputFigures(const Summary &day, const Summary &week, double pricePerGpuHour);
 
 // "Incident", "Straggler", "Restart", "Checkpoint", "Stall", "Other" (not listed one by one).
-QString lossCauseName(LossCause cause);
+QString goodputCauseName(LossCause cause);
 // The same for files: "incident", "straggler", "restart", "checkpoint", "stall", "other".
-QString lossCauseKey(LossCause cause);
+QString goodputCauseKey(LossCause cause);
 // What a loss was, named as the desk names things: "incident 12 · leaf su03-l5", "r01-k02-n03 GPU 5", "node
 // r01-k02-n03"; the backend's own words where the fields name nothing (a job's restarts, the rest).
-QString lossSubject(const GoodputLoss &loss, const Topology *topology);
+QString goodputLossSubject(const GoodputLoss &loss, const Topology *topology);
 // A GPU as the desk names it: "r01-k02-n03 GPU 5", or its fleet index without a topology that holds it.
 QString summaryGpuName(uint32_t gpu, const Topology *topology);
 

@@ -223,12 +223,12 @@ void GoodputPanel::updateTable()
     const auto &f = m_figures;
     for (const auto &loss : f.losses) {
         const double share = f.weekJobGpuHours > 0 ? loss.gpuHours / f.weekJobGpuHours : 0;
-        auto *what = textItem(lossSubject(loss, m_topology.get()));
+        auto *what = textItem(goodputLossSubject(loss, m_topology.get()));
         what->setToolTip(loss.what);
         if (loss.gpu >= 0) {
             what->setData(static_cast<qlonglong>(loss.gpu), gpuRole);
         }
-        m_model->appendRow({ textItem(lossCauseName(loss.cause)), what,
+        m_model->appendRow({ textItem(goodputCauseName(loss.cause)), what,
             numberItem(loss.gpuHours, QString::number(loss.gpuHours, 'f', 1)),
             // A share under 0.05 % is not nothing: said as such rather than 0.0 %.
             numberItem(share, share > 0 && share < 0.0005 ? tr("< 0.1 %") : formatSummaryPercent(100 * share)),
@@ -310,7 +310,7 @@ void GoodputPanel::updateCauseChart()
             continue; // "Other" only when the backend lumped some together
         }
         *bars << hours;
-        categories << lossCauseName(*it);
+        categories << goodputCauseName(*it);
         most = std::max(most, hours);
     }
     auto *series = new QHorizontalBarSeries;

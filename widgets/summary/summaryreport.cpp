@@ -147,7 +147,7 @@ QByteArray goodputLossesCsv(const GoodputFigures &figures, const Topology *topol
     QByteArray out = "cause,what,incident_id,domain,gpu,hostname,gpu_on_node,gpu_hours,share_of_job_gpu_hours,jobs,"
                      "cost,detail\r\n";
     for (const auto &l : figures.losses) {
-        out += lossCauseKey(l.cause).toUtf8() + ',' + CsvExport::field(lossSubject(l, topology)) + ',';
+        out += goodputCauseKey(l.cause).toUtf8() + ',' + CsvExport::field(goodputLossSubject(l, topology)) + ',';
         out += (l.incidentId != 0 ? QByteArray::number(static_cast<qulonglong>(l.incidentId)) : QByteArray()) + ',';
         if (l.domain >= 0) {
             out += topology != nullptr && static_cast<uint64_t>(l.domain) < topology->domains.size()
