@@ -7,6 +7,7 @@
 #include "model/navigation.h"
 #include "model/savefile.h"
 #include "widgets/heatmap/heatmapview.h"
+#include "widgets/summary/goodputpanel.h"
 #include "widgets/summary/summaryview.h"
 
 #include <QBuffer>
@@ -71,6 +72,20 @@ void DeskExports::addSummaryActionsTo(QMenu *menu, SummaryView *summary)
             exportRepeatOffendersTo(file);
         }
     });
+    menu->addAction(tr("Export the jobs' &goodput (day and week) as CSV…"), this, [this] {
+        const QString file
+            = askFile(tr("Export goodput"), QStringLiteral("fleetscope-goodput.csv"), tr("CSV files (*.csv)"));
+        if (!file.isEmpty()) {
+            exportGoodputTo(file);
+        }
+    });
+    menu->addAction(tr("Export &where goodput went (losses by cause) as CSV…"), this, [this] {
+        const QString file = askFile(
+            tr("Export goodput losses"), QStringLiteral("fleetscope-goodput-losses.csv"), tr("CSV files (*.csv)"));
+        if (!file.isEmpty()) {
+            exportGoodputLossesTo(file);
+        }
+    });
 }
 
 void DeskExports::exportOffendersTo(const QString &file)
@@ -83,6 +98,17 @@ void DeskExports::exportRepeatOffendersTo(const QString &file)
     const auto week = m_summary->weekSummary();
     Q_EMIT finished(
         file, m_summary->exportRepeatOffendersCsv(file), tr("%L1 GPUs").arg(week ? week->repeatOffenders.size() : 0));
+}
+
+void DeskExports::exportGoodputTo(const QString &file)
+{
+    Q_EMIT finished(file, m_summary->exportGoodputCsv(file), {});
+}
+
+void DeskExports::exportGoodputLossesTo(const QString &file)
+{
+    Q_EMIT finished(file, m_summary->exportGoodputLossesCsv(file),
+        tr("%L1 losses").arg(m_summary->goodput()->figures().losses.size()));
 }
 
 QString DeskExports::askFile(const QString &title, const QString &name, const QString &filter)

@@ -43,6 +43,9 @@ public:
     // The summary's lists (addSummaryActionsTo first).
     void exportOffendersTo(const QString &file);
     void exportRepeatOffendersTo(const QString &file);
+    // The jobs' goodput (day and week) and where it went (the week's losses by cause).
+    void exportGoodputTo(const QString &file);
+    void exportGoodputLossesTo(const QString &file);
     bool isBusy() const { return m_running > 0; }
 
 Q_SIGNALS:
