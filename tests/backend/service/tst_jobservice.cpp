@@ -323,6 +323,11 @@ private Q_SLOTS:
         getJob(*backend.stub, 0, std::string(1024, 'x'), &status);
         QCOMPARE(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
         QVERIFY(status.error_message().find("1024 bytes") != std::string::npos);
+        // A name that is not UTF-8 never reaches GetJob: protobuf refuses the request as it parses it, and gRPC
+        // answers INTERNAL before any handler runs (the handler's own check stands behind it).
+        getJob(*backend.stub, 0, "n\xE9ud-7", &status);
+        QVERIFY(!status.ok());
+        qInfo("a name that is not UTF-8: status %d", status.error_code());
         getJob(*backend.stub, 0, "no-such-job", &status);
         QCOMPARE(status.error_code(), grpc::StatusCode::NOT_FOUND);
         QVERIFY(status.error_message().find("'no-such-job'") != std::string::npos);
