@@ -110,6 +110,11 @@ public:
     // docs/FAULTS.md's).
     void setStragglerRate(double perGpuPerDay) { m_stragglers.setRate(perGpuPerDay); }
     const StragglerModel &stragglers() const { return m_stragglers; }
+    // A straggler of one's choosing from now until untilSeconds (benchmarks: stragglers placed in jobs of a size).
+    void addStraggler(uint32_t gpu, float drop, double untilSeconds)
+    {
+        m_stragglers.begin({ gpu, drop, m_time, untilSeconds });
+    }
     // The straggler scenario's GPU once it slowed (-1 before, or in another scenario).
     int64_t stagedStraggler() const { return m_stagedStraggler; }
     // Ground truth for job accounting (tests and benchmarks only; never served): each job's productive GPU-time and
