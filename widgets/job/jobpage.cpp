@@ -84,6 +84,16 @@ std::optional<JobMark::Kind> markKind(EventKind kind)
     }
 }
 
+// The topology that names the report's GPUs: the one its indices were checked against (a fleet that changed shape
+// since would give another GPU's name); none names them "GPU 1234".
+const Topology *namesOf(const TopologyPtr &topology, const JobReport &report)
+{
+    const bool same = topology
+        && (report.topologyGeneration == 0 || topology->generation == 0
+            || topology->generation == report.topologyGeneration);
+    return same ? topology.get() : nullptr;
+}
+
 QTableWidgetItem *cell(const QString &text)
 {
     auto *item = new QTableWidgetItem(text);
@@ -270,8 +280,8 @@ void JobPage::refreshTables()
 {
     const size_t rows = m_wall ? wallRows : JobReport::maxStragglers;
     if (m_report) {
-        fillStragglers(m_stragglers, *m_report, m_topology.get(), rows);
-        fillLosses(m_losses, *m_report, m_topology.get(), m_wall ? wallRows : JobReport::maxLosses);
+        fillStragglers(m_stragglers, *m_report, namesOf(m_topology, *m_report), rows);
+        fillLosses(m_losses, *m_report, namesOf(m_topology, *m_report), m_wall ? wallRows : JobReport::maxLosses);
     } else {
         m_stragglers->setRowCount(0);
         m_losses->setRowCount(0);
@@ -336,6 +346,14 @@ void JobPage::refreshHits()
             const FleetAlert &alert = m_alerts.alerts[a.index];
             const int64_t at = std::max(alert.startsAtMs, job.startTimeMs);
             QString summary = alert.annotation(QStringLiteral("summary"));
+            if (summary.isEmpty()) {
+                summary = alert.annotation(QStringLiteral("description"));
+            }
+            if (summary.isEmpty()) {
+                summary
+                    = tr("firing since %1")
+                          .arg(QDateTime::fromMSecsSinceEpoch(alert.startsAtMs).toString(QStringLiteral("HH:mm:ss")));
+            }
             const QString what = tr("alert %1 (%2)").arg(alert.name(), describe(alert.severity))
                 % (alert.suppressed ? tr(", silenced") : QString());
             const QString where = jobGpuName(m_topology.get(), a.gpu);

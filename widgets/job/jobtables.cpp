@@ -60,6 +60,12 @@ MetricWords metricWords(const QString &id)
     return { id, QString(), 1 };
 }
 
+// A number from the wire as text: "–" for NaN or infinity.
+QString number(double v, int decimals)
+{
+    return std::isfinite(v) ? QLocale().toString(v, 'f', decimals) : QStringLiteral("–");
+}
+
 } // namespace
 
 QString jobGpuName(const Topology *topology, uint32_t gpu)
@@ -93,9 +99,8 @@ QString lossCauseName(LossCause cause)
 QString stragglerShows(const Straggler &s)
 {
     const MetricWords w = metricWords(s.metricId);
-    const QLocale locale;
-    return w.name % QStringLiteral(" ") % locale.toString(s.value, 'f', w.decimals) % w.unit % tr(" vs ")
-        % locale.toString(s.jobMedian, 'f', w.decimals) % w.unit;
+    return w.name % QStringLiteral(" ") % number(s.value, w.decimals) % w.unit % tr(" vs ")
+        % number(s.jobMedian, w.decimals) % w.unit;
 }
 
 QString agoText(int64_t ms, int64_t asOfMs)
@@ -142,7 +147,6 @@ void fillStragglers(QTableWidget *table, const JobReport &report, const Topology
 {
     const size_t n = std::min(rows, report.stragglers.size());
     table->setRowCount(static_cast<int>(n));
-    const QLocale locale;
     for (size_t i = 0; i < n; ++i) {
         const Straggler &s = report.stragglers[i];
         const int row = static_cast<int>(i);
@@ -152,7 +156,7 @@ void fillStragglers(QTableWidget *table, const JobReport &report, const Topology
         table->setItem(row, GpuColumn, textItem(jobGpuName(topology, s.gpu)));
         table->setItem(row, ShowsColumn, textItem(stragglerShows(s)));
         table->setItem(row, HoldBackColumn,
-            numberItem(locale.toString(std::clamp(s.holdBack, 0.0F, 1.0F) * 100.0, 'f', 1) % QStringLiteral(" %")));
+            numberItem(number(std::clamp(s.holdBack, 0.0F, 1.0F) * 100.0, 1) % QStringLiteral(" %")));
         table->setItem(row, SinceColumn, numberItem(agoText(s.sinceMs, report.asOfMs)));
         table->setItem(row, LostColumn, numberItem(gpuHoursText(s.gpuHoursLost)));
         table->setItem(row, ReasonColumn, textItem(s.reason));
@@ -163,7 +167,6 @@ void fillLosses(QTableWidget *table, const JobReport &report, const Topology *to
 {
     const size_t n = std::min(rows, report.losses.size());
     table->setRowCount(static_cast<int>(n));
-    const QLocale locale;
     for (size_t i = 0; i < n; ++i) {
         const GoodputLoss &loss = report.losses[i];
         const int row = static_cast<int>(i);
@@ -182,7 +185,7 @@ void fillLosses(QTableWidget *table, const JobReport &report, const Topology *to
         table->setItem(row, WhatColumn, textItem(what));
         table->setItem(row, HoursColumn, numberItem(gpuHoursText(loss.gpuHours)));
         const double share = report.gpuHours > 0 ? loss.gpuHours / report.gpuHours * 100.0 : 0.0;
-        table->setItem(row, ShareColumn, numberItem(locale.toString(share, 'f', 1) % QStringLiteral(" %")));
+        table->setItem(row, ShareColumn, numberItem(number(share, 1) % QStringLiteral(" %")));
     }
 }
 

@@ -234,6 +234,63 @@ private Q_SLOTS:
             qPrintable(stats));
     }
 
+    // Watched from later than its start (the backend came after it) says so; an ended job says when it ended.
+    void watchedSinceAndEnded()
+    {
+        JobPage *p = shown();
+        QVERIFY(p);
+        auto later = sixHourJob();
+        later->watchedFromMs = t0 + hourMs;
+        later->job.endTimeMs = t0 + 6 * hourMs;
+        later->phase = JobPhase::Ended;
+        p->setReport(later);
+        const QString watched = QStringLiteral("watched since ")
+            + QDateTime::fromMSecsSinceEpoch(t0 + hourMs).toString(QStringLiteral("HH:mm:ss"));
+        const QString stats = p->findChild<QLabel *>(QStringLiteral("jobStats"))->text();
+        QVERIFY2(stats.contains(watched), qPrintable(stats));
+        const QString facts = p->findChild<QLabel *>(QStringLiteral("jobFacts"))->text();
+        QVERIFY2(facts.contains(QStringLiteral("after 6 h 00 min")) && facts.contains(QStringLiteral("now ended")),
+            qPrintable(facts));
+    }
+
+    // A report checked against another shape of the fleet: its GPUs are not named from this one.
+    void anotherTopologyNamesNoGpu()
+    {
+        JobPage *p = shown();
+        QVERIFY(p);
+        auto other = sixHourJob();
+        other->topologyGeneration = 9;
+        auto fleetNow = std::make_shared<Topology>(*fleet);
+        fleetNow->generation = 8;
+        p->setTopology(fleetNow);
+        p->setReport(other);
+        auto *table = p->findChild<QTableWidget *>(QStringLiteral("stragglers"));
+        QCOMPARE(table->item(0, GpuColumn)->text(), QStringLiteral("GPU 37"));
+        fleetNow = std::make_shared<Topology>(*fleet);
+        fleetNow->generation = 9;
+        p->setTopology(fleetNow);
+        QCOMPARE(table->item(0, GpuColumn)->text(), QStringLiteral("r01-k01-n05 GPU 5"));
+    }
+
+    // The session's events, many: what the page keeps of them, listed, and its cost.
+    void manyEvents()
+    {
+        JobPage *p = shown();
+        QVERIFY(p);
+        std::vector<FleetEvent> events;
+        for (int i = 0; i < 20'000; ++i) {
+            // Every other on the job's GPUs (0..255), the rest on another job's.
+            events.push_back(
+                fleetEvent(t0 + i * 1000, EventKind::Xid, (i % 2 ? 256 : 0) + i % 256, QStringLiteral("XID 13")));
+        }
+        QElapsedTimer timer;
+        timer.start();
+        p->setEvents(events);
+        qInfo("20,000 events, 10,000 of them the job's: listed and marked in %.1f ms", timer.nsecsElapsed() / 1e6);
+        QCOMPARE(p->findChild<QTableWidget *>(QStringLiteral("jobHits"))->rowCount(), 2000);
+        QCOMPARE(p->findChild<JobTimeline *>()->marks().size(), size_t(2000));
+    }
+
     void stragglersRankedAndClicked()
     {
         JobPage *p = shown();
