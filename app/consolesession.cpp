@@ -2,6 +2,7 @@
 #include "app/consolesession.h"
 
 #include "client/historyclient.h"
+#include "client/jobclient.h"
 #include "client/summaryclient.h"
 #include "model/replaycontroller.h"
 
@@ -71,16 +72,21 @@ void ConsoleSession::connectTo(const QString &address)
     m_live.connectTo(address, m_security, metricId().isEmpty() ? QStringLiteral("gpu_temp") : metricId());
     HistoryClient *const oldHistory = m_history;
     SummaryClient *const oldSummaries = m_summaryClient;
+    JobClient *const oldJobs = m_jobClient;
     m_history = new HistoryClient(address, m_security, this);
     m_history->setTopology(m_live.topology());
     m_summaryClient = new SummaryClient(address, m_security, this);
+    m_jobClient = new JobClient(address, m_security, this);
+    m_jobClient->setTopology(m_live.topology());
     m_alerts.connectTo(address, m_security);
     // Requests of the old connections are gone: the services cancel them on the old clients and say so (reset), and
     // what follows the fleet's events follows them on the new one. The old clients go after.
     m_historyService.setClient(m_history);
     m_summaries.setClient(m_summaryClient);
+    m_jobWatch.setClient(m_jobClient);
     delete oldHistory;
     delete oldSummaries;
+    delete oldJobs;
     Q_EMIT clientsChanged();
 }
 
@@ -88,6 +94,9 @@ void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
 {
     if (m_history != nullptr) {
         m_history->setTopology(topology);
+    }
+    if (m_jobClient != nullptr) {
+        m_jobClient->setTopology(topology);
     }
     m_events.follow();
     m_alerts.setTopology(topology);

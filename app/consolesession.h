@@ -5,6 +5,7 @@
 #include "app/session/fleetalerts.h"
 #include "app/session/fleetevents.h"
 #include "app/session/historyservice.h"
+#include "app/session/jobwatch.h"
 #include "app/session/livefeed.h"
 #include "app/session/summaryfetcher.h"
 #include "app/session/timemachine.h"
@@ -19,6 +20,7 @@
 namespace fleetscope {
 
 class HistoryClient;
+class JobClient;
 class ReplayController;
 class SummaryClient;
 
@@ -67,6 +69,9 @@ public:
     HistorySource *historySource() { return &m_historyService; }
     // The executive summary's answers for views: refresh() asks, fetched() hands them over (nothing before connectTo).
     SummaryFetcher *summaries() { return &m_summaries; }
+    // One job's account for the job page (GetJob, asked again every few seconds while watched), over the connection
+    // of the moment, checked against the fleet of the moment.
+    JobWatch *jobWatch() { return &m_jobWatch; }
     const FlightRecorder &recorder() const { return m_time.recorder(); }
     ReplayController *replay() const { return m_time.replay(); }
     // What can be shown: the backend's metrics, then the console's own layers (VersionDrift's); empty until the
@@ -163,6 +168,8 @@ private:
     SummaryClient *m_summaryClient = nullptr;
     HistoryService m_historyService; // over m_history
     SummaryFetcher m_summaries; // over m_summaryClient
+    JobClient *m_jobClient = nullptr;
+    JobWatch m_jobWatch; // over m_jobClient
     LiveFeed m_live;
     FleetEvents m_events;
     FleetAlerts m_alerts;

@@ -27,6 +27,8 @@ public:
     static constexpr int refreshMs = 5000;
 
     explicit JobWatch(QObject *parent = nullptr);
+    // How often a watched job is asked again (tests ask more often than refreshMs).
+    void setRefreshInterval(int ms) { m_timer.setInterval(ms); }
 
     // The client asked; not owned. Null: nothing is asked (the report stays as it was, marked old).
     void setClient(JobClient *client);
@@ -52,6 +54,8 @@ private:
     void ask();
     void onReport(const JobReportPtr &report);
     void onFailed(quint64 requestId, const QString &message);
+    void setProblem(const QString &problem);
+    void cancelAsk();
 
     QPointer<JobClient> m_client;
     QTimer m_timer;
