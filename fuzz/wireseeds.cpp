@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Seeds for what a backend sends the console, from the backend's own encoders: topology streams, frame parts, and the
-// answers of QueryRange, StreamEvents, ListJobs, GetSummary and ListMetrics.
+// answers of QueryRange, StreamEvents, ListJobs, GetSummary and ListMetrics, and GetJob's.
 #include "core/fleetshape.h"
 #include "core/frame.h"
 #include "core/incident.h"
@@ -8,10 +8,12 @@
 #include "fuzz/fuzzinput.h"
 #include "fuzz/seeds.h"
 #include "service/frameencoder.h"
+#include "service/jobencoder.h"
 #include "service/summary.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -351,6 +353,84 @@ void answerSeeds()
     write("answers", "catalogue", catalogueInput);
 }
 
+// --- jobdecode: a mode byte (fuzz_jobdecode.cpp: bits 0-1 the fleet, bit 2 a Summary), then one message, from the
+// backend's job encoder: a job's account on 16 GPUs of the 64-GPU fleet, the same on 8 GPUs listed one by one of the
+// fleet of 8, and a summary's goodput.
+
+void jobSeeds()
+{
+    JobReport report;
+    report.job.id = 4711;
+    report.job.name = "train-llm-16";
+    report.job.owner = "ana";
+    report.job.firstGpu = 8;
+    report.job.gpuCount = 16;
+    report.job.startMs = 1'767'225'600'000;
+    report.watchedFromMs = report.job.startMs;
+    report.asOfMs = report.job.startMs + 7'200'000;
+    report.gpuHours = 32;
+    report.productiveGpuHours = 24;
+    report.goodput = 0.75;
+    report.losses = { { LossCause::Incident, 5, 12, 1, -1, -1, 4711, 0, "incident 12: leaf su01-l1 down" },
+        { LossCause::Straggler, 3, 0, -1, 13, -1, 4711, 0, "GPU 13 18% slow" } };
+    report.stragglers = { { 13, 2.5F, MetricId::SmClock, 1410, 1980, 0.28F, report.job.startMs + 3'600'000, 3,
+        "SM clock 1,410 MHz against the job's 1,980 MHz for 6 min" } };
+    const std::pair<JobPhase, int64_t> spans[] = { { JobPhase::Compute, 0 }, { JobPhase::Stall, 3'000'000 },
+        { JobPhase::Restart, 3'600'000 }, { JobPhase::Compute, 3'700'000 } };
+    for (size_t i = 0; i < std::size(spans); ++i) {
+        const int64_t to = i + 1 < std::size(spans) ? spans[i + 1].second : 7'200'000;
+        report.phases.push_back({ spans[i].first, report.job.startMs + spans[i].second, report.job.startMs + to,
+            i == 1 ? 12U : 0U, i == 1 ? "leaf su01-l1 down" : "" });
+    }
+    for (int i = 0; i < 12; ++i) {
+        report.band.push_back({ report.job.startMs + i * 600'000, 80.0F + static_cast<float>(i % 3), 90, 98, 16 });
+    }
+    report.phase = JobPhase::Compute;
+    report.stepSeconds = 12.5;
+    report.allReduceShare = 0.18;
+    report.restarts = 1;
+    report.checkpointLimitSeconds = 120;
+    const auto seed = [](const char *name, uint8_t mode, const JobReport &r) {
+        pb::JobReport answer;
+        std::string error;
+        if (!encodeJobReport(r, &answer, &error)) {
+            std::fprintf(stderr, "%s: %s\n", name, error.c_str());
+            return;
+        }
+        write("jobdecode", name, std::string(1, static_cast<char>(mode)) + answer.SerializeAsString());
+    };
+    seed("report-64", 1, report);
+    JobReport listed = report;
+    listed.job.firstGpu = 0;
+    listed.job.gpuCount = 8;
+    listed.job.gpus = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    listed.losses[1].gpu = 5;
+    listed.stragglers[0].gpu = 5;
+    listed.gpuHours = 16;
+    listed.productiveGpuHours = 12;
+    for (auto &point : listed.band) {
+        point.reporting = 8;
+    }
+    seed("report-8-listed", 0, listed);
+
+    GoodputSummary goodput;
+    goodput.jobs = 3;
+    goodput.jobGpuHours = 500;
+    goodput.productiveGpuHours = 400;
+    goodput.losses = report.losses;
+    for (auto &loss : goodput.losses) {
+        loss.jobId = 0;
+        loss.jobs = 1;
+    }
+    pb::Summary summary;
+    summary.set_from_ms(report.job.startMs);
+    summary.set_to_ms(report.job.startMs + 36'000'000);
+    summary.mutable_fleet()->set_name("fleet");
+    summary.mutable_fleet()->set_gpu_count(64);
+    encodeGoodput(goodput, &summary);
+    write("jobdecode", "summary-64", std::string(1, static_cast<char>(4 | 1)) + summary.SerializeAsString());
+}
+
 } // namespace
 
 namespace fleetscope::fuzz::seeds {
@@ -360,6 +440,7 @@ void wireSeeds()
     topologySeeds();
     framePartSeeds();
     answerSeeds();
+    jobSeeds();
 }
 
 } // namespace fleetscope::fuzz::seeds

@@ -24,12 +24,14 @@ declare -A max_len=([remotewrite]=16384 [topology]=32768 [frameparts]=8192 [prom
     [answers]=4096 [tokenfile]=8192 [configfile]=8192 [viewstring]=2048 [playlist]=8192)
 max_len+=([alertmanager_json]=8192)
 max_len+=([alertsdecode]=8192)
+max_len+=([jobdecode]=8192)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=(remotewrite topology frameparts promjson topologyfile answers tokenfile configfile viewstring
         playlist)
     targets+=(alertmanager_json)
     targets+=(alertsdecode)
+    targets+=(jobdecode)
 fi
 for t in "${targets[@]}"; do
     if [ -z "${max_len[$t]:-}" ]; then
