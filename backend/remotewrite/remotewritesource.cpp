@@ -438,11 +438,16 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
     // A host's series come one after another (a target's scrape): its node is looked up once for them.
     std::string lastHost;
     int64_t lastNode = -1;
+    std::vector<PushedSlurm::Pushed> slurm; // a Slurm exporter's series: jobs joined at the window's close
     WriteRequestReader reader(scratch, m_options.limits);
     while (reader.next()) {
         const auto key = keyOf(reader.labels(), m_map);
         // Senders add their own series (vmagent's up, scrape_duration_seconds, ...): not ours, and not a fault.
         const auto metric = m_map.metric(key.name);
+        if (!metric && PushedSlurm::isSlurmSeries(key.name)) {
+            PushedSlurm::read(reader, &slurm);
+            continue;
+        }
         if (!metric) {
             ++unknownMetric;
             continue;
@@ -501,6 +506,7 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
     }
     WindowFolder::Counts counts;
     m_folder->add(samples, jobs, now, &counts);
+    m_folder->addSlurm(std::move(slurm));
     std::lock_guard lock(m_mutex);
     ++m_stats.requests;
     m_stats.series += reader.seriesRead();

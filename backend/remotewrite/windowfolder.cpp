@@ -111,6 +111,7 @@ WindowFolder::WindowFolder(const FleetShape &shape, const Options &options)
     , m_options(options)
     , m_gpus(shape.gpuCount)
     , m_closedThrough(std::numeric_limits<int64_t>::min())
+    , m_pushedSlurm(shape)
 {
     m_options.windowMs = std::clamp<int64_t>(m_options.windowMs, 1, maxWindowMs);
     if (m_options.startMs > 0) {
@@ -497,14 +498,20 @@ void WindowFolder::fold(Window &w, Closed *closed)
     }
     closed->gpusWithoutData = gradeDcgmFrame(frame.get(), hasData);
 
-    // Jobs and events as the Prometheus source finds them, from the raw values of the GPUs heard from.
+    // Jobs and events as the Prometheus source finds them, from the raw values of the GPUs heard from: Slurm's
+    // first, whose GPUs the pod labels' jobs do not get; the pods' names for the next window's Slurm join.
+    m_pushedSlurm.join(frame->sampleTimeMs, &m_slurm, &closed->events);
     m_jobs.begin(m_gpus);
     {
         // The job table is the HTTP threads' too (add() interns into it, growing it or reusing a forgotten id).
         std::lock_guard lock(m_mutex);
         for (const auto &[gpu, id] : m_gpuJobs) {
             if (current[gpu]) {
-                m_jobs.add(gpu, m_jobLabels[id - 1]);
+                const auto &labels = m_jobLabels[id - 1];
+                m_slurm.noteAlias(m_shape.nodeOfGpu[gpu], labels.pod, m_shape.nodes.size());
+                if (!m_slurm.claims(gpu)) {
+                    m_jobs.add(gpu, labels);
+                }
             }
         }
         forgetJobs(w.index);
@@ -521,7 +528,8 @@ void WindowFolder::fold(Window &w, Closed *closed)
             reasons[g] = reasonPlane[g];
         }
     }
-    m_events.update(xid, dbe, reasons, m_shape, m_jobs.jobOfGpu(), &closed->events);
+    m_slurm.mergedJobOfGpu(m_jobs.jobOfGpu(), &m_jobOfGpu);
+    m_events.update(xid, dbe, reasons, m_shape, m_jobOfGpu, &closed->events);
     closed->frame = std::move(frame);
 }
 

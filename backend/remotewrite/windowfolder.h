@@ -9,6 +9,8 @@
 #include "dcgm/prometheusevents.h"
 #include "dcgm/prometheusjobs.h"
 #include "dcgm/promsample.h"
+#include "dcgm/slurmjobs.h"
+#include "remotewrite/pushedslurm.h"
 
 #include <cstdint>
 #include <deque>
@@ -137,7 +139,11 @@ public:
 
     // The frame before any window closed: every GPU without data.
     std::shared_ptr<Frame> emptyFrame() const;
-    std::vector<JobInfo> jobs() const { return m_jobs.jobs(); }
+    // A Slurm exporter's series pushed with a request (any thread): joined at each window's close, as the Prometheus
+    // source joins them; a GPU a Slurm job claims is that job's, not its pod labels' (see SlurmJobs).
+    void addSlurm(std::vector<PushedSlurm::Pushed> batch) { m_pushedSlurm.add(std::move(batch)); }
+    const PushedSlurm &pushedSlurm() const { return m_pushedSlurm; }
+    std::vector<JobInfo> jobs() const { return SlurmJobs::merged(m_slurm.jobs(), m_jobs.jobs()); }
     const Options &options() const { return m_options; }
 
     static int64_t windowOf(int64_t timeMs, int64_t windowMs);
@@ -185,6 +191,9 @@ private:
     // (GPU, job label set id), ascending: each GPU's jobs as of its last window (a GPU may serve several).
     std::vector<std::pair<uint32_t, uint32_t>> m_gpuJobs;
     PrometheusJobs m_jobs;
+    PushedSlurm m_pushedSlurm; // its own lock: the HTTP threads add, the ticker joins
+    SlurmJobs m_slurm;
+    std::vector<uint64_t> m_jobOfGpu; // Slurm's jobs, else the pod labels'
     PrometheusEvents m_events;
 };
 

@@ -6,6 +6,7 @@
 #include "core/fleetshape.h"
 #include "dcgm/slurmjobs.h"
 #include "prometheus/promjson.h"
+#include "remotewrite/pushedslurm.h"
 #include "sim/exporterpage.h"
 
 #include <QElapsedTimer>
@@ -409,6 +410,57 @@ private Q_SLOTS:
         QCOMPARE(merged[7], uint64_t { 7 });
         QCOMPARE(merged[100], pod.id);
         QCOMPARE(merged[50], uint64_t { 0 });
+    }
+
+    // The push path's holder: a series counts from its push until a staleness marker or the lookback ends it; a
+    // sender's retry of an older sample does not bring back the old one; past the bound new series are dropped.
+    void pushedSeries()
+    {
+        const Fleet fleet;
+        PushedSlurm pushed(fleet.shape);
+        SlurmJobs slurm;
+        std::vector<FleetEvent> events;
+        pushed.join(nowMs, &slurm, &events);
+        QVERIFY(slurm.jobs().empty()); // nothing ever pushed: nothing done
+        auto one = [&](SlurmJobs::Series s, int64_t timeMs, bool stale = false) {
+            return PushedSlurm::Pushed { std::move(s), timeMs, stale };
+        };
+        pushed.add({ one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs),
+            one(nodeJob("2", fleet.shape.nodes[1].hostname), nowMs),
+            one(jobInfo("1", "one", "ann", std::to_string(nowMs / 1000 - 60)), nowMs) });
+        pushed.join(nowMs + 1000, &slurm, &events);
+        QCOMPARE(slurm.jobs().size(), size_t { 2 });
+        QCOMPARE(slurm.jobs()[0].name, std::string("one"));
+        QCOMPARE(pushed.held(), size_t { 3 });
+
+        // Job 2's node series goes stale (its job ended); job 1's is pushed on, then retried with an older sample.
+        pushed.add({ one(nodeJob("2", fleet.shape.nodes[1].hostname), nowMs + 2000, true),
+            one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs + 200000) });
+        pushed.add({ one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs + 1000) });
+        pushed.join(nowMs + 3000, &slurm, &events);
+        auto jobs = slurm.jobs();
+        QCOMPARE(jobs.size(), size_t { 2 });
+        QCOMPARE(jobs[0].id, uint64_t { 1 });
+        QCOMPARE(jobs[1].id, uint64_t { 2 });
+        QCOMPARE(jobs[1].endMs, nowMs + 3000);
+
+        // Past the lookback job 1's info is forgotten, its node series (pushed later) still counts; then that too.
+        pushed.join(nowMs + PushedSlurm::lookbackMs + 1000, &slurm, &events);
+        QCOMPARE(pushed.held(), size_t { 1 });
+        QVERIFY(slurm.claims(0));
+        pushed.join(nowMs + 200000 + PushedSlurm::lookbackMs + 1, &slurm, &events);
+        QCOMPARE(pushed.held(), size_t { 0 });
+        QVERIFY(!slurm.claims(0));
+
+        // A sender that makes up series: past the bound they are dropped, counted.
+        const size_t bound = SlurmJobs::maxSeries(fleet.shape.nodes.size());
+        std::vector<PushedSlurm::Pushed> many;
+        for (size_t j = 0; j < bound + 7; ++j) {
+            many.push_back(one(nodeJob(std::to_string(j + 1), fleet.shape.nodes[0].hostname), nowMs + 600000));
+        }
+        pushed.add(std::move(many));
+        QCOMPARE(pushed.held(), bound);
+        QCOMPARE(pushed.dropped(), uint64_t { 7 });
     }
 };
 

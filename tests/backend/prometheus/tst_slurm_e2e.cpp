@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Slurm jobs through the real chain: the simulator's dcgm-exporter pages and its Slurm exporter page (soperator's
-// slurm_node_job and slurm_job_info), scraped by a real Prometheus (Debian's `prometheus`), read back by the
-// backend's Prometheus source, joined onto the nodes, and served by ListJobs over gRPC: the simulator's running jobs,
+// slurm_node_job and slurm_job_info), scraped by a real Prometheus (Debian's `prometheus`) and read back by the
+// backend's Prometheus source, or scraped by vmagent and pushed to the backend's remote-write receiver, joined onto
+// the nodes, and served by ListJobs over gRPC: the simulator's running jobs,
 // with their ids, names, users, start times and every GPU of their nodes, the flapping node's too (its dcgm-exporter
 // is down, Slurm still lists it). The dcgm page also carries pod labels for the same jobs; on a node Slurm claims the
 // Slurm job wins, so none of them shows as a job of its own. The simulation is frozen on one frame.
 #include "analytics/fleetanalytics.h"
 #include "core/framesource.h"
 #include "prometheus/prometheussource.h"
+#include "remotewrite/remotewritesource.h"
 #include "service/backendserver.h"
 #include "sim/exporterserver.h"
 #include "sim/simulatedfleet.h"
@@ -28,6 +30,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -101,51 +104,51 @@ class TestSlurmE2e : public QObject
 private Q_SLOTS:
     void initTestCase()
     {
-        m_binary = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
-        if (m_binary.isEmpty()) {
-            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'; "
-                                    "scripts/common.sh installs it for CI): Slurm jobs through Prometheus are not "
-                                    "tested here");
-        }
         const QString unserved = m_fleet.serve(); // a node down, every scrape the same page
         QVERIFY2(unserved.isEmpty(), qPrintable(unserved));
         QVERIFY(m_dir.isValid());
-    }
-
-    // ListJobs of a backend reading Prometheus equals the simulator's running jobs, as its Slurm page lists them.
-    void jobsFromTheSlurmExporter()
-    {
-        const auto &shape = m_fleet.simulator->shape();
-        std::map<uint64_t, Compared> expected;
-        size_t slurmNodes = 0;
         bool flappingNodeInAJob = false;
         for (const auto &job : m_fleet.simulator->jobs()) {
             if (job.endMs != 0) {
                 continue;
             }
             const auto gpus = job.gpuList();
-            expected[job.id] = { job.name, job.owner, job.startMs / 1000, gpus };
-            slurmNodes += gpus.size() / be::FleetShape::gpusPerNode;
+            m_expected[job.id] = { job.name, job.owner, job.startMs / 1000, gpus };
+            m_slurmNodes += gpus.size() / be::FleetShape::gpusPerNode;
             for (const uint32_t g : gpus) {
                 flappingNodeInAJob = flappingNodeInAJob || !online(*m_fleet.frame, g);
             }
         }
-        QVERIFY2(expected.size() >= 2, "the frozen fleet runs fewer than two jobs: too little to compare");
-        qInfo("%zu running jobs on %zu nodes; the flapping node %s", expected.size(), slurmNodes,
+        QVERIFY2(m_expected.size() >= 2, "the frozen fleet runs fewer than two jobs: too little to compare");
+        qInfo("%zu running jobs on %zu nodes; the flapping node %s", m_expected.size(), m_slurmNodes,
             flappingNodeInAJob ? "runs one" : "runs none");
 
-        // The Slurm exporter as a site scrapes it: a job of its own over the one target the exporter lists.
+        // The scrape jobs a site has: dcgm-exporter's page, and the Slurm exporter as a job of its own over the one
+        // target the exporter lists. Prometheus and vmagent read the same file.
         const QString slurmTargets = m_dir.filePath(QStringLiteral("slurm-targets.json"));
         std::string error;
         QVERIFY2(m_fleet.exporter->writeSlurmTargetsFile(slurmTargets.toStdString(), &error), error.c_str());
-        const QString config = m_dir.filePath(QStringLiteral("prometheus.yml"));
-        QVERIFY(writeFile(config,
+        m_config = m_dir.filePath(QStringLiteral("scrape.yml"));
+        QVERIFY(writeFile(m_config,
             scrapeConfig(m_fleet.exporter->port()) + "  - job_name: slurm\n    file_sd_configs:\n      - files: ['"
                 + slurmTargets.toUtf8() + "']\n"));
+        m_topology = m_dir.filePath(QStringLiteral("topology.json"));
+        QVERIFY(writeFile(m_topology, topologyFileOf(m_fleet.simulator->shape())));
+    }
+
+    // ListJobs of a backend reading Prometheus equals the simulator's running jobs, as its Slurm page lists them.
+    void jobsThroughPrometheus()
+    {
+        const QString binary = QStandardPaths::findExecutable(QStringLiteral("prometheus"));
+        if (binary.isEmpty()) {
+            FLEETSCOPE_SKIP_WITHOUT("the prometheus binary is not installed (Debian package 'prometheus'; "
+                                    "scripts/common.sh installs it for CI): Slurm jobs through Prometheus are not "
+                                    "tested here");
+        }
         const int port = freePort();
         QVERIFY(port > 0);
         ProcessGuard prometheus;
-        QVERIFY2(startPrometheus(&prometheus, m_binary, config, m_dir.filePath(QStringLiteral("data")), port),
+        QVERIFY2(startPrometheus(&prometheus, binary, m_config, m_dir.filePath(QStringLiteral("data")), port),
             qPrintable(prometheus.process.errorString()));
         const QString late = waitForServer(prometheus, QStringLiteral("Prometheus"), 60000, [&](QString *detail) {
             const auto temps = instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
@@ -155,37 +158,89 @@ private Q_SLOTS:
                           .arg(temps.size())
                           .arg(m_fleet.online)
                           .arg(nodeJobs.size())
-                          .arg(slurmNodes)
+                          .arg(m_slurmNodes)
                           .arg(infos.size())
-                          .arg(expected.size());
+                          .arg(m_expected.size());
             return static_cast<uint32_t>(temps.size()) == m_fleet.online
-                && static_cast<size_t>(nodeJobs.size()) == slurmNodes
-                && static_cast<size_t>(infos.size()) == expected.size();
+                && static_cast<size_t>(nodeJobs.size()) == m_slurmNodes
+                && static_cast<size_t>(infos.size()) == m_expected.size();
         });
         QVERIFY2(late.isEmpty(), qPrintable(late));
 
-        const QString topology = m_dir.filePath(QStringLiteral("topology.json"));
-        QVERIFY(writeFile(topology, topologyFileOf(shape)));
-        auto sourceLog = std::make_shared<std::pair<std::mutex, std::string>>();
-        auto source = std::make_unique<be::PrometheusSource>([sourceLog](const std::string &line) {
-            std::lock_guard lock(sourceLog->first);
-            sourceLog->second += line + '\n';
-        });
+        auto log = std::make_shared<Log>();
+        auto source = std::make_unique<be::PrometheusSource>(log->writer());
         be::PrometheusSource::Options options;
         options.url = "http://127.0.0.1:" + std::to_string(port);
-        options.topologyFile = topology.toStdString();
+        options.topologyFile = m_topology.toStdString();
         QElapsedTimer started;
         started.start();
+        std::string error;
         QVERIFY2(source->start(options, &error), error.c_str());
+        compareJobs(std::move(source), started, *log);
+    }
+
+    // The same through the push path: vmagent scrapes both pages and remote-writes them to the backend's receiver,
+    // which joins the pushed Slurm series at each window's close.
+    void jobsThroughVmagent()
+    {
+        const QString vmagent = QStandardPaths::findExecutable(QStringLiteral("vmagent"));
+        if (vmagent.isEmpty()) {
+            FLEETSCOPE_SKIP_WITHOUT("the vmagent binary is not installed (Debian package 'victoria-metrics'; "
+                                    "scripts/common.sh installs it for CI): Slurm jobs through remote write are not "
+                                    "tested here");
+        }
+        const int port = freePort();
+        ProcessGuard agent;
+        agent.process.setProcessChannelMode(QProcess::MergedChannels);
+        agent.process.start(vmagent,
+            { QStringLiteral("-promscrape.config=") + m_config,
+                QStringLiteral("-httpListenAddr=127.0.0.1:%1").arg(freePort()),
+                QStringLiteral("-remoteWrite.tmpDataPath=") + m_dir.filePath(QStringLiteral("vmagent")),
+                QStringLiteral("-remoteWrite.flushInterval=200ms"), QStringLiteral("-loggerLevel=WARN"),
+                QStringLiteral("-remoteWrite.url=http://127.0.0.1:%1/api/v1/write").arg(port) });
+        QVERIFY(agent.process.waitForStarted(10000));
+
+        auto log = std::make_shared<Log>();
+        auto source = std::make_unique<be::RemoteWriteSource>(log->writer());
+        be::RemoteWriteSource::Options options;
+        options.listen = "127.0.0.1:" + std::to_string(port);
+        options.topologyFile = m_topology.toStdString();
+        options.delayMs = 1000;
+        options.startTimeout = 60s;
+        QElapsedTimer started;
+        started.start();
+        std::string error;
+        QVERIFY2(source->start(options, &error), error.c_str());
+        compareJobs(std::move(source), started, *log);
+    }
+
+private:
+    // The source's log lines, for a failure's message.
+    struct Log
+    {
+        std::mutex mutex;
+        std::string text;
+        std::function<void(const std::string &)> writer()
+        {
+            return [this](const std::string &line) {
+                std::lock_guard lock(mutex);
+                text += line + '\n';
+            };
+        }
+    };
+
+    // Serves the source over gRPC and asks ListJobs until it equals the simulator's running jobs or a minute has
+    // passed (a loaded sanitizer run): the jobs are known from the first frame (Prometheus) or the first window
+    // closed (remote write) on.
+    void compareJobs(std::unique_ptr<be::FramePoller> source, const QElapsedTimer &started, Log &log)
+    {
         be::SimulationOptions backendOptions;
         backendOptions.interval = 200ms;
         be::BackendServer backend(be::judgedSource(std::move(source), backendOptions));
+        std::string error;
         QVERIFY2(backend.start("127.0.0.1:0", &error), error.c_str());
         auto stub = pb::Telemetry::NewStub(
             grpc::CreateChannel(backend.listeningAddress(), grpc::InsecureChannelCredentials()));
-
-        // The jobs are known from the first frame on (the source's start asks for them); asked until they are, or a
-        // minute has passed (a loaded sanitizer run).
         std::map<uint64_t, Compared> got;
         QDeadlineTimer deadline(60000);
         do {
@@ -199,24 +254,25 @@ private Q_SLOTS:
                 QCOMPARE(job.end_time_ms(), int64_t { 0 });
                 got[job.id()] = { job.name(), job.owner(), job.start_time_ms() / 1000, jobGpus(job) };
             }
-            if (got == expected) {
+            if (got == m_expected) {
                 break;
             }
             QTest::qWait(200);
         } while (!deadline.hasExpired());
-        qInfo(
-            "ListJobs gave the Slurm jobs %lld ms after the source's start", static_cast<long long>(started.elapsed()));
-        std::lock_guard lock(sourceLog->first);
-        QVERIFY2(got == expected,
+        qInfo("ListJobs compared %lld ms after the source's start", static_cast<long long>(started.elapsed()));
+        std::lock_guard lock(log.mutex);
+        QVERIFY2(got == m_expected,
             qPrintable(QStringLiteral("ListJobs:%1\nthe simulator's running jobs:%2\nthe source's log:\n%3")
-                           .arg(describe(got), describe(expected), QString::fromStdString(sourceLog->second))));
+                           .arg(describe(got), describe(m_expected), QString::fromStdString(log.text))));
         backend.stop();
     }
 
-private:
-    QString m_binary;
     FrozenFleetPage m_fleet;
     QTemporaryDir m_dir;
+    std::map<uint64_t, Compared> m_expected;
+    size_t m_slurmNodes = 0;
+    QString m_config;
+    QString m_topology;
 };
 
 QTEST_GUILESS_MAIN(TestSlurmE2e)
