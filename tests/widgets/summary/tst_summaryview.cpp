@@ -8,6 +8,7 @@
 #include "sim/simulatedfleet.h"
 #include "tests/model/fulldisktesting.h"
 #include "tests/realparts.h"
+#include "widgets/summary/goodputpanel.h"
 #include "widgets/summary/summaryview.h"
 
 #include <QAbstractItemModelTester>
@@ -279,6 +280,59 @@ private Q_SLOTS:
         const Expected lastHour = expectFromSimulator(m_server->source(), m_now - hourMs, m_now);
         QVERIFY(std::abs(dayTrend.back().utilisation - lastHour.utilisation) < 1e-6);
         QVERIFY(std::abs(m_view->weekTrend().back().utilisation - m_view->figures().dayUtilisation) < 1e-6);
+    }
+
+    // The jobs' goodput as the backend's own accounts give it over the same ranges (analytics/jobaccounting.h), through
+    // the real service, the client's decoding and the page: the figures, the losses listed most first, the trend.
+    void goodputEqualsTheBackendsAccounts()
+    {
+        const be::JobAccounts *accounts = m_server->source().jobAccounts();
+        QVERIFY2(accounts != nullptr, "the simulated source is judged: it keeps job accounts");
+        // Ranges that end on an hour, asked once a frame past it was judged: the accounts keep hourly buckets and share
+        // the newest, still filling, by the time it covers, so a range ending inside it drifts as frames come.
+        const int64_t end = m_server->source().latest()->sampleTimeMs / hourMs * hourMs;
+        QTRY_VERIFY_WITH_TIMEOUT(m_server->source().latest()->sampleTimeMs > end + 1000, 60000);
+        SummaryView view;
+        SummaryFetcher fetcher;
+        fetcher.setClient(m_client.get());
+        connect(&fetcher, &SummaryFetcher::fetched, &view, &SummaryView::showFetch);
+        QSignalSpy refreshed(&view, &SummaryView::refreshed);
+        fetcher.refresh(end);
+        QVERIFY(refreshed.wait(60000));
+        QVERIFY(view.hasData());
+        const be::GoodputSummary week = accounts->between(end - 7 * dayMs, end);
+        const be::GoodputSummary day = accounts->between(end - dayMs, end);
+        qInfo("week: %u jobs, %.1f of %.1f GPU-h productive, %zu losses listed", week.jobs, week.productiveGpuHours,
+            week.jobGpuHours, view.weekSummary()->losses.size());
+        QVERIFY2(week.jobs > 0, "26 hours of a simulated fleet run jobs");
+        const GoodputFigures &f = view.goodput()->figures();
+        QVERIFY(f.hasWeek && f.hasDay);
+        QCOMPARE(f.weekJobs, week.jobs);
+        QVERIFY(std::abs(f.weekJobGpuHours - week.jobGpuHours) < 1e-6 * week.jobGpuHours);
+        QVERIFY(std::abs(f.weekGoodput - 100 * week.productiveGpuHours / week.jobGpuHours) < 1e-6);
+        QVERIFY(std::abs(f.dayGoodput - 100 * day.productiveGpuHours / day.jobGpuHours) < 1e-6);
+        QCOMPARE(labelText(view, "weekGoodput"), SummaryView::formatPercent(f.weekGoodput));
+        // The losses as the backend listed them, every one shown, adding up to what the jobs lost (the backend may yet
+        // move a stall's hours to the cause it finds when the stall ends: compared with the answer, not the accounts).
+        const auto &listed = view.weekSummary()->losses;
+        QCOMPARE(f.losses.size(), listed.size());
+        const auto *table = view.findChild<QTableView *>(QStringLiteral("goodputLossTable"));
+        QVERIFY(table != nullptr);
+        QCOMPARE(table->model()->rowCount(), int(listed.size()));
+        double sum = 0;
+        for (const auto &l : f.losses) {
+            sum += l.gpuHours;
+        }
+        QVERIFY2(std::abs(sum - f.weekLostGpuHours) < 1e-6 * f.weekJobGpuHours,
+            qPrintable(QStringLiteral("%1 != %2").arg(sum).arg(f.weekLostGpuHours)));
+        QCOMPARE(view.goodputLossesCsv().count("\r\n"), qsizetype(listed.size() + 1));
+        // The last hourly bucket's goodput is the backend's over that hour.
+        const be::GoodputSummary hour = accounts->between(end - hourMs, end);
+        const auto &last = view.dayTrend().back();
+        QCOMPARE(last.hasGoodput, hour.jobs > 0);
+        if (last.hasGoodput) {
+            QVERIFY(std::abs(last.goodput - 100 * hour.productiveGpuHours / hour.jobGpuHours) < 1e-6);
+        }
     }
 
     void offendersCsvListsTheWorstOnePercent()
