@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 using namespace fleetscope::backend;
 
@@ -461,6 +462,47 @@ private Q_SLOTS:
         pushed.add(std::move(many));
         QCOMPARE(pushed.held(), bound);
         QCOMPARE(pushed.dropped(), uint64_t { 7 });
+    }
+
+    // The cost at the scale: 1,048,576 GPUs (131,072 nodes) all under 2,000 running jobs, one poll's join
+    // (printed, not asserted), and every GPU claimed by its job.
+    void atAMillionGpus()
+    {
+        const FleetShape shape = FleetShape::forGpuCount(1048576);
+        std::unordered_map<std::string_view, uint32_t> hosts;
+        for (uint32_t k = 0; k < shape.nodes.size(); ++k) {
+            hosts.emplace(shape.nodes[k].hostname, k);
+        }
+        const SlurmJobs::NodeOf nodeOf = [&](std::string_view host) {
+            const auto it = hosts.find(host);
+            return it == hosts.end() ? int64_t { -1 } : static_cast<int64_t>(it->second);
+        };
+        const size_t jobs = 2000;
+        const size_t nodes = shape.nodes.size();
+        std::vector<SlurmJobs::Series> series;
+        series.reserve(nodes + jobs);
+        for (size_t k = 0; k < nodes; ++k) {
+            series.push_back(nodeJob(std::to_string(k * jobs / nodes + 1), shape.nodes[k].hostname));
+        }
+        for (size_t j = 1; j <= jobs; ++j) {
+            series.push_back(jobInfo(std::to_string(j), "train-" + std::to_string(j), "team", ""));
+        }
+        SlurmJobs slurm;
+        std::vector<FleetEvent> events;
+        for (int poll = 0; poll < 2; ++poll) {
+            QElapsedTimer timer;
+            timer.start();
+            slurm.begin();
+            for (const auto &s : series) {
+                slurm.add(s);
+            }
+            slurm.finish(nowMs + poll * 1000, shape, nodeOf, &events);
+            qInfo("poll %d: %zu series joined onto %u GPUs in %lld ms", poll, series.size(), shape.gpuCount,
+                static_cast<long long>(timer.elapsed()));
+        }
+        QCOMPARE(slurm.report().jobs, jobs);
+        QVERIFY(std::all_of(slurm.jobOfGpu().begin(), slurm.jobOfGpu().end(), [](uint64_t id) { return id != 0; }));
+        QVERIFY(events.empty());
     }
 };
 
