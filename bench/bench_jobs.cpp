@@ -5,11 +5,12 @@
 // GPU-hours lost per cause on both sides; its cost per frame at 1,048,576 GPUs beside the anomaly detector's, measured
 // in the same run. docs/PERFORMANCE.md ("Jobs") has the figures and the commands.
 //
-//   bench_jobs stragglers [gpus=65536] [hours=6] [seed=1]
+//   bench_jobs stragglers [gpus=65536] [hours=12] [seeds=3]
 //   bench_jobs goodput [gpus=10240] [hours=24] [seed=1] [straggler rate, x the documented one=10]
 //   bench_jobs cost [gpus=1048576] [frames=12]
 //
 // Frames are stamped with simulated time (10 s steps), so the accounting sees the simulator's clock.
+// BENCH_JOBS_VERBOSE=1 prints each (job, GPU) scored >= 1 that was no injected straggler's.
 #include "analytics/anomalydetector.h"
 #include "analytics/fleetanalytics.h"
 #include "analytics/jobaccounting.h"
@@ -86,10 +87,39 @@ std::shared_ptr<be::Frame> stepped(be::Simulator &sim)
     return frame;
 }
 
-// (a) Stragglers injected at random into running jobs of four sizes, a few in force in each size at a time.
-int stragglers(uint32_t gpus, double hours, uint64_t seed)
+constexpr std::array<uint32_t, 4> sizes { 64, 256, 1024, 4096 };
+
+// Stragglers' scores over runs: per size, the stragglers scored and detected and their times to be ranked first; the
+// (job, GPU) pairs scored >= 1, and those that were an injected straggler's.
+struct StragglerTotals
 {
-    constexpr std::array<uint32_t, 4> sizes { 64, 256, 1024, 4096 };
+    std::array<size_t, sizes.size()> injected {}, detected {};
+    std::array<std::vector<double>, sizes.size()> toFirst;
+    size_t flagged = 0, flaggedTrue = 0;
+};
+
+void printStragglers(const StragglerTotals &totals)
+{
+    std::printf("%-10s %9s %9s %8s %10s %13s %12s\n", "job GPUs", "injected", "detected", "recall", "ranked 1st",
+        "median to 1st", "p90 to 1st");
+    size_t allInjected = 0, allDetected = 0;
+    for (size_t s = 0; s < sizes.size(); ++s) {
+        const size_t n = totals.injected[s], detected = totals.detected[s];
+        allInjected += n;
+        allDetected += detected;
+        const Distribution d(totals.toFirst[s]);
+        std::printf("%-10u %9zu %9zu %7.0f%% %10zu %9.1f min %8.1f min\n", sizes[s], n, detected,
+            n ? 100.0 * detected / n : 0.0, totals.toFirst[s].size(), d.quantile(0.5) / 60, d.quantile(0.9) / 60);
+    }
+    std::printf("recall %.1f%% (%zu of %zu); precision %.1f%% (%zu of %zu (job, GPU) pairs scored >= 1 were an "
+                "injected straggler in force or ended within 5 min)\n",
+        allInjected ? 100.0 * allDetected / allInjected : 0.0, allDetected, allInjected,
+        totals.flagged ? 100.0 * totals.flaggedTrue / totals.flagged : 0.0, totals.flaggedTrue, totals.flagged);
+}
+
+// (a) Stragglers injected at random into running jobs of four sizes, a few in force in each size at a time.
+void stragglers(uint32_t gpus, double hours, uint64_t seed, StragglerTotals *totals)
+{
     constexpr size_t inForcePerSize = 2;
     be::Simulator sim(gpus, seed, stepSeconds);
     const auto perNode = be::HardwareSpec::of(sim.shape().hardware).gpusPerNode;
@@ -110,6 +140,8 @@ int stragglers(uint32_t gpus, double hours, uint64_t seed)
     uint64_t draw = 0;
     const auto uniform = [&] { return be::determinism::unit(be::determinism::hash(seed, 0x6a6f6273, ++draw)); };
     std::vector<double> cost;
+    const bool verbose = std::getenv("BENCH_JOBS_VERBOSE") != nullptr;
+    size_t reported = 0;
     const auto steps = static_cast<uint64_t>(hours * 3600 / stepSeconds);
     for (uint64_t i = 0; i < steps; ++i) {
         const double t = sim.nowSeconds();
@@ -185,44 +217,44 @@ int stragglers(uint32_t gpus, double hours, uint64_t seed)
                     }
                 }
                 auto &pair = flaggedPairs[{ id, s.gpu }];
+                if (verbose && !matched && flaggedPairs.size() > reported) {
+                    reported = flaggedPairs.size();
+                    std::printf("  not injected: t %.0f s job %llu (%u GPUs) GPU %u rank %zu score %.2f %s %.1f vs "
+                                "median %.1f since %.0f s: %s\n",
+                        now, static_cast<unsigned long long>(id), report.job.gpuCount, s.gpu, k, s.score,
+                        be::metricCatalog()[static_cast<size_t>(s.metric)].key.c_str(), s.value, s.jobMedian,
+                        static_cast<double>(s.sinceMs - epochMs) / 1000.0, s.reason.c_str());
+                }
                 pair = pair || matched;
             }
         }
     }
+    StragglerTotals run;
+    for (const auto &x : injected) {
+        // Scored once it has had its chance: ended, or in force 20 minutes.
+        if (x.end > sim.nowSeconds() && sim.nowSeconds() - x.start < 1200) {
+            continue;
+        }
+        ++run.injected[x.size];
+        run.detected[x.size] += x.flagged ? 1 : 0;
+        if (x.rankedFirst >= 0) {
+            run.toFirst[x.size].push_back(x.rankedFirst);
+        }
+    }
+    run.flagged = flaggedPairs.size();
+    run.flaggedTrue = static_cast<size_t>(
+        std::count_if(flaggedPairs.begin(), flaggedPairs.end(), [](const auto &p) { return p.second; }));
     std::printf("stragglers at %u GPUs, %.0f simulated hours, seed %llu: %zu injected (8-30 %% of the clock, 30-120 "
                 "min); accounting %.2f ms per frame (median of one core)\n",
         gpus, hours, static_cast<unsigned long long>(seed), injected.size(), Distribution(cost).quantile(0.5) * 1e3);
-    std::printf("%-10s %9s %9s %8s %10s %12s %12s\n", "job GPUs", "injected", "detected", "recall", "ranked 1st",
-        "median to 1st", "p90 to 1st");
-    size_t allInjected = 0, allDetected = 0;
+    printStragglers(run);
     for (size_t s = 0; s < sizes.size(); ++s) {
-        size_t n = 0, detected = 0;
-        std::vector<double> toFirst;
-        for (const auto &x : injected) {
-            // Scored once it has had its chance: ended, or in force 20 minutes.
-            if (x.size != s || (x.end > sim.nowSeconds() && sim.nowSeconds() - x.start < 1200)) {
-                continue;
-            }
-            ++n;
-            detected += x.flagged ? 1 : 0;
-            if (x.rankedFirst >= 0) {
-                toFirst.push_back(x.rankedFirst);
-            }
-        }
-        allInjected += n;
-        allDetected += detected;
-        const Distribution d(toFirst);
-        std::printf("%-10u %9zu %9zu %7.0f%% %10zu %10.1f min %10.1f min\n", sizes[s], n, detected,
-            n ? 100.0 * detected / n : 0.0, toFirst.size(), d.quantile(0.5) / 60, d.quantile(0.9) / 60);
+        totals->injected[s] += run.injected[s];
+        totals->detected[s] += run.detected[s];
+        totals->toFirst[s].insert(totals->toFirst[s].end(), run.toFirst[s].begin(), run.toFirst[s].end());
     }
-    const auto truePairs
-        = std::count_if(flaggedPairs.begin(), flaggedPairs.end(), [](const auto &p) { return p.second; });
-    std::printf("recall %.1f%% (%zu of %zu); precision %.1f%% (%lld of %zu (job, GPU) pairs scored >= 1 were an "
-                "injected straggler in force or ended within 5 min)\n",
-        allInjected ? 100.0 * allDetected / allInjected : 0.0, allDetected, allInjected,
-        flaggedPairs.empty() ? 0.0 : 100.0 * truePairs / flaggedPairs.size(), static_cast<long long>(truePairs),
-        flaggedPairs.size());
-    return 0;
+    totals->flagged += run.flagged;
+    totals->flaggedTrue += run.flaggedTrue;
 }
 
 // (b) Goodput per job and the losses by cause, the accounting's (through the whole analytics, incidents included)
@@ -368,7 +400,16 @@ int main(int argc, char **argv)
         return std::clamp(g, be::FleetShape::minGpus, be::FleetShape::maxGpus);
     };
     if (mode == "stragglers") {
-        return stragglers(gpusArg(65536), arg(3, 6), static_cast<uint64_t>(arg(4, 1)));
+        const auto seeds = static_cast<uint64_t>(std::max(1.0, arg(4, 3)));
+        StragglerTotals totals;
+        for (uint64_t seed = 1; seed <= seeds; ++seed) {
+            stragglers(gpusArg(65536), arg(3, 12), seed, &totals);
+        }
+        if (seeds > 1) {
+            std::printf("all %llu seeds:\n", static_cast<unsigned long long>(seeds));
+            printStragglers(totals);
+        }
+        return 0;
     }
     if (mode == "goodput") {
         return goodput(gpusArg(10240), arg(3, 24), static_cast<uint64_t>(arg(4, 1)), arg(5, 10));
@@ -377,7 +418,7 @@ int main(int argc, char **argv)
         return cost(gpusArg(1 << 20), static_cast<int>(arg(3, 12)));
     }
     std::fprintf(stderr,
-        "usage: bench_jobs stragglers [gpus] [hours] [seed] | goodput [gpus] [hours] [seed] [straggler rate x] | "
+        "usage: bench_jobs stragglers [gpus] [hours] [seeds] | goodput [gpus] [hours] [seed] [straggler rate x] | "
         "cost [gpus] [frames]\n");
     return 2;
 }
