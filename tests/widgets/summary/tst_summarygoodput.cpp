@@ -567,6 +567,7 @@ private Q_SLOTS:
         const QString shots = qEnvironmentVariable("FLEETSCOPE_TEST_SHOTS");
         if (!shots.isEmpty()) {
             QVERIFY(area.grab().save(shots + QStringLiteral("/summary-goodput.png")));
+            QCOMPARE(view->exportPdf(shots + QStringLiteral("/summary-goodput.pdf")), QString());
         }
     }
 };

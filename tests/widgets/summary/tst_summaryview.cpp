@@ -427,15 +427,17 @@ private Q_SLOTS:
     void reportsOnAFullDiskSayWhyAndKeepTheLastOne()
     {
         fulldisktesting::FullDisk disk;
-        const QStringList names { QStringLiteral("offenders.csv"), QStringLiteral("repeat.csv"),
-            QStringLiteral("summary.pdf"), QStringLiteral("summary.png") };
+        const QStringList names { QStringLiteral("goodput-losses.csv"), QStringLiteral("goodput.csv"),
+            QStringLiteral("offenders.csv"), QStringLiteral("repeat.csv"), QStringLiteral("summary.pdf"),
+            QStringLiteral("summary.png") };
         for (const QString &name : names) {
             QVERIFY(disk.keep(name, "last week's " + name.toUtf8()));
         }
         QVERIFY2(disk.fill(), qPrintable(disk.problem()));
-        const QStringList errors { m_view->exportOffendersCsv(disk.path(names[0])),
-            m_view->exportRepeatOffendersCsv(disk.path(names[1])), m_view->exportPdf(disk.path(names[2])),
-            m_view->exportPng(disk.path(names[3])) };
+        const QStringList errors { m_view->exportGoodputLossesCsv(disk.path(names[0])),
+            m_view->exportGoodputCsv(disk.path(names[1])), m_view->exportOffendersCsv(disk.path(names[2])),
+            m_view->exportRepeatOffendersCsv(disk.path(names[3])), m_view->exportPdf(disk.path(names[4])),
+            m_view->exportPng(disk.path(names[5])) };
         disk.undo();
         for (int i = 0; i < names.size(); ++i) {
             QVERIFY2(errors[i].contains(disk.expectedError()) && errors[i].contains(disk.path(names[i])),
