@@ -9,7 +9,8 @@
 #include "widgets/wall/wallstyle.h"
 
 #include <QDateTime>
-#include <QGraphicsColorizeEffect>
+#include <QFontInfo>
+#include <QGraphicsOpacityEffect>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -38,6 +39,7 @@ QLabel *caption(const QString &text, const QString &name, QWidget *parent)
     QFont f = l->font();
     f.setBold(true);
     l->setFont(f);
+    l->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Maximum); // sits on its table, whatever the room left
     return l;
 }
 
@@ -59,6 +61,26 @@ void fitToRows(QTableWidget *table, bool fit)
     }
     table->setMinimumHeight(height);
     table->setMaximumHeight(height);
+}
+
+// One column takes the rest; the others fit their contents, on the wall with a gap a room away can see (fitted
+// exactly, a right-aligned number ran into the next column's header).
+void sizeColumns(QTableWidget *table, int stretch, bool wall)
+{
+    QHeaderView *header = table->horizontalHeader();
+    const int gap = wall ? QFontInfo(table->font()).pixelSize() : 0;
+    for (int c = 0; c < table->columnCount(); ++c) {
+        if (c == stretch) {
+            header->setSectionResizeMode(c, QHeaderView::Stretch);
+        } else if (wall) {
+            header->setSectionResizeMode(c, QHeaderView::Fixed);
+            header->resizeSection(c,
+                std::max(static_cast<QAbstractItemView *>(table)->sizeHintForColumn(c), header->sectionSizeHint(c))
+                    + gap);
+        } else {
+            header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+        }
+    }
 }
 
 std::optional<JobMark::Kind> markKind(EventKind kind)
@@ -114,8 +136,8 @@ JobPage::JobPage(QWidget *parent)
     , m_timeline(new JobTimeline(m_content))
     , m_stragglersCaption(
           caption(tr("Stragglers, most holding the job back first"), QStringLiteral("stragglersCaption"), m_content))
-    , m_stragglers(makeJobTable(
-          { tr("#"), tr("GPU"), tr("Shows"), tr("Holds back"), tr("Since"), tr("GPU-h lost"), tr("Reason") },
+    , m_stragglers(makeJobTable({ tr("#"), tr("GPU"), tr("Shows, vs the job's median"), tr("Holds back"), tr("Since"),
+                                    tr("GPU-h lost"), tr("Reason") },
           QStringLiteral("stragglers")))
     , m_lossesCaption(caption(tr("GPU-hours lost"), QStringLiteral("lossesCaption"), m_content))
     , m_losses(makeJobTable({ tr("Cause"), tr("What"), tr("GPU-h"), tr("Share") }, QStringLiteral("losses")))
@@ -134,11 +156,14 @@ JobPage::JobPage(QWidget *parent)
 
     auto *tables = new QHBoxLayout;
     m_tablesRow = tables;
+    // Their own spacing: a column's would otherwise be the row's, the wall's wide gap between the two tables.
     auto *left = new QVBoxLayout;
+    left->setSpacing(4);
     left->addWidget(m_stragglersCaption);
     left->addWidget(m_stragglers, 1);
     left->addStretch(); // on the wall, where the tables are as tall as their rows
     auto *right = new QVBoxLayout;
+    right->setSpacing(4);
     right->addWidget(m_lossesCaption);
     right->addWidget(m_losses, 1);
     right->addStretch();
@@ -159,10 +184,6 @@ JobPage::JobPage(QWidget *parent)
     page->addWidget(m_banner);
     page->addWidget(m_stack, 1);
 
-    m_stragglers->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_stragglers->horizontalHeader()->setSectionResizeMode(ReasonColumn, QHeaderView::Stretch);
-    m_losses->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_losses->horizontalHeader()->setSectionResizeMode(WhatColumn, QHeaderView::Stretch);
     m_hits->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_hits->horizontalHeader()->setSectionResizeMode(3, QHeaderView::Stretch);
 
@@ -261,9 +282,15 @@ void JobPage::setWallMode(bool wall)
     }
     m_stragglers->setColumnHidden(SinceColumn, wall);
     m_stragglers->setColumnHidden(ReasonColumn, wall);
-    m_stragglers->horizontalHeader()->setSectionResizeMode(wall ? ShowsColumn : ReasonColumn, QHeaderView::Stretch);
-    m_stragglers->horizontalHeader()->setSectionResizeMode(
-        wall ? ReasonColumn : ShowsColumn, QHeaderView::ResizeToContents);
+    m_tablesRow->setSpacing(wall ? 48 : 6);
+    // A table held to its rows' height sits under its caption, not centred in the room its neighbour's rows take.
+    for (int i = 0; i < m_tablesRow->count(); ++i) {
+        if (QLayout *column = m_tablesRow->itemAt(i)->layout()) {
+            for (QTableWidget *table : { m_stragglers, m_losses }) {
+                column->setAlignment(table, wall ? Qt::AlignTop : Qt::Alignment());
+            }
+        }
+    }
     // The wall gives what the tables' few rows leave to the timeline, and the stragglers' wider rows more room.
     if (auto *content = qobject_cast<QBoxLayout *>(m_content->layout())) {
         content->setStretchFactor(m_tablesRow, wall ? 0 : 2);
@@ -290,6 +317,8 @@ void JobPage::refreshTables()
             : m_wall                                                      ? tr("Top stragglers")
                      : tr("Stragglers, most holding the job back first"));
     m_lossesCaption->setText(m_wall ? tr("Top GPU-hours lost") : tr("GPU-hours lost, by cause"));
+    sizeColumns(m_stragglers, m_wall ? ShowsColumn : ReasonColumn, m_wall);
+    sizeColumns(m_losses, WhatColumn, m_wall);
     fitToRows(m_stragglers, m_wall);
     fitToRows(m_losses, m_wall);
 }
@@ -405,10 +434,11 @@ void JobPage::refreshProblem()
     m_banner->setVisible(old);
     // Greyed, not disabled: an old report still answers clicks (its GPUs are still the job's).
     if (old && !m_content->graphicsEffect()) {
-        auto *grey = new QGraphicsColorizeEffect(m_content);
-        grey->setColor(QColor(0x80, 0x80, 0x80));
-        grey->setStrength(0.85);
-        m_content->setGraphicsEffect(grey);
+        // Faded into the page's ground rather than colourised grey: on the wall's near-black a grey tint lifted the
+        // ground to mid-grey and left the text as bright as before.
+        auto *faded = new QGraphicsOpacityEffect(m_content);
+        faded->setOpacity(0.4);
+        m_content->setGraphicsEffect(faded);
     } else if (!old && m_content->graphicsEffect()) {
         m_content->setGraphicsEffect(nullptr);
     }

@@ -99,8 +99,8 @@ QString lossCauseName(LossCause cause)
 QString stragglerShows(const Straggler &s)
 {
     const MetricWords w = metricWords(s.metricId);
-    return w.name % QStringLiteral(" ") % number(s.value, w.decimals) % w.unit % tr(" vs ")
-        % number(s.jobMedian, w.decimals) % w.unit;
+    return w.name % QStringLiteral(" ") % number(s.value, w.decimals) % tr(" vs ") % number(s.jobMedian, w.decimals)
+        % w.unit;
 }
 
 QString agoText(int64_t ms, int64_t asOfMs)

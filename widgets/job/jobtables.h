@@ -17,7 +17,7 @@ namespace fleetscope {
 // "r01-k02-n03 GPU 5" as the desk names GPUs (Place::name); "GPU 1234" without a topology that holds it.
 QString jobGpuName(const Topology *topology, uint32_t gpu);
 QString lossCauseName(LossCause cause);
-// A metric's value against the job's median with its unit: "SM clock 1,410 MHz vs 1,980 MHz median".
+// A metric's value against the job's median with its unit: "SM clock 1,410 vs 1,980 MHz".
 QString stragglerShows(const Straggler &s);
 // How long before asOf: "3 h 12 min ago", "40 s ago".
 QString agoText(int64_t ms, int64_t asOfMs);

@@ -302,7 +302,7 @@ private Q_SLOTS:
         QCOMPARE(table->item(0, GpuColumn)->text(), QStringLiteral("r01-k01-n05 GPU 5"));
         QCOMPARE(table->item(1, GpuColumn)->text(), QStringLiteral("r01-k03-n01 GPU 2"));
         QCOMPARE(table->item(2, GpuColumn)->text(), QStringLiteral("r01-k04-n02 GPU 1"));
-        QCOMPARE(table->item(0, ShowsColumn)->text(), QStringLiteral("SM clock 1,410 MHz vs 1,980 MHz"));
+        QCOMPARE(table->item(0, ShowsColumn)->text(), QStringLiteral("SM clock 1,410 vs 1,980 MHz"));
         QCOMPARE(table->item(0, HoldBackColumn)->text(), QStringLiteral("12.4 %"));
         QCOMPARE(table->item(0, SinceColumn)->text(), QStringLiteral("2 h 0 min ago"));
         QSignalSpy gpus(p, &JobPage::gpuActivated);
@@ -518,6 +518,11 @@ private Q_SLOTS:
             QVERIFY(p->grab().save(path));
             qInfo("%s", qPrintable(path));
         }
+        // And old: the backend gone.
+        page->setProblem(QStringLiteral("backend unavailable: connection refused"));
+        const QString old = QDir(dir).filePath(QStringLiteral("jobpage-wall-old.png"));
+        QVERIFY(page->grab().save(old));
+        qInfo("%s", qPrintable(old));
     }
 };
 
