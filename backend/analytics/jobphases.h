@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include "analytics/jobnames.h"
 #include "analytics/jobstragglers.h"
 #include "core/fleetshape.h"
 #include "core/frame.h"
@@ -19,32 +20,6 @@ namespace fleetscope::backend {
 
 class JobLedger;
 
-// The fleet's names a job's account speaks of, copied from the shape (the source's shape may not outlive its judge).
-struct FleetNames
-{
-    explicit FleetNames(const FleetShape &shape);
-    int64_t nodeOf(uint32_t gpu) const;
-    // "r01-k02-n03 GPU 5"; "GPU 123456" for a GPU the shape does not place.
-    std::string gpuName(uint32_t gpu) const;
-    std::string nodeName(int64_t node) const;
-
-    uint32_t gpuCount = 0;
-    std::vector<uint32_t> nodeOfGpu;
-    std::vector<uint32_t> nodeFirstGpu;
-    std::vector<std::string> hostnames;
-};
-
-// An open incident as its newest event said it.
-struct HeldIncident
-{
-    std::shared_ptr<const Incident> incident;
-    std::string headline;
-};
-using HeldIncidents = std::map<uint64_t, HeldIncident>; // by id
-
-// The oldest open incident that names the job or covers any of its GPUs (ascending), null when none.
-const HeldIncident *incidentCovering(const HeldIncidents &incidents, uint64_t jobId, const std::vector<uint32_t> &gpus);
-
 // One job's account (docs/JOBS.md): its phase frame by frame, the spans and utilisation band over its life, its
 // stragglers, and its GPU-time split into productive and lost per cause. The interval since the previous frame is
 // charged to what the newer frame says. Not thread-safe: JobAccounting guards it.
@@ -53,7 +28,7 @@ class JobTrack
 public:
     // Phase thresholds on the median utilisation (%) of the job's reporting GPUs (why these: docs/JOBS.md).
     static constexpr float computeFrom = 50.0F;
-    static constexpr float idleBelow = 15.0F;
+    static constexpr float idleBelow = 10.0F;
     // A low stretch longer than this inside compute is slow compute, not an all-reduce.
     static constexpr int64_t longestDipMs = 30 * 1000;
 

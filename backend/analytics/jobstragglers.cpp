@@ -20,12 +20,17 @@ float valueAt(const std::vector<float> &plane, uint32_t gpu)
     return gpu < plane.size() ? plane[gpu] : std::numeric_limits<float>::quiet_NaN();
 }
 
-// The median of the finite positive values of the job's GPUs in a plane; NaN when none.
+// The median of the finite positive values of the job's GPUs in a plane, NaN when none: of every GPU up to
+// medianSample of them, else of a stride through them (the peers' reference needs no more than a few hundred to be
+// within a fraction of a percent, and a job of 8,192 GPUs would cost 32 times as much).
+constexpr size_t medianSample = 256;
+
 float medianOf(const std::vector<float> &plane, const std::vector<uint32_t> &gpus, std::vector<float> *scratch)
 {
     scratch->clear();
-    for (const uint32_t g : gpus) {
-        const float v = valueAt(plane, g);
+    const size_t stride = std::max<size_t>(1, gpus.size() / medianSample);
+    for (size_t i = 0; i < gpus.size(); i += stride) {
+        const float v = valueAt(plane, gpus[i]);
         if (std::isfinite(v) && v > 0) {
             scratch->push_back(v);
         }
@@ -60,24 +65,32 @@ std::string duration(int64_t ms)
 
 } // namespace
 
+namespace {
+// A deficit's score: in units of its threshold.
+constexpr float weights[] = { 1.0F / JobStragglers::clockThreshold, 1.0F / JobStragglers::powerThreshold,
+    1.0F / JobStragglers::utilThreshold, 10.0F / JobStragglers::tempThresholdC };
+} // namespace
+
 float JobStragglers::Gpu::score() const
 {
-    return std::max({ metrics[Clock].deficit / clockThreshold, metrics[Power].deficit / powerThreshold,
-        metrics[Util].deficit / utilThreshold, metrics[Temp].deficit * 10.0F / tempThresholdC });
+    return std::max(std::max(deficit[Clock] * weights[Clock], deficit[Power] * weights[Power]),
+        std::max(deficit[Util] * weights[Util], deficit[Temp] * weights[Temp]));
 }
 
 int JobStragglers::Gpu::strongest() const
 {
-    const float scores[Kinds] = { metrics[Clock].deficit / clockThreshold, metrics[Power].deficit / powerThreshold,
-        metrics[Util].deficit / utilThreshold, metrics[Temp].deficit * 10.0F / tempThresholdC };
+    const float scores[Kinds] = { deficit[Clock] * weights[Clock], deficit[Power] * weights[Power],
+        deficit[Util] * weights[Util], deficit[Temp] * weights[Temp] };
     return static_cast<int>(std::max_element(scores, scores + Kinds) - scores);
 }
 
 void JobStragglers::resize(size_t gpus)
 {
     m_gpus.assign(gpus, Gpu {});
+    std::fill(std::begin(m_medianSeen), std::end(m_medianSeen), false);
     m_lastMs = 0;
     m_paceLost = 0;
+    m_foundLate = 0;
     m_slowest = -1;
     m_count = 0;
 }
@@ -89,18 +102,29 @@ void JobStragglers::observe(
         resize(gpus.size());
     }
     // Smoothed on the frames' own times, whatever their interval: a frame weighs its share of the window.
-    const double dt = m_lastMs > 0 ? static_cast<double>(timeMs - m_lastMs) / 1000.0 : 0.0;
+    const double dt = m_lastMs > 0 ? std::max(0.0, static_cast<double>(timeMs - m_lastMs) / 1000.0) : 0.0;
     m_lastMs = timeMs;
-    const auto alpha = static_cast<float>(1.0 - std::exp(-std::max(0.0, dt) / windowSeconds));
+    const auto alpha = static_cast<float>(1.0 - std::exp(-dt / windowSeconds));
+    const auto paceAlpha = static_cast<float>(1.0 - std::exp(-dt / paceSeconds));
+    // What a slow GPU costs before it is found: the job's GPUs x the time x its pace lost; a gap between computing
+    // frames (a checkpoint) counts for at most a minute.
+    const double jobGpuHours = static_cast<double>(gpus.size()) * std::min(dt, 60.0) / 3600.0;
     float medians[Kinds];
+    float inverse[Kinds]; // 1 / median: multiplied, not divided, per GPU
     const std::vector<float> *planes[Kinds];
     for (int k = 0; k < Kinds; ++k) {
         planes[k] = &frame.plane(metricOf[k]);
         medians[k] = medianOf(*planes[k], gpus, scratch);
+        inverse[k] = 1.0F / medians[k];
+        if (std::isfinite(medians[k])) {
+            m_median[k] = m_medianSeen[k] ? m_median[k] + alpha * (medians[k] - m_median[k]) : medians[k];
+            m_medianSeen[k] = true;
+        }
     }
     m_paceLost = 0;
     m_slowest = -1;
     m_count = 0;
+    int found = -1;
     for (size_t i = 0; i < gpus.size(); ++i) {
         Gpu &gpu = m_gpus[i];
         for (int k = 0; k < Kinds; ++k) {
@@ -109,14 +133,19 @@ void JobStragglers::observe(
                 continue;
             }
             const float deficit
-                = k == Temp ? std::max(0.0F, (v - medians[k]) / 10.0F) : std::max(0.0F, 1.0F - v / medians[k]);
-            Metric &m = gpu.metrics[k];
+                = k == Temp ? std::max(0.0F, (v - medians[k]) * 0.1F) : std::max(0.0F, 1.0F - v * inverse[k]);
             if (!gpu.seen) {
-                m = { deficit, v, medians[k] };
+                gpu.deficit[k] = deficit;
+                gpu.value[k] = v;
+                if (k == Clock) {
+                    gpu.pace = deficit;
+                }
             } else {
-                m.deficit += alpha * (deficit - m.deficit);
-                m.value += alpha * (v - m.value);
-                m.median += alpha * (medians[k] - m.median);
+                gpu.deficit[k] += alpha * (deficit - gpu.deficit[k]);
+                gpu.value[k] += alpha * (v - gpu.value[k]);
+                if (k == Clock) {
+                    gpu.pace += paceAlpha * (deficit - gpu.pace);
+                }
             }
         }
         gpu.seen = true;
@@ -127,17 +156,34 @@ void JobStragglers::observe(
             }
         } else if (score < releaseScore) {
             gpu.aboveSinceMs = 0;
+            gpu.persistent = false;
         }
-        if (gpu.aboveSinceMs != 0 && timeMs - gpu.aboveSinceMs >= persistMs) {
+        if (!gpu.persistent) {
+            // Slow now (at the pace's own threshold), not yet found: what it costs is held until it is.
+            gpu.slowGpuHours = gpu.pace >= clockThreshold ? gpu.slowGpuHours + jobGpuHours * gpu.pace : 0.0;
+            if (gpu.aboveSinceMs != 0 && timeMs - gpu.aboveSinceMs >= persistMs) {
+                gpu.persistent = true;
+                found = static_cast<int>(i);
+            }
+        }
+        if (gpu.persistent) {
             ++m_count;
-            const double clock = gpu.metrics[Clock].deficit;
-            if (clock > m_paceLost) {
-                m_paceLost = clock;
+            if (gpu.pace > m_paceLost) {
+                m_paceLost = gpu.pace;
                 m_slowest = static_cast<int>(i);
             }
         }
     }
     m_paceLost = std::min(m_paceLost, 1.0);
+    // Found this frame and setting the pace: the time it was slow before it was found was lost to it too.
+    if (found >= 0 && found == m_slowest) {
+        Gpu &gpu = m_gpus[static_cast<size_t>(found)];
+        m_foundLate += gpu.slowGpuHours;
+        gpu.gpuHoursLost += gpu.slowGpuHours;
+    }
+    if (found >= 0) {
+        m_gpus[static_cast<size_t>(found)].slowGpuHours = 0;
+    }
 }
 
 void JobStragglers::charge(double gpuHours)
@@ -153,25 +199,25 @@ void JobStragglers::ranked(int64_t nowMs, const std::vector<uint32_t> &gpus, std
     std::vector<size_t> persistent;
     for (size_t i = 0; i < m_gpus.size() && i < gpus.size(); ++i) {
         const Gpu &gpu = m_gpus[i];
-        if (gpu.aboveSinceMs != 0 && m_lastMs - gpu.aboveSinceMs >= persistMs) {
+        if (gpu.persistent) {
             persistent.push_back(i);
         }
     }
     // Hold-back: synchronous training runs at the slowest rank's pace, so the slowest costs the job its whole clock
     // deficit; each of the others only what it would cost once those slower were fixed, beyond the next slowest.
-    std::sort(persistent.begin(), persistent.end(),
-        [this](size_t a, size_t b) { return m_gpus[a].metrics[Clock].deficit > m_gpus[b].metrics[Clock].deficit; });
+    std::sort(
+        persistent.begin(), persistent.end(), [this](size_t a, size_t b) { return m_gpus[a].pace > m_gpus[b].pace; });
     for (size_t r = 0; r < persistent.size(); ++r) {
         const Gpu &gpu = m_gpus[persistent[r]];
-        const float mine = gpu.metrics[Clock].deficit;
-        const float next = r + 1 < persistent.size() ? m_gpus[persistent[r + 1]].metrics[Clock].deficit : 0.0F;
+        const float mine = gpu.pace;
+        const float next = r + 1 < persistent.size() ? m_gpus[persistent[r + 1]].pace : 0.0F;
         Straggler s;
         s.gpu = gpus[persistent[r]];
         s.score = gpu.score();
         const int k = gpu.strongest();
         s.metric = metricOf[k];
-        s.value = gpu.metrics[k].value;
-        s.jobMedian = gpu.metrics[k].median;
+        s.value = gpu.value[k];
+        s.jobMedian = m_median[k];
         s.holdBack = std::clamp(r == 0 ? mine : mine - next, 0.0F, 1.0F);
         s.sinceMs = gpu.aboveSinceMs;
         s.gpuHoursLost = gpu.gpuHoursLost;
