@@ -351,6 +351,17 @@ private Q_SLOTS:
         QVERIFY(hits->item(0, 1)->text().contains(QStringLiteral("GpuXidCritical")));
         const auto *timeline = p->findChild<JobTimeline *>();
         QCOMPARE(timeline->marks().size(), size_t(5));
+        // The same job's next report hits the same; another job's, what hit its own GPUs.
+        p->setReport(sixHourJob());
+        QCOMPARE(hits->rowCount(), 5);
+        auto other = sixHourJob();
+        other->job.id = 4712;
+        for (uint32_t &g : other->job.gpus) {
+            g += 256;
+        }
+        p->setReport(other);
+        QCOMPARE(hits->rowCount(), 1);
+        QCOMPARE(hits->item(0, 2)->text(), QStringLiteral("r01-k07-n03 GPU 0"));
     }
 
     void bandClickAsksForThatTime()
