@@ -65,7 +65,10 @@ quint64 JobClient::getJob(uint64_t id, const QString &name)
             quint64 requestId, const grpc::Status &status, pb::JobReport &answer) -> std::function<void()> {
             QString failure;
             JobReportPtr report;
-            if (!status.ok()) {
+            if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+                // The backend's own words are the page's ("no job 4711 is running or ended within the hour").
+                failure = wireText(status.error_message(), maxMessageText);
+            } else if (!status.ok()) {
                 failure = describeStatus(status);
             } else if (id != 0 && answer.job().id() != id) {
                 failure = QStringLiteral("the backend answered for job %1, not job %2").arg(answer.job().id()).arg(id);

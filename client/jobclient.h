@@ -32,7 +32,8 @@ public:
     TopologyPtr topology() const { return m_topology; }
 
     // Starts a GetJob for the job with that id, or with id 0 the one of that name; answers with reportReady or
-    // requestFailed, tagged with the returned id (never 0). An answer about another job than the id asked fails.
+    // requestFailed, tagged with the returned id (never 0). An answer about another job than the id asked fails; a job
+    // the backend does not hold fails in its words alone.
     quint64 getJob(uint64_t id, const QString &name = {});
 
 Q_SIGNALS:
