@@ -14,7 +14,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QScrollBar>
 #include <QStackedWidget>
 #include <QStringBuilder>
 #include <QTableWidget>

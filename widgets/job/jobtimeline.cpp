@@ -100,7 +100,6 @@ JobTimeline::JobTimeline(QWidget *parent)
     : QWidget(parent)
 {
     setObjectName(QStringLiteral("jobTimeline"));
-    setMouseTracking(false);
     setCursor(Qt::CrossCursor);
 }
 
