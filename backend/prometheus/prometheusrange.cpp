@@ -517,6 +517,17 @@ FramePoller::Past PrometheusSource::pastFrames(int64_t nowMs, std::chrono::milli
         }
     }
 
+    // Slurm's jobs as of now (one instant query; the store's Slurm series are not read back over the window), so that
+    // the pod labels of the GPUs they claim (soperator's Slurm worker pods) do not become jobs of their own.
+    for (size_t k = 0; k < gpuOfSeries.size(); ++k) {
+        const auto &pod = jobLabels[jobOfSeries[k]].pod;
+        if (!pod.empty()) {
+            m_slurm.noteAlias(shape.nodeOfGpu[gpuOfSeries[k]], pod, shape.nodes.size());
+        }
+    }
+    if (frames > 0) {
+        pollSlurm(nowMs, past.frames.front()->sampleTimeMs, deadline);
+    }
     // The jobs, frame by frame as polls would have seen them: those running in the first frame start there, later
     // starts and ends are events.
     for (size_t f = 0; f < frames; ++f) {
@@ -526,7 +537,9 @@ FramePoller::Past PrometheusSource::pastFrames(int64_t nowMs, std::chrono::milli
         gradeDcgmFrame(&frame, has);
         m_jobs.begin(n);
         for (const uint32_t k : seenIn[f]) {
-            m_jobs.add(gpuOfSeries[k], jobLabels[jobOfSeries[k]]);
+            if (!m_slurm.claims(gpuOfSeries[k])) {
+                m_jobs.add(gpuOfSeries[k], jobLabels[jobOfSeries[k]]);
+            }
         }
         std::vector<FleetEvent> events;
         m_jobs.finish(frame.sampleTimeMs, shape, &events);
@@ -534,7 +547,7 @@ FramePoller::Past PrometheusSource::pastFrames(int64_t nowMs, std::chrono::milli
             past.events.push_back({ 0, frame.sampleTimeMs, std::move(e) });
         }
     }
-    past.jobs = m_jobs.jobs();
+    past.jobs = SlurmJobs::merged(m_slurm.jobs(), m_jobs.jobs());
     m_pastFrames = frames;
     log(fmt::format("prometheus: the anomaly detector learns from {} frames of the {} minutes before the start, read "
                     "from the store ({} KiB in {} ms)",

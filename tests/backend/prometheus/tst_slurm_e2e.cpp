@@ -154,14 +154,18 @@ private Q_SLOTS:
             const auto temps = instantQuery(port, QStringLiteral("DCGM_FI_DEV_GPU_TEMP"));
             const auto nodeJobs = instantQuery(port, QStringLiteral("slurm_node_job"));
             const auto infos = instantQuery(port, QStringLiteral("slurm_job_info"));
-            *detail = QStringLiteral("%1 of %2 GPUs, %3 of %4 node-job series, %5 of %6 jobs' info")
+            const auto scrapes = instantQuery(port, QStringLiteral("min(count_over_time(slurm_node_job[5m]))"));
+            const double scraped = scrapes.isEmpty() ? 0.0 : sampleValue(scrapes.at(0));
+            *detail = QStringLiteral("%1 of %2 GPUs, %3 of %4 node-job series (%7 scrapes, 4 wanted), %5 of %6 jobs' "
+                                     "info")
                           .arg(temps.size())
                           .arg(m_fleet.online)
                           .arg(nodeJobs.size())
                           .arg(m_slurmNodes)
                           .arg(infos.size())
-                          .arg(m_expected.size());
-            return static_cast<uint32_t>(temps.size()) == m_fleet.online
+                          .arg(m_expected.size())
+                          .arg(scraped);
+            return scraped >= 4 && static_cast<uint32_t>(temps.size()) == m_fleet.online
                 && static_cast<size_t>(nodeJobs.size()) == m_slurmNodes
                 && static_cast<size_t>(infos.size()) == m_expected.size();
         });
@@ -177,6 +181,10 @@ private Q_SLOTS:
         std::string error;
         QVERIFY2(source->start(options, &error), error.c_str());
         compareJobs(std::move(source), started, *log);
+        std::lock_guard lock(log->mutex);
+        QVERIFY2(
+            log->text.find("learns from") != std::string::npos && log->text.find("learns from 0 ") == std::string::npos,
+            log->text.c_str());
     }
 
     // The same through the push path: vmagent scrapes both pages and remote-writes them to the backend's receiver,
@@ -236,6 +244,9 @@ private:
     {
         be::SimulationOptions backendOptions;
         backendOptions.interval = 200ms;
+        // Past frames a second apart: the Prometheus source's warm-up reads the store's few seconds back, with their
+        // jobs, before the first poll (the pod labels of GPUs Slurm claims must not become jobs there either).
+        backendOptions.coarseEvery = 1000ms;
         be::BackendServer backend(be::judgedSource(std::move(source), backendOptions));
         std::string error;
         QVERIFY2(backend.start("127.0.0.1:0", &error), error.c_str());
