@@ -98,6 +98,9 @@ void ConsoleSession::onTopologyChanged(const TopologyPtr &topology)
     if (m_jobClient != nullptr) {
         m_jobClient->setTopology(topology);
     }
+    if (m_jobWatch.isWatching()) {
+        m_jobWatch.watch(m_jobWatch.jobId(), m_jobWatch.jobName()); // asked again at once, checked against this fleet
+    }
     m_events.follow();
     m_alerts.setTopology(topology);
     m_display.updateDrift();

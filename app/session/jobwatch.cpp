@@ -47,6 +47,7 @@ void JobWatch::watch(uint64_t jobId, const QString &name)
     }
     m_watching = true;
     m_timer.start();
+    cancelAsk(); // asked at once, whatever was asked before (against another fleet, say)
     ask();
 }
 

@@ -2,7 +2,8 @@
 // JobWatch over a real JobClient and a real backend in the test (a simulated fleet judged by the fleet's analytics,
 // on 127.0.0.1 with an ephemeral port): a watched job is asked again and again; watching another job drops what was
 // coming for the one before; a backend gone leaves the last report with the problem said; and, without a client, the
-// report is kept and marked old.
+// report is kept and marked old. The session's watch follows its connection.
+#include "app/consolesession.h"
 #include "app/session/jobwatch.h"
 #include "client/jobclient.h"
 #include "client/topologydecode.h"
@@ -182,6 +183,28 @@ private Q_SLOTS:
         QCOMPARE(watch.report()->job.id, m_running[0]);
         QTRY_COMPARE_WITH_TIMEOUT(first->pendingRequests(), 0, 60000);
         QCOMPARE(changed.count(), 1); // nothing from the first client's cancelled ask
+    }
+
+    // The session's watch: over its connection of the moment, asked again as the fleet the live stream brings
+    // arrives; a reconnect re-points it.
+    void theSessionsWatchFollowsItsConnection()
+    {
+        ConsoleSession session(ConsoleSession::Options {});
+        JobWatch *watch = session.jobWatch();
+        watch->watch(m_running[0]);
+        QVERIFY2(watch->problem().startsWith(QStringLiteral("not connected")), qPrintable(watch->problem()));
+        const QString address = QString::fromStdString(m_server->listeningAddress());
+        session.connectTo(address);
+        QTRY_VERIFY_WITH_TIMEOUT(watch->report() != nullptr, 60000);
+        QVERIFY(session.topology());
+        QCOMPARE(watch->report()->job.id, m_running[0]);
+        QCOMPARE(watch->report()->topologyGeneration, session.topology()->generation);
+        QVERIFY2(watch->problem().isEmpty(), qPrintable(watch->problem()));
+
+        const JobReportPtr before = watch->report();
+        session.connectTo(address);
+        QTRY_VERIFY_WITH_TIMEOUT(watch->report() != before, 60000);
+        QCOMPARE(watch->report()->job.id, m_running[0]);
     }
 };
 
