@@ -192,20 +192,29 @@ GoodputSummary JobLedger::between(int64_t fromMs, int64_t toMs) const
         entry.loss.jobs = static_cast<uint32_t>(entry.jobs.size());
         all.push_back(std::move(entry.loss));
     }
-    std::sort(all.begin(), all.end(), [](const GoodputLoss &a, const GoodputLoss &b) {
+    const auto most = [](const GoodputLoss &a, const GoodputLoss &b) {
         return a.gpuHours != b.gpuHours ? a.gpuHours > b.gpuHours
                                         : static_cast<int>(a.cause) < static_cast<int>(b.cause);
-    });
+    };
+    std::sort(all.begin(), all.end(), most);
     if (all.size() > GoodputSummary::maxLosses) {
-        // The smallest summed into the last place, so that the losses still add up.
+        // The smallest summed into one "the rest" with the hours' own rest (Unspecified), so that the losses still
+        // add up and one line says what is not told apart.
         GoodputLoss rest;
         rest.what = "the rest";
-        for (size_t i = GoodputSummary::maxLosses - 1; i < all.size(); ++i) {
-            rest.gpuHours += all[i].gpuHours;
-            rest.jobs = std::max(rest.jobs, all[i].jobs);
+        std::vector<GoodputLoss> kept;
+        kept.reserve(GoodputSummary::maxLosses);
+        for (GoodputLoss &loss : all) {
+            if (loss.cause != LossCause::Unspecified && kept.size() + 1 < GoodputSummary::maxLosses) {
+                kept.push_back(std::move(loss));
+                continue;
+            }
+            rest.gpuHours += loss.gpuHours;
+            rest.jobs = std::max(rest.jobs, loss.jobs);
         }
-        all.resize(GoodputSummary::maxLosses - 1);
-        all.push_back(std::move(rest));
+        kept.push_back(std::move(rest));
+        std::sort(kept.begin(), kept.end(), most);
+        all = std::move(kept);
     }
     out.losses = std::move(all);
     return out;

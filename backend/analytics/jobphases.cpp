@@ -89,6 +89,7 @@ bool JobTrack::scan(const Frame &frame, const Context &ctx, Scan *out) const
             if (s.offline++ == 0) {
                 s.offlineGpu = g;
             }
+            s.saidOffline += state == health::Offline ? 1 : 0;
             if (ctx.names.nodeOf(g) == ctx.names.nodeOf(static_cast<uint32_t>(s.offlineGpu))) {
                 ++s.offlineOnNode;
             }
@@ -158,6 +159,20 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
     const int64_t dtMs = std::max<int64_t>(0, t - from);
     m_started = true;
     addBand(t, s);
+    // No GPU of it says anything, not even that it is offline: the telemetry is missing, not the job. Its time is
+    // lost to nothing known (Unspecified), and what it was doing carries on when the telemetry returns.
+    m_silent = s.reporting == 0 && s.saidOffline == 0;
+    if (m_silent) {
+        const double gpuHours = static_cast<double>(m_gpus.size()) * static_cast<double>(dtMs) / msPerHour;
+        m_gpuHours += gpuHours;
+        GoodputLoss key;
+        key.what = "no telemetry";
+        addLoss(key, gpuHours, t, ctx);
+        ctx.ledger.post(from, t, m_info.id, gpuHours, 0);
+        addSpan(JobPhase::Unwatched, from, t, 0, key.what);
+        m_asOfMs = t;
+        return;
+    }
 
     const bool idle = s.reporting == 0 || s.median < idleBelow;
     const bool busy = !idle && s.median >= computeFrom;
@@ -531,7 +546,7 @@ void JobTrack::report(JobReport *out) const
             { m_pending.timeMs, static_cast<float>(m_pending.p10 / n), static_cast<float>(m_pending.median / n),
                 static_cast<float>(m_pending.p90 / n), static_cast<uint32_t>(std::lround(m_pending.reporting / n)) });
     }
-    out->phase = m_phase;
+    out->phase = m_silent && !m_ended ? JobPhase::Unwatched : m_phase;
     out->stepSeconds = stepSeconds();
     out->allReduceShare = m_computeMs > 0 ? std::clamp(static_cast<double>(m_dipMs) / m_computeMs, 0.0, 1.0) : 0.0;
     out->restarts = m_restarts;
@@ -539,8 +554,8 @@ void JobTrack::report(JobReport *out) const
 
 JobBrief JobTrack::brief() const
 {
-    return { m_info.id, m_gpuHours > 0 ? std::clamp(m_productive / m_gpuHours, 0.0, 1.0) : 0.0, m_phase,
-        m_stragglers.count() };
+    return { m_info.id, m_gpuHours > 0 ? std::clamp(m_productive / m_gpuHours, 0.0, 1.0) : 0.0,
+        m_silent && !m_ended ? JobPhase::Unwatched : m_phase, m_stragglers.count() };
 }
 
 } // namespace fleetscope::backend

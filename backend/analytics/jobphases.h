@@ -65,6 +65,7 @@ private:
     struct Scan
     {
         uint32_t reporting = 0, offline = 0, impaired = 0, cut = 0;
+        uint32_t saidOffline = 0; // of the offline, those whose health says so (the others have no values)
         int64_t offlineGpu = -1, impairedGpu = -1, cutGpu = -1;
         uint32_t offlineOnNode = 0; // of the first offline GPU's node
         float p10 = 0, median = 0, p90 = 0;
@@ -96,6 +97,7 @@ private:
     bool m_ended = false;
     int64_t m_endMs = 0;
     JobPhase m_phase = JobPhase::Unwatched;
+    bool m_silent = false; // the newest frame had no value and no health of any of its GPUs
 
     double m_gpuHours = 0;
     double m_productive = 0;

@@ -5,6 +5,7 @@
 // long life; the fleet's ledger over a range; reports by id and name while frames are accounted on another thread;
 // the cost of a frame at a million GPUs. Over the simulator: tst_jobaccounting_sim.
 #include "analytics/jobaccounting.h"
+#include "analytics/jobledger.h"
 #include "jobchecks.h"
 
 #include <QElapsedTimer>
@@ -448,6 +449,66 @@ private Q_SLOTS:
         qInfo("%d reads while %d frames were accounted", reads.load(), frames);
         QVERIFY(reads.load() > 0);
         QCOMPARE(wrong.load(), 0);
+    }
+
+    void silentTelemetryIsNotAStall()
+    {
+        Rig rig;
+        rig.jobs = { Rig::job(7, "train-a", 0, 16, rig.origin) };
+        rig.compute(5 * minute);
+        // Every GPU of it without a value and without health: the scrape is missing, not the job.
+        std::fill_n(rig.frame.health.begin(), 16, fleetscope::health::NoData);
+        rig.idle(3 * minute, noValue);
+        JobReport r = rig.report();
+        QCOMPARE(r.phase, JobPhase::Unwatched);
+        QCOMPARE(r.phases.back().phase, JobPhase::Unwatched);
+        QCOMPARE(lossOf(r, LossCause::Stall), 0.0);
+        QVERIFY(std::abs(lossOf(r, LossCause::Unspecified) - 16 * 3 / 60.0) < 1e-6);
+        checkAddsUp(r);
+        std::fill_n(rig.frame.health.begin(), 16, fleetscope::health::Ok);
+        rig.compute(minute);
+        r = rig.report();
+        QCOMPARE(r.phase, JobPhase::Compute);
+        QCOMPARE(r.phases.size(), size_t(3));
+        checkAddsUp(r);
+    }
+
+    void theLedgerKeepsTheLargestKeys()
+    {
+        // 5,000 GPUs' straggler losses in one hour, GPU g losing g + 1 GPU-seconds: the 999 largest kept, the rest
+        // summed into one entry, the sum unchanged.
+        JobLedger ledger;
+        const int64_t t0 = 1'700'000'000'000;
+        ledger.advance(t0 + 1000);
+        ledger.post(t0, t0 + 1000, 1, 20000, 0);
+        double total = 0;
+        for (int g = 0; g < 5000; ++g) {
+            GoodputLoss loss;
+            loss.cause = LossCause::Straggler;
+            loss.gpu = g;
+            ledger.postLoss(t0 + 1000, 1 + static_cast<uint64_t>(g % 7), loss, (g + 1) / 3600.0);
+            total += (g + 1) / 3600.0;
+        }
+        const GoodputSummary s = ledger.between(t0, t0 + 1000);
+        QCOMPARE(s.losses.size(), GoodputSummary::maxLosses);
+        QCOMPARE(s.jobs, 1U);
+        double sum = 0;
+        for (const auto &l : s.losses) {
+            sum += l.gpuHours;
+        }
+        QVERIFY2(std::abs(sum - total) < 1e-6 * total, qPrintable(QStringLiteral("%1 != %2").arg(sum).arg(total)));
+        // The largest told apart; one line for the rest (the hour's and the summary's).
+        QCOMPARE(std::count_if(s.losses.begin(), s.losses.end(),
+                     [](const GoodputLoss &l) { return l.cause == LossCause::Unspecified && l.what == "the rest"; }),
+            std::ptrdiff_t(1));
+        const auto largest = std::find_if(
+            s.losses.begin(), s.losses.end(), [](const GoodputLoss &l) { return l.cause == LossCause::Straggler; });
+        QCOMPARE(largest->gpu, int64_t(4999));
+        QCOMPARE(largest->jobs, 1U);
+        QVERIFY(std::is_sorted(s.losses.begin(), s.losses.end(),
+            [](const GoodputLoss &a, const GoodputLoss &b) { return a.gpuHours > b.gpuHours; }));
+        // Half of the hour's covered time: half of everything.
+        QVERIFY(std::abs(ledger.between(t0 + 500, t0 + 2000).jobGpuHours - 10000) < 1e-6);
     }
 
     void costAtAMillionGpus()

@@ -6,8 +6,10 @@
 #include "analytics/fleetanalytics.h"
 #include "jobchecks.h"
 #include "sim/jobtruth.h"
+#include "sim/simulatedfleet.h"
 #include "sim/simulator.h"
 
+#include <QDateTime>
 #include <QtTest>
 
 #include <algorithm>
@@ -165,6 +167,37 @@ private Q_SLOTS:
             QVERIFY(std::abs(r.goodput - truth.goodput()) < 0.05);
         }
         QVERIFY(restarts > 0);
+    }
+
+    void theHistoryStartsTheAccounts()
+    {
+        // A simulated backend with 30 minutes of history: its jobs' accounts start with the frames held from before
+        // the start (FleetAnalytics::warm), not at the first live frame.
+        SimulationOptions options;
+        options.gpuCount = 1024;
+        options.seed = 7;
+        options.history = std::chrono::minutes(30);
+        const int64_t before = QDateTime::currentMSecsSinceEpoch();
+        const auto source = simulatedSource(options);
+        const JobAccounts *accounts = source->jobAccounts();
+        QVERIFY(accounts != nullptr);
+        int checked = 0;
+        for (const JobInfo &job : source->jobs()) {
+            if (job.endMs != 0 || job.startMs > before - 40 * 60'000) {
+                continue;
+            }
+            JobReport r;
+            QVERIFY(accounts->report(job.id, {}, &r));
+            QVERIFY2(r.watchedFromMs < before - 25 * 60'000,
+                qPrintable(
+                    QStringLiteral("watched from %1 s before the start").arg((before - r.watchedFromMs) / 1000)));
+            QVERIFY(r.asOfMs >= before - 60'000);
+            QVERIFY(r.phases.size() >= 1);
+            checkAddsUp(r);
+            ++checked;
+        }
+        qInfo("%d jobs accounted from the history", checked);
+        QVERIFY(checked > 0);
     }
 
     void goodputNearTheTruth()
