@@ -246,8 +246,15 @@ void MainWindow::makeDocks()
     // problems'; Find's and the detail's come from here).
     m_jobDesk = new JobDesk(m_session, m_map, m_problems, m_problemsDock, this);
     addDockWidget(Qt::RightDockWidgetArea, m_jobDesk);
-    tabifyDockWidget(m_detailDock, m_jobDesk);
     m_jobDesk->hide();
+    // Tabbed with the detail once first shown: tabbed from the start, hidden, it widened the window past its size.
+    connect(m_jobDesk, &QDockWidget::visibilityChanged, this, [this, placed = false](bool visible) mutable {
+        if (visible && !placed) {
+            placed = true;
+            tabifyDockWidget(m_detailDock, m_jobDesk);
+            m_jobDesk->raise();
+        }
+    });
     connect(m_jobDesk, &JobDesk::message, this,
         [this](const QString &text, int ms) { statusBar()->showMessage(text, ms); });
     connect(m_deskSearch, &DeskSearch::jobChosen, m_jobDesk, [this](quint64 id) { m_jobDesk->openJob(id); });

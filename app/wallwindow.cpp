@@ -320,7 +320,9 @@ void WallWindow::showPage(int index)
 {
     m_waiting = false;
     const WallPage page = m_playlist.pages()[static_cast<size_t>(index)];
-    qCInfo(lcWall, "page %d: %s", index + 1, qPrintable(WallPage::kindName(page.kind)));
+    if (!m_reshowing) { // a page shown again (each job report, each second while waiting) is not a new page
+        qCInfo(lcWall, "page %d: %s", index + 1, qPrintable(WallPage::kindName(page.kind)));
+    }
     if (page.kind != WallPage::Kind::Replay && m_session->replay()->mode() != ReplayController::Mode::Live) {
         m_session->replay()->goLive();
     }
