@@ -214,6 +214,12 @@ void addOptions(CLI::App &app, BackendOptions &o)
         ->type_name("FILE")
         ->needs(exporterListen)
         ->check(checkWith([](const std::string &file) { return file.empty() ? "the file name is empty" : ""; }));
+    app.add_option("--exporter-slurm-targets-file", o.exporterSlurmTargetsFile,
+           "write the Slurm exporter page (/slurm: the running jobs as soperator's slurm_node_job and "
+           "slurm_job_info) as one scrape target to FILE, as --exporter-targets-file does, for a scrape job of its own")
+        ->type_name("FILE")
+        ->needs(exporterListen)
+        ->check(checkWith([](const std::string &file) { return file.empty() ? "the file name is empty" : ""; }));
     app.add_flag("--exporter-topology-labels", o.exporterTopologyLabels,
         "add the simulator's row and rack labels to that page (dcgm-exporter has none)");
     addDoorOptions(app, "--exporter", "the exporter pages", &o.exporterSecurity);

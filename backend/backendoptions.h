@@ -34,6 +34,7 @@ struct BackendOptions
     // Where to write the node pages' targets (Prometheus file_sd JSON) once the exporter listens; empty: nowhere.
     std::string exporterTargetsFile;
     std::string exporterNodeTargetsFile; // the node_exporter pages' and the facility page's targets
+    std::string exporterSlurmTargetsFile; // the Slurm exporter page's target
     BoundedHttpServer::Security exporterSecurity; // TLS, client certificates and tokens of the exporter pages
     SimulationOptions source; // the frame source's options, and the fleet when simulated
     // --source prometheus: frames from a Prometheus-compatible server instead of the simulator.

@@ -191,6 +191,13 @@ int main(int argc, char **argv)
             server.stop();
             return 1;
         }
+        if (!options.exporterSlurmTargetsFile.empty()
+            && !exporter->writeSlurmTargetsFile(options.exporterSlurmTargetsFile, &error)) {
+            fmt::print(stderr, "fleetscope-backend: --exporter-slurm-targets-file: {}\n", error);
+            exporter->stop();
+            server.stop();
+            return 1;
+        }
         fmt::print("exporter listening on {}\n", exporter->listeningAddress());
         std::fflush(stdout);
     }
