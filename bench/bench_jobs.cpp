@@ -7,6 +7,7 @@
 //
 //   bench_jobs stragglers [gpus=65536] [hours=12] [seeds=3]
 //   bench_jobs goodput [gpus=10240] [hours=24] [seed=1] [straggler rate, x the documented one=10]
+//                      [domain fault rate, x docs/FAULTS.md's=10]
 //   bench_jobs cost [gpus=1048576] [frames=12]
 //
 // Frames are stamped with simulated time (10 s steps), so the accounting sees the simulator's clock.
@@ -96,6 +97,7 @@ struct StragglerTotals
     std::array<size_t, sizes.size()> injected {}, detected {};
     std::array<std::vector<double>, sizes.size()> toFirst;
     size_t flagged = 0, flaggedTrue = 0;
+    std::map<std::string, size_t> falseByMetric; // the pairs no injected straggler's, by the metric first flagged
 };
 
 void printStragglers(const StragglerTotals &totals)
@@ -115,6 +117,13 @@ void printStragglers(const StragglerTotals &totals)
                 "injected straggler in force or ended within 5 min)\n",
         allInjected ? 100.0 * allDetected / allInjected : 0.0, allDetected, allInjected,
         totals.flagged ? 100.0 * totals.flaggedTrue / totals.flagged : 0.0, totals.flaggedTrue, totals.flagged);
+    if (!totals.falseByMetric.empty()) {
+        std::printf("the others, by the metric that first flagged them:");
+        for (const auto &[metric, n] : totals.falseByMetric) {
+            std::printf(" %s %zu;", metric.c_str(), n);
+        }
+        std::printf("\n");
+    }
 }
 
 // (a) Stragglers injected at random into running jobs of four sizes, a few in force in each size at a time.
@@ -136,7 +145,8 @@ void stragglers(uint32_t gpus, double hours, uint64_t seed, StragglerTotals *tot
         bool flagged = false; // score >= 1 while it lasted (or within 5 minutes after)
     };
     std::vector<Injected> injected;
-    std::map<std::pair<uint64_t, uint32_t>, bool> flaggedPairs; // (job, GPU) flagged -> an injected straggler's
+    // (job, GPU) flagged -> an injected straggler's, and the metric it was first flagged by
+    std::map<std::pair<uint64_t, uint32_t>, std::pair<bool, be::MetricId>> flaggedPairs;
     uint64_t draw = 0;
     const auto uniform = [&] { return be::determinism::unit(be::determinism::hash(seed, 0x6a6f6273, ++draw)); };
     std::vector<double> cost;
@@ -216,7 +226,7 @@ void stragglers(uint32_t gpus, double hours, uint64_t seed, StragglerTotals *tot
                         }
                     }
                 }
-                auto &pair = flaggedPairs[{ id, s.gpu }];
+                auto [pair, added] = flaggedPairs.try_emplace({ id, s.gpu }, false, s.metric);
                 if (verbose && !matched && flaggedPairs.size() > reported) {
                     reported = flaggedPairs.size();
                     std::printf("  not injected: t %.0f s job %llu (%u GPUs) GPU %u rank %zu score %.2f %s %.1f vs "
@@ -225,7 +235,8 @@ void stragglers(uint32_t gpus, double hours, uint64_t seed, StragglerTotals *tot
                         be::metricCatalog()[static_cast<size_t>(s.metric)].key.c_str(), s.value, s.jobMedian,
                         static_cast<double>(s.sinceMs - epochMs) / 1000.0, s.reason.c_str());
                 }
-                pair = pair || matched;
+                pair->second.first = pair->second.first || matched;
+                (void)added;
             }
         }
     }
@@ -242,8 +253,13 @@ void stragglers(uint32_t gpus, double hours, uint64_t seed, StragglerTotals *tot
         }
     }
     run.flagged = flaggedPairs.size();
-    run.flaggedTrue = static_cast<size_t>(
-        std::count_if(flaggedPairs.begin(), flaggedPairs.end(), [](const auto &p) { return p.second; }));
+    for (const auto &[key, flag] : flaggedPairs) {
+        if (flag.first) {
+            ++run.flaggedTrue;
+        } else {
+            ++run.falseByMetric[be::metricCatalog()[static_cast<size_t>(flag.second)].key];
+        }
+    }
     std::printf("stragglers at %u GPUs, %.0f simulated hours, seed %llu: %zu injected (8-30 %% of the clock, 30-120 "
                 "min); accounting %.2f ms per frame (median of one core)\n",
         gpus, hours, static_cast<unsigned long long>(seed), injected.size(), Distribution(cost).quantile(0.5) * 1e3);
@@ -255,14 +271,18 @@ void stragglers(uint32_t gpus, double hours, uint64_t seed, StragglerTotals *tot
     }
     totals->flagged += run.flagged;
     totals->flaggedTrue += run.flaggedTrue;
+    for (const auto &[metric, n] : run.falseByMetric) {
+        totals->falseByMetric[metric] += n;
+    }
 }
 
 // (b) Goodput per job and the losses by cause, the accounting's (through the whole analytics, incidents included)
 // against the truth's, over a simulated day with stragglers at random.
-int goodput(uint32_t gpus, double hours, uint64_t seed, double stragglerScale)
+int goodput(uint32_t gpus, double hours, uint64_t seed, double stragglerScale, double domainScale)
 {
     be::Simulator sim(gpus, seed, stepSeconds);
     sim.setStragglerRate(stragglerScale * be::StragglerModel::documentedRatePerGpuDay);
+    sim.setDomainFaultScale(domainScale);
     be::FleetAnalytics analytics(sim.shape());
     const auto *accounts = analytics.jobAccounts();
     struct Compared
@@ -343,13 +363,18 @@ int goodput(uint32_t gpus, double hours, uint64_t seed, double stragglerScale)
     mae = errors.empty() ? 0 : mae / static_cast<double>(errors.size());
     const auto &w = compared[worstJob];
     std::printf(
-        "goodput at %u GPUs, %.0f simulated hours, seed %llu, stragglers at %.0fx the documented rate: %zu jobs "
-        "compared (%.0f GPU-hours)\n",
-        gpus, hours, static_cast<unsigned long long>(seed), stragglerScale, errors.size(), gpuHours);
+        "goodput at %u GPUs, %.0f simulated hours, seed %llu, stragglers at %.0fx the documented rate, domain faults "
+        "at %.0fx: %zu jobs compared (%.0f GPU-hours)\n",
+        gpus, hours, static_cast<unsigned long long>(seed), stragglerScale, domainScale, errors.size(), gpuHours);
     std::printf("goodput error per job: mean absolute %.4f, p90 %.4f, worst %.4f (job %llu: truth %.3f, accounting "
                 "%.3f)\n",
         mae, Distribution(errors).quantile(0.9), worst, static_cast<unsigned long long>(worstJob), w.truth, w.theirs);
     const char *names[] = { "checkpoint", "stall + incident", "restart", "straggler" };
+    std::printf("the worst job's %.0f GPU-hours lost, truth / accounting:", w.gpuHours);
+    for (size_t k = 0; k < 4; ++k) {
+        std::printf(" %s %.1f / %.1f;", names[k], w.truthLoss[k], w.theirLoss[k]);
+    }
+    std::printf(" other - / %.1f\n", w.theirRest);
     std::printf("%-18s %14s %14s\n", "lost to", "truth GPU-h", "accounting GPU-h");
     for (size_t k = 0; k < 4; ++k) {
         std::printf("%-18s %14.1f %14.1f\n", names[k], truthLoss[k], theirLoss[k]);
@@ -412,13 +437,14 @@ int main(int argc, char **argv)
         return 0;
     }
     if (mode == "goodput") {
-        return goodput(gpusArg(10240), arg(3, 24), static_cast<uint64_t>(arg(4, 1)), arg(5, 10));
+        return goodput(gpusArg(10240), arg(3, 24), static_cast<uint64_t>(arg(4, 1)), arg(5, 10), arg(6, 10));
     }
     if (mode == "cost") {
         return cost(gpusArg(1 << 20), static_cast<int>(arg(3, 12)));
     }
     std::fprintf(stderr,
-        "usage: bench_jobs stragglers [gpus] [hours] [seeds] | goodput [gpus] [hours] [seed] [straggler rate x] | "
+        "usage: bench_jobs stragglers [gpus] [hours] [seeds] | goodput [gpus] [hours] [seed] [straggler rate x] "
+        "[domain rate x] | "
         "cost [gpus] [frames]\n");
     return 2;
 }
