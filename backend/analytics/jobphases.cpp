@@ -511,6 +511,10 @@ void JobTrack::end(int64_t endMs, const Context &ctx)
     }
     m_ended = true;
     m_endMs = endMs;
+    // A job the producer stopped listing ended when last seen: its report says so as ListJobs would.
+    if (m_info.endMs == 0) {
+        m_info.endMs = endMs;
+    }
     m_phase = JobPhase::Ended;
 }
 

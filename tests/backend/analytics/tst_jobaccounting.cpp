@@ -402,6 +402,7 @@ private Q_SLOTS:
         rig.compute(minute);
         QVERIFY(rig.accounting.report(7, {}, &r));
         QCOMPARE(r.phase, JobPhase::Ended);
+        QCOMPARE(r.job.endMs, r.asOfMs);
         // An hour after their ends they are dropped.
         rig.every = minute;
         rig.compute(62 * minute);
