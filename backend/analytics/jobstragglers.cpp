@@ -71,16 +71,25 @@ constexpr float weights[] = { 1.0F / JobStragglers::clockThreshold, 1.0F / JobSt
     1.0F / JobStragglers::utilThreshold, 10.0F / JobStragglers::tempThresholdC };
 } // namespace
 
+// Heat counts once the GPU is also at least half a threshold behind on pace: a GPU that runs hot but keeps its clock
+// holds nobody back (in a chassis the GPUs downstream breathe air the others warmed, so some run 10 °C over the
+// median for good); one that is hot and slowing is throttling, and its heat is the reason to give.
+constexpr float paceBeforeHeat = 0.5F;
+
 float JobStragglers::Gpu::score() const
 {
-    return std::max(std::max(deficit[Clock] * weights[Clock], deficit[Power] * weights[Power]),
-        std::max(deficit[Util] * weights[Util], deficit[Temp] * weights[Temp]));
+    const float pace = std::max(
+        std::max(deficit[Clock] * weights[Clock], deficit[Power] * weights[Power]), deficit[Util] * weights[Util]);
+    return pace >= paceBeforeHeat ? std::max(pace, deficit[Temp] * weights[Temp]) : pace;
 }
 
 int JobStragglers::Gpu::strongest() const
 {
-    const float scores[Kinds] = { deficit[Clock] * weights[Clock], deficit[Power] * weights[Power],
+    float scores[Kinds] = { deficit[Clock] * weights[Clock], deficit[Power] * weights[Power],
         deficit[Util] * weights[Util], deficit[Temp] * weights[Temp] };
+    if (std::max(std::max(scores[Clock], scores[Power]), scores[Util]) < paceBeforeHeat) {
+        scores[Temp] = 0;
+    }
     return static_cast<int>(std::max_element(scores, scores + Kinds) - scores);
 }
 

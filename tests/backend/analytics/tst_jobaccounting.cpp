@@ -269,6 +269,24 @@ private Q_SLOTS:
         checkAddsUp(r);
     }
 
+    // Heat alone holds nobody back (a GPU downstream in its chassis runs hot for good); hot and slowing, it is a
+    // straggler whose heat is the reason.
+    void heatCountsOnlyWithAPaceDeficit()
+    {
+        Rig rig;
+        rig.jobs = { Rig::job(7, "train-a", 0, 64, rig.origin) };
+        rig.plane(MetricId::GpuTemp)[5] = 62.0F + 15.0F; // hot, full clock
+        rig.plane(MetricId::GpuTemp)[9] = 62.0F + 15.0F; // hot and 3% slow: throttling
+        rig.plane(MetricId::SmClock)[9] = clockMHz * 0.97F;
+        rig.compute(10 * minute);
+        const JobReport r = rig.report();
+        QCOMPARE(r.stragglers.size(), size_t(1));
+        QCOMPARE(r.stragglers[0].gpu, 9U);
+        QCOMPARE(r.stragglers[0].metric, MetricId::GpuTemp);
+        QVERIFY2(r.stragglers[0].holdBack > 0.02F, qPrintable(QString::number(r.stragglers[0].holdBack)));
+        checkAddsUp(r);
+    }
+
     void aStallUnderAnIncident()
     {
         Rig rig;
