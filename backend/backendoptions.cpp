@@ -7,6 +7,7 @@
 #include "core/listenaddress.h"
 #include "helpformatter.h"
 #include "optionchecks.h"
+#include "sim/stragglermodel.h"
 
 #include <functional>
 
@@ -189,6 +190,15 @@ void addOptions(CLI::App &app, BackendOptions &o)
         app, "--degradations-per-gpu-day", 0, 10, [&o](double rate) { o.source.degradationsPerGpuDay = rate; },
         "inject cooling, clock and power degradations at this rate per GPU and simulated day, 0 to 10 (default 0), "
         "for the anomaly detector to find (docs/ANOMALY.md)",
+        "X");
+    // Stragglers at random at the documented rate unless told otherwise: the simulated fleet's jobs slow as real
+    // ones do (docs/FAULTS.md).
+    o.source.stragglersPerGpuDay = StragglerModel::documentedRatePerGpuDay;
+    addNumber<double>(
+        app, "--stragglers-per-gpu-day", 0, 1, [&o](double rate) { o.source.stragglersPerGpuDay = rate; },
+        fmt::format("slow a GPU's SM clock by 8-30 % for 1-10 h at this rate per GPU and simulated day, 0 to 1 "
+                    "(default {}, docs/FAULTS.md): its job runs at its pace, a straggler for the job page to rank",
+            StragglerModel::documentedRatePerGpuDay),
         "X");
     app.add_flag("--list-scenarios", o.listScenarios, "list the scenarios and exit");
 
