@@ -91,7 +91,7 @@ CommandLine parseCommandLine(const QStringList &arguments)
         QStringLiteral("30"));
     const QCommandLineOption scenario(QStringLiteral("scenario"),
         QStringLiteral("Embedded fleet: stage an incident (cooling-failure, cdu-failure, power-cap, pdu-trip, "
-                       "leaf-down, link-flap, leak, bad-gpu, node-flap); see "
+                       "leaf-down, link-flap, leak, bad-gpu, node-flap, straggler); see "
                        "fleetscope-backend --list-scenarios."),
         QStringLiteral("NAME"));
     const QCommandLineOption hardware(QStringLiteral("hardware"),
