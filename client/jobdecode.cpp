@@ -287,6 +287,15 @@ std::shared_ptr<JobReport> decodeJobReport(const pb::JobReport &a, const Topolog
                        .arg(a.as_of_ms());
         return nullptr;
     }
+    // The job's own times too (0 = none for the checkpoint and the end): the timeline subtracts and rounds them.
+    if (!isSaneJobTime(job->startTimeMs) || !isSaneJobTime(job->endTimeMs) || !isSaneJobTime(job->lastCheckpointMs)) {
+        *failure = QStringLiteral("job %1 starts at %2, ends at %3, checkpointed last at %4: not all sane times")
+                       .arg(job->id)
+                       .arg(job->startTimeMs)
+                       .arg(job->endTimeMs)
+                       .arg(job->lastCheckpointMs);
+        return nullptr;
+    }
     r->job = std::move(*job);
     r->asOfMs = a.as_of_ms();
     r->watchedFromMs = a.watched_from_ms();

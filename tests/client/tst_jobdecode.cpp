@@ -10,6 +10,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -219,6 +220,31 @@ private Q_SLOTS:
         r.set_watched_from_ms(-5);
         failure.clear();
         QVERIFY(!decodeJobReport(r, *m_topology, &failure));
+    }
+
+    // The job's own start, end and last checkpoint are checked as the watch's are: the timeline rounds and subtracts
+    // them. 0 stays allowed where it means none.
+    void insaneJobTimesFailTheReport()
+    {
+        constexpr int64_t huge = std::numeric_limits<int64_t>::max();
+        const std::function<void(pb::Job *)> breaks[] = {
+            [](pb::Job *j) { j->set_start_time_ms(huge); },
+            [](pb::Job *j) { j->set_end_time_ms(huge); },
+            [](pb::Job *j) { j->set_last_checkpoint_ms(huge); },
+            [](pb::Job *j) { j->set_last_checkpoint_ms(latestJobTimeMs + 1); },
+        };
+        for (const auto &b : breaks) {
+            pb::JobReport r = goodReport();
+            b(r.mutable_job());
+            QString failure;
+            QVERIFY(!decodeJobReport(r, *m_topology, &failure));
+            QVERIFY2(failure.contains(QStringLiteral("not all sane times")), qPrintable(failure));
+        }
+        pb::JobReport r = goodReport();
+        r.mutable_job()->set_last_checkpoint_ms(0);
+        r.mutable_job()->set_end_time_ms(0);
+        QString failure;
+        QVERIFY2(decodeJobReport(r, *m_topology, &failure), qPrintable(failure));
     }
 
     // A backend may claim millions of entries: no more than the bounds is ever kept or reserved, and it is quick.

@@ -20,6 +20,11 @@
 namespace fleetscope {
 
 namespace {
+// The latest time the timeline draws: 2100-01-01, as the decoder's bound on a job's times.
+constexpr int64_t latestTimelineMs = 4102444800000;
+} // namespace
+
+namespace {
 
 constexpr int64_t minute = 60 * 1000;
 constexpr int64_t hour = 60 * minute;
@@ -121,8 +126,11 @@ void JobTimeline::setReport(JobReportPtr report)
     m_toMs = 1;
     if (m_report) {
         const Job &job = m_report->job;
-        m_fromMs = job.startTimeMs > 0 ? job.startTimeMs : m_report->watchedFromMs;
-        m_toMs = job.isRunning() ? std::max(m_report->asOfMs, job.startTimeMs) : job.endTimeMs;
+        // The decoder keeps times sane; clamped here too, so that no report can make the arithmetic below (the
+        // span, the first tick rounded up by a step and the zone's offset) overflow int64.
+        const auto sane = [](int64_t ms) { return std::clamp<int64_t>(ms, 0, latestTimelineMs); };
+        m_fromMs = sane(job.startTimeMs > 0 ? job.startTimeMs : m_report->watchedFromMs);
+        m_toMs = sane(job.isRunning() ? std::max(m_report->asOfMs, job.startTimeMs) : job.endTimeMs);
         if (m_toMs <= m_fromMs) {
             m_toMs = m_fromMs + 1;
         }
