@@ -61,7 +61,7 @@ quint64 JobClient::getJob(uint64_t id, const QString &name)
             grpc::ClientContext *context, const pb::GetJobRequest &request, grpc::CompletionQueue *cq) {
             return pb::Telemetry::NewStub(channel)->PrepareAsyncGetJob(context, request, cq);
         },
-        [this, id, topology = m_topology](
+        [this, id, name, topology = m_topology](
             quint64 requestId, const grpc::Status &status, pb::JobReport &answer) -> std::function<void()> {
             QString failure;
             JobReportPtr report;
@@ -70,8 +70,9 @@ quint64 JobClient::getJob(uint64_t id, const QString &name)
                 failure = wireText(status.error_message(), maxMessageText);
             } else if (!status.ok()) {
                 failure = describeStatus(status);
-            } else if (id != 0 && answer.job().id() != id) {
-                failure = QStringLiteral("the backend answered for job %1, not job %2").arg(answer.job().id()).arg(id);
+            } else if (const QString wrong = jobAnswerMismatch(answer, id, name); !wrong.isEmpty()) {
+                // An answer for another job (by id, or by name when asked by name) would show the wrong one.
+                failure = wrong;
             } else if (auto decoded = decodeJobReport(answer, *topology, &failure)) {
                 decoded->requestId = requestId;
                 report = std::move(decoded);

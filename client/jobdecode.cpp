@@ -211,7 +211,7 @@ void decodePhases(const pb::JobReport &a, size_t count, JobReport *r, Notes &not
     }
 }
 
-void decodeBand(const pb::JobReport &a, size_t count, uint32_t gpuCount, JobReport *r, Notes &note)
+void decodeBand(const pb::JobReport &a, size_t count, size_t jobGpus, JobReport *r, Notes &note)
 {
     r->band.reserve(count);
     for (size_t i = 0; i < count; ++i) {
@@ -225,8 +225,8 @@ void decodeBand(const pb::JobReport &a, size_t count, uint32_t gpuCount, JobRepo
                       .arg(b.p10())
                       .arg(b.median())
                       .arg(b.p90());
-        } else if (b.reporting() > gpuCount) {
-            why = QStringLiteral("%1 GPUs reporting in a fleet of %2").arg(b.reporting()).arg(gpuCount);
+        } else if (b.reporting() > jobGpus) {
+            why = QStringLiteral("%1 GPUs reporting in a job of %2").arg(b.reporting()).arg(jobGpus);
         }
         if (!why.isEmpty()) {
             note(QStringLiteral("dropped band point %1: %2").arg(i).arg(why));
@@ -313,9 +313,26 @@ std::shared_ptr<JobReport> decodeJobReport(const pb::JobReport &a, const Topolog
         decodeLosses(a, losses, topology, r.get(), note);
         decodeStragglers(a, stragglers, r.get(), note);
         decodePhases(a, phases, r.get(), note);
-        decodeBand(a, band, topology.gpuCount, r.get(), note);
+        // The band is the job's GPUs' percentiles: no more of them report than the job has.
+        decodeBand(a, band, r->job.gpus.size(), r.get(), note);
     }
     return r;
+}
+
+QString jobAnswerMismatch(const pb::JobReport &answer, uint64_t id, const QString &name)
+{
+    if (id != 0) {
+        return answer.job().id() == id
+            ? QString()
+            : QStringLiteral("the backend answered for job %1, not job %2").arg(answer.job().id()).arg(id);
+    }
+    // Compared as the wire carries it: a name cut or cleaned for display could match one it is not.
+    if (answer.job().name() != name.toStdString()) {
+        return QStringLiteral("the backend answered for job %1 named \"%2\", not \"%3\"")
+            .arg(answer.job().id())
+            .arg(wireText(answer.job().name(), maxJobText), name.left(maxJobText));
+    }
+    return {};
 }
 
 } // namespace fleetscope

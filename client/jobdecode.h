@@ -56,9 +56,12 @@ std::optional<GoodputLoss> decodeLoss(const pb::GoodputLoss &loss, const LossBou
 // JobReport's bounds; losses decodeLoss refuses; stragglers on a GPU outside the job or listed twice, with a score,
 // value or hours that are not finite or negative, a hold-back outside 0..1 or a time not sane; phase spans reversed,
 // out of order or not sane; band points not after the one before, with percentiles outside 0..100 or out of order,
-// or more GPUs reporting than the fleet has. Figures of the whole (GPU-hours past the fleet's over the time watched,
+// or more GPUs reporting than the job has. Figures of the whole (GPU-hours past the fleet's over the time watched,
 // productive past all, goodput or a share outside 0..1, a step or limit negative) become 0. The request's id is left
 // to the caller.
 std::shared_ptr<JobReport> decodeJobReport(const pb::JobReport &answer, const Topology &topology, QString *failure);
+
+// Why GetJob's answer is not for the job asked (by id, or by name when id is 0), or empty when it is.
+QString jobAnswerMismatch(const pb::JobReport &answer, uint64_t id, const QString &name);
 
 } // namespace fleetscope

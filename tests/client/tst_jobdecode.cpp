@@ -247,6 +247,34 @@ private Q_SLOTS:
         QVERIFY2(decodeJobReport(r, *m_topology, &failure), qPrintable(failure));
     }
 
+    // A band point's GPUs reporting are the job's: more than its 16 is dropped, though the fleet has 64.
+    void bandReportingIsBoundByTheJob()
+    {
+        pb::JobReport r = goodReport();
+        r.mutable_band(1)->set_reporting(17);
+        r.mutable_band(2)->set_reporting(64);
+        QString failure;
+        const auto report = decodeJobReport(r, *m_topology, &failure);
+        QVERIFY2(report, qPrintable(failure));
+        QCOMPARE(report->band.size(), size_t { 1 });
+        QCOMPARE(report->band[0].reporting, 16U);
+        QVERIFY2(anyContains(report->problems, QStringLiteral("17 GPUs reporting in a job of 16")),
+            qPrintable(report->problems.join(QLatin1Char('\n'))));
+    }
+
+    // An answer is the job asked for: by id, or by name when the id asked is 0.
+    void anAnswerForAnotherJobIsRefused()
+    {
+        const pb::JobReport r = goodReport();
+        QVERIFY(jobAnswerMismatch(r, 4711, {}).isEmpty());
+        QVERIFY(jobAnswerMismatch(r, 0, QStringLiteral("train-llm-16")).isEmpty());
+        QVERIFY(jobAnswerMismatch(r, 4712, {}).contains(QStringLiteral("not job 4712")));
+        const QString wrong = jobAnswerMismatch(r, 0, QStringLiteral("train-llm-32"));
+        QVERIFY2(wrong.contains(QStringLiteral("not \"train-llm-32\"")), qPrintable(wrong));
+        QVERIFY(!jobAnswerMismatch(r, 0, QStringLiteral("train-llm-1")).isEmpty());
+        QVERIFY(!jobAnswerMismatch(r, 0, {}).isEmpty());
+    }
+
     // A backend may claim millions of entries: no more than the bounds is ever kept or reserved, and it is quick.
     void oversizedListsAreCutAtTheirBounds()
     {
