@@ -331,24 +331,22 @@ SummaryRollup decodeRollup(const pb::Rollup &r)
         r.idle_gpu_hours(), r.unhealthy_gpus(), r.availability(), r.failures() };
 }
 
-// The jobs' goodput and losses over the summary's range, bounded by its fleet rollup (no topology here: the views
-// check the GPUs, nodes and domains against theirs).
+// The jobs' goodput and losses over the summary's range, the losses' subjects bounded by its fleet rollup (no topology
+// here: the views check the GPUs, nodes and domains against theirs).
 void decodeJobsAccount(const pb::Summary &answer, Summary *s)
 {
     const uint32_t n = std::min(answer.fleet().gpu_count(), maxGpus);
-    const double rangeHours = static_cast<double>(std::max<int64_t>(0, s->toMs - s->fromMs)) / 3.6e6;
-    // Every GPU of the fleet in jobs for the whole range is the most there can be (a little slack for rounding).
-    const double most = static_cast<double>(n) * rangeHours * (1 + 1e-9) + 1e-9;
+    // No bound by the fleet's GPUs x the range: jobs may share GPUs (Slurm jobs sharing a node each count its GPUs,
+    // time-slicing, MIG), so their GPU-hours may well pass the fleet's. What the page computes with must be finite,
+    // not negative and hold together.
     const double hours = answer.job_gpu_hours();
     const double productive = answer.productive_gpu_hours();
     QString why;
     if (answer.has_goodput() && !(answer.goodput() >= 0 && answer.goodput() <= 1)) {
         why = QStringLiteral("goodput %1 is outside 0..1").arg(answer.goodput());
-    } else if (!(hours >= 0 && hours <= most) || !(productive >= 0 && productive <= hours * (1 + 1e-9) + 1e-9)) {
-        why = QStringLiteral("%1 productive of %2 GPU-hours, of at most %3 in the range")
-                  .arg(productive)
-                  .arg(hours)
-                  .arg(most);
+    } else if (!(std::isfinite(hours) && hours >= 0)
+        || !(std::isfinite(productive) && productive >= 0 && productive <= hours * (1 + 1e-9) + 1e-9)) {
+        why = QStringLiteral("%1 productive of %2 GPU-hours").arg(productive).arg(hours);
     }
     if (!why.isEmpty()) {
         s->problems << QStringLiteral("dropped the jobs' goodput and losses: %1").arg(why);
@@ -357,8 +355,15 @@ void decodeJobsAccount(const pb::Summary &answer, Summary *s)
     if (answer.jobs_accounted() == 0) {
         return; // none said
     }
+    if (!answer.has_goodput()) {
+        // The contract leaves goodput out only when no job ran: jobs counted without it are said, and nothing is
+        // shown as a goodput (never 0 %).
+        s->problems << QStringLiteral("dropped the jobs' account: %1 jobs ran, but no goodput came with them")
+                           .arg(answer.jobs_accounted());
+        return;
+    }
     s->jobsAccounted = answer.jobs_accounted();
-    s->goodput = answer.has_goodput() ? answer.goodput() : 0;
+    s->goodput = answer.goodput();
     s->jobGpuHours = hours;
     s->productiveGpuHours = productive;
     const int count = std::min(answer.losses_size(), static_cast<int>(maxSummaryLosses));

@@ -11,6 +11,8 @@
 
 #include <QTest>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -465,6 +467,57 @@ private Q_SLOTS:
         pb::Summary huge = summaryOf(maxGpus + 1, 1);
         const auto h = decodeSummary(huge, &failure);
         QVERIFY2(failure.contains(QStringLiteral("more than a topology may have")), qPrintable(failure));
+    }
+
+    // Jobs may share GPUs (Slurm jobs sharing a node each count its GPUs, time-slicing, MIG): their GPU-hours past
+    // the fleet's GPUs x the range are a real answer, kept whole. Goodput left out while jobs ran is no 0 %.
+    void summaryGoodputOfSharedGpusIsKept()
+    {
+        const auto summaryOf = [] {
+            pb::Summary s;
+            s.set_from_ms(0);
+            s.set_to_ms(10 * 3600000);
+            s.mutable_fleet()->set_name("fleet");
+            s.mutable_fleet()->set_gpu_count(64);
+            s.set_jobs_accounted(12);
+            s.set_goodput(0.9);
+            s.set_job_gpu_hours(5000); // 7.8 x the fleet's 640
+            s.set_productive_gpu_hours(4500);
+            auto *l = s.add_losses();
+            l->set_cause(pb::LOSS_CAUSE_STALL);
+            l->set_gpu_hours(400); // past the fleet's 640 GPU-hours once shared: within the jobs' 5,000
+            l->set_gpu(-1);
+            l->set_node(-1);
+            l->set_jobs(3);
+            return s;
+        };
+        QString failure;
+        auto s = decodeSummary(summaryOf(), &failure);
+        QVERIFY2(s, qPrintable(failure));
+        QVERIFY2(s->problems.isEmpty(), qPrintable(s->problems.join(QLatin1Char('\n'))));
+        QCOMPARE(s->jobsAccounted, 12U);
+        QCOMPARE(s->goodput, 0.9);
+        QCOMPARE(s->jobGpuHours, 5000.0);
+        QCOMPARE(s->productiveGpuHours, 4500.0);
+        QCOMPARE(s->losses.size(), size_t { 1 });
+        QCOMPARE(s->losses[0].gpuHours, 400.0);
+
+        pb::Summary none = summaryOf();
+        none.clear_goodput();
+        s = decodeSummary(none, &failure);
+        QVERIFY2(s, qPrintable(failure));
+        QCOMPARE(s->jobsAccounted, 0U); // what the page reads as no goodput, never 0 %
+        QVERIFY(s->losses.empty());
+        QVERIFY(std::any_of(s->problems.begin(), s->problems.end(),
+            [](const QString &p) { return p.contains(QStringLiteral("no goodput came with them")); }));
+
+        for (const double hours : { std::numeric_limits<double>::infinity(), std::nan(""), -1.0 }) {
+            pb::Summary bad = summaryOf();
+            bad.set_job_gpu_hours(hours);
+            s = decodeSummary(bad, &failure);
+            QCOMPARE(s->jobsAccounted, 0U);
+            QVERIFY(s->losses.empty());
+        }
     }
 
     void summaryUnitHoursAreChecked_data()

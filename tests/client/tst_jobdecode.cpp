@@ -529,7 +529,7 @@ private Q_SLOTS:
 
         for (const auto &[goodput, hours, productive] :
             { std::tuple { std::nan(""), 500.0, 400.0 }, std::tuple { 1.5, 500.0, 400.0 },
-                std::tuple { 0.8, 641.0, 400.0 }, std::tuple { 0.8, 500.0, 501.0 }, std::tuple { 0.8, -infD, 0.0 } }) {
+                std::tuple { 0.8, infD, 400.0 }, std::tuple { 0.8, 500.0, 501.0 }, std::tuple { 0.8, -infD, 0.0 } }) {
             pb::Summary bad = summaryOf();
             bad.set_goodput(goodput);
             bad.set_job_gpu_hours(hours);
