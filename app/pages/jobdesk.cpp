@@ -72,6 +72,13 @@ JobDesk::JobDesk(
         if (!topology || gpu >= topology->gpuCount) {
             return;
         }
+        // A report checked against another shape of the fleet names a GPU of that shape, not this one's (the page
+        // stores none then; checked here too, as the page's signal may outlive a topology change).
+        const JobReportPtr report = m_page->report();
+        if (report && report->topologyGeneration != 0 && topology->generation != 0
+            && report->topologyGeneration != topology->generation) {
+            return;
+        }
         m_map->navigation()->goTo(Place::gpu(gpu)); // the map selects it, the detail panel shows it
         m_map->heatmap()->setFocus();
     });

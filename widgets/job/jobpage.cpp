@@ -201,6 +201,12 @@ void JobPage::setTopology(TopologyPtr topology)
     m_topology = std::move(topology);
     refreshTables();
     refreshHits();
+    refreshProblem();
+}
+
+bool JobPage::otherShape() const
+{
+    return m_report && m_topology && !namesOf(m_topology, *m_report);
 }
 
 void JobPage::setReport(JobReportPtr report)
@@ -209,7 +215,7 @@ void JobPage::setReport(JobReportPtr report)
     // sifted and listed again (2,000 rows, ~10 ms) unless its life or GPUs changed.
     const bool sameJob = m_report && report && m_report->job.id == report->job.id
         && m_report->job.startTimeMs == report->job.startTimeMs && m_report->job.endTimeMs == report->job.endTimeMs
-        && m_report->job.gpus == report->job.gpus;
+        && m_report->job.gpus == report->job.gpus && m_report->topologyGeneration == report->topologyGeneration;
     m_report = std::move(report);
     m_header->setReport(m_report);
     m_timeline->setReport(m_report);
@@ -341,7 +347,9 @@ void JobPage::refreshHits()
         QString detail;
     };
     std::vector<Hit> hits;
-    if (m_report) {
+    // The session's events and alerts index the fleet as it is now: against a report checked on another shape of it
+    // they would hit GPUs the job never had, so none are matched until a report of this shape comes.
+    if (m_report && !otherShape()) {
         const Job &job = m_report->job;
         const std::vector<uint32_t> &gpus = job.gpus;
         const std::vector<FleetEvent> kept = jobEvents(job, m_events, m_topology.get());
@@ -427,18 +435,28 @@ void JobPage::refreshProblem()
     if (!m_report) {
         m_placeholder->setText(m_problem.isEmpty() ? tr("Loading the job…") : m_problem);
     }
-    const bool old = m_report && !m_problem.isEmpty();
+    const bool shape = otherShape();
+    const bool old = m_report && (!m_problem.isEmpty() || shape);
     if (old) {
+        QStringList why;
+        if (!m_problem.isEmpty()) {
+            why << m_problem;
+        }
+        if (shape) {
+            why << tr("checked against another shape of the fleet");
+        }
         m_banner->setText(
             tr("Old: %1, as of %2")
-                .arg(m_problem, QDateTime::fromMSecsSinceEpoch(m_report->asOfMs).toString(QStringLiteral("HH:mm:ss"))));
+                .arg(why.join(QStringLiteral("; ")),
+                    QDateTime::fromMSecsSinceEpoch(m_report->asOfMs).toString(QStringLiteral("HH:mm:ss"))));
         QPalette p = m_banner->palette();
         p.setColor(QPalette::Window, m_wall ? wallstyle::warning : QColor(0xff, 0xe0, 0xa0));
         p.setColor(QPalette::WindowText, QColor(0x20, 0x18, 0x00));
         m_banner->setPalette(p);
     }
     m_banner->setVisible(old);
-    // Greyed, not disabled: an old report still answers clicks (its GPUs are still the job's).
+    // Greyed, not disabled: a report only late still answers clicks (its GPUs are still the job's); one of another
+    // shape of the fleet stores no GPU in its rows (refreshTables), so they name none of today's.
     if (old && !m_content->graphicsEffect()) {
         // Faded into the page's ground rather than colourised grey: on the wall's near-black a grey tint lifted the
         // ground to mid-grey and left the text as bright as before.

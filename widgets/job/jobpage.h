@@ -65,6 +65,8 @@ private:
     void refreshTables();
     void refreshProblem();
     void activateRow(QTableWidget *table, int row);
+    // The report's indices were checked against another topology than the page's: its GPUs are not today's.
+    bool otherShape() const;
 
     TopologyPtr m_topology;
     JobReportPtr m_report;

@@ -151,7 +151,9 @@ void fillStragglers(QTableWidget *table, const JobReport &report, const Topology
         const Straggler &s = report.stragglers[i];
         const int row = static_cast<int>(i);
         auto *rank = numberItem(QString::number(i + 1));
-        rank->setData(gpuRole, s.gpu);
+        if (topology) {
+            rank->setData(gpuRole, s.gpu);
+        }
         table->setItem(row, RankColumn, rank);
         table->setItem(row, GpuColumn, textItem(jobGpuName(topology, s.gpu)));
         table->setItem(row, ShowsColumn, textItem(stragglerShows(s)));
@@ -171,7 +173,7 @@ void fillLosses(QTableWidget *table, const JobReport &report, const Topology *to
         const GoodputLoss &loss = report.losses[i];
         const int row = static_cast<int>(i);
         auto *cause = textItem(lossCauseName(loss.cause));
-        if (loss.gpu >= 0 && loss.gpu <= static_cast<int64_t>(UINT32_MAX)) {
+        if (topology && loss.gpu >= 0 && loss.gpu <= static_cast<int64_t>(UINT32_MAX)) {
             cause->setData(gpuRole, static_cast<uint32_t>(loss.gpu));
         }
         if (loss.incidentId != 0) {

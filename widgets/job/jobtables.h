@@ -32,7 +32,8 @@ constexpr int gpuRole = Qt::UserRole;
 constexpr int incidentRole = Qt::UserRole + 1;
 
 QTableWidget *makeJobTable(const QStringList &headers, const QString &name);
-// At most `rows` of the report's stragglers, in the order given.
+// At most `rows` of the report's stragglers, in the order given. topology names their GPUs; null (none, or another
+// shape of the fleet than the report's) names them "GPU 1234" and stores no GPU to click.
 void fillStragglers(QTableWidget *table, const JobReport &report, const Topology *topology, size_t rows);
 void fillLosses(QTableWidget *table, const JobReport &report, const Topology *topology, size_t rows);
 

@@ -266,10 +266,31 @@ private Q_SLOTS:
         p->setReport(other);
         auto *table = p->findChild<QTableWidget *>(QStringLiteral("stragglers"));
         QCOMPARE(table->item(0, GpuColumn)->text(), QStringLiteral("GPU 37"));
+        // Shown as old, its rows name no GPU to select, and today's events are not matched against it.
+        auto *banner = p->findChild<QLabel *>(QStringLiteral("jobBanner"));
+        QVERIFY(banner->isVisible());
+        QVERIFY2(banner->text().contains(QStringLiteral("checked against another shape of the fleet")),
+            qPrintable(banner->text()));
+        QVERIFY(p->findChild<JobTimeline *>()->parentWidget()->graphicsEffect());
+        QSignalSpy gpus(p, &JobPage::gpuActivated);
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, centreOf(table, 0, GpuColumn));
+        auto *losses = p->findChild<QTableWidget *>(QStringLiteral("losses"));
+        QTest::mouseClick(losses->viewport(), Qt::LeftButton, {}, centreOf(losses, 2, WhatColumn));
+        QCOMPARE(gpus.size(), 0);
+        auto *hits = p->findChild<QTableWidget *>(QStringLiteral("jobHits"));
+        QCOMPARE(hits->rowCount(), 0);
+        QVERIFY(p->findChild<JobTimeline *>()->marks().empty());
+
         fleetNow = std::make_shared<Topology>(*fleet);
         fleetNow->generation = 9;
         p->setTopology(fleetNow);
         QCOMPARE(table->item(0, GpuColumn)->text(), QStringLiteral("r01-k01-n05 GPU 5"));
+        QVERIFY(!banner->isVisible());
+        QVERIFY(!p->findChild<JobTimeline *>()->parentWidget()->graphicsEffect());
+        QCOMPARE(hits->rowCount(), 4);
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, centreOf(table, 0, GpuColumn));
+        QCOMPARE(gpus.size(), 1);
+        QCOMPARE(gpus.at(0).at(0).value<uint32_t>(), 37U);
     }
 
     // The session's events, many: what the page keeps of them, listed, and its cost.
