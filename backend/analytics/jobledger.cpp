@@ -71,32 +71,61 @@ JobLedger::Bucket *JobLedger::bucketAt(int64_t timeMs)
     return &bucket;
 }
 
-void JobLedger::post(int64_t fromMs, int64_t timeMs, uint64_t jobId, double gpuHours, double productiveGpuHours)
+template <typename Add> void JobLedger::spread(int64_t fromMs, int64_t toMs, Add add)
 {
-    Bucket *bucket = bucketAt(timeMs);
-    if (bucket == nullptr) {
+    if (toMs <= fromMs) {
+        if (Bucket *bucket = bucketAt(toMs)) {
+            add(bucket, toMs, toMs, 1.0);
+        }
         return;
     }
+    const auto length = static_cast<double>(toMs - fromMs);
+    // Hours older than the ledger holds are skipped, not walked: a gap of weeks costs at most bucketCount parts.
+    const int64_t oldest = (hourOf(m_newestMs) - static_cast<int64_t>(bucketCount) + 1) * bucketMs;
+    for (int64_t from = std::max(fromMs, oldest); from < toMs;) {
+        const int64_t to = std::min(toMs, (hourOf(from) + 1) * bucketMs);
+        if (Bucket *bucket = bucketAt(from)) {
+            add(bucket, from, to, static_cast<double>(to - from) / length);
+        }
+        from = to;
+    }
+}
+
+void JobLedger::post(int64_t fromMs, int64_t toMs, uint64_t jobId, double gpuHours, double productiveGpuHours)
+{
+    spread(fromMs, toMs, [&](Bucket *bucket, int64_t from, int64_t to, double share) {
+        postIn(bucket, from, to, jobId, gpuHours * share, productiveGpuHours * share);
+    });
+}
+
+void JobLedger::postIn(Bucket *bucket, int64_t fromMs, int64_t toMs, uint64_t jobId, double gpuHours, double productive)
+{
     const int64_t start = bucket->hour * bucketMs;
-    const int64_t from = std::clamp(fromMs, start, timeMs);
+    const int64_t to = std::clamp(toMs, start, start + bucketMs);
+    const int64_t from = std::clamp(fromMs, start, to);
     if (bucket->coveredToMs == 0) {
         bucket->coveredFromMs = from;
-        bucket->coveredToMs = timeMs;
+        bucket->coveredToMs = to;
     } else {
         bucket->coveredFromMs = std::min(bucket->coveredFromMs, from);
-        bucket->coveredToMs = std::max(bucket->coveredToMs, timeMs);
+        bucket->coveredToMs = std::max(bucket->coveredToMs, to);
     }
     bucket->gpuHours += gpuHours;
-    bucket->productiveGpuHours += productiveGpuHours;
+    bucket->productiveGpuHours += productive;
     addJob(&bucket->jobs, jobId);
 }
 
-void JobLedger::postLoss(int64_t timeMs, uint64_t jobId, const GoodputLoss &loss, double gpuHours)
+void JobLedger::postLoss(int64_t fromMs, int64_t toMs, uint64_t jobId, const GoodputLoss &loss, double gpuHours)
 {
-    Bucket *bucket = bucketAt(timeMs);
-    if (bucket == nullptr || gpuHours == 0) {
+    if (gpuHours == 0) {
         return;
     }
+    spread(fromMs, toMs,
+        [&](Bucket *bucket, int64_t, int64_t, double share) { postLossIn(bucket, jobId, loss, gpuHours * share); });
+}
+
+void JobLedger::postLossIn(Bucket *bucket, uint64_t jobId, const GoodputLoss &loss, double gpuHours)
+{
     const LossKey key = LossKey::of(loss);
     auto it = bucket->losses.find(key);
     if (it == bucket->losses.end()) {

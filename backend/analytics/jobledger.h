@@ -49,11 +49,13 @@ public:
 
     // The newest frame's time: hours 8 days older are let go.
     void advance(int64_t nowMs);
-    // A job's GPU-hours of the interval (fromMs, timeMs], in timeMs's hour, and the productive ones of them
-    // (negative: work found lost, to be redone).
-    void post(int64_t fromMs, int64_t timeMs, uint64_t jobId, double gpuHours, double productiveGpuHours);
-    // A loss of a job at timeMs; the loss's gpuHours are ignored for gpuHours (its what is kept with the key when new).
-    void postLoss(int64_t timeMs, uint64_t jobId, const GoodputLoss &loss, double gpuHours);
+    // A job's GPU-hours of the interval (fromMs, toMs], and the productive ones of them (negative: work found lost,
+    // to be redone), spread evenly over the hours the interval covers (an interval of hours, a gap in the telemetry,
+    // is not piled into its last hour); an empty interval goes to toMs's hour.
+    void post(int64_t fromMs, int64_t toMs, uint64_t jobId, double gpuHours, double productiveGpuHours);
+    // A loss of a job over (fromMs, toMs], spread as post() spreads; the loss's gpuHours are ignored for gpuHours (its
+    // what is kept with the key when new).
+    void postLoss(int64_t fromMs, int64_t toMs, uint64_t jobId, const GoodputLoss &loss, double gpuHours);
     // The sums over the hours overlapping [fromMs, toMs], an hour prorated by the share of the time it covers (from
     // its first interval's start to its last's end, within the hour) that lies in the range.
     GoodputSummary between(int64_t fromMs, int64_t toMs) const;
@@ -76,6 +78,10 @@ private:
     };
 
     Bucket *bucketAt(int64_t timeMs);
+    // Calls add(bucket, from, to, share) for each hour's part of (fromMs, toMs] the ledger holds.
+    template <typename Add> void spread(int64_t fromMs, int64_t toMs, Add add);
+    void postIn(Bucket *bucket, int64_t fromMs, int64_t toMs, uint64_t jobId, double gpuHours, double productive);
+    void postLossIn(Bucket *bucket, uint64_t jobId, const GoodputLoss &loss, double gpuHours);
     static void prune(Bucket *bucket);
 
     std::array<Bucket, bucketCount> m_buckets;

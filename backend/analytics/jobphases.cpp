@@ -155,23 +155,25 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
     if (!scan(frame, ctx, &s)) {
         return;
     }
-    const int64_t from = m_started ? m_asOfMs : std::min(m_watchedFromMs, t);
-    const int64_t dtMs = std::max<int64_t>(0, t - from);
+    int64_t from = m_started ? m_asOfMs : std::min(m_watchedFromMs, t);
     m_started = true;
     addBand(t, s);
-    // No GPU of it says anything, not even that it is offline: the telemetry is missing, not the job. Its time is
-    // lost to nothing known (Unspecified), and what it was doing carries on when the telemetry returns.
     m_silent = s.reporting == 0 && s.saidOffline == 0;
     if (m_silent) {
-        const double gpuHours = static_cast<double>(m_gpus.size()) * static_cast<double>(dtMs) / msPerHour;
-        m_gpuHours += gpuHours;
-        GoodputLoss key;
-        key.what = "no telemetry";
-        addLoss(key, gpuHours, t, ctx);
-        ctx.ledger.post(from, t, m_info.id, gpuHours, 0);
-        addSpan(JobPhase::Unwatched, from, t, 0, key.what);
+        notWatched(from, t, ctx);
         m_asOfMs = t;
         return;
+    }
+    // A gap far beyond the job's usual frame interval (an upstream down for hours) is not what this frame shows:
+    // a bounded span before it is charged to its phase, the rest to nothing known, as a silent frame's.
+    const int64_t bound = std::min(static_cast<int64_t>(ctx.checkpointLimitSeconds * 1000.0),
+        m_usualMs > 0 ? std::max(2 * m_usualMs, minGapBoundMs) : std::numeric_limits<int64_t>::max());
+    int64_t dtMs = t - from;
+    m_usualMs = dtMs;
+    if (dtMs > bound) {
+        notWatched(from, t - bound, ctx);
+        from = t - bound;
+        dtMs = bound;
     }
 
     const bool idle = s.reporting == 0 || s.median < idleBelow;
@@ -254,14 +256,14 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
         lost += late;
         if (lost > 0) {
             if (incident != nullptr) {
-                addLoss(incidentLoss(*incident), lost, t, ctx);
+                addLoss(incidentLoss(*incident), lost, from, t, ctx);
             } else {
                 const auto gpu = m_gpus[static_cast<size_t>(m_stragglers.slowest())];
                 GoodputLoss key;
                 key.cause = LossCause::Straggler;
                 key.gpu = gpu;
                 key.what = fmt::format("{} {:.0f}% slow", ctx.names.gpuName(gpu), pace * 100);
-                addLoss(key, lost, t, ctx);
+                addLoss(key, lost, from, t, ctx);
             }
         }
         break;
@@ -277,7 +279,7 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
     }
     case JobPhase::Stall: {
         if (incident != nullptr) {
-            addLoss(incidentLoss(*incident), gpuHours, t, ctx);
+            addLoss(incidentLoss(*incident), gpuHours, from, t, ctx);
             m_stallIncident = incident->incident->id;
             m_stallIncidentWhy = incident->headline;
             incidentId = m_stallIncident;
@@ -288,7 +290,7 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
             key.gpu = m_stall.gpu;
             key.node = m_stall.node;
             key.what = m_stall.why;
-            addLoss(key, gpuHours, t, ctx);
+            addLoss(key, gpuHours, from, t, ctx);
             why = m_stall.why;
         }
         break;
@@ -299,7 +301,7 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
         key.gpu = m_stall.gpu;
         key.node = m_stall.node;
         key.what = "restart after " + m_stall.why;
-        addLoss(key, gpuHours, t, ctx);
+        addLoss(key, gpuHours, from, t, ctx);
         why = key.what;
         break;
     }
@@ -311,6 +313,20 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
     addSpan(phase, from, t, incidentId, why);
     m_phase = phase;
     m_asOfMs = t;
+}
+
+void JobTrack::notWatched(int64_t fromMs, int64_t toMs, const Context &ctx)
+{
+    // No GPU of it says anything, not even that it is offline, or no frame came: the telemetry is missing, not the
+    // job. Its time is lost to nothing known (Unspecified), and what it was doing carries on when the telemetry
+    // returns.
+    const double gpuHours = static_cast<double>(m_gpus.size()) * static_cast<double>(toMs - fromMs) / msPerHour;
+    m_gpuHours += gpuHours;
+    GoodputLoss key;
+    key.what = "no telemetry";
+    addLoss(key, gpuHours, fromMs, toMs, ctx);
+    ctx.ledger.post(fromMs, toMs, m_info.id, gpuHours, 0);
+    addSpan(JobPhase::Unwatched, fromMs, toMs, 0, key.what);
 }
 
 void JobTrack::countDip(bool dip, int64_t timeMs, int64_t dtMs)
@@ -354,12 +370,12 @@ GoodputLoss JobTrack::incidentLoss(const HeldIncident &held) const
     return key;
 }
 
-void JobTrack::addLoss(const GoodputLoss &key, double gpuHours, int64_t timeMs, const Context &ctx)
+void JobTrack::addLoss(const GoodputLoss &key, double gpuHours, int64_t fromMs, int64_t toMs, const Context &ctx)
 {
     if (gpuHours == 0) {
         return;
     }
-    ctx.ledger.postLoss(timeMs, m_info.id, key, gpuHours);
+    ctx.ledger.postLoss(fromMs, toMs, m_info.id, key, gpuHours);
     const LossKey k = LossKey::of(key);
     for (GoodputLoss &loss : m_losses) {
         if (LossKey::of(loss) == k) {
@@ -388,7 +404,7 @@ void JobTrack::settleIdle(LossCause cause, const HeldIncident *incident, const C
         }
     }
     for (const auto &[hourMs, gpuHours] : m_pendingByHour) {
-        addLoss(key, gpuHours, hourMs, ctx);
+        addLoss(key, gpuHours, hourMs, hourMs, ctx);
     }
     m_pendingByHour.clear();
     m_pendingIdle = 0;
@@ -436,7 +452,7 @@ void JobTrack::restart(int64_t timeMs, const Context &ctx)
         key.gpu = m_stall.gpu;
         key.node = m_stall.node;
         key.what = "restart after " + m_stall.why;
-        addLoss(key, rework, timeMs, ctx);
+        addLoss(key, rework, timeMs, timeMs, ctx);
     }
     // A restart resumes from a checkpoint: work lost in a later stall is counted from here.
     m_checkpointSeen = true;

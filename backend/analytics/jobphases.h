@@ -31,6 +31,9 @@ public:
     static constexpr float idleBelow = 10.0F;
     // A low stretch longer than this inside compute is slow compute, not an all-reduce.
     static constexpr int64_t longestDipMs = 30 * 1000;
+    // The span before a gap in the frames charged to the phase the next frame shows: twice the job's usual frame
+    // interval, at least this, at most the checkpoint limit; the rest of the gap was not watched.
+    static constexpr int64_t minGapBoundMs = 10 * 1000;
 
     struct Context
     {
@@ -81,7 +84,9 @@ private:
     Subject subjectOf(const Scan &s, const FleetNames &names) const;
     void addBand(int64_t timeMs, const Scan &s);
     void addSpan(JobPhase phase, int64_t fromMs, int64_t toMs, uint64_t incidentId, const std::string &why);
-    void addLoss(const GoodputLoss &key, double gpuHours, int64_t timeMs, const Context &ctx);
+    // A loss over (fromMs, toMs], posted to the ledger's hours it covers.
+    void addLoss(const GoodputLoss &key, double gpuHours, int64_t fromMs, int64_t toMs, const Context &ctx);
+    void notWatched(int64_t fromMs, int64_t toMs, const Context &ctx);
     GoodputLoss incidentLoss(const HeldIncident &incident) const;
     void settleIdle(LossCause cause, const HeldIncident *incident, const Context &ctx);
     void idleBecomesStall(const Context &ctx);
@@ -97,6 +102,7 @@ private:
     bool m_ended = false;
     int64_t m_endMs = 0;
     JobPhase m_phase = JobPhase::Unwatched;
+    int64_t m_usualMs = 0; // the interval before the newest frame's: the job's usual one
     bool m_silent = false; // the newest frame had no value and no health of any of its GPUs
 
     double m_gpuHours = 0;

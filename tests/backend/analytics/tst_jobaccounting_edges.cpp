@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fleet's job accounting at its edges, on frames built by hand: a gap of hours in the frames, a job listed again
+// after it ended, GPUs outside the fleet, a straggler beside an incident, frames too coarse to see all-reduces, a
+// restart's rework over the hours it covers. Its GPU-time always adds up. The common cases: tst_jobaccounting.
+#include "analytics/jobaccounting.h"
+#include "jobchecks.h"
+#include "jobrig.h"
+
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace fleetscope::backend;
+using namespace fleetscope::backend::jobchecks;
+
+namespace {
+constexpr int64_t hour = 60 * minute;
+}
+
+class TestJobAccountingEdges : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void aGapOfHoursIsNotWatched()
+    {
+        Rig rig;
+        // On an hour's start, so that the gap's hours are whole ones of the ledger.
+        rig.origin -= rig.origin % hour;
+        rig.now = rig.origin;
+        rig.jobs = { Rig::job(7, "train-a", 0, 16, rig.origin) };
+        rig.compute(10 * minute);
+        // The upstream is down for 3 h; the first frame back shows the job stalled on a node down.
+        rig.now += 3 * hour;
+        rig.nodeDown(1, true);
+        rig.util(0.0F);
+        rig.nodeDown(1, true);
+        rig.step();
+        const JobReport r = rig.report();
+        checkAddsUp(r);
+        QCOMPARE(r.phase, JobPhase::Stall);
+        // At a frame a second, the span charged to the stall is its 10 s floor; the rest was not watched.
+        QVERIFY2(lossOf(r, LossCause::Stall) <= 16 * 10.0 / 3600 + 1e-9,
+            qPrintable(QString::number(lossOf(r, LossCause::Stall))));
+        QVERIFY(lossOf(r, LossCause::Unspecified) >= 16 * (3 * hour - 10 * second) / 3'600'000.0 - 1e-9);
+        QCOMPARE(r.phases.back().phase, JobPhase::Stall);
+        QCOMPARE(r.phases[r.phases.size() - 2].phase, JobPhase::Unwatched);
+        // The ledger has the gap's middle hour as the job's, all of it lost to nothing known.
+        const GoodputSummary s = rig.accounting.between(rig.origin + hour, rig.origin + 2 * hour);
+        QVERIFY2(std::abs(s.jobGpuHours - 16) < 1e-6, qPrintable(QString::number(s.jobGpuHours)));
+        QCOMPARE(s.productiveGpuHours, 0.0);
+        QCOMPARE(s.losses.size(), size_t(1));
+        QCOMPARE(s.losses[0].cause, LossCause::Unspecified);
+        QVERIFY(std::abs(s.losses[0].gpuHours - 16) < 1e-6);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestJobAccountingEdges)
+#include "tst_jobaccounting_edges.moc"
