@@ -255,6 +255,16 @@ void SlurmJobs::finish(int64_t sampleMs, const FleetShape &shape, const NodeOf &
             job.id = id;
             job.name = shownName(m_idText[id]);
             job.startMs = sampleMs;
+            // Back after ending (scontrol requeue keeps the id; a missed scrape looks the same): the running job is
+            // the one listed, from the poll that first saw it unless Slurm's start time says otherwise below.
+            const auto was
+                = std::find_if(m_ended.rbegin(), m_ended.rend(), [id = id](const JobInfo &j) { return j.id == id; });
+            if (was != m_ended.rend()) {
+                job.startMs = was->startMs;
+                m_ended.erase(
+                    std::remove_if(m_ended.begin(), m_ended.end(), [id = id](const JobInfo &j) { return j.id == id; }),
+                    m_ended.end());
+            }
         }
         if (const auto info = m_info.find(id); info != m_info.end()) {
             // Refreshed each poll: an info series that came late still names the job.

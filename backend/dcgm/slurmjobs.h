@@ -26,7 +26,8 @@ namespace fleetscope::backend {
 // Everything read is bounded and checked: label lengths, job ids, start times (a time before 2000 or more than a day
 // ahead of the sample is ignored, and the first poll that saw the job gives its start), job counts. What is dropped
 // is counted in report(). A job starts at the first poll that sees it (its start time Slurm's when given) and ends
-// at the first that no longer does; the first poll's jobs raise no start event (they ran before it). Fed by one
+// at the first that no longer does; the first poll's jobs raise no start event (they ran before it). A job seen again
+// after it ended (requeued: Slurm keeps its id) runs again, listed once, keeping the start it had. Fed by one
 // thread (a poller's, or a folder's under its lock).
 class SlurmJobs
 {

@@ -375,6 +375,33 @@ private Q_SLOTS:
         QVERIFY(jobs[0].endMs != 0);
     }
 
+    // A job back after one poll without its node series (scontrol requeue keeps the id; a scrape that missed the
+    // exporter's page looks the same): listed once, running, its start Slurm's when the exporter gives it, else the
+    // first poll that saw it, not the poll it came back at.
+    void jobBackAfterEnding()
+    {
+        const Fleet fleet;
+        SlurmJobs slurm;
+        std::vector<FleetEvent> events;
+        const std::string start = std::to_string(nowMs / 1000 - 100);
+        const std::vector<SlurmJobs::Series> both = { nodeJob("5", fleet.shape.nodes[2].hostname),
+            jobInfo("5", "requeued", "dana", start), nodeJob("6", fleet.shape.nodes[3].hostname) };
+        fleet.poll(&slurm, both, nowMs, &events);
+        fleet.poll(&slurm, {}, nowMs + 10000, &events);
+        QCOMPARE(slurm.jobs().size(), size_t { 2 });
+        QVERIFY(slurm.jobs()[0].endMs != 0);
+        fleet.poll(&slurm, both, nowMs + 20000, &events);
+        const auto jobs = slurm.jobs();
+        QCOMPARE(jobs.size(), size_t { 2 });
+        QCOMPARE(jobs[0].id, uint64_t { 5 });
+        QCOMPARE(jobs[0].endMs, int64_t { 0 });
+        QCOMPARE(jobs[0].startMs, (nowMs / 1000 - 100) * 1000);
+        QCOMPARE(jobs[1].id, uint64_t { 6 });
+        QCOMPARE(jobs[1].endMs, int64_t { 0 });
+        QCOMPARE(jobs[1].startMs, nowMs);
+        QVERIFY(slurm.claims(fleet.shape.nodes[2].firstGpu));
+    }
+
     // Both sources together: a pod job with a Slurm job's id is that job (Slurm's kept); running before ended; each
     // GPU's job Slurm's where Slurm claims it.
     void mergedWithPodJobs()
