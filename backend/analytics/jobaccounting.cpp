@@ -61,7 +61,11 @@ void JobAccounting::account(const Frame &frame, const std::vector<JobInfo> &jobs
             // Watched from its start when it started since the previous frame, else from this frame.
             const int64_t from = m_frames > 1 && info.startMs >= m_lastMs ? info.startMs : t;
             it = m_jobs.emplace(info.id, std::make_unique<JobTrack>(info, std::move(gpus), from)).first;
-        } else if (!it->second->ended() && !it->second->sameGpus(info)) {
+        } else if (it->second->ended() && !ended) {
+            // Listed running again after it ended: the same job back (a Slurm requeue keeps its id; a poll missed).
+            it->second->reopen();
+        }
+        if (!it->second->ended() && !it->second->sameGpus(info)) {
             std::vector<uint32_t> gpus = info.gpuList();
             gpus.erase(std::remove_if(gpus.begin(), gpus.end(), [this](uint32_t g) { return g >= m_names->gpuCount; }),
                 gpus.end());

@@ -23,7 +23,8 @@ float at(const std::vector<float> &plane, uint32_t gpu)
     return gpu < plane.size() ? plane[gpu] : std::numeric_limits<float>::quiet_NaN();
 }
 
-// The smallest of losses beyond maxLosses summed into one Unspecified "the rest", so that they still add up.
+} // namespace
+
 void capLosses(std::vector<GoodputLoss> *losses, size_t maxLosses)
 {
     std::sort(losses->begin(), losses->end(),
@@ -40,8 +41,6 @@ void capLosses(std::vector<GoodputLoss> *losses, size_t maxLosses)
     losses->resize(maxLosses - 1);
     losses->push_back(std::move(rest));
 }
-
-} // namespace
 
 JobTrack::JobTrack(const JobInfo &info, std::vector<uint32_t> gpus, int64_t watchedFromMs)
     : m_info(info)
@@ -161,8 +160,13 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
     m_silent = s.reporting == 0 && s.saidOffline == 0;
     if (m_silent) {
         notWatched(from, t, ctx);
+        m_away = false;
         m_asOfMs = t;
         return;
+    }
+    if (m_away) {
+        chargeAway(from, t, ctx);
+        from = t;
     }
     // A gap far beyond the job's usual frame interval (an upstream down for hours) is not what this frame shows:
     // a bounded span before it is charged to its phase, the rest to nothing known, as a silent frame's.
@@ -460,63 +464,6 @@ void JobTrack::restart(int64_t timeMs, const Context &ctx)
     m_markProductive = m_productive;
 }
 
-void JobTrack::addBand(int64_t timeMs, const Scan &s)
-{
-    if (m_pending.frames == 0) {
-        m_pending = {};
-        m_pending.timeMs = timeMs;
-    }
-    m_pending.p10 += s.p10;
-    m_pending.median += s.median;
-    m_pending.p90 += s.p90;
-    m_pending.reporting += s.reporting;
-    if (++m_pending.frames < m_framesPerPoint) {
-        return;
-    }
-    const double n = m_pending.frames;
-    m_band.push_back(
-        { m_pending.timeMs, static_cast<float>(m_pending.p10 / n), static_cast<float>(m_pending.median / n),
-            static_cast<float>(m_pending.p90 / n), static_cast<uint32_t>(std::lround(m_pending.reporting / n)) });
-    m_pending.frames = 0;
-    if (m_band.size() < JobReport::maxBandPoints) {
-        return;
-    }
-    // Full: neighbours merged pairwise, each point now standing for twice the frames.
-    size_t out = 0;
-    for (size_t i = 0; i + 1 < m_band.size(); i += 2) {
-        const JobBandPoint &a = m_band[i];
-        const JobBandPoint &b = m_band[i + 1];
-        m_band[out++] = { a.timeMs, (a.p10 + b.p10) / 2, (a.median + b.median) / 2, (a.p90 + b.p90) / 2,
-            (a.reporting + b.reporting + 1) / 2 };
-    }
-    m_band.resize(out);
-    m_framesPerPoint *= 2;
-}
-
-void JobTrack::addSpan(JobPhase phase, int64_t fromMs, int64_t toMs, uint64_t incidentId, const std::string &why)
-{
-    if (!m_spans.empty()) {
-        JobPhaseSpan &last = m_spans.back();
-        if (last.phase == phase && last.incidentId == incidentId && last.why == why) {
-            last.toMs = toMs;
-            return;
-        }
-    }
-    m_spans.push_back({ phase, fromMs, toMs, incidentId, why });
-    if (m_spans.size() > JobReport::maxPhaseSpans) {
-        // The oldest two become one, of the longer one's phase.
-        JobPhaseSpan &first = m_spans[0];
-        JobPhaseSpan &second = m_spans[1];
-        if (first.toMs - first.fromMs > second.toMs - second.fromMs) {
-            second.phase = first.phase;
-            second.incidentId = first.incidentId;
-            second.why = std::move(first.why);
-        }
-        second.fromMs = first.fromMs;
-        m_spans.pop_front();
-    }
-}
-
 void JobTrack::end(int64_t endMs, const Context &ctx)
 {
     if (m_ended) {
@@ -534,48 +481,32 @@ void JobTrack::end(int64_t endMs, const Context &ctx)
     m_phase = JobPhase::Ended;
 }
 
-void JobTrack::report(JobReport *out) const
+void JobTrack::reopen()
 {
-    out->job = m_info;
-    out->asOfMs = m_asOfMs;
-    out->watchedFromMs = m_watchedFromMs;
-    out->gpuHours = m_gpuHours;
-    out->productiveGpuHours = m_productive;
-    out->goodput = m_gpuHours > 0 ? std::clamp(m_productive / m_gpuHours, 0.0, 1.0) : 0.0;
-    out->losses = m_losses;
-    if (m_pendingIdle > 0) {
-        // A checkpoint under way reads as one until it lasts too long.
-        auto it = std::find_if(out->losses.begin(), out->losses.end(),
-            [](const GoodputLoss &l) { return l.cause == LossCause::Checkpoint; });
-        if (it == out->losses.end()) {
-            GoodputLoss loss;
-            loss.cause = LossCause::Checkpoint;
-            loss.jobId = m_info.id;
-            loss.what = "checkpoints";
-            it = out->losses.insert(out->losses.end(), loss);
-        }
-        it->gpuHours += m_pendingIdle;
-    }
-    capLosses(&out->losses, JobReport::maxLosses);
-    m_stragglers.ranked(m_asOfMs, m_gpus, &out->stragglers);
-    out->phases.assign(m_spans.begin(), m_spans.end());
-    out->band = m_band;
-    if (m_pending.frames > 0) {
-        const double n = m_pending.frames;
-        out->band.push_back(
-            { m_pending.timeMs, static_cast<float>(m_pending.p10 / n), static_cast<float>(m_pending.median / n),
-                static_cast<float>(m_pending.p90 / n), static_cast<uint32_t>(std::lround(m_pending.reporting / n)) });
-    }
-    out->phase = m_silent && !m_ended ? JobPhase::Unwatched : m_phase;
-    out->stepSeconds = stepSeconds();
-    out->allReduceShare = m_computeMs > 0 ? std::clamp(static_cast<double>(m_dipMs) / m_computeMs, 0.0, 1.0) : 0.0;
-    out->restarts = m_restarts;
+    m_ended = false;
+    m_endMs = 0;
+    m_info.endMs = 0;
+    m_away = true;
+    m_phase = JobPhase::Stall;
+    m_stallFromMs = m_asOfMs;
+    m_stallLostGpus = true;
+    m_stall = Subject {};
+    m_stall.why = "ended and listed again (requeued)";
+    m_stallIncident = 0;
 }
 
-JobBrief JobTrack::brief() const
+void JobTrack::chargeAway(int64_t fromMs, int64_t toMs, const Context &ctx)
 {
-    return { m_info.id, m_gpuHours > 0 ? std::clamp(m_productive / m_gpuHours, 0.0, 1.0) : 0.0,
-        m_silent && !m_ended ? JobPhase::Unwatched : m_phase, m_stragglers.count() };
+    m_away = false;
+    m_usualMs = 0; // its frames' interval is to be learnt again
+    const double gpuHours = static_cast<double>(m_gpus.size()) * static_cast<double>(toMs - fromMs) / msPerHour;
+    m_gpuHours += gpuHours;
+    GoodputLoss key;
+    key.cause = LossCause::Stall;
+    key.what = m_stall.why;
+    addLoss(key, gpuHours, fromMs, toMs, ctx);
+    ctx.ledger.post(fromMs, toMs, m_info.id, gpuHours, 0);
+    addSpan(JobPhase::Stall, fromMs, toMs, 0, m_stall.why);
 }
 
 } // namespace fleetscope::backend

@@ -20,6 +20,10 @@ namespace fleetscope::backend {
 
 class JobLedger;
 
+// The smallest of losses beyond maxLosses summed into one Unspecified "the rest", so that they still add up; the rest
+// sorted, most first.
+void capLosses(std::vector<GoodputLoss> *losses, size_t maxLosses);
+
 // One job's account (docs/JOBS.md): its phase frame by frame, the spans and utilisation band over its life, its
 // stragglers, and its GPU-time split into productive and lost per cause. The interval since the previous frame is
 // charged to what the newer frame says. Not thread-safe: JobAccounting guards it.
@@ -58,6 +62,9 @@ public:
     void account(const Frame &frame, const Context &ctx);
     // The job ended at endMs (or vanished from the producer's list): a checkpoint under way stays one.
     void end(int64_t endMs, const Context &ctx);
+    // Listed running again after it ended: it was away from its last frame, a stall in which its GPUs were lost (so
+    // that its return is a restart), or not watched when its next frame is silent.
+    void reopen();
 
     void report(JobReport *out) const;
     JobBrief brief() const;
@@ -87,6 +94,7 @@ private:
     // A loss over (fromMs, toMs], posted to the ledger's hours it covers.
     void addLoss(const GoodputLoss &key, double gpuHours, int64_t fromMs, int64_t toMs, const Context &ctx);
     void notWatched(int64_t fromMs, int64_t toMs, const Context &ctx);
+    void chargeAway(int64_t fromMs, int64_t toMs, const Context &ctx);
     GoodputLoss incidentLoss(const HeldIncident &incident) const;
     void settleIdle(LossCause cause, const HeldIncident *incident, const Context &ctx);
     void idleBecomesStall(const Context &ctx);
@@ -100,6 +108,7 @@ private:
     int64_t m_asOfMs = 0;
     bool m_started = false;
     bool m_ended = false;
+    bool m_away = false; // reopened: the time since its last frame is yet to be charged
     int64_t m_endMs = 0;
     JobPhase m_phase = JobPhase::Unwatched;
     int64_t m_usualMs = 0; // the interval before the newest frame's: the job's usual one

@@ -54,6 +54,37 @@ private Q_SLOTS:
         QCOMPARE(s.losses[0].cause, LossCause::Unspecified);
         QVERIFY(std::abs(s.losses[0].gpuHours - 16) < 1e-6);
     }
+
+    // Slurm requeues a job under its id: listed ended for two minutes, then running again. Its time away is a stall,
+    // its return a restart that loses the work since its checkpoint.
+    void aJobListedAgainAfterItEnded()
+    {
+        Rig rig;
+        rig.jobs = { Rig::job(7, "train-a", 0, 16, rig.origin) };
+        rig.compute(5 * minute);
+        rig.idle(45 * second);
+        rig.compute(5 * minute);
+        const int64_t endedAt = rig.now;
+        rig.jobs[0].endMs = endedAt;
+        rig.idle(2 * minute, 0.0F);
+        QCOMPARE(rig.report().phase, JobPhase::Ended);
+        rig.jobs[0].endMs = 0;
+        rig.idle(30 * second, 15.0F); // loading its checkpoint
+        rig.compute(5 * minute);
+        const JobReport r = rig.report();
+        checkAddsUp(r);
+        QCOMPARE(r.phase, JobPhase::Compute);
+        QCOMPARE(r.job.endMs, int64_t(0));
+        QCOMPARE(r.restarts, 1U);
+        const double away = 16 * (2 * minute + second) / 3'600'000.0;
+        QVERIFY2(std::abs(lossOf(r, LossCause::Stall) - away) < 1e-6,
+            qPrintable(QString::number(lossOf(r, LossCause::Stall))));
+        // The 5 minutes since the checkpoint redone, and the 30 s loading it.
+        const double rework = 16 * 5 * minute / 3'600'000.0;
+        const double restart = lossOf(r, LossCause::Restart);
+        QVERIFY2(restart > rework && restart < rework + 16 * 40 * second / 3'600'000.0,
+            qPrintable(QString::number(restart)));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobAccountingEdges)
