@@ -65,13 +65,12 @@ void JobAccounting::account(const Frame &frame, const std::vector<JobInfo> &jobs
             // Listed running again after it ended: the same job back (a Slurm requeue keeps its id; a poll missed).
             it->second->reopen();
         }
-        if (!it->second->ended() && !it->second->sameGpus(info)) {
+        if (!it->second->ended() && !it->second->sameGpus(info, m_names->gpuCount)) {
             std::vector<uint32_t> gpus = info.gpuList();
             gpus.erase(std::remove_if(gpus.begin(), gpus.end(), [this](uint32_t g) { return g >= m_names->gpuCount; }),
                 gpus.end());
-            if (!gpus.empty()) {
-                it->second->setGpus(std::move(gpus));
-            }
+            // None left in the fleet: none watched (nothing charged) until some are, not the old ones still.
+            it->second->setGpus(std::move(gpus));
         }
         JobTrack &track = *it->second;
         track.seen = m_frames;

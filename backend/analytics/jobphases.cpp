@@ -52,18 +52,30 @@ JobTrack::JobTrack(const JobInfo &info, std::vector<uint32_t> gpus, int64_t watc
     m_band.reserve(JobReport::maxBandPoints);
 }
 
-bool JobTrack::sameGpus(const JobInfo &info) const
+bool JobTrack::sameGpus(const JobInfo &info, uint32_t fleetGpus) const
 {
     if (!info.gpus.empty()) {
-        return info.gpus == m_gpus;
+        size_t i = 0;
+        for (const uint32_t g : info.gpus) {
+            if (g >= fleetGpus) {
+                continue;
+            }
+            if (i >= m_gpus.size() || m_gpus[i] != g) {
+                return false;
+            }
+            ++i;
+        }
+        return i == m_gpus.size();
     }
-    return info.gpuCount == m_gpus.size() && (m_gpus.empty() || m_gpus.front() == info.firstGpu);
+    const uint64_t end = std::min<uint64_t>(static_cast<uint64_t>(info.firstGpu) + info.gpuCount, fleetGpus);
+    const uint64_t count = end > info.firstGpu ? end - info.firstGpu : 0;
+    return count == m_gpus.size() && (m_gpus.empty() || m_gpus.front() == info.firstGpu);
 }
 
 void JobTrack::setGpus(std::vector<uint32_t> gpus)
 {
+    m_stragglers.remap(m_gpus, gpus);
     m_gpus = std::move(gpus);
-    m_stragglers.resize(m_gpus.size());
 }
 
 void JobTrack::setInfo(const JobInfo &info)

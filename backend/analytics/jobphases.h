@@ -54,8 +54,11 @@ public:
     const std::vector<uint32_t> &gpus() const { return m_gpus; }
     bool ended() const { return m_ended; }
     int64_t endMs() const { return m_endMs; }
-    // Whether the job's GPUs are still these (a real fleet's job may be resized).
-    bool sameGpus(const JobInfo &info) const;
+    // Whether the job's GPUs in a fleet of fleetGpus are still these (a real fleet's job may be resized); a GPU
+    // outside the fleet is no GPU of it.
+    bool sameGpus(const JobInfo &info, uint32_t fleetGpus) const;
+    // Its GPUs now (of the fleet; none when it has none in it: nothing is charged then); the stragglers' records of
+    // the GPUs it keeps are kept.
     void setGpus(std::vector<uint32_t> gpus);
     void setInfo(const JobInfo &info);
 

@@ -104,6 +104,38 @@ void JobStragglers::resize(size_t gpus)
     m_count = 0;
 }
 
+void JobStragglers::remap(const std::vector<uint32_t> &from, const std::vector<uint32_t> &to)
+{
+    // By GPU id, whatever the lists' order (they come from the wire): sorted pairs of the old, looked up.
+    std::vector<std::pair<uint32_t, size_t>> old;
+    old.reserve(std::min(from.size(), m_gpus.size()));
+    for (size_t i = 0; i < from.size() && i < m_gpus.size(); ++i) {
+        old.emplace_back(from[i], i);
+    }
+    std::sort(old.begin(), old.end());
+    std::vector<Gpu> gpus(to.size());
+    m_paceLost = 0;
+    m_slowest = -1;
+    m_count = 0;
+    for (size_t j = 0; j < to.size(); ++j) {
+        const auto it = std::lower_bound(old.begin(), old.end(), std::make_pair(to[j], size_t(0)));
+        if (it == old.end() || it->first != to[j]) {
+            continue;
+        }
+        gpus[j] = m_gpus[it->second];
+        if (gpus[j].persistent) {
+            ++m_count;
+            if (gpus[j].pace > m_paceLost) {
+                m_paceLost = gpus[j].pace;
+                m_slowest = static_cast<int>(j);
+            }
+        }
+    }
+    m_paceLost = std::min(m_paceLost, 1.0);
+    m_foundLate = 0;
+    m_gpus = std::move(gpus);
+}
+
 void JobStragglers::observe(
     const Frame &frame, const std::vector<uint32_t> &gpus, int64_t timeMs, std::vector<float> *scratch)
 {

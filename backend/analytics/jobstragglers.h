@@ -28,6 +28,9 @@ public:
     static constexpr float tempThresholdC = 10.0F;
 
     void resize(size_t gpus);
+    // The job's GPUs changed from `from` to `to`: each GPU kept keeps its record (its deficits, its straggling, its
+    // GPU-hours lost), a new one starts afresh, a gone one is let go.
+    void remap(const std::vector<uint32_t> &from, const std::vector<uint32_t> &to);
     // Frames closer than this to the last one observed are not: at a frame a second, a million GPUs' deficits cost
     // a fifth, and 5 s is fine against 5 minutes' smoothing and 2 minutes' persistence.
     static constexpr int64_t observeEveryMs = 5000;

@@ -85,6 +85,45 @@ private Q_SLOTS:
         QVERIFY2(restart > rework && restart < rework + 16 * 40 * second / 3'600'000.0,
             qPrintable(QString::number(restart)));
     }
+
+    // A job listing a GPU outside the fleet (a node the shape does not hold) is the same job frame after frame; when
+    // its GPUs do change, those it keeps keep their straggler records; with none left in the fleet nothing is charged.
+    void gpusOutsideTheFleet()
+    {
+        Rig rig;
+        JobInfo job = Rig::job(7, "train-a", 0, 1001, rig.origin);
+        for (uint32_t g = 0; g < 16; ++g) {
+            job.gpus.push_back(g);
+        }
+        job.gpus.push_back(1000);
+        rig.jobs = { job };
+        rig.plane(MetricId::SmClock)[5] = clockMHz * 0.8F;
+        rig.compute(5 * minute);
+        JobReport r = rig.report();
+        QCOMPARE(r.stragglers.size(), size_t(1));
+        QCOMPARE(r.stragglers[0].gpu, 5U);
+        const double lost = r.stragglers[0].gpuHoursLost;
+        QVERIFY(lost > 0);
+        // Resized: GPUs 12-15 let go; GPU 5 is still the straggler it was, its GPU-hours lost kept.
+        rig.jobs[0].gpus.erase(rig.jobs[0].gpus.begin() + 12, rig.jobs[0].gpus.begin() + 16);
+        rig.compute(second);
+        r = rig.report();
+        QCOMPARE(r.stragglers.size(), size_t(1));
+        QCOMPARE(r.stragglers[0].gpu, 5U);
+        QVERIFY(r.stragglers[0].gpuHoursLost > lost);
+        // None of its GPUs in the fleet: its account stands still, charged nothing, its old GPUs not watched.
+        rig.jobs[0].gpus = { 1000 };
+        rig.compute(10 * second);
+        const double gpuHours = rig.report().gpuHours;
+        rig.compute(minute);
+        r = rig.report();
+        QCOMPARE(r.gpuHours, gpuHours);
+        double losses = 0;
+        for (const auto &l : r.losses) {
+            losses += l.gpuHours;
+        }
+        QVERIFY(std::abs(r.productiveGpuHours + losses - r.gpuHours) < 1e-9);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobAccountingEdges)
