@@ -256,8 +256,13 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
     uint64_t incidentId = 0;
     std::string why;
     const HeldIncident *incident = nullptr;
-    if (phase == JobPhase::Stall || (phase == JobPhase::Compute && m_stragglers.paceLost() > 0)) {
+    if (phase == JobPhase::Stall) {
         incident = incidentCovering(ctx.incidents, m_info.id, m_gpus);
+    } else if (phase == JobPhase::Compute && m_stragglers.slowest() >= 0) {
+        // A straggler's pace is an incident's only when the incident covers the straggler itself (not merely the
+        // job: a job id names none, 0): otherwise the straggler is credited and blamed alike.
+        const std::vector<uint32_t> slowest { m_gpus[static_cast<size_t>(m_stragglers.slowest())] };
+        incident = incidentCovering(ctx.incidents, 0, slowest);
     }
     switch (phase) {
     case JobPhase::Compute: {
@@ -270,7 +275,7 @@ void JobTrack::account(const Frame &frame, const Context &ctx)
         const double late = std::min(m_stragglers.takeFoundLate(), std::max(0.0, m_productive + productive));
         productive -= late;
         lost += late;
-        if (lost > 0) {
+        if (lost > 0 && m_stragglers.slowest() >= 0) {
             if (incident != nullptr) {
                 addLoss(incidentLoss(*incident), lost, from, t, ctx);
             } else {

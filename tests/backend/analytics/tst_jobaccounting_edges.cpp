@@ -124,6 +124,41 @@ private Q_SLOTS:
         }
         QVERIFY(std::abs(r.productiveGpuHours + losses - r.gpuHours) < 1e-9);
     }
+
+    // An incident on other GPUs of the job (a link flapping on node 5) while GPU 13 straggles: the pace lost is the
+    // straggler's, as its own gpu_hours_lost says; once the incident covers GPU 13 itself, it is the incident's.
+    void aStragglerBesideAnIncident()
+    {
+        Rig rig;
+        rig.jobs = { Rig::job(7, "train-a", 0, 64, rig.origin) };
+        rig.plane(MetricId::SmClock)[13] = clockMHz * 0.8F;
+        auto incident = std::make_shared<Incident>();
+        incident->id = 42;
+        incident->domain = 5;
+        incident->gpuCount = 8;
+        incident->gpuRuns = { { 40, 8 } };
+        FleetEvent open(0, FleetEvent::Kind::IncidentOpen, FleetEvent::Severity::Warning, -1, -1, "Leaf flapping");
+        open.incident = incident;
+        rig.step({ open });
+        rig.compute(10 * minute);
+        JobReport r = rig.report();
+        QCOMPARE(r.stragglers.size(), size_t(1));
+        QCOMPARE(lossOf(r, LossCause::Incident), 0.0);
+        QVERIFY(std::abs(lossOf(r, LossCause::Straggler) - r.stragglers[0].gpuHoursLost) < 1e-9);
+        checkAddsUp(r);
+        auto wider = std::make_shared<Incident>(*incident);
+        wider->gpuRuns = { { 8, 8 }, { 40, 8 } };
+        FleetEvent update = open;
+        update.kind = FleetEvent::Kind::IncidentUpdate;
+        update.incident = wider;
+        const double straggler = lossOf(r, LossCause::Straggler);
+        rig.step({ update });
+        rig.compute(minute);
+        r = rig.report();
+        QCOMPARE(lossOf(r, LossCause::Straggler), straggler);
+        QVERIFY(lossOf(r, LossCause::Incident) > 0);
+        checkAddsUp(r);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobAccountingEdges)
