@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remotewrite/pushedslurm.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace fleetscope::backend {
@@ -31,7 +32,7 @@ void PushedSlurm::read(const WriteRequestReader &reader, std::vector<Pushed> *ba
     }
 }
 
-void PushedSlurm::add(std::vector<Pushed> batch)
+void PushedSlurm::add(std::vector<Pushed> batch, int64_t receivedMs)
 {
     const size_t bound = SlurmJobs::maxSeries(m_shape.nodes.size());
     std::lock_guard lock(m_mutex);
@@ -43,18 +44,23 @@ void PushedSlurm::add(std::vector<Pushed> batch)
         key.push_back(s.kind == SlurmJobs::Series::Kind::NodeJob ? 'n' : 'i');
         key.append(s.jobId).push_back('\x1f');
         key.append(s.nodeName);
+        pushed.timeMs = std::min(pushed.timeMs, receivedMs + maxSkewMs);
+        const auto it = m_held.find(key);
         if (pushed.stale) {
-            m_held.erase(key);
+            // Kept as the series' end, so that a retry of an older request (its marker or its sample) changes nothing.
+            if (it != m_held.end() && pushed.timeMs >= it->second.timeMs) {
+                it->second.stale = true;
+                it->second.timeMs = pushed.timeMs;
+            }
             continue;
         }
-        const auto it = m_held.find(key);
         if (it == m_held.end()) {
             if (m_held.size() >= bound) {
                 ++m_dropped;
                 continue;
             }
             m_held.emplace(std::move(key), std::move(pushed));
-        } else if (pushed.timeMs >= it->second.timeMs) {
+        } else if (pushed.timeMs > it->second.timeMs || (pushed.timeMs == it->second.timeMs && !it->second.stale)) {
             it->second = std::move(pushed); // a sender's retry of an older request does not go back
         }
     }
@@ -72,7 +78,9 @@ void PushedSlurm::join(int64_t atMs, SlurmJobs *jobs, std::vector<FleetEvent> *e
             if (it->second.timeMs < atMs - lookbackMs) {
                 it = m_held.erase(it);
             } else {
-                series.push_back(it->second.series);
+                if (!it->second.stale) {
+                    series.push_back(it->second.series);
+                }
                 ++it;
             }
         }
@@ -93,7 +101,8 @@ void PushedSlurm::join(int64_t atMs, SlurmJobs *jobs, std::vector<FleetEvent> *e
 size_t PushedSlurm::held() const
 {
     std::lock_guard lock(m_mutex);
-    return m_held.size();
+    return static_cast<size_t>(
+        std::count_if(m_held.begin(), m_held.end(), [](const auto &entry) { return !entry.second.stale; }));
 }
 
 uint64_t PushedSlurm::dropped() const

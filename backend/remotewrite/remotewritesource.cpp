@@ -506,7 +506,7 @@ int RemoteWriteSource::take(const RemoteWriteHeaders &headers, std::string_view 
     }
     WindowFolder::Counts counts;
     m_folder->add(samples, jobs, now, &counts);
-    m_folder->addSlurm(std::move(slurm));
+    m_folder->addSlurm(std::move(slurm), now);
     std::lock_guard lock(m_mutex);
     ++m_stats.requests;
     m_stats.series += reader.seriesRead();

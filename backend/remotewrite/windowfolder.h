@@ -141,7 +141,7 @@ public:
     std::shared_ptr<Frame> emptyFrame() const;
     // A Slurm exporter's series pushed with a request (any thread): joined at each window's close, as the Prometheus
     // source joins them; a GPU a Slurm job claims is that job's, not its pod labels' (see SlurmJobs).
-    void addSlurm(std::vector<PushedSlurm::Pushed> batch) { m_pushedSlurm.add(std::move(batch)); }
+    void addSlurm(std::vector<PushedSlurm::Pushed> batch, int64_t nowMs) { m_pushedSlurm.add(std::move(batch), nowMs); }
     const PushedSlurm &pushedSlurm() const { return m_pushedSlurm; }
     std::vector<JobInfo> jobs() const { return SlurmJobs::merged(m_slurm.jobs(), m_jobs.jobs()); }
     const Options &options() const { return m_options; }

@@ -454,8 +454,9 @@ private Q_SLOTS:
             return PushedSlurm::Pushed { std::move(s), timeMs, stale };
         };
         pushed.add({ one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs),
-            one(nodeJob("2", fleet.shape.nodes[1].hostname), nowMs),
-            one(jobInfo("1", "one", "ann", std::to_string(nowMs / 1000 - 60)), nowMs) });
+                       one(nodeJob("2", fleet.shape.nodes[1].hostname), nowMs),
+                       one(jobInfo("1", "one", "ann", std::to_string(nowMs / 1000 - 60)), nowMs) },
+            nowMs);
         pushed.join(nowMs + 1000, &slurm, &events);
         QCOMPARE(slurm.jobs().size(), size_t { 2 });
         QCOMPARE(slurm.jobs()[0].name, std::string("one"));
@@ -463,8 +464,9 @@ private Q_SLOTS:
 
         // Job 2's node series goes stale (its job ended); job 1's is pushed on, then retried with an older sample.
         pushed.add({ one(nodeJob("2", fleet.shape.nodes[1].hostname), nowMs + 2000, true),
-            one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs + 200000) });
-        pushed.add({ one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs + 1000) });
+                       one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs + 200000) },
+            nowMs + 200000);
+        pushed.add({ one(nodeJob("1", fleet.shape.nodes[0].hostname), nowMs + 1000) }, nowMs + 200000);
         pushed.join(nowMs + 3000, &slurm, &events);
         auto jobs = slurm.jobs();
         QCOMPARE(jobs.size(), size_t { 2 });
@@ -486,9 +488,66 @@ private Q_SLOTS:
         for (size_t j = 0; j < bound + 7; ++j) {
             many.push_back(one(nodeJob(std::to_string(j + 1), fleet.shape.nodes[0].hostname), nowMs + 600000));
         }
-        pushed.add(std::move(many));
+        pushed.add(std::move(many), nowMs + 600000);
         QCOMPARE(pushed.held(), bound);
         QCOMPARE(pushed.dropped(), uint64_t { 7 });
+    }
+
+    // A sender's clock is not the receiver's: a sample stamped far ahead counts from the receive time plus the skew
+    // allowed, so its series still leaves after the lookback (its job ends), not a year on.
+    void pushedFromTheFuture()
+    {
+        const Fleet fleet;
+        PushedSlurm pushed(fleet.shape);
+        SlurmJobs slurm;
+        std::vector<FleetEvent> events;
+        const int64_t yearMs = int64_t { 365 } * 86400000;
+        pushed.add({ PushedSlurm::Pushed { nodeJob("1", fleet.shape.nodes[0].hostname), nowMs + yearMs, false },
+                       PushedSlurm::Pushed { nodeJob("2", fleet.shape.nodes[1].hostname), nowMs + 30000, false } },
+            nowMs);
+        pushed.join(nowMs + 1000, &slurm, &events);
+        QCOMPARE(slurm.jobs().size(), size_t { 2 });
+        // A skew within the bound is the sender's own: job 2's sample still counts from its stamp.
+        pushed.join(nowMs + 30000 + PushedSlurm::lookbackMs, &slurm, &events);
+        QVERIFY(slurm.claims(fleet.shape.nodes[1].firstGpu));
+        pushed.join(nowMs + PushedSlurm::maxSkewMs + PushedSlurm::lookbackMs + 1, &slurm, &events);
+        QCOMPARE(pushed.held(), size_t { 0 });
+        const auto jobs = slurm.jobs();
+        QCOMPARE(jobs.size(), size_t { 2 });
+        QVERIFY(jobs[0].endMs != 0 && jobs[1].endMs != 0);
+        QVERIFY(!slurm.claims(fleet.shape.nodes[0].firstGpu));
+    }
+
+    // A staleness marker ends its series only when it is not older than the sample held: a sender's retry of an
+    // older request carrying the marker leaves a series pushed since alone, and a retried older sample does not
+    // bring back a series its marker ended.
+    void pushedStalenessInOrder()
+    {
+        const Fleet fleet;
+        PushedSlurm pushed(fleet.shape);
+        SlurmJobs slurm;
+        std::vector<FleetEvent> events;
+        auto one = [&](int64_t timeMs, bool stale) {
+            return PushedSlurm::Pushed { nodeJob("1", fleet.shape.nodes[0].hostname), timeMs, stale };
+        };
+        pushed.add({ one(nowMs + 5000, false) }, nowMs + 5000);
+        pushed.add({ one(nowMs + 1000, true) }, nowMs + 6000); // the retry of a request from before the job's requeue
+        pushed.join(nowMs + 7000, &slurm, &events);
+        QCOMPARE(pushed.held(), size_t { 1 });
+        QVERIFY(slurm.claims(0));
+        pushed.add({ one(nowMs + 8000, true) }, nowMs + 8000);
+        pushed.join(nowMs + 9000, &slurm, &events);
+        QCOMPARE(pushed.held(), size_t { 0 });
+        QVERIFY(!slurm.claims(0));
+        pushed.add({ one(nowMs + 5000, false) }, nowMs + 9500); // the first request, retried once more
+        pushed.join(nowMs + 10000, &slurm, &events);
+        QCOMPARE(pushed.held(), size_t { 0 });
+        QVERIFY(!slurm.claims(0));
+        // Pushed anew after its marker: it runs again.
+        pushed.add({ one(nowMs + 11000, false) }, nowMs + 11000);
+        pushed.join(nowMs + 12000, &slurm, &events);
+        QCOMPARE(pushed.held(), size_t { 1 });
+        QVERIFY(slurm.claims(0));
     }
 
     // The cost at the scale: 1,048,576 GPUs (131,072 nodes) all under 2,000 running jobs, one poll's join
