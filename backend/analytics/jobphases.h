@@ -35,6 +35,8 @@ public:
     static constexpr float idleBelow = 10.0F;
     // A low stretch longer than this inside compute is slow compute, not an all-reduce.
     static constexpr int64_t longestDipMs = 30 * 1000;
+    // Frames further apart than this see no all-reduce dips (nor a step): a dip lasts seconds.
+    static constexpr int64_t finestDipFrameMs = 5 * 1000;
     // The span before a gap in the frames charged to the phase the next frame shows: twice the job's usual frame
     // interval, at least this, at most the checkpoint limit; the rest of the gap was not watched.
     static constexpr int64_t minGapBoundMs = 10 * 1000;

@@ -159,6 +159,28 @@ private Q_SLOTS:
         QVERIFY(lossOf(r, LossCause::Incident) > 0);
         checkAddsUp(r);
     }
+
+    // A frame every 61 s walks through the 30 s step and lands in its 3 s all-reduce now and then: aliased, not seen.
+    void coarseFramesSeeNoDips()
+    {
+        Rig rig;
+        rig.every = 61 * second;
+        rig.jobs = { Rig::job(7, "train-a", 0, 16, rig.origin) };
+        rig.compute(3 * hour);
+        JobReport r = rig.report();
+        QCOMPARE(r.phase, JobPhase::Compute);
+        QCOMPARE(r.stepSeconds, 0.0);
+        QCOMPARE(r.allReduceShare, 0.0);
+        QVERIFY(r.goodput > 0.999);
+        checkAddsUp(r);
+        // Back to a frame a second: its dips are seen again, the coarse hours not in the share.
+        rig.every = second;
+        rig.compute(10 * minute);
+        r = rig.report();
+        QVERIFY2(std::abs(r.stepSeconds - 30) < 1.5, qPrintable(QString::number(r.stepSeconds)));
+        QVERIFY2(std::abs(r.allReduceShare - 0.1) < 0.02, qPrintable(QString::number(r.allReduceShare)));
+        checkAddsUp(r);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobAccountingEdges)
