@@ -475,13 +475,15 @@ void JobTrack::restart(int64_t timeMs, const Context &ctx)
     ++m_restarts;
     if (rework > 0) {
         m_productive -= rework;
-        ctx.ledger.post(timeMs, timeMs, m_info.id, 0, -rework);
+        // Booked back over the hours the lost work was done in, not the restart's: an hour's rework is then at most
+        // its GPU-hours, and a day's range never shows more lost to restarts than the jobs had.
+        ctx.ledger.post(reference, m_stallFromMs, m_info.id, 0, -rework);
         GoodputLoss key;
         key.cause = LossCause::Restart;
         key.gpu = m_stall.gpu;
         key.node = m_stall.node;
         key.what = "restart after " + m_stall.why;
-        addLoss(key, rework, timeMs, timeMs, ctx);
+        addLoss(key, rework, reference, m_stallFromMs, ctx);
     }
     // A restart resumes from a checkpoint: work lost in a later stall is counted from here.
     m_checkpointSeen = true;

@@ -181,6 +181,47 @@ private Q_SLOTS:
         QVERIFY2(std::abs(r.allReduceShare - 0.1) < 0.02, qPrintable(QString::number(r.allReduceShare)));
         checkAddsUp(r);
     }
+
+    // Three hours without a checkpoint, then a node down and a restart: the 3 h of work redone are booked back over
+    // the hours they were done in, not all in the restart's hour (which then showed 48 GPU-hours of rework in an
+    // hour of 16 GPUs).
+    void reworkOverTheHoursItCovers()
+    {
+        Rig rig;
+        rig.origin -= rig.origin % hour;
+        rig.now = rig.origin;
+        rig.every = 5 * second;
+        rig.jobs = { Rig::job(7, "train-a", 0, 16, rig.origin) };
+        rig.compute(3 * hour);
+        rig.util(0.0F);
+        rig.nodeDown(1, true);
+        for (const int64_t end = rig.now + minute; rig.now < end;) {
+            rig.step();
+        }
+        rig.nodeDown(1, false);
+        rig.compute(10 * minute);
+        const JobReport r = rig.report();
+        QCOMPARE(r.restarts, 1U);
+        checkAddsUp(r);
+        const auto restartIn = [](const GoodputSummary &s) {
+            double sum = 0;
+            for (const auto &l : s.losses) {
+                sum += l.cause == LossCause::Restart ? l.gpuHours : 0.0;
+            }
+            return sum;
+        };
+        for (int h = 0; h < 4; ++h) {
+            const GoodputSummary s = rig.accounting.between(rig.origin + h * hour, rig.origin + (h + 1) * hour);
+            qInfo("hour %d: %.3f GPU-hours, %.3f productive, %.3f lost to restarts", h, s.jobGpuHours,
+                s.productiveGpuHours, restartIn(s));
+            QVERIFY(restartIn(s) <= s.jobGpuHours + 1e-6);
+        }
+        const GoodputSummary first = rig.accounting.between(rig.origin, rig.origin + hour);
+        QVERIFY2(std::abs(restartIn(first) - 16) < 0.05, qPrintable(QString::number(restartIn(first))));
+        QVERIFY(first.productiveGpuHours < 0.05);
+        const GoodputSummary all = rig.accounting.between(rig.origin, rig.now);
+        QVERIFY(std::abs(restartIn(all) - lossOf(r, LossCause::Restart)) < 1e-6);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJobAccountingEdges)
