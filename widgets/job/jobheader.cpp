@@ -10,6 +10,7 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QPainter>
 #include <QStringBuilder>
 #include <QToolButton>
 
@@ -38,23 +39,57 @@ QString lengthText(int64_t ms)
     return JobHeader::tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
-QLabel *label(QWidget *parent, const QString &name)
+QLabel *label(QWidget *parent, const QString &name, QLabel *l = nullptr)
 {
-    auto *l = new QLabel(parent);
+    l = l != nullptr ? l : new QLabel(parent);
     l->setObjectName(name);
     l->setTextFormat(Qt::PlainText);
     return l;
+}
+
+// One line cut with "…" where its room ends, rather than a line that widens the page: a job's name may be 128
+// characters, 46 px tall on the wall, and the page must fit a 1280 px screen. Its text stays whole (text(), the
+// tooltip).
+class ElidingLabel : public QLabel
+{
+public:
+    using QLabel::QLabel;
+
+    QSize minimumSizeHint() const override
+    {
+        const QSize whole = QLabel::minimumSizeHint();
+        const QMargins m = contentsMargins();
+        const int least = fontMetrics().horizontalAdvance(QStringLiteral("Mm…")) + m.left() + m.right();
+        return { std::min(whole.width(), least), whole.height() };
+    }
+
+protected:
+    void paintEvent(QPaintEvent *) override
+    {
+        QPainter painter(this);
+        const QRect room = contentsRect();
+        painter.setFont(font());
+        painter.setPen(palette().color(foregroundRole()));
+        painter.drawText(room, static_cast<int>(alignment()) | Qt::TextSingleLine,
+            fontMetrics().elidedText(text(), Qt::ElideRight, room.width()));
+    }
+};
+
+// "1 straggler", "3 stragglers": without a translation loaded, tr's %n does not choose the singular.
+QString counted(qulonglong n, const QString &one, const QString &many)
+{
+    return n == 1 ? one : many.arg(QLocale().toString(n));
 }
 
 } // namespace
 
 JobHeader::JobHeader(QWidget *parent)
     : QWidget(parent)
-    , m_title(label(this, QStringLiteral("jobTitle")))
+    , m_title(label(this, QStringLiteral("jobTitle"), new ElidingLabel(this)))
     , m_facts(label(this, QStringLiteral("jobFacts")))
     , m_stats(label(this, QStringLiteral("jobStats")))
     , m_goodput(label(this, QStringLiteral("goodput")))
-    , m_hours(label(this, QStringLiteral("goodputHours")))
+    , m_hours(label(this, QStringLiteral("goodputHours"), new ElidingLabel(this)))
     , m_close(new QToolButton(this))
 {
     m_facts->setTextFormat(Qt::RichText);
@@ -65,8 +100,11 @@ JobHeader::JobHeader(QWidget *parent)
     connect(m_close, &QToolButton::clicked, this, &JobHeader::closeRequested);
     m_goodput->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
     m_hours->setAlignment(Qt::AlignRight | Qt::AlignTop);
-    for (QLabel *l : { m_title, m_facts, m_stats }) {
+    // The facts and figures wrap rather than widen the page (the title and the hours are cut, whole in their
+    // tooltips).
+    for (QLabel *l : { m_facts, m_stats }) {
         l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        l->setWordWrap(true);
     }
     auto *grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
@@ -117,13 +155,18 @@ void JobHeader::setReport(const JobReportPtr &report)
     const Job &job = r.job;
     const QLocale locale;
     m_title->setText(job.name.isEmpty() ? tr("job %1").arg(job.id) : job.name);
+    m_title->setToolTip(m_title->text());
 
     QStringList facts;
     facts << tr("job %1").arg(job.id).toHtmlEscaped();
     if (!job.owner.isEmpty()) {
-        facts << job.owner.toHtmlEscaped();
+        // Cut: one word the line cannot wrap (up to 128 characters) would widen the page past the screen.
+        constexpr int ownerShown = 24;
+        const QString owner
+            = job.owner.size() > ownerShown ? job.owner.left(ownerShown - 1) + QStringLiteral("…") : job.owner;
+        facts << owner.toHtmlEscaped();
     }
-    facts << tr("%n GPUs", nullptr, static_cast<int>(std::min<size_t>(job.gpus.size(), INT32_MAX)));
+    facts << counted(job.gpus.size(), tr("1 GPU"), tr("%1 GPUs"));
     if (job.isRunning()) {
         facts << tr("running since %1 (%2)").arg(clock(job.startTimeMs), lengthText(r.asOfMs - job.startTimeMs));
     } else {
@@ -147,8 +190,8 @@ void JobHeader::setReport(const JobReportPtr &report)
         stats << tr("watched since %1").arg(clock(r.watchedFromMs));
     }
     if (job.stragglerCount > 0 || !r.stragglers.empty()) {
-        stats << tr(
-            "%n stragglers", nullptr, static_cast<int>(std::max<size_t>(job.stragglerCount, r.stragglers.size())));
+        stats << counted(
+            std::max<size_t>(job.stragglerCount, r.stragglers.size()), tr("1 straggler"), tr("%1 stragglers"));
     }
     m_stats->setText(stats.join(QStringLiteral(" · ")));
 
@@ -157,6 +200,7 @@ void JobHeader::setReport(const JobReportPtr &report)
     m_goodput->setToolTip(tr("Productive GPU-time over GPU-time watched"));
     m_hours->setText(
         tr("%1 of %2 GPU-hours productive").arg(gpuHoursText(r.productiveGpuHours), gpuHoursText(r.gpuHours)));
+    m_hours->setToolTip(m_hours->text());
 }
 
 } // namespace fleetscope

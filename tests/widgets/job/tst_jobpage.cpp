@@ -10,6 +10,7 @@
 #include <QGraphicsEffect>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLayout>
 #include <QScrollBar>
 #include <QSignalSpy>
 #include <QTableWidget>
@@ -456,6 +457,58 @@ private Q_SLOTS:
         p->setProblem({});
         QVERIFY(!banner->isVisible());
         QVERIFY(!timeline->parentWidget()->graphicsEffect());
+    }
+
+    // The wall's page fits any screen from 1280 px wide, whatever the job's texts: its name and owner at their cut
+    // (128 characters), a long watch, long reasons and losses. Its widest part was the header's lines, which widened
+    // the wall's window past a 1920 px screen. One straggler reads "1 straggler".
+    void wallPageFitsA1280Screen()
+    {
+        auto r = sixHourJob();
+        r->job.name = QStringLiteral("pretrain-") + QString(119, QLatin1Char('x'));
+        r->job.owner = QStringLiteral("team-") + QString(123, QLatin1Char('o'));
+        r->job.stragglerCount = 1;
+        r->stragglers.resize(1);
+        r->watchedFromMs = t0 + 10 * minuteMs;
+        r->stragglers[0].reason = QString(256, QLatin1Char('r'));
+        r->stragglers[0].metricId = QString(64, QLatin1Char('m'));
+        for (GoodputLoss &l : r->losses) {
+            l.what = QString(256, QLatin1Char('w'));
+        }
+        r->gpuHours = 123'456'789.5;
+        r->productiveGpuHours = 98'765'432.25;
+        // Measured before it is first laid out, so that no size is cached from a shorter report.
+        page = std::make_unique<JobPage>();
+        JobPage *p = page.get();
+        p->setTopology(fleet);
+        p->setWallMode(true);
+        p->setReport(r);
+        p->setEvents(fleetEvents());
+        const QSize least = p->minimumSizeHint();
+        QString widest;
+        int widestWidth = 0;
+        for (const QWidget *w : p->findChildren<QWidget *>()) {
+            if (w->isVisibleTo(p) && w->minimumSizeHint().width() > widestWidth) {
+                widestWidth = w->minimumSizeHint().width();
+                widest = w->objectName() + QStringLiteral(" (") + QString::fromLatin1(w->metaObject()->className())
+                    + QStringLiteral(")");
+            }
+        }
+        qInfo("wall page: at least %d x %d px; widest part %s, %d px", least.width(), least.height(),
+            qPrintable(widest), widestWidth);
+        QVERIFY2(least.width() <= 1280, qPrintable(QStringLiteral("%1 px, widest %2").arg(least.width()).arg(widest)));
+        QVERIFY2(widestWidth <= 1280, qPrintable(widest));
+        const QString stats = p->findChild<QLabel *>(QStringLiteral("jobStats"))->text();
+        QVERIFY2(stats.contains(QStringLiteral("· 1 straggler")) && !stats.contains(QStringLiteral("1 stragglers")),
+            qPrintable(stats));
+        QCOMPARE(p->findChild<QLabel *>(QStringLiteral("jobTitle"))->toolTip(), r->job.name);
+        // Shown on a 1280 x 720 screen, laid out, it stays within it.
+        p->resize(1280, 720);
+        p->show();
+        QVERIFY(QTest::qWaitForWindowExposed(p));
+        QTRY_VERIFY(!p->layout()->geometry().isEmpty());
+        QVERIFY2(p->minimumSizeHint().width() <= 1280, qPrintable(QString::number(p->minimumSizeHint().width())));
+        QCOMPARE(p->width(), 1280);
     }
 
     void wallModeReadsAcrossTheRoom()
