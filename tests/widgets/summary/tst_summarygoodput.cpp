@@ -477,6 +477,14 @@ private Q_SLOTS:
         view.setSummaries(noDay, week);
         QCOMPARE(labelText(view, "dayGoodput"), QStringLiteral("no job ran"));
         QCOMPARE(labelText(view, "weekGoodput"), QStringLiteral("93.4 %"));
+        // Jobs counted but no goodput given (the decoder drops such an account; a figure that is no number is none):
+        // still no 0 %.
+        auto counted = std::make_shared<Summary>(*noDay);
+        counted->jobsAccounted = 4;
+        counted->goodput = std::nan("");
+        view.setSummaries(counted, week);
+        QCOMPARE(labelText(view, "dayGoodput"), QStringLiteral("no job ran"));
+        view.setSummaries(noDay, week);
         QVERIFY(view.goodputCsv().contains(
             "\r\nday,2025-12-05T00:00:00.000Z,2025-12-06T00:00:00.000Z,0,,,,,0.97,,,,,,\r\n"));
 
