@@ -501,6 +501,7 @@ void JobTrack::end(int64_t endMs, const Context &ctx)
     }
     m_ended = true;
     m_endMs = endMs;
+    m_endListed = m_info.endMs != 0;
     // A job the producer stopped listing ended when last seen: its report says so as ListJobs would.
     if (m_info.endMs == 0) {
         m_info.endMs = endMs;
@@ -516,9 +517,12 @@ void JobTrack::reopen()
     m_away = true;
     m_phase = JobPhase::Stall;
     m_stallFromMs = m_asOfMs;
-    m_stallLostGpus = true;
+    // Listed with an end, it was stopped and started again (a Slurm requeue): a restart from its checkpoint. Missing
+    // from a poll or two, it ran on: a stall of the time it was not listed only, resumed without a restart unless its
+    // frames show GPUs lost.
+    m_stallLostGpus = m_endListed;
     m_stall = Subject {};
-    m_stall.why = "ended and listed again (requeued)";
+    m_stall.why = m_endListed ? "ended and listed again (requeued)" : "not listed";
     m_stallIncident = 0;
 }
 

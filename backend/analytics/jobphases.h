@@ -67,8 +67,8 @@ public:
     void account(const Frame &frame, const Context &ctx);
     // The job ended at endMs (or vanished from the producer's list): a checkpoint under way stays one.
     void end(int64_t endMs, const Context &ctx);
-    // Listed running again after it ended: it was away from its last frame, a stall in which its GPUs were lost (so
-    // that its return is a restart), or not watched when its next frame is silent.
+    // Listed running again after it ended: it was away from its last frame, a stall (not watched when its next frame
+    // is silent); its return is a restart when it was listed ended (requeued), not when it was missing from the list.
     void reopen();
 
     void report(JobReport *out) const;
@@ -113,6 +113,7 @@ private:
     int64_t m_asOfMs = 0;
     bool m_started = false;
     bool m_ended = false;
+    bool m_endListed = false; // ended with an end listed, not by missing from the list
     bool m_away = false; // reopened: the time since its last frame is yet to be charged
     int64_t m_endMs = 0;
     JobPhase m_phase = JobPhase::Unwatched;

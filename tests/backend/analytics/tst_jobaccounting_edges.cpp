@@ -86,6 +86,29 @@ private Q_SLOTS:
             qPrintable(QString::number(restart)));
     }
 
+    // Missing from a poll, a job is ended when last seen; listed again, it ran on: its time unlisted is a stall, with
+    // no restart and no work lost.
+    void aJobMissingFromAPoll()
+    {
+        Rig rig;
+        rig.jobs = { Rig::job(7, "train-a", 0, 16, rig.origin) };
+        rig.compute(5 * minute);
+        const auto jobs = rig.jobs;
+        rig.jobs.clear();
+        rig.compute(second);
+        QCOMPARE(rig.report().phase, JobPhase::Ended);
+        rig.jobs = jobs;
+        rig.compute(5 * minute);
+        const JobReport r = rig.report();
+        checkAddsUp(r);
+        QCOMPARE(r.phase, JobPhase::Compute);
+        QCOMPARE(r.job.endMs, int64_t(0));
+        QCOMPARE(r.restarts, 0U);
+        QCOMPARE(lossOf(r, LossCause::Restart), 0.0);
+        QVERIFY2(std::abs(lossOf(r, LossCause::Stall) - 16 * 2.0 / 3600) < 1e-9,
+            qPrintable(QString::number(lossOf(r, LossCause::Stall))));
+    }
+
     // A job listing a GPU outside the fleet (a node the shape does not hold) is the same job frame after frame; when
     // its GPUs do change, those it keeps keep their straggler records; with none left in the fleet nothing is charged.
     void gpusOutsideTheFleet()
