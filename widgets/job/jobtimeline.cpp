@@ -20,11 +20,9 @@
 namespace fleetscope {
 
 namespace {
+
 // The latest time the timeline draws: 2100-01-01, as the decoder's bound on a job's times.
 constexpr int64_t latestTimelineMs = 4102444800000;
-} // namespace
-
-namespace {
 
 constexpr int64_t minute = 60 * 1000;
 constexpr int64_t hour = 60 * minute;

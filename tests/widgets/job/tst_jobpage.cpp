@@ -17,7 +17,9 @@
 #include <QTest>
 
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <tuple>
 
 using namespace fleetscope;
 
@@ -422,6 +424,28 @@ private Q_SLOTS:
         QTest::mouseClick(timeline, Qt::LeftButton, {}, QPoint(qRound(timeline->xAt(t0 + hourMs)), at.y()));
         QCOMPARE(gpus.size(), 1);
         QCOMPARE(gpus.at(0).at(0).value<uint32_t>(), 37U);
+    }
+
+    // The decoder refuses a job's times past 2100, but the timeline must not overflow on a report that has them (its
+    // span, its first tick rounded up a step): drawn, under UBSan too, without a crash.
+    void insaneTimesAreDrawnSafely()
+    {
+        JobPage *p = shown();
+        QVERIFY(p);
+        for (const auto &[start, end, asOf] :
+            { std::tuple { std::numeric_limits<int64_t>::max(), int64_t { 0 }, std::numeric_limits<int64_t>::max() },
+                std::tuple { int64_t { 0 }, std::numeric_limits<int64_t>::max(), int64_t { 0 } },
+                std::tuple {
+                    std::numeric_limits<int64_t>::min(), int64_t { 0 }, std::numeric_limits<int64_t>::min() } }) {
+            auto r = sixHourJob();
+            r->job.startTimeMs = start;
+            r->job.endTimeMs = end;
+            r->asOfMs = asOf;
+            p->setReport(r);
+            QVERIFY(!p->grab().isNull());
+            const auto *timeline = p->findChild<JobTimeline *>();
+            QVERIFY(std::isfinite(timeline->xAt(t0)));
+        }
     }
 
     void nullReportClears()
