@@ -297,20 +297,43 @@ private Q_SLOTS:
         fetcher.setClient(m_client.get());
         connect(&fetcher, &SummaryFetcher::fetched, &view, &SummaryView::showFetch);
         QSignalSpy refreshed(&view, &SummaryView::refreshed);
+        // The accounts may still change a closed hour while the answer travels (a restart's rework posted back over
+        // the hours it covered, a job listed again charged for its time away: docs/JOBS.md), only ever adding
+        // GPU-hours and moving productive ones to losses: the answer lies between the accounts before and after it.
+        // GetSummary counts the jobs over the range it covers: from the first frame held when that is later, to an
+        // interval past the last frame held when that is earlier.
+        const auto held = m_server->source().framesBetween(end - 7 * dayMs, end);
+        QVERIFY(!held.empty());
+        const int64_t weekFrom = std::max(end - 7 * dayMs, held.front()->sampleTimeMs);
+        const int64_t coveredTo = std::min(end, held.back()->sampleTimeMs + m_server->source().interval().count());
+        const be::GoodputSummary weekBefore = accounts->between(weekFrom, coveredTo);
+        const be::GoodputSummary dayBefore = accounts->between(end - dayMs, coveredTo);
+        const be::GoodputSummary hourBefore = accounts->between(end - hourMs, coveredTo);
         fetcher.refresh(end);
         QVERIFY(refreshed.wait(60000));
         QVERIFY(view.hasData());
-        const be::GoodputSummary week = accounts->between(end - 7 * dayMs, end);
-        const be::GoodputSummary day = accounts->between(end - dayMs, end);
+        QCOMPARE(view.weekSummary()->fromMs, weekFrom);
+        QCOMPARE(view.weekSummary()->toMs, coveredTo);
+        const be::GoodputSummary week = accounts->between(weekFrom, coveredTo);
+        const be::GoodputSummary day = accounts->between(end - dayMs, coveredTo);
+        const auto between = [](double value, double a, double b) {
+            const double slack = 1e-6 * std::max({ 1.0, std::abs(a), std::abs(b) });
+            return value >= std::min(a, b) - slack && value <= std::max(a, b) + slack;
+        };
+        const auto goodputOf = [](const be::GoodputSummary &g) { return 100 * g.productiveGpuHours / g.jobGpuHours; };
         qInfo("week: %u jobs, %.1f of %.1f GPU-h productive, %zu losses listed", week.jobs, week.productiveGpuHours,
             week.jobGpuHours, view.weekSummary()->losses.size());
         QVERIFY2(week.jobs > 0, "26 hours of a simulated fleet run jobs");
         const GoodputFigures &f = view.goodput()->figures();
         QVERIFY(f.hasWeek && f.hasDay);
-        QCOMPARE(f.weekJobs, week.jobs);
-        QVERIFY(std::abs(f.weekJobGpuHours - week.jobGpuHours) < 1e-6 * week.jobGpuHours);
-        QVERIFY(std::abs(f.weekGoodput - 100 * week.productiveGpuHours / week.jobGpuHours) < 1e-6);
-        QVERIFY(std::abs(f.dayGoodput - 100 * day.productiveGpuHours / day.jobGpuHours) < 1e-6);
+        QVERIFY(f.weekJobs >= weekBefore.jobs && f.weekJobs <= week.jobs);
+        QVERIFY2(between(f.weekJobGpuHours, weekBefore.jobGpuHours, week.jobGpuHours),
+            qPrintable(QStringLiteral("%1 not in [%2, %3]")
+                           .arg(f.weekJobGpuHours)
+                           .arg(weekBefore.jobGpuHours)
+                           .arg(week.jobGpuHours)));
+        QVERIFY(between(f.weekGoodput, goodputOf(weekBefore), goodputOf(week)));
+        QVERIFY(between(f.dayGoodput, goodputOf(dayBefore), goodputOf(day)));
         QCOMPARE(labelText(view, "weekGoodput"), SummaryView::formatPercent(f.weekGoodput));
         // The losses as the backend listed them, every one shown, adding up to what the jobs lost (the backend may yet
         // move a stall's hours to the cause it finds when the stall ends: compared with the answer, not the accounts).
@@ -323,15 +346,22 @@ private Q_SLOTS:
         for (const auto &l : f.losses) {
             sum += l.gpuHours;
         }
-        QVERIFY2(std::abs(sum - f.weekLostGpuHours) < 1e-6 * f.weekJobGpuHours,
+        // Within 1% of the hours lost: the ledger leaves out a key whose share of the range is under a GPU-second or
+        // below zero (a provisional checkpoint moved to a stall in another hour), so the list can fall a little short
+        // (0.4% here at 7,000 GPU-hours; docs/JOBS.md).
+        QVERIFY2(std::abs(sum - f.weekLostGpuHours) < 0.01 * f.weekLostGpuHours,
             qPrintable(QStringLiteral("%1 != %2").arg(sum).arg(f.weekLostGpuHours)));
         QCOMPARE(view.goodputLossesCsv().count("\r\n"), qsizetype(listed.size() + 1));
-        // The last hourly bucket's goodput is the backend's over that hour.
-        const be::GoodputSummary hour = accounts->between(end - hourMs, end);
+        // The last hourly bucket's goodput is the backend's over that hour (as it stood between the two readings).
+        const be::GoodputSummary hour = accounts->between(end - hourMs, coveredTo);
         const auto &last = view.dayTrend().back();
         QCOMPARE(last.hasGoodput, hour.jobs > 0);
         if (last.hasGoodput) {
-            QVERIFY(std::abs(last.goodput - 100 * hour.productiveGpuHours / hour.jobGpuHours) < 1e-6);
+            QVERIFY2(between(last.goodput, goodputOf(hourBefore), goodputOf(hour)),
+                qPrintable(QStringLiteral("%1 not between %2 and %3")
+                               .arg(last.goodput)
+                               .arg(goodputOf(hourBefore))
+                               .arg(goodputOf(hour))));
         }
     }
 
