@@ -274,18 +274,7 @@ void GoodputPanel::updateTrendChart()
         last = last == 0 ? dayMs : last;
     }
     time->setFormat(last - first > 2 * dayMs ? QStringLiteral("dd MMM") : QStringLiteral("HH:mm"));
-    auto *target = new QLineSeries;
-    target->setName(tr("Target %1 %").arg(targetGoodput));
-    target->append(static_cast<qreal>(first), targetGoodput);
-    target->append(static_cast<qreal>(last), targetGoodput);
-    QPen pen(Qt::red);
-    pen.setStyle(Qt::DashLine);
-    pen.setWidth(2);
-    target->setPen(pen);
-    chart->addSeries(target);
-    target->attachAxis(time);
-    target->attachAxis(value);
-    time->setRange(QDateTime::fromMSecsSinceEpoch(first), QDateTime::fromMSecsSinceEpoch(last));
+    addSummaryTarget(chart, time, value, first, last, static_cast<int>(targetGoodput));
     // Goodput lives near the top: from the next ten below the lowest point (5 points of room), not from 0.
     const double floorAt = std::clamp(std::floor((lowest - 5) / 10) * 10, 0.0, 90.0);
     value->setRange(floorAt, 100);

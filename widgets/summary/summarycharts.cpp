@@ -5,7 +5,11 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QDateTime>
+#include <QDateTimeAxis>
 #include <QLegend>
+#include <QLineSeries>
+#include <QPen>
 #include <QValueAxis>
 
 namespace fleetscope {
@@ -54,6 +58,23 @@ QChartView *newSummaryChartView(const QString &name, QWidget *parent)
     view->setMinimumHeight(260);
     view->setMinimumWidth(380); // a chart narrower than that is a smudge
     return view;
+}
+
+void addSummaryTarget(
+    QChart *chart, QDateTimeAxis *time, QValueAxis *value, int64_t firstMs, int64_t lastMs, int percent)
+{
+    auto *target = new QLineSeries;
+    target->setName(QObject::tr("Target %1 %").arg(percent));
+    target->append(static_cast<qreal>(firstMs), percent);
+    target->append(static_cast<qreal>(lastMs), percent);
+    QPen pen(Qt::red);
+    pen.setStyle(Qt::DashLine);
+    pen.setWidth(2);
+    target->setPen(pen);
+    chart->addSeries(target);
+    target->attachAxis(time);
+    target->attachAxis(value);
+    time->setRange(QDateTime::fromMSecsSinceEpoch(firstMs), QDateTime::fromMSecsSinceEpoch(lastMs));
 }
 
 } // namespace fleetscope

@@ -3,8 +3,11 @@
 
 #include <QFont>
 
+#include <cstdint>
+
 class QChart;
 class QChartView;
+class QDateTimeAxis;
 class QValueAxis;
 
 namespace fleetscope {
@@ -17,6 +20,10 @@ QChart *newSummaryChart(const QFont &font, bool dark);
 void styleSummaryAxes(QChart *chart, const QFont &font);
 // A 0..100 % axis.
 QValueAxis *summaryPercentAxis();
+// A target as a red dashed line at value percent from firstMs to lastMs on the chart's axes, named "Target N %"; the
+// time axis shows that span.
+void addSummaryTarget(
+    QChart *chart, QDateTimeAxis *time, QValueAxis *value, int64_t firstMs, int64_t lastMs, int percent);
 // Gives view its new chart; the one it had is deleted with its series.
 void replaceSummaryChart(QChartView *view, QChart *chart);
 // A chart view as the page shows one: antialiased, never narrower than readable.

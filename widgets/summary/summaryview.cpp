@@ -429,18 +429,7 @@ void SummaryView::updateTrendChart()
         first = last - dayMs; // one point or none: still a readable axis
         last = last == 0 ? dayMs : last;
     }
-    auto *target = new QLineSeries;
-    target->setName(tr("Target %1 %").arg(targetUtilisation));
-    target->append(static_cast<qreal>(first), targetUtilisation);
-    target->append(static_cast<qreal>(last), targetUtilisation);
-    QPen pen(Qt::red);
-    pen.setStyle(Qt::DashLine);
-    pen.setWidth(2);
-    target->setPen(pen);
-    chart->addSeries(target);
-    target->attachAxis(time);
-    target->attachAxis(value);
-    time->setRange(QDateTime::fromMSecsSinceEpoch(first), QDateTime::fromMSecsSinceEpoch(last));
+    addSummaryTarget(chart, time, value, first, last, static_cast<int>(targetUtilisation));
     styleSummaryAxes(chart, font());
     replaceSummaryChart(m_trendView, chart);
 }
