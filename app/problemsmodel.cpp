@@ -230,6 +230,9 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
         case ProblemColumn:
             return p->text;
         case SinceColumn:
+            if (p->sinceMs <= 0) {
+                return tr("open since a time not known");
+            }
             return tr("open since %1")
                 .arg(QDateTime::fromMSecsSinceEpoch(p->sinceMs).toString(QStringLiteral("HH:mm:ss")));
         default:
@@ -258,6 +261,9 @@ QVariant ProblemsModel::data(const QModelIndex &index, int role) const
     case BlastColumn:
         return QLocale().toString(p->blastGpus);
     case SinceColumn: {
+        if (p->sinceMs <= 0) {
+            return QStringLiteral("—"); // not known (a drift found in the topology, not in an event)
+        }
         const qint64 minutes = std::max<qint64>(0, (m_nowMs - p->sinceMs) / 60000);
         return minutes < 60 ? tr("%1 min").arg(minutes) : tr("%1 h %2 min").arg(minutes / 60).arg(minutes % 60);
     }
