@@ -61,7 +61,9 @@ class TestJobClient : public QObject
             if (!report->band.empty()) {
                 return report;
             }
-            QTest::qWait(200); // the next frame is judged meanwhile
+            // Ask again once the next frame was judged (the accounts grow a band point a frame).
+            const auto latest = m_server->source().latest();
+            m_server->source().waitForFrameAfter(latest ? latest->sequence : 0, std::chrono::milliseconds(5000));
         }
         return nullptr;
     }

@@ -268,7 +268,9 @@ private:
             if (got == m_expected) {
                 break;
             }
-            QTest::qWait(200);
+            // The jobs change only with a poll: ask again once the next frame is published.
+            const auto latest = backend.source().latest();
+            backend.source().waitForFrameAfter(latest ? latest->sequence : 0, 5000ms);
         } while (!deadline.hasExpired());
         qInfo("ListJobs compared %lld ms after the source's start", static_cast<long long>(started.elapsed()));
         std::lock_guard lock(log.mutex);
