@@ -298,7 +298,8 @@ void GoodputPanel::updateCauseChart()
         if (*it == LossCause::Unspecified && hours <= 0) {
             continue; // "Other" only when the backend lumped some together
         }
-        *bars << hours;
+        // To a tenth of a GPU-hour, as the table shows them: the label prints the value as it is ("35.6768").
+        *bars << std::round(hours * 10) / 10;
         categories << goodputCauseName(*it);
         most = std::max(most, hours);
     }
