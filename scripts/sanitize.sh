@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # CI's sanitizer stage (docs/RELIABILITY.md): builds a sanitizer preset in build/<preset> and runs its suites under
 # Xvfb, as scripts/test.sh runs the dev preset's. Arguments after the preset are passed to ctest (for example -R anomaly).
-#   scripts/sanitize.sh asan   the whole suite with AddressSanitizer + UndefinedBehaviorSanitizer (leaks checked
-#                              where no OpenGL driver is loaded; tests/CMakeLists.txt says why)
+#   scripts/sanitize.sh asan   the whole suite but the load and chain suites, with AddressSanitizer +
+#                              UndefinedBehaviorSanitizer (leaks checked where no OpenGL driver is loaded;
+#                              tests/CMakeLists.txt says why)
 #   scripts/sanitize.sh tsan   the suites of common, jobs, model, client and backend, and the widget and app
 #                              suites that run the console's threads (label tsan), with ThreadSanitizer
 #                              (suppressions for third-party code only, each with its reason: tests/tsan.supp)
