@@ -12,6 +12,7 @@
 #include "sim/simulatedfleet.h"
 #include "tests/backend/testing/chaincheck.h"
 #include "tests/backend/testing/prometheusprocess.h"
+#include "tests/backend/testing/switchedfleet.h"
 #include "tests/backend/testing/testcertificates.h"
 #include "tests/realparts.h"
 
@@ -50,33 +51,6 @@ int64_t nowMs()
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
-
-// A simulated fleet whose clock stands still until the test starts it: until then each poll serves the state at the
-// start again, stamped now (the exporter's pages stay fresh), so that a scenario's onset comes a known number of polls
-// after the chain is seen ready, however long the chain took to start on a loaded machine.
-class HeldFleet final : public be::FramePoller
-{
-public:
-    HeldFleet(const be::SimulationOptions &options, std::shared_ptr<std::atomic<bool>> running)
-        : m_fleet(options)
-        , m_running(std::move(running))
-    { }
-    const be::FleetShape &shape() const override { return m_fleet.shape(); }
-    uint64_t topologyGeneration() const override { return m_fleet.topologyGeneration(); }
-    std::shared_ptr<be::Frame> firstFrame() override { return m_fleet.firstFrame(); }
-    std::shared_ptr<be::Frame> poll() override { return m_running->load() ? m_fleet.poll() : m_fleet.firstFrame(); }
-    std::string upstreamError() const override { return {}; }
-    std::vector<be::FleetEvent> takeEvents() override { return m_fleet.takeEvents(); }
-    std::vector<be::JobInfo> jobs() const override { return m_fleet.jobs(); }
-    std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const override
-    {
-        return m_fleet.nextPollAt(scheduled);
-    }
-
-private:
-    be::SimulatedFleet m_fleet;
-    std::shared_ptr<std::atomic<bool>> m_running;
-};
 
 // The simulator's floor plan and fabric as an operator's topology file: its halls, rows, racks and hosts in order, its
 // network domains (scalable units, spine planes, leaves), and each host's scalable unit and rail links, so that a
@@ -514,7 +488,8 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(backend.process.state() == QProcess::Running && canConnect(port), 20000);
 
         auto running = std::make_shared<std::atomic<bool>>(false);
-        auto simulator = be::judgedSource(std::make_unique<HeldFleet>(options, running), options);
+        auto simulator = be::judgedSource(
+            std::make_unique<SwitchedFleet>(options, running, SwitchedFleet::WhileOff::Held), options);
         const auto &shape = simulator->shape();
         QVERIFY(!shape.gpuLinks.empty());
         be::ExporterServer exporter(*simulator, be::ExporterPage::Options());

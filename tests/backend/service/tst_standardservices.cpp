@@ -7,6 +7,7 @@
 #include "service/healthreport.h"
 #include "service/reflectiongate.h"
 #include "tests/backend/service/securitytesting.h"
+#include "tests/backend/testing/switchedfleet.h"
 #include "tests/realparts.h"
 
 #include <grpcpp/generic/generic_stub.h>
@@ -26,37 +27,6 @@ using fleetscope::ChannelSecurity;
 using namespace fleetscope::testing;
 
 namespace {
-
-// The simulated fleet behind an upstream the test turns off and on: while off, a poll gives no frame and says why, as
-// a Prometheus poller does when its server is unreachable.
-class SwitchedUpstream final : public be::FramePoller
-{
-public:
-    SwitchedUpstream(const be::SimulationOptions &options, std::shared_ptr<std::atomic<bool>> up)
-        : m_fleet(options)
-        , m_up(std::move(up))
-    { }
-    const be::FleetShape &shape() const override { return m_fleet.shape(); }
-    uint64_t topologyGeneration() const override { return m_fleet.topologyGeneration(); }
-    std::shared_ptr<be::Frame> firstFrame() override { return m_fleet.firstFrame(); }
-    std::shared_ptr<be::Frame> poll() override
-    {
-        m_error = *m_up ? std::string() : std::string("connection refused");
-        return *m_up ? m_fleet.poll() : nullptr;
-    }
-    std::string upstreamError() const override { return m_error; }
-    std::vector<be::FleetEvent> takeEvents() override { return m_fleet.takeEvents(); }
-    std::vector<be::JobInfo> jobs() const override { return m_fleet.jobs(); }
-    std::chrono::steady_clock::time_point nextPollAt(std::chrono::steady_clock::time_point scheduled) const override
-    {
-        return m_fleet.nextPollAt(scheduled);
-    }
-
-private:
-    be::SimulatedFleet m_fleet;
-    std::shared_ptr<std::atomic<bool>> m_up;
-    std::string m_error; // the ticker's only
-};
 
 std::string bytesOf(const grpc::ByteBuffer &buffer)
 {
@@ -173,7 +143,9 @@ private Q_SLOTS:
         be::SimulationOptions options = smallFleet();
         options.interval = 100ms;
         be::BackendServer server(
-            be::judgedSource(std::make_unique<SwitchedUpstream>(options, up), options), tlsWithTokens());
+            be::judgedSource(
+                std::make_unique<SwitchedFleet>(options, up, SwitchedFleet::WhileOff::Unreachable), options),
+            tlsWithTokens());
         std::string error;
         QVERIFY2(server.start("127.0.0.1:0", &error), error.c_str());
         ChannelSecurity console; // the CA, no token
