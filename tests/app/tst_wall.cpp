@@ -271,10 +271,11 @@ private Q_SLOTS:
     {
         QTRY_VERIFY_WITH_TIMEOUT(!m_wall->header()->isStale() && m_wall->header()->banner().isEmpty(), 40000);
         const QString address = m_backend.address();
-        // The interval the console learned (the median gap between samples): the backend's, unless frames were
-        // coalesced on a loaded machine.
+        // The interval the console learned (the median gap between samples): the backend's, give or take the jitter
+        // of its clock readings (a median gap of 499 ms at 500 under ThreadSanitizer), unless frames were coalesced on
+        // a loaded machine.
         const qint64 interval = m_session->liveIntervalMs();
-        QVERIFY2(interval >= intervalMs && interval <= 4 * intervalMs, qPrintable(QString::number(interval)));
+        QVERIFY2(interval >= intervalMs * 9 / 10 && interval <= 4 * intervalMs, qPrintable(QString::number(interval)));
         m_backend.stop();
         QElapsedTimer outage;
         outage.start();
